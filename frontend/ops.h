@@ -1,0 +1,141 @@
+// kiln/frontend/ops.h — the tensor operations, named and ordered as libtorch's torch:: functions.
+//
+// Each op validates its arguments, applies PyTorch's type promotion and broadcasting, and
+// then dispatches prims (frontend/dispatch.h): eagerly, or recorded when an input is traced.
+#pragma once
+
+#include "frontend/tensor.h"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+// ---- unary pointwise ----------------------------------------------------------------------
+#define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& self);
+KILN_DECLARE_UNARY(abs) KILN_DECLARE_UNARY(neg) KILN_DECLARE_UNARY(exp) KILN_DECLARE_UNARY(exp2)
+KILN_DECLARE_UNARY(expm1) KILN_DECLARE_UNARY(log) KILN_DECLARE_UNARY(log2) KILN_DECLARE_UNARY(log10)
+KILN_DECLARE_UNARY(log1p) KILN_DECLARE_UNARY(sqrt) KILN_DECLARE_UNARY(rsqrt) KILN_DECLARE_UNARY(reciprocal)
+KILN_DECLARE_UNARY(sin) KILN_DECLARE_UNARY(cos) KILN_DECLARE_UNARY(tan) KILN_DECLARE_UNARY(asin)
+KILN_DECLARE_UNARY(acos) KILN_DECLARE_UNARY(atan) KILN_DECLARE_UNARY(sinh) KILN_DECLARE_UNARY(cosh)
+KILN_DECLARE_UNARY(tanh) KILN_DECLARE_UNARY(asinh) KILN_DECLARE_UNARY(acosh) KILN_DECLARE_UNARY(atanh)
+KILN_DECLARE_UNARY(erf) KILN_DECLARE_UNARY(erfc) KILN_DECLARE_UNARY(erfinv) KILN_DECLARE_UNARY(lgamma)
+KILN_DECLARE_UNARY(sigmoid) KILN_DECLARE_UNARY(floor) KILN_DECLARE_UNARY(ceil) KILN_DECLARE_UNARY(round)
+KILN_DECLARE_UNARY(trunc) KILN_DECLARE_UNARY(frac) KILN_DECLARE_UNARY(sign) KILN_DECLARE_UNARY(signbit)
+KILN_DECLARE_UNARY(isnan) KILN_DECLARE_UNARY(isinf) KILN_DECLARE_UNARY(isfinite)
+KILN_DECLARE_UNARY(bitwise_not) KILN_DECLARE_UNARY(logical_not) KILN_DECLARE_UNARY(relu)
+KILN_DECLARE_UNARY(square)
+#undef KILN_DECLARE_UNARY
+Tensor negative(const Tensor& self);
+
+// ---- binary pointwise (tensor-tensor, tensor-scalar and scalar-tensor) ----------------------
+#define KILN_DECLARE_BINARY(name)                        \
+  Tensor name(const Tensor& self, const Tensor& other);  \
+  Tensor name(const Tensor& self, const Scalar& other);  \
+  Tensor name(const Scalar& self, const Tensor& other);
+KILN_DECLARE_BINARY(mul) KILN_DECLARE_BINARY(div) KILN_DECLARE_BINARY(true_divide)
+KILN_DECLARE_BINARY(floor_divide) KILN_DECLARE_BINARY(remainder) KILN_DECLARE_BINARY(fmod)
+KILN_DECLARE_BINARY(pow) KILN_DECLARE_BINARY(atan2) KILN_DECLARE_BINARY(hypot) KILN_DECLARE_BINARY(copysign)
+KILN_DECLARE_BINARY(maximum) KILN_DECLARE_BINARY(minimum) KILN_DECLARE_BINARY(fmax) KILN_DECLARE_BINARY(fmin)
+KILN_DECLARE_BINARY(eq) KILN_DECLARE_BINARY(ne) KILN_DECLARE_BINARY(lt) KILN_DECLARE_BINARY(le)
+KILN_DECLARE_BINARY(gt) KILN_DECLARE_BINARY(ge) KILN_DECLARE_BINARY(logical_and)
+KILN_DECLARE_BINARY(logical_or) KILN_DECLARE_BINARY(logical_xor) KILN_DECLARE_BINARY(bitwise_and)
+KILN_DECLARE_BINARY(bitwise_or) KILN_DECLARE_BINARY(bitwise_xor) KILN_DECLARE_BINARY(bitwise_left_shift)
+KILN_DECLARE_BINARY(bitwise_right_shift)
+#undef KILN_DECLARE_BINARY
+// alpha scales `other`: self + alpha * other.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);  // other - alpha * self
+// rounding_mode: nullopt (true division), "trunc" or "floor".
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode);
+
+// ---- ternary --------------------------------------------------------------------------------
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
+
+// ---- reductions ------------------------------------------------------------------------------
+// Integer and bool inputs sum/prod to int64 (PyTorch); `dtype` casts the input first.
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+// dims {} reduces every dim (as torch.amax with dim=()).
+Tensor amax(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false);
+Tensor max(const Tensor& self);
+Tensor min(const Tensor& self);
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor any(const Tensor& self);
+Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
+Tensor all(const Tensor& self);
+Tensor all(const Tensor& self, int64_t dim, bool keepdim = false);
+
+// ---- scans -------------------------------------------------------------------------------------
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+// ---- joining, padding, indexing ----------------------------------------------------------------
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// pad lists (before, after) pairs starting from the last dim; negative values crop.
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0);
+Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode = "constant", std::optional<double> value = std::nullopt);
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+
+// ---- linear algebra ------------------------------------------------------------------------------
+Tensor mm(const Tensor& self, const Tensor& mat2);
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+// torch.matmul: 1-D and 2-D cases, and batched with broadcasting of the batch dims.
+Tensor matmul(const Tensor& self, const Tensor& other);
+
+// ---- conversion ---------------------------------------------------------------------------------
+Tensor to(const Tensor& self, ScalarType dtype);
+Tensor clone(const Tensor& self);
+
+// ---- comparison of whole tensors (eager) ---------------------------------------------------------
+// Same sizes and equal elements (NaN != NaN), as torch.equal.
+bool equal(const Tensor& a, const Tensor& b);
+// |a - b| <= atol + rtol * |b| elementwise, after broadcasting, as torch.allclose.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+
+// ---- operators -----------------------------------------------------------------------------------
+Tensor operator-(const Tensor& a);
+Tensor operator~(const Tensor& a);
+Tensor operator!(const Tensor& a);
+#define KILN_DECLARE_OPERATOR(op)                         \
+  Tensor operator op(const Tensor& a, const Tensor& b);   \
+  Tensor operator op(const Tensor& a, const Scalar& b);   \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+KILN_DECLARE_OPERATOR(+) KILN_DECLARE_OPERATOR(-) KILN_DECLARE_OPERATOR(*) KILN_DECLARE_OPERATOR(/)
+KILN_DECLARE_OPERATOR(%) KILN_DECLARE_OPERATOR(&) KILN_DECLARE_OPERATOR(|) KILN_DECLARE_OPERATOR(^)
+KILN_DECLARE_OPERATOR(<<) KILN_DECLARE_OPERATOR(>>) KILN_DECLARE_OPERATOR(==) KILN_DECLARE_OPERATOR(!=)
+KILN_DECLARE_OPERATOR(<) KILN_DECLARE_OPERATOR(<=) KILN_DECLARE_OPERATOR(>) KILN_DECLARE_OPERATOR(>=)
+#undef KILN_DECLARE_OPERATOR
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Scalar& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Scalar& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Scalar& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Scalar& b);
+
+}  // namespace kiln

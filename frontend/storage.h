@@ -1,0 +1,84 @@
+// kiln/frontend/storage.h — intrusive reference counting and the byte storage of tensors.
+//
+// Storage owns one 64-byte aligned allocation; several TensorImpls (views) may share it.
+#pragma once
+
+#include "frontend/device.h"
+
+#include <atomic>
+#include <cstddef>
+#include <utility>
+
+namespace kiln {
+
+// Base for intrusively counted objects; the count starts at 0 and IntrusivePtr manages it.
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  virtual ~RefCounted() = default;
+  void retain() const { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() const {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  int use_count() const { return refs_.load(std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<int> refs_{0};
+};
+
+template <typename T>
+class IntrusivePtr {
+ public:
+  IntrusivePtr() = default;
+  explicit IntrusivePtr(T* p) : p_(p) {
+    if (p_) p_->retain();
+  }
+  IntrusivePtr(const IntrusivePtr& o) : p_(o.p_) {
+    if (p_) p_->retain();
+  }
+  IntrusivePtr(IntrusivePtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  IntrusivePtr& operator=(IntrusivePtr o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~IntrusivePtr() {
+    if (p_) p_->release();
+  }
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const IntrusivePtr& o) const { return p_ == o.p_; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+template <typename T, typename... Args>
+IntrusivePtr<T> make_intrusive(Args&&... args) {
+  return IntrusivePtr<T>(new T(std::forward<Args>(args)...));
+}
+
+class StorageImpl : public RefCounted {
+ public:
+  // Allocates nbytes (64-byte aligned, uninitialized) on `device` (cpu only for now).
+  StorageImpl(size_t nbytes, Device device);
+  ~StorageImpl() override;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  static constexpr size_t kAlignment = 64;
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+};
+
+using Storage = IntrusivePtr<StorageImpl>;
+
+}  // namespace kiln

@@ -1,0 +1,201 @@
+// kiln/frontend/tensor.h — Tensor: a handle to a TensorImpl, with libtorch's method names.
+//
+// Copying a Tensor copies the handle (both name the same data), as in libtorch. Methods
+// forward to the free functions of frontend/ops.h and frontend/views.h.
+#pragma once
+
+#include "frontend/int_array_ref.h"
+#include "frontend/scalar.h"
+#include "frontend/tensor_impl.h"
+#include "frontend/tensor_options.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const IntrusivePtr<TensorImpl>& impl_ptr() const { return impl_; }
+  // Whether both handles name the same TensorImpl.
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // ---- metadata -------------------------------------------------------------------------
+  int64_t dim() const;
+  int64_t ndimension() const { return dim(); }
+  IntArrayRef sizes() const;
+  IntArrayRef strides() const;
+  int64_t size(int64_t d) const;    // negative d counts from the end
+  int64_t stride(int64_t d) const;
+  int64_t numel() const;
+  int64_t storage_offset() const;
+  ScalarType dtype() const;
+  ScalarType scalar_type() const { return dtype(); }
+  Device device() const;
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_contiguous() const;
+  bool is_floating_point() const { return kiln::is_floating_point(dtype()); }
+  size_t element_size() const { return kiln::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_traced() const;
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  // Whether this tensor shares storage with `o`.
+  bool is_alias_of(const Tensor& o) const;
+
+  // ---- data access (eager tensors only; a traced tensor throws naming the op) -------------
+  void* data_ptr() const;
+  template <typename T> T* data_ptr() const;
+  template <typename T> T item() const;
+  Scalar item() const;
+  // Copies the elements out in row-major order (converted to T).
+  template <typename T> std::vector<T> to_vector() const;
+
+  // ---- views ------------------------------------------------------------------------------
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef size) const;
+  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
+  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;
+  Tensor mT() const;
+  Tensor movedim(int64_t src, int64_t dst) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t d) const;
+  Tensor squeeze(IntArrayRef dims) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t d, IntArrayRef sizes) const;
+  Tensor slice(int64_t d = 0, std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
+  Tensor select(int64_t d, int64_t index) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  Tensor diagonal(int64_t offset = 0, int64_t d1 = 0, int64_t d2 = 1) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t d = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t d = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t d = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t d = 0) const;
+  std::vector<Tensor> unbind(int64_t d = 0) const;
+
+  // ---- copies and conversion -------------------------------------------------------------
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor& copy_(const Tensor& src);
+  Tensor to(ScalarType dtype) const;
+  Tensor to(Device device) const;
+  Tensor to(const TensorOptions& opts) const;
+  Tensor& fill_(const Scalar& v);
+  Tensor& zero_() { return fill_(0); }
+
+  // ---- pointwise --------------------------------------------------------------------------
+#define KILN_TENSOR_UNARY_METHOD(name) Tensor name() const;
+  KILN_TENSOR_UNARY_METHOD(abs) KILN_TENSOR_UNARY_METHOD(neg) KILN_TENSOR_UNARY_METHOD(exp)
+  KILN_TENSOR_UNARY_METHOD(exp2) KILN_TENSOR_UNARY_METHOD(expm1) KILN_TENSOR_UNARY_METHOD(log)
+  KILN_TENSOR_UNARY_METHOD(log2) KILN_TENSOR_UNARY_METHOD(log10) KILN_TENSOR_UNARY_METHOD(log1p)
+  KILN_TENSOR_UNARY_METHOD(sqrt) KILN_TENSOR_UNARY_METHOD(rsqrt) KILN_TENSOR_UNARY_METHOD(reciprocal)
+  KILN_TENSOR_UNARY_METHOD(sin) KILN_TENSOR_UNARY_METHOD(cos) KILN_TENSOR_UNARY_METHOD(tan)
+  KILN_TENSOR_UNARY_METHOD(asin) KILN_TENSOR_UNARY_METHOD(acos) KILN_TENSOR_UNARY_METHOD(atan)
+  KILN_TENSOR_UNARY_METHOD(sinh) KILN_TENSOR_UNARY_METHOD(cosh) KILN_TENSOR_UNARY_METHOD(tanh)
+  KILN_TENSOR_UNARY_METHOD(asinh) KILN_TENSOR_UNARY_METHOD(acosh) KILN_TENSOR_UNARY_METHOD(atanh)
+  KILN_TENSOR_UNARY_METHOD(erf) KILN_TENSOR_UNARY_METHOD(erfc) KILN_TENSOR_UNARY_METHOD(erfinv)
+  KILN_TENSOR_UNARY_METHOD(lgamma) KILN_TENSOR_UNARY_METHOD(sigmoid) KILN_TENSOR_UNARY_METHOD(floor)
+  KILN_TENSOR_UNARY_METHOD(ceil) KILN_TENSOR_UNARY_METHOD(round) KILN_TENSOR_UNARY_METHOD(trunc)
+  KILN_TENSOR_UNARY_METHOD(frac) KILN_TENSOR_UNARY_METHOD(sign) KILN_TENSOR_UNARY_METHOD(signbit)
+  KILN_TENSOR_UNARY_METHOD(isnan) KILN_TENSOR_UNARY_METHOD(isinf) KILN_TENSOR_UNARY_METHOD(isfinite)
+  KILN_TENSOR_UNARY_METHOD(bitwise_not) KILN_TENSOR_UNARY_METHOD(logical_not) KILN_TENSOR_UNARY_METHOD(relu)
+  KILN_TENSOR_UNARY_METHOD(square)
+#undef KILN_TENSOR_UNARY_METHOD
+
+#define KILN_TENSOR_BINARY_METHOD(name)          \
+  Tensor name(const Tensor& other) const;        \
+  Tensor name(const Scalar& other) const;
+  KILN_TENSOR_BINARY_METHOD(mul) KILN_TENSOR_BINARY_METHOD(div) KILN_TENSOR_BINARY_METHOD(remainder)
+  KILN_TENSOR_BINARY_METHOD(fmod) KILN_TENSOR_BINARY_METHOD(pow) KILN_TENSOR_BINARY_METHOD(atan2)
+  KILN_TENSOR_BINARY_METHOD(hypot) KILN_TENSOR_BINARY_METHOD(copysign) KILN_TENSOR_BINARY_METHOD(maximum)
+  KILN_TENSOR_BINARY_METHOD(minimum) KILN_TENSOR_BINARY_METHOD(fmax) KILN_TENSOR_BINARY_METHOD(fmin)
+  KILN_TENSOR_BINARY_METHOD(eq) KILN_TENSOR_BINARY_METHOD(ne) KILN_TENSOR_BINARY_METHOD(lt)
+  KILN_TENSOR_BINARY_METHOD(le) KILN_TENSOR_BINARY_METHOD(gt) KILN_TENSOR_BINARY_METHOD(ge)
+  KILN_TENSOR_BINARY_METHOD(logical_and) KILN_TENSOR_BINARY_METHOD(logical_or)
+  KILN_TENSOR_BINARY_METHOD(logical_xor) KILN_TENSOR_BINARY_METHOD(bitwise_and)
+  KILN_TENSOR_BINARY_METHOD(bitwise_or) KILN_TENSOR_BINARY_METHOD(bitwise_xor)
+  KILN_TENSOR_BINARY_METHOD(bitwise_left_shift) KILN_TENSOR_BINARY_METHOD(bitwise_right_shift)
+  KILN_TENSOR_BINARY_METHOD(floor_divide)
+#undef KILN_TENSOR_BINARY_METHOD
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
+  Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
+
+  // In-place forms: compute out of place, then copy into this tensor (dtype must hold it).
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+
+  // ---- reductions, scans ------------------------------------------------------------------
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t d, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  Tensor argmax(std::optional<int64_t> d = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> d = std::nullopt, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t d, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t d, bool keepdim = false) const;
+  Tensor cumsum(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
+
+  // ---- indexing, matmul -------------------------------------------------------------------
+  Tensor gather(int64_t d, const Tensor& index) const;
+  Tensor scatter(int64_t d, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t d, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_add(int64_t d, const Tensor& index, const Tensor& src) const;
+  Tensor index_select(int64_t d, const Tensor& index) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor matmul(const Tensor& other) const;
+
+  // ---- printing -----------------------------------------------------------------------------
+  std::string str() const;  // PyTorch's repr: tensor([1., 2.], dtype=torch.float64)
+  std::string toString() const;  // "CPUFloatType" as libtorch names the type
+
+ private:
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+using TensorList = std::vector<Tensor>;
+
+}  // namespace kiln

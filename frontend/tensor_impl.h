@@ -1,0 +1,65 @@
+// kiln/frontend/tensor_impl.h — the refcounted body of a Tensor.
+//
+// An eager tensor has storage, sizes, strides (in elements) and an offset. A traced tensor
+// (recorded into a graph by a Tracer) has no storage: it names an ir::Value instead, and its
+// sizes are the value's static sizes.
+#pragma once
+
+#include "frontend/device.h"
+#include "frontend/dtype.h"
+#include "frontend/storage.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln {
+
+namespace ir {
+class Value;
+}
+class Tracer;
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, ScalarType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
+  // A traced tensor.
+  TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Device device, std::vector<int64_t> sizes);
+
+  const Storage& storage() const { return storage_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  int64_t storage_offset() const { return offset_; }
+  int64_t numel() const { return numel_; }
+  bool is_contiguous() const { return contiguous_; }
+
+  bool is_traced() const { return value_ != nullptr; }
+  ir::Value* value() const { return value_; }
+  Tracer* tracer() const { return tracer_; }
+  // In-place ops under tracing rebind the tensor to the value that holds its new contents.
+  void rebind(ir::Value* v) { value_ = v; }
+
+  // Address of element 0 (storage data + offset * element size); null for traced tensors.
+  void* data() const;
+
+ private:
+  void refresh();
+  Storage storage_;
+  ScalarType dtype_;
+  Device device_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 1;
+  bool contiguous_ = true;
+  Tracer* tracer_ = nullptr;
+  ir::Value* value_ = nullptr;
+};
+
+// Contiguous (row-major) strides for `sizes`.
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
+// Whether sizes/strides describe a row-major contiguous layout (size-1 dims ignored).
+bool is_contiguous_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
+}  // namespace kiln

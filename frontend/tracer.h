@@ -1,0 +1,57 @@
+// kiln/frontend/tracer.h — recording tensor programs into an ir::Graph.
+//
+// trace(fn, example_inputs) runs fn on traced tensors standing for the inputs: every op
+// records a node instead of computing. Eager tensors that the program touches (captured
+// weights, constants made by factories) are lifted into graph inputs by reference, in the
+// order first seen; TracedProgram keeps them to pass on every run.
+#pragma once
+
+#include "frontend/tensor.h"
+#include "ir/graph.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace kiln {
+
+struct OpCall;
+
+class Tracer {
+ public:
+  Tracer();
+  ~Tracer();
+  ir::Graph& graph() { return *graph_; }
+  std::unique_ptr<ir::Graph> take_graph() { return std::move(graph_); }
+
+  // A traced tensor standing for a new graph input with the type of `example`.
+  Tensor add_input(const Tensor& example, std::string name);
+  // The traced tensor for `t`: itself when traced by this tracer, else its lifted input.
+  Tensor lift(const Tensor& t);
+  // Records one node; returns traced tensors for its outputs.
+  std::vector<Tensor> record(const OpCall& call);
+  // Eager tensors lifted into inputs, in graph input order after the user's inputs.
+  const std::vector<Tensor>& lifted() const { return lifted_; }
+
+  // The tracer active on this thread (innermost), or null.
+  static Tracer* current();
+
+ private:
+  Tensor wrap(ir::Value* v);
+  std::unique_ptr<ir::Graph> graph_;
+  std::vector<Tensor> lifted_;
+  std::vector<std::pair<TensorImpl*, Tensor>> lifted_map_;
+  Tracer* prev_;
+};
+
+// The result of tracing: the graph plus the eager tensors it reads besides its inputs.
+struct TracedProgram {
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<Tensor> lifted;  // passed after the user's inputs
+};
+
+// Traces fn on inputs shaped like `examples` (their values are not read).
+TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                    const std::vector<Tensor>& examples);
+
+}  // namespace kiln

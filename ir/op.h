@@ -1,0 +1,159 @@
+// kiln/ir/op.h — op kinds, families, traits and parsed schemas, generated from ir/ops.def.
+//
+// OpKind names every op. Each family also gets its own enum (UnaryOp, BinaryOp, ...) so that
+// per-family tables can switch with no `default` and the compiler reports a missing case.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::ir {
+
+enum class OpKind : uint16_t {
+#define KILN_OP(name, family, level, traits, schema) name,
+#include "ir/ops.def"
+};
+
+enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul };
+enum class OpLevel : uint8_t { Composite, Core, Prim };
+
+// Per-family enums, in ops.def order.
+enum class UnaryOp : uint16_t {
+#define KILN_UNARY_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class BinaryOp : uint16_t {
+#define KILN_BINARY_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class TernaryOp : uint16_t {
+#define KILN_TERNARY_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class CastOp : uint16_t {
+#define KILN_CAST_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class ReductionOp : uint16_t {
+#define KILN_REDUCTION_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class ScanOp : uint16_t {
+#define KILN_SCAN_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class ViewOp : uint16_t {
+#define KILN_VIEW_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class ShapeOp : uint16_t {
+#define KILN_SHAPE_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class IndexOp : uint16_t {
+#define KILN_INDEX_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class FactoryOp : uint16_t {
+#define KILN_FACTORY_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class RandomOp : uint16_t {
+#define KILN_RANDOM_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class MatmulOp : uint16_t {
+#define KILN_MATMUL_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+
+// Trait flags (combine with |).
+namespace traits {
+inline constexpr uint32_t Elementwise = 1u << 0;
+inline constexpr uint32_t Commutative = 1u << 1;
+inline constexpr uint32_t Reduction = 1u << 2;
+inline constexpr uint32_t View = 1u << 3;
+inline constexpr uint32_t Random = 1u << 4;
+inline constexpr uint32_t Extern = 1u << 5;
+inline constexpr uint32_t FloatOnly = 1u << 6;
+inline constexpr uint32_t IntOnly = 1u << 7;
+inline constexpr uint32_t NoBool = 1u << 8;
+inline constexpr uint32_t BoolOut = 1u << 9;
+}  // namespace traits
+
+enum class ArgType : uint8_t {
+  Tensor,
+  TensorList,
+  Int,
+  OptInt,
+  IntList,
+  Float,
+  Bool,
+  Str,
+  OptStr,
+  ScalarType,
+  Scalar,
+  SymInt,
+  SymIntList,
+  Device,
+};
+std::string_view arg_type_name(ArgType t);
+
+struct SchemaArg {
+  std::string name;
+  ArgType type;
+  bool is_tensor() const { return type == ArgType::Tensor || type == ArgType::TensorList; }
+};
+
+// A parsed schema string: "add(Tensor self, Tensor other) -> Tensor".
+struct OpSchema {
+  std::string name;
+  std::vector<SchemaArg> tensor_args;  // in order; a TensorList, if any, is the only one
+  std::vector<SchemaArg> attr_args;    // non-tensor arguments, in order
+  int num_outputs = 1;
+  bool variadic() const { return tensor_args.size() == 1 && tensor_args[0].type == ArgType::TensorList; }
+  // Index of the attribute called `name` in attr_args, or -1.
+  int attr_index(std::string_view name) const;
+};
+
+struct OpInfo {
+  OpKind kind;
+  std::string_view name;
+  OpFamily family;
+  OpLevel level;
+  uint32_t traits;
+  std::string_view schema_text;
+  OpSchema schema;      // parsed from schema_text at start-up
+  uint16_t family_index;  // position inside its family's enum
+  bool has(uint32_t t) const { return (traits & t) == t; }
+};
+
+inline constexpr int kNumOps = 0
+#define KILN_OP(name, family, level, traits, schema) +1
+#include "ir/ops.def"
+    ;
+
+const OpInfo& op_info(OpKind k);
+inline std::string_view op_name(OpKind k) { return op_info(k).name; }
+std::optional<OpKind> op_from_name(std::string_view name);
+std::string_view family_name(OpFamily f);
+std::string_view level_name(OpLevel l);
+
+// Family enum accessors: valid only when op_info(k).family matches.
+inline UnaryOp as_unary(OpKind k) { return static_cast<UnaryOp>(op_info(k).family_index); }
+inline BinaryOp as_binary(OpKind k) { return static_cast<BinaryOp>(op_info(k).family_index); }
+inline TernaryOp as_ternary(OpKind k) { return static_cast<TernaryOp>(op_info(k).family_index); }
+inline CastOp as_cast(OpKind k) { return static_cast<CastOp>(op_info(k).family_index); }
+inline ReductionOp as_reduction(OpKind k) { return static_cast<ReductionOp>(op_info(k).family_index); }
+inline ScanOp as_scan(OpKind k) { return static_cast<ScanOp>(op_info(k).family_index); }
+inline ViewOp as_view(OpKind k) { return static_cast<ViewOp>(op_info(k).family_index); }
+inline ShapeOp as_shape(OpKind k) { return static_cast<ShapeOp>(op_info(k).family_index); }
+inline IndexOp as_index(OpKind k) { return static_cast<IndexOp>(op_info(k).family_index); }
+inline FactoryOp as_factory(OpKind k) { return static_cast<FactoryOp>(op_info(k).family_index); }
+inline RandomOp as_random(OpKind k) { return static_cast<RandomOp>(op_info(k).family_index); }
+inline MatmulOp as_matmul(OpKind k) { return static_cast<MatmulOp>(op_info(k).family_index); }
+
+}  // namespace kiln::ir

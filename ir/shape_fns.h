@@ -1,0 +1,21 @@
+// kiln/ir/shape_fns.h — output types of every op from its input types and attributes.
+//
+// One entry point switching on the op family; each family's function switches over its own
+// enum with no default. A bad argument (mismatched dtypes or shapes, a dim out of range, a
+// dtype the op does not accept) throws kiln::Error naming the op: "[add] ...".
+#pragma once
+
+#include "ir/attr.h"
+#include "ir/op.h"
+#include "ir/tensor_type.h"
+
+#include <vector>
+
+namespace kiln::ir {
+
+std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& inputs, const AttrList& attrs);
+
+// Checks an attribute list against the op's schema (count and types); throws kiln::Error.
+void check_attrs(OpKind op, const AttrList& attrs);
+
+}  // namespace kiln::ir
