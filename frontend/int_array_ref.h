@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -14,7 +15,14 @@ class IntArrayRef {
  public:
   IntArrayRef() = default;
   IntArrayRef(const int64_t& one) : data_(&one), size_(1) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // intended: valid for the full expression
+#endif
   IntArrayRef(std::initializer_list<int64_t> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}     // NOLINT
   IntArrayRef(const int64_t* d, size_t n) : data_(d), size_(n) {}
 
@@ -38,5 +46,15 @@ class IntArrayRef {
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// "[2, 3]" — how shapes appear in error messages and IR text.
+inline std::string shape_str(IntArrayRef s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
+}
 
 }  // namespace kiln

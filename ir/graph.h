@@ -70,6 +70,7 @@ class Node {
 
  private:
   friend class Graph;
+  friend class Value;
   Node(Graph* g, OpKind op, AttrList attrs) : graph_(g), op_(op), attrs_(std::move(attrs)) {}
   Graph* graph_;
   OpKind op_;
@@ -123,6 +124,7 @@ class Graph {
     const std::list<std::unique_ptr<Node>>* list_;
   };
   NodeRange nodes() const { return NodeRange(&nodes_); }
+  friend class Value;
   size_t num_nodes() const { return nodes_.size(); }
 
   // Prints the graph in the text format that ir::parse_graph reads back.

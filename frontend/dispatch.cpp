@@ -1,0 +1,53 @@
+// kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
+#include "frontend/dispatch.h"
+
+#include "frontend/error.h"
+#include "frontend/tracer.h"
+#include "ir/shape_fns.h"
+#include "runtime/interpreter.h"
+
+namespace kiln {
+
+namespace {
+
+ir::TensorType type_of(const Tensor& t) {
+  return ir::TensorType(t.dtype(), ir::to_exprs(t.impl()->sizes()), t.device());
+}
+
+}  // namespace
+
+std::vector<Tensor> dispatch(OpCall call) {
+  const std::string_view name = ir::op_name(call.op);
+  Tracer* tracer = nullptr;
+  for (const Tensor& t : call.inputs) {
+    if (!t.defined()) fail(name, "received an undefined tensor");
+    if (t.is_traced()) {
+      if (tracer && tracer != t.impl()->tracer())
+        fail(name, "inputs come from two different traces; a tensor traced in one function cannot be used in another");
+      tracer = t.impl()->tracer();
+    }
+  }
+  // Factories (no tensor inputs) record into the active trace so their values become
+  // constants of the graph rather than opaque inputs.
+  if (!tracer && call.inputs.empty()) tracer = Tracer::current();
+  if (tracer) return tracer->record(call);
+
+  std::vector<ir::TensorType> in_types;
+  in_types.reserve(call.inputs.size());
+  for (const Tensor& t : call.inputs) {
+    if (!t.device().is_cpu())
+      fail(name, "tensor on {} has no eager backend yet; move it to the cpu", t.device().str());
+    in_types.push_back(type_of(t));
+  }
+  ir::check_attrs(call.op, call.attrs);
+  ir::infer_types(call.op, in_types, call.attrs);  // validates shapes and dtypes, naming the op
+  return rt::interpret_op(call.op, call.inputs, call.attrs);
+}
+
+Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs) {
+  std::vector<Tensor> out = dispatch(OpCall{op, std::move(inputs), ir::AttrList(std::move(attrs))});
+  if (out.size() != 1) internal_fail("{} returned {} outputs where one was expected", ir::op_name(op), out.size());
+  return std::move(out[0]);
+}
+
+}  // namespace kiln

@@ -1,0 +1,16 @@
+// kiln/frontend/kiln.h — the umbrella header: everything a user of kiln needs.
+//
+// In-tree code includes "frontend/kiln.h"; an installed kiln is included as <kiln/kiln.h>.
+#pragma once
+
+#include "frontend/device.h"
+#include "frontend/dtype.h"
+#include "frontend/error.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/promotion.h"
+#include "frontend/random.h"
+#include "frontend/scalar.h"
+#include "frontend/tensor.h"
+#include "frontend/tracer.h"
+#include "frontend/views.h"

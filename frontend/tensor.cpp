@@ -1,0 +1,157 @@
+// kiln/frontend/tensor.cpp — Tensor metadata, data access, and the eager mutations
+// (copy_, fill_) that write into existing storage.
+#include "frontend/tensor.h"
+
+#include "frontend/dispatch.h"
+#include "frontend/error.h"
+#include "frontend/ops.h"
+#include "frontend/tracer.h"
+#include "frontend/views.h"
+#include "ir/graph.h"
+#include "runtime/interp_kernels.h"
+
+namespace kiln {
+
+namespace {
+
+const TensorImpl& checked(const Tensor& t, std::string_view op) {
+  if (!t.defined()) fail(op, "called on an undefined tensor");
+  return *t.impl();
+}
+
+void require_eager(const Tensor& t, std::string_view op) {
+  if (checked(t, op).is_traced())
+    fail(op, "cannot read the data of a traced tensor inside a traced or compiled function; "
+             "express data-dependent choices with tensor ops such as kiln::where");
+}
+
+}  // namespace
+
+int64_t Tensor::dim() const { return static_cast<int64_t>(checked(*this, "dim").sizes().size()); }
+IntArrayRef Tensor::sizes() const { return checked(*this, "sizes").sizes(); }
+IntArrayRef Tensor::strides() const { return checked(*this, "strides").strides(); }
+int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim("size", d, dim(), false))]; }
+int64_t Tensor::stride(int64_t d) const {
+  return strides()[static_cast<size_t>(normalize_dim("stride", d, dim(), false))];
+}
+int64_t Tensor::numel() const { return checked(*this, "numel").numel(); }
+int64_t Tensor::storage_offset() const { return checked(*this, "storage_offset").storage_offset(); }
+ScalarType Tensor::dtype() const { return checked(*this, "dtype").dtype(); }
+Device Tensor::device() const { return checked(*this, "device").device(); }
+bool Tensor::is_contiguous() const { return checked(*this, "is_contiguous").is_contiguous(); }
+bool Tensor::is_traced() const { return checked(*this, "is_traced").is_traced(); }
+
+bool Tensor::is_alias_of(const Tensor& o) const {
+  if (!defined() || !o.defined()) return false;
+  const Storage& a = impl()->storage();
+  return a && a == o.impl()->storage();
+}
+
+void* Tensor::data_ptr() const {
+  require_eager(*this, "data_ptr");
+  return impl()->data();
+}
+
+template <typename T> T* Tensor::data_ptr() const {
+  require_eager(*this, "data_ptr");
+  if (dtype() != scalar_type_of<T>)
+    fail("data_ptr", "expected a tensor of dtype {}, but it has dtype {}", dtype_name(scalar_type_of<T>),
+         dtype_name(dtype()));
+  return static_cast<T*>(impl()->data());
+}
+
+Scalar Tensor::item() const {
+  require_eager(*this, "item");
+  if (numel() != 1) fail("item", "a Tensor with {} elements cannot be converted to Scalar", numel());
+  const void* p = impl()->data();
+  return dispatch_dtype(dtype(), [&](auto tag) -> Scalar {
+    using T = decltype(tag);
+    return Scalar(*static_cast<const T*>(p));
+  });
+}
+
+template <typename T> T Tensor::item() const { return item().to<T>(); }
+
+template <typename T> std::vector<T> Tensor::to_vector() const {
+  require_eager(*this, "to_vector");
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(numel()));
+  const auto& sz = impl()->sizes();
+  const auto& st = impl()->strides();
+  const char* base = static_cast<const char*>(impl()->data());
+  dispatch_dtype(dtype(), [&](auto tag) {
+    using S = decltype(tag);
+    const S* p = reinterpret_cast<const S*>(base);
+    std::vector<int64_t> idx(sz.size(), 0);
+    for (int64_t i = 0; i < numel(); ++i) {
+      int64_t off = 0;
+      for (size_t d = 0; d < sz.size(); ++d) off += idx[d] * st[d];
+      if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>) {
+        out.push_back(static_cast<T>(static_cast<float>(p[off])));
+      } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        out.push_back(T(static_cast<float>(p[off])));
+      } else {
+        out.push_back(static_cast<T>(p[off]));
+      }
+      for (size_t d = sz.size(); d-- > 0;) {
+        if (++idx[d] < sz[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+#define KILN_INSTANTIATE(T)                            \
+  template T* Tensor::data_ptr<T>() const;             \
+  template T Tensor::item<T>() const;                  \
+  template std::vector<T> Tensor::to_vector<T>() const;
+KILN_INSTANTIATE(bool)
+KILN_INSTANTIATE(uint8_t)
+KILN_INSTANTIATE(int8_t)
+KILN_INSTANTIATE(int16_t)
+KILN_INSTANTIATE(int32_t)
+KILN_INSTANTIATE(int64_t)
+KILN_INSTANTIATE(Half)
+KILN_INSTANTIATE(BFloat16)
+KILN_INSTANTIATE(float)
+KILN_INSTANTIATE(double)
+#undef KILN_INSTANTIATE
+
+Tensor Tensor::contiguous() const {
+  checked(*this, "contiguous");
+  if (is_traced() || is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  checked(*this, "copy_");
+  checked(src, "copy_");
+  std::vector<int64_t> bshape = broadcast_shapes("copy_", sizes(), src.sizes());
+  if (IntArrayRef(bshape) != sizes())
+    fail("copy_", "source of shape {} cannot be broadcast to the destination shape {}", shape_str(src.sizes()),
+         shape_str(sizes()));
+  Tensor value = src.to(dtype()).expand(sizes());
+  if (is_traced()) {
+    // Functionalized: the tensor now stands for the new value. A traced view would also need
+    // its base updated, which recording cannot express; refuse rather than be silently wrong.
+    ir::Value* v = impl()->value();
+    if (v->producer() && v->producer()->info().has(ir::traits::View))
+      fail("copy_", "in-place update of a view ({}) of a traced tensor cannot be recorded; "
+                    "compute the new tensor out of place instead", op_name(v->producer()->op()));
+    Tensor fresh = value.is_traced() ? value.clone() : Tracer::current()->lift(value).clone();
+    impl()->rebind(fresh.impl()->value());
+    return *this;
+  }
+  if (value.is_traced()) fail("copy_", "cannot copy a traced tensor into an eager tensor");
+  if (value.is_alias_of(*this)) value = value.clone();  // the source may overlap the destination
+  rt::interp::copy_into(*this, value);
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& v) {
+  Tensor value = dispatch1(ir::OpKind::full, {}, {std::vector<ir::Expr>{}, v, dtype(), device()});
+  return copy_(value);
+}
+
+}  // namespace kiln

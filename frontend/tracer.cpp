@@ -1,0 +1,74 @@
+// kiln/frontend/tracer.cpp — recording ops into a graph; lifting eager tensors into inputs.
+#include "frontend/tracer.h"
+
+#include "frontend/dispatch.h"
+#include "frontend/error.h"
+
+namespace kiln {
+
+namespace {
+thread_local Tracer* t_current = nullptr;
+}
+
+Tracer::Tracer() : graph_(std::make_unique<ir::Graph>()), prev_(t_current) { t_current = this; }
+
+Tracer::~Tracer() { t_current = prev_; }
+
+Tracer* Tracer::current() { return t_current; }
+
+Tensor Tracer::wrap(ir::Value* v) {
+  const ir::TensorType& ty = v->type();
+  if (!ty.is_static())
+    internal_fail("traced value of type {} has symbolic sizes; symbolic tracing is not wired into the frontend",
+                  ty.str());
+  return Tensor(make_intrusive<TensorImpl>(this, v, ty.dtype, ty.device, ty.static_sizes()));
+}
+
+Tensor Tracer::add_input(const Tensor& example, std::string name) {
+  if (!example.defined()) fail("trace", "example input {} is an undefined tensor", name);
+  ir::Value* v = graph_->add_input(ir::TensorType(example.dtype(), ir::to_exprs(example.sizes().vec()), example.device()),
+                                   std::move(name));
+  return wrap(v);
+}
+
+Tensor Tracer::lift(const Tensor& t) {
+  if (t.is_traced()) {
+    if (t.impl()->tracer() != this) fail("trace", "a tensor traced in another function was used in this one");
+    return t;
+  }
+  for (auto& [impl, traced] : lifted_map_)
+    if (impl == t.impl()) return traced;
+  Tensor traced = add_input(t, "c" + std::to_string(lifted_.size()));
+  lifted_.push_back(t);
+  lifted_map_.emplace_back(t.impl(), traced);
+  return traced;
+}
+
+std::vector<Tensor> Tracer::record(const OpCall& call) {
+  std::vector<ir::Value*> ins;
+  ins.reserve(call.inputs.size());
+  for (const Tensor& t : call.inputs) ins.push_back(lift(t).impl()->value());
+  ir::Node* n = graph_->create(call.op, std::move(ins), call.attrs);
+  std::vector<Tensor> out;
+  for (ir::Value* v : n->outputs()) out.push_back(wrap(v));
+  return out;
+}
+
+TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                    const std::vector<Tensor>& examples) {
+  Tracer tracer;
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < examples.size(); ++i) inputs.push_back(tracer.add_input(examples[i], "in" + std::to_string(i)));
+  std::vector<Tensor> results = fn(inputs);
+  if (results.empty()) fail("trace", "the traced function returned no tensors");
+  for (const Tensor& r : results) {
+    if (!r.defined()) fail("trace", "the traced function returned an undefined tensor");
+    tracer.graph().add_output(tracer.lift(r).impl()->value());
+  }
+  TracedProgram prog;
+  prog.lifted = tracer.lifted();
+  prog.graph = tracer.take_graph();
+  return prog;
+}
+
+}  // namespace kiln
