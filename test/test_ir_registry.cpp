@@ -1,0 +1,130 @@
+// kiln/test/test_ir_registry.cpp — every op in ir/ops.def has a parsed schema, a shape
+// function and (for prims) a reference implementation that agrees with it.
+//
+// Each family gets sample arguments below (a switch with no default, so a new family fails to
+// compile until it has samples). Every op is run through infer_types and the interpreter, and
+// the interpreter's outputs must have exactly the inferred dtypes and sizes.
+#include "frontend/error.h"
+#include "ir/op.h"
+#include "ir/shape_fns.h"
+#include "runtime/interpreter.h"
+#include "test_support/make.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln {
+namespace {
+
+using ir::AttrValue;
+using ir::Expr;
+using ir::OpKind;
+using test::make;
+
+struct Sample {
+  std::vector<Tensor> inputs;
+  std::vector<AttrValue> attrs;
+};
+
+Tensor f32(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(0.25f + 0.125f * static_cast<float>(i));
+  return make<float>(v, std::move(shape));
+}
+
+Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape) { return make<int64_t>(values, std::move(shape)); }
+
+Sample sample_for(const ir::OpInfo& info) {
+  const bool int_only = info.has(ir::traits::IntOnly);
+  auto operand = [&](std::vector<int64_t> shape) {
+    return int_only ? i64(std::vector<int64_t>(static_cast<size_t>(shape[0] * shape[1]), 3), shape) : f32(shape);
+  };
+  switch (info.family) {
+    case ir::OpFamily::Unary: return {{operand({2, 3})}, {}};
+    case ir::OpFamily::Binary: {
+      std::vector<AttrValue> attrs;
+      if (info.kind == OpKind::div) attrs.push_back(std::monostate{});
+      return {{operand({2, 3}), operand({2, 3})}, attrs};
+    }
+    case ir::OpFamily::Ternary:
+      if (info.kind == OpKind::where)
+        return {{make<bool>({true, false, true, false, true, false}, {2, 3}), f32({2, 3}), f32({2, 3})}, {}};
+      return {{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {}};
+    case ir::OpFamily::Cast:
+      if (info.kind == OpKind::convert_element_type) return {{f32({2, 3})}, {kDouble}};
+      return {{f32({2, 3})}, {}};
+    case ir::OpFamily::Reduction:
+      if (info.kind == OpKind::argmax || info.kind == OpKind::argmin) return {{f32({2, 3})}, {int64_t{1}, false}};
+      return {{f32({2, 3})}, {std::vector<int64_t>{1}, false}};
+    case ir::OpFamily::Scan: return {{f32({2, 3})}, {int64_t{1}}};
+    case ir::OpFamily::View:
+      switch (ir::as_view(info.kind)) {
+        case ir::ViewOp::reshape: return {{f32({2, 3})}, {ir::to_exprs({3, 2})}};
+        case ir::ViewOp::expand: return {{f32({1, 3})}, {ir::to_exprs({2, 3})}};
+        case ir::ViewOp::permute: return {{f32({2, 3})}, {std::vector<int64_t>{1, 0}}};
+        case ir::ViewOp::slice: return {{f32({2, 3})}, {int64_t{1}, Expr(0), Expr(3), Expr(2)}};
+        case ir::ViewOp::squeeze: return {{f32({2, 1, 3})}, {std::vector<int64_t>{1}}};
+        case ir::ViewOp::unsqueeze: return {{f32({2, 3})}, {int64_t{0}}};
+        case ir::ViewOp::diagonal: return {{f32({2, 3})}, {int64_t{0}, int64_t{0}, int64_t{1}}};
+        case ir::ViewOp::as_strided: return {{f32({2, 3})}, {ir::to_exprs({2, 2}), ir::to_exprs({3, 1}), Expr(1)}};
+      }
+      break;
+    case ir::OpFamily::Shape:
+      if (info.kind == OpKind::cat) return {{f32({2, 3}), f32({1, 3})}, {int64_t{0}}};
+      return {{f32({2, 3})}, {std::vector<int64_t>{1, 2}, Scalar(0.5)}};
+    case ir::OpFamily::Index: {
+      Tensor idx = i64({0, 2, 1, 0}, {2, 2});
+      if (info.kind == OpKind::gather) return {{f32({2, 3}), idx}, {int64_t{1}}};
+      if (info.kind == OpKind::index_select) return {{f32({2, 3}), i64({2, 0}, {2})}, {int64_t{1}}};
+      return {{f32({2, 3}), idx, f32({2, 2})}, {int64_t{1}}};
+    }
+    case ir::OpFamily::Factory:
+      if (info.kind == OpKind::iota) return {{}, {Expr(4), Scalar(int64_t{2}), Scalar(int64_t{3}), kLong, Device()}};
+      return {{}, {ir::to_exprs({2, 2}), Scalar(1.5), kFloat, Device()}};
+    case ir::OpFamily::Random: return {{}, {ir::to_exprs({8}), 0.0, 1.0, int64_t{7}, int64_t{0}, kFloat, Device()}};
+    case ir::OpFamily::Matmul:
+      if (info.kind == OpKind::mm) return {{f32({2, 3}), f32({3, 4})}, {}};
+      return {{f32({2, 2, 3}), f32({2, 3, 4})}, {}};
+  }
+  throw InternalError("no sample for " + std::string(info.name));
+}
+
+TEST(Registry, EveryOpHasSchemaShapeFunctionAndReferenceImplementation) {
+  ASSERT_GT(ir::kNumOps, 100);
+  for (int k = 0; k < ir::kNumOps; ++k) {
+    const ir::OpInfo& info = ir::op_info(static_cast<OpKind>(k));
+    SCOPED_TRACE(std::string(info.name));
+    EXPECT_EQ(info.schema.name, info.name);
+    EXPECT_EQ(ir::op_from_name(info.name), info.kind);
+    Sample s = sample_for(info);
+    ir::AttrList attrs(s.attrs);
+    ASSERT_NO_THROW(ir::check_attrs(info.kind, attrs));
+    std::vector<ir::TensorType> in_types;
+    for (const Tensor& t : s.inputs) in_types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()));
+    std::vector<ir::TensorType> types;
+    ASSERT_NO_THROW(types = ir::infer_types(info.kind, in_types, attrs));
+    ASSERT_EQ(static_cast<int>(types.size()), info.schema.num_outputs);
+    if (info.level != ir::OpLevel::Prim) continue;
+    std::vector<Tensor> outs;
+    ASSERT_NO_THROW(outs = rt::interpret_op(info.kind, s.inputs, attrs));
+    ASSERT_EQ(outs.size(), types.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      EXPECT_EQ(outs[i].dtype(), types[i].dtype);
+      EXPECT_EQ(outs[i].sizes().vec(), types[i].static_sizes());
+    }
+  }
+}
+
+TEST(Registry, FamilyEnumsIndexTheirOps) {
+  EXPECT_EQ(ir::as_unary(OpKind::abs), ir::UnaryOp::abs);
+  EXPECT_EQ(ir::as_binary(OpKind::bitwise_right_shift), ir::BinaryOp::bitwise_right_shift);
+  EXPECT_EQ(ir::as_view(OpKind::as_strided), ir::ViewOp::as_strided);
+  EXPECT_EQ(ir::as_matmul(OpKind::bmm), ir::MatmulOp::bmm);
+  EXPECT_EQ(ir::op_info(OpKind::div).schema.attr_args.at(0).type, ir::ArgType::OptStr);
+  EXPECT_TRUE(ir::op_info(OpKind::cat).schema.variadic());
+  EXPECT_FALSE(ir::op_from_name("no_such_op").has_value());
+}
+
+}  // namespace
+}  // namespace kiln
