@@ -3,6 +3,20 @@
 // A Generator is a (seed, offset) pair. Each random op takes the current pair and advances
 // the offset by one; element i of that op draws from Philox(key = seed, counter = (i, offset)),
 // so every backend reproduces the same stream from the same pair, in any order.
+//
+// The exact definitions every backend reproduces (lo32/hi32 are the low/high 32 bits):
+//   w[0..3]    = philox4x32(counter = {lo32(i), hi32(i), lo32(offset), hi32(offset)},
+//                           key = {lo32(seed), hi32(seed)})       (Random123 philox4x32_10)
+//   uniform_f32 = float(w0 >> 8) * 2^-24                          in [0, 1)
+//   uniform_f64 = double(((u64(w0) << 32) | w1) >> 11) * 2^-53    in [0, 1)
+//   normal_f64  = sqrt(-2 ln u1) * cos(2 pi u2), computed in double, with
+//                 u1 = double((((u64(w0) << 32) | w1) >> 11) + 1) * 2^-53   in (0, 1]
+//                 u2 = double(((u64(w2) << 32) | w3) >> 11) * 2^-53         in [0, 1)
+// The prims built on them (runtime/interp_factory.cpp is the reference):
+//   uniform(low, high): v = low + (high - low) * u computed in double, with u = uniform_f64
+//     for f64 and uniform_f32 otherwise, then rounded to the dtype; a value that rounds to
+//     >= high becomes the largest value of the dtype below high, so results lie in [low, high).
+//   normal(mean, std): mean + std * normal_f64 computed in double, rounded to the dtype.
 #pragma once
 
 #include <array>
