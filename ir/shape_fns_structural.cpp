@@ -1,0 +1,258 @@
+// kiln/ir/shape_fns_structural.cpp — shape functions of reductions, scans and view prims.
+//
+// The frontend normalizes arguments before it creates these prims (dims in [0, rank),
+// sorted and unique; slice bounds clamped; -1 sizes resolved), so the IR rejects anything
+// else rather than guessing. Sizes may be symbolic: view sizes are computed with Expr
+// arithmetic (a slice of s0 has (end - start + step - 1)//step elements), and a bound is
+// rejected only when it is known to be violated (the difference folds to a constant).
+#include "frontend/error.h"
+#include "ir/shape_fns_detail.h"
+
+#include <algorithm>
+#include <string>
+
+namespace kiln::ir::shape_detail {
+
+namespace {
+
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// Reduction dims: each in [0, rank), strictly increasing.
+void check_reduction_dims(OpKind op, const std::vector<int64_t>& dims, int64_t rank) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] >= rank || (i > 0 && dims[i] <= dims[i - 1]))
+      fail(op_name(op), "dims must be normalized (each in [0, {}), sorted, unique), got {}", rank, ints_str(dims));
+  }
+}
+
+// Sizes after reducing `dims` (sorted) of `in`.
+std::vector<Expr> reduced_sizes(const TensorType& in, const std::vector<int64_t>& dims, bool keepdim) {
+  std::vector<Expr> out;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    bool reduced = std::binary_search(dims.begin(), dims.end(), d);
+    if (!reduced)
+      out.push_back(in.sizes[d]);
+    else if (keepdim)
+      out.push_back(Expr(1));
+  }
+  return out;
+}
+
+// max/min-style reductions have no identity: a reduced dim known to be empty is an error.
+void check_nonempty_reduced(OpKind op, const TensorType& in, const std::vector<int64_t>& dims) {
+  for (int64_t d : dims)
+    if (in.sizes[d].maybe_const() == 0) fail(op_name(op), "Expected reduction dim {} to have non-zero size.", d);
+}
+
+// Throws unless `dims` is a permutation of [0, rank).
+void check_permutation(OpKind op, const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  bool ok = static_cast<int64_t>(dims.size()) == rank;
+  for (int64_t d : dims) {
+    if (!ok) break;
+    if (d < 0 || d >= rank || seen[d])
+      ok = false;
+    else
+      seen[d] = true;
+  }
+  if (!ok) fail(op_name(op), "dims {} is not a permutation of [0, {})", ints_str(dims), rank);
+}
+
+}  // namespace
+
+TensorType infer_reduction(OpKind op, const Types& in, const AttrList& attrs) {
+  const TensorType& a = in[0];
+  const bool keepdim = attrs.get<bool>(op, "keepdim");
+  TensorType out = a;
+  switch (as_reduction(op)) {
+    case ReductionOp::sum:
+    case ReductionOp::prod:
+    case ReductionOp::any:  // any/all: bool result (BoolOut) set by infer_types
+    case ReductionOp::all: {
+      const auto& dims = attrs.get<std::vector<int64_t>>(op, "dims");
+      check_reduction_dims(op, dims, a.rank());
+      out.sizes = reduced_sizes(a, dims, keepdim);
+      return out;
+    }
+    case ReductionOp::amax:
+    case ReductionOp::amin: {
+      const auto& dims = attrs.get<std::vector<int64_t>>(op, "dims");
+      check_reduction_dims(op, dims, a.rank());
+      check_nonempty_reduced(op, a, dims);
+      out.sizes = reduced_sizes(a, dims, keepdim);
+      return out;
+    }
+    case ReductionOp::argmax:
+    case ReductionOp::argmin: {
+      if (a.dtype == ScalarType::Bool)
+        fail(op_name(op), "expected a non-bool tensor, got bool (PyTorch: \"{}_cpu\" not implemented for 'Bool')",
+             op_name(op));
+      out.dtype = ScalarType::Int64;
+      std::optional<int64_t> dim = attrs.get_opt<int64_t>(op, "dim");
+      if (!dim) {  // over the flattened tensor
+        if (a.numel().maybe_const() == 0)
+          fail(op_name(op), "Expected reduction dim to be specified for input.numel() == 0.");
+        out.sizes.assign(keepdim ? a.sizes.size() : 0, Expr(1));
+        return out;
+      }
+      check_dim(op, *dim, a.rank(), /*allow_scalar=*/true);
+      if (a.rank() == 0) return out;
+      check_nonempty_reduced(op, a, {*dim});
+      out.sizes = reduced_sizes(a, {*dim}, keepdim);
+      return out;
+    }
+  }
+  internal_fail("infer_reduction: unhandled op {}", op_name(op));
+}
+
+TensorType infer_scan(OpKind op, const Types& in, const AttrList& attrs) {
+  switch (as_scan(op)) {
+    case ScanOp::cumsum:
+    case ScanOp::cumprod:
+      check_dim(op, attrs.get<int64_t>(op, "dim"), in[0].rank(), /*allow_scalar=*/true);
+      return in[0];
+  }
+  internal_fail("infer_scan: unhandled op {}", op_name(op));
+}
+
+namespace {
+
+TensorType infer_reshape(OpKind op, const TensorType& a, const std::vector<Expr>& size) {
+  Expr numel(1);
+  for (const Expr& s : size) {
+    check_size_nonneg(op, s, "sizes (with -1 resolved by the frontend)");
+    numel = numel * s;
+  }
+  if (auto d = known_diff(a.numel(), numel); d && *d != 0)
+    fail(op_name(op), "shape '{}' is invalid for input of size {}", str(size), a.numel().str());
+  TensorType out = a;
+  out.sizes = size;
+  return out;
+}
+
+TensorType infer_expand(OpKind op, const TensorType& a, const std::vector<Expr>& size) {
+  const int64_t ndim = static_cast<int64_t>(size.size());
+  if (ndim < a.rank())
+    fail(op_name(op),
+         "the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+         ndim, a.rank());
+  for (int64_t i = 0; i < ndim; ++i) {
+    const Expr& target = size[i];
+    check_size_nonneg(op, target, "expanded sizes (with -1 resolved by the frontend)");
+    int64_t d = i - (ndim - a.rank());
+    if (d < 0) continue;  // a new leading dimension
+    const Expr& have = a.sizes[d];
+    if (have == target || have.maybe_const() == 1) continue;
+    fail(op_name(op),
+         "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  "
+         "Target sizes: {}.  Tensor sizes: {}",
+         target.str(), have.str(), i, str(size), sizes_str(a));
+  }
+  TensorType out = a;
+  out.sizes = size;
+  return out;
+}
+
+TensorType infer_slice(OpKind op, const TensorType& a, const AttrList& attrs) {
+  if (a.rank() == 0) fail(op_name(op), "slice() cannot be applied to a 0-dim tensor.");
+  const int64_t dim = attrs.get<int64_t>(op, "dim");
+  check_dim(op, dim, a.rank());
+  const Expr& start = attrs.get<Expr>(op, "start");
+  const Expr& end = attrs.get<Expr>(op, "end");
+  const Expr& step = attrs.get<Expr>(op, "step");
+  if (auto s = step.maybe_const(); s && *s <= 0) fail(op_name(op), "slice step must be positive, got {}", *s);
+  const Expr& size = a.sizes[dim];
+  if (known_lt(start, Expr(0)) || known_lt(end, start) || known_lt(size, end))
+    fail(op_name(op),
+         "expected 0 <= start <= end <= size (bounds are clamped by the frontend), got start {}, end {} for size {}",
+         start.str(), end.str(), size.str());
+  TensorType out = a;
+  out.sizes[dim] = floordiv(end - start + step - Expr(1), step);
+  return out;
+}
+
+TensorType infer_squeeze(OpKind op, const TensorType& a, const std::vector<int64_t>& dims) {
+  std::vector<bool> drop(a.sizes.size(), false);
+  for (int64_t d : dims) {
+    check_dim(op, d, a.rank());
+    if (drop[d]) fail(op_name(op), "dim {} appears more than once in dims {}", d, ints_str(dims));
+    if (a.sizes[d].maybe_const() != 1)
+      fail(op_name(op), "dimension {} has size {}; only dimensions of size 1 can be squeezed", d, a.sizes[d].str());
+    drop[d] = true;
+  }
+  TensorType out = a;
+  out.sizes.clear();
+  for (size_t d = 0; d < a.sizes.size(); ++d)
+    if (!drop[d]) out.sizes.push_back(a.sizes[d]);
+  return out;
+}
+
+TensorType infer_diagonal(OpKind op, const TensorType& a, const AttrList& attrs) {
+  const int64_t offset = attrs.get<int64_t>(op, "offset");
+  const int64_t d1 = attrs.get<int64_t>(op, "dim1");
+  const int64_t d2 = attrs.get<int64_t>(op, "dim2");
+  check_dim(op, d1, a.rank());
+  check_dim(op, d2, a.rank());
+  if (d1 == d2) fail(op_name(op), "diagonal dimensions cannot be identical {}, {}", d1, d2);
+  const Expr& n1 = a.sizes[d1];
+  const Expr& n2 = a.sizes[d2];
+  Expr diag = offset >= 0 ? max(min(n1, n2 - Expr(offset)), Expr(0)) : max(min(n1 + Expr(offset), n2), Expr(0));
+  TensorType out = a;
+  out.sizes.clear();
+  for (int64_t d = 0; d < a.rank(); ++d)
+    if (d != d1 && d != d2) out.sizes.push_back(a.sizes[d]);
+  out.sizes.push_back(diag);
+  return out;
+}
+
+TensorType infer_as_strided(OpKind op, const TensorType& a, const AttrList& attrs) {
+  const auto& size = attrs.get<std::vector<Expr>>(op, "size");
+  const auto& stride = attrs.get<std::vector<Expr>>(op, "stride");
+  if (size.size() != stride.size())
+    fail(op_name(op), "mismatch in length of strides and shape: {} sizes and {} strides", size.size(), stride.size());
+  for (const Expr& s : size) check_size_nonneg(op, s, "sizes");
+  for (const Expr& s : stride)
+    if (auto c = s.maybe_const(); c && *c < 0)
+      fail(op_name(op), "Negative strides are not supported at the moment, got strides: {}", str(stride));
+  check_size_nonneg(op, attrs.get<Expr>(op, "storage_offset"), "storage_offset");
+  TensorType out = a;
+  out.sizes = size;
+  return out;
+}
+
+}  // namespace
+
+TensorType infer_view(OpKind op, const Types& in, const AttrList& attrs) {
+  const TensorType& a = in[0];
+  switch (as_view(op)) {
+    case ViewOp::reshape: return infer_reshape(op, a, attrs.get<std::vector<Expr>>(op, "size"));
+    case ViewOp::expand: return infer_expand(op, a, attrs.get<std::vector<Expr>>(op, "size"));
+    case ViewOp::permute: {
+      const auto& dims = attrs.get<std::vector<int64_t>>(op, "dims");
+      check_permutation(op, dims, a.rank());
+      TensorType out = a;
+      for (size_t i = 0; i < dims.size(); ++i) out.sizes[i] = a.sizes[dims[i]];
+      return out;
+    }
+    case ViewOp::slice: return infer_slice(op, a, attrs);
+    case ViewOp::squeeze: return infer_squeeze(op, a, attrs.get<std::vector<int64_t>>(op, "dims"));
+    case ViewOp::unsqueeze: {
+      const int64_t dim = attrs.get<int64_t>(op, "dim");
+      if (dim < 0 || dim > a.rank())
+        fail(op_name(op), "dim {} out of range for a tensor of rank {} (IR dims are normalized to [0, {}])", dim,
+             a.rank(), a.rank());
+      TensorType out = a;
+      out.sizes.insert(out.sizes.begin() + dim, Expr(1));
+      return out;
+    }
+    case ViewOp::diagonal: return infer_diagonal(op, a, attrs);
+    case ViewOp::as_strided: return infer_as_strided(op, a, attrs);
+  }
+  internal_fail("infer_view: unhandled op {}", op_name(op));
+}
+
+}  // namespace kiln::ir::shape_detail
