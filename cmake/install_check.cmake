@@ -1,0 +1,39 @@
+# kiln/cmake/install_check.cmake — the `install` CTest test, run as `cmake -P`.
+#
+# Installs the build tree into a fresh prefix, then configures, builds and runs the outside
+# project test/install_consumer against that prefix only (CMAKE_PREFIX_PATH), so it sees the
+# installed headers <kiln/...> and package files, never the source tree.
+# Inputs (-D): KILN_BUILD_DIR, KILN_SOURCE_DIR, WORK_DIR, GENERATOR, MAKE_PROGRAM,
+# C_COMPILER, CXX_COMPILER, CXX_FLAGS, LINKER_FLAGS, BUILD_TYPE.
+cmake_minimum_required(VERSION 3.25)
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install check: ${what} failed (${rc}):\n${out}")
+  endif()
+  message(STATUS "install check: ${what}: ok")
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+set(consumer_build ${WORK_DIR}/consumer)
+file(REMOVE_RECURSE ${WORK_DIR})
+
+run_step("cmake --install" ${CMAKE_COMMAND} --install ${KILN_BUILD_DIR} --prefix ${prefix})
+foreach(required include/kiln/kiln.h include/kiln/frontend/tensor.h include/kiln/ir/ops.def)
+  if(NOT EXISTS ${prefix}/${required})
+    message(FATAL_ERROR "install check: ${required} was not installed")
+  endif()
+endforeach()
+
+run_step("configure the consumer" ${CMAKE_COMMAND}
+  -S ${KILN_SOURCE_DIR}/test/install_consumer -B ${consumer_build} -G ${GENERATOR}
+  -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}
+  -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+  -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
+run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
+run_step("run the consumer" ${consumer_build}/consumer)
+message(STATUS "${step_output}")

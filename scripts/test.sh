@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# kiln/scripts/test.sh — the whole test suite from a fresh Debian 12 machine: installs what is
+# missing (scripts/deps.sh), then configures, builds (2 jobs) and runs ctest for the `dev`
+# preset (Debug, with the header self-containment check and the install test), then the same
+# for the `asan` preset (AddressSanitizer + UndefinedBehaviorSanitizer). KILN_SANITIZE=0
+# skips the sanitizer pass; any failure stops the script with a non-zero status.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/deps.sh
+
+run_preset() {
+  local preset=$1 start=$SECONDS
+  echo "== kiln: preset ${preset}: configure, build, test"
+  cmake --preset "${preset}"
+  cmake --build --preset "${preset}"
+  ctest --preset "${preset}"
+  echo "== kiln: preset ${preset} passed in $((SECONDS - start)) s"
+}
+
+run_preset dev
+if [ "${KILN_SANITIZE:-1}" != 0 ]; then
+  run_preset asan
+else
+  echo "== kiln: KILN_SANITIZE=0: sanitizer pass skipped"
+fi
