@@ -9,6 +9,8 @@
 //
 // Attributes are printed by name, every one, in schema order. Parse errors throw
 // kiln::Error with "line:column" and what was expected; the parsed graph is verified.
+// Values keep the names they have in the text, so print_graph(*parse_graph(t)) == t for
+// any text print_graph wrote. '#' starts a comment to the end of a line.
 #pragma once
 
 #include "ir/graph.h"
@@ -16,10 +18,30 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace kiln::ir {
 
 std::string print_graph(const Graph& g);
 std::unique_ptr<Graph> parse_graph(std::string_view text);
+
+// Parses one expression in the grammar Expr::str prints ("2*s0 + 1", "min(s0, 8)").
+Expr parse_expr(std::string_view text);
+
+// The names print_graph gives values: a value's own name when it is a valid name
+// ([A-Za-z0-9_.]+) not taken by an earlier value, otherwise the next number (0, 1, ...) in
+// definition order that no value is named.
+class ValueNames {
+ public:
+  explicit ValueNames(const Graph& g);
+  // "%name"; a value not in the graph prints as "%<foreign>", a null one as "%<null>".
+  std::string operator()(const Value* v) const;
+
+ private:
+  std::unordered_map<const Value*, std::string> names_;
+};
+
+// "%3 = add(%1, %2)": a node's outputs, op and tensor inputs as the printer names them.
+std::string node_summary(const Node* n, const ValueNames& names);
 
 }  // namespace kiln::ir
