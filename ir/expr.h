@@ -56,7 +56,7 @@ class Expr {
   Expr substitute(const std::map<std::string, Expr>& repl) const;
   void collect_symbols(std::vector<std::string>& out) const;
 
-  // Prints in the grammar the IR parser reads: s0*4 + 2, (s0 + 1)//2, min(s0, 8), s0 == s1.
+  // Prints in the grammar the IR parser reads: 4*s0 + 2, (s0 + 1)//2, min(s0, 8), s0 == s1.
   std::string str() const;
 
   bool operator==(const Expr& o) const { return n_ == o.n_; }
