@@ -1,0 +1,454 @@
+// kiln/frontend/ops_pointwise.cpp — unary, binary and ternary pointwise ops and the operators.
+//
+// Each op validates its operands, computes the result dtype with PyTorch's rules
+// (frontend/promotion.h), casts every operand to it with to(dtype), broadcasts with expand
+// and dispatches one prim, so that prims always see equal dtypes and shapes. Scalars become
+// 0-dim `full` tensors of the computed dtype on the tensor operand's device, then expand.
+#include "frontend/dispatch.h"
+#include "frontend/error.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/promotion.h"
+#include "frontend/views.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+using ir::OpKind;
+
+// PyTorch's c10 name of a dtype, as its error messages print it ("Float", "Long").
+const char* type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Half: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float: return "Float";
+    case ScalarType::Double: return "Double";
+  }
+  return "?";
+}
+
+ScalarType operand_type(const TensorOrScalar& op) {
+  if (const Tensor* t = std::get_if<Tensor>(&op)) return t->dtype();
+  return std::get<Scalar>(op).type();
+}
+
+// The device of the tensor operands; all must agree, except that a 0-dim CPU tensor may
+// join tensors on another device (as PyTorch allows).
+Device common_device(std::string_view op, const std::vector<TensorOrScalar>& operands) {
+  std::optional<Device> dev;
+  std::optional<Device> cpu_scalar;
+  for (const TensorOrScalar& o : operands) {
+    const Tensor* t = std::get_if<Tensor>(&o);
+    if (!t) continue;
+    if (t->dim() == 0 && t->device().is_cpu()) {
+      cpu_scalar = t->device();
+      continue;
+    }
+    if (!dev) {
+      dev = t->device();
+    } else if (*dev != t->device()) {
+      fail(op, "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+           dev->str(), t->device().str());
+    }
+  }
+  if (dev) return *dev;
+  if (cpu_scalar) return *cpu_scalar;
+  return Device();
+}
+
+// Turns every operand into a tensor of `dtype` with the broadcast shape of the tensors.
+std::vector<Tensor> promote_and_broadcast(std::string_view op, const std::vector<TensorOrScalar>& operands,
+                                          ScalarType dtype) {
+  Device device = common_device(op, operands);
+  std::vector<int64_t> shape;
+  bool first = true;
+  for (const TensorOrScalar& o : operands) {
+    if (const Tensor* t = std::get_if<Tensor>(&o)) {
+      if (first) {
+        shape = t->sizes().vec();
+        first = false;
+      } else {
+        shape = broadcast_shapes(op, shape, t->sizes());
+      }
+    }
+  }
+  std::vector<Tensor> out;
+  out.reserve(operands.size());
+  for (const TensorOrScalar& o : operands) {
+    Tensor t;
+    if (const Tensor* pt = std::get_if<Tensor>(&o)) {
+      t = pt->to(dtype);
+    } else {
+      t = scalar_tensor(std::get<Scalar>(o), TensorOptions(dtype).device(device));
+    }
+    if (!(t.sizes() == IntArrayRef(shape))) t = t.expand(shape);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// How a binary op derives its computation dtype from result_type.
+enum class Rule {
+  Common,      // result_type
+  NoBool,      // result_type; bool is an error
+  Float,       // result_type; integral and bool become the default float dtype
+  IntegralOr,  // result_type; must be integral or bool (bitwise and/or/xor)
+  Integral,    // result_type; must be integral, not bool (shifts)
+};
+
+ScalarType binary_dtype(std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, Rule rule) {
+  ScalarType dt = result_type({a, b});
+  switch (rule) {
+    case Rule::Common: break;
+    case Rule::NoBool:
+      if (dt == ScalarType::Bool) fail(op, "{} is not supported for bool tensors", op);
+      break;
+    case Rule::Float:
+      if (is_integral(dt, /*include_bool=*/true)) dt = get_default_dtype();
+      break;
+    case Rule::IntegralOr:
+      if (!is_integral(dt, /*include_bool=*/true)) {
+        fail(op, "{} is only supported for integer and boolean tensors, but got {}", op, type_name(dt));
+      }
+      break;
+    case Rule::Integral:
+      if (!is_integral(dt, /*include_bool=*/false)) {
+        fail(op, "{} is only supported for integer tensors, but got {}", op, type_name(dt));
+      }
+      break;
+  }
+  return dt;
+}
+
+Tensor binary(OpKind kind, std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, Rule rule) {
+  ScalarType dt = binary_dtype(op, a, b, rule);
+  std::vector<Tensor> ops = promote_and_broadcast(op, {a, b}, dt);
+  return dispatch1(kind, {ops[0], ops[1]});
+}
+
+// logical_and/or/xor: each operand is tested against zero in its own dtype.
+Tensor logical(OpKind kind, std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b) {
+  std::vector<Tensor> ops = promote_and_broadcast(op, {a, b}, ScalarType::Bool);
+  return dispatch1(kind, {ops[0], ops[1]});
+}
+
+// Float-only unary math: integral and bool inputs compute in the default float dtype.
+Tensor unary_float(OpKind kind, const Tensor& self) {
+  ScalarType dt = is_integral(self.dtype(), true) ? get_default_dtype() : self.dtype();
+  return dispatch1(kind, {self.to(dt)});
+}
+
+// floor/ceil/round/trunc: the identity (a copy) on integers, an error on bool.
+Tensor rounding(OpKind kind, std::string_view op, const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) fail(op, "{} is not supported for bool tensors", op);
+  if (is_integral(self.dtype(), false)) return clone(self);
+  return dispatch1(kind, {self});
+}
+
+void alpha_check(std::string_view op, ScalarType dtype, const Scalar& alpha) {
+  if (alpha.is_bool() && dtype != ScalarType::Bool) fail(op, "Boolean alpha only supported for Boolean results.");
+  if (!is_floating_point(dtype) && alpha.is_floating_point()) {
+    fail(op, "For integral input tensors, argument alpha must not be a floating point number.");
+  }
+}
+
+void sub_check(std::string_view op, ScalarType a, ScalarType b) {
+  if (a == ScalarType::Bool && b == ScalarType::Bool) {
+    fail(op, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+             "operator instead.");
+  }
+  if (a == ScalarType::Bool || b == ScalarType::Bool) {
+    fail(op, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+             "mask, use the `~` or `logical_not()` operator instead.");
+  }
+}
+
+bool is_one(const Scalar& s) { return !s.is_floating_point() ? s.to_int() == 1 : s.to_double() == 1.0; }
+
+// self + alpha * other, or self - alpha * other.
+Tensor add_sub(OpKind kind, std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
+  if (kind == OpKind::sub) sub_check(op, operand_type(a), operand_type(b));
+  ScalarType dt = result_type({a, b});
+  alpha_check(op, dt, alpha);
+  std::vector<Tensor> ops = promote_and_broadcast(op, {a, b}, dt);
+  Tensor other = ops[1];
+  if (!is_one(alpha)) {
+    Tensor al = scalar_tensor(alpha, TensorOptions(dt).device(other.device()));
+    other = dispatch1(OpKind::mul, {other, al.expand(other.sizes())});
+  }
+  return dispatch1(kind, {ops[0], other});
+}
+
+void check_rounding_mode(std::optional<std::string_view> mode) {
+  if (mode && *mode != "trunc" && *mode != "floor") {
+    fail("div", "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
+  }
+}
+
+Tensor div_impl(const TensorOrScalar& a, const TensorOrScalar& b, std::optional<std::string_view> mode) {
+  check_rounding_mode(mode);
+  if (!mode) {
+    ScalarType dt = binary_dtype("div", a, b, Rule::Float);
+    std::vector<Tensor> ops = promote_and_broadcast("div", {a, b}, dt);
+    return dispatch1(OpKind::div, {ops[0], ops[1]}, {std::monostate{}});
+  }
+  ScalarType dt = binary_dtype("div", a, b, Rule::NoBool);
+  std::vector<Tensor> ops = promote_and_broadcast("div", {a, b}, dt);
+  return dispatch1(OpKind::div, {ops[0], ops[1]}, {std::string(*mode)});
+}
+
+Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b) {
+  if (cond.dtype() != ScalarType::Bool) {
+    fail("where", "expected condition to be a boolean tensor, but got a tensor with dtype {}", type_name(cond.dtype()));
+  }
+  ScalarType dt = result_type({a, b});
+  Device device = common_device("where", {cond, a, b});
+  // Broadcast all three; the condition keeps its dtype.
+  std::vector<int64_t> shape = cond.sizes().vec();
+  for (const TensorOrScalar* o : {&a, &b}) {
+    if (const Tensor* t = std::get_if<Tensor>(o)) shape = broadcast_shapes("where", shape, t->sizes());
+  }
+  auto prep = [&](const TensorOrScalar& o) {
+    Tensor t = std::holds_alternative<Tensor>(o) ? std::get<Tensor>(o).to(dt)
+                                                 : scalar_tensor(std::get<Scalar>(o), TensorOptions(dt).device(device));
+    return t.sizes() == IntArrayRef(shape) ? t : t.expand(shape);
+  };
+  Tensor c = cond.sizes() == IntArrayRef(shape) ? cond : cond.expand(shape);
+  return dispatch1(OpKind::where, {c, prep(a), prep(b)});
+}
+
+// clamp over already-promoted operands: both bounds use the clamp prim, one bound
+// maximum/minimum (NaN in the input or a bound propagates either way, as in PyTorch).
+Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, bool has_max) {
+  if (!has_min && !has_max) fail("clamp", "At least one of 'min' or 'max' must not be None");
+  ScalarType dt = result_type(operands);
+  if (dt == ScalarType::Bool) fail("clamp", "clamp is not supported for bool tensors");
+  std::vector<Tensor> ops = promote_and_broadcast("clamp", operands, dt);
+  if (has_min && has_max) return dispatch1(OpKind::clamp, {ops[0], ops[1], ops[2]});
+  return dispatch1(has_min ? OpKind::maximum : OpKind::minimum, {ops[0], ops[1]});
+}
+
+}  // namespace
+
+// ---- unary -------------------------------------------------------------------------------------
+
+Tensor abs(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) fail("abs", "abs is not supported for bool tensors");  // as torch's abs_cpu
+  return dispatch1(OpKind::abs, {self});
+}
+
+Tensor neg(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) {
+    fail("neg", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                "use the `~` or `logical_not()` operator instead.");
+  }
+  return dispatch1(OpKind::neg, {self});
+}
+Tensor negative(const Tensor& self) { return neg(self); }
+
+#define KILN_FLOAT_UNARY(name) \
+  Tensor name(const Tensor& self) { return unary_float(OpKind::name, self); }
+KILN_FLOAT_UNARY(exp) KILN_FLOAT_UNARY(exp2) KILN_FLOAT_UNARY(expm1) KILN_FLOAT_UNARY(log)
+KILN_FLOAT_UNARY(log2) KILN_FLOAT_UNARY(log10) KILN_FLOAT_UNARY(log1p) KILN_FLOAT_UNARY(sqrt)
+KILN_FLOAT_UNARY(rsqrt) KILN_FLOAT_UNARY(reciprocal) KILN_FLOAT_UNARY(sin) KILN_FLOAT_UNARY(cos)
+KILN_FLOAT_UNARY(tan) KILN_FLOAT_UNARY(asin) KILN_FLOAT_UNARY(acos) KILN_FLOAT_UNARY(atan)
+KILN_FLOAT_UNARY(sinh) KILN_FLOAT_UNARY(cosh) KILN_FLOAT_UNARY(tanh) KILN_FLOAT_UNARY(asinh)
+KILN_FLOAT_UNARY(acosh) KILN_FLOAT_UNARY(atanh) KILN_FLOAT_UNARY(erf) KILN_FLOAT_UNARY(erfc)
+KILN_FLOAT_UNARY(erfinv) KILN_FLOAT_UNARY(lgamma) KILN_FLOAT_UNARY(sigmoid)
+#undef KILN_FLOAT_UNARY
+
+Tensor floor(const Tensor& self) { return rounding(OpKind::floor, "floor", self); }
+Tensor ceil(const Tensor& self) { return rounding(OpKind::ceil, "ceil", self); }
+Tensor round(const Tensor& self) { return rounding(OpKind::round, "round", self); }
+Tensor trunc(const Tensor& self) { return rounding(OpKind::trunc, "trunc", self); }
+
+Tensor frac(const Tensor& self) {
+  if (!self.is_floating_point()) {
+    fail("frac", "frac is only supported for floating point tensors, but got a tensor with dtype {}",
+         type_name(self.dtype()));
+  }
+  return dispatch1(OpKind::frac, {self});
+}
+
+Tensor sign(const Tensor& self) { return dispatch1(OpKind::sign, {self}); }
+Tensor signbit(const Tensor& self) { return dispatch1(OpKind::signbit, {self}); }
+Tensor isnan(const Tensor& self) { return dispatch1(OpKind::isnan, {self}); }
+Tensor isinf(const Tensor& self) { return dispatch1(OpKind::isinf, {self}); }
+Tensor isfinite(const Tensor& self) { return dispatch1(OpKind::isfinite, {self}); }
+Tensor logical_not(const Tensor& self) { return dispatch1(OpKind::logical_not, {self}); }
+
+Tensor bitwise_not(const Tensor& self) {
+  if (!is_integral(self.dtype(), true)) {
+    fail("bitwise_not", "bitwise_not is only supported for integer and boolean tensors, but got {}",
+         type_name(self.dtype()));
+  }
+  return dispatch1(OpKind::bitwise_not, {self});
+}
+
+Tensor relu(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) fail("relu", "Boolean inputs not supported for relu");
+  return clamp_min(self, 0);
+}
+
+// torch.square is pow(x, 2): bool squares to int64.
+Tensor square(const Tensor& self) {
+  Tensor x = self.dtype() == ScalarType::Bool ? self.to(ScalarType::Int64) : self;
+  return dispatch1(OpKind::mul, {x, x});
+}
+
+// ---- binary ------------------------------------------------------------------------------------
+
+#define KILN_BINARY_RULE(name, rule)                                                                    \
+  Tensor name(const Tensor& self, const Tensor& other) { return binary(OpKind::name, #name, self, other, rule); } \
+  Tensor name(const Tensor& self, const Scalar& other) { return binary(OpKind::name, #name, self, other, rule); } \
+  Tensor name(const Scalar& self, const Tensor& other) { return binary(OpKind::name, #name, self, other, rule); }
+KILN_BINARY_RULE(mul, Rule::Common)
+KILN_BINARY_RULE(remainder, Rule::NoBool)
+KILN_BINARY_RULE(fmod, Rule::NoBool)
+KILN_BINARY_RULE(atan2, Rule::Float)
+KILN_BINARY_RULE(hypot, Rule::Float)
+KILN_BINARY_RULE(copysign, Rule::Float)
+KILN_BINARY_RULE(maximum, Rule::Common)
+KILN_BINARY_RULE(minimum, Rule::Common)
+KILN_BINARY_RULE(fmax, Rule::Common)
+KILN_BINARY_RULE(fmin, Rule::Common)
+KILN_BINARY_RULE(eq, Rule::Common)
+KILN_BINARY_RULE(ne, Rule::Common)
+KILN_BINARY_RULE(lt, Rule::Common)
+KILN_BINARY_RULE(le, Rule::Common)
+KILN_BINARY_RULE(gt, Rule::Common)
+KILN_BINARY_RULE(ge, Rule::Common)
+KILN_BINARY_RULE(bitwise_and, Rule::IntegralOr)
+KILN_BINARY_RULE(bitwise_or, Rule::IntegralOr)
+KILN_BINARY_RULE(bitwise_xor, Rule::IntegralOr)
+KILN_BINARY_RULE(bitwise_left_shift, Rule::Integral)
+KILN_BINARY_RULE(bitwise_right_shift, Rule::Integral)
+#undef KILN_BINARY_RULE
+
+#define KILN_LOGICAL(name)                                                                                     \
+  Tensor name(const Tensor& self, const Tensor& other) { return logical(OpKind::name, #name, self, other); } \
+  Tensor name(const Tensor& self, const Scalar& other) { return logical(OpKind::name, #name, self, other); } \
+  Tensor name(const Scalar& self, const Tensor& other) { return logical(OpKind::name, #name, self, other); }
+KILN_LOGICAL(logical_and) KILN_LOGICAL(logical_or) KILN_LOGICAL(logical_xor)
+#undef KILN_LOGICAL
+
+// pow: integers to negative integer scalar powers are an error (NumPy), as in PyTorch.
+Tensor pow(const Tensor& self, const Tensor& other) { return binary(OpKind::pow, "pow", self, other, Rule::NoBool); }
+Tensor pow(const Tensor& self, const Scalar& other) {
+  if (is_integral(self.dtype(), true) && !other.is_floating_point() && other.to_int() < 0) {
+    fail("pow", "Integers to negative integer powers are not allowed.");
+  }
+  return binary(OpKind::pow, "pow", self, other, Rule::NoBool);
+}
+Tensor pow(const Scalar& self, const Tensor& other) { return binary(OpKind::pow, "pow", self, other, Rule::NoBool); }
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return add_sub(OpKind::add, "add", self, other, alpha);
+}
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_sub(OpKind::add, "add", self, other, alpha);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return add_sub(OpKind::sub, "sub", self, other, alpha);
+}
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_sub(OpKind::sub, "sub", self, other, alpha);
+}
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_sub(OpKind::sub, "rsub", other, self, alpha);
+}
+
+Tensor div(const Tensor& self, const Tensor& other) { return div_impl(self, other, std::nullopt); }
+Tensor div(const Tensor& self, const Scalar& other) { return div_impl(self, other, std::nullopt); }
+Tensor div(const Scalar& self, const Tensor& other) { return div_impl(self, other, std::nullopt); }
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  return div_impl(self, other, rounding_mode);
+}
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
+  return div_impl(self, other, rounding_mode);
+}
+Tensor true_divide(const Tensor& self, const Tensor& other) { return div_impl(self, other, std::nullopt); }
+Tensor true_divide(const Tensor& self, const Scalar& other) { return div_impl(self, other, std::nullopt); }
+Tensor true_divide(const Scalar& self, const Tensor& other) { return div_impl(self, other, std::nullopt); }
+Tensor floor_divide(const Tensor& self, const Tensor& other) { return div_impl(self, other, "floor"); }
+Tensor floor_divide(const Tensor& self, const Scalar& other) { return div_impl(self, other, "floor"); }
+Tensor floor_divide(const Scalar& self, const Tensor& other) { return div_impl(self, other, "floor"); }
+
+// ---- ternary -----------------------------------------------------------------------------------
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other) {
+  return where_impl(condition, self, other);
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  std::vector<TensorOrScalar> operands{self};
+  if (min) operands.emplace_back(*min);
+  if (max) operands.emplace_back(*max);
+  return clamp_impl(operands, min.has_value(), max.has_value());
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  bool has_min = min && min->defined();
+  bool has_max = max && max->defined();
+  std::vector<TensorOrScalar> operands{self};
+  if (has_min) operands.emplace_back(*min);
+  if (has_max) operands.emplace_back(*max);
+  return clamp_impl(operands, has_min, has_max);
+}
+
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, std::optional<Scalar>(min), std::nullopt); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, std::optional<Scalar>(max)); }
+
+// ---- operators ---------------------------------------------------------------------------------
+
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator~(const Tensor& a) { return bitwise_not(a); }
+Tensor operator!(const Tensor& a) { return logical_not(a); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
+
+#define KILN_DEFINE_OPERATOR(op, fn)                                           \
+  Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); }    \
+  Tensor operator op(const Tensor& a, const Scalar& b) { return fn(a, b); }    \
+  Tensor operator op(const Scalar& a, const Tensor& b) { return fn(a, b); }
+KILN_DEFINE_OPERATOR(*, mul) KILN_DEFINE_OPERATOR(/, div) KILN_DEFINE_OPERATOR(%, remainder)
+KILN_DEFINE_OPERATOR(&, bitwise_and) KILN_DEFINE_OPERATOR(|, bitwise_or) KILN_DEFINE_OPERATOR(^, bitwise_xor)
+KILN_DEFINE_OPERATOR(<<, bitwise_left_shift) KILN_DEFINE_OPERATOR(>>, bitwise_right_shift)
+KILN_DEFINE_OPERATOR(==, eq) KILN_DEFINE_OPERATOR(!=, ne) KILN_DEFINE_OPERATOR(<, lt)
+KILN_DEFINE_OPERATOR(<=, le) KILN_DEFINE_OPERATOR(>, gt) KILN_DEFINE_OPERATOR(>=, ge)
+#undef KILN_DEFINE_OPERATOR
+
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+
+}  // namespace kiln

@@ -1,0 +1,199 @@
+// kiln/frontend/ops_reduce.cpp — reductions (sum, prod, mean, amax/amin, max/min, argmax/argmin,
+// any/all) and scans (cumsum, cumprod).
+//
+// Dims are normalized (negative dims count from the end), checked for duplicates and sorted
+// before the prim sees them; an empty dim list means every dim, as torch.sum(x, dim=[]).
+// Integral and bool inputs sum, multiply and scan in int64 unless a dtype is given, which
+// casts the input first; mean needs a floating dtype and computes float16/bfloat16 in float32.
+#include "frontend/dispatch.h"
+#include "frontend/error.h"
+#include "frontend/ops.h"
+#include "frontend/views.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+using ir::OpKind;
+
+const char* type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Half: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float: return "Float";
+    case ScalarType::Double: return "Double";
+  }
+  return "?";
+}
+
+// Normalized, sorted, unique dims; {} stands for every dim.
+std::vector<int64_t> reduce_dims(std::string_view op, const Tensor& self, IntArrayRef dims) {
+  int64_t rank = self.dim();
+  std::vector<int64_t> out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < rank; ++d) out.push_back(d);
+    return out;
+  }
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 1)), false);
+  for (int64_t d : dims) {
+    int64_t n = normalize_dim(op, d, rank);
+    if (seen[static_cast<size_t>(n)]) fail(op, "dim {} appears multiple times in the list of dims", n);
+    seen[static_cast<size_t>(n)] = true;
+    out.push_back(n);
+  }
+  // A 0-dim tensor accepts dim 0 / -1 but has no dim to reduce.
+  if (rank == 0) return {};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The dtype sum/prod/cumsum/cumprod compute in.
+ScalarType accumulate_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self.dtype(), true) ? ScalarType::Int64 : self.dtype();
+}
+
+Tensor reduce(OpKind kind, const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+  return dispatch1(kind, {x}, {std::move(dims), keepdim});
+}
+
+// amax/amin/max/min/argmax/argmin have no identity: reduced dims must be non-empty.
+void check_nonzero_dims(std::string_view op, const Tensor& self, const std::vector<int64_t>& dims) {
+  for (int64_t d : dims) {
+    if (self.size(d) == 0) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
+  }
+}
+
+void check_nonempty(std::string_view op, const Tensor& self) {
+  if (self.numel() == 0) {
+    fail(op, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
+             "the 'dim' argument.",
+         op);
+  }
+}
+
+Tensor mean_impl(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType in_dtype = accumulate_dtype(self, dtype);
+  if (!is_floating_point(in_dtype)) {
+    fail("mean", "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
+         dtype ? "Optional" : "Input", type_name(dtype ? *dtype : self.dtype()));
+  }
+  std::vector<int64_t> d = reduce_dims("mean", self, dims);
+  int64_t n = 1;
+  for (int64_t i : d) n *= self.size(i);
+  // PyTorch computes half and bfloat16 means as float32 sum and division, then casts back.
+  bool reduced = in_dtype == ScalarType::Half || in_dtype == ScalarType::BFloat16;
+  ScalarType compute = reduced ? ScalarType::Float : in_dtype;
+  Tensor s = reduce(OpKind::sum, self.to(compute), d, keepdim);
+  return div(s, Scalar(n)).to(in_dtype);
+}
+
+Tensor scan(OpKind kind, std::string_view op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  int64_t d = normalize_dim(op, dim, self.dim());
+  Tensor x = self.to(accumulate_dtype(self, dtype));
+  return dispatch1(kind, {x}, {d});
+}
+
+}  // namespace
+
+// ---- sum, prod, mean -----------------------------------------------------------------------------
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return sum(self, {}, false, dtype); }
+
+Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  std::vector<int64_t> d = reduce_dims("sum", self, dims);
+  return reduce(OpKind::sum, self.to(accumulate_dtype(self, dtype)), std::move(d), keepdim);
+}
+
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
+  std::vector<int64_t> d = reduce_dims("prod", self, {});
+  return reduce(OpKind::prod, self.to(accumulate_dtype(self, dtype)), std::move(d), false);
+}
+
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  std::vector<int64_t> d = reduce_dims("prod", self, IntArrayRef(dim));
+  return reduce(OpKind::prod, self.to(accumulate_dtype(self, dtype)), std::move(d), keepdim);
+}
+
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return mean_impl(self, {}, false, dtype); }
+
+Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  return mean_impl(self, dims, keepdim, dtype);
+}
+
+// ---- amax, amin, max, min, argmax, argmin -------------------------------------------------------------
+
+Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  std::vector<int64_t> d = reduce_dims("amax", self, dims);
+  check_nonzero_dims("amax", self, d);
+  return reduce(OpKind::amax, self, std::move(d), keepdim);
+}
+
+Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  std::vector<int64_t> d = reduce_dims("amin", self, dims);
+  check_nonzero_dims("amin", self, d);
+  return reduce(OpKind::amin, self, std::move(d), keepdim);
+}
+
+Tensor max(const Tensor& self) {
+  check_nonempty("max", self);
+  return reduce(OpKind::amax, self, reduce_dims("max", self, {}), false);
+}
+
+Tensor min(const Tensor& self) {
+  check_nonempty("min", self);
+  return reduce(OpKind::amin, self, reduce_dims("min", self, {}), false);
+}
+
+static Tensor arg_reduce(OpKind kind, std::string_view op, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  ir::AttrValue d = std::monostate{};
+  if (dim) {
+    int64_t n = normalize_dim(op, *dim, self.dim());
+    if (self.dim() > 0 && self.size(n) == 0) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, n);
+    d = n;
+  } else {
+    check_nonempty(op, self);
+  }
+  return dispatch1(kind, {self}, {d, keepdim});
+}
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce(OpKind::argmax, "argmax", self, dim, keepdim);
+}
+
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce(OpKind::argmin, "argmin", self, dim, keepdim);
+}
+
+// ---- any, all ------------------------------------------------------------------------------------
+
+Tensor any(const Tensor& self) { return reduce(OpKind::any, self, reduce_dims("any", self, {}), false); }
+Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
+  return reduce(OpKind::any, self, reduce_dims("any", self, IntArrayRef(dim)), keepdim);
+}
+Tensor all(const Tensor& self) { return reduce(OpKind::all, self, reduce_dims("all", self, {}), false); }
+Tensor all(const Tensor& self, int64_t dim, bool keepdim) {
+  return reduce(OpKind::all, self, reduce_dims("all", self, IntArrayRef(dim)), keepdim);
+}
+
+// ---- scans ----------------------------------------------------------------------------------------
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return scan(OpKind::cumsum, "cumsum", self, dim, dtype);
+}
+
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return scan(OpKind::cumprod, "cumprod", self, dim, dtype);
+}
+
+}  // namespace kiln
