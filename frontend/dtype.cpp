@@ -27,11 +27,14 @@ size_t element_size(ScalarType t) {
 namespace {
 constexpr std::array<std::string_view, kNumScalarTypes> kNames = {
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+constexpr std::array<std::string_view, kNumScalarTypes> kC10Names = {
+    "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
 constexpr std::array<std::string_view, kNumScalarTypes> kShortNames = {
     "bool", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"};
 }  // namespace
 
 std::string_view dtype_name(ScalarType t) { return kNames.at(static_cast<size_t>(t)); }
+std::string_view c10_type_name(ScalarType t) { return kC10Names.at(static_cast<size_t>(t)); }
 std::string_view dtype_short_name(ScalarType t) { return kShortNames.at(static_cast<size_t>(t)); }
 
 std::optional<ScalarType> dtype_from_short_name(std::string_view s) {

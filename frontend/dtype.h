@@ -52,6 +52,8 @@ std::string_view dtype_name(ScalarType t);
 // "f32", "i64", "bool", ... (the IR's short names).
 std::string_view dtype_short_name(ScalarType t);
 std::optional<ScalarType> dtype_from_short_name(std::string_view s);
+// "Float", "Long", ... (c10's names, as PyTorch's error messages and libtorch print them).
+std::string_view c10_type_name(ScalarType t);
 
 constexpr bool is_floating_point(ScalarType t) {
   return t == ScalarType::Half || t == ScalarType::BFloat16 || t == ScalarType::Float ||

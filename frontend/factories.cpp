@@ -28,22 +28,6 @@ namespace {
 
 using ir::OpKind;
 
-const char* type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  return "?";
-}
-
 void check_sizes(std::string_view op, IntArrayRef size) {
   for (int64_t s : size) {
     if (s < 0) {
@@ -76,7 +60,7 @@ Tensor allocate(IntArrayRef size, std::vector<int64_t> strides, int64_t storage_
 
 void check_floating(std::string_view op, ScalarType dtype) {
   if (!is_floating_point(dtype)) {
-    fail(op, "{} only produces floating point dtypes, but got {}", op, type_name(dtype));
+    fail(op, "{} only produces floating point dtypes, but got {}", op, c10_type_name(dtype));
   }
 }
 

@@ -43,22 +43,6 @@ const char* cpp_type_name(ScalarType t) {
   return "?";
 }
 
-const char* type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  return "?";
-}
-
 // Legacy: 1-D tensors with no elements are skipped by cat whatever the other shapes.
 bool cat_should_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 
@@ -334,7 +318,7 @@ bool equal(const Tensor& a, const Tensor& b) {
 // equality (infinities) and, with equal_nan, NaN against NaN.
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   check_eager("allclose", a, b);
-  if (a.dtype() != b.dtype()) fail("allclose", "{} did not match {}", type_name(a.dtype()), type_name(b.dtype()));
+  if (a.dtype() != b.dtype()) fail("allclose", "{} did not match {}", c10_type_name(a.dtype()), c10_type_name(b.dtype()));
   if (rtol < 0) fail("allclose", "rtol must be greater than or equal to zero, but got {}", rtol);
   if (atol < 0) fail("allclose", "atol must be greater than or equal to zero, but got {}", atol);
   Tensor close = eq(a, b);

@@ -20,23 +20,6 @@ namespace {
 
 using ir::OpKind;
 
-// PyTorch's c10 name of a dtype, as its error messages print it ("Float", "Long").
-const char* type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  return "?";
-}
-
 ScalarType operand_type(const TensorOrScalar& op) {
   if (const Tensor* t = std::get_if<Tensor>(&op)) return t->dtype();
   return std::get<Scalar>(op).type();
@@ -118,12 +101,12 @@ ScalarType binary_dtype(std::string_view op, const TensorOrScalar& a, const Tens
       break;
     case Rule::IntegralOr:
       if (!is_integral(dt, /*include_bool=*/true)) {
-        fail(op, "{} is only supported for integer and boolean tensors, but got {}", op, type_name(dt));
+        fail(op, "{} is only supported for integer and boolean tensors, but got {}", op, c10_type_name(dt));
       }
       break;
     case Rule::Integral:
       if (!is_integral(dt, /*include_bool=*/false)) {
-        fail(op, "{} is only supported for integer tensors, but got {}", op, type_name(dt));
+        fail(op, "{} is only supported for integer tensors, but got {}", op, c10_type_name(dt));
       }
       break;
   }
@@ -209,7 +192,7 @@ Tensor div_impl(const TensorOrScalar& a, const TensorOrScalar& b, std::optional<
 
 Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b) {
   if (cond.dtype() != ScalarType::Bool) {
-    fail("where", "expected condition to be a boolean tensor, but got a tensor with dtype {}", type_name(cond.dtype()));
+    fail("where", "expected condition to be a boolean tensor, but got a tensor with dtype {}", c10_type_name(cond.dtype()));
   }
   ScalarType dt = result_type({a, b});
   Device device = common_device("where", {cond, a, b});
@@ -275,7 +258,7 @@ Tensor trunc(const Tensor& self) { return rounding(OpKind::trunc, "trunc", self)
 Tensor frac(const Tensor& self) {
   if (!self.is_floating_point()) {
     fail("frac", "frac is only supported for floating point tensors, but got a tensor with dtype {}",
-         type_name(self.dtype()));
+         c10_type_name(self.dtype()));
   }
   return dispatch1(OpKind::frac, {self});
 }
@@ -290,7 +273,7 @@ Tensor logical_not(const Tensor& self) { return dispatch1(OpKind::logical_not, {
 Tensor bitwise_not(const Tensor& self) {
   if (!is_integral(self.dtype(), true)) {
     fail("bitwise_not", "bitwise_not is only supported for integer and boolean tensors, but got {}",
-         type_name(self.dtype()));
+         c10_type_name(self.dtype()));
   }
   return dispatch1(OpKind::bitwise_not, {self});
 }

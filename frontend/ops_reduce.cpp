@@ -20,22 +20,6 @@ namespace {
 
 using ir::OpKind;
 
-const char* type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  return "?";
-}
-
 // Normalized, sorted, unique dims; {} stands for every dim.
 std::vector<int64_t> reduce_dims(std::string_view op, const Tensor& self, IntArrayRef dims) {
   int64_t rank = self.dim();
@@ -86,7 +70,7 @@ Tensor mean_impl(const Tensor& self, IntArrayRef dims, bool keepdim, std::option
   ScalarType in_dtype = accumulate_dtype(self, dtype);
   if (!is_floating_point(in_dtype)) {
     fail("mean", "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
-         dtype ? "Optional" : "Input", type_name(dtype ? *dtype : self.dtype()));
+         dtype ? "Optional" : "Input", c10_type_name(dtype ? *dtype : self.dtype()));
   }
   std::vector<int64_t> d = reduce_dims("mean", self, dims);
   int64_t n = 1;

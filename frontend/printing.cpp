@@ -252,22 +252,6 @@ std::string python_tuple(IntArrayRef sizes) {
   return s + ")";
 }
 
-std::string libtorch_scalar_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  internal_fail("printing: unknown ScalarType {}", static_cast<int>(t));
-}
-
 }  // namespace
 
 std::string Tensor::str() const {
@@ -305,7 +289,7 @@ std::string Tensor::str() const {
 
 std::string Tensor::toString() const {
   if (!defined()) return "UndefinedType";
-  return (device().is_cuda() ? "CUDA" : "CPU") + libtorch_scalar_name(dtype()) + "Type";
+  return (device().is_cuda() ? "CUDA" : "CPU") + std::string(c10_type_name(dtype())) + "Type";
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }

@@ -20,22 +20,6 @@ namespace kiln {
 
 namespace {
 
-const char* type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float: return "Float";
-    case ScalarType::Double: return "Double";
-  }
-  return "?";
-}
-
 // Writes an out-of-place result into `self`: same shape, and a dtype that casts safely.
 Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
   if (!(result.sizes() == self.sizes())) {
@@ -43,8 +27,8 @@ Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
          shape_str(result.sizes()));
   }
   if (!can_cast(result.dtype(), self.dtype())) {
-    fail(op, "result type {} can't be cast to the desired output type {}", type_name(result.dtype()),
-         type_name(self.dtype()));
+    fail(op, "result type {} can't be cast to the desired output type {}", c10_type_name(result.dtype()),
+         c10_type_name(self.dtype()));
   }
   self.copy_(result);
   return self;
