@@ -7,7 +7,8 @@
 #include "frontend/error.h"
 #include "ir/attr.h"
 #include "runtime/interp_kernels.h"
-#include "runtime/interpreter.h"
+#include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -20,80 +21,21 @@
 namespace {
 
 using namespace kiln;
-using kiln::test::make;
-using kiln::test::values;
+using namespace kiln::test;
 using ir::OpKind;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr ScalarType kAllDtypes[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kHalf, kBFloat16, kFloat, kDouble};
 
-Tensor convert(const Tensor& a, ScalarType to) {
-  std::vector<Tensor> out = rt::interpret_op(OpKind::convert_element_type, {a}, ir::AttrList({ir::AttrValue(to)}));
-  EXPECT_EQ(out.size(), 1u);
-  return out.at(0);
-}
-
-Tensor run3(OpKind op, const Tensor& a, const Tensor& b, const Tensor& c) {
-  return rt::interpret_op(op, {a, b, c}, ir::AttrList()).at(0);
-}
-
-template <typename T>
-Tensor mk(const std::vector<double>& v, std::vector<int64_t> shape = {}) {
-  std::vector<T> x;
-  for (double d : v) {
-    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-      x.push_back(T(static_cast<float>(d)));
-    else if constexpr (std::is_same_v<T, bool>)
-      x.push_back(d != 0);
-    else
-      x.push_back(static_cast<T>(d));
-  }
-  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
-  return make<T>(x, shape);
-}
+Tensor convert(const Tensor& a, ScalarType to) { return run(OpKind::convert_element_type, {a}, {to}); }
 
 Tensor mk_any(ScalarType t, const std::vector<double>& v) {
   return dispatch_dtype(t, [&](auto tag) { return mk<decltype(tag)>(v); });
-}
-
-std::vector<double> doubles(const Tensor& t) {
-  return dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    std::vector<double> out;
-    for (T x : values<T>(t)) {
-      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-        out.push_back(static_cast<double>(static_cast<float>(x)));
-      else
-        out.push_back(static_cast<double>(x));
-    }
-    return out;
-  });
-}
-
-void expect_exact(const Tensor& t, ScalarType dtype, const std::vector<double>& want) {
-  ASSERT_EQ(t.dtype(), dtype);
-  std::vector<double> got = doubles(t);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << ": got " << got[i];
-    } else {
-      EXPECT_EQ(got[i], want[i]) << "element " << i;
-      EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << "sign of element " << i << " (" << got[i] << ")";
-    }
-  }
 }
 
 template <typename T> std::vector<uint16_t> bits(const Tensor& t) {
   std::vector<uint16_t> out;
   for (T x : values<T>(t)) out.push_back(x.bits);
   return out;
-}
-
-Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  return Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes), std::move(strides), offset));
 }
 
 // ---- convert_element_type -----------------------------------------------------------------
@@ -212,7 +154,7 @@ TEST(InterpCast, FromHalfAndBetweenFloatsIsExactOrRounded) {
 
 TEST(InterpCast, CloneMakesAContiguousIndependentCopy) {
   Tensor base = mk<int8_t>({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor t = view(base, {3, 2}, {1, 3}, 0);  // the transpose: [[1, 4], [2, 5], [3, 6]]
+  Tensor t = strided(base, {3, 2}, {1, 3}, 0);  // the transpose: [[1, 4], [2, 5], [3, 6]]
   Tensor c = rt::interpret_op(OpKind::clone, {t}, ir::AttrList()).at(0);
   EXPECT_EQ(c.dtype(), kInt8);
   EXPECT_TRUE(c.is_contiguous());
@@ -225,19 +167,19 @@ TEST(InterpCast, CloneMakesAContiguousIndependentCopy) {
 
 TEST(InterpCast, ConvertReadsStridedInput) {
   Tensor base = mk<double>({0.5, 1.5, 2.5, 3.5, 4.5, 5.5});
-  expect_exact(convert(view(base, {3}, {2}, 1), kInt32), kInt32, {1, 3, 5});
-  expect_exact(convert(view(base, {2, 2}, {0, 1}, 4), kFloat), kFloat, {4.5, 5.5, 4.5, 5.5});
+  expect_exact(convert(strided(base, {3}, {2}, 1), kInt32), kInt32, {1, 3, 5});
+  expect_exact(convert(strided(base, {2, 2}, {0, 1}, 4), kFloat), kFloat, {4.5, 5.5, 4.5, 5.5});
 }
 
 TEST(InterpCast, CopyIntoWritesThroughStridedView) {
   Tensor buf = mk<int32_t>({-1, -1, -1, -1, -1, -1});
-  Tensor dst = view(buf, {3}, {2}, 1);  // elements 1, 3, 5
+  Tensor dst = strided(buf, {3}, {2}, 1);  // elements 1, 3, 5
   rt::interp::copy_into(dst, mk<float>({1.9, -2.9, 300}));
   expect_exact(buf, kInt32, {-1, 1, -1, -2, -1, 300});
   // A zero-stride (broadcast) source into a transposed 2x2 destination, bool -> bf16.
   Tensor out = mk<BFloat16>({0, 0, 0, 0}, {2, 2});
   Tensor src_buf = mk<bool>({1, 0});
-  rt::interp::copy_into(view(out, {2, 2}, {1, 2}, 0), view(src_buf, {2, 2}, {1, 0}, 0));
+  rt::interp::copy_into(strided(out, {2, 2}, {1, 2}, 0), strided(src_buf, {2, 2}, {1, 0}, 0));
   // dst[i][j] is out[j*2 + i] and takes src[i][j] = src_buf[i]: out = [[1, 0], [1, 0]].
   expect_exact(out, kBFloat16, {1, 0, 1, 0});
   EXPECT_THROW(rt::interp::copy_into(dst, mk<float>({1, 2})), Error);
@@ -246,19 +188,20 @@ TEST(InterpCast, CopyIntoWritesThroughStridedView) {
 // ---- where and clamp ----------------------------------------------------------------------
 
 TEST(InterpTernary, Where) {
-  expect_exact(run3(OpKind::where, mk<bool>({1, 0, 1, 0}), mk<float>({1, 2, kNaN, -0.0}), mk<float>({10, 20, 30, 40})),
+  expect_exact(run(OpKind::where, {mk<bool>({1, 0, 1, 0}), mk<float>({1, 2, kNaN, -0.0}), mk<float>({10, 20, 30, 40})}),
                kFloat, {1, 20, kNaN, 40});
-  expect_exact(run3(OpKind::where, mk<bool>({0, 1}), mk<Half>({1, -0.0}), mk<Half>({65504, 2})), kHalf, {65504, -0.0});
-  EXPECT_EQ(values<int64_t>(run3(OpKind::where, mk<bool>({1, 0}), make<int64_t>({INT64_MIN, 0}), make<int64_t>({0, INT64_MAX}))),
+  expect_exact(run(OpKind::where, {mk<bool>({0, 1}), mk<Half>({1, -0.0}), mk<Half>({65504, 2})}), kHalf, {65504, -0.0});
+  EXPECT_EQ(values<int64_t>(
+                run(OpKind::where, {mk<bool>({1, 0}), make<int64_t>({INT64_MIN, 0}), make<int64_t>({0, INT64_MAX})})),
             (std::vector<int64_t>{INT64_MIN, INT64_MAX}));
-  expect_exact(run3(OpKind::where, mk<bool>({1, 0}), mk<bool>({0, 0}), mk<bool>({1, 1})), kBool, {0, 1});
+  expect_exact(run(OpKind::where, {mk<bool>({1, 0}), mk<bool>({0, 0}), mk<bool>({1, 1})}), kBool, {0, 1});
   // A condition broadcast along columns: [[T, T], [F, F]].
   Tensor cond_buf = mk<bool>({1, 0});
-  Tensor cond = view(cond_buf, {2, 2}, {1, 0}, 0);
-  expect_exact(run3(OpKind::where, cond, mk<int16_t>({1, 2, 3, 4}, {2, 2}), mk<int16_t>({5, 6, 7, 8}, {2, 2})), kInt16,
+  Tensor cond = strided(cond_buf, {2, 2}, {1, 0}, 0);
+  expect_exact(run(OpKind::where, {cond, mk<int16_t>({1, 2, 3, 4}, {2, 2}), mk<int16_t>({5, 6, 7, 8}, {2, 2})}), kInt16,
                {1, 2, 7, 8});
-  EXPECT_THROW(run3(OpKind::where, mk<uint8_t>({1}), mk<float>({1}), mk<float>({2})), Error);
-  EXPECT_THROW(run3(OpKind::where, mk<bool>({1}), mk<float>({1}), mk<double>({2})), Error);
+  EXPECT_THROW(run(OpKind::where, {mk<uint8_t>({1}), mk<float>({1}), mk<float>({2})}), Error);
+  EXPECT_THROW(run(OpKind::where, {mk<bool>({1}), mk<float>({1}), mk<double>({2})}), Error);
 }
 
 TEST(InterpTernary, ClampPropagatesNaNFromValueAndBounds) {
@@ -266,18 +209,21 @@ TEST(InterpTernary, ClampPropagatesNaNFromValueAndBounds) {
   Tensor lo = mk<float>({0, 0, 0, 0, kNaN, 2, 0});
   Tensor hi = mk<float>({1, 1, 1, 1, 1, 1, kNaN});
   // lo > hi (element 5) gives hi.
-  expect_exact(run3(OpKind::clamp, x, lo, hi), kFloat, {0, 0.5, 1, kNaN, kNaN, 1, kNaN});
-  expect_exact(run3(OpKind::clamp, mk<double>({-kInf, kInf}), mk<double>({-1, -1}), mk<double>({1, 1})), kDouble, {-1, 1});
-  expect_exact(run3(OpKind::clamp, mk<Half>({-3, 2}), mk<Half>({-1, -1}), mk<Half>({1, 1})), kHalf, {-1, 1});
+  expect_exact(run(OpKind::clamp, {x, lo, hi}), kFloat, {0, 0.5, 1, kNaN, kNaN, 1, kNaN});
+  expect_exact(run(OpKind::clamp, {mk<double>({-kInf, kInf}), mk<double>({-1, -1}), mk<double>({1, 1})}), kDouble,
+               {-1, 1});
+  expect_exact(run(OpKind::clamp, {mk<Half>({-3, 2}), mk<Half>({-1, -1}), mk<Half>({1, 1})}), kHalf, {-1, 1});
 }
 
 TEST(InterpTernary, ClampIntegers) {
-  expect_exact(run3(OpKind::clamp, mk<int32_t>({-5, 5, 3}), mk<int32_t>({0, 0, 4}), mk<int32_t>({3, 3, 2})), kInt32, {0, 3, 2});
-  expect_exact(run3(OpKind::clamp, mk<uint8_t>({200, 5}), mk<uint8_t>({10, 10}), mk<uint8_t>({100, 100})), kUInt8, {100, 10});
-  EXPECT_EQ(values<int64_t>(run3(OpKind::clamp, make<int64_t>({INT64_MIN, INT64_MAX}), make<int64_t>({-7, -7}),
-                                 make<int64_t>({INT64_MAX, 7}))),
+  expect_exact(run(OpKind::clamp, {mk<int32_t>({-5, 5, 3}), mk<int32_t>({0, 0, 4}), mk<int32_t>({3, 3, 2})}), kInt32,
+               {0, 3, 2});
+  expect_exact(run(OpKind::clamp, {mk<uint8_t>({200, 5}), mk<uint8_t>({10, 10}), mk<uint8_t>({100, 100})}), kUInt8,
+               {100, 10});
+  EXPECT_EQ(values<int64_t>(run(OpKind::clamp, {make<int64_t>({INT64_MIN, INT64_MAX}), make<int64_t>({-7, -7}),
+                                                make<int64_t>({INT64_MAX, 7})})),
             (std::vector<int64_t>{-7, 7}));
-  EXPECT_THROW(run3(OpKind::clamp, mk<bool>({1}), mk<bool>({0}), mk<bool>({1})), Error);
+  EXPECT_THROW(run(OpKind::clamp, {mk<bool>({1}), mk<bool>({0}), mk<bool>({1})}), Error);
 }
 
 }  // namespace

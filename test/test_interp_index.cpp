@@ -7,7 +7,8 @@
 
 #include "frontend/error.h"
 #include "ir/attr.h"
-#include "runtime/interpreter.h"
+#include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -17,36 +18,14 @@
 namespace kiln {
 namespace {
 
-using test::make;
-using test::values;
-using V = std::vector<int64_t>;
+using namespace test;
 
-Tensor run(ir::OpKind op, std::vector<Tensor> in, std::vector<ir::AttrValue> attrs) {
-  return rt::interpret_op(op, in, ir::AttrList(std::move(attrs))).at(0);
-}
-
-Tensor strided(const Tensor& base, V sizes, V strides, int64_t offset = 0) {
-  return Tensor(
-      make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes), std::move(strides), offset));
-}
-
-template <typename F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-V shape(const Tensor& t) { return t.sizes().vec(); }
-
-Tensor pad(const Tensor& a, V amounts, Scalar value) { return run(ir::OpKind::constant_pad, {a}, {amounts, value}); }
+Tensor pad(const Tensor& a, Ints amounts, Scalar value) { return run(ir::OpKind::constant_pad, {a}, {amounts, value}); }
 
 TEST(InterpGather, AlongEachDim) {
   Tensor self = make<float>({1, 2, 3, 4}, {2, 2});
   Tensor g1 = run(ir::OpKind::gather, {self, make<int64_t>({0, 0, 1, 0}, {2, 2})}, {int64_t{1}});
-  EXPECT_EQ(shape(g1), (V{2, 2}));
+  EXPECT_EQ(sizes_of(g1), (Ints{2, 2}));
   EXPECT_EQ(values<float>(g1), (std::vector<float>{1, 1, 4, 3}));
   Tensor g0 = run(ir::OpKind::gather, {self, make<int64_t>({1, 0, 0, 0}, {2, 2})}, {int64_t{0}});
   EXPECT_EQ(values<float>(g0), (std::vector<float>{3, 2, 1, 2}));
@@ -55,7 +34,7 @@ TEST(InterpGather, AlongEachDim) {
 TEST(InterpGather, SmallerIndexAndStridedSelf) {
   Tensor self = make<int32_t>({0, 1, 2, 3, 4, 5, 6, 7, 8}, {3, 3});
   Tensor g = run(ir::OpKind::gather, {self, make<int64_t>({2, 0}, {2, 1})}, {int64_t{0}});
-  EXPECT_EQ(shape(g), (V{2, 1}));
+  EXPECT_EQ(sizes_of(g), (Ints{2, 1}));
   EXPECT_EQ(values<int32_t>(g), (std::vector<int32_t>{6, 0}));
   Tensor t = strided(self, {3, 3}, {1, 3});  // the transpose: [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
   Tensor gt = run(ir::OpKind::gather, {t, make<int64_t>({2, 1, 0}, {3, 1})}, {int64_t{1}});
@@ -82,7 +61,7 @@ TEST(InterpScatter, WritesIntoACopy) {
   Tensor self = make<float>({0, 0, 0, 0, 0, 0}, {2, 3});
   Tensor src = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor s = run(ir::OpKind::scatter, {self, make<int64_t>({1, 0, 1}, {1, 3}), src}, {int64_t{0}});
-  EXPECT_EQ(shape(s), (V{2, 3}));
+  EXPECT_EQ(sizes_of(s), (Ints{2, 3}));
   EXPECT_EQ(values<float>(s), (std::vector<float>{0, 2, 0, 1, 0, 3}));
   EXPECT_EQ(values<float>(self), (std::vector<float>(6, 0)));  // self is untouched
   Tensor s1 = run(ir::OpKind::scatter, {self, make<int64_t>({2, 0, 1, 1}, {2, 2}), src}, {int64_t{1}});
@@ -129,16 +108,16 @@ TEST(InterpScatter, OutOfBounds) {
 TEST(InterpIndexSelect, Basics) {
   Tensor self = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor s1 = run(ir::OpKind::index_select, {self, make<int64_t>({2, 0, 2})}, {int64_t{1}});
-  EXPECT_EQ(shape(s1), (V{2, 3}));
+  EXPECT_EQ(sizes_of(s1), (Ints{2, 3}));
   EXPECT_EQ(values<float>(s1), (std::vector<float>{3, 1, 3, 6, 4, 6}));
   Tensor s0 = run(ir::OpKind::index_select, {self, make<int64_t>({1})}, {int64_t{0}});
-  EXPECT_EQ(shape(s0), (V{1, 3}));
+  EXPECT_EQ(sizes_of(s0), (Ints{1, 3}));
   EXPECT_EQ(values<float>(s0), (std::vector<float>{4, 5, 6}));
   Tensor scalar_index = run(ir::OpKind::index_select, {self, make<int64_t>({1}, {})}, {int64_t{1}});
-  EXPECT_EQ(shape(scalar_index), (V{2, 1}));
+  EXPECT_EQ(sizes_of(scalar_index), (Ints{2, 1}));
   EXPECT_EQ(values<float>(scalar_index), (std::vector<float>{2, 5}));
   Tensor none = run(ir::OpKind::index_select, {self, make<int64_t>({}, {0})}, {int64_t{1}});
-  EXPECT_EQ(shape(none), (V{2, 0}));
+  EXPECT_EQ(sizes_of(none), (Ints{2, 0}));
   Tensor t = strided(self, {3, 2}, {1, 3});  // [[1, 4], [2, 5], [3, 6]]
   EXPECT_EQ(values<float>(run(ir::OpKind::index_select, {t, make<int64_t>({2, 2, 1})}, {int64_t{0}})),
             (std::vector<float>{3, 6, 3, 6, 2, 5}));
@@ -159,10 +138,10 @@ TEST(InterpIndexSelect, OutOfBounds) {
 TEST(InterpCat, AlongEachDim) {
   Tensor a = make<int64_t>({1, 2, 3, 4}, {2, 2});
   Tensor c0 = run(ir::OpKind::cat, {a, make<int64_t>({5, 6}, {1, 2})}, {int64_t{0}});
-  EXPECT_EQ(shape(c0), (V{3, 2}));
+  EXPECT_EQ(sizes_of(c0), (Ints{3, 2}));
   EXPECT_EQ(values<int64_t>(c0), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
   Tensor c1 = run(ir::OpKind::cat, {a, make<int64_t>({7, 8}, {2, 1})}, {int64_t{1}});
-  EXPECT_EQ(shape(c1), (V{2, 3}));
+  EXPECT_EQ(sizes_of(c1), (Ints{2, 3}));
   EXPECT_EQ(values<int64_t>(c1), (std::vector<int64_t>{1, 2, 7, 3, 4, 8}));
 }
 
@@ -171,7 +150,7 @@ TEST(InterpCat, StridedAndEmptyInputs) {
   Tensor t = strided(base, {2, 2}, {1, 2});  // [[1, 3], [2, 4]]
   Tensor e = strided(make<float>({9}), {1, 2}, {0, 0});
   Tensor c = run(ir::OpKind::cat, {t, make<float>({}, {0, 2}), e}, {int64_t{0}});
-  EXPECT_EQ(shape(c), (V{3, 2}));
+  EXPECT_EQ(sizes_of(c), (Ints{3, 2}));
   EXPECT_EQ(values<float>(c), (std::vector<float>{1, 3, 2, 4, 9, 9}));
   Tensor one = run(ir::OpKind::cat, {t}, {int64_t{1}});
   EXPECT_FALSE(one.is_alias_of(t));
@@ -181,10 +160,10 @@ TEST(InterpCat, StridedAndEmptyInputs) {
 TEST(InterpConstantPad, PadsFromTheLastDim) {
   Tensor a = make<float>({1, 2, 3, 4}, {2, 2});
   Tensor p = pad(a, {1, 0}, 9.0);
-  EXPECT_EQ(shape(p), (V{2, 3}));
+  EXPECT_EQ(sizes_of(p), (Ints{2, 3}));
   EXPECT_EQ(values<float>(p), (std::vector<float>{9, 1, 2, 9, 3, 4}));
   Tensor q = pad(a, {0, 1, 1, 0}, -1.5);
-  EXPECT_EQ(shape(q), (V{3, 3}));
+  EXPECT_EQ(sizes_of(q), (Ints{3, 3}));
   EXPECT_EQ(values<float>(q), (std::vector<float>{-1.5, -1.5, -1.5, 1, 2, -1.5, 3, 4, -1.5}));
   Tensor none = pad(a, {}, 0.0);
   EXPECT_EQ(values<float>(none), (std::vector<float>{1, 2, 3, 4}));
@@ -193,12 +172,12 @@ TEST(InterpConstantPad, PadsFromTheLastDim) {
 TEST(InterpConstantPad, NegativePadsCrop) {
   Tensor a = make<int32_t>({1, 2, 3, 4}, {2, 2});
   Tensor c = pad(a, {-1, 0}, 0);
-  EXPECT_EQ(shape(c), (V{2, 1}));
+  EXPECT_EQ(sizes_of(c), (Ints{2, 1}));
   EXPECT_EQ(values<int32_t>(c), (std::vector<int32_t>{2, 4}));
   Tensor m = pad(a, {-1, 1}, 7);
   EXPECT_EQ(values<int32_t>(m), (std::vector<int32_t>{2, 7, 4, 7}));
   Tensor all = pad(a, {0, 0, -2, 1}, 5);  // dim 0: 2 - 2 + 1 = 1 row, all fill
-  EXPECT_EQ(shape(all), (V{1, 2}));
+  EXPECT_EQ(sizes_of(all), (Ints{1, 2}));
   EXPECT_EQ(values<int32_t>(all), (std::vector<int32_t>{5, 5}));
   EXPECT_EQ(
       error_of([&] {
@@ -218,7 +197,7 @@ TEST(InterpConstantPad, ValueConversionAndStrides) {
   Tensor base = make<double>({1, 2, 3, 4, 5, 6}, {6});
   Tensor t = strided(base, {2, 3}, {1, 2});  // [[1, 3, 5], [2, 4, 6]]
   Tensor p = pad(t, {-1, 1, 1, -1}, 0.0);    // crop the first column, add one; add a row, drop the last
-  EXPECT_EQ(shape(p), (V{2, 3}));
+  EXPECT_EQ(sizes_of(p), (Ints{2, 3}));
   EXPECT_EQ(values<double>(p), (std::vector<double>{0, 0, 0, 3, 5, 0}));
 }
 

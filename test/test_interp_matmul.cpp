@@ -7,7 +7,8 @@
 
 #include "frontend/error.h"
 #include "ir/attr.h"
-#include "runtime/interpreter.h"
+#include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -17,32 +18,16 @@
 namespace kiln {
 namespace {
 
-using test::make;
-using test::values;
-using V = std::vector<int64_t>;
+using namespace test;
 
-Tensor mm(const Tensor& a, const Tensor& b) { return rt::interpret_op(ir::OpKind::mm, {a, b}, ir::AttrList()).at(0); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return rt::interpret_op(ir::OpKind::bmm, {a, b}, ir::AttrList()).at(0); }
-
-Tensor strided(const Tensor& base, V sizes, V strides, int64_t offset = 0) {
-  return Tensor(
-      make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes), std::move(strides), offset));
-}
-
-template <typename F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+Tensor mm(const Tensor& a, const Tensor& b) { return run(ir::OpKind::mm, {a, b}); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return run(ir::OpKind::bmm, {a, b}); }
 
 TEST(InterpMatmul, MmContiguous) {
   Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor b = make<float>({7, 8, 9, 10, 11, 12}, {3, 2});
   Tensor c = mm(a, b);
-  EXPECT_EQ(c.sizes().vec(), (V{2, 2}));
+  EXPECT_EQ(c.sizes().vec(), (Ints{2, 2}));
   EXPECT_EQ(c.dtype(), kFloat);
   EXPECT_EQ(values<float>(c), (std::vector<float>{58, 64, 139, 154}));
 }
@@ -57,12 +42,12 @@ TEST(InterpMatmul, MmTransposedOperands) {
 
 TEST(InterpMatmul, ZeroSizeKAndEmptyOutputs) {
   Tensor z = mm(make<float>({}, {2, 0}), make<float>({}, {0, 3}));
-  EXPECT_EQ(z.sizes().vec(), (V{2, 3}));
+  EXPECT_EQ(z.sizes().vec(), (Ints{2, 3}));
   EXPECT_EQ(values<float>(z), (std::vector<float>(6, 0.0f)));
   Tensor e = mm(make<int64_t>({}, {0, 3}), make<int64_t>({1, 2, 3, 4, 5, 6}, {3, 2}));
-  EXPECT_EQ(e.sizes().vec(), (V{0, 2}));
+  EXPECT_EQ(e.sizes().vec(), (Ints{0, 2}));
   Tensor zb = bmm(make<int32_t>({}, {2, 1, 0}), make<int32_t>({}, {2, 0, 2}));
-  EXPECT_EQ(zb.sizes().vec(), (V{2, 1, 2}));
+  EXPECT_EQ(zb.sizes().vec(), (Ints{2, 1, 2}));
   EXPECT_EQ(values<int32_t>(zb), (std::vector<int32_t>(4, 0)));
 }
 
@@ -93,7 +78,7 @@ TEST(InterpMatmul, Bmm) {
   Tensor a = make<float>({1, 2, 3, 4}, {2, 1, 2});
   Tensor b = make<float>({1, 1, 2, 0}, {2, 2, 1});
   Tensor c = bmm(a, b);
-  EXPECT_EQ(c.sizes().vec(), (V{2, 1, 1}));
+  EXPECT_EQ(c.sizes().vec(), (Ints{2, 1, 1}));
   EXPECT_EQ(values<float>(c), (std::vector<float>{3, 6}));
   Tensor shared = strided(make<float>({5, 6}, {2}), {2, 2, 1}, {0, 1, 1});  // the same [[5], [6]] per batch
   EXPECT_EQ(values<float>(bmm(a, shared)), (std::vector<float>{17, 39}));

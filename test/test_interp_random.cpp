@@ -8,7 +8,8 @@
 #include "frontend/error.h"
 #include "frontend/random.h"
 #include "ir/attr.h"
-#include "runtime/interpreter.h"
+#include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -20,28 +21,23 @@
 namespace kiln {
 namespace {
 
-using test::values;
-using V = std::vector<int64_t>;
+using namespace test;
 using Words = std::array<uint32_t, 4>;
 
-Tensor run(ir::OpKind op, std::vector<ir::AttrValue> attrs) {
-  return rt::interpret_op(op, {}, ir::AttrList(std::move(attrs))).at(0);
+Tensor uniform(Ints size, double low, double high, int64_t seed, int64_t offset, ScalarType dtype) {
+  return run(ir::OpKind::uniform, {}, {ir::to_exprs(size), low, high, seed, offset, dtype, Device()});
 }
 
-Tensor uniform(V size, double low, double high, int64_t seed, int64_t offset, ScalarType dtype) {
-  return run(ir::OpKind::uniform, {ir::to_exprs(size), low, high, seed, offset, dtype, Device()});
-}
-
-Tensor normal(V size, double mean, double std, int64_t seed, int64_t offset, ScalarType dtype) {
-  return run(ir::OpKind::normal, {ir::to_exprs(size), mean, std, seed, offset, dtype, Device()});
+Tensor normal(Ints size, double mean, double std, int64_t seed, int64_t offset, ScalarType dtype) {
+  return run(ir::OpKind::normal, {}, {ir::to_exprs(size), mean, std, seed, offset, dtype, Device()});
 }
 
 Tensor iota(int64_t length, Scalar start, Scalar step, ScalarType dtype) {
-  return run(ir::OpKind::iota, {ir::Expr(length), start, step, dtype, Device()});
+  return run(ir::OpKind::iota, {}, {ir::Expr(length), start, step, dtype, Device()});
 }
 
-Tensor full(V size, Scalar value, ScalarType dtype) {
-  return run(ir::OpKind::full, {ir::to_exprs(size), value, dtype, Device()});
+Tensor full(Ints size, Scalar value, ScalarType dtype) {
+  return run(ir::OpKind::full, {}, {ir::to_exprs(size), value, dtype, Device()});
 }
 
 template <typename T> std::vector<double> as_doubles(const Tensor& t) {
@@ -117,7 +113,7 @@ TEST(Generator, SeedAndOffsets) {
 
 TEST(InterpRandom, UniformMatchesDrawsAndReproduces) {
   Tensor a = uniform({2, 3}, 0.0, 1.0, 1234, 7, kFloat);
-  EXPECT_EQ(a.sizes().vec(), (V{2, 3}));
+  EXPECT_EQ(a.sizes().vec(), (Ints{2, 3}));
   std::vector<float> av = values<float>(a);
   for (size_t i = 0; i < av.size(); ++i) EXPECT_EQ(av[i], uniform_f32(1234, 7, i));
   EXPECT_EQ(values<float>(uniform({2, 3}, 0.0, 1.0, 1234, 7, kFloat)), av);
@@ -177,7 +173,7 @@ TEST(InterpRandom, NormalMatchesDrawsAndStatistics) {
   EXPECT_NE(values<double>(normal({4}, 0.0, 1.0, 2024, 1, kDouble)),
             values<double>(normal({4}, 0.0, 1.0, 2024, 0, kDouble)));
   Tensor h = normal({3, 2}, 0.0, 1.0, 1, 1, kHalf);
-  EXPECT_EQ(h.sizes().vec(), (V{3, 2}));
+  EXPECT_EQ(h.sizes().vec(), (Ints{3, 2}));
   EXPECT_EQ(h.dtype(), kHalf);
   Tensor zero_std = normal({3}, 4.0, 0.0, 1, 1, kFloat);
   EXPECT_EQ(values<float>(zero_std), (std::vector<float>{4, 4, 4}));
@@ -194,17 +190,17 @@ TEST(InterpFactory, Iota) {
   std::vector<Half> h = values<Half>(iota(4, 0.0, 0.1, kHalf));
   EXPECT_EQ(h[3].bits, Half(static_cast<float>(0.0 + 3.0 * 0.1)).bits);
   Tensor e = iota(0, 0, 1, kLong);
-  EXPECT_EQ(e.sizes().vec(), (V{0}));
+  EXPECT_EQ(e.sizes().vec(), (Ints{0}));
 }
 
 TEST(InterpFactory, Full) {
   Tensor a = full({2, 3}, 7, kInt);
-  EXPECT_EQ(a.sizes().vec(), (V{2, 3}));
+  EXPECT_EQ(a.sizes().vec(), (Ints{2, 3}));
   EXPECT_EQ(values<int32_t>(a), (std::vector<int32_t>(6, 7)));
   EXPECT_EQ(values<Half>(full({2}, 0.1, kHalf))[1].bits, Half(0.1f).bits);
   EXPECT_EQ(values<bool>(full({3}, true, kBool)), (std::vector<bool>{true, true, true}));
   Tensor s = full({}, -2.5, kDouble);
-  EXPECT_EQ(s.sizes().vec(), (V{}));
+  EXPECT_EQ(s.sizes().vec(), (Ints{}));
   EXPECT_EQ(values<double>(s), (std::vector<double>{-2.5}));
   EXPECT_EQ(full({0, 3}, 1, kFloat).numel(), 0);
 }

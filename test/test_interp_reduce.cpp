@@ -7,7 +7,8 @@
 
 #include "frontend/error.h"
 #include "ir/attr.h"
-#include "runtime/interpreter.h"
+#include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -19,76 +20,53 @@
 namespace kiln {
 namespace {
 
-using test::make;
-using test::values;
-using V = std::vector<int64_t>;
+using namespace test;
 
-Tensor run(ir::OpKind op, std::vector<Tensor> in, std::vector<ir::AttrValue> attrs) {
-  return rt::interpret_op(op, in, ir::AttrList(std::move(attrs))).at(0);
-}
-
-Tensor red(ir::OpKind op, const Tensor& a, V dims, bool keepdim = false) { return run(op, {a}, {dims, keepdim}); }
+Tensor red(ir::OpKind op, const Tensor& a, Ints dims, bool keepdim = false) { return run(op, {a}, {dims, keepdim}); }
 
 Tensor arg(ir::OpKind op, const Tensor& a, std::optional<int64_t> dim, bool keepdim = false) {
   ir::AttrValue d = dim ? ir::AttrValue(*dim) : ir::AttrValue(std::monostate{});
   return run(op, {a}, {d, keepdim});
 }
 
-// A view of `base`'s storage with the given geometry.
-Tensor strided(const Tensor& base, V sizes, V strides, int64_t offset = 0) {
-  return Tensor(
-      make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes), std::move(strides), offset));
-}
-
-template <typename F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-V shape(const Tensor& t) { return t.sizes().vec(); }
-
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 TEST(InterpReduce, SumOverEachDim) {
   Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor s0 = red(ir::OpKind::sum, a, {0});
-  EXPECT_EQ(shape(s0), (V{3}));
+  EXPECT_EQ(sizes_of(s0), (Ints{3}));
   EXPECT_EQ(values<float>(s0), (std::vector<float>{5, 7, 9}));
   Tensor s1 = red(ir::OpKind::sum, a, {1});
-  EXPECT_EQ(shape(s1), (V{2}));
+  EXPECT_EQ(sizes_of(s1), (Ints{2}));
   EXPECT_EQ(values<float>(s1), (std::vector<float>{6, 15}));
   Tensor all = red(ir::OpKind::sum, a, {0, 1});
-  EXPECT_EQ(shape(all), (V{}));
+  EXPECT_EQ(sizes_of(all), (Ints{}));
   EXPECT_EQ(values<float>(all), (std::vector<float>{21}));
 }
 
 TEST(InterpReduce, KeepdimAndMultipleDims) {
   Tensor a = make<int64_t>({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
   Tensor s = red(ir::OpKind::sum, a, {0, 2}, true);
-  EXPECT_EQ(shape(s), (V{1, 2, 1}));
+  EXPECT_EQ(sizes_of(s), (Ints{1, 2, 1}));
   EXPECT_EQ(values<int64_t>(s), (std::vector<int64_t>{10, 18}));
   Tensor p = red(ir::OpKind::prod, a, {1, 2});
-  EXPECT_EQ(shape(p), (V{2}));
+  EXPECT_EQ(sizes_of(p), (Ints{2}));
   EXPECT_EQ(values<int64_t>(p), (std::vector<int64_t>{0, 4 * 5 * 6 * 7}));
   Tensor k = red(ir::OpKind::amax, make<float>({1, 2, 3, 4, 5, 6}, {2, 3}), {1}, true);
-  EXPECT_EQ(shape(k), (V{2, 1}));
+  EXPECT_EQ(sizes_of(k), (Ints{2, 1}));
   EXPECT_EQ(values<float>(k), (std::vector<float>{3, 6}));
 }
 
 TEST(InterpReduce, EmptyDimsIsACopy) {
   Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor s = red(ir::OpKind::sum, a, {});
-  EXPECT_EQ(shape(s), (V{2, 3}));
+  EXPECT_EQ(sizes_of(s), (Ints{2, 3}));
   EXPECT_FALSE(s.is_alias_of(a));
   EXPECT_EQ(values<float>(s), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   Tensor b = red(ir::OpKind::any, make<float>({0, 2, kNaN}), {});
   EXPECT_EQ(values<bool>(b), (std::vector<bool>{false, true, true}));
   Tensor scalar = red(ir::OpKind::prod, make<double>({2.5}, {}), {});
-  EXPECT_EQ(shape(scalar), (V{}));
+  EXPECT_EQ(sizes_of(scalar), (Ints{}));
   EXPECT_EQ(values<double>(scalar), (std::vector<double>{2.5}));
 }
 
@@ -140,9 +118,9 @@ TEST(InterpReduce, EmptyExtents) {
   EXPECT_EQ(values<bool>(red(ir::OpKind::any, a, {1})), (std::vector<bool>{false, false}));
   EXPECT_EQ(values<bool>(red(ir::OpKind::all, a, {1})), (std::vector<bool>{true, true}));
   Tensor s0 = red(ir::OpKind::sum, a, {0});
-  EXPECT_EQ(shape(s0), (V{0}));
+  EXPECT_EQ(sizes_of(s0), (Ints{0}));
   Tensor m0 = red(ir::OpKind::amax, a, {0});  // the reduced dim is non-empty: an empty result
-  EXPECT_EQ(shape(m0), (V{0}));
+  EXPECT_EQ(sizes_of(m0), (Ints{0}));
   EXPECT_EQ(error_of([&] { red(ir::OpKind::amax, a, {1}); }), "[amax] Expected reduction dim 1 to have non-zero size.");
   EXPECT_EQ(error_of([&] {
               red(ir::OpKind::amin, make<int32_t>({}, {0, 3}), {0, 1});
@@ -192,18 +170,18 @@ TEST(InterpArgReduce, DimsTiesAndFlattened) {
   Tensor a = make<float>({1, 3, 3, 5, 0, 5}, {2, 3});
   Tensor am1 = arg(ir::OpKind::argmax, a, 1);
   EXPECT_EQ(am1.dtype(), kLong);
-  EXPECT_EQ(shape(am1), (V{2}));
+  EXPECT_EQ(sizes_of(am1), (Ints{2}));
   EXPECT_EQ(values<int64_t>(am1), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmin, a, 1)), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmax, a, 0)), (std::vector<int64_t>{1, 0, 1}));
   Tensor k = arg(ir::OpKind::argmax, a, 1, true);
-  EXPECT_EQ(shape(k), (V{2, 1}));
+  EXPECT_EQ(sizes_of(k), (Ints{2, 1}));
   EXPECT_EQ(values<int64_t>(k), (std::vector<int64_t>{1, 0}));
   Tensor flat = arg(ir::OpKind::argmax, a, std::nullopt);
-  EXPECT_EQ(shape(flat), (V{}));
+  EXPECT_EQ(sizes_of(flat), (Ints{}));
   EXPECT_EQ(values<int64_t>(flat), (std::vector<int64_t>{3}));
   Tensor flat_k = arg(ir::OpKind::argmin, a, std::nullopt, true);
-  EXPECT_EQ(shape(flat_k), (V{1, 1}));
+  EXPECT_EQ(sizes_of(flat_k), (Ints{1, 1}));
   EXPECT_EQ(values<int64_t>(flat_k), (std::vector<int64_t>{4}));
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmax, make<int64_t>({-5, -2, -2}), 0)), (std::vector<int64_t>{1}));
 }
@@ -238,13 +216,13 @@ TEST(InterpArgReduce, EmptyErrors) {
             }),
             "[argmax] Expected reduction dim 0 to have non-zero size.");
   Tensor ok = arg(ir::OpKind::argmax, make<float>({}, {0, 3}), 1);  // other dims may be empty
-  EXPECT_EQ(shape(ok), (V{0}));
+  EXPECT_EQ(sizes_of(ok), (Ints{0}));
 }
 
 TEST(InterpScan, CumsumCumprod) {
   Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor c1 = run(ir::OpKind::cumsum, {a}, {int64_t{1}});
-  EXPECT_EQ(shape(c1), (V{2, 3}));
+  EXPECT_EQ(sizes_of(c1), (Ints{2, 3}));
   EXPECT_EQ(values<float>(c1), (std::vector<float>{1, 3, 6, 4, 9, 15}));
   EXPECT_EQ(values<float>(run(ir::OpKind::cumsum, {a}, {int64_t{0}})), (std::vector<float>{1, 2, 3, 5, 7, 9}));
   EXPECT_EQ(values<float>(run(ir::OpKind::cumprod, {a}, {int64_t{1}})), (std::vector<float>{1, 2, 6, 4, 20, 120}));
@@ -258,9 +236,9 @@ TEST(InterpScan, StridedEmptyScalarAndWrap) {
   Tensor e = strided(make<int64_t>({7}), {3}, {0});
   EXPECT_EQ(values<int64_t>(run(ir::OpKind::cumprod, {e}, {int64_t{0}})), (std::vector<int64_t>{7, 49, 343}));
   Tensor empty = run(ir::OpKind::cumsum, {make<float>({}, {2, 0})}, {int64_t{1}});
-  EXPECT_EQ(shape(empty), (V{2, 0}));
+  EXPECT_EQ(sizes_of(empty), (Ints{2, 0}));
   Tensor scalar = run(ir::OpKind::cumsum, {make<double>({4.5}, {})}, {int64_t{0}});
-  EXPECT_EQ(shape(scalar), (V{}));
+  EXPECT_EQ(sizes_of(scalar), (Ints{}));
   EXPECT_EQ(values<double>(scalar), (std::vector<double>{4.5}));
   EXPECT_EQ(values<int8_t>(run(ir::OpKind::cumsum, {make<int8_t>({100, 100, 100})}, {int64_t{0}})),
             (std::vector<int8_t>{100, -56, 44}));

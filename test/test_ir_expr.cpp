@@ -3,6 +3,7 @@
 #include "frontend/error.h"
 #include "ir/expr.h"
 #include "ir/text.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -14,21 +15,14 @@
 namespace kiln::ir {
 namespace {
 
+using namespace test;
+
 const Expr s0 = Expr::symbol("s0");
 const Expr s1 = Expr::symbol("s1");
 const Expr s2 = Expr::symbol("s2");
 
 int64_t eval(const Expr& e, int64_t v0, int64_t v1 = 0, int64_t v2 = 0) {
   return e.evaluate({{"s0", v0}, {"s1", v1}, {"s2", v2}});
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // ---- interning ---------------------------------------------------------------------------

@@ -5,17 +5,18 @@
 // results; the error cases assert the exact messages.
 #include "frontend/error.h"
 #include "ir/shape_fns.h"
+#include "test_support/check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 namespace kiln::ir {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace test;
 
 const Expr s0 = Expr::symbol("s0");
 const Expr s1 = Expr::symbol("s1");
@@ -30,22 +31,11 @@ TensorType infer(OpKind op, const std::vector<TensorType>& in, std::vector<AttrV
   return out.at(0);
 }
 
-// The message of the kiln::Error that fn throws, or "<no error>".
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 std::string infer_error(OpKind op, const std::vector<TensorType>& in, std::vector<AttrValue> attrs = {}) {
   return error_of([&] { infer(op, in, std::move(attrs)); });
 }
 
 std::vector<Expr> E(std::vector<int64_t> v) { return to_exprs(v); }
-using Ints = std::vector<int64_t>;
 
 // ---- unary ------------------------------------------------------------------------------------
 

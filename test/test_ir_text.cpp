@@ -5,6 +5,7 @@
 #include "ir/graph.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -35,21 +36,11 @@ std::vector<std::filesystem::path> corpus_files() {
 }
 
 std::string parse_error(std::string_view text) {
-  try {
-    parse_graph(text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<parsed without error>";
+  return test::error_of([&] { parse_graph(text); });
 }
 
 std::string verify_error(const Graph& g) {
-  try {
-    verify(g);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<verified without error>";
+  return test::error_of([&] { verify(g); });
 }
 
 TensorType f32(std::vector<Expr> sizes) { return TensorType(kFloat, std::move(sizes)); }

@@ -7,13 +7,13 @@
 #include "frontend/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
+#include "test_support/check.h"
 #include "test_support/make.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <set>
 #include <string>
 
@@ -21,23 +21,7 @@ namespace kiln {
 namespace {
 
 using ::testing::HasSubstr;
-using test::make;
-using test::values;
-using Ints = std::vector<int64_t>;
-using Floats = std::vector<float>;
-using Doubles = std::vector<double>;
-using Longs = std::vector<int64_t>;
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-Ints sizes_of(const Tensor& t) { return t.sizes().vec(); }
+using namespace test;
 
 TEST(Factories, EmptyAndEmptyStrided) {
   Tensor e = empty({2, 3});

@@ -10,13 +10,13 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"
+#include "test_support/check.h"
 #include "test_support/make.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <string>
 
@@ -24,26 +24,10 @@ namespace kiln {
 namespace {
 
 using ::testing::HasSubstr;
-using test::make;
-using test::values;
-using Ints = std::vector<int64_t>;
-using Floats = std::vector<float>;
-using Longs = std::vector<int64_t>;
-using Bools = std::vector<bool>;
+using namespace test;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-Ints sizes_of(const Tensor& t) { return t.sizes().vec(); }
 
 // values<bool> returns std::vector<bool>; compare through it.
 Bools bools(const Tensor& t) { return values<bool>(t); }

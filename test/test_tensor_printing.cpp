@@ -19,19 +19,13 @@
 namespace kiln {
 namespace {
 
-using test::make;
+using namespace test;
 
 template <typename T>
 std::vector<T> iota_values(int64_t n, double scale = 1.0) {
   std::vector<T> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<T>(static_cast<double>(i) * scale));
   return v;
-}
-
-// A view of `base`'s storage with the given geometry (no view op involved).
-Tensor strided(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  return Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes),
-                                           std::move(strides), offset));
 }
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();

@@ -9,23 +9,20 @@
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "runtime/interpreter.h"
+#include "test_support/check.h"
 #include "test_support/make.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <numeric>
 #include <string>
 
 namespace kiln {
 namespace {
 
-using test::make;
-using test::values;
+using namespace test;
 using ::testing::HasSubstr;
-using Ints = std::vector<int64_t>;
-using Floats = std::vector<float>;
 
 // A contiguous float tensor holding 0, 1, 2, ... in row-major order.
 Tensor arange_f(Ints shape) {
@@ -44,15 +41,6 @@ Tensor arange_f(Ints shape) {
   return ::testing::AssertionFailure() << "got sizes " << shape_str(sz) << " strides " << shape_str(st) << " offset "
                                        << off << "; expected sizes " << shape_str(sizes) << " strides "
                                        << shape_str(strides) << " offset " << offset;
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // ---- metadata helpers ---------------------------------------------------------------------------

@@ -1,13 +1,19 @@
 // kiln/test/test_support/make.h — building tensors in tests without going through factories.
 //
 // make<T>(values, shape) gives a contiguous CPU tensor of T's dtype holding `values`;
-// values<T>(t) reads any tensor back in row-major order (through its strides).
+// mk<T>(doubles, shape) does the same from doubles (so one literal list serves every dtype);
+// strided(base, sizes, strides, offset) views base's storage with any geometry, no view op
+// involved; values<T>(t) reads any tensor back in row-major order (through its strides).
 #pragma once
 
 #include "frontend/error.h"
+#include "frontend/half.h"
 #include "frontend/tensor.h"
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kiln::test {
@@ -28,6 +34,30 @@ Tensor make(const std::vector<T>& values, std::vector<int64_t> shape) {
 template <typename T>
 Tensor make(const std::vector<T>& values) {
   return make<T>(values, {static_cast<int64_t>(values.size())});
+}
+
+// A tensor of element type T holding `v` (doubles converted; f16/bf16 through float, bool as
+// v != 0). An empty `shape` means 1-D of v.size() elements.
+template <typename T>
+Tensor mk(const std::vector<double>& v, std::vector<int64_t> shape = {}) {
+  std::vector<T> x;
+  for (double d : v) {
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      x.push_back(T(static_cast<float>(d)));
+    else if constexpr (std::is_same_v<T, bool>)
+      x.push_back(d != 0);
+    else
+      x.push_back(static_cast<T>(d));
+  }
+  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
+  return make<T>(x, shape);
+}
+
+// A view of `base`'s storage with the given geometry (no view op involved).
+inline Tensor strided(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                      int64_t offset = 0) {
+  return Tensor(
+      make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(sizes), std::move(strides), offset));
 }
 
 template <typename T>
