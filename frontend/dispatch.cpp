@@ -40,7 +40,11 @@ std::vector<Tensor> dispatch(OpCall call) {
     in_types.push_back(type_of(t));
   }
   ir::check_attrs(call.op, call.attrs);
-  ir::infer_types(call.op, in_types, call.attrs);  // validates shapes and dtypes, naming the op
+  // Validates shapes and dtypes, naming the op; factories also say where their result lives.
+  for (const ir::TensorType& out : ir::infer_types(call.op, in_types, call.attrs))
+    if (!out.device.is_cpu())
+      fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
+           out.device.str());
   return rt::interpret_op(call.op, call.inputs, call.attrs);
 }
 

@@ -58,6 +58,16 @@ TEST(Factories, ZerosOnesFull) {
   EXPECT_EQ(values<double>(scalar_tensor(3, kDouble)), (Doubles{3}));
 }
 
+TEST(Factories, DevicesWithoutAnEagerBackendAreRefused) {
+  // A factory must never hand back a CPU tensor when another device was asked for.
+  EXPECT_THAT(error_of([] { (void)ones({2}, Device("cuda:0")); }),
+              HasSubstr("[full] cannot create a tensor on cuda:0: there is no eager backend for that device yet"));
+  EXPECT_THAT(error_of([] { (void)arange(4, TensorOptions(kLong).device(Device(kCUDA, 1))); }),
+              HasSubstr("[iota] cannot create a tensor on cuda:1"));
+  EXPECT_THAT(error_of([] { (void)randn({3}, TensorOptions(Device("cuda"))); }),
+              HasSubstr("[normal] cannot create a tensor on cuda:0"));
+}
+
 TEST(Factories, ArangeIntegers) {
   Tensor a = arange(5);
   EXPECT_EQ(a.dtype(), kInt64);
