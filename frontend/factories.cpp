@@ -135,7 +135,9 @@ Tensor ones(IntArrayRef size, TensorOptions opts) {
 
 Tensor full(IntArrayRef size, const Scalar& value, TensorOptions opts) {
   check_sizes("full", size);
-  return full_prim(size, value, opts.dtype_or(scalar_default_dtype(value)), opts.device_or());
+  ScalarType dtype = opts.dtype_or(scalar_default_dtype(value));
+  check_scalar_fits("full", value, dtype);
+  return full_prim(size, value, dtype, opts.device_or());
 }
 
 Tensor scalar_tensor(const Scalar& value, TensorOptions opts) {

@@ -161,6 +161,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   if (pad.size() % 2 != 0) fail("constant_pad_nd", "Length of pad must be even but instead it equals {}", pad.size());
+  check_scalar_fits("constant_pad_nd", value, self.dtype());
   int64_t rank = self.dim();
   int64_t npad = static_cast<int64_t>(pad.size() / 2);
   if (npad > rank) {

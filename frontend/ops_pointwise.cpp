@@ -216,6 +216,8 @@ Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, boo
   if (!has_min && !has_max) fail("clamp", "At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type(operands);
   if (dt == ScalarType::Bool) fail("clamp", "clamp is not supported for bool tensors");
+  for (const TensorOrScalar& o : operands)  // scalar bounds convert checked, as PyTorch's clamp
+    if (const Scalar* bound = std::get_if<Scalar>(&o)) check_scalar_fits("clamp", *bound, dt);
   std::vector<Tensor> ops = promote_and_broadcast("clamp", operands, dt);
   if (has_min && has_max) return dispatch1(OpKind::clamp, {ops[0], ops[1], ops[2]});
   return dispatch1(has_min ? OpKind::maximum : OpKind::minimum, {ops[0], ops[1]});

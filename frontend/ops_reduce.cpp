@@ -161,13 +161,21 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 
 // ---- any, all ------------------------------------------------------------------------------------
 
-Tensor any(const Tensor& self) { return reduce(OpKind::any, self, reduce_dims("any", self, {}), false); }
-Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
-  return reduce(OpKind::any, self, reduce_dims("any", self, IntArrayRef(dim)), keepdim);
+namespace {
+// any/all produce bool, except that uint8 inputs give uint8 (as PyTorch documents).
+Tensor logical_reduce(OpKind kind, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor r = reduce(kind, self, dims, keepdim);
+  return self.dtype() == ScalarType::UInt8 ? r.to(ScalarType::UInt8) : r;
 }
-Tensor all(const Tensor& self) { return reduce(OpKind::all, self, reduce_dims("all", self, {}), false); }
+}  // namespace
+
+Tensor any(const Tensor& self) { return logical_reduce(OpKind::any, self, reduce_dims("any", self, {}), false); }
+Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
+  return logical_reduce(OpKind::any, self, reduce_dims("any", self, IntArrayRef(dim)), keepdim);
+}
+Tensor all(const Tensor& self) { return logical_reduce(OpKind::all, self, reduce_dims("all", self, {}), false); }
 Tensor all(const Tensor& self, int64_t dim, bool keepdim) {
-  return reduce(OpKind::all, self, reduce_dims("all", self, IntArrayRef(dim)), keepdim);
+  return logical_reduce(OpKind::all, self, reduce_dims("all", self, IntArrayRef(dim)), keepdim);
 }
 
 // ---- scans ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "frontend/dtype.h"
 
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <type_traits>
 
@@ -32,7 +33,7 @@ class Scalar {
   bool is_floating_point() const { return kind_ == Kind::Float; }
 
   double to_double() const { return kind_ == Kind::Float ? d_ : static_cast<double>(i_); }
-  int64_t to_int() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
+  int64_t to_int() const { return to<int64_t>(); }
   bool to_bool() const { return kind_ == Kind::Float ? d_ != 0.0 : i_ != 0; }
   template <typename T> T to() const;
 
@@ -41,6 +42,10 @@ class Scalar {
     return kind_ == Kind::Bool ? kBool : kind_ == Kind::Int ? kLong : kDouble;
   }
   std::string str() const;  // "3", "2.5", "true"
+  // Whether converting to `dtype` overflows, by c10's checked_convert rules: an integer must
+  // fit the target (negative values may wrap into unsigned types); a floating value must be
+  // finite and in range for integer targets, and finite-in-range, inf or NaN for floating ones.
+  bool overflows(ScalarType dtype) const;
   bool operator==(const Scalar& o) const {
     return kind_ == o.kind_ && (kind_ == Kind::Float ? (d_ == o.d_ || (d_ != d_ && o.d_ != o.d_)) : i_ == o.i_);
   }
@@ -53,10 +58,21 @@ class Scalar {
   };
 };
 
+// Throws "[op] value cannot be converted to type uint8_t without overflow" when v.overflows(dtype).
+void check_scalar_fits(std::string_view op, const Scalar& v, ScalarType dtype);
+
+// Unchecked conversion (wraps like a C cast). A floating value outside int64's range, or NaN,
+// converts to an integer as x86 does (through INT64_MIN) instead of being undefined behaviour.
 template <typename T> T Scalar::to() const {
-  if constexpr (std::is_same_v<T, bool>) return to_bool();
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_);
-  else return static_cast<T>(static_cast<float>(to_double()));
+  if constexpr (std::is_same_v<T, bool>) {
+    return to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (kind_ != Kind::Float) return static_cast<T>(i_);
+    const bool in_range = d_ >= -9223372036854775808.0 && d_ < 9223372036854775808.0;  // false for NaN
+    return static_cast<T>(in_range ? static_cast<int64_t>(d_) : INT64_MIN);
+  } else {
+    return static_cast<T>(static_cast<float>(to_double()));
+  }
 }
 template <> inline double Scalar::to<double>() const { return to_double(); }
 

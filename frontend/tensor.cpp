@@ -70,7 +70,11 @@ Scalar Tensor::item() const {
   });
 }
 
-template <typename T> T Tensor::item() const { return item().to<T>(); }
+template <typename T> T Tensor::item() const {
+  Scalar v = item();
+  check_scalar_fits("item", v, scalar_type_of<T>);
+  return v.to<T>();
+}
 
 template <typename T> std::vector<T> Tensor::to_vector() const {
   require_eager(*this, "to_vector");
@@ -124,7 +128,29 @@ Tensor Tensor::contiguous() const {
   return clone();
 }
 
+namespace {
+
+// Whether two elements of `t` share one memory location (a zero stride on a dim of size > 1),
+// as PyTorch's has_internal_overlap decides it.
+bool has_internal_overlap(const Tensor& t) {
+  const auto& sz = t.impl()->sizes();
+  const auto& st = t.impl()->strides();
+  for (size_t d = 0; d < sz.size(); ++d)
+    if (sz[d] > 1 && st[d] == 0) return true;
+  return false;
+}
+
+}  // namespace
+
 Tensor& Tensor::copy_(const Tensor& src) {
+  checked(*this, "copy_");
+  if (!is_traced() && has_internal_overlap(*this))
+    fail("copy_", "unsupported operation: more than one element of the written-to tensor refers to a single "
+                  "memory location. Please clone() the tensor before performing the operation.");
+  return assign_(src);
+}
+
+Tensor& Tensor::assign_(const Tensor& src) {
   checked(*this, "copy_");
   checked(src, "copy_");
   std::vector<int64_t> bshape = broadcast_shapes("copy_", sizes(), src.sizes());
@@ -139,6 +165,11 @@ Tensor& Tensor::copy_(const Tensor& src) {
     if (v->producer() && v->producer()->info().has(ir::traits::View))
       fail("copy_", "in-place update of a view ({}) of a traced tensor cannot be recorded; "
                     "compute the new tensor out of place instead", op_name(v->producer()->op()));
+    // Views taken earlier alias this tensor; rebinding it would leave them with the old value.
+    for (const ir::Use& u : v->uses())
+      if (u.user && u.user->info().has(ir::traits::View))
+        fail("copy_", "in-place update of a traced tensor that has views ({}) cannot be recorded; "
+                      "compute the new tensor out of place instead", op_name(u.user->op()));
     Tensor fresh = value.is_traced() ? value.clone() : Tracer::current()->lift(value).clone();
     impl()->rebind(fresh.impl()->value());
     return *this;
@@ -150,8 +181,10 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(const Scalar& v) {
+  checked(*this, "fill_");
+  check_scalar_fits("fill_", v, dtype());
   Tensor value = dispatch1(ir::OpKind::full, {}, {std::vector<ir::Expr>{}, v, dtype(), device()});
-  return copy_(value);
+  return assign_(value);  // filling an expanded tensor is allowed: every alias gets the same value
 }
 
 }  // namespace kiln

@@ -191,6 +191,8 @@ class Tensor {
   std::string toString() const;  // "CPUFloatType" as libtorch names the type
 
  private:
+  // copy_ without the internal-overlap check (fill_ may write into expanded tensors).
+  Tensor& assign_(const Tensor& src);
   IntrusivePtr<TensorImpl> impl_;
 };
 

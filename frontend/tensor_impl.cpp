@@ -2,6 +2,7 @@
 #include "frontend/tensor_impl.h"
 
 #include "frontend/error.h"
+#include "frontend/int_array_ref.h"
 
 namespace kiln {
 
@@ -42,7 +43,11 @@ TensorImpl::TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Devic
 
 void TensorImpl::refresh() {
   numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  for (int64_t s : sizes_) {
+    if (s < 0) fail("tensor", "negative size {} in shape {}", s, shape_str(sizes_));
+    if (__builtin_mul_overflow(numel_, s, &numel_))
+      fail("tensor", "the number of elements of a tensor of shape {} overflows int64", shape_str(sizes_));
+  }
   contiguous_ = is_contiguous_layout(sizes_, strides_);
 }
 

@@ -1,0 +1,99 @@
+// kiln/test/test_tensor_checks.cpp — bad values and writes that must fail clearly instead of
+// wrapping silently: scalar conversions, writes into self-overlapping tensors, in-place updates
+// that a trace cannot express, overflowing shapes.
+#include "frontend/kiln.h"
+#include "runtime/interpreter.h"
+#include "test_support/check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace kiln::test;
+
+TEST(ScalarChecks, OverflowFollowsC10Rules) {
+  EXPECT_TRUE(Scalar(300).overflows(kByte));
+  EXPECT_FALSE(Scalar(-1).overflows(kByte));  // negative integers may wrap into unsigned types
+  EXPECT_TRUE(Scalar(-256).overflows(kByte));
+  EXPECT_TRUE(Scalar(128).overflows(kChar));
+  EXPECT_FALSE(Scalar(-128).overflows(kChar));
+  EXPECT_TRUE(Scalar(-1.0).overflows(kByte));  // floating values must be in range for integers
+  EXPECT_TRUE(Scalar(std::nan("")).overflows(kLong));
+  EXPECT_TRUE(Scalar(INFINITY).overflows(kInt));
+  EXPECT_FALSE(Scalar(INFINITY).overflows(kHalf));
+  EXPECT_FALSE(Scalar(std::nan("")).overflows(kFloat));
+  EXPECT_TRUE(Scalar(1e10).overflows(kHalf));
+  EXPECT_FALSE(Scalar(65504.0).overflows(kHalf));
+  EXPECT_TRUE(Scalar(1e39).overflows(kFloat));
+  EXPECT_FALSE(Scalar(1e300).overflows(kDouble));
+  EXPECT_FALSE(Scalar(12345).overflows(kBool));
+}
+
+TEST(ScalarChecks, UncheckedConversionOfNaNIsDefined) {
+  EXPECT_EQ(Scalar(std::nan("")).to<int64_t>(), INT64_MIN);
+  EXPECT_EQ(Scalar(1e30).to<int64_t>(), INT64_MIN);
+  EXPECT_EQ(Scalar(-7.9).to<int32_t>(), -7);
+}
+
+TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
+  EXPECT_THAT(error_of([] { (void)full({2}, 1e10, kHalf); }),
+              HasSubstr("[full] value cannot be converted to type c10::Half without overflow"));
+  EXPECT_THAT(error_of([] { zeros({3}, kByte).fill_(300); }),
+              HasSubstr("[fill_] value cannot be converted to type uint8_t without overflow: 300"));
+  EXPECT_THAT(error_of([] { (void)constant_pad_nd(zeros({3}, kChar), {1, 1}, 200); }),
+              HasSubstr("[constant_pad_nd] value cannot be converted to type int8_t without overflow"));
+  EXPECT_THAT(error_of([] { (void)clamp(zeros({3}, kByte), 0, 300); }),
+              HasSubstr("[clamp] value cannot be converted to type uint8_t without overflow"));
+  EXPECT_THAT(error_of([] { (void)scalar_tensor(300.0).item<uint8_t>(); }),
+              HasSubstr("[item] value cannot be converted to type uint8_t without overflow"));
+  // A floating bound promotes instead (result_type), so nothing overflows.
+  EXPECT_EQ(clamp(zeros({1}, kByte), -1.5, 300).dtype(), kFloat);
+  // What PyTorch allows stays allowed: -1 wraps into uint8, and binary ops wrap wrapped numbers.
+  EXPECT_EQ(full({2}, -1, kByte).to_vector<int64_t>(), (std::vector<int64_t>{255, 255}));
+  EXPECT_EQ((zeros({1}, kByte) + 300).to_vector<int64_t>(), (std::vector<int64_t>{44}));
+}
+
+TEST(OverlapChecks, WritingIntoAnExpandedTensorIsRefused) {
+  Tensor z = zeros({1, 3});
+  Tensor ze = z.expand({2, 3});
+  EXPECT_THAT(error_of([&] { ze.copy_(ones({2, 3})); }),
+              HasSubstr("[copy_] unsupported operation: more than one element of the written-to tensor refers to a "
+                        "single memory location"));
+  EXPECT_THAT(error_of([&] { ze.add_(ones({2, 3})); }), HasSubstr("more than one element"));
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  ze.fill_(7);  // allowed, as in PyTorch: every alias receives the same value
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{7, 7, 7}));
+}
+
+TEST(TraceChecks, InPlaceUpdateOfATracedBaseWithViewsIsRefused) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor x = in[0].clone();
+    Tensor v = x.slice(0, 0, 2);
+    x.add_(10);
+    return std::vector<Tensor>{v, x};
+  };
+  EXPECT_THAT(error_of([&] { trace(fn, {arange(4, kFloat)}); }),
+              HasSubstr("[copy_] in-place update of a traced tensor that has views (slice) cannot be recorded"));
+}
+
+TEST(ShapeChecks, OverflowingShapesAreRefused) {
+  const int64_t p = (int64_t{1} << 32) + 1, m = (int64_t{1} << 32) - 1;
+  EXPECT_THAT(error_of([&] { (void)zeros({p, m, p, m, 6}); }), HasSubstr("overflows int64"));
+}
+
+TEST(ReductionDtypes, AnyAndAllKeepUint8) {
+  Tensor u = tensor({1, 0, 2}).to(kByte);
+  EXPECT_EQ(u.all().dtype(), kByte);
+  EXPECT_EQ(u.any(0).dtype(), kByte);
+  EXPECT_EQ(u.all().item<int64_t>(), 0);
+  EXPECT_EQ(u.any().item<int64_t>(), 1);
+  EXPECT_EQ(tensor({1, 2}).all().dtype(), kBool);
+}
+
+}  // namespace
+}  // namespace kiln
