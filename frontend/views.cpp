@@ -11,6 +11,12 @@
 // then goes through dispatch1() with one of the eight view prims, so the same code runs
 // eagerly (a view sharing storage) and under tracing (a recorded node): select is slice +
 // squeeze, narrow is slice, transpose/t/movedim are permute, flatten/unflatten are reshape.
+// The exception is eager as_strided, which addresses the storage itself (PyTorch's
+// semantics) and so builds its view here; its prim addresses the input's elements.
+//
+// Size products are overflow-checked (checked_numel). Strides of dims with at most one
+// element never address memory and PyTorch's arithmetic for them wraps, so they are
+// computed with explicit two's-complement wrapping rather than signed overflow.
 #include "frontend/views.h"
 
 #include "frontend/dispatch.h"
@@ -49,15 +55,57 @@ Tensor reshape_prim(const Tensor& self, const std::vector<int64_t>& shape) {
   return dispatch1(ir::OpKind::reshape, {self}, {ir::to_exprs(shape)});
 }
 
-int64_t product(IntArrayRef v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
+// Two's-complement arithmetic (what PyTorch's unchecked int64 arithmetic does in practice),
+// for strides of dims that hold at most one element.
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+[[noreturn]] void fail_numel_overflow(std::string_view op, IntArrayRef shape) {
+  fail(op, "the number of elements of a tensor of shape {} overflows int64", shape_str(shape));
 }
 
 }  // namespace
 
 // ---- metadata arithmetic ----------------------------------------------------------------------
+
+int64_t checked_numel(std::string_view op, IntArrayRef sizes) {
+  for (int64_t s : sizes)
+    if (s < 0) fail(op, "Trying to create tensor with negative dimension {}: {}", s, shape_str(sizes));
+  int64_t n = 1;  // the running product must fit, as in TensorImpl (a later 0 does not excuse it)
+  for (int64_t s : sizes)
+    if (__builtin_mul_overflow(n, s, &n)) fail_numel_overflow(op, sizes);
+  return n;
+}
+
+void check_as_strided_bounds(IntArrayRef size, IntArrayRef stride, int64_t offset, int64_t itemsize,
+                             int64_t available_bytes) {
+  if (size.size() != stride.size())
+    internal_fail("check_as_strided_bounds: {} sizes and {} strides", size.size(), stride.size());
+  // Bytes the view can reach (torch's computeStorageNbytes): none when it has no elements.
+  if (std::find(size.begin(), size.end(), int64_t{0}) != size.end()) return;
+  bool overflow = false;
+  int64_t span = 1;  // elements from the first to one past the last reachable one
+  for (size_t d = 0; d < size.size(); ++d) {
+    int64_t extent = 0;
+    overflow |= __builtin_mul_overflow(stride[d], size[d] - 1, &extent);
+    overflow |= __builtin_add_overflow(span, extent, &span);
+  }
+  int64_t need = 0;
+  overflow |= __builtin_add_overflow(span, offset, &need);
+  overflow |= __builtin_mul_overflow(need, itemsize, &need);
+  if (overflow)
+    fail("as_strided", "Storage size calculation overflowed with sizes={} and strides={}", shape_str(size),
+         shape_str(stride));
+  if (need > available_bytes)
+    fail("as_strided",
+         "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {} are out "
+         "of bounds for storage of size {}",
+         shape_str(size), shape_str(stride), offset, itemsize, need, available_bytes);
+}
 
 int64_t normalize_dim(std::string_view op, int64_t dim, int64_t rank, bool allow_scalar) {
   if (rank <= 0) {
@@ -73,17 +121,19 @@ int64_t normalize_dim(std::string_view op, int64_t dim, int64_t rank, bool allow
 std::vector<int64_t> infer_size(std::string_view op, IntArrayRef shape, int64_t numel) {
   std::vector<int64_t> res = shape.vec();
   int64_t newsize = 1;
+  bool overflow = false;  // of the running product, as TensorImpl checks it
   std::optional<size_t> infer_dim;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       if (infer_dim) fail(op, "only one dimension can be inferred");
       infer_dim = d;
     } else if (shape[d] >= 0) {
-      newsize *= shape[d];
+      overflow |= __builtin_mul_overflow(newsize, shape[d], &newsize);
     } else {
       fail(op, "invalid shape dimension {}", shape[d]);
     }
   }
+  if (overflow) fail_numel_overflow(op, shape);
   if (numel == newsize || (infer_dim && newsize > 0 && numel % newsize == 0)) {
     if (infer_dim) {
       if (newsize == 0)
@@ -105,7 +155,7 @@ std::optional<std::vector<int64_t>> compute_view_strides(IntArrayRef oldshape, I
 
   // With no elements the strides are arbitrary: keep them when the shape is unchanged, else
   // use contiguous-like strides (NumPy's behaviour, as PyTorch).
-  const int64_t numel = product(oldshape);
+  const int64_t numel = checked_numel("view", oldshape);
   if (numel == 0 && oldshape == newshape) return oldstride.vec();
   std::vector<int64_t> newstride(newshape.size());
   if (numel == 0) {
@@ -184,7 +234,7 @@ ViewMeta expand(const ViewMeta& in, IntArrayRef size) {
     const int64_t offset = ndim - 1 - i;
     const int64_t dim = tensor_dim - 1 - offset;
     int64_t sz = dim >= 0 ? in.sizes[dim] : 1;
-    int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < ndim ? out.sizes[i + 1] * out.strides[i + 1] : 1);
+    int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < ndim ? wrap_mul(out.sizes[i + 1], out.strides[i + 1]) : 1);
     int64_t target = size[i];
     if (target == -1) {
       if (dim < 0)
@@ -204,6 +254,7 @@ ViewMeta expand(const ViewMeta& in, IntArrayRef size) {
     out.sizes[i] = sz;
     out.strides[i] = stride;
   }
+  checked_numel("expand", out.sizes);
   return out;
 }
 
@@ -217,10 +268,13 @@ ViewMeta permute(const ViewMeta& in, IntArrayRef dims) {
 }
 
 ViewMeta slice(const ViewMeta& in, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  // start <= end <= size, so only an empty slice's offset or a stride whose dim keeps at
+  // most one element can leave int64 (PyTorch wraps there too).
   ViewMeta out = in;
-  out.offset += start * in.strides.at(static_cast<size_t>(dim));
-  out.sizes[dim] = (end - start + step - 1) / step;
-  out.strides[dim] *= step;
+  out.offset = wrap_add(out.offset, wrap_mul(start, in.strides.at(static_cast<size_t>(dim))));
+  const int64_t len = end - start;
+  out.sizes[dim] = len == 0 ? 0 : (len - 1) / step + 1;
+  out.strides[dim] = wrap_mul(out.strides[dim], step);
   return out;
 }
 
@@ -237,7 +291,7 @@ ViewMeta squeeze(const ViewMeta& in, IntArrayRef dims) {
 ViewMeta unsqueeze(const ViewMeta& in, int64_t dim) {
   ViewMeta out = in;
   const size_t d = static_cast<size_t>(dim);
-  const int64_t stride = d >= in.sizes.size() ? 1 : in.sizes[d] * in.strides[d];
+  const int64_t stride = d >= in.sizes.size() ? 1 : wrap_mul(in.sizes[d], in.strides[d]);
   out.sizes.insert(out.sizes.begin() + dim, 1);
   out.strides.insert(out.strides.begin() + dim, stride);
   return out;
@@ -255,7 +309,7 @@ ViewMeta diagonal(const ViewMeta& in, int64_t offset, int64_t dim1, int64_t dim2
     out.strides.push_back(in.strides[d]);
   }
   out.sizes.push_back(diag_size);
-  out.strides.push_back(in.strides[dim1] + in.strides[dim2]);
+  out.strides.push_back(wrap_add(in.strides[dim1], in.strides[dim2]));
   return out;
 }
 
@@ -282,7 +336,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (n == 0) return reshape_prim(self, {1});
   if (s == e) return self;
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + s);
-  shape.push_back(product(IntArrayRef(self.sizes().data() + s, static_cast<size_t>(e - s + 1))));
+  shape.push_back(checked_numel("flatten", IntArrayRef(self.sizes().data() + s, static_cast<size_t>(e - s + 1))));
   shape.insert(shape.end(), self.sizes().begin() + e + 1, self.sizes().end());
   return reshape_prim(self, shape);
 }
@@ -427,6 +481,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  if (!self.defined()) fail("as_strided", "received an undefined tensor");
   if (size.size() != stride.size())
     fail("as_strided", "mismatch in length of strides and shape: {} sizes and {} strides", size.size(), stride.size());
   for (int64_t s : size)
@@ -434,9 +489,18 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   for (int64_t s : stride)
     if (s < 0)
       fail("as_strided", "Negative strides are not supported at the moment, got strides: {}", shape_str(stride));
-  const int64_t offset = storage_offset.value_or(self.impl()->storage_offset());
+  // Traced: the prim addresses the input value's row-major elements (it has no storage).
+  const TensorImpl& impl = *self.impl();
+  const int64_t offset = storage_offset.value_or(self.is_traced() ? 0 : impl.storage_offset());
   if (offset < 0) fail("as_strided", "Tensor: invalid storage offset {}", offset);
-  return dispatch1(ir::OpKind::as_strided, {self}, {ir::to_exprs(size.vec()), ir::to_exprs(stride.vec()), sym(offset)});
+  if (self.is_traced())
+    return dispatch1(ir::OpKind::as_strided, {self},
+                     {ir::to_exprs(size.vec()), ir::to_exprs(stride.vec()), sym(offset)});
+  // Eager: PyTorch's semantics, a view of the storage itself, whatever self's own layout.
+  const int64_t itemsize = static_cast<int64_t>(element_size(self.dtype()));
+  const int64_t storage_bytes = impl.storage() ? static_cast<int64_t>(impl.storage()->nbytes()) : 0;
+  check_as_strided_bounds(size, stride, offset, itemsize, storage_bytes);
+  return Tensor(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size.vec(), stride.vec(), offset));
 }
 
 // ---- splitting -----------------------------------------------------------------------------------
@@ -448,9 +512,10 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   const int64_t dim_size = self.sizes()[d];
   if (split_size == 0 && dim_size != 0)
     fail("split", "split_size can only be 0 if dimension size is 0, but got dimension size of {}", dim_size);
-  int64_t num_splits = 1;
-  if (split_size != 0) num_splits = std::max<int64_t>((dim_size + split_size - 1) / split_size, 1);
-  const int64_t last = split_size - (split_size * num_splits - dim_size);
+  // ceil(dim_size / split_size) pieces (at least one), the last holding what is left; written
+  // so that no intermediate leaves int64 however large split_size is.
+  const int64_t num_splits = split_size == 0 || dim_size == 0 ? 1 : (dim_size - 1) / split_size + 1;
+  const int64_t last = dim_size - split_size * (num_splits - 1);
   std::vector<Tensor> out;
   out.reserve(static_cast<size_t>(num_splits));
   for (int64_t i = 0; i < num_splits; ++i)
@@ -463,14 +528,15 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   const int64_t d = normalize_dim("split_with_sizes", dim, self.dim());
   const int64_t dim_size = self.sizes()[d];
   int64_t total = 0;
+  bool overflow = false;  // the entries are non-negative, so an overflowing sum exceeds dim_size
   for (int64_t s : split_sizes) {
     if (s < 0)
       fail("split_with_sizes",
            "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={}",
            shape_str(split_sizes));
-    total += s;
+    overflow |= __builtin_add_overflow(total, s, &total);
   }
-  if (total != dim_size)
+  if (overflow || total != dim_size)
     fail("split_with_sizes",
          "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got "
          "split_sizes={}",
@@ -489,7 +555,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   if (chunks <= 0) fail("chunk", "chunk expects `chunks` to be greater than 0, got: {}", chunks);
   const int64_t d = normalize_dim("chunk", dim, self.dim());
   const int64_t dim_size = self.sizes()[d];
-  const int64_t split_size = (dim_size + chunks - 1) / chunks;
+  const int64_t split_size = dim_size == 0 ? 0 : (dim_size - 1) / chunks + 1;  // ceil, without overflow
   // With nothing to split, split() would return one piece; chunk keeps the requested count.
   if (split_size == 0 && dim_size == 0)
     return split_with_sizes(self, std::vector<int64_t>(static_cast<size_t>(chunks), 0), d);

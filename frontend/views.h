@@ -21,6 +21,16 @@ struct ViewMeta {
 // Normalizes a possibly negative dim against `rank` (rank 0 accepts -1 and 0 when
 // allow_scalar); throws "[op] Dimension out of range (expected to be in range of [-2, 1], but got 5)".
 int64_t normalize_dim(std::string_view op, int64_t dim, int64_t rank, bool allow_scalar = true);
+// The number of elements of a tensor of shape `sizes`; throws "[op] the number of elements
+// of a tensor of shape [..] overflows int64" when the running product (left to right, as
+// TensorImpl checks it) leaves int64, and PyTorch's error for a negative size.
+int64_t checked_numel(std::string_view op, IntArrayRef sizes);
+// Checks that a view (size, stride, offset) of elements of `itemsize` bytes reaches only the
+// first `available_bytes` bytes of its storage (nothing when it has no elements): PyTorch's
+// setStorage / computeStorageNbytes errors, "[as_strided] ...", with the arithmetic
+// overflow-checked. Arguments must already be checked non-negative and of equal lengths.
+void check_as_strided_bounds(IntArrayRef size, IntArrayRef stride, int64_t offset, int64_t itemsize,
+                             int64_t available_bytes);
 // Sizes after resolving one -1 entry against numel; throws for invalid shapes.
 std::vector<int64_t> infer_size(std::string_view op, IntArrayRef shape, int64_t numel);
 // Strides for viewing (sizes, strides) as `new_sizes`, or nullopt when the strides cannot
@@ -59,6 +69,9 @@ Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start =
 Tensor select(const Tensor& self, int64_t dim, int64_t index);
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// Eagerly PyTorch's as_strided: offset and strides address the underlying storage, the
+// offset defaulting to self's. A traced tensor has no storage: the recorded prim addresses
+// the row-major elements of its input value, with the offset defaulting to 0.
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt);
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);

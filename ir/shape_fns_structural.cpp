@@ -3,7 +3,7 @@
 // The frontend normalizes arguments before it creates these prims (dims in [0, rank),
 // sorted and unique; slice bounds clamped; -1 sizes resolved), so the IR rejects anything
 // else rather than guessing. Sizes may be symbolic: view sizes are computed with Expr
-// arithmetic (a slice of s0 has (end - start + step - 1)//step elements), and a bound is
+// arithmetic (a slice has (end - start - 1)//step + 1 elements), and a bound is
 // rejected only when it is known to be violated (the difference folds to a constant).
 #include "frontend/error.h"
 #include "ir/shape_fns_detail.h"
@@ -157,6 +157,25 @@ TensorType infer_expand(OpKind op, const TensorType& a, const std::vector<Expr>&
   return out;
 }
 
+// The number of elements of x[start:end:step] (0 <= start <= end, step > 0). The
+// overflow-free form is (end - start - 1)//step + 1 (0 when end == start). With a symbolic
+// extent and a constant step the equal (end - start + step - 1)//step is used instead,
+// which the Expr simplifier reduces (x[1:s0:2] has s0//2 elements), provided its constant
+// term stays inside int64.
+Expr slice_length(const Expr& start, const Expr& end, const Expr& step) {
+  const Expr extent = end - start;
+  const std::optional<int64_t> st = step.maybe_const();
+  if (!extent.maybe_const() && st) {
+    int64_t c = 0;  // the extent's constant term
+    bool overflow = false;
+    if (extent.kind() == ExprKind::Add)
+      for (const Expr& term : extent.operands())
+        if (auto k = term.maybe_const()) overflow |= __builtin_add_overflow(c, *k, &c);
+    if (!overflow && !__builtin_add_overflow(c, *st - 1, &c)) return floordiv(extent + Expr(*st - 1), step);
+  }
+  return floordiv(extent - Expr(1), step) + Expr(1);
+}
+
 TensorType infer_slice(OpKind op, const TensorType& a, const AttrList& attrs) {
   if (a.rank() == 0) fail(op_name(op), "slice() cannot be applied to a 0-dim tensor.");
   const int64_t dim = attrs.get<int64_t>(op, "dim");
@@ -171,7 +190,7 @@ TensorType infer_slice(OpKind op, const TensorType& a, const AttrList& attrs) {
          "expected 0 <= start <= end <= size (bounds are clamped by the frontend), got start {}, end {} for size {}",
          start.str(), end.str(), size.str());
   TensorType out = a;
-  out.sizes[dim] = floordiv(end - start + step - Expr(1), step);
+  out.sizes[dim] = slice_length(start, end, step);
   return out;
 }
 

@@ -3,9 +3,11 @@
 // Every view prim returns a TensorImpl that shares its input's storage, with sizes, strides
 // and offset computed by the view_meta functions of frontend/views.h (the same arithmetic
 // eager views use). reshape is a view when the strides can express it and otherwise copies
-// the input into a fresh contiguous tensor first (as torch.reshape). as_strided checks that
-// every element it can address lies inside the storage. Attributes arrive normalized and
-// already checked by the shape functions; symbolic sizes cannot reach the interpreter.
+// the input into a fresh contiguous tensor first (as torch.reshape). as_strided addresses the
+// row-major elements of its input value, not the storage (copying a non-contiguous input to
+// contiguous memory first), and checks that every element it can reach lies among them.
+// Attributes arrive normalized and already checked by the shape functions; symbolic sizes
+// cannot reach the interpreter.
 #include "frontend/error.h"
 #include "frontend/views.h"
 #include "runtime/interp_kernels.h"
@@ -43,29 +45,30 @@ Tensor reshape(const Tensor& a, const std::vector<int64_t>& size) {
   return make_view(c, ViewMeta{size, contiguous_strides(size), c.impl()->storage_offset()});
 }
 
+// The prim's semantics: size, stride and offset address the row-major elements of the input
+// value (a traced value has no storage to address), so a non-contiguous input is first
+// copied into contiguous memory, and the view must stay within the input's numel.
 Tensor as_strided(const Tensor& a, const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
                   int64_t offset) {
-  // Bytes the view can reach (torch's computeStorageNbytes): none when it has no elements.
+  if (size.size() != stride.size())
+    fail("as_strided", "mismatch in length of strides and shape: {} sizes and {} strides", size.size(), stride.size());
+  for (int64_t s : size)
+    if (s < 0) fail("as_strided", "Trying to create tensor with negative dimension {}: {}", s, shape_str(size));
+  for (int64_t s : stride)
+    if (s < 0) fail("as_strided", "Negative strides are not supported at the moment, got strides: {}", shape_str(stride));
+  if (offset < 0) fail("as_strided", "Tensor: invalid storage offset {}", offset);
+  Tensor src = a;
+  if (!a.impl()->is_contiguous()) {
+    src = empty_contiguous(a.impl()->sizes(), a.dtype());
+    copy_into(src, a);
+  }
   const int64_t itemsize = static_cast<int64_t>(element_size(a.dtype()));
-  int64_t span = 1;
-  bool empty = false;
-  for (size_t d = 0; d < size.size(); ++d) {
-    if (size[d] == 0)
-      empty = true;
-    else
-      span += stride[d] * (size[d] - 1);
-  }
-  const int64_t storage_bytes = a.impl()->storage() ? static_cast<int64_t>(a.impl()->storage()->nbytes()) : 0;
-  if (!empty) {
-    const int64_t need = itemsize * (span + offset);
-    if (need > storage_bytes)
-      fail(
-          "as_strided",
-          "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {} are out "
-          "of bounds for storage of size {}",
-          shape_str(size), shape_str(stride), offset, itemsize, need, storage_bytes);
-  }
-  return make_view(a, ViewMeta{size, stride, offset});
+  check_as_strided_bounds(size, stride, offset, itemsize, src.impl()->numel() * itemsize);
+  int64_t absolute = 0;  // only an empty view can carry an offset this large
+  if (__builtin_add_overflow(src.impl()->storage_offset(), offset, &absolute))
+    fail("as_strided", "storage offset {} overflows int64 when added to the input's offset {}", offset,
+         src.impl()->storage_offset());
+  return make_view(src, ViewMeta{size, stride, absolute});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 namespace kiln::ir {
@@ -216,6 +217,17 @@ TEST(ShapeFnView, Slice) {
   EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {3, s0})}, {int64_t{1}, Expr(1), s0, Expr(2)}),
             T(kFloat, {3, floordiv(s0, Expr(2))}));
   EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {s0})}, {int64_t{0}, Expr(0), s0, Expr(1)}), T(kFloat, {s0}));
+  // A step larger than the extent keeps one element (or none); no (end - start + step - 1) overflow.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {2, 3})}, {int64_t{1}, Expr(0), Expr(3), Expr(kMax)}), T(kFloat, {2, 1}));
+  EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {2, 3})}, {int64_t{1}, Expr(3), Expr(3), Expr(kMax)}), T(kFloat, {2, 0}));
+  EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {2, 3})}, {int64_t{1}, Expr(2), Expr(3), Expr(kMax)}), T(kFloat, {2, 1}));
+  // Symbolic extents: (end - start + step - 1)//step while its constant term fits, else
+  // (end - start - 1)//step + 1 (both are 1 for 0 < s0 + 5 <= kMax).
+  EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {s0})}, {int64_t{0}, Expr(0), s0, Expr(kMax)}),
+            T(kFloat, {floordiv(s0 + Expr(kMax - 1), Expr(kMax))}));
+  EXPECT_EQ(infer(OpKind::slice, {T(kFloat, {s0 + 5})}, {int64_t{0}, Expr(0), s0 + 5, Expr(kMax)}),
+            T(kFloat, {floordiv(s0 + Expr(4), Expr(kMax)) + Expr(1)}));
   EXPECT_EQ(infer_error(OpKind::slice, {T(kFloat, {4})}, {int64_t{0}, Expr(3), Expr(2), Expr(1)}),
             "[slice] expected 0 <= start <= end <= size (bounds are clamped by the frontend), got start 3, end 2 for "
             "size 4");

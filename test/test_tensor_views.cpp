@@ -3,8 +3,10 @@
 // For every view op: the sizes, strides and storage offset it produces (contiguous and
 // non-contiguous inputs, negative dims, size-0 and size-1 dims, 0-dim tensors), writes
 // through a view reaching the base, reshape copying only when the strides cannot express
-// the new shape, and PyTorch's error messages for bad dims, shapes and broadcasts. Expected
-// strides were derived by hand from PyTorch's rules (computeStride, inferExpandGeometry).
+// the new shape, and PyTorch's error messages for bad dims, shapes and broadcasts; sizes,
+// steps, strides and offsets near INT64_MAX (overflow-checked, never wrapped into a wrong
+// answer); as_strided over the storage eagerly and over the input's elements when traced.
+// Expected strides were derived by hand from PyTorch's rules (computeStride, inferExpandGeometry).
 #include "frontend/error.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
@@ -15,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -532,6 +535,148 @@ TEST(Views, TracedViewsRecordPrimsAndRun) {
   EXPECT_EQ(values<float>(out[0]), (Floats{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
   EXPECT_EQ(values<float>(out[1]), (Floats{3, 7, 11}));
   EXPECT_EQ(values<float>(out[2]), (Floats{0, 1, 2, 3, 0, 1, 2, 3}));
+}
+
+
+// ---- int64 overflow in sizes, strides and offsets --------------------------------------------------
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+// P * M == 2^64 - 1, which wraps to -1: unchecked, [P, M, P, M, 6] "has" 6 elements.
+constexpr int64_t P = (int64_t{1} << 32) + 1;
+constexpr int64_t M = (int64_t{1} << 32) - 1;
+
+TEST(ViewOverflow, CheckedNumel) {
+  EXPECT_EQ(checked_numel("x", {2, 3, 4}), 24);
+  EXPECT_EQ(checked_numel("x", {}), 1);
+  EXPECT_EQ(checked_numel("x", {0, P, M, P, M}), 0);
+  // The running product must fit (as TensorImpl checks it), even when a 0 comes later.
+  EXPECT_EQ(error_of([] { checked_numel("x", {P, M, 0}); }),
+            "[x] the number of elements of a tensor of shape [4294967297, 4294967295, 0] overflows int64");
+  EXPECT_EQ(checked_numel("x", {int64_t{1} << 62, 1}), int64_t{1} << 62);
+  EXPECT_EQ(error_of([] { checked_numel("empty", {int64_t{1} << 62, 4}); }),
+            "[empty] the number of elements of a tensor of shape [4611686018427387904, 4] overflows int64");
+  EXPECT_EQ(error_of([] { checked_numel("empty", {P, M, P, M, 6}); }),
+            "[empty] the number of elements of a tensor of shape [4294967297, 4294967295, 4294967297, 4294967295, 6] "
+            "overflows int64");
+  EXPECT_EQ(error_of([] { checked_numel("empty", {2, -3}); }),
+            "[empty] Trying to create tensor with negative dimension -3: [2, -3]");
+}
+
+TEST(ViewOverflow, ReshapeViewUnflattenExpandFlatten) {
+  Tensor x = arange_f({6});
+  EXPECT_EQ(error_of([&] { reshape(x, {P, M, P, M, 6}); }),
+            "[reshape] the number of elements of a tensor of shape [4294967297, 4294967295, 4294967297, 4294967295, "
+            "6] overflows int64");
+  EXPECT_EQ(error_of([&] { view(x, {-1, P, M, P, M, 6}); }),
+            "[view] the number of elements of a tensor of shape [-1, 4294967297, 4294967295, 4294967297, "
+            "4294967295, 6] overflows int64");
+  EXPECT_EQ(error_of([&] { unflatten(x, 0, {P, M, P, M, 6}); }),
+            "[unflatten] the number of elements of a tensor of shape [4294967297, 4294967295, 4294967297, "
+            "4294967295, 6] overflows int64");
+  EXPECT_EQ(error_of([] { expand(arange_f({1, 1}), {int64_t{1} << 62, 4}); }),
+            "[expand] the number of elements of a tensor of shape [4611686018427387904, 4] overflows int64");
+  // With a leading size-0 dim the expanded tensor is valid (no elements), but flattening the
+  // two huge dims into one cannot be expressed.
+  Tensor e = expand(make<float>({}, {0, 1, 1}), {0, int64_t{1} << 62, 4});
+  EXPECT_EQ(e.impl()->sizes(), (Ints{0, int64_t{1} << 62, 4}));
+  EXPECT_EQ(error_of([&] { flatten(e, 1, 2); }),
+            "[flatten] the number of elements of a tensor of shape [4611686018427387904, 4] overflows int64");
+  EXPECT_TRUE(has_meta(reshape(e, {0}), {0}, {1}, 0));
+}
+
+TEST(ViewOverflow, AsStridedBounds) {
+  Tensor x = arange_f({6});
+  const std::string overflowed = "[as_strided] Storage size calculation overflowed with sizes=";
+  EXPECT_EQ(error_of([&] { as_strided(x, {2}, {2}, kMax); }), overflowed + "[2] and strides=[2]");
+  EXPECT_EQ(error_of([&] { as_strided(x, {3}, {kMax}, 0); }), overflowed + "[3] and strides=[9223372036854775807]");
+  EXPECT_EQ(error_of([&] { as_strided(x, {2, 2}, {int64_t{1} << 62, int64_t{1} << 62}, 0); }),
+            overflowed + "[2, 2] and strides=[4611686018427387904, 4611686018427387904]");
+  // Offset + span fits int64 but the byte count does not.
+  EXPECT_EQ(error_of([&] { as_strided(x, {1}, {1}, int64_t{1} << 62); }), overflowed + "[1] and strides=[1]");
+  EXPECT_EQ(error_of([&] { as_strided(x, {2, -1}, {1, 1}); }),
+            "[as_strided] Trying to create tensor with negative dimension -1: [2, -1]");
+  EXPECT_EQ(error_of([&] { as_strided(x, {2}, {1}, -1); }), "[as_strided] Tensor: invalid storage offset -1");
+  // A dim of size 1 or 0 reaches nothing beyond its first element, whatever its stride.
+  EXPECT_TRUE(has_meta(as_strided(x, {1, 2}, {kMax, 1}, 4), {1, 2}, {kMax, 1}, 4));
+  EXPECT_EQ(values<float>(as_strided(x, {1, 2}, {kMax, 1}, 4)), (Floats{4, 5}));
+  EXPECT_TRUE(has_meta(as_strided(x, {3, 0}, {kMax, kMax}, kMax), {3, 0}, {kMax, kMax}, kMax));
+}
+
+TEST(ViewOverflow, SliceWithHugeStep) {
+  Tensor y = arange_f({2, 3});
+  Tensor a = slice(y, 1, 0, std::nullopt, kMax);
+  EXPECT_TRUE(has_meta(a, {2, 1}, {3, kMax}, 0));
+  EXPECT_EQ(values<float>(a), (Floats{0, 3}));
+  // 3 * (2^63 - 1) wraps to 2^63 - 3, as in PyTorch; the dim holds one element, so it is unused.
+  Tensor b = slice(y, 0, 1, std::nullopt, kMax);
+  EXPECT_TRUE(has_meta(b, {1, 3}, {kMax - 2, 1}, 3));
+  EXPECT_EQ(values<float>(b), (Floats{3, 4, 5}));
+  EXPECT_TRUE(has_meta(slice(y, 1, 3, std::nullopt, kMax), {2, 0}, {3, kMax}, 3));
+  TracedProgram p = trace([](const std::vector<Tensor>& in) { return std::vector<Tensor>{slice(in[0], 1, 1, 3, kMax)}; },
+                          {y});
+  EXPECT_EQ(p.graph->outputs()[0]->type().str(), "f32[2, 1]");
+  EXPECT_EQ(values<float>(rt::interpret(*p.graph, {y})[0]), (Floats{1, 4}));
+}
+
+TEST(ViewOverflow, SplitAndChunkWithHugeSizes) {
+  Tensor a = arange_f({2, 3});
+  // The entries sum to 3 modulo 2^64: unchecked, the sum test passes.
+  EXPECT_EQ(error_of([&] { split_with_sizes(a, {kMax, kMax, 5}, 1); }),
+            "[split_with_sizes] split_with_sizes expects split_sizes to sum exactly to 3 (input tensor's size at "
+            "dimension 1), but got split_sizes=[9223372036854775807, 9223372036854775807, 5]");
+  std::vector<Tensor> c = chunk(a, kMax, 1);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_TRUE(has_meta(c[2], {2, 1}, {3, 1}, 2));
+  std::vector<Tensor> s = split(a, kMax, 1);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(has_meta(s[0], {2, 3}, {3, 1}, 0));
+  std::vector<Tensor> s2 = split(a, kMax - 1, 0);
+  ASSERT_EQ(s2.size(), 1u);
+  EXPECT_TRUE(has_meta(s2[0], {2, 3}, {3, 1}, 0));
+}
+
+// ---- as_strided: storage semantics eagerly, the input's elements under tracing ----------------
+
+TEST(Views, AsStridedEagerAddressesStorageTracedAddressesElements) {
+  Tensor x = arange_f({10});
+  Tensor s = slice(x, 0, 5);
+  Tensor e = as_strided(s, {2}, {1});  // default offset: s's own, 5
+  EXPECT_TRUE(has_meta(e, {2}, {1}, 5));
+  EXPECT_EQ(values<float>(e), (Floats{5, 6}));
+  EXPECT_EQ(values<float>(as_strided(s, {2}, {1}, 0)), (Floats{0, 1}));  // storage, not s's elements
+  // Eagerly the layout of self is irrelevant: strides address the storage [0, 1, ..., 5].
+  Tensor t = transpose(arange_f({2, 3}), 0, 1);
+  EXPECT_EQ(values<float>(as_strided(t, {3}, {2}, 1)), (Floats{1, 3, 5}));
+  // Eagerly, s may reach its whole storage (10 floats); traced, only its 5 elements.
+  EXPECT_EQ(values<float>(as_strided(s, {3}, {2}, 1)), (Floats{1, 3, 5}));
+
+  TracedProgram p = trace(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{as_strided(in[0], {2}, {1}), as_strided(in[0], {2}, {2}, 1)};
+      },
+      {s});
+  ASSERT_EQ(p.graph->nodes().size(), 2u);
+  std::vector<Tensor> out = rt::interpret(*p.graph, {s});
+  EXPECT_EQ(values<float>(out[0]), (Floats{5, 6}));
+  EXPECT_EQ(values<float>(out[1]), (Floats{6, 8}));
+  out[0].data_ptr<float>()[1] = 60.f;  // a contiguous input is viewed, not copied
+  EXPECT_EQ(values<float>(x)[6], 60.f);
+  x.data_ptr<float>()[6] = 6.f;
+
+  // A non-contiguous input is viewed through its row-major elements [0, 3, 1, 4, 2, 5].
+  TracedProgram q = trace(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{as_strided(in[0], {3}, {2}, 1)}; }, {t});
+  EXPECT_EQ(values<float>(rt::interpret(*q.graph, {t})[0]), (Floats{3, 4, 5}));
+
+  TracedProgram r = trace(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{as_strided(in[0], {3}, {2}, 1)}; }, {s});
+  EXPECT_EQ(error_of([&] { rt::interpret(*r.graph, {s}); }),
+            "[as_strided] setStorage: sizes [3], strides [2], storage offset 1, and itemsize 4 requiring a storage "
+            "size of 24 are out of bounds for storage of size 20");
+  TracedProgram big = trace(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{as_strided(in[0], {2}, {2}, kMax)}; }, {s});
+  EXPECT_EQ(error_of([&] { rt::interpret(*big.graph, {s}); }),
+            "[as_strided] Storage size calculation overflowed with sizes=[2] and strides=[2]");
 }
 
 }  // namespace
