@@ -34,6 +34,7 @@ void check_sizes(std::string_view op, IntArrayRef size) {
       fail(op, "Trying to create tensor with negative dimension {}: [{}]", s, fmt::join(size.begin(), size.end(), ", "));
     }
   }
+  (void)checked_numel(op, size);
 }
 
 std::vector<ir::Expr> exprs(IntArrayRef size) { return ir::to_exprs(size.vec()); }

@@ -13,8 +13,13 @@ namespace interp {
 
 Tensor empty_contiguous(const std::vector<int64_t>& sizes, ScalarType dtype) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), Device());
+  for (int64_t s : sizes)
+    if (s < 0 || __builtin_mul_overflow(n, s, &n))
+      fail("empty", "cannot allocate a tensor of shape {}: its size overflows or is negative", shape_str(sizes));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(element_size(dtype)), &bytes))
+    fail("empty", "cannot allocate a tensor of shape {}: its size in bytes overflows", shape_str(sizes));
+  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(bytes), Device());
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
 }
 

@@ -45,7 +45,9 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
               HasSubstr("[full] value cannot be converted to type c10::Half without overflow"));
   EXPECT_THAT(error_of([] { zeros({3}, kByte).fill_(300); }),
               HasSubstr("[fill_] value cannot be converted to type uint8_t without overflow: 300"));
-  EXPECT_THAT(error_of([] { (void)constant_pad_nd(zeros({3}, kChar), {1, 1}, 200); }),
+  EXPECT_THAT(error_of([] {
+                (void)constant_pad_nd(zeros({3}, kChar), {1, 1}, 200);
+              }),
               HasSubstr("[constant_pad_nd] value cannot be converted to type int8_t without overflow"));
   EXPECT_THAT(error_of([] { (void)clamp(zeros({3}, kByte), 0, 300); }),
               HasSubstr("[clamp] value cannot be converted to type uint8_t without overflow"));
@@ -61,7 +63,9 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
 TEST(OverlapChecks, WritingIntoAnExpandedTensorIsRefused) {
   Tensor z = zeros({1, 3});
   Tensor ze = z.expand({2, 3});
-  EXPECT_THAT(error_of([&] { ze.copy_(ones({2, 3})); }),
+  EXPECT_THAT(error_of([&] {
+                ze.copy_(ones({2, 3}));
+              }),
               HasSubstr("[copy_] unsupported operation: more than one element of the written-to tensor refers to a "
                         "single memory location"));
   EXPECT_THAT(error_of([&] { ze.add_(ones({2, 3})); }), HasSubstr("more than one element"));
@@ -83,7 +87,17 @@ TEST(TraceChecks, InPlaceUpdateOfATracedBaseWithViewsIsRefused) {
 
 TEST(ShapeChecks, OverflowingShapesAreRefused) {
   const int64_t p = (int64_t{1} << 32) + 1, m = (int64_t{1} << 32) - 1;
-  EXPECT_THAT(error_of([&] { (void)zeros({p, m, p, m, 6}); }), HasSubstr("overflows int64"));
+  EXPECT_THAT(error_of([&] {
+                (void)zeros({p, m, p, m, 6});
+              }),
+              HasSubstr("[zeros] the number of elements of a tensor of shape [4294967297, 4294967295, 4294967297, "
+                        "4294967295, 6] overflows int64"));
+  // The interpreter guards its allocations too (a parsed graph reaches it without the frontend).
+  EXPECT_THAT(error_of([&] {
+                (void)rt::interpret_op(ir::OpKind::full, {},
+                                       ir::AttrList({ir::to_exprs({p, m, p, m, 6}), Scalar(0), kFloat, Device()}));
+              }),
+              HasSubstr("[empty] cannot allocate a tensor of shape"));
 }
 
 TEST(ReductionDtypes, AnyAndAllKeepUint8) {
