@@ -33,8 +33,6 @@ constexpr std::string_view kBinaryNames[] = {
 #include "ir/ops.def"
 };
 
-enum class Result { Same, Bool };
-
 // Applies fn to every pair of elements (converted to their compute type) and returns a fresh
 // contiguous tensor. Element types outside `A` are rejected with a kiln::Error.
 template <Accept A, Result R, typename Fn>

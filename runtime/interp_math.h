@@ -51,6 +51,9 @@ T store(compute_t<T> x) {
 // Which element types an op accepts (the ops.def traits FloatOnly, IntOnly, NoBool).
 enum class Accept { Any, NoBool, FloatOnly, IntOnly, IntNoBool };
 
+// The result dtype of a pointwise map: the operands', or bool.
+enum class Result { Same, Bool };
+
 template <Accept A, typename T>
 inline constexpr bool accepts_v = A == Accept::Any || (A == Accept::NoBool && !is_bool_v<T>) ||
                                   (A == Accept::FloatOnly && is_float_elem_v<T>) ||

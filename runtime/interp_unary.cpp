@@ -24,9 +24,6 @@ constexpr std::string_view kUnaryNames[] = {
 #include "ir/ops.def"
 };
 
-// The result dtype: the input's, or bool.
-enum class Result { Same, Bool };
-
 // Applies fn to every element of `a` (converted to its compute type) and returns a fresh
 // contiguous tensor. Element types outside `A` are rejected with a kiln::Error.
 template <Accept A, Result R, typename Fn>
