@@ -1,0 +1,191 @@
+// kiln/ir/kernel.cpp — Kernel printing, loop-variable names and the kernel verifier.
+#include "ir/kernel.h"
+
+#include "frontend/error.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace kiln::ir {
+
+std::string grid_var(size_t i) { return fmt::format("p{}", i); }
+std::string stage_var(size_t i) { return fmt::format("r{}", i); }
+Expr grid_expr(size_t i) { return Expr::symbol(grid_var(i)); }
+Expr stage_expr(size_t i) { return Expr::symbol(stage_var(i)); }
+
+ScalarType compute_dtype(ScalarType t) {
+  return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
+}
+
+namespace {
+
+std::string loop_nest(const std::vector<Expr>& extents, std::string (*var)(size_t)) {
+  std::string s = "[";
+  for (size_t i = 0; i < extents.size(); ++i) {
+    if (i) s += ", ";
+    s += fmt::format("{} < {}", var(i), extents[i].str());
+  }
+  return s + "]";
+}
+
+std::string operand_list(const std::vector<int>& ops) {
+  std::string s;
+  for (size_t i = 0; i < ops.size(); ++i) s += fmt::format("{}%{}", i ? ", " : "", ops[i]);
+  return s;
+}
+
+std::string attr_list(const KInst& in) {
+  if (in.attrs.size() == 0) return "";
+  const OpSchema& schema = op_info(in.op).schema;
+  std::string s = " {";
+  for (size_t i = 0; i < in.attrs.size(); ++i)
+    s += fmt::format("{}{}={}", i ? ", " : "", schema.attr_args.at(i).name, attr_str(in.attrs[i]));
+  return s + "}";
+}
+
+void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::string& indent) {
+  const std::string_view ty = dtype_short_name(in.dtype);
+  switch (in.kind) {
+    case KOp::Load:
+      out += fmt::format("{}%{} = load {}[{}] : {}\n", indent, in.id, k.args.at(in.arg).name, in.index.str(), ty);
+      return;
+    case KOp::Store:
+      out += fmt::format("{}store {}[{}], %{}\n", indent, k.args.at(in.arg).name, in.index.str(), in.operands.at(0));
+      return;
+    case KOp::Const:
+      out += fmt::format("{}%{} = const {} : {}\n", indent, in.id, in.value.str(), ty);
+      return;
+    case KOp::Index:
+      out += fmt::format("{}%{} = index {} : {}\n", indent, in.id, in.index.str(), ty);
+      return;
+    case KOp::Compute:
+      out += fmt::format("{}%{} = {} {}{} : {}\n", indent, in.id, op_name(in.op), operand_list(in.operands),
+                         attr_list(in), ty);
+      return;
+  }
+}
+
+}  // namespace
+
+std::string_view reduction_name(ReductionOp op) {
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpInfo& info = op_info(static_cast<OpKind>(i));
+    if (info.family == OpFamily::Reduction && info.family_index == static_cast<uint16_t>(op)) return info.name;
+  }
+  internal_fail("reduction op {} has no row in ops.def", static_cast<int>(op));
+}
+
+std::string Kernel::str() const {
+  std::string out = fmt::format("kernel {}(", name);
+  for (size_t i = 0; i < args.size(); ++i)
+    out += fmt::format("{}{}: {}{}", i ? ", " : "", args[i].name, args[i].output ? "out " : "",
+                       dtype_short_name(args[i].dtype));
+  out += ")";
+  if (!params.empty()) {
+    out += " params(";
+    for (size_t i = 0; i < params.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", params[i]);
+    out += ")";
+  }
+  out += " grid" + loop_nest(grid, grid_var);
+  if (schedule.outer_reduction_tile > 0) out += fmt::format(" outer_reduction_tile({})", schedule.outer_reduction_tile);
+  out += " {\n";
+  for (const KStage& st : stages) {
+    if (st.kind == StageKind::Loop) {
+      out += "  loop " + loop_nest(st.extents, stage_var) + " {\n";
+      for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
+      out += "  }\n";
+    } else {
+      out += fmt::format("  %{} = reduce {} {} {{\n", st.result, reduction_name(st.reduce_op), loop_nest(st.extents, stage_var));
+      for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
+      out += fmt::format("    yield %{}\n  }} : {}\n", st.yield, dtype_short_name(st.acc_dtype));
+    }
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace kiln::ir
+
+namespace kiln::ir {
+
+namespace {
+
+struct KernelChecker {
+  const Kernel& k;
+  std::set<int> defined;           // ids in scope
+  std::set<std::string> vars;      // loop variables in scope (grid, params, current stage)
+
+  [[noreturn]] void bad(const std::string& what) const { internal_fail("kernel {}: {}", k.name, what); }
+
+  void check_expr(const Expr& e, const char* where) const {
+    std::vector<std::string> syms;
+    e.collect_symbols(syms);
+    for (const std::string& s : syms)
+      if (!vars.count(s)) bad(fmt::format("{} index {} uses {}, which is not in scope", where, e.str(), s));
+  }
+
+  void check_inst(const KInst& in) {
+    for (int op : in.operands)
+      if (!defined.count(op)) bad(fmt::format("%{} is used before it is defined", op));
+    switch (in.kind) {
+      case KOp::Load:
+      case KOp::Store:
+        if (in.arg < 0 || static_cast<size_t>(in.arg) >= k.args.size())
+          bad(fmt::format("buffer argument {} is out of range", in.arg));
+        check_expr(in.index, in.kind == KOp::Load ? "load" : "store");
+        if (in.kind == KOp::Store) {
+          if (!k.args[in.arg].output) bad(fmt::format("store to {}, which is not an output", k.args[in.arg].name));
+          if (in.operands.size() != 1) bad("store takes one operand");
+        }
+        break;
+      case KOp::Index: check_expr(in.index, "index"); break;
+      case KOp::Const: break;
+      case KOp::Compute: {
+        const OpFamily f = op_info(in.op).family;
+        if (f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary && f != OpFamily::Cast)
+          bad(fmt::format("{} is not an elementwise prim", op_name(in.op)));
+        const size_t n = f == OpFamily::Binary ? 2 : f == OpFamily::Ternary ? 3 : 1;
+        if (in.operands.size() != n) bad(fmt::format("{} takes {} operands", op_name(in.op), n));
+        break;
+      }
+    }
+    if (in.kind != KOp::Store) {
+      if (in.id < 0 || defined.count(in.id)) bad(fmt::format("result id %{} is missing or defined twice", in.id));
+      defined.insert(in.id);
+    }
+  }
+
+  void run() {
+    for (size_t i = 0; i < k.args.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (k.args[i].name == k.args[j].name) bad("two arguments are called " + k.args[i].name);
+    for (const std::string& p : k.params) vars.insert(p);
+    for (const Expr& e : k.grid) check_expr(e, "grid");
+    for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
+    for (const KStage& st : k.stages) {
+      for (const Expr& e : st.extents) check_expr(e, "stage extent");
+      std::set<int> outer = defined;
+      for (size_t i = 0; i < st.extents.size(); ++i) vars.insert(stage_var(i));
+      for (const KInst& in : st.body) check_inst(in);
+      for (size_t i = 0; i < st.extents.size(); ++i) vars.erase(stage_var(i));
+      if (st.kind == StageKind::Reduce) {
+        if (!defined.count(st.yield)) bad(fmt::format("reduce yields %{}, which its body does not define", st.yield));
+        outer.insert(st.result);
+        if (defined.count(st.result)) bad(fmt::format("reduce result %{} is defined twice", st.result));
+      }
+      defined = std::move(outer);  // values inside a stage do not escape it
+    }
+    if (k.schedule.outer_reduction_tile > 0) {
+      if (k.grid.empty() || k.stages.size() != 2 || k.stages[0].kind != StageKind::Reduce ||
+          k.stages[1].kind != StageKind::Loop || !k.stages[1].extents.empty())
+        bad("outer_reduction_tile needs a grid, one reduce stage and one loop stage with no extents");
+    }
+  }
+};
+
+}  // namespace
+
+void verify_kernel(const Kernel& k) { KernelChecker{k, {}, {}}.run(); }
+
+}  // namespace kiln::ir
