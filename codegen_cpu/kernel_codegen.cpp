@@ -1,0 +1,367 @@
+// kiln/codegen_cpu/kernel_codegen.cpp — builds LLVM IR for ir::Kernels and links them.
+//
+// Layout of a generated kernel `k`:
+//   void k(void* const* args, const int64_t* params, int64_t begin, int64_t end)
+//     loads the buffer pointers and calls k.body(ptr noalias a0, ..., params, begin, end),
+//     which is always inlined (so the noalias facts survive as alias scopes).
+//   k.body: for p0 in [begin, end): for p1 ...: { stage 0; stage 1; ... }
+// A Reduce stage keeps its accumulator in an alloca that SROA turns into a phi, so the loop
+// vectorizer sees an ordinary reduction (float sum/prod carry `reassoc`). The
+// outer-reduction-tile schedule iterates the reduce loop outside a tile of the last grid
+// dim with one accumulator per tile point.
+#include "codegen_cpu/kernel_codegen.h"
+
+#include "codegen_cpu/llvm_scalar.h"
+#include "frontend/error.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+
+namespace kiln::cpu {
+
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+
+std::atomic<uint64_t> g_module_counter{0};
+
+class KernelGen {
+ public:
+  KernelGen(llvm::Module& m, const ir::Kernel& k) : C_(m.getContext()), M_(m), B_(C_), E_{B_, m}, k_(k) {}
+
+  llvm::Function* build(const std::string& symbol);
+
+ private:
+  llvm::Type* i64() { return llvm::Type::getInt64Ty(C_); }
+  llvm::Value* c64(int64_t v) { return llvm::ConstantInt::get(i64(), static_cast<uint64_t>(v), true); }
+
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, llvm::Value* n = nullptr) {
+    llvm::IRBuilder<> eb(&F_->getEntryBlock(), F_->getEntryBlock().begin());
+    return eb.CreateAlloca(t, n);
+  }
+
+  // for (iv = lo; iv < hi; ++iv) body(iv)
+  void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body) {
+    llvm::BasicBlock* pre = B_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(C_, "loop", F_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(C_, "loop.exit", F_);
+    B_.CreateCondBr(B_.CreateICmpSLT(lo, hi), head, exit);
+    B_.SetInsertPoint(head);
+    llvm::PHINode* iv = B_.CreatePHI(i64(), 2);
+    iv->addIncoming(lo, pre);
+    body(iv);
+    llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    iv->addIncoming(next, B_.GetInsertBlock());
+    B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
+    B_.SetInsertPoint(exit);
+  }
+
+  // Nested loops over extents, binding var(i) to each induction variable.
+  void nest(const std::vector<Expr>& extents, std::string (*var)(size_t), size_t i,
+            const std::function<void()>& body) {
+    if (i == extents.size()) return body();
+    loop(c64(0), expr(extents[i]), [&](llvm::Value* iv) {
+      syms_[var(i)] = iv;
+      nest(extents, var, i + 1, body);
+    });
+  }
+
+  llvm::Value* expr(const Expr& e);
+  void emit_inst(const ir::KInst& in);
+  void emit_stage(const ir::KStage& st);
+  void emit_grid(size_t d);
+  void emit_tiled(llvm::Value* lo, llvm::Value* hi);
+  llvm::Value* element_ptr(int arg, const Expr& index) {
+    return B_.CreateGEP(storage_type(C_, k_.args[arg].dtype), ptrs_[arg], expr(index));
+  }
+
+  llvm::LLVMContext& C_;
+  llvm::Module& M_;
+  llvm::IRBuilder<> B_;
+  ScalarEmitter E_;
+  const ir::Kernel& k_;
+  llvm::Function* F_ = nullptr;
+  std::vector<llvm::Value*> ptrs_;
+  llvm::Value* begin_ = nullptr;
+  llvm::Value* end_ = nullptr;
+  std::map<std::string, llvm::Value*> syms_;
+  std::map<int, llvm::Value*> vals_;
+  std::map<int, ScalarType> dts_;
+};
+
+llvm::Value* KernelGen::expr(const Expr& e) {
+  const std::vector<Expr>& ops = e.is_const() || e.is_symbol() ? std::vector<Expr>{} : e.operands();
+  auto both = [&](auto f) { return f(expr(ops[0]), expr(ops[1])); };
+  switch (e.kind()) {
+    case ExprKind::Const: return c64(e.as_const());
+    case ExprKind::Symbol: {
+      auto it = syms_.find(e.symbol_name());
+      if (it == syms_.end()) internal_fail("kernel {}: symbol {} has no value", k_.name, e.symbol_name());
+      return it->second;
+    }
+    case ExprKind::Add: {
+      llvm::Value* v = expr(ops[0]);
+      for (size_t i = 1; i < ops.size(); ++i) v = B_.CreateAdd(v, expr(ops[i]));
+      return v;
+    }
+    case ExprKind::Mul: {
+      llvm::Value* v = expr(ops[0]);
+      for (size_t i = 1; i < ops.size(); ++i) v = B_.CreateMul(v, expr(ops[i]));
+      return v;
+    }
+    case ExprKind::FloorDiv:
+      return both([&](llvm::Value* a, llvm::Value* b) {
+        llvm::Value* q = B_.CreateSDiv(a, b);
+        llvm::Value* r = B_.CreateSRem(a, b);
+        llvm::Value* adjust = B_.CreateAnd(B_.CreateICmpNE(r, c64(0)),
+                                           B_.CreateICmpNE(B_.CreateICmpSLT(r, c64(0)), B_.CreateICmpSLT(b, c64(0))));
+        return B_.CreateSelect(adjust, B_.CreateSub(q, c64(1)), q);
+      });
+    case ExprKind::Mod:
+      return both([&](llvm::Value* a, llvm::Value* b) {
+        llvm::Value* r = B_.CreateSRem(a, b);
+        llvm::Value* adjust = B_.CreateAnd(B_.CreateICmpNE(r, c64(0)),
+                                           B_.CreateICmpNE(B_.CreateICmpSLT(r, c64(0)), B_.CreateICmpSLT(b, c64(0))));
+        return B_.CreateSelect(adjust, B_.CreateAdd(r, b), r);
+      });
+    case ExprKind::Min:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateSelect(B_.CreateICmpSLT(a, b), a, b); });
+    case ExprKind::Max:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateSelect(B_.CreateICmpSGT(a, b), a, b); });
+    case ExprKind::Eq: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpEQ(a, b), i64()); });
+    case ExprKind::Ne: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpNE(a, b), i64()); });
+    case ExprKind::Lt: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLT(a, b), i64()); });
+    case ExprKind::Le: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLE(a, b), i64()); });
+  }
+  internal_fail("kernel codegen: unhandled expression kind");
+}
+
+void KernelGen::emit_inst(const ir::KInst& in) {
+  switch (in.kind) {
+    case ir::KOp::Load: {
+      llvm::Value* p = element_ptr(in.arg, in.index);
+      llvm::Value* v = B_.CreateLoad(storage_type(C_, in.dtype), p);
+      vals_[in.id] = from_storage(E_, in.dtype, v);
+      break;
+    }
+    case ir::KOp::Store: {
+      const int src = in.operands.at(0);
+      llvm::Value* v = to_storage(E_, k_.args[in.arg].dtype, vals_.at(src));
+      B_.CreateStore(v, element_ptr(in.arg, in.index));
+      return;
+    }
+    case ir::KOp::Const: vals_[in.id] = emit_const(E_, in.dtype, in.value); break;
+    case ir::KOp::Index: {
+      llvm::Value* v = expr(in.index);
+      if (in.dtype == ScalarType::Bool) v = B_.CreateICmpNE(v, c64(0));
+      else if (in.dtype != ScalarType::Int64) v = from_index(E_, in.dtype, v);
+      vals_[in.id] = v;
+      break;
+    }
+    case ir::KOp::Compute: {
+      std::vector<ScalarType> in_dts;
+      std::vector<llvm::Value*> ops;
+      for (int o : in.operands) {
+        in_dts.push_back(dts_.at(o));
+        ops.push_back(vals_.at(o));
+      }
+      vals_[in.id] = emit_compute(E_, in, in_dts, ops);
+      break;
+    }
+  }
+  dts_[in.id] = in.dtype;
+}
+
+void KernelGen::emit_stage(const ir::KStage& st) {
+  if (st.kind == ir::StageKind::Loop) {
+    nest(st.extents, ir::stage_var, 0, [&] {
+      for (const ir::KInst& in : st.body) emit_inst(in);
+    });
+    return;
+  }
+  const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
+  llvm::Type* ty = compute_type(C_, st.acc_dtype);
+  llvm::AllocaInst* acc = entry_alloca(ty);
+  llvm::AllocaInst* best = arg ? entry_alloca(i64()) : nullptr;
+  llvm::AllocaInst* first = arg ? entry_alloca(llvm::Type::getInt1Ty(C_)) : nullptr;
+  if (arg) {
+    B_.CreateStore(llvm::Constant::getNullValue(ty), acc);
+    B_.CreateStore(c64(0), best);
+    B_.CreateStore(B_.getTrue(), first);
+  } else {
+    B_.CreateStore(reduce_identity(E_, st.reduce_op, st.acc_dtype), acc);
+  }
+  nest(st.extents, ir::stage_var, 0, [&] {
+    for (const ir::KInst& in : st.body) emit_inst(in);
+    llvm::Value* x = vals_.at(st.yield);
+    llvm::Value* a = B_.CreateLoad(ty, acc);
+    if (!arg) {
+      B_.CreateStore(reduce_combine(E_, st.reduce_op, st.acc_dtype, a, x), acc);
+      return;
+    }
+    // Flat position of this iteration in the stage's loop nest.
+    Expr pos = 0;
+    for (size_t i = 0; i < st.extents.size(); ++i) pos = pos * st.extents[i] + ir::stage_expr(i);
+    llvm::Value* take = B_.CreateOr(B_.CreateLoad(B_.getInt1Ty(), first), emit_argcmp(E_, st.reduce_op, st.acc_dtype, a, x));
+    B_.CreateStore(B_.CreateSelect(take, x, a), acc);
+    B_.CreateStore(B_.CreateSelect(take, expr(pos), B_.CreateLoad(i64(), best)), best);
+    B_.CreateStore(B_.getFalse(), first);
+  });
+  vals_[st.result] = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
+  dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
+}
+
+// The outer-reduction schedule over [lo, hi) of the last grid dim, in tiles.
+void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
+  const int64_t T = k_.schedule.outer_reduction_tile;
+  const ir::KStage& red = k_.stages[0];
+  const ir::KStage& fin = k_.stages[1];
+  const std::string last = ir::grid_var(k_.grid.size() - 1);
+  llvm::Type* ty = compute_type(C_, red.acc_dtype);
+  llvm::AllocaInst* acc = entry_alloca(ty, c64(T));
+  // for t in [lo, hi) step T
+  llvm::Value* ntiles = B_.CreateSDiv(B_.CreateAdd(B_.CreateSub(hi, lo), c64(T - 1)), c64(T));
+  loop(c64(0), ntiles, [&](llvm::Value* tile) {
+    llvm::Value* t0 = B_.CreateAdd(lo, B_.CreateMul(tile, c64(T)));
+    llvm::Value* rem = B_.CreateSub(hi, t0);
+    llvm::Value* n = B_.CreateSelect(B_.CreateICmpSLT(rem, c64(T)), rem, c64(T));
+    loop(c64(0), n, [&](llvm::Value* j) {
+      B_.CreateStore(reduce_identity(E_, red.reduce_op, red.acc_dtype), B_.CreateGEP(ty, acc, j));
+    });
+    nest(red.extents, ir::stage_var, 0, [&] {
+      loop(c64(0), n, [&](llvm::Value* j) {
+        syms_[last] = B_.CreateAdd(t0, j);
+        for (const ir::KInst& in : red.body) emit_inst(in);
+        llvm::Value* slot = B_.CreateGEP(ty, acc, j);
+        B_.CreateStore(reduce_combine(E_, red.reduce_op, red.acc_dtype, B_.CreateLoad(ty, slot), vals_.at(red.yield)), slot);
+      });
+    });
+    loop(c64(0), n, [&](llvm::Value* j) {
+      syms_[last] = B_.CreateAdd(t0, j);
+      vals_[red.result] = B_.CreateLoad(ty, B_.CreateGEP(ty, acc, j));
+      dts_[red.result] = red.acc_dtype;
+      for (const ir::KInst& in : fin.body) emit_inst(in);
+    });
+  });
+}
+
+void KernelGen::emit_grid(size_t d) {
+  const size_t n = k_.grid.size();
+  const bool tiled = k_.schedule.outer_reduction_tile > 0;
+  if (n == 0) {
+    for (const ir::KStage& st : k_.stages) emit_stage(st);
+    return;
+  }
+  llvm::Value* lo = d == 0 ? begin_ : c64(0);
+  llvm::Value* hi = d == 0 ? end_ : expr(k_.grid[d]);
+  if (tiled && d == n - 1) return emit_tiled(lo, hi);
+  loop(lo, hi, [&](llvm::Value* iv) {
+    syms_[ir::grid_var(d)] = iv;
+    if (d + 1 < n) return emit_grid(d + 1);
+    for (const ir::KStage& st : k_.stages) emit_stage(st);
+  });
+}
+
+llvm::Function* KernelGen::build(const std::string& symbol) {
+  llvm::Type* ptr = llvm::PointerType::get(C_, 0);
+  // The body, with one noalias pointer per buffer.
+  std::vector<llvm::Type*> body_params(k_.args.size(), ptr);
+  body_params.insert(body_params.end(), {ptr, i64(), i64()});
+  F_ = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), body_params, false),
+                              llvm::Function::InternalLinkage, symbol + ".body", M_);
+  F_->addFnAttr(llvm::Attribute::AlwaysInline);
+  F_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < k_.args.size(); ++i) {
+    F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+    F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::getWithAlignment(C_, llvm::Align(element_size(k_.args[i].dtype))));
+    ptrs_.push_back(F_->getArg(static_cast<unsigned>(i)));
+  }
+  llvm::Value* params = F_->getArg(static_cast<unsigned>(k_.args.size()));
+  begin_ = F_->getArg(static_cast<unsigned>(k_.args.size() + 1));
+  end_ = F_->getArg(static_cast<unsigned>(k_.args.size() + 2));
+  B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", F_));
+  for (size_t i = 0; i < k_.params.size(); ++i)
+    syms_[k_.params[i]] = B_.CreateLoad(i64(), B_.CreateConstGEP1_64(i64(), params, i), k_.params[i]);
+  emit_grid(0);
+  B_.CreateRetVoid();
+  llvm::Function* body = F_;
+
+  // The entry point with the KernelFn signature.
+  llvm::Function* f = llvm::Function::Create(
+      llvm::FunctionType::get(B_.getVoidTy(), {ptr, ptr, i64(), i64()}, false), llvm::Function::ExternalLinkage,
+      symbol, M_);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
+  std::vector<llvm::Value*> call_args;
+  for (size_t i = 0; i < k_.args.size(); ++i)
+    call_args.push_back(B_.CreateLoad(ptr, B_.CreateConstGEP1_64(ptr, f->getArg(0), i)));
+  call_args.insert(call_args.end(), {f->getArg(1), f->getArg(2), f->getArg(3)});
+  B_.CreateCall(body, call_args);
+  B_.CreateRetVoid();
+  return f;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& ctx, const std::string& name) {
+  auto m = std::make_unique<llvm::Module>(name, ctx);
+  m->setDataLayout(Jit::instance().data_layout());
+  m->setTargetTriple(Jit::instance().target_triple());
+  return m;
+}
+
+}  // namespace
+
+CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts) {
+  CodegenResult res;
+  if (kernels.empty()) return res;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  const uint64_t id = g_module_counter.fetch_add(1);
+  auto m = new_module(*ctx, fmt::format("kiln_module_{}", id));
+  std::vector<std::string> names;
+  for (const ir::Kernel* k : kernels) {
+    names.push_back(fmt::format("kiln_m{}_{}", id, k->name));
+    KernelGen(*m, *k).build(names.back());
+  }
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
+  res.build_ms = ms_since(t0);
+  JitArtifacts art;
+  JitTimings tim;
+  std::vector<void*> addrs =
+      Jit::instance().add_module(std::move(m), std::move(ctx), names, opts.want_ir, opts.want_asm, &art, &tim);
+  for (size_t i = 0; i < kernels.size(); ++i)
+    res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
+  res.llvm_ir = std::move(art.llvm_ir);
+  res.assembly = std::move(art.assembly);
+  res.optimize_ms = tim.optimize_ms;
+  res.codegen_ms = tim.codegen_ms;
+  return res;
+}
+
+std::string kernel_llvm_ir(const ir::Kernel& k) {
+  llvm::LLVMContext ctx;
+  auto m = new_module(ctx, k.name);
+  KernelGen(*m, k).build(k.name);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m->print(os, nullptr);
+  return os.str();
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,42 @@
+// kiln/codegen_cpu/kernel_codegen.h — ir::Kernel -> LLVM IR -> native code through the JIT.
+//
+// Each kernel becomes a function with the KernelFn signature (codegen_cpu/jit.h): a loop over
+// [begin, end) of grid dim 0 (the runtime splits that range across threads), the other grid
+// dims nested inside, and per grid point the kernel's stages as loop nests. Buffer pointers
+// are passed to an always-inlined body function as `noalias` parameters, so the loop
+// vectorizer needs no runtime alias checks. The kernels of one plan share one module and are
+// linked together. No LLVM header is included here.
+#pragma once
+
+#include "codegen_cpu/jit.h"
+#include "ir/kernel.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::cpu {
+
+struct CompiledKernel {
+  KernelFn fn = nullptr;
+  std::string symbol;  // the unique name it was linked under
+};
+
+struct CodegenResult {
+  std::vector<CompiledKernel> kernels;  // in the order given
+  std::string llvm_ir;                  // optimized module (when asked)
+  std::string assembly;                 // host assembly (when asked)
+  double build_ms = 0, optimize_ms = 0, codegen_ms = 0;
+};
+
+struct CodegenOptions {
+  bool want_ir = false;
+  bool want_asm = false;
+};
+
+// Compiles the kernels into one module. Throws InternalError on an LLVM failure.
+CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
+
+// The unoptimized LLVM IR of one kernel, for inspection and tests.
+std::string kernel_llvm_ir(const ir::Kernel& k);
+
+}  // namespace kiln::cpu

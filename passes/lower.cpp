@@ -1,0 +1,650 @@
+// kiln/passes/lower.cpp — fusion by index functions: graph of prims -> ExecPlan of kernels.
+//
+// The Lowerer walks the graph in order and materializes the values that must live in memory
+// (graph outputs, inputs of extern/fallback ops). Materializing a value builds one kernel:
+// its grid is the value's shape (pointwise) or the kept dims of its reductions (row
+// kernels), and its body evaluates the value at the grid index, inlining producers through
+// eval(). Reductions met on the way become Reduce stages when they are read at the kernel's
+// own row index; otherwise they are materialized first and the kernel is rebuilt.
+#include "passes/lower.h"
+
+#include "frontend/error.h"
+#include "passes/lower_index.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace kiln::passes {
+
+using ir::Expr;
+using ir::KInst;
+using ir::KOp;
+using ir::Node;
+using ir::OpFamily;
+using ir::OpKind;
+using ir::Value;
+
+std::vector<Expr> contiguous_strides(const std::vector<Expr>& sizes) {
+  std::vector<Expr> st(sizes.size());
+  Expr acc = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = acc;
+    acc = acc * sizes[i];
+  }
+  return st;
+}
+
+namespace {
+
+bool is_inlinable(const Node* n) {
+  switch (n->info().family) {
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Ternary:
+    case OpFamily::Cast:
+    case OpFamily::View:
+    case OpFamily::Factory:
+    case OpFamily::Shape:
+      return true;
+    case OpFamily::Reduction:
+    case OpFamily::Scan:
+    case OpFamily::Index:
+    case OpFamily::Random:
+    case OpFamily::Matmul:
+    case OpFamily::Composite:  // decomposed before lowering
+      return false;
+  }
+  return false;
+}
+bool is_reduction(const Node* n) { return n->info().family == OpFamily::Reduction; }
+
+// The domain of a reduction: input sizes and the (sorted) reduced dims.
+struct RowDomain {
+  std::vector<Expr> sizes;
+  std::vector<int64_t> dims;
+  bool operator==(const RowDomain&) const = default;
+  std::vector<Expr> kept() const { return pick(false); }
+  std::vector<Expr> reduced() const { return pick(true); }
+  bool is_reduced(size_t d) const {
+    for (int64_t x : dims)
+      if (static_cast<size_t>(x) == d) return true;
+    return false;
+  }
+  std::vector<Expr> pick(bool red) const {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (is_reduced(d) == red) out.push_back(sizes[d]);
+    return out;
+  }
+  // The full index from kept (grid) and reduced (stage) indices.
+  std::vector<Expr> interleave(const std::vector<Expr>& kept_idx, const std::vector<Expr>& red_idx) const {
+    std::vector<Expr> idx;
+    size_t k = 0, r = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) idx.push_back(is_reduced(d) ? red_idx.at(r++) : kept_idx.at(k++));
+    return idx;
+  }
+};
+
+struct ReduceInfo {
+  RowDomain dom;
+  bool keepdim = false;
+  ir::ReductionOp op = ir::ReductionOp::sum;
+};
+
+ReduceInfo reduce_info(const Node* n) {
+  ReduceInfo ri;
+  ri.dom.sizes = n->input(0)->type().sizes;
+  ri.op = ir::as_reduction(n->op());
+  ri.keepdim = n->attr<bool>("keepdim");
+  if (ri.op == ir::ReductionOp::argmax || ri.op == ir::ReductionOp::argmin) {
+    std::optional<int64_t> dim = n->attrs().get_opt<int64_t>(n->op(), "dim");
+    if (dim && !ri.dom.sizes.empty()) {
+      ri.dom.dims = {*dim};
+    } else {
+      for (size_t d = 0; d < ri.dom.sizes.size(); ++d) ri.dom.dims.push_back(static_cast<int64_t>(d));
+    }
+  } else {
+    ri.dom.dims = n->attr<std::vector<int64_t>>("dims");
+  }
+  return ri;
+}
+
+// Thrown while building a kernel: this reduction must be materialized first.
+struct Refuse {
+  const Node* reduction;
+};
+
+class Lowerer;
+
+// Builds one kernel: the stages, the instruction ids and the argument list.
+class KernelBuilder {
+ public:
+  KernelBuilder(Lowerer& l, std::string name) : l_(l) { k_.name = std::move(name); }
+
+  ir::Kernel& kernel() { return k_; }
+  // Row-kernel context: the domain whose kept dims are the grid (null for pointwise).
+  const RowDomain* row = nullptr;
+  std::vector<Expr> grid_idx;
+
+  int eval(const Value* v, const std::vector<Expr>& idx);
+  int emit(KInst in) {
+    in.id = in.kind == KOp::Store ? -1 : next_id_++;
+    cur_->body.push_back(std::move(in));
+    return cur_->body.back().id;
+  }
+  int arg_for(int buffer, bool output);
+  std::vector<int> arg_buffers;  // plan buffer id of each kernel argument
+  // Opens a stage: instructions go there until close_stage.
+  void open_stage(ir::StageKind kind, std::vector<Expr> extents) {
+    stack_.push_back({ir::KStage{}, {}});
+    cur_ = &stack_.back().stage;
+    cur_->kind = kind;
+    cur_->extents = std::move(extents);
+    memo_ = &stack_.back().memo;
+  }
+  ir::KStage& stage() { return *cur_; }
+  void close_stage() {
+    k_.stages.push_back(std::move(stack_.back().stage));
+    stack_.pop_back();
+    cur_ = stack_.empty() ? nullptr : &stack_.back().stage;
+    memo_ = stack_.empty() ? nullptr : &stack_.back().memo;
+  }
+  int new_id() { return next_id_++; }
+  int stage_index_var(size_t i) const { return static_cast<int>(i); }
+
+ private:
+  int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
+  int reduce_result(const Node* n, const std::vector<Expr>& idx);
+  int compute(OpKind op, ScalarType dt, std::vector<int> operands, ir::AttrList attrs = {}) {
+    KInst in;
+    in.kind = KOp::Compute;
+    in.op = op;
+    in.dtype = dt;
+    in.operands = std::move(operands);
+    in.attrs = std::move(attrs);
+    return emit(std::move(in));
+  }
+  int constant(ScalarType dt, Scalar v) {
+    KInst in;
+    in.kind = KOp::Const;
+    in.dtype = dt;
+    in.value = v;
+    return emit(std::move(in));
+  }
+  int index_value(ScalarType dt, Expr e) {
+    KInst in;
+    in.kind = KOp::Index;
+    in.dtype = dt;
+    in.index = e;
+    return emit(std::move(in));
+  }
+
+  struct Frame {
+    ir::KStage stage;
+    std::map<std::pair<const Value*, std::vector<const void*>>, int> memo;
+  };
+  Lowerer& l_;
+  ir::Kernel k_;
+  std::vector<Frame> stack_;
+  ir::KStage* cur_ = nullptr;
+  std::map<std::pair<const Value*, std::vector<const void*>>, int>* memo_ = nullptr;
+  std::map<const Node*, int> reduce_results_;
+  int next_id_ = 0;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const ir::Graph& g, const LowerOptions& o) : g_(g), opts_(o) {}
+  ExecPlan run();
+
+  // The plan buffer of v, or -1.
+  int buffer_of(const Value* v) const {
+    auto it = buf_.find(v);
+    return it == buf_.end() ? -1 : it->second;
+  }
+  const PlanBuffer& buffer(int b) const { return plan_.buffers.at(b); }
+  int materialize(const Value* v, BufferRole role);
+  const LowerOptions& opts() const { return opts_; }
+
+ private:
+  int new_buffer(const Value* v, BufferRole role);
+  void build_kernel(const Value* v, int out_buffer);
+  bool try_build(const Value* v, int out_buffer);
+  void build_split_reduction(const Value* v, int out_buffer);
+  void add_kernel(KernelBuilder& kb);
+  void mark_shared_reductions();
+
+  const ir::Graph& g_;
+  LowerOptions opts_;
+  ExecPlan plan_;
+  std::unordered_map<const Value*, int> buf_;
+  std::set<const Node*> force_;  // reductions that are materialized rather than fused
+  int kernel_count_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// KernelBuilder
+
+int KernelBuilder::arg_for(int buffer, bool output) {
+  for (size_t i = 0; i < arg_buffers.size(); ++i)
+    if (arg_buffers[i] == buffer && k_.args[i].output == output) return static_cast<int>(i);
+  arg_buffers.push_back(buffer);
+  const PlanBuffer& b = l_.buffer(buffer);
+  size_t n_in = 0, n_out = 0;
+  for (const ir::KernelArg& a : k_.args) (a.output ? n_out : n_in)++;
+  k_.args.push_back({output ? fmt::format("out{}", n_out) : fmt::format("in{}", n_in), b.type.dtype, output});
+  return static_cast<int>(k_.args.size() - 1);
+}
+
+int KernelBuilder::eval(const Value* v, const std::vector<Expr>& idx) {
+  std::vector<const void*> key;
+  for (const Expr& e : idx) key.push_back(e.node());
+  auto mk = std::make_pair(v, key);
+  if (auto it = memo_->find(mk); it != memo_->end()) return it->second;
+  int id;
+  if (int b = l_.buffer_of(v); b >= 0) {
+    KInst in;
+    in.kind = KOp::Load;
+    in.dtype = v->type().dtype;
+    in.arg = arg_for(b, false);
+    in.index = linear_index(idx, l_.buffer(b).strides);
+    id = emit(std::move(in));
+  } else if (v->is_input()) {
+    internal_fail("lower: graph input {} has no buffer", v->name());
+  } else {
+    id = eval_node(v->producer(), v, idx);
+  }
+  (*memo_)[mk] = id;
+  return id;
+}
+
+int KernelBuilder::reduce_result(const Node* n, const std::vector<Expr>& idx) {
+  const ReduceInfo ri = reduce_info(n);
+  if (!row || !(ri.dom == *row)) throw Refuse{n};
+  // The index at which the consumer reads the reduction must be this kernel's row.
+  std::vector<Expr> expect = grid_idx;
+  if (ri.keepdim) expect = ri.dom.interleave(grid_idx, std::vector<Expr>(ri.dom.dims.size(), Expr(0)));
+  if (idx != expect) throw Refuse{n};
+  if (auto it = reduce_results_.find(n); it != reduce_results_.end()) return it->second;
+
+  open_stage(ir::StageKind::Reduce, ri.dom.reduced());
+  std::vector<Expr> red_idx;
+  for (size_t i = 0; i < cur_->extents.size(); ++i) red_idx.push_back(loop_var(cur_->extents[i], ir::stage_expr(i)));
+  const ScalarType out_dt = n->output()->type().dtype;
+  int x = eval(n->input(0), ri.dom.interleave(grid_idx, red_idx));
+  const ScalarType in_dt = n->input(0)->type().dtype;
+  ScalarType acc = out_dt;
+  switch (ri.op) {
+    case ir::ReductionOp::sum:
+    case ir::ReductionOp::prod:
+      if (in_dt != out_dt) x = compute(OpKind::convert_element_type, out_dt, {x}, ir::AttrList({out_dt}));
+      break;
+    case ir::ReductionOp::amax:
+    case ir::ReductionOp::amin: break;
+    case ir::ReductionOp::any:
+    case ir::ReductionOp::all:
+      if (in_dt != ScalarType::Bool) x = compute(OpKind::convert_element_type, ScalarType::Bool, {x}, ir::AttrList({ScalarType::Bool}));
+      acc = ScalarType::Bool;
+      break;
+    case ir::ReductionOp::argmax:
+    case ir::ReductionOp::argmin: acc = in_dt; break;
+  }
+  cur_->reduce_op = ri.op;
+  cur_->yield = x;
+  cur_->acc_dtype = acc;
+  cur_->result = new_id();
+  const int result = cur_->result;
+  close_stage();
+  reduce_results_[n] = result;
+  return result;
+}
+
+int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx) {
+  const ScalarType dt = v->type().dtype;
+  switch (n->info().family) {
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Ternary: {
+      std::vector<int> ops;
+      for (const Value* in : n->inputs()) ops.push_back(eval(in, idx));
+      return compute(n->op(), dt, std::move(ops), n->attrs());
+    }
+    case OpFamily::Cast:
+      if (n->op() == OpKind::clone || n->input(0)->type().dtype == dt) return eval(n->input(0), idx);
+      return compute(n->op(), dt, {eval(n->input(0), idx)}, n->attrs());
+    case OpFamily::View: return eval(n->input(0), view_source_index(n, idx));
+    case OpFamily::Factory: {
+      if (n->op() == OpKind::full) return constant(dt, n->attr<Scalar>("value"));
+      // iota: start + step * i, computed in the result dtype as PyTorch's arange does.
+      const Scalar start = n->attr<Scalar>("start"), step = n->attr<Scalar>("step");
+      if (!is_floating_point(dt) && !start.is_floating_point() && !step.is_floating_point())
+        return index_value(dt, Expr(start.to_int()) + Expr(step.to_int()) * idx.at(0));
+      const int i = index_value(dt, idx.at(0));
+      const int mul = compute(OpKind::mul, dt, {i, constant(dt, step)});
+      return compute(OpKind::add, dt, {mul, constant(dt, start)});
+    }
+    case OpFamily::Shape: {
+      std::vector<PieceIndex> pieces = shape_source_pieces(n, idx);
+      // Value of the last piece, then select earlier pieces where their predicate holds.
+      int result = -1;
+      for (size_t i = pieces.size(); i-- > 0;) {
+        const PieceIndex& p = pieces[i];
+        int val = p.input < 0 ? constant(dt, n->attr<Scalar>("value")) : eval(n->input(p.input), p.index);
+        if (result < 0 || p.always) {
+          result = val;
+          continue;
+        }
+        const int pred = index_value(ScalarType::Bool, p.predicate);
+        result = compute(OpKind::where, dt, {pred, val, result});
+      }
+      return result;
+    }
+    case OpFamily::Reduction: {
+      const ReduceInfo ri = reduce_info(n);
+      if (ri.dom.dims.empty()) {  // reduces nothing: the element itself, in the result dtype
+        const int x = eval(n->input(0), idx);
+        if (n->input(0)->type().dtype == dt) return x;
+        return compute(OpKind::convert_element_type, dt, {x}, ir::AttrList({dt}));
+      }
+      return reduce_result(n, idx);
+    }
+    case OpFamily::Scan:
+    case OpFamily::Index:
+    case OpFamily::Random:
+    case OpFamily::Matmul:
+    case OpFamily::Composite: break;
+  }
+  internal_fail("lower: {} reached eval without a buffer", n->info().name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lowerer
+
+int Lowerer::new_buffer(const Value* v, BufferRole role) {
+  PlanBuffer b;
+  b.role = role;
+  b.type = v->type();
+  b.strides = contiguous_strides(b.type.sizes);
+  plan_.buffers.push_back(std::move(b));
+  const int id = static_cast<int>(plan_.buffers.size() - 1);
+  buf_[v] = id;
+  return id;
+}
+
+int Lowerer::materialize(const Value* v, BufferRole role) {
+  if (int b = buffer_of(v); b >= 0) {
+    if (role == BufferRole::Output && plan_.buffers[b].role == BufferRole::Temp) plan_.buffers[b].role = BufferRole::Output;
+    return b;
+  }
+  const int b = new_buffer(v, role);
+  build_kernel(v, b);
+  return b;
+}
+
+void Lowerer::add_kernel(KernelBuilder& kb) {
+  PlanStep st;
+  st.kind = StepKind::Kernel;
+  st.kernel = std::move(kb.kernel());
+  st.kernel.params = collect_params(st.kernel);
+  ir::verify_kernel(st.kernel);
+  st.buffers = kb.arg_buffers;
+  plan_.steps.push_back(std::move(st));
+}
+
+// Builds the kernel computing v into out_buffer, materializing refused reductions first.
+void Lowerer::build_kernel(const Value* v, int out_buffer) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    try {
+      if (try_build(v, out_buffer)) return;
+    } catch (const Refuse& r) {
+      force_.insert(r.reduction);
+      materialize(r.reduction->output(), BufferRole::Temp);
+    }
+  }
+  internal_fail("lower: kernel for a value of type {} did not converge", v->type().str());
+}
+
+// Finds the reductions v's inlined computation reaches (stopping at buffers).
+void find_reductions(const Lowerer& l, const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen) {
+  if (!seen.insert(v).second || l.buffer_of(v) >= 0 || v->is_input()) return;
+  const Node* n = v->producer();
+  if (is_reduction(n)) {
+    if (!reduce_info(n).dom.dims.empty()) {
+      out.push_back(n);
+      return;
+    }
+  } else if (!is_inlinable(n)) {
+    return;
+  }
+  for (const Value* in : n->inputs()) find_reductions(l, in, out, seen);
+}
+
+bool Lowerer::try_build(const Value* v, int out_buffer) {
+  std::vector<const Node*> reds;
+  std::set<const Value*> seen;
+  find_reductions(*this, v, reds, seen);
+  for (const Node* r : reds)
+    if (force_.count(r)) throw Refuse{r};
+
+  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_));
+  const std::vector<Expr>& vs = v->type().sizes;
+  std::vector<Expr> grid, stage_ext, grid_idx;
+  RowDomain dom;
+  enum { Pointwise, Full, KeepDim, Kept } shape_case = Pointwise;
+  if (!reds.empty()) {
+    // The row domain: the one of the reduction nearest to v (found first).
+    dom = reduce_info(reds.front()).dom;
+    for (const Node* r : reds)
+      if (!(reduce_info(r).dom == dom)) throw Refuse{r};
+    std::vector<Expr> keep1 = dom.sizes;
+    for (int64_t d : dom.dims) keep1[d] = 1;
+    if (vs == dom.sizes) shape_case = Full;
+    else if (vs == keep1) shape_case = KeepDim;
+    else if (vs == dom.kept()) shape_case = Kept;
+    else throw Refuse{reds.front()};
+    // A large reduction to a single point is split so that it runs in parallel.
+    const std::vector<Expr> kept = dom.kept();
+    const bool one_row = all_const(kept) && to_ints(kept).size() == 0;
+    auto rn = numel_const(dom.reduced());
+    if (one_row && rn && *rn >= opts_.split_reduction_min) {
+      if (reds.size() == 1 && reds.front()->output() == v && split_supported(reduce_info(reds.front()).op)) {
+        build_split_reduction(v, out_buffer);
+        return true;
+      }
+      throw Refuse{reds.front()};
+    }
+    grid = kept;
+  } else {
+    grid = vs;
+  }
+  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  kb.kernel().grid = grid;
+  kb.row = reds.empty() ? nullptr : &dom;
+  kb.grid_idx = grid_idx;
+
+  std::vector<Expr> store_idx;
+  switch (shape_case) {
+    case Pointwise:
+    case Kept: store_idx = grid_idx; break;
+    case KeepDim: store_idx = dom.interleave(grid_idx, std::vector<Expr>(dom.dims.size(), Expr(0))); break;
+    case Full: stage_ext = dom.reduced(); break;
+  }
+  kb.open_stage(ir::StageKind::Loop, stage_ext);
+  if (shape_case == Full) {
+    std::vector<Expr> red_idx;
+    for (size_t i = 0; i < stage_ext.size(); ++i) red_idx.push_back(loop_var(stage_ext[i], ir::stage_expr(i)));
+    store_idx = dom.interleave(grid_idx, red_idx);
+  }
+  const int val = kb.eval(v, store_idx);
+  KInst st;
+  st.kind = KOp::Store;
+  st.dtype = v->type().dtype;
+  st.arg = kb.arg_for(out_buffer, true);
+  st.index = linear_index(store_idx, plan_.buffers[out_buffer].strides);
+  st.operands = {val};
+  kb.emit(std::move(st));
+  kb.close_stage();
+
+  // A lone reduction over outer dims (a column sum) iterates its rows outside a tile of
+  // columns so that loads are contiguous.
+  ir::Kernel& k = kb.kernel();
+  if (reds.size() == 1 && reds.front()->output() == v && k.stages.size() == 2 && !grid.empty() &&
+      !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(reds.front()).op))
+    k.schedule.outer_reduction_tile = 64;
+  ++kernel_count_;
+  add_kernel(kb);
+  return true;
+}
+
+// out = reduce(x) over everything, as partials over grid chunks then one final reduce.
+void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
+  const Node* n = v->producer();
+  const ReduceInfo ri = reduce_info(n);
+  const ScalarType out_dt = v->type().dtype;
+  const ScalarType in_dt = n->input(0)->type().dtype;
+  const int64_t total = *numel_const(ri.dom.sizes);
+  const int64_t chunks = std::min<int64_t>(256, std::max<int64_t>(1, total / 16384));
+  const int64_t chunk = (total + chunks - 1) / chunks;
+  // Partial buffer: one value per chunk, in the accumulation dtype.
+  const ScalarType acc = (ri.op == ir::ReductionOp::any || ri.op == ir::ReductionOp::all) ? ScalarType::Bool : out_dt;
+  PlanBuffer pb;
+  pb.role = BufferRole::Temp;
+  pb.type = ir::TensorType(acc, {Expr(chunks)});
+  pb.strides = {Expr(1)};
+  plan_.buffers.push_back(pb);
+  const int partial = static_cast<int>(plan_.buffers.size() - 1);
+
+  {  // partial sums: grid [chunks], each reducing a contiguous run of the flattened input
+    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.kernel().grid = {Expr(chunks)};
+    const Expr p0 = ir::grid_expr(0);
+    kb.open_stage(ir::StageKind::Reduce, {ir::min(Expr(chunk), Expr(total) - p0 * chunk)});
+    const Expr flat = p0 * chunk + ir::stage_expr(0);
+    int x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));
+    if (acc != in_dt) {
+      KInst c;
+      c.kind = KOp::Compute;
+      c.op = OpKind::convert_element_type;
+      c.dtype = acc;
+      c.operands = {x};
+      c.attrs = ir::AttrList({acc});
+      x = kb.emit(std::move(c));
+    }
+    kb.stage().reduce_op = ri.op;
+    kb.stage().yield = x;
+    kb.stage().acc_dtype = acc;
+    const int result = kb.stage().result = kb.new_id();
+    kb.close_stage();
+    kb.open_stage(ir::StageKind::Loop, {});
+    KInst st;
+    st.kind = KOp::Store;
+    st.dtype = acc;
+    st.arg = kb.arg_for(partial, true);
+    st.index = p0;
+    st.operands = {result};
+    kb.emit(std::move(st));
+    kb.close_stage();
+    add_kernel(kb);
+  }
+  {  // final: one reduce over the partials, in a fixed order
+    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.open_stage(ir::StageKind::Reduce, {Expr(chunks)});
+    KInst ld;
+    ld.kind = KOp::Load;
+    ld.dtype = acc;
+    ld.arg = kb.arg_for(partial, false);
+    ld.index = ir::stage_expr(0);
+    const int x = kb.emit(std::move(ld));
+    kb.stage().reduce_op = ri.op;  // partials combine with the same op
+    kb.stage().yield = x;
+    kb.stage().acc_dtype = acc;
+    const int result = kb.stage().result = kb.new_id();
+    kb.close_stage();
+    kb.open_stage(ir::StageKind::Loop, {});
+    KInst st;
+    st.kind = KOp::Store;
+    st.dtype = out_dt;
+    st.arg = kb.arg_for(out_buffer, true);
+    st.index = Expr(0);
+    st.operands = {result};
+    kb.emit(std::move(st));
+    kb.close_stage();
+    add_kernel(kb);
+  }
+}
+
+// A reduction read by the inlined computations of two or more materialized values would be
+// computed once per consumer kernel; materialize it instead.
+void Lowerer::mark_shared_reductions() {
+  std::set<const Value*> roots;
+  for (const Value* o : g_.outputs()) roots.insert(o);
+  for (const Node* n : g_.nodes())
+    if (!is_inlinable(n) && !is_reduction(n))
+      for (const Value* in : n->inputs()) roots.insert(in);
+  std::map<const Node*, std::set<const Value*>> reached;
+  for (const Value* root : roots) {
+    std::vector<const Value*> stack{root};
+    std::set<const Value*> seen;
+    while (!stack.empty()) {
+      const Value* v = stack.back();
+      stack.pop_back();
+      if (!seen.insert(v).second || v->is_input()) continue;
+      const Node* n = v->producer();
+      if (v != root && roots.count(v)) continue;
+      if (is_reduction(n) && v != root) {
+        reached[n].insert(root);
+        continue;
+      }
+      if (!is_inlinable(n) && !is_reduction(n)) continue;
+      for (const Value* in : n->inputs()) stack.push_back(in);
+    }
+  }
+  for (const auto& [n, rs] : reached)
+    if (rs.size() > 1) force_.insert(n);
+}
+
+ExecPlan Lowerer::run() {
+  for (size_t i = 0; i < g_.inputs().size(); ++i) {
+    const Value* in = g_.inputs()[i];
+    PlanBuffer b;
+    b.role = BufferRole::Input;
+    b.type = in->type();
+    b.input_index = static_cast<int>(i);
+    b.strides = i < opts_.input_strides.size() && !opts_.input_strides[i].empty() ? opts_.input_strides[i]
+                                                                                   : contiguous_strides(b.type.sizes);
+    plan_.buffers.push_back(std::move(b));
+    buf_[in] = static_cast<int>(plan_.buffers.size() - 1);
+  }
+  mark_shared_reductions();
+  std::set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
+  for (const Node* n : g_.nodes()) {
+    if (is_inlinable(n) || is_reduction(n)) {
+      // Reductions shared by several consumers are computed once, where they are defined.
+      if (is_reduction(n) && force_.count(n)) materialize(n->output(), BufferRole::Temp);
+      continue;
+    }
+    PlanStep st;
+    st.kind = n->info().has(ir::traits::Extern) ? StepKind::Extern : StepKind::Fallback;
+    st.op = n->op();
+    st.attrs = n->attrs();
+    for (const Value* in : n->inputs()) st.buffers.push_back(materialize(in, BufferRole::Temp));
+    for (const Value* out : n->outputs()) st.buffers.push_back(new_buffer(out, BufferRole::Temp));
+    plan_.steps.push_back(std::move(st));
+  }
+  for (const Value* o : g_.outputs()) plan_.outputs.push_back({materialize(o, BufferRole::Output)});
+  plan_memory(plan_);
+  std::set<std::string> params;
+  for (const PlanStep& st : plan_.steps)
+    if (st.kind == StepKind::Kernel) params.insert(st.kernel.params.begin(), st.kernel.params.end());
+  plan_.params.assign(params.begin(), params.end());
+  return std::move(plan_);
+}
+
+}  // namespace
+
+ExecPlan lower(const ir::Graph& g, const LowerOptions& opts) { return Lowerer(g, opts).run(); }
+
+}  // namespace kiln::passes

@@ -1,0 +1,250 @@
+// kiln/passes/lower_index.cpp — views, cat and pad as index remapping; small lowering tables.
+#include "passes/lower_index.h"
+
+#include "frontend/error.h"
+
+#include <set>
+
+namespace kiln::passes {
+
+using ir::Expr;
+using ir::OpKind;
+
+Expr linear_index(const std::vector<Expr>& idx, const std::vector<Expr>& strides) {
+  if (idx.size() != strides.size()) internal_fail("linear_index: {} indices for {} strides", idx.size(), strides.size());
+  Expr e = 0;
+  for (size_t i = 0; i < idx.size(); ++i) e = e + idx[i] * strides[i];
+  return e;
+}
+
+std::vector<Expr> unravel(const Expr& flat, const std::vector<Expr>& sizes) {
+  std::vector<Expr> idx(sizes.size());
+  Expr stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == Expr(1)) {
+      idx[i] = 0;
+      continue;
+    }
+    Expr q = stride == Expr(1) ? flat : ir::floordiv(flat, stride);
+    idx[i] = i == 0 ? q : ir::mod(q, sizes[i]);
+    stride = stride * sizes[i];
+  }
+  return idx;
+}
+
+Expr loop_var(const Expr& extent, const Expr& var) { return extent == Expr(1) ? Expr(0) : var; }
+
+std::optional<int64_t> numel_const(const std::vector<Expr>& sizes) {
+  int64_t n = 1;
+  for (const Expr& s : sizes) {
+    auto c = s.maybe_const();
+    if (!c) return std::nullopt;
+    n *= *c;
+  }
+  return n;
+}
+
+namespace {
+
+// reshape: dims are matched in groups of equal products so that index arithmetic stays local
+// (a group of one input and one output dim maps the index through unchanged).
+std::vector<Expr> reshape_source(const std::vector<Expr>& in, const std::vector<Expr>& out, const std::vector<Expr>& idx) {
+  const bool static_shapes = all_const(in) && all_const(out);
+  if (!static_shapes) {  // one group: flatten and unflatten
+    const std::vector<Expr> st = [&] {
+      std::vector<Expr> s(out.size());
+      Expr acc = 1;
+      for (size_t i = out.size(); i-- > 0;) {
+        s[i] = acc;
+        acc = acc * out[i];
+      }
+      return s;
+    }();
+    return unravel(linear_index(idx, st), in);
+  }
+  const std::vector<int64_t> a = to_ints(in), b = to_ints(out);
+  std::vector<Expr> src(a.size(), Expr(0));
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    // Skip size-1 dims on either side: they contribute index 0 / nothing.
+    if (i < a.size() && a[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < b.size() && b[j] == 1) {
+      ++j;
+      continue;
+    }
+    if (i == a.size() || j == b.size()) break;  // only empty tensors get here
+    size_t i1 = i + 1, j1 = j + 1;
+    int64_t pa = a[i], pb = b[j];
+    while (pa != pb) {
+      if (pa < pb) {
+        if (i1 == a.size()) break;
+        pa *= a[i1++];
+      } else {
+        if (j1 == b.size()) break;
+        pb *= b[j1++];
+      }
+    }
+    // Output dims [j, j1) flatten into an offset that unflattens into input dims [i, i1).
+    Expr flat = 0;
+    for (size_t d = j; d < j1; ++d) flat = flat * Expr(b[d]) + idx[d];
+    std::vector<Expr> sub(in.begin() + static_cast<long>(i), in.begin() + static_cast<long>(i1));
+    std::vector<Expr> part = unravel(flat, sub);
+    for (size_t d = i; d < i1; ++d) src[d] = part[d - i];
+    i = i1;
+    j = j1;
+  }
+  return src;
+}
+
+}  // namespace
+
+std::vector<Expr> view_source_index(const ir::Node* n, const std::vector<Expr>& idx) {
+  const std::vector<Expr>& in = n->input(0)->type().sizes;
+  const std::vector<Expr>& out = n->output()->type().sizes;
+  switch (ir::as_view(n->op())) {
+    case ir::ViewOp::reshape: return reshape_source(in, out, idx);
+    case ir::ViewOp::expand: {
+      std::vector<Expr> src(in.size());
+      const size_t lead = out.size() - in.size();
+      for (size_t d = 0; d < in.size(); ++d) src[d] = (in[d] == Expr(1)) ? Expr(0) : idx[d + lead];
+      return src;
+    }
+    case ir::ViewOp::permute: {
+      const auto& dims = n->attr<std::vector<int64_t>>("dims");
+      std::vector<Expr> src(in.size());
+      for (size_t i = 0; i < dims.size(); ++i) src[static_cast<size_t>(dims[i])] = idx[i];
+      return src;
+    }
+    case ir::ViewOp::slice: {
+      std::vector<Expr> src = idx;
+      const auto dim = static_cast<size_t>(n->attr<int64_t>("dim"));
+      src[dim] = n->attr<Expr>("start") + n->attr<Expr>("step") * idx[dim];
+      return src;
+    }
+    case ir::ViewOp::squeeze: {
+      const auto& dims = n->attr<std::vector<int64_t>>("dims");
+      std::set<int64_t> sq(dims.begin(), dims.end());
+      std::vector<Expr> src;
+      size_t j = 0;
+      for (size_t d = 0; d < in.size(); ++d) src.push_back(sq.count(static_cast<int64_t>(d)) ? Expr(0) : idx[j++]);
+      return src;
+    }
+    case ir::ViewOp::unsqueeze: {
+      std::vector<Expr> src = idx;
+      src.erase(src.begin() + n->attr<int64_t>("dim"));
+      return src;
+    }
+    case ir::ViewOp::diagonal: {
+      const int64_t offset = n->attr<int64_t>("offset");
+      const auto d1 = static_cast<size_t>(n->attr<int64_t>("dim1")), d2 = static_cast<size_t>(n->attr<int64_t>("dim2"));
+      std::vector<Expr> src(in.size());
+      size_t j = 0;
+      for (size_t d = 0; d < in.size(); ++d)
+        if (d != d1 && d != d2) src[d] = idx[j++];
+      const Expr& diag = idx.back();
+      src[d1] = diag + Expr(offset < 0 ? -offset : 0);
+      src[d2] = diag + Expr(offset > 0 ? offset : 0);
+      return src;
+    }
+    case ir::ViewOp::as_strided: {
+      const auto& stride = n->attr<std::vector<Expr>>("stride");
+      return unravel(n->attr<Expr>("storage_offset") + linear_index(idx, stride), in);
+    }
+  }
+  internal_fail("view_source_index: unhandled view {}", n->info().name);
+}
+
+std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector<Expr>& idx) {
+  std::vector<PieceIndex> pieces;
+  switch (ir::as_shape(n->op())) {
+    case ir::ShapeOp::cat: {
+      const auto dim = static_cast<size_t>(n->attr<int64_t>("dim"));
+      Expr offset = 0;
+      for (size_t j = 0; j < n->inputs().size(); ++j) {
+        const std::vector<Expr>& sz = n->input(j)->type().sizes;
+        if (sz.size() != idx.size() || sz[dim] == Expr(0)) continue;  // legacy empty inputs take no room
+        PieceIndex p;
+        p.input = static_cast<int>(j);
+        p.index = idx;
+        p.index[dim] = ir::max(Expr(0), ir::min(idx[dim] - offset, sz[dim] - 1));
+        offset = offset + sz[dim];
+        p.predicate = ir::lt(idx[dim], offset);
+        pieces.push_back(std::move(p));
+      }
+      if (!pieces.empty()) pieces.back().always = true;
+      return pieces;
+    }
+    case ir::ShapeOp::constant_pad: {
+      const auto& pad = n->attr<std::vector<int64_t>>("pad");
+      const std::vector<Expr>& sz = n->input(0)->type().sizes;
+      PieceIndex p;
+      p.input = 0;
+      p.index = idx;
+      Expr pred = 1;
+      bool any_pad = false;
+      // pad lists (before, after) pairs starting from the last dim.
+      for (size_t k = 0; 2 * k + 1 < pad.size(); ++k) {
+        const size_t d = idx.size() - 1 - k;
+        const int64_t before = pad[2 * k], after = pad[2 * k + 1];
+        if (before == 0 && after == 0) continue;
+        const Expr src = idx[d] - Expr(before);
+        p.index[d] = ir::max(Expr(0), ir::min(src, sz[d] - 1));
+        if (before > 0) pred = pred * ir::le(Expr(0), src);
+        if (after > 0) pred = pred * ir::lt(src, sz[d]);
+        any_pad = any_pad || before > 0 || after > 0;
+      }
+      p.predicate = ir::ne(pred, Expr(0));
+      p.always = !any_pad;
+      pieces.push_back(std::move(p));
+      PieceIndex value;
+      value.input = -1;
+      value.always = true;
+      pieces.push_back(std::move(value));
+      return pieces;
+    }
+  }
+  internal_fail("shape_source_pieces: unhandled op {}", n->info().name);
+}
+
+bool split_supported(ir::ReductionOp op) {
+  switch (op) {
+    case ir::ReductionOp::sum:
+    case ir::ReductionOp::prod:
+    case ir::ReductionOp::amax:
+    case ir::ReductionOp::amin:
+    case ir::ReductionOp::any:
+    case ir::ReductionOp::all: return true;
+    case ir::ReductionOp::argmax:
+    case ir::ReductionOp::argmin: return false;
+  }
+  return false;
+}
+
+bool tile_supported(ir::ReductionOp op) { return split_supported(op); }
+
+std::vector<std::string> collect_params(const ir::Kernel& k) {
+  std::set<std::string> syms;
+  auto add = [&](const Expr& e) {
+    std::vector<std::string> s;
+    e.collect_symbols(s);
+    syms.insert(s.begin(), s.end());
+  };
+  for (const Expr& e : k.grid) add(e);
+  for (const ir::KStage& st : k.stages) {
+    for (const Expr& e : st.extents) add(e);
+    for (const ir::KInst& in : st.body)
+      if (in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index) add(in.index);
+  }
+  std::vector<std::string> out;
+  for (const std::string& s : syms) {
+    const bool loop_var = s.size() >= 2 && (s[0] == 'p' || s[0] == 'r') &&
+                          s.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (!loop_var) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,69 @@
+// kiln/passes/plan.h — the execution plan that lowering produces for a backend to run.
+//
+// An ExecPlan is the graph after fusion: a list of buffers (graph inputs, temporaries,
+// outputs) and a sequence of steps, each a generated ir::Kernel, an extern call (matmul
+// through the BLAS library) or a fallback prim run by the reference interpreter (ops no
+// backend lowers yet). Sizes and strides are ir::Expr: constants when the plan is static,
+// symbols bound from the inputs at run time otherwise. Memory planning assigns temporaries
+// to reusable slots. runtime::Program executes a plan; backends compile its kernels.
+#pragma once
+
+#include "ir/attr.h"
+#include "ir/kernel.h"
+#include "ir/tensor_type.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::passes {
+
+enum class BufferRole : uint8_t {
+  Input,   // graph input `input_index`, read through `strides`
+  Temp,    // intermediate, contiguous, lives in memory slot `slot`
+  Output,  // a fresh contiguous tensor handed to the caller
+};
+
+struct PlanBuffer {
+  BufferRole role = BufferRole::Temp;
+  ir::TensorType type;
+  std::vector<ir::Expr> strides;  // in elements
+  int input_index = -1;           // Input only
+  int slot = -1;                  // Temp only: memory slot (buffers with one slot never overlap in time)
+};
+
+enum class StepKind : uint8_t {
+  Kernel,    // a generated kernel; `buffers` are its args in order
+  Extern,    // a library call (mm, bmm); `buffers` are inputs then the output
+  Fallback,  // a prim run by the interpreter; `buffers` are inputs then outputs
+};
+
+struct PlanStep {
+  StepKind kind = StepKind::Kernel;
+  ir::Kernel kernel;         // Kernel only
+  ir::OpKind op = ir::OpKind::mm;  // Extern / Fallback
+  ir::AttrList attrs;        // Extern / Fallback
+  std::vector<int> buffers;  // plan buffer ids
+  std::string describe() const;  // one line: "kernel k0(b0, b1 -> b2)", "extern mm(b0, b1 -> b2)"
+};
+
+struct MemorySlot {
+  ir::Expr bytes;  // the largest buffer assigned to the slot
+};
+
+// A graph output is a plan buffer, or (alias) directly one of the inputs.
+struct PlanOutput {
+  int buffer = -1;
+};
+
+struct ExecPlan {
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+  std::vector<MemorySlot> slots;
+  std::vector<PlanOutput> outputs;
+  std::vector<std::string> params;  // symbols the plan reads at run time, bound from the inputs
+  // Text form: buffers, then each step (kernels printed in full).
+  std::string str() const;
+  std::vector<const ir::Kernel*> kernels() const;
+};
+
+}  // namespace kiln::passes
