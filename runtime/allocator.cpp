@@ -1,0 +1,205 @@
+// kiln/runtime/allocator.cpp — size classes, per-class free lists and counters.
+//
+// A free list is intrusive: the first word of a cached block points to the next one, so
+// caching never allocates. The cap is enforced by reserving bytes_cached with an atomic add
+// before pushing a block (and undoing it when over), so concurrent frees cannot overshoot it.
+#include "runtime/allocator.h"
+
+#include "frontend/error.h"
+#include "runtime/config.h"
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdlib>
+#include <mutex>
+#include <utility>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ALLOCATOR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ALLOCATOR_ASAN 1
+#endif
+#endif
+
+namespace kiln::rt {
+
+namespace {
+
+#if defined(KILN_ALLOCATOR_ASAN)
+constexpr bool kCachingCompiledIn = false;
+#else
+constexpr bool kCachingCompiledIn = true;
+#endif
+
+constexpr size_t kMaxRequest = size_t{1} << 62;
+// Classes 0..7: 64..512 bytes; then 8 per power of two from (512, 1024] up to (2^61, 2^62].
+constexpr int kNumClasses = 8 + (62 - 9) * 8;
+
+struct ClassOf {
+  size_t size;  // the block size
+  int index;    // the free list
+};
+
+// Requires 0 < bytes <= kMaxRequest.
+ClassOf size_class(size_t bytes) {
+  if (bytes <= 512) {
+    size_t s = (bytes + 63) / 64 * 64;
+    return {s, static_cast<int>(s / 64) - 1};
+  }
+  size_t p = std::bit_floor(bytes - 1);  // bytes in (p, 2p], p >= 512
+  size_t step = p / 8;
+  size_t s = (bytes + step - 1) / step * step;
+  int log2p = std::countr_zero(p);
+  return {s, 8 + (log2p - 9) * 8 + static_cast<int>((s - p) / step) - 1};
+}
+
+// The block size of class `index` (inverse of size_class).
+size_t class_size(int index) {
+  if (index < 8) return static_cast<size_t>(index + 1) * 64;
+  int j = index - 8;
+  size_t p = size_t{1} << (9 + j / 8);
+  return p + static_cast<size_t>(j % 8 + 1) * (p / 8);
+}
+
+struct FreeList {
+  std::mutex mutex;
+  void* head = nullptr;
+};
+
+struct State {
+  std::array<FreeList, kNumClasses> lists;
+  std::atomic<uint64_t> allocs{0};
+  std::atomic<uint64_t> cache_hits{0};
+  std::atomic<uint64_t> frees{0};
+  std::atomic<uint64_t> system_allocs{0};
+  std::atomic<uint64_t> system_frees{0};
+  std::atomic<uint64_t> bytes_in_use{0};
+  std::atomic<uint64_t> bytes_cached{0};
+  std::atomic<uint64_t> blocks_cached{0};
+};
+
+State& state() {
+  static auto* s = new State();  // never destroyed: tensors may be freed during static destruction
+  return *s;
+}
+
+bool caching_on() { return kCachingCompiledIn && config().allocator == AllocatorKind::Caching; }
+
+void* system_alloc(State& st, size_t size) {
+  void* p = std::aligned_alloc(kCpuAlignment, size);
+  if (p == nullptr) {  // out of memory: give the cache back and try once more
+    empty_cache();
+    p = std::aligned_alloc(kCpuAlignment, size);
+    if (p == nullptr) return nullptr;
+  }
+  st.system_allocs.fetch_add(1, std::memory_order_relaxed);
+  return p;
+}
+
+void system_free(State& st, void* p) {
+  std::free(p);
+  st.system_frees.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+size_t cpu_alloc_size(size_t bytes) {
+  if (bytes > kMaxRequest) return 0;
+  if (bytes == 0) bytes = 1;
+  if (!kCachingCompiledIn) return (bytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  return size_class(bytes).size;
+}
+
+bool cpu_allocator_caching_available() { return kCachingCompiledIn; }
+
+void* cpu_try_alloc(size_t bytes) {
+  size_t size = cpu_alloc_size(bytes);
+  if (size == 0) return nullptr;
+  State& st = state();
+  void* p = nullptr;
+  if (caching_on()) {
+    FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
+    {
+      std::lock_guard<std::mutex> lock(list.mutex);
+      p = list.head;
+      if (p != nullptr) list.head = *static_cast<void**>(p);
+    }
+    if (p != nullptr) {
+      st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+      st.blocks_cached.fetch_sub(1, std::memory_order_relaxed);
+      st.cache_hits.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (p == nullptr) p = system_alloc(st, size);
+  if (p == nullptr) return nullptr;
+  st.allocs.fetch_add(1, std::memory_order_relaxed);
+  st.bytes_in_use.fetch_add(size, std::memory_order_relaxed);
+  return p;
+}
+
+void* cpu_alloc(size_t bytes) {
+  void* p = cpu_try_alloc(bytes);
+  if (p == nullptr) fail("cpu_alloc", "out of memory allocating {} bytes", bytes);
+  return p;
+}
+
+void cpu_free(void* p, size_t bytes) {
+  if (p == nullptr) return;
+  size_t size = cpu_alloc_size(bytes);
+  KILN_INTERNAL_ASSERT(size != 0);
+  State& st = state();
+  st.frees.fetch_add(1, std::memory_order_relaxed);
+  st.bytes_in_use.fetch_sub(size, std::memory_order_relaxed);
+  if (caching_on()) {
+    uint64_t cap = config().allocator_cache_bytes;
+    uint64_t before = st.bytes_cached.fetch_add(size, std::memory_order_relaxed);
+    if (before + size <= cap) {
+      FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
+      std::lock_guard<std::mutex> lock(list.mutex);
+      *static_cast<void**>(p) = list.head;
+      list.head = p;
+      st.blocks_cached.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+  }
+  system_free(st, p);
+}
+
+AllocatorStats allocator_stats() {
+  State& st = state();
+  AllocatorStats s;
+  s.allocs = st.allocs.load(std::memory_order_relaxed);
+  s.cache_hits = st.cache_hits.load(std::memory_order_relaxed);
+  s.frees = st.frees.load(std::memory_order_relaxed);
+  s.system_allocs = st.system_allocs.load(std::memory_order_relaxed);
+  s.system_frees = st.system_frees.load(std::memory_order_relaxed);
+  s.bytes_in_use = st.bytes_in_use.load(std::memory_order_relaxed);
+  s.bytes_cached = st.bytes_cached.load(std::memory_order_relaxed);
+  s.blocks_cached = st.blocks_cached.load(std::memory_order_relaxed);
+  s.cache_limit_bytes = config().allocator_cache_bytes;
+  return s;
+}
+
+void empty_cache() {
+  State& st = state();
+  for (size_t i = 0; i < st.lists.size(); ++i) {
+    void* head;
+    {
+      std::lock_guard<std::mutex> lock(st.lists[i].mutex);
+      head = std::exchange(st.lists[i].head, nullptr);
+    }
+    size_t size = class_size(static_cast<int>(i));
+    while (head != nullptr) {
+      void* next = *static_cast<void**>(head);
+      system_free(st, head);
+      st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+      st.blocks_cached.fetch_sub(1, std::memory_order_relaxed);
+      head = next;
+    }
+  }
+}
+
+}  // namespace kiln::rt
