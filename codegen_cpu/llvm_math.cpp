@@ -1,0 +1,153 @@
+// kiln/codegen_cpu/llvm_math.cpp — libm calls carrying libmvec vector variants, and erfinv.
+//
+// See codegen_cpu/llvm_math.h for the scheme and the accuracy notes. A call to expf gets the
+// attribute "vector-function-abi-variant"="_ZGVbN4v_expf,_ZGVdN8v_expf,_ZGVeN16v_expf" (the
+// AVX-512 variant only on hosts with AVX-512F: the vectorizer does not check the ISA letter),
+// and the three vector declarations are added to llvm.compiler.used.
+#include "codegen_cpu/llvm_math.h"
+
+#include "frontend/error.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include <string>
+
+namespace kiln::cpu::detail {
+
+namespace {
+
+struct MathEntry {
+  const char* name;  // the double version; float appends 'f'
+  int arity;
+  bool libmvec;  // glibc's libmvec has vector variants
+};
+
+MathEntry entry(MathFn fn) {
+  switch (fn) {
+    case MathFn::exp: return {"exp", 1, true};
+    case MathFn::exp2: return {"exp2", 1, true};
+    case MathFn::expm1: return {"expm1", 1, true};
+    case MathFn::log: return {"log", 1, true};
+    case MathFn::log2: return {"log2", 1, true};
+    case MathFn::log10: return {"log10", 1, true};
+    case MathFn::log1p: return {"log1p", 1, true};
+    case MathFn::sin: return {"sin", 1, true};
+    case MathFn::cos: return {"cos", 1, true};
+    case MathFn::tan: return {"tan", 1, true};
+    case MathFn::asin: return {"asin", 1, true};
+    case MathFn::acos: return {"acos", 1, true};
+    case MathFn::atan: return {"atan", 1, true};
+    case MathFn::sinh: return {"sinh", 1, true};
+    case MathFn::cosh: return {"cosh", 1, true};
+    case MathFn::tanh: return {"tanh", 1, true};
+    case MathFn::asinh: return {"asinh", 1, true};
+    case MathFn::acosh: return {"acosh", 1, true};
+    case MathFn::atanh: return {"atanh", 1, true};
+    case MathFn::erf: return {"erf", 1, true};
+    case MathFn::erfc: return {"erfc", 1, true};
+    case MathFn::lgamma: return {"lgamma", 1, false};
+    case MathFn::pow: return {"pow", 2, true};
+    case MathFn::atan2: return {"atan2", 2, true};
+    case MathFn::hypot: return {"hypot", 2, true};
+  }
+  internal_fail("emit_math: unknown function {}", static_cast<int>(fn));
+}
+
+bool host_has(const char* feature) {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup(feature);
+}
+
+void mark_pure(llvm::Function* f) {
+  f->setDoesNotAccessMemory();
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  f->setNoSync();
+  f->setDoesNotFreeMemory();
+}
+
+}  // namespace
+
+llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args) {
+  const MathEntry en = entry(fn);
+  KILN_INTERNAL_ASSERT(static_cast<int>(args.size()) == en.arity);
+  llvm::Type* t = args[0]->getType();
+  KILN_INTERNAL_ASSERT(t->isFloatTy() || t->isDoubleTy());
+  const bool is_f32 = t->isFloatTy();
+  const std::string scalar_name = std::string(en.name) + (is_f32 ? "f" : "");
+  llvm::SmallVector<llvm::Type*, 2> params(en.arity, t);
+  llvm::FunctionType* fty = llvm::FunctionType::get(t, params, false);
+  auto callee = e.m.getOrInsertFunction(scalar_name, fty);
+  auto* f = llvm::cast<llvm::Function>(callee.getCallee());
+  mark_pure(f);
+  llvm::CallInst* call = e.b.CreateCall(callee, args);
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  if (!en.libmvec) return call;
+
+  // Vector variants: (ISA letter, lanes for f32, lanes for f64).
+  struct Isa { char letter; unsigned f32_lanes, f64_lanes; bool available; };
+  const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, host_has("avx2")}, {'e', 16, 8, host_has("avx512f")}};
+  const std::string vparams(static_cast<size_t>(en.arity), 'v');
+  std::string variants;
+  for (const Isa& isa : isas) {
+    if (!isa.available) continue;
+    const unsigned lanes = is_f32 ? isa.f32_lanes : isa.f64_lanes;
+    const std::string vname = "_ZGV" + std::string(1, isa.letter) + "N" + std::to_string(lanes) + vparams + "_" + scalar_name;
+    if (!variants.empty()) variants += ',';
+    variants += vname;
+    if (e.m.getFunction(vname) == nullptr) {
+      llvm::Type* vt = llvm::FixedVectorType::get(t, lanes);
+      llvm::SmallVector<llvm::Type*, 2> vparams_t(en.arity, vt);
+      llvm::Function* vf = llvm::Function::Create(llvm::FunctionType::get(vt, vparams_t, false),
+                                                  llvm::Function::ExternalLinkage, vname, e.m);
+      mark_pure(vf);
+      llvm::appendToCompilerUsed(e.m, {vf});
+    }
+  }
+  call->addFnAttr(llvm::Attribute::get(e.m.getContext(), "vector-function-abi-variant", variants));
+  return call;
+}
+
+// The interpreter's Erfinv (runtime/interp_unary.cpp), computing both of its branches and
+// selecting; the same operations in the same order, so scalar results match it exactly.
+llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y) {
+  auto& b = e.b;
+  llvm::Type* t = y->getType();
+  auto c = [&](double v) { return fconst(e, t, v); };
+  llvm::Value* ay = intrinsic1(e, llvm::Intrinsic::fabs, y);
+  llvm::Value* k = c(1.1283791670955125738961589);  // 2 / sqrt(pi), rounded to t as C(...) does
+  auto newton_step_erf = [&](llvm::Value* x) {  // x -= (erf(x) - ay) / (k * exp(-x * x))
+    llvm::Value* num = b.CreateFSub(emit_math(e, MathFn::erf, {x}), ay);
+    llvm::Value* den = b.CreateFMul(k, emit_math(e, MathFn::exp, {b.CreateFMul(b.CreateFNeg(x), x)}));
+    return b.CreateFSub(x, b.CreateFDiv(num, den));
+  };
+  // Central range |y| <= 0.7.
+  llvm::Value* z = b.CreateFMul(ay, ay);
+  llvm::Value* num = b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(c(-0.140543331), z), c(0.914624893)), z), c(-1.645349621)), z), c(0.886226899));
+  llvm::Value* den = b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(c(0.012229801), z), c(-0.329097515)), z), c(1.442710462)), z), c(-2.118377725)), z), c(1.0));
+  llvm::Value* xc = b.CreateFDiv(b.CreateFMul(ay, num), den);
+  for (int step = 0; step < 2; ++step) xc = newton_step_erf(xc);
+  // Tail.
+  llvm::Value* tail = b.CreateFSub(c(1.0), ay);
+  llvm::Value* zt = intrinsic1(e, llvm::Intrinsic::sqrt, b.CreateFNeg(emit_math(e, MathFn::log, {b.CreateFDiv(tail, c(2.0))})));
+  llvm::Value* tnum = b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(c(1.641345311), zt), c(3.429567803)), zt), c(-1.624906493)), zt), c(-1.970840454));
+  llvm::Value* tden = b.CreateFAdd(b.CreateFMul(b.CreateFAdd(b.CreateFMul(c(1.637067800), zt), c(3.543889200)), zt), c(1.0));
+  llvm::Value* xt = b.CreateFDiv(tnum, tden);
+  for (int step = 0; step < 4; ++step) {  // x -= (tail - erfc(x)) / (k * exp(-x * x))
+    llvm::Value* r = b.CreateFSub(tail, emit_math(e, MathFn::erfc, {xt}));
+    llvm::Value* d = b.CreateFMul(k, emit_math(e, MathFn::exp, {b.CreateFMul(b.CreateFNeg(xt), xt)}));
+    xt = b.CreateFSub(xt, b.CreateFDiv(r, d));
+  }
+  llvm::Value* x = b.CreateSelect(b.CreateFCmpOLE(ay, c(0.7)), xc, xt);  // NaN takes the tail and stays NaN
+  llvm::Value* res = intrinsic2(e, llvm::Intrinsic::copysign, x, y);
+  llvm::Value* inf = intrinsic2(e, llvm::Intrinsic::copysign, llvm::ConstantFP::getInfinity(t), y);
+  res = b.CreateSelect(b.CreateFCmpOEQ(ay, c(1.0)), inf, res);
+  return b.CreateSelect(b.CreateFCmpOGT(ay, c(1.0)), llvm::ConstantFP::getQNaN(t), res);
+}
+
+}  // namespace kiln::cpu::detail

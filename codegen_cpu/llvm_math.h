@@ -1,0 +1,59 @@
+// kiln/codegen_cpu/llvm_math.h — libm calls with vector variants, and IR helpers shared by the
+// scalar emitter's files (private to codegen_cpu).
+//
+// Transcendental functions are emitted as calls to the C library's scalar functions (expf,
+// tanh, ...) declared `memory(none) nounwind willreturn`, each call site carrying a
+// `vector-function-abi-variant` attribute that names glibc's libmvec variants (SSE _ZGVb,
+// AVX2 _ZGVd and, when the host has AVX-512F, _ZGVe). The loop vectorizer then replaces the
+// scalar calls by calls to the vector variants; the declarations of those variants are kept in
+// `llvm.compiler.used` so that no pass deletes them before the vectorizer runs, and the JIT
+// (codegen_cpu/jit.cpp) makes libmvec.so.1 visible. Functions libmvec lacks (lgamma) stay
+// scalar calls; erfinv is emitted inline (the interpreter's algorithm, branch-free).
+//
+// Accuracy against the interpreter (which calls scalar libm), measured by
+// test/test_cpu_scalar.cpp on edge inputs and a sweep: glibc documents at most 4 ulp for
+// libmvec (scalar libm: at most 1-2 ulp for these functions); the tests bound the difference
+// per op (see kUlpBounds there). Outside vectorized loops the scalar libm call is used and
+// results equal the interpreter's exactly.
+#pragma once
+
+#include "codegen_cpu/llvm_scalar.h"
+
+#include <string_view>
+
+namespace kiln::cpu::detail {
+
+// The math functions with a C library implementation. Unary unless noted.
+enum class MathFn : uint8_t {
+  exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh,
+  asinh, acosh, atanh, erf, erfc, lgamma,
+  pow, atan2, hypot,  // binary
+};
+
+// Emits fn(args...) for float or double arguments (the type of args[0]).
+llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args);
+
+// erfinv as in runtime/interp_unary.cpp (rational first guess, Newton steps on erf / erfc).
+llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y);
+
+// ---- small IR helpers -------------------------------------------------------------------------
+
+bool is_float_dtype(ScalarType t);  // f16, bf16, f32, f64
+llvm::Value* fconst(ScalarEmitter& e, llvm::Type* t, double v);
+llvm::Value* iconst(llvm::Type* t, uint64_t v);
+llvm::Value* is_nan(ScalarEmitter& e, llvm::Value* x);           // fcmp uno x, x
+llvm::Value* truthy(ScalarEmitter& e, llvm::Value* x);           // x != 0 (NaN true), any type
+llvm::Value* intrinsic1(ScalarEmitter& e, unsigned id, llvm::Value* x);
+llvm::Value* intrinsic2(ScalarEmitter& e, unsigned id, llvm::Value* x, llvm::Value* y);
+// Rounds a float compute value to the precision of f16/bf16 (identity for other dtypes),
+// so that a value of dtype f16 computed in f32 is always exactly representable in f16.
+llvm::Value* round_to_dtype(ScalarEmitter& e, ScalarType t, llvm::Value* x);
+// Any dtype -> any dtype, in compute types, with the interpreter's convert<To, From>().
+llvm::Value* convert(ScalarEmitter& e, ScalarType from, ScalarType to, llvm::Value* x);
+
+// Per-family emitters (llvm_scalar_unary.cpp, llvm_scalar_binary.cpp).
+llvm::Value* emit_unary(ScalarEmitter& e, ir::UnaryOp op, ScalarType t, llvm::Value* x);
+llvm::Value* emit_binary(ScalarEmitter& e, ir::BinaryOp op, const ir::AttrList& attrs, ScalarType t,
+                         llvm::Value* a, llvm::Value* b);
+
+}  // namespace kiln::cpu::detail
