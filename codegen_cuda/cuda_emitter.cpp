@@ -1,0 +1,298 @@
+// kiln/codegen_cuda/cuda_emitter.cpp — prints an ir::Kernel as a CUDA C kernel (structure and loops).
+//
+// The emitter walks the kernel once: the signature (typed pointers, the params array, the
+// grid size), the grid-stride loop over grid points (threads or blocks, by launch_kind), and
+// per stage its flattened loop nest, its scalar instructions (named v<id>, rendered by
+// cuda_scalar.cpp) and, for a reduce stage, the per-thread accumulator and the block
+// reduction. It decides nothing about the schedule: launch_kind() follows from the kernel's
+// shape and KSchedule. The IR text of the kernel is kept above it as a comment.
+#include "codegen_cuda/cuda_emitter.h"
+
+#include "codegen_cuda/cuda_scalar.h"
+#include "frontend/error.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln::cuda {
+
+using namespace detail;
+
+LaunchKind launch_kind(const ir::Kernel& k) {
+  if (k.schedule.outer_reduction_tile > 0) return LaunchKind::ThreadPerPoint;
+  for (const ir::KStage& st : k.stages)
+    if (!st.extents.empty()) return LaunchKind::BlockPerPoint;
+  return LaunchKind::ThreadPerPoint;
+}
+
+namespace {
+
+// Names the kernel, its arguments and parameters become in C: identifiers that cannot clash
+// with the emitter's own (kiln_*, v<id>, p<i>, r<i>, params, grid0).
+void check_name(const ir::Kernel& k, const std::string& name, const char* what) {
+  bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  const bool digits_after_first =
+      name.size() > 1 && name.find_first_not_of("0123456789", 1) == std::string::npos;
+  if (!ok || name.rfind("kiln_", 0) == 0 || name == "params" || name == "grid0" ||
+      (digits_after_first && (name[0] == 'v' || name[0] == 'p' || name[0] == 'r')))
+    internal_fail("cuda: kernel {}: {} name '{}' cannot be a C identifier of the generated code", k.name, what, name);
+}
+
+// The reduction functor of the prelude, per ReductionOp.
+const char* functor(ir::ReductionOp op) {
+  switch (op) {
+    case ir::ReductionOp::sum: return "KilnSum";
+    case ir::ReductionOp::prod: return "KilnProd";
+    case ir::ReductionOp::amax: return "KilnMax";
+    case ir::ReductionOp::amin: return "KilnMin";
+    case ir::ReductionOp::any: return "KilnAny";
+    case ir::ReductionOp::all: return "KilnAll";
+    case ir::ReductionOp::argmax: return "KilnArgMax";
+    case ir::ReductionOp::argmin: return "KilnArgMin";
+  }
+  internal_fail("cuda: unknown reduction op {}", static_cast<int>(op));
+}
+
+bool is_arg_reduction(ir::ReductionOp op) {
+  return op == ir::ReductionOp::argmax || op == ir::ReductionOp::argmin;
+}
+
+// The identity of a (non-arg) reduction in its accumulator's compute type.
+std::string identity(ir::ReductionOp op, ScalarType acc) {
+  switch (op) {
+    case ir::ReductionOp::sum: return literal(Scalar(0), acc);
+    case ir::ReductionOp::prod: return literal(Scalar(1), acc);
+    case ir::ReductionOp::amax: return lowest_literal(acc);
+    case ir::ReductionOp::amin: return highest_literal(acc);
+    case ir::ReductionOp::any: return "false";
+    case ir::ReductionOp::all: return "true";
+    case ir::ReductionOp::argmax:
+    case ir::ReductionOp::argmin: break;
+  }
+  internal_fail("cuda: {} has no scalar identity", ir::reduction_name(op));
+}
+
+struct Emitter {
+  explicit Emitter(const ir::Kernel& kernel) : k(kernel) {}
+  const ir::Kernel& k;
+  bool block = launch_kind(k) == LaunchKind::BlockPerPoint;
+  std::string out;
+  int depth = 0;
+  std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
+  std::set<int> stored_args;           // args some earlier stage stores to
+
+  void line(const std::string& s) {
+    out.append(static_cast<size_t>(depth) * 2, ' ');
+    out += s;
+    out += '\n';
+  }
+  void open(const std::string& head) {
+    line(head.empty() ? "{" : head + " {");
+    ++depth;
+  }
+  void close() {
+    --depth;
+    line("}");
+  }
+  static std::string v(int id) { return fmt::format("v{}", id); }
+  ScalarType type_of(int id) const {
+    auto it = dtype_of.find(id);
+    if (it == dtype_of.end()) internal_fail("cuda: kernel {}: %{} has no dtype", k.name, id);
+    return it->second;
+  }
+
+  // `const kiln_i64 <var(i)> = ...` for every dimension of the flat index `flat` over `extents`
+  // (named by `extent`), row-major: the last dimension varies fastest.
+  void delinearize(const std::string& flat, size_t n, std::string (*var)(size_t),
+                   const std::function<std::string(size_t)>& extent) {
+    if (n == 0) return;
+    if (n == 1) return line(fmt::format("const kiln_i64 {} = {};", var(0), flat));
+    const std::string rest = flat + "_rest";
+    line(fmt::format("kiln_i64 {} = {};", rest, flat));
+    for (size_t d = n - 1; d > 0; --d) {
+      line(fmt::format("const kiln_i64 {} = {} % {};", var(d), rest, extent(d)));
+      line(fmt::format("{} /= {};", rest, extent(d)));
+    }
+    line(fmt::format("const kiln_i64 {} = {};", var(0), rest));
+  }
+
+  void inst(const ir::KInst& in) {
+    switch (in.kind) {
+      case ir::KOp::Load: {
+        const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
+        const std::string elem = fmt::format("{}[{}]", arg.name, render_expr(in.index));
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
+                         convert(load_value(elem, arg.dtype), arg.dtype, in.dtype)));
+        break;
+      }
+      case ir::KOp::Store: {
+        const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
+        const int value = in.operands.at(0);
+        line(fmt::format("{}[{}] = {};", arg.name, render_expr(in.index),
+                         store_value(convert(v(value), type_of(value), arg.dtype), arg.dtype)));
+        stored_args.insert(in.arg);
+        return;
+      }
+      case ir::KOp::Const:
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id), literal(in.value, in.dtype)));
+        break;
+      case ir::KOp::Index:
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
+                         convert(render_expr(in.index), ScalarType::Int64, in.dtype)));
+        break;
+      case ir::KOp::Compute: {
+        std::vector<std::string> names;
+        for (int op : in.operands) names.push_back(v(op));
+        // where's condition is bool; the value operands carry the dtype.
+        const bool is_where = in.op == ir::OpKind::where;
+        const ScalarType dt = type_of(in.operands.at(is_where ? 1 : 0));
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id), render_compute(in, names, dt)));
+        break;
+      }
+    }
+    dtype_of[in.id] = in.dtype;
+  }
+
+  std::string nest_comment(const ir::KStage& st) const {
+    std::string s = "[";
+    for (size_t i = 0; i < st.extents.size(); ++i)
+      s += fmt::format("{}{} < {}", i ? ", " : "", ir::stage_var(i), st.extents[i].str());
+    return s + "]";
+  }
+
+  bool loads_stored_arg(const ir::KStage& st) const {
+    for (const ir::KInst& in : st.body)
+      if (in.kind == ir::KOp::Load && stored_args.count(in.arg)) return true;
+    return false;
+  }
+
+  ScalarType yield_dtype(const ir::KStage& st) const {
+    for (const ir::KInst& in : st.body)
+      if (in.kind != ir::KOp::Store && in.id == st.yield) return in.dtype;
+    return type_of(st.yield);
+  }
+
+  void stage(const ir::KStage& st, size_t s) {
+    const bool reduce = st.kind == ir::StageKind::Reduce;
+    if (block && loads_stored_arg(st)) line("__syncthreads();  // this stage reads what an earlier stage stored");
+    if (reduce)
+      line(fmt::format("// %{} = reduce {} {} : {}", st.result, ir::reduction_name(st.reduce_op), nest_comment(st),
+                       dtype_short_name(st.acc_dtype)));
+    else
+      line(fmt::format("// loop {}", nest_comment(st)));
+
+    // The accumulator: the acc dtype's compute type, or a (value, index) pair for arg ops.
+    const bool arg_op = reduce && is_arg_reduction(st.reduce_op);
+    std::string acc_type, ident;
+    const std::string acc = fmt::format("kiln_acc{}", st.result);
+    if (reduce) {
+      const ScalarType ydt = yield_dtype(st);
+      acc_type = arg_op ? fmt::format("KilnArg<{}>", compute_type(ydt)) : compute_type(st.acc_dtype);
+      ident = arg_op ? fmt::format("{}{{{}, -1}}", acc_type, literal(Scalar(0), ydt)) : identity(st.reduce_op, st.acc_dtype);
+      line(fmt::format("{} {} = {};", acc_type, acc, ident));
+    }
+
+    const std::string pre = fmt::format("kiln_s{}_", s);
+    if (!st.extents.empty()) {
+      std::string n;
+      for (size_t d = 0; d < st.extents.size(); ++d) {
+        line(fmt::format("const kiln_i64 {}e{} = {};", pre, d, render_expr(st.extents[d])));
+        n += fmt::format("{}{}e{}", d ? " * " : "", pre, d);
+      }
+      line(fmt::format("const kiln_i64 {}n = {};", pre, n));
+      const std::string start = block ? "(kiln_i64)threadIdx.x" : "0";
+      const std::string step = block ? "(kiln_i64)blockDim.x" : "1";
+      open(fmt::format("for (kiln_i64 kiln_t = {0}; kiln_t < {1}n; kiln_t += {2})", start, pre, step));
+      delinearize("kiln_t", st.extents.size(), ir::stage_var, [&](size_t d) { return fmt::format("{}e{}", pre, d); });
+    } else if (block && !reduce) {
+      open("if (threadIdx.x == 0)");  // one point: one thread of the block does it
+    } else {
+      open("");  // one point, evaluated by every thread that needs it
+      if (arg_op) line("const kiln_i64 kiln_t = 0;");
+    }
+    std::map<int, ScalarType> outer = dtype_of;
+    for (const ir::KInst& in : st.body) inst(in);
+    if (reduce) {
+      const ScalarType ydt = type_of(st.yield);
+      const std::string x = arg_op ? fmt::format("{}{{{}, kiln_t}}", acc_type, v(st.yield))
+                                   : convert(v(st.yield), ydt, ir::compute_dtype(st.acc_dtype));
+      line(fmt::format("{0} = {1}()({0}, {2});", acc, functor(st.reduce_op), x));
+    }
+    close();
+    dtype_of = std::move(outer);  // values of a stage do not escape it
+
+    if (reduce) {
+      std::string r = acc;
+      if (block && !st.extents.empty()) r = fmt::format("kiln_block_reduce({}, {}(), {})", acc, functor(st.reduce_op), ident);
+      if (arg_op) r = fmt::format("(({})({}).i)", compute_type(st.acc_dtype), r);
+      line(fmt::format("const {} {} = {};", compute_type(st.acc_dtype), v(st.result), r));
+      dtype_of[st.result] = st.acc_dtype;
+    }
+  }
+
+  void kernel() {
+    check_name(k, k.name, "kernel");
+    std::string sig;
+    for (const ir::KernelArg& a : k.args) {
+      check_name(k, a.name, "argument");
+      sig += fmt::format("{}{}* {}, ", a.output ? "" : "const ", storage_type(a.dtype), a.name);
+    }
+    line(fmt::format("extern \"C\" __global__ void {}({}const kiln_i64* params, kiln_i64 grid0)", k.name, sig));
+    open("");
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      check_name(k, k.params[i], "parameter");
+      line(fmt::format("const kiln_i64 {} = params[{}];", k.params[i], i));
+    }
+    for (size_t i = 1; i < k.grid.size(); ++i)  // the outermost extent is implied by grid0
+      line(fmt::format("const kiln_i64 kiln_grid{} = {};", i, render_expr(k.grid[i])));
+    if (block)
+      open("for (kiln_i64 kiln_q = blockIdx.x; kiln_q < grid0; kiln_q += gridDim.x)");
+    else
+      open("for (kiln_i64 kiln_q = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; kiln_q < grid0; "
+           "kiln_q += (kiln_i64)gridDim.x * blockDim.x)");
+    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+    for (size_t s = 0; s < k.stages.size(); ++s) stage(k.stages[s], s);
+    close();
+    close();
+  }
+};
+
+bool uses_dtype(const ir::Kernel& k, ScalarType t) {
+  for (const ir::KernelArg& a : k.args)
+    if (a.dtype == t) return true;
+  for (const ir::KStage& st : k.stages) {
+    if (st.kind == ir::StageKind::Reduce && st.acc_dtype == t) return true;
+    for (const ir::KInst& in : st.body)
+      if (in.dtype == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string emit_cuda(const ir::Kernel& k) {
+  ir::verify_kernel(k);
+  Emitter e{k};
+  e.kernel();
+  std::string src = fmt::format("// kiln kernel {} - generated by codegen_cuda; launch: {}\n", k.name,
+                                e.block ? "one block per grid point (blockDim.x a multiple of 32, <= 1024)"
+                                        : "one thread per grid point (any 1-D launch)");
+  std::string ir_text = k.str();
+  for (size_t pos = 0; pos < ir_text.size();) {
+    const size_t end = ir_text.find('\n', pos);
+    src += "// " + ir_text.substr(pos, end - pos) + "\n";
+    pos = end == std::string::npos ? ir_text.size() : end + 1;
+  }
+  src += prelude(uses_dtype(k, ScalarType::Half), uses_dtype(k, ScalarType::BFloat16));
+  src += "\n" + e.out;
+  return src;
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,40 @@
+// kiln/codegen_cuda/cuda_emitter.h — renders an ir::Kernel as CUDA C source for NVRTC.
+//
+// The emitter only prints: every decision (fusion, loop order, the schedule) was made by the
+// passes that built the Kernel. The generated kernel is
+//
+//   extern "C" __global__ void <name>(<T>* in0, ..., <T>* out0, ..., const kiln_i64* params, kiln_i64 grid0)
+//
+// one typed pointer per ir::KernelArg in order (`const` for inputs; f16 as __half, bf16 as
+// __nv_bfloat16, bool as unsigned char), then `params[i]`, the runtime value of the int64
+// parameter k.params[i], then `grid0`, the number of points of the grid (the product of the
+// grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by launch_kind():
+//  - ThreadPerPoint (pointwise kernels, and the outer_reduction_tile schedule): any 1-D launch;
+//    each thread takes grid points in a grid-stride loop over the flattened grid (last grid
+//    dimension fastest, so neighbouring threads touch neighbouring elements) and runs every
+//    stage itself, reductions included.
+//  - BlockPerPoint (kernels with a stage that has a loop nest): blockDim.x a multiple of 32,
+//    at most 1024; each block takes grid points in a grid-stride loop over blocks, its threads
+//    stride over each stage's flattened loop nest, and reduce stages combine per-thread
+//    partials with warp shuffles and a shared-memory block reduction whose result every
+//    thread reads. The combination order is fixed for a given blockDim (deterministic).
+// No CUDA header is needed to include this file.
+#pragma once
+
+#include "ir/kernel.h"
+
+#include <string>
+
+namespace kiln::cuda {
+
+enum class LaunchKind { ThreadPerPoint, BlockPerPoint };
+
+// How the kernel emitted for `k` expects to be launched (see above).
+LaunchKind launch_kind(const ir::Kernel& k);
+
+// The CUDA C source of `k` (a self-contained translation unit: the device prelude, then the
+// kernel). Throws InternalError for a kernel that does not verify or uses an op/dtype pair
+// that no prim accepts.
+std::string emit_cuda(const ir::Kernel& k);
+
+}  // namespace kiln::cuda

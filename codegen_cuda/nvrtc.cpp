@@ -1,0 +1,187 @@
+// kiln/codegen_cuda/nvrtc.cpp — dlopen-based NVRTC loader and the PTX compile entry point.
+//
+// The few NVRTC entry points kiln uses are declared here as function-pointer types (no CUDA
+// header is needed to build). Loading happens once per process (a function-local static):
+// libnvrtc.so.13 through the loader path, then the fixed toolkit locations; then the builtins
+// library libnvrtc-builtins.so.<major>.<minor> from the same directory as libnvrtc, by absolute
+// path and RTLD_GLOBAL. The handles stay open for the life of the process.
+#include "codegen_cuda/nvrtc.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kiln::cuda {
+
+namespace {
+
+// NVRTC's C API, as far as kiln uses it (nvrtc.h: nvrtcResult is an int-sized enum, 0 = success).
+struct NvrtcProgramImpl;
+using nvrtcProgram = NvrtcProgramImpl*;
+using nvrtcResult = int;
+using VersionFn = nvrtcResult (*)(int*, int*);
+using CreateProgramFn = nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                        const char* const*);
+using CompileProgramFn = nvrtcResult (*)(nvrtcProgram, int, const char* const*);
+using DestroyProgramFn = nvrtcResult (*)(nvrtcProgram*);
+using GetSizeFn = nvrtcResult (*)(nvrtcProgram, size_t*);
+using GetTextFn = nvrtcResult (*)(nvrtcProgram, char*);
+using GetErrorStringFn = const char* (*)(nvrtcResult);
+
+constexpr const char* kLibraryCandidates[] = {
+    "libnvrtc.so.13",
+    "/usr/local/cuda/lib64/libnvrtc.so.13",
+    "/usr/local/cuda-13.0/lib64/libnvrtc.so.13",
+    "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.13",
+};
+
+struct Nvrtc {
+  std::string error;  // empty when usable
+  std::string include_dir;
+  int major = 0, minor = 0;
+  VersionFn version = nullptr;
+  CreateProgramFn create = nullptr;
+  CompileProgramFn compile = nullptr;
+  DestroyProgramFn destroy = nullptr;
+  GetSizeFn ptx_size = nullptr;
+  GetTextFn ptx = nullptr;
+  GetSizeFn log_size = nullptr;
+  GetTextFn log = nullptr;
+  GetErrorStringFn error_string = nullptr;
+
+  std::string describe(nvrtcResult rc) const {
+    const char* s = error_string ? error_string(rc) : nullptr;
+    return s ? fmt::format("{} ({})", s, rc) : fmt::format("NVRTC error {}", rc);
+  }
+};
+
+template <typename Fn> bool bind(void* lib, const char* name, Fn& fn, std::string& error) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn && error.empty()) error = fmt::format("libnvrtc has no symbol {}", name);
+  return fn != nullptr;
+}
+
+Nvrtc load() {
+  Nvrtc n;
+  void* lib = nullptr;
+  std::string tried;
+  for (const char* path : kLibraryCandidates) {
+    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* err = dlerror();
+    tried += fmt::format("\n  {}: {}", path, err ? err : "not found");
+  }
+  if (!lib) {
+    n.error = "NVRTC is not available (libnvrtc.so.13 could not be loaded):" + tried;
+    return n;
+  }
+  bind(lib, "nvrtcVersion", n.version, n.error);
+  bind(lib, "nvrtcCreateProgram", n.create, n.error);
+  bind(lib, "nvrtcCompileProgram", n.compile, n.error);
+  bind(lib, "nvrtcDestroyProgram", n.destroy, n.error);
+  bind(lib, "nvrtcGetPTXSize", n.ptx_size, n.error);
+  bind(lib, "nvrtcGetPTX", n.ptx, n.error);
+  bind(lib, "nvrtcGetProgramLogSize", n.log_size, n.error);
+  bind(lib, "nvrtcGetProgramLog", n.log, n.error);
+  bind(lib, "nvrtcGetErrorString", n.error_string, n.error);
+  if (!n.error.empty()) return n;
+  if (nvrtcResult rc = n.version(&n.major, &n.minor); rc != 0) {
+    n.error = "nvrtcVersion failed: " + n.describe(rc);
+    return n;
+  }
+
+  // The builtins library sits next to libnvrtc; load it by absolute path, globally.
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(n.version), &info) || !info.dli_fname) {
+    n.error = "cannot locate the directory of libnvrtc (dladdr failed)";
+    return n;
+  }
+  const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
+  const std::filesystem::path builtins = dir / fmt::format("libnvrtc-builtins.so.{}.{}", n.major, n.minor);
+  if (!dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+    const char* err = dlerror();
+    n.error = fmt::format("NVRTC {}.{} is loaded but its builtins library is not: {}", n.major, n.minor,
+                          err ? err : builtins.string());
+    return n;
+  }
+  std::error_code ec;
+  for (const std::filesystem::path& inc : {dir / ".." / "include", std::filesystem::path("/usr/local/cuda/include")}) {
+    if (std::filesystem::exists(inc / "cuda_fp16.h", ec)) {
+      n.include_dir = std::filesystem::weakly_canonical(inc, ec).string();
+      if (ec) n.include_dir = inc.string();
+      break;
+    }
+  }
+  return n;
+}
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc n = load();
+  return n;
+}
+
+}  // namespace
+
+bool nvrtc_available(std::string* why) {
+  const Nvrtc& n = nvrtc();
+  if (why) *why = n.error;
+  return n.error.empty();
+}
+
+std::string nvrtc_version() {
+  const Nvrtc& n = nvrtc();
+  return n.error.empty() ? fmt::format("{}.{}", n.major, n.minor) : std::string();
+}
+
+NvrtcResult compile_to_ptx(const std::string& source, const std::string& arch, std::vector<std::string> extra_options) {
+  NvrtcResult r;
+  r.source = source;
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) {
+    r.log = n.error;
+    return r;
+  }
+  std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17"};
+  if (!n.include_dir.empty()) options.push_back("-I" + n.include_dir);
+  for (std::string& o : extra_options) options.push_back(std::move(o));
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+
+  nvrtcProgram prog = nullptr;
+  if (nvrtcResult rc = n.create(&prog, source.c_str(), "kiln_kernel.cu", 0, nullptr, nullptr); rc != 0) {
+    r.log = "nvrtcCreateProgram failed: " + n.describe(rc);
+    return r;
+  }
+  const nvrtcResult rc = n.compile(prog, static_cast<int>(argv.size()), argv.data());
+  size_t log_size = 0;
+  if (n.log_size(prog, &log_size) == 0 && log_size > 1) {
+    std::string log(log_size, '\0');
+    if (n.log(prog, log.data()) == 0) r.log.assign(log.c_str());
+  }
+  if (rc != 0) {
+    r.log = fmt::format("nvrtcCompileProgram failed: {} (options: {})\n{}", n.describe(rc), fmt::join(options, " "), r.log);
+  } else {
+    size_t ptx_size = 0;
+    if (nvrtcResult prc = n.ptx_size(prog, &ptx_size); prc != 0 || ptx_size == 0) {
+      r.log += "\nnvrtcGetPTXSize failed: " + n.describe(prc);
+    } else {
+      std::string ptx(ptx_size, '\0');
+      if (nvrtcResult grc = n.ptx(prog, ptx.data()); grc != 0) {
+        r.log += "\nnvrtcGetPTX failed: " + n.describe(grc);
+      } else {
+        r.ptx.assign(ptx.c_str());
+        r.ok = true;
+      }
+    }
+  }
+  n.destroy(&prog);
+  return r;
+}
+
+}  // namespace kiln::cuda

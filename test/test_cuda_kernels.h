@@ -1,0 +1,129 @@
+// kiln/test/test_cuda_kernels.h — builders for hand-written ir::Kernels and the NVRTC check of the CUDA tests.
+//
+// The CUDA tests build kernels instruction by instruction (ld, st, cst, idx, op, loop, reduce),
+// verify them with ir::verify_kernel, render them with cuda::emit_cuda and compile the source
+// to PTX with NVRTC. compile_ptx() reports the NVRTC log and the source on failure; tests call
+// KILN_SKIP_WITHOUT_NVRTC() before it so that a machine without NVRTC skips with the reason.
+#pragma once
+
+#include "codegen_cuda/cuda_emitter.h"
+#include "codegen_cuda/nvrtc.h"
+#include "ir/kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#define KILN_SKIP_WITHOUT_NVRTC()                                    \
+  do {                                                               \
+    std::string kiln_why_;                                           \
+    if (!::kiln::cuda::nvrtc_available(&kiln_why_)) GTEST_SKIP() << kiln_why_; \
+  } while (0)
+
+namespace kiln::test::cudak {
+
+using ir::Expr;
+using ir::KInst;
+using ir::KOp;
+using ir::KStage;
+
+inline Expr P(size_t i) { return ir::grid_expr(i); }
+inline Expr R(size_t i) { return ir::stage_expr(i); }
+inline Expr S(const char* name) { return Expr::symbol(name); }
+
+inline KInst ld(int id, int arg, Expr index, ScalarType t) {
+  KInst in;
+  in.kind = KOp::Load;
+  in.id = id;
+  in.arg = arg;
+  in.index = index;
+  in.dtype = t;
+  return in;
+}
+
+inline KInst st(int arg, Expr index, int value, ScalarType t) {
+  KInst in;
+  in.kind = KOp::Store;
+  in.arg = arg;
+  in.index = index;
+  in.operands = {value};
+  in.dtype = t;
+  return in;
+}
+
+inline KInst cst(int id, Scalar v, ScalarType t) {
+  KInst in;
+  in.kind = KOp::Const;
+  in.id = id;
+  in.value = v;
+  in.dtype = t;
+  return in;
+}
+
+inline KInst idx(int id, Expr e, ScalarType t = kLong) {
+  KInst in;
+  in.kind = KOp::Index;
+  in.id = id;
+  in.index = e;
+  in.dtype = t;
+  return in;
+}
+
+inline KInst op(int id, ir::OpKind kind, std::vector<int> operands, ScalarType t, ir::AttrList attrs = {}) {
+  KInst in;
+  in.kind = KOp::Compute;
+  in.id = id;
+  in.op = kind;
+  in.operands = std::move(operands);
+  in.dtype = t;
+  in.attrs = std::move(attrs);
+  return in;
+}
+
+inline ir::AttrList div_mode(const char* mode) {
+  if (!mode) return ir::AttrList({ir::AttrValue(std::monostate{})});
+  return ir::AttrList({ir::AttrValue(std::string(mode))});
+}
+inline ir::AttrList to_dtype(ScalarType t) { return ir::AttrList({ir::AttrValue(t)}); }
+
+inline KStage loop(std::vector<Expr> extents, std::vector<KInst> body) {
+  KStage s;
+  s.kind = ir::StageKind::Loop;
+  s.extents = std::move(extents);
+  s.body = std::move(body);
+  return s;
+}
+
+inline KStage reduce(ir::ReductionOp rop, std::vector<Expr> extents, std::vector<KInst> body, int yield, int result,
+                     ScalarType acc) {
+  KStage s;
+  s.kind = ir::StageKind::Reduce;
+  s.reduce_op = rop;
+  s.extents = std::move(extents);
+  s.body = std::move(body);
+  s.yield = yield;
+  s.result = result;
+  s.acc_dtype = acc;
+  return s;
+}
+
+inline ir::KernelArg in_arg(const char* name, ScalarType t) { return ir::KernelArg{name, t, false}; }
+inline ir::KernelArg out_arg(const char* name, ScalarType t) { return ir::KernelArg{name, t, true}; }
+
+// Compiles the emitted source to PTX for compute_90 and checks that NVRTC did not warn and that
+// the kernel's entry is there.
+inline ::testing::AssertionResult compile_ptx(const ir::Kernel& k, const std::string& source) {
+  const cuda::NvrtcResult r = cuda::compile_to_ptx(source, "compute_90");
+  if (!r.ok)
+    return ::testing::AssertionFailure() << "NVRTC failed for " << k.name << ":\n" << r.log << "\n---- source ----\n"
+                                         << r.source;
+  if (r.log.find("warning") != std::string::npos)
+    return ::testing::AssertionFailure() << "NVRTC warns for " << k.name << ":\n" << r.log;
+  if (r.ptx.find(".entry " + k.name) == std::string::npos)
+    return ::testing::AssertionFailure() << "PTX has no .entry " << k.name << ":\n" << r.ptx;
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace kiln::test::cudak
