@@ -210,10 +210,12 @@ TEST(RuntimeLog, ChannelNamesRoundTrip) {
 }
 
 TEST(RuntimeLog, WarnOncePerKey) {
+  static int run = 0;  // keys are per process: fresh ones on every --gtest_repeat
+  std::string a = "test.key.a." + std::to_string(run), b = "test.key.b." + std::to_string(run++);
   Capture cap;
-  warn_once("test.key.a", "first a");
-  warn_once("test.key.a", "second a");
-  warn_once("test.key.b", "first b");
+  warn_once(a, "first a");
+  warn_once(a, "second a");
+  warn_once(b, "first b");
   warn("plain");
   warn("plain");
   auto lines = cap.lines();
@@ -250,15 +252,19 @@ TEST(RuntimeLog, DebugDumpDirectoriesAreFreshAndNumbered) {
   }
   ScopedEnv e("KILN_DEBUG_DIR", base.c_str());
   EXPECT_TRUE(debug_dir_enabled());
-  fs::create_directories(base / "my_fn_1");  // left by an earlier run: must be skipped
-  std::string d0 = debug_dump_dir("my fn");
-  std::string d1 = debug_dump_dir("my fn");
-  std::string d2 = debug_dump_dir("my fn");
-  std::string other = debug_dump_dir("../evil");
-  EXPECT_EQ(d0, (base / "my_fn_0").string());
-  EXPECT_EQ(d1, (base / "my_fn_2").string());
-  EXPECT_EQ(d2, (base / "my_fn_3").string());
-  EXPECT_EQ(other, (base / ".._evil_0").string());
+  // Counters are per process and function name: a fresh name on every --gtest_repeat.
+  static int run = 0;
+  std::string fn = "my fn" + std::to_string(run), sane = "my_fn" + std::to_string(run);
+  std::string evil = "../evil" + std::to_string(run++);
+  fs::create_directories(base / (sane + "_1"));  // left by an earlier run: must be skipped
+  std::string d0 = debug_dump_dir(fn);
+  std::string d1 = debug_dump_dir(fn);
+  std::string d2 = debug_dump_dir(fn);
+  std::string other = debug_dump_dir(evil);
+  EXPECT_EQ(d0, (base / (sane + "_0")).string());
+  EXPECT_EQ(d1, (base / (sane + "_2")).string());
+  EXPECT_EQ(d2, (base / (sane + "_3")).string());
+  EXPECT_EQ(other, (base / (".._" + evil.substr(3) + "_0")).string());
   debug_dump(d0, "000_traced.kir", "graph text\n");
   std::ifstream in(d0 + "/000_traced.kir");
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
