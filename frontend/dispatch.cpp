@@ -1,9 +1,13 @@
 // kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
+//
+// Eagerly, a prim runs in the runtime and a composite op runs its decomposition
+// (run_composite_eager), whose prims dispatch one by one.
 #include "frontend/dispatch.h"
 
 #include "frontend/error.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
+#include "passes/decompositions.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
@@ -45,7 +49,12 @@ std::vector<Tensor> dispatch(OpCall call) {
     if (!out.device.is_cpu())
       fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
            out.device.str());
+  if (ir::op_info(call.op).level != ir::OpLevel::Prim) return run_composite_eager(call);
   return rt::interpret_op(call.op, call.inputs, call.attrs);
+}
+
+std::vector<Tensor> run_composite_eager(const OpCall& call) {
+  return passes::run_decomposition(call.op, call.inputs, call.attrs);
 }
 
 Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs) {

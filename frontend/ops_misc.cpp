@@ -3,8 +3,8 @@
 // whole-tensor comparisons equal and allclose.
 //
 // Validation follows PyTorch's checks and messages; cat promotes its inputs with result_type
-// and skips legacy 1-D empty tensors; matmul implements torch.matmul's 1-D/2-D/N-D cases with
-// broadcast batch dims on top of the mm and bmm prims.
+// and skips legacy 1-D empty tensors; matmul checks torch.matmul's 1-D/2-D/N-D cases and
+// dispatches the matmul composite (decomposed onto mm and bmm by passes/decompositions_linear.cpp).
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
 #include "frontend/factories.h"
@@ -260,34 +260,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t kb = db == 1 ? b.size(0) : b.size(-2);
   if (ka != kb) fail("matmul", "shapes {} and {} cannot be multiplied", shape_str(a.sizes()), shape_str(b.sizes()));
 
-  if (da == 1 && db == 1) return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(std::vector<int64_t>{});
-  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
-  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
-  if (da == 2 && db == 2) return mm(a, b);
-
-  // Batched: broadcast the batch dims, flatten them into one, bmm, restore the shape.
-  int64_t n = da > 1 ? a.size(-2) : 1;
-  int64_t p = db > 1 ? b.size(-1) : 1;
-  std::vector<int64_t> batch_a(a.sizes().begin(), a.sizes().begin() + std::max<int64_t>(da - 2, 0));
-  std::vector<int64_t> batch_b(b.sizes().begin(), b.sizes().begin() + std::max<int64_t>(db - 2, 0));
-  std::vector<int64_t> batch = broadcast_shapes("matmul", batch_a, batch_b);
-  int64_t nbatch = 1;
-  for (int64_t s : batch) nbatch *= s;
-
-  std::vector<int64_t> a_size = batch;
-  a_size.push_back(n);
-  a_size.push_back(ka);
-  Tensor a3 = a.expand(a_size).reshape({nbatch, n, ka});
-  std::vector<int64_t> b_size = batch;
-  b_size.push_back(kb);
-  if (db > 1) b_size.push_back(p);
-  Tensor b3 = b.expand(b_size);
-  b3 = db == 1 ? b3.reshape({nbatch, kb}).unsqueeze(2) : b3.reshape({nbatch, kb, p});
-
-  std::vector<int64_t> out_size = batch;
-  if (da > 1) out_size.push_back(n);
-  if (db > 1) out_size.push_back(p);
-  return bmm(a3, b3).reshape(out_size);
+  // Batch dims must broadcast (the decomposition in passes/decompositions_linear.cpp expands them).
+  if (da > 2 || db > 2) {
+    std::vector<int64_t> batch_a(a.sizes().begin(), a.sizes().begin() + std::max<int64_t>(da - 2, 0));
+    std::vector<int64_t> batch_b(b.sizes().begin(), b.sizes().begin() + std::max<int64_t>(db - 2, 0));
+    broadcast_shapes("matmul", batch_a, batch_b);
+  }
+  return dispatch1(OpKind::matmul, {a, b});
 }
 
 // ---- conversion -----------------------------------------------------------------------------------------

@@ -282,7 +282,7 @@ Tensor bitwise_not(const Tensor& self) {
 
 Tensor relu(const Tensor& self) {
   if (self.dtype() == ScalarType::Bool) fail("relu", "Boolean inputs not supported for relu");
-  return clamp_min(self, 0);
+  return dispatch1(OpKind::relu, {self});  // composite: clamp_min(self, 0)
 }
 
 // torch.square is pow(x, 2): bool squares to int64.

@@ -1,13 +1,15 @@
-// kiln/frontend/ops_reduce.cpp — reductions (sum, prod, mean, amax/amin, max/min, argmax/argmin,
-// any/all) and scans (cumsum, cumprod).
+// kiln/frontend/ops_reduce.cpp — reductions (sum, prod, mean, var, amax/amin, max/min,
+// argmax/argmin, any/all) and scans (cumsum, cumprod).
 //
 // Dims are normalized (negative dims count from the end), checked for duplicates and sorted
 // before the prim sees them; an empty dim list means every dim, as torch.sum(x, dim=[]).
 // Integral and bool inputs sum, multiply and scan in int64 unless a dtype is given, which
-// casts the input first; mean needs a floating dtype and computes float16/bfloat16 in float32.
+// casts the input first; mean and var need a floating dtype and are composites (their
+// decompositions compute float16/bfloat16 in float32).
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
 #include "frontend/ops.h"
+#include "frontend/ops_nn.h"
 #include "frontend/views.h"
 
 #include <algorithm>
@@ -73,13 +75,15 @@ Tensor mean_impl(const Tensor& self, IntArrayRef dims, bool keepdim, std::option
          dtype ? "Optional" : "Input", c10_type_name(dtype ? *dtype : self.dtype()));
   }
   std::vector<int64_t> d = reduce_dims("mean", self, dims);
-  int64_t n = 1;
-  for (int64_t i : d) n *= self.size(i);
-  // PyTorch computes half and bfloat16 means as float32 sum and division, then casts back.
-  bool reduced = in_dtype == ScalarType::Half || in_dtype == ScalarType::BFloat16;
-  ScalarType compute = reduced ? ScalarType::Float : in_dtype;
-  Tensor s = reduce(OpKind::sum, self.to(compute), d, keepdim);
-  return div(s, Scalar(n)).to(in_dtype);
+  // PyTorch computes half and bfloat16 means as float32 sum and division, then casts back:
+  // the mean composite (passes/decompositions_nn.cpp) sums in f32 for f16/bf16 and divides.
+  return dispatch1(OpKind::mean, {self}, {std::move(d), keepdim, in_dtype});
+}
+
+Tensor var_impl(const Tensor& self, IntArrayRef dims, const Scalar& correction, bool keepdim) {
+  if (!is_floating_point(self.dtype())) fail("var", "std and var only support floating point and complex dtypes");
+  std::vector<int64_t> d = reduce_dims("var", self, dims);
+  return dispatch1(OpKind::var, {self}, {std::move(d), correction, keepdim});
 }
 
 Tensor scan(OpKind kind, std::string_view op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
@@ -113,6 +117,12 @@ Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) { return mean_i
 
 Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   return mean_impl(self, dims, keepdim, dtype);
+}
+
+Tensor var(const Tensor& self, bool unbiased) { return var_impl(self, {}, Scalar(int64_t{unbiased ? 1 : 0}), false); }
+
+Tensor var(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  return var_impl(self, dims, correction.value_or(Scalar(int64_t{1})), keepdim);
 }
 
 // ---- amax, amin, max, min, argmax, argmin -------------------------------------------------------------

@@ -173,6 +173,10 @@ class Tensor {
   Tensor any(int64_t d, bool keepdim = false) const;
   Tensor all() const;
   Tensor all(int64_t d, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false) const;
+  Tensor softmax(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumsum(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
 

@@ -26,9 +26,12 @@ Tensor Tracer::wrap(ir::Value* v) {
 
 Tensor Tracer::add_input(const Tensor& example, std::string name) {
   if (!example.defined()) fail("trace", "example input {} is an undefined tensor", name);
-  ir::Value* v = graph_->add_input(ir::TensorType(example.dtype(), ir::to_exprs(example.sizes().vec()), example.device()),
-                                   std::move(name));
-  return wrap(v);
+  return add_input(ir::TensorType(example.dtype(), ir::to_exprs(example.sizes().vec()), example.device()),
+                   std::move(name));
+}
+
+Tensor Tracer::add_input(const ir::TensorType& type, std::string name) {
+  return wrap(graph_->add_input(type, std::move(name)));
 }
 
 Tensor Tracer::lift(const Tensor& t) {
@@ -54,11 +57,10 @@ std::vector<Tensor> Tracer::record(const OpCall& call) {
   return out;
 }
 
-TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
-                    const std::vector<Tensor>& examples) {
-  Tracer tracer;
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < examples.size(); ++i) inputs.push_back(tracer.add_input(examples[i], "in" + std::to_string(i)));
+namespace {
+
+TracedProgram finish(Tracer& tracer, const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                     const std::vector<Tensor>& inputs) {
   std::vector<Tensor> results = fn(inputs);
   if (results.empty()) fail("trace", "the traced function returned no tensors");
   for (const Tensor& r : results) {
@@ -69,6 +71,24 @@ TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Te
   prog.lifted = tracer.lifted();
   prog.graph = tracer.take_graph();
   return prog;
+}
+
+}  // namespace
+
+TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                    const std::vector<Tensor>& examples) {
+  Tracer tracer;
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < examples.size(); ++i) inputs.push_back(tracer.add_input(examples[i], "in" + std::to_string(i)));
+  return finish(tracer, fn, inputs);
+}
+
+TracedProgram trace_types(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                          const std::vector<ir::TensorType>& types) {
+  Tracer tracer;
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < types.size(); ++i) inputs.push_back(tracer.add_input(types[i], "in" + std::to_string(i)));
+  return finish(tracer, fn, inputs);
 }
 
 }  // namespace kiln

@@ -3,7 +3,8 @@
 // trace(fn, example_inputs) runs fn on traced tensors standing for the inputs: every op
 // records a node instead of computing. Eager tensors that the program touches (captured
 // weights, constants made by factories) are lifted into graph inputs by reference, in the
-// order first seen; TracedProgram keeps them to pass on every run.
+// order first seen; TracedProgram keeps them to pass on every run. trace_types() traces on
+// inputs given only by their types (the decompose pass traces decompositions this way).
 #pragma once
 
 #include "frontend/tensor.h"
@@ -26,6 +27,8 @@ class Tracer {
 
   // A traced tensor standing for a new graph input with the type of `example`.
   Tensor add_input(const Tensor& example, std::string name);
+  // A traced tensor standing for a new graph input of type `type` (static sizes only).
+  Tensor add_input(const ir::TensorType& type, std::string name);
   // The traced tensor for `t`: itself when traced by this tracer, else its lifted input.
   Tensor lift(const Tensor& t);
   // Records one node; returns traced tensors for its outputs.
@@ -53,5 +56,8 @@ struct TracedProgram {
 // Traces fn on inputs shaped like `examples` (their values are not read).
 TracedProgram trace(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
                     const std::vector<Tensor>& examples);
+// Traces fn on graph inputs of the given types (no example tensors needed).
+TracedProgram trace_types(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                          const std::vector<ir::TensorType>& types);
 
 }  // namespace kiln

@@ -64,9 +64,14 @@ OpSchema parse_schema(std::string_view text) {
     std::string_view a = trim(args.substr(0, comma));
     size_t sp = a.rfind(' ');
     if (sp == std::string_view::npos) internal_fail("schema '{}': argument '{}' lacks a name", text, a);
-    SchemaArg arg{std::string(trim(a.substr(sp + 1))), parse_arg_type(trim(a.substr(0, sp)), text)};
+    std::string_view type_text = trim(a.substr(0, sp));
+    const bool optional_tensor = type_text == "Tensor?";
+    if (optional_tensor) type_text = "Tensor";
+    SchemaArg arg{std::string(trim(a.substr(sp + 1))), parse_arg_type(type_text, text), optional_tensor};
     if (arg.is_tensor()) {
       if (!s.attr_args.empty()) internal_fail("schema '{}': tensor arguments must come first", text);
+      if (!arg.optional && !s.tensor_args.empty() && s.tensor_args.back().optional)
+        internal_fail("schema '{}': a required tensor argument follows a Tensor?", text);
       s.tensor_args.push_back(arg);
     } else {
       s.attr_args.push_back(arg);
@@ -94,7 +99,7 @@ struct Table {
   std::array<OpInfo, kNumOps> infos;
   std::unordered_map<std::string_view, OpKind> by_name;
   Table() {
-    std::array<uint16_t, 12> family_counts{};
+    std::array<uint16_t, 13> family_counts{};
     for (size_t i = 0; i < kNumOps; ++i) {
       const Row& r = kRows[i];
       if (static_cast<size_t>(r.kind) != i) internal_fail("ops.def row {} out of order", r.name);
@@ -113,6 +118,12 @@ const Table& table() {
 }
 
 }  // namespace
+
+size_t OpSchema::min_tensor_args() const {
+  size_t n = 0;
+  while (n < tensor_args.size() && !tensor_args[n].optional) ++n;
+  return n;
+}
 
 int OpSchema::attr_index(std::string_view n) const {
   for (size_t i = 0; i < attr_args.size(); ++i)
@@ -166,6 +177,7 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Factory: return "factory";
     case OpFamily::Random: return "random";
     case OpFamily::Matmul: return "matmul";
+    case OpFamily::Composite: return "composite";
   }
   return "?";
 }

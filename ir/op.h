@@ -17,7 +17,7 @@ enum class OpKind : uint16_t {
 #include "ir/ops.def"
 };
 
-enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul };
+enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Composite };
 enum class OpLevel : uint8_t { Composite, Core, Prim };
 
 // Per-family enums, in ops.def order.
@@ -69,6 +69,10 @@ enum class MatmulOp : uint16_t {
 #define KILN_MATMUL_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
+enum class CompositeOp : uint16_t {
+#define KILN_COMPOSITE_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
 
 // Trait flags (combine with |).
 namespace traits {
@@ -105,6 +109,7 @@ std::string_view arg_type_name(ArgType t);
 struct SchemaArg {
   std::string name;
   ArgType type;
+  bool optional = false;  // "Tensor?": the node may omit it (only trailing optional tensors)
   bool is_tensor() const { return type == ArgType::Tensor || type == ArgType::TensorList; }
 };
 
@@ -115,6 +120,10 @@ struct OpSchema {
   std::vector<SchemaArg> attr_args;    // non-tensor arguments, in order
   int num_outputs = 1;
   bool variadic() const { return tensor_args.size() == 1 && tensor_args[0].type == ArgType::TensorList; }
+  // Tensor inputs a node must have: those before the first Tensor? argument.
+  size_t min_tensor_args() const;
+  // Whether a (non-variadic) node may have `n` tensor inputs: from min_tensor_args() to all.
+  bool accepts_tensor_count(size_t n) const { return n >= min_tensor_args() && n <= tensor_args.size(); }
   // Index of the attribute called `name` in attr_args, or -1.
   int attr_index(std::string_view name) const;
 };
@@ -155,5 +164,6 @@ inline IndexOp as_index(OpKind k) { return static_cast<IndexOp>(op_info(k).famil
 inline FactoryOp as_factory(OpKind k) { return static_cast<FactoryOp>(op_info(k).family_index); }
 inline RandomOp as_random(OpKind k) { return static_cast<RandomOp>(op_info(k).family_index); }
 inline MatmulOp as_matmul(OpKind k) { return static_cast<MatmulOp>(op_info(k).family_index); }
+inline CompositeOp as_composite(OpKind k) { return static_cast<CompositeOp>(op_info(k).family_index); }
 
 }  // namespace kiln::ir

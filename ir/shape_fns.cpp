@@ -4,7 +4,8 @@
 // dtype traits of ir/ops.def (FloatOnly, IntOnly, NoBool) — and then switches on the op's
 // family to the per-family function (ir/shape_fns_pointwise.cpp for unary, binary, ternary
 // and casts; ir/shape_fns_structural.cpp for reductions, scans and views;
-// ir/shape_fns_data.cpp for cat/pad, indexing, factories, random and matmul). check_attrs()
+// ir/shape_fns_data.cpp for cat/pad, indexing, factories, random and matmul;
+// ir/shape_fns_composite.cpp for composite ops). check_attrs()
 // validates an attribute list against the schema. Errors name the op: "[exp] ...".
 #include "ir/shape_fns.h"
 
@@ -41,9 +42,11 @@ void check_input_count(const OpInfo& info, const std::vector<TensorType>& inputs
     if (inputs.empty()) fail(info.name, "expected a non-empty list of tensors");
     return;
   }
-  if (inputs.size() != s.tensor_args.size())
-    fail(info.name, "expected {} tensor input{}, got {}", s.tensor_args.size(), s.tensor_args.size() == 1 ? "" : "s",
-         inputs.size());
+  if (s.accepts_tensor_count(inputs.size())) return;
+  if (s.min_tensor_args() != s.tensor_args.size())
+    fail(info.name, "expected {} to {} tensor inputs, got {}", s.min_tensor_args(), s.tensor_args.size(), inputs.size());
+  fail(info.name, "expected {} tensor input{}, got {}", s.tensor_args.size(), s.tensor_args.size() == 1 ? "" : "s",
+       inputs.size());
 }
 
 // "int 3", "none", "str \"x\"": what a mismatched attribute holds, for error messages.
@@ -95,6 +98,7 @@ TensorType infer_one(OpKind op, const OpInfo& info, const std::vector<TensorType
     case OpFamily::Factory: return infer_factory(op, in, attrs);
     case OpFamily::Random: return infer_random(op, in, attrs);
     case OpFamily::Matmul: return infer_matmul(op, in, attrs);
+    case OpFamily::Composite: return infer_composite(op, in, attrs);
   }
   internal_fail("infer_types: op {} has an unknown family", info.name);
 }

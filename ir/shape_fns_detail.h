@@ -31,6 +31,7 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_factory(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_random(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_matmul(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs);
 
 // "[2, s0]".
 inline std::string sizes_str(const TensorType& t) { return str(t.sizes); }

@@ -188,7 +188,7 @@ class Parser {
       }
     }
     const Token close = lex_.next();
-    if (schema.variadic() ? !seen_list : inputs.size() != schema.tensor_args.size())
+    if (schema.variadic() ? !seen_list : !schema.accepts_tensor_count(inputs.size()))
       lex_.error(close, "{} takes {} tensor argument{}, got {} (schema: {})", info.name,
                  schema.variadic() ? "a list of" : std::to_string(schema.tensor_args.size()),
                  schema.tensor_args.size() == 1 && !schema.variadic() ? "" : "s", inputs.size(), info.schema_text);

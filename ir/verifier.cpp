@@ -66,7 +66,7 @@ class Verifier {
     }
     if (schema.variadic()) {
       if (n->inputs().empty()) node_fail(n, "{} needs at least one tensor in its list", info.name);
-    } else if (n->inputs().size() != schema.tensor_args.size()) {
+    } else if (!schema.accepts_tensor_count(n->inputs().size())) {
       node_fail(n, "{} takes {} tensor input{}, the node has {}", info.name, schema.tensor_args.size(),
                 schema.tensor_args.size() == 1 ? "" : "s", n->inputs().size());
     }

@@ -1,7 +1,11 @@
 // kiln/runtime/interpreter.cpp — the interpreter's dispatch over op families, and whole graphs.
+//
+// Prims run their reference kernels (runtime/interp_*.cpp); composite nodes run their
+// decomposition (passes/decompositions.h) on the eager tensors, as the eager op does.
 #include "runtime/interpreter.h"
 
 #include "frontend/error.h"
+#include "passes/decompositions.h"
 #include "runtime/interp_kernels.h"
 
 #include <map>
@@ -48,6 +52,8 @@ std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& in, c
     case ir::OpFamily::Factory: need(0); return {interp::factory(ir::as_factory(op), attrs)};
     case ir::OpFamily::Random: need(0); return {interp::random(ir::as_random(op), attrs)};
     case ir::OpFamily::Matmul: need(2); return {interp::matmul(ir::as_matmul(op), in[0], in[1])};
+    // A composite node runs its decomposition, prim by prim, exactly as the eager op does.
+    case ir::OpFamily::Composite: return passes::run_decomposition(op, in, attrs);
   }
   internal_fail("bad op family for {}", info.name);
 }

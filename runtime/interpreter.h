@@ -13,7 +13,7 @@
 namespace kiln::rt {
 
 // Runs one prim on eager CPU tensors; outputs are fresh contiguous tensors, except view prims
-// which return views of their input.
+// which return views of their input. A composite op runs its decomposition.
 std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 
 // Runs a whole graph: inputs bind to graph inputs in order.

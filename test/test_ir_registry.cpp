@@ -1,5 +1,6 @@
 // kiln/test/test_ir_registry.cpp — every op in ir/ops.def has a parsed schema, a shape
-// function and (for prims) a reference implementation that agrees with it.
+// function, and a reference implementation (prims) or a decomposition (every other op) whose
+// results agree with it.
 //
 // Each family gets sample arguments below (a switch with no default, so a new family fails to
 // compile until it has samples). Every op is run through infer_types and the interpreter, and
@@ -7,6 +8,7 @@
 #include "frontend/error.h"
 #include "ir/op.h"
 #include "ir/shape_fns.h"
+#include "passes/decompositions.h"
 #include "runtime/interpreter.h"
 #include "test_support/make.h"
 
@@ -86,6 +88,23 @@ Sample sample_for(const ir::OpInfo& info) {
     case ir::OpFamily::Matmul:
       if (info.kind == OpKind::mm) return {{f32({2, 3}), f32({3, 4})}, {}};
       return {{f32({2, 2, 3}), f32({2, 3, 4})}, {}};
+    case ir::OpFamily::Composite:
+      switch (ir::as_composite(info.kind)) {
+        case ir::CompositeOp::softmax:
+        case ir::CompositeOp::log_softmax: return {{f32({2, 3})}, {int64_t{1}, kFloat}};
+        case ir::CompositeOp::layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {std::vector<int64_t>{3}, 1e-5}};
+        case ir::CompositeOp::rms_norm: return {{f32({2, 3}), f32({3})}, {std::vector<int64_t>{3}, 1e-6}};
+        case ir::CompositeOp::gelu: return {{f32({2, 3})}, {std::string("tanh")}};
+        case ir::CompositeOp::silu:
+        case ir::CompositeOp::relu: return {{f32({2, 3})}, {}};
+        case ir::CompositeOp::mean: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false, kFloat}};
+        case ir::CompositeOp::var: return {{f32({2, 3})}, {std::vector<int64_t>{1}, Scalar(int64_t{1}), true}};
+        case ir::CompositeOp::linear: return {{f32({2, 3}), f32({4, 3}), f32({4})}, {}};
+        case ir::CompositeOp::cross_entropy:
+          return {{f32({2, 3}), i64({2, 0}, {2})}, {std::string("mean"), int64_t{-100}, 0.1}};
+        case ir::CompositeOp::matmul: return {{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
+      }
+      break;
   }
   throw InternalError("no sample for " + std::string(info.name));
 }
@@ -105,7 +124,9 @@ TEST(Registry, EveryOpHasSchemaShapeFunctionAndReferenceImplementation) {
     std::vector<ir::TensorType> types;
     ASSERT_NO_THROW(types = ir::infer_types(info.kind, in_types, attrs));
     ASSERT_EQ(static_cast<int>(types.size()), info.schema.num_outputs);
-    if (info.level != ir::OpLevel::Prim) continue;
+    // Non-prims have a decomposition; prims have none (they have a reference implementation).
+    EXPECT_EQ(passes::decomposition_for(info.kind) != nullptr, info.level != ir::OpLevel::Prim);
+    // The interpreter runs prims directly and composites through their decomposition.
     std::vector<Tensor> outs;
     ASSERT_NO_THROW(outs = rt::interpret_op(info.kind, s.inputs, attrs));
     ASSERT_EQ(outs.size(), types.size());
@@ -123,6 +144,15 @@ TEST(Registry, FamilyEnumsIndexTheirOps) {
   EXPECT_EQ(ir::as_matmul(OpKind::bmm), ir::MatmulOp::bmm);
   EXPECT_EQ(ir::op_info(OpKind::div).schema.attr_args.at(0).type, ir::ArgType::OptStr);
   EXPECT_TRUE(ir::op_info(OpKind::cat).schema.variadic());
+  EXPECT_EQ(ir::as_composite(OpKind::matmul), ir::CompositeOp::matmul);
+  const ir::OpSchema& ln = ir::op_info(OpKind::layer_norm).schema;
+  ASSERT_EQ(ln.tensor_args.size(), 3u);
+  EXPECT_FALSE(ln.tensor_args[0].optional);
+  EXPECT_TRUE(ln.tensor_args[1].optional && ln.tensor_args[2].optional);
+  EXPECT_EQ(ln.min_tensor_args(), 1u);
+  EXPECT_TRUE(ln.accepts_tensor_count(1) && ln.accepts_tensor_count(3));
+  EXPECT_FALSE(ln.accepts_tensor_count(0) || ln.accepts_tensor_count(4));
+  EXPECT_EQ(ir::op_info(OpKind::layer_norm).level, ir::OpLevel::Composite);
   EXPECT_FALSE(ir::op_from_name("no_such_op").has_value());
 }
 

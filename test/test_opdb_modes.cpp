@@ -181,6 +181,36 @@ std::vector<OpEntry> database() {
                  {seq({2, 2, 3}), seq({3, 4})},
                  {seq({4, 3}).t(), seq({2, 1, 4, 2})},
                  {seq({2, 0}), seq({0, 3})}}});
+  // Composite ops: traced as one node, run through their decomposition eagerly and by the interpreter.
+  auto rows = [&](std::string name, Fn f) {
+    db.push_back({name, f, {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({2, 0})}, {seq({2, 3}, kHalf)}, {seq({4}, kDouble)}}});
+  };
+  rows("softmax", [](const std::vector<Tensor>& in) { return softmax(in[0], -1); });
+  rows("softmax_dim0", [](const std::vector<Tensor>& in) { return in[0].softmax(0, kDouble); });
+  rows("log_softmax", [](const std::vector<Tensor>& in) { return log_softmax(in[0], -1); });
+  rows("gelu", [](const std::vector<Tensor>& in) { return gelu(in[0]); });
+  rows("gelu_tanh", [](const std::vector<Tensor>& in) { return gelu(in[0], "tanh"); });
+  rows("silu", [](const std::vector<Tensor>& in) { return silu(in[0]); });
+  rows("layer_norm", [](const std::vector<Tensor>& in) { return layer_norm(in[0], {in[0].size(-1)}); });
+  rows("rms_norm", [](const std::vector<Tensor>& in) { return rms_norm(in[0], {in[0].size(-1)}); });
+  rows("var", [](const std::vector<Tensor>& in) { return in[0].var({-1}, std::nullopt, true); });
+  rows("var_all_c0", [](const std::vector<Tensor>& in) { return var(in[0], false); });
+  db.push_back({"layer_norm_affine",
+                [](const std::vector<Tensor>& in) { return layer_norm(in[0], {3}, in[1], in[2], 1e-3); },
+                {{seq({2, 3}), seq({3}), seq({3}, kFloat, 1.0)}, {seq({2, 2, 3}), seq({3}), seq({3})}}});
+  db.push_back({"rms_norm_weight", [](const std::vector<Tensor>& in) { return rms_norm(in[0], {2, 3}, in[1]); },
+                {{seq({2, 3}), seq({2, 3})}, {seq({4, 2, 3}, kHalf), seq({2, 3}, kHalf)}}});
+  db.push_back({"linear",
+                [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                {{seq({2, 3}), seq({4, 3}), seq({4})}, {seq({3}), seq({2, 3}), seq({2})}, {seq({2, 2, 3}), seq({1, 3}), seq({})}}});
+  db.push_back({"cross_entropy",
+                [](const std::vector<Tensor>& in) { return cross_entropy(in[0], test::make<int64_t>({2, -100, 0})); },
+                {{seq({3, 4})}, {seq({4, 3}).t()}, {seq({3, 4}, kDouble)}}});
+  db.push_back({"cross_entropy_weight_smoothing",
+                [](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], test::make<int64_t>({2, 1, 0}), in[1], "none", 1, 0.25);
+                },
+                {{seq({3, 4}), seq({4}, kFloat, 0.5, 0.5)}}});
   db.push_back({"factories",
                 [](const std::vector<Tensor>& in) { return in[0] + arange(3) + zeros({3}) + full({3}, 2.0); },
                 {{seq({2, 3})}}});

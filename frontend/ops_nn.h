@@ -1,0 +1,49 @@
+// kiln/frontend/ops_nn.h — neural-network ops recorded as composite nodes: softmax,
+// log_softmax, layer_norm, rms_norm, gelu, silu, var, linear, cross_entropy.
+//
+// Names, argument order, defaults and semantics follow libtorch (at::softmax, at::layer_norm,
+// torch::nn::functional::cross_entropy, ...). Each validates its arguments with PyTorch's
+// wording, resolves defaults (dims normalized, dtype and eps filled in) and dispatches one
+// composite op: traced, it is recorded as a single node that passes/decompose.h expands;
+// eager, its decomposition (passes/decompositions*.cpp) runs prim by prim. relu, mean and
+// matmul, also composites, are declared in frontend/ops.h.
+#pragma once
+
+#include "frontend/tensor.h"
+
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+// dtype, when given, casts the input first (as torch.softmax's dtype argument).
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+// Normalizes over the trailing dims named by normalized_shape. A missing (or undefined)
+// weight or bias is skipped.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// eps defaults to torch.finfo(input.dtype).eps.
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt);
+
+// approximate: "none" (erf) or "tanh".
+Tensor gelu(const Tensor& self, std::string_view approximate = "none");
+Tensor silu(const Tensor& self);
+
+// Variance over every dim (unbiased: correction 1, else 0).
+Tensor var(const Tensor& self, bool unbiased = true);
+// Variance over dims ({} means every dim); correction defaults to 1 (Bessel's correction).
+Tensor var(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt,
+           bool keepdim = false);
+
+// input @ weight^T + bias; weight is [out_features, in_features].
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
+
+// Cross entropy of logits [N, C] or [C] (or [N, C, d1, ...]) against int64 class indices.
+// reduction: "mean", "sum" or "none".
+Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                     std::string_view reduction = "mean", int64_t ignore_index = -100, double label_smoothing = 0.0);
+
+}  // namespace kiln

@@ -1,0 +1,50 @@
+// kiln/passes/decompositions_detail.h — internal: the per-op decomposition functions.
+//
+// One function per composite op, defined in passes/decompositions_nn.cpp (softmax,
+// log_softmax, layer_norm, rms_norm, gelu, silu, relu, mean, var) and
+// passes/decompositions_linear.cpp (matmul, linear, cross_entropy); passes/decompositions.cpp
+// puts them in the table indexed by OpKind. Each receives the node's inputs and attributes
+// through DecompArgs and returns the op's single result. Not part of the public API.
+#pragma once
+
+#include "frontend/dtype.h"
+#include "frontend/error.h"
+#include "frontend/tensor.h"
+#include "ir/attr.h"
+#include "ir/op.h"
+
+#include <string_view>
+#include <vector>
+
+namespace kiln::passes::detail {
+
+struct DecompArgs {
+  ir::OpKind op;
+  const std::vector<Tensor>& inputs;
+  const ir::AttrList& attrs;
+
+  const Tensor& in(size_t i) const { return inputs.at(i); }
+  // An optional tensor input: null when the node omits it.
+  const Tensor* opt(size_t i) const { return i < inputs.size() ? &inputs[i] : nullptr; }
+  template <typename T> const T& attr(std::string_view name) const { return attrs.get<T>(op, name); }
+};
+
+// The dtype PyTorch computes in for norms, softmax and reductions: f32 for f16/bf16.
+inline ScalarType opmath_dtype(ScalarType t) {
+  return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
+}
+
+Tensor softmax(const DecompArgs& a);
+Tensor log_softmax(const DecompArgs& a);
+Tensor layer_norm(const DecompArgs& a);
+Tensor rms_norm(const DecompArgs& a);
+Tensor gelu(const DecompArgs& a);
+Tensor silu(const DecompArgs& a);
+Tensor relu(const DecompArgs& a);
+Tensor mean(const DecompArgs& a);
+Tensor var(const DecompArgs& a);
+Tensor linear(const DecompArgs& a);
+Tensor cross_entropy(const DecompArgs& a);
+Tensor matmul(const DecompArgs& a);
+
+}  // namespace kiln::passes::detail

@@ -1,0 +1,110 @@
+// kiln/passes/decompositions_linear.cpp — decompositions of matmul, linear and cross_entropy.
+//
+// matmul covers torch.matmul's rank cases on top of the mm and bmm prims: 1-D·1-D is a dot
+// product, 1-D operands gain and then lose a unit dim, and N-D operands broadcast their batch
+// dims (expand), flatten them into one (reshape) and run one bmm. linear is
+// matmul(x, weight^T) + bias. cross_entropy is log_softmax followed by PyTorch's nll_loss
+// and label-smoothing formulas, with ignore_index entries contributing nothing and the mean
+// dividing by the summed weights of the targets that count.
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/ops_nn.h"
+#include "frontend/views.h"
+#include "passes/decompositions_detail.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace kiln::passes::detail {
+
+Tensor matmul(const DecompArgs& args) {
+  const Tensor& a = args.in(0);
+  const Tensor& b = args.in(1);
+  const int64_t da = a.dim(), db = b.dim();
+  const int64_t k = a.size(-1);
+  if (da == 1 && db == 1) return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(std::vector<int64_t>{});
+  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
+  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (da == 2 && db == 2) return mm(a, b);
+
+  // Batched: broadcast the batch dims, flatten them into one, bmm, restore the shape.
+  const int64_t n = da > 1 ? a.size(-2) : 1;
+  const int64_t p = db > 1 ? b.size(-1) : 1;
+  std::vector<int64_t> batch_a(a.sizes().begin(), a.sizes().begin() + std::max<int64_t>(da - 2, 0));
+  std::vector<int64_t> batch_b(b.sizes().begin(), b.sizes().begin() + std::max<int64_t>(db - 2, 0));
+  std::vector<int64_t> batch = broadcast_shapes("matmul", batch_a, batch_b);
+  int64_t nbatch = 1;
+  for (int64_t s : batch) nbatch *= s;
+
+  std::vector<int64_t> a_size = batch;
+  a_size.push_back(n);
+  a_size.push_back(k);
+  Tensor a3 = (da == 1 ? a.unsqueeze(0) : a).expand(a_size).reshape({nbatch, n, k});
+  std::vector<int64_t> b_size = batch;
+  b_size.push_back(k);
+  if (db > 1) b_size.push_back(p);
+  Tensor b3 = b.expand(b_size);
+  b3 = db == 1 ? b3.reshape({nbatch, k}).unsqueeze(2) : b3.reshape({nbatch, k, p});
+
+  std::vector<int64_t> out_size = batch;
+  if (da > 1) out_size.push_back(n);
+  if (db > 1) out_size.push_back(p);
+  return bmm(a3, b3).reshape(out_size);
+}
+
+// linear(x, W, b) = x W^T + b
+Tensor linear(const DecompArgs& args) {
+  const Tensor& w = args.in(1);
+  Tensor out = kiln::matmul(args.in(0), w.dim() == 2 ? w.t() : w);
+  if (const Tensor* b = args.opt(2)) out = out + *b;
+  return out;
+}
+
+// loss_i = -w[t_i] log_softmax(x_i)[t_i] (0 where t_i == ignore_index); with label smoothing
+// eps: (1 - eps) * nll + eps / C * smooth, smooth_i = -sum_c w[c] log_softmax(x_i)[c].
+Tensor cross_entropy(const DecompArgs& args) {
+  const Tensor& x = args.in(0);
+  const Tensor& target = args.in(1);
+  const Tensor* weight = args.opt(2);
+  const std::string& reduction = args.attr<std::string>("reduction");
+  const int64_t ignore_index = args.attr<int64_t>("ignore_index");
+  const double smoothing = args.attr<double>("label_smoothing");
+  const int64_t class_dim = x.dim() == 1 ? 0 : 1;
+  const int64_t classes = x.size(class_dim);
+
+  Tensor logp = kiln::log_softmax(x, class_dim);
+  Tensor ignored = eq(target, Scalar(ignore_index));
+  Tensor valid = logical_not(ignored);
+  Tensor safe_target = where(ignored, Scalar(int64_t{0}), target);
+  Tensor picked = logp.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim);
+
+  Tensor nll, weight_sum;
+  if (weight) {
+    Tensor w_t = weight->index_select(0, safe_target.flatten()).reshape(target.sizes().vec());
+    nll = where(valid, -(picked * w_t), Scalar(0.0));
+    weight_sum = where(valid, w_t, Scalar(0.0)).sum();
+  } else {
+    nll = where(valid, -picked, Scalar(0.0));
+    weight_sum = valid.sum().to(x.dtype());
+  }
+  auto reduce = [&](const Tensor& loss) {
+    if (reduction == "none") return loss;
+    if (reduction == "sum") return loss.sum();
+    return loss.sum() / weight_sum;
+  };
+  Tensor loss = reduce(nll);
+  if (smoothing <= 0.0) return loss;
+
+  Tensor smooth;
+  if (weight) {
+    std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
+    wshape[static_cast<size_t>(class_dim)] = classes;
+    smooth = -(logp * weight->reshape(wshape)).sum({class_dim});
+  } else {
+    smooth = -logp.sum({class_dim});
+  }
+  smooth = where(ignored, Scalar(0.0), smooth);
+  return loss * (1.0 - smoothing) + reduce(smooth) * (smoothing / static_cast<double>(classes));
+}
+
+}  // namespace kiln::passes::detail

@@ -1,0 +1,145 @@
+// kiln/passes/decompositions_nn.cpp — decompositions of softmax, log_softmax, layer_norm,
+// rms_norm, gelu, silu, relu, mean and var.
+//
+// Each reads like the math and follows PyTorch's numerics: f16/bf16 inputs compute in f32
+// (opmath_dtype) and cast the result back, softmax subtracts the row maximum, layer_norm and
+// var use the two-pass (x - mean)^2 form, rms_norm multiplies by its weight after casting
+// back as at::rms_norm does. A reduction over an empty dim list reduces nothing (IR
+// semantics), which only a rank-0 input produces from the frontend.
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/ops_nn.h"
+#include "frontend/views.h"
+#include "passes/decompositions_detail.h"
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+namespace kiln::passes::detail {
+
+namespace {
+
+// Sum over `dims`; an empty list reduces nothing.
+Tensor sum_dims(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  if (dims.empty()) return x;
+  return kiln::sum(x, dims, keepdim);
+}
+
+// The number of elements `dims` cover.
+int64_t count(const Tensor& x, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= x.dim() == 0 ? 1 : x.size(d);
+  return n;
+}
+
+// Mean over `dims` (keepdim), computed as sum / count.
+Tensor mean_dims(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return sum_dims(x, dims, keepdim) / Scalar(count(x, dims));
+}
+
+// The trailing dims that normalized_shape covers.
+std::vector<int64_t> trailing_dims(const Tensor& x, size_t k) {
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - static_cast<int64_t>(k); d < x.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// x shifted by its maximum along dim (so exp cannot overflow); x must have elements on dim.
+Tensor shifted(const Tensor& x, int64_t dim) { return x - amax(x, {dim}, /*keepdim=*/true); }
+
+}  // namespace
+
+// softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x)
+Tensor softmax(const DecompArgs& a) {
+  const int64_t dim = a.attr<int64_t>("dim");
+  const ScalarType dtype = a.attr<ScalarType>("dtype");
+  Tensor x = a.in(0).to(dtype).to(opmath_dtype(dtype));
+  if (x.dim() > 0 && x.size(dim) == 0) return x.to(dtype);
+  Tensor e = exp(shifted(x, dim));
+  return (e / sum_dims(e, {dim}, /*keepdim=*/true)).to(dtype);
+}
+
+// log_softmax(x)_i = (x_i - max x) - log sum_j exp(x_j - max x)
+Tensor log_softmax(const DecompArgs& a) {
+  const int64_t dim = a.attr<int64_t>("dim");
+  const ScalarType dtype = a.attr<ScalarType>("dtype");
+  Tensor x = a.in(0).to(dtype).to(opmath_dtype(dtype));
+  if (x.dim() > 0 && x.size(dim) == 0) return x.to(dtype);
+  Tensor s = shifted(x, dim);
+  return (s - log(sum_dims(exp(s), {dim}, /*keepdim=*/true))).to(dtype);
+}
+
+// layer_norm(x) = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias over the trailing dims.
+Tensor layer_norm(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  const std::vector<int64_t> dims = trailing_dims(x, a.attr<std::vector<int64_t>>("normalized_shape").size());
+  const double eps = a.attr<double>("eps");
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  Tensor centered = xc - mean_dims(xc, dims, /*keepdim=*/true);
+  Tensor variance = mean_dims(centered * centered, dims, /*keepdim=*/true);
+  Tensor out = centered * rsqrt(variance + eps);
+  if (const Tensor* w = a.opt(1)) out = out * *w;
+  if (const Tensor* b = a.opt(2)) out = out + *b;
+  return out.to(x.dtype());
+}
+
+// rms_norm(x) = x / sqrt(E[x^2] + eps) * weight over the trailing dims.
+Tensor rms_norm(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  const std::vector<int64_t> dims = trailing_dims(x, a.attr<std::vector<int64_t>>("normalized_shape").size());
+  const double eps = a.attr<double>("eps");
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  Tensor out = (xc * rsqrt(mean_dims(xc * xc, dims, /*keepdim=*/true) + eps)).to(x.dtype());
+  if (const Tensor* w = a.opt(1)) out = (out * *w).to(out.dtype());
+  return out;
+}
+
+// gelu(x) = x/2 (1 + erf(x / sqrt 2)), or with "tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Tensor gelu(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  Tensor y;
+  if (a.attr<std::string>("approximate") == "tanh") {
+    const double beta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+    const double kappa = 0.044715;
+    Tensor inner = (xc + (xc * xc * xc) * kappa) * beta;
+    y = xc * 0.5 * (tanh(inner) + 1);
+  } else {
+    y = xc * 0.5 * (erf(xc * (1 / std::numbers::sqrt2)) + 1);
+  }
+  return y.to(x.dtype());
+}
+
+// silu(x) = x * sigmoid(x)
+Tensor silu(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  return (xc * sigmoid(xc)).to(x.dtype());
+}
+
+// relu(x) = max(x, 0), NaN propagating (clamp).
+Tensor relu(const DecompArgs& a) { return clamp_min(a.in(0), 0); }
+
+// mean(x) = sum(x) / n, summed in f32 for an f16/bf16 dtype (the input is cast straight to
+// the compute dtype, as PyTorch's CPU mean does).
+Tensor mean(const DecompArgs& a) {
+  const std::vector<int64_t>& dims = a.attr<std::vector<int64_t>>("dims");
+  const ScalarType dtype = a.attr<ScalarType>("dtype");
+  Tensor x = a.in(0).to(opmath_dtype(dtype));
+  return mean_dims(x, dims, a.attr<bool>("keepdim")).to(dtype);
+}
+
+// var(x) = sum((x - mean x)^2) / max(n - correction, 0)
+Tensor var(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  const std::vector<int64_t>& dims = a.attr<std::vector<int64_t>>("dims");
+  const double correction = a.attr<Scalar>("correction").to_double();
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  Tensor centered = xc - mean_dims(xc, dims, /*keepdim=*/true);
+  Tensor ss = sum_dims(centered * centered, dims, a.attr<bool>("keepdim"));
+  const double denom = std::max(static_cast<double>(count(x, dims)) - correction, 0.0);
+  return (ss / denom).to(x.dtype());
+}
+
+}  // namespace kiln::passes::detail

@@ -1,0 +1,227 @@
+// kiln/test/test_decomp_eager.cpp — composite ops run eagerly (through their decompositions)
+// against hand-computed values, and their argument errors in PyTorch's wording.
+//
+// Expected values were computed in double precision from the definitions (Python's math
+// module: exp, log, erf, tanh) and agree with PyTorch's documented results (gelu(1) =
+// 0.8413447..., tanh approximation 0.8411920...). f64 inputs are compared to 1e-12 relative,
+// f32 inputs to 1e-6, f16 results to their rounding (2^-10 relative).
+#include "frontend/kiln.h"
+#include "test_support/check.h"
+#include "test_support/make.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kiln {
+namespace {
+
+using test::Doubles;
+using test::error_of;
+using test::expect_close;
+using test::mk;
+using test::sizes_of;
+
+TEST(DecompEager, SoftmaxRowsSumToOneAndMatchHandValues) {
+  Tensor x = mk<double>({1, 2, 3, 1, 2, 3}, {2, 3});
+  Tensor y = softmax(x, -1);
+  EXPECT_EQ(y.dtype(), kDouble);
+  EXPECT_EQ(sizes_of(y), (test::Ints{2, 3}));
+  const Doubles row = {0.09003057317038046, 0.24472847105479764, 0.6652409557748218};
+  expect_close(y, {row[0], row[1], row[2], row[0], row[1], row[2]}, 1e-12);
+  expect_close(y.sum({1}), {1.0, 1.0}, 1e-15);
+  // Along dim 0 the two equal rows split evenly.
+  expect_close(x.softmax(0), {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, 0);
+  // Large inputs do not overflow: the row maximum is subtracted first.
+  expect_close(softmax(mk<float>({1000, 1001, 1002}), 0), {row[0], row[1], row[2]}, 1e-6);
+}
+
+TEST(DecompEager, SoftmaxDtypeAndLowPrecision) {
+  Tensor x = mk<int64_t>({1, 2, 3});
+  Tensor y = softmax(x, 0, kDouble);  // dtype casts the input first
+  EXPECT_EQ(y.dtype(), kDouble);
+  expect_close(y, {0.09003057317038046, 0.24472847105479764, 0.6652409557748218}, 1e-12);
+  Tensor h = softmax(mk<Half>({1, 2, 3}), 0);
+  EXPECT_EQ(h.dtype(), kHalf);
+  expect_close(h, {0.09003057317038046, 0.24472847105479764, 0.6652409557748218}, 1.0 / 1024);
+  // A 0-dim input is its own row: softmax 1, log_softmax 0.
+  test::expect_exact(softmax(mk<float>({4}, {}), 0), kFloat, {1.0});
+  // An empty dim gives an empty result.
+  EXPECT_EQ(sizes_of(softmax(mk<float>({}, {2, 0}), 1)), (test::Ints{2, 0}));
+}
+
+TEST(DecompEager, LogSoftmax) {
+  Tensor y = log_softmax(mk<double>({1, 2, 3}), 0);
+  expect_close(y, {-2.40760596444438, -1.4076059644443804, -0.40760596444438046}, 1e-12);
+  test::expect_exact(mk<float>({7}, {}).log_softmax(0), kFloat, {0.0});
+}
+
+TEST(DecompEager, LayerNormOfAKnownVector) {
+  Tensor x = mk<double>({1, 2, 3, 4});
+  const Doubles plain = {-1.3416354199689269, -0.447211806656309, 0.447211806656309, 1.3416354199689269};
+  expect_close(layer_norm(x, {4}), plain, 1e-12);
+  Tensor w = mk<double>({1, 2, 1, 2}), b = mk<double>({0, 0, 1, 1});
+  expect_close(layer_norm(x, {4}, w, b), {-1.3416354199689269, -0.894423613312618, 1.447211806656309, 3.6832708399378538},
+               1e-12);
+  expect_close(layer_norm(x, {4}, std::nullopt, b),
+               {-1.3416354199689269, -0.447211806656309, 1.447211806656309, 2.341635419968927}, 1e-12);
+  expect_close(layer_norm(x, {4}, w), {plain[0], 2 * plain[1], plain[2], 2 * plain[3]}, 1e-12);
+  // Two rows normalized independently over a 2-D normalized_shape.
+  Tensor x2 = mk<float>({1, 2, 3, 4, 10, 20, 30, 40}, {2, 2, 2});
+  Tensor y2 = layer_norm(x2, {2, 2});
+  expect_close(y2.select(0, 0).flatten(), plain, 1e-5);
+  expect_close(y2.select(0, 1).flatten(), plain, 1e-5);
+  // f16 input: computed in f32, result f16.
+  Tensor h = layer_norm(mk<Half>({1, 2, 3, 4}), {4});
+  EXPECT_EQ(h.dtype(), kHalf);
+  expect_close(h, plain, 1.0 / 1024);
+}
+
+TEST(DecompEager, RmsNorm) {
+  Tensor x = mk<float>({1, 2, 3, 4});
+  expect_close(rms_norm(x, {4}), {0.3651483687681722, 0.7302967375363444, 1.0954451063045167, 1.4605934750726888},
+               1e-6);
+  expect_close(rms_norm(x, {4}, mk<float>({1, 2, 1, 2})),
+               {0.3651483687681722, 1.4605934750726888, 1.0954451063045167, 2.9211869501453775}, 1e-6);
+  // eps matters for a zero vector: 0 / sqrt(0 + eps) = 0, never NaN.
+  test::expect_exact(rms_norm(mk<float>({0, 0}), {2}), kFloat, {0.0, 0.0});
+  // An explicit eps: x / sqrt(mean(x^2) + 1) for x = [1, 1] is 1/sqrt(2).
+  expect_close(rms_norm(mk<double>({1, 1}), {2}, std::nullopt, 1.0), {M_SQRT1_2, M_SQRT1_2}, 1e-15);
+}
+
+TEST(DecompEager, GeluExactAndTanhAtKnownPoints) {
+  Tensor x = mk<double>({-3, -1, -0.5, 0, 0.5, 1, 2});
+  expect_close(gelu(x), {-0.00404969409489031, -0.15865525393145707, -0.15426876936299344, 0.0, 0.34573123063700656,
+                         0.8413447460685429, 1.9544997361036416},
+               1e-12);
+  expect_close(gelu(x, "tanh"), {-0.0036373920817729943, -0.15880800939172324, -0.15428599017485606, 0.0,
+                                 0.34571400982514394, 0.8411919906082768, 1.954597694087775},
+               1e-12);
+  Tensor b = gelu(mk<BFloat16>({1}));
+  EXPECT_EQ(b.dtype(), kBFloat16);
+  expect_close(b, {0.8413447460685429}, 1.0 / 128);
+}
+
+TEST(DecompEager, SiluAndRelu) {
+  Tensor x = mk<double>({-3, -1, -0.5, 0, 0.5, 1, 2});
+  expect_close(silu(x), {-0.14227761953270035, -0.2689414213699951, -0.1887703343990727, 0.0, 0.3112296656009273,
+                         0.7310585786300049, 1.7615941559557646},
+               1e-12);
+  test::expect_exact(relu(mk<float>({-2, -0.0, 0, 3, test::kNaN})), kFloat, {0, -0.0, 0, 3, test::kNaN});
+  test::expect_exact(relu(mk<int32_t>({-2, 5})), kInt, {0, 5});
+}
+
+TEST(DecompEager, MeanAndVarWithCorrection) {
+  Tensor x = mk<double>({1, 2, 3, 4});
+  test::expect_exact(x.mean(), kDouble, {2.5});
+  expect_close(var(x), {1.6666666666666667}, 1e-15);               // correction 1
+  test::expect_exact(var(x, false), kDouble, {1.25});              // correction 0
+  test::expect_exact(var(x, {0}, Scalar(int64_t{0})), kDouble, {1.25});
+  expect_close(var(x, {0}, Scalar(2.5)), {5.0 / 1.5}, 1e-15);      // fractional correction
+  Tensor m = mk<float>({1, 2, 3, 4, 6, 8}, {2, 3});
+  Tensor v = m.var({1}, std::nullopt, /*keepdim=*/true);
+  EXPECT_EQ(sizes_of(v), (test::Ints{2, 1}));
+  test::expect_exact(v, kFloat, {1.0, 4.0});
+  test::expect_exact(m.var({0}, Scalar(int64_t{0})), kFloat, {2.25, 4.0, 6.25});
+  // A single element with correction 1 divides 0 by 0.
+  EXPECT_TRUE(std::isnan(var(mk<float>({3})).item<float>()));
+  // mean of f16 sums in f32: 2048 + 1 + 1 = 2050 exactly (an f16 sum would stay at 2048), and
+  // 2050 / 3 = 683.33 rounds to the f16 683.5 (682.5 from an f16 sum).
+  test::expect_exact(mk<Half>({2048, 1, 1}).mean(), kHalf, {683.5});
+}
+
+TEST(DecompEager, LinearWithAndWithoutBias) {
+  Tensor x = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor w = mk<float>({1, 0, 1, 0, 1, 0}, {2, 3});
+  test::expect_exact(linear(x, w), kFloat, {4, 2, 10, 5});
+  test::expect_exact(linear(x, w, mk<float>({10, 20})), kFloat, {14, 22, 20, 25});
+  // 1-D input and batched input.
+  test::expect_exact(linear(mk<float>({1, 2, 3}), w), kFloat, {4, 2});
+  Tensor y = linear(x.reshape({2, 1, 3}), w);
+  EXPECT_EQ(sizes_of(y), (test::Ints{2, 1, 2}));
+}
+
+TEST(DecompEager, CrossEntropyAgainstHandComputation) {
+  Tensor x = mk<double>({1.0, 2.0, 0.5, 0.1, 0.2, 3.0, 2.0, -1.0, 0.0, 0.3, 0.3, 0.3}, {4, 3});
+  Tensor t = test::make<int64_t>({1, 2, -100, 0});
+  expect_close(cross_entropy(x, t, std::nullopt, "none"), {0.4643687841079449, 0.10960146452146542, 0.0, 1.0986122886681098},
+               1e-12);
+  expect_close(cross_entropy(x, t, std::nullopt, "sum"), {1.67258253729752}, 1e-12);
+  expect_close(cross_entropy(x, t), {0.5575275124325066}, 1e-12);  // mean over the 3 counted targets
+  Tensor w = mk<double>({0.2, 1.0, 3.0});
+  expect_close(cross_entropy(x, t, w, "none"), {0.4643687841079449, 0.3288043935643963, 0.0, 0.21972245773362198},
+               1e-12);
+  expect_close(cross_entropy(x, t, w), {0.2411656274776103}, 1e-12);
+  expect_close(cross_entropy(x, t, std::nullopt, "mean", -100, 0.1), {0.6486386235436178}, 1e-12);
+  expect_close(cross_entropy(x, t, std::nullopt, "none", -100, 0.1),
+               {0.5477021174412783, 0.2996014645214654, 0.0, 1.0986122886681098}, 1e-12);
+  expect_close(cross_entropy(x, t, w, "mean", -100, 0.1), {0.3369288001000841}, 1e-12);
+  // ignore_index chosen to drop class 2 instead.
+  Tensor t2 = test::make<int64_t>({1, 2, 0, 0});
+  Tensor l2 = cross_entropy(x, t2, std::nullopt, "none", 2);
+  EXPECT_EQ(test::doubles(l2)[1], 0.0);
+  // Unbatched logits [C] with a 0-dim target.
+  Tensor x1 = mk<double>({1.0, 2.0, 0.5});
+  Tensor l1 = cross_entropy(x1, test::make<int64_t>({1}, {}));
+  EXPECT_EQ(l1.dim(), 0);
+  expect_close(l1, {0.4643687841079449}, 1e-12);
+  // Every target ignored: the mean divides 0 by 0.
+  EXPECT_TRUE(std::isnan(cross_entropy(x, test::make<int64_t>({-100, -100, -100, -100})).item<double>()));
+}
+
+TEST(DecompEager, MatmulRankCases) {
+  Tensor v = mk<float>({1, 2, 3}), u = mk<float>({4, 5, 6});
+  Tensor dot = matmul(v, u);
+  EXPECT_EQ(dot.dim(), 0);
+  test::expect_exact(dot, kFloat, {32});
+  Tensor m = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  test::expect_exact(matmul(m, v), kFloat, {14, 32});                 // 2-D . 1-D
+  test::expect_exact(matmul(mk<float>({1, 1}), m), kFloat, {5, 7, 9});  // 1-D . 2-D
+  Tensor b = mk<float>({1, 0, 0, 1, 2, 0, 0, 2}, {2, 2, 2});         // [I, 2I]
+  Tensor r = matmul(b, mk<float>({1, 2, 3, 4}, {2, 2}));             // batched . 2-D broadcast
+  EXPECT_EQ(sizes_of(r), (test::Ints{2, 2, 2}));
+  test::expect_exact(r, kFloat, {1, 2, 3, 4, 2, 4, 6, 8});
+  Tensor r2 = matmul(mk<float>({1, 1}), b);  // 1-D . batched: [2, 2]
+  test::expect_exact(r2, kFloat, {1, 1, 2, 2});
+  Tensor r3 = matmul(b.reshape({2, 1, 2, 2}), b);  // batch dims [2, 1] and [2] broadcast to [2, 2]
+  EXPECT_EQ(sizes_of(r3), (test::Ints{2, 2, 2, 2}));
+  test::expect_exact(r3.select(0, 1).select(0, 1), kFloat, {4, 0, 0, 4});
+}
+
+TEST(DecompEager, ErrorsNameTheCompositeWithPyTorchWording) {
+  Tensor x = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of([&] { layer_norm(x, {2}); }),
+            "[layer_norm] Given normalized_shape=[2], expected input with shape [*, 2], but got input of size[2, 3]");
+  EXPECT_EQ(error_of([&] { layer_norm(x, {3}, mk<float>({1, 1})); }),
+            "[layer_norm] Expected weight to be of same shape as normalized_shape, but got weight of shape [2] and "
+            "normalized_shape = [3]");
+  EXPECT_EQ(error_of([&] { layer_norm(x, {}); }),
+            "[layer_norm] Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+            "element, but got normalized_shape = []");
+  EXPECT_EQ(error_of([&] { rms_norm(x, {2, 3}, mk<float>({1, 1, 1})); }),
+            "[rms_norm] Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and "
+            "normalized_shape = [2, 3]");
+  EXPECT_EQ(error_of([&] { gelu(x, "fast"); }), "[gelu] approximate argument must be either none or tanh.");
+  EXPECT_EQ(error_of([&] { softmax(mk<int64_t>({1, 2}), 0); }),
+            "[softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'Long'");
+  EXPECT_EQ(error_of([&] { var(mk<int32_t>({1, 2})); }), "[var] std and var only support floating point and complex dtypes");
+  EXPECT_EQ(error_of([&] { relu(mk<bool>({1, 0})); }), "[relu] Boolean inputs not supported for relu");
+  EXPECT_EQ(error_of([&] { linear(x, mk<float>({1, 2, 3, 4}, {2, 2})); }),
+            "[linear] mat1 and mat2 shapes cannot be multiplied (2x3 and 2x2)");
+  Tensor t = test::make<int64_t>({0, 1});
+  EXPECT_EQ(error_of([&] { cross_entropy(x, t.to(kInt)); }), "[cross_entropy] expected scalar type Long but found Int");
+  EXPECT_EQ(error_of([&] { cross_entropy(x, test::make<int64_t>({0, 1, 2})); }),
+            "[cross_entropy] Expected input batch_size (2) to match target batch_size (3).");
+  EXPECT_EQ(error_of([&] { cross_entropy(x, test::make<int64_t>({0, 1, 2, 0}, {2, 2})); }),
+            "[cross_entropy] 0D or 1D target tensor expected, multi-target not supported");
+  EXPECT_EQ(error_of([&] { cross_entropy(x, t, mk<float>({1, 1})); }),
+            "[cross_entropy] weight tensor should be defined either for all 3 classes or no classes but got weight "
+            "tensor of shape: [2]");
+  EXPECT_EQ(error_of([&] { cross_entropy(x, t, std::nullopt, "avg"); }),
+            "[cross_entropy] avg is not a valid value for reduction");
+  EXPECT_EQ(error_of([&] { matmul(mk<float>({1, 2}), mk<float>({1, 2, 3}, {3, 1})); }),
+            "[matmul] shapes [2] and [3, 1] cannot be multiplied");
+}
+
+}  // namespace
+}  // namespace kiln
