@@ -1,0 +1,424 @@
+// kiln/ir/kernel_text.cpp — reads the Kernel text format (ir/kernel_text.h) back into Kernels.
+//
+// A recursive-descent parser over the graph text lexer (ir/text_lexer.h) and its expression
+// parser. It reads exactly what Kernel::str writes, plus free whitespace and '#' comments.
+// Local mistakes (an unknown op, argument or dtype, a loop variable out of order, a bad
+// literal) fail at their own line:col; scoping and structure (use before definition, stores
+// to inputs, variables out of scope) are left to ir::verify_kernel, run on each finished
+// kernel and reported at the kernel's header.
+#include "ir/kernel_text.h"
+
+#include "frontend/error.h"
+#include "ir/text_lexer.h"
+
+#include <charconv>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace kiln::ir {
+
+namespace {
+
+using text::Lexer;
+using text::Tok;
+using text::Token;
+
+class KernelParser {
+ public:
+  explicit KernelParser(std::string_view src) : lex_(src) {}
+
+  std::vector<Kernel> parse_all() {
+    std::vector<Kernel> out;
+    std::set<std::string> names;
+    while (!lex_.at(Tok::End)) {
+      const Token head = lex_.peek();
+      Kernel k = parse_one();
+      if (!names.insert(k.name).second) lex_.error(head, "redefinition of kernel {}", k.name);
+      out.push_back(std::move(k));
+    }
+    return out;
+  }
+
+  Kernel parse_single() {
+    Kernel k = parse_one();
+    if (!lex_.at(Tok::End)) lex_.error(lex_.peek(), "expected end of input after the kernel, got {}", got());
+    return k;
+  }
+
+ private:
+  std::string got() { return Lexer::describe(lex_.peek()); }
+
+  Kernel parse_one() {
+    const Token head = lex_.peek();
+    lex_.expect_ident("kernel");
+    Kernel k;
+    k.name = lex_.expect(Tok::Ident, "a kernel name").text;
+    lex_.expect(Tok::LParen, fmt::format("'(' after kernel {}", k.name));
+    if (!lex_.at(Tok::RParen)) {
+      while (true) {
+        k.args.push_back(parse_arg(k));
+        if (!take(Tok::Comma)) break;
+      }
+    }
+    if (!take(Tok::RParen)) lex_.error(lex_.peek(), "expected ',' or ')' after a kernel argument, got {}", got());
+    if (lex_.at_ident("params")) {
+      lex_.next();
+      lex_.expect(Tok::LParen, "'(' after 'params'");
+      if (!lex_.at(Tok::RParen)) {
+        while (true) {
+          Token p = lex_.expect(Tok::Ident, "a parameter name");
+          for (const std::string& q : k.params)
+            if (q == p.text) lex_.error(p, "duplicate parameter {}", p.text);
+          k.params.push_back(p.text);
+          if (!take(Tok::Comma)) break;
+        }
+      }
+      if (!take(Tok::RParen)) lex_.error(lex_.peek(), "expected ',' or ')' after a parameter, got {}", got());
+    }
+    lex_.expect_ident("grid");
+    k.grid = parse_nest(grid_var);
+    if (lex_.at_ident("outer_reduction_tile")) {
+      lex_.next();
+      lex_.expect(Tok::LParen, "'(' after 'outer_reduction_tile'");
+      const Token t = lex_.peek();
+      k.schedule.outer_reduction_tile = text::parse_int_literal(lex_, "a tile size");
+      if (k.schedule.outer_reduction_tile <= 0) lex_.error(t, "outer_reduction_tile must be positive");
+      lex_.expect(Tok::RParen, "')' after the tile size");
+    }
+    lex_.expect(Tok::LBrace, "'{' after the kernel header");
+    types_.clear();
+    while (!take(Tok::RBrace)) k.stages.push_back(parse_stage(k));
+    try {
+      verify_kernel(k);
+    } catch (const InternalError& e) {
+      std::string_view msg = e.what();
+      constexpr std::string_view prefix = "internal error: ";
+      if (msg.substr(0, prefix.size()) == prefix) msg.remove_prefix(prefix.size());
+      lex_.error(head, "{}", msg);
+    }
+    return k;
+  }
+
+  bool take(Tok t) {
+    if (!lex_.at(t)) return false;
+    lex_.next();
+    return true;
+  }
+
+  KernelArg parse_arg(const Kernel& k) {
+    Token name = lex_.expect(Tok::Ident, "a kernel argument name");
+    for (const KernelArg& a : k.args)
+      if (a.name == name.text) lex_.error(name, "redefinition of argument {}", name.text);
+    lex_.expect(Tok::Colon, fmt::format("':' after argument {}", name.text));
+    KernelArg a;
+    a.name = name.text;
+    if (lex_.at_ident("out")) {
+      lex_.next();
+      a.output = true;
+    }
+    a.dtype = parse_dtype();
+    return a;
+  }
+
+  ScalarType parse_dtype() {
+    if (!lex_.at(Tok::Ident)) lex_.error(lex_.peek(), "expected a dtype like f32, got {}", got());
+    Token t = lex_.next();
+    auto dt = dtype_from_short_name(t.text);
+    if (!dt) lex_.error(t, "unknown dtype '{}'", t.text);
+    return *dt;
+  }
+
+  // '[' [v0 '<' extent {',' v1 '<' extent}] ']', the variables named by `var` in order.
+  std::vector<Expr> parse_nest(std::string (*var)(size_t)) {
+    lex_.expect(Tok::LBracket, "'[' to open a loop nest");
+    std::vector<Expr> extents;
+    if (take(Tok::RBracket)) return extents;
+    while (true) {
+      const std::string want = var(extents.size());
+      if (!lex_.at_ident(want)) lex_.error(lex_.peek(), "expected loop variable {}, got {}", want, got());
+      lex_.next();
+      lex_.expect(Tok::Less, fmt::format("'<' after {}", want));
+      extents.push_back(text::parse_expr(lex_));
+      if (take(Tok::Comma)) continue;
+      if (!take(Tok::RBracket)) lex_.error(lex_.peek(), "expected ',' or ']' in a loop nest, got {}", got());
+      return extents;
+    }
+  }
+
+  int parse_id(std::string_view what) {
+    Token t = lex_.expect(Tok::ValueRef, what);
+    int id = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), id);
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || id < 0)
+      lex_.error(t, "expected a numbered value like %3, got {}", Lexer::describe(t));
+    return id;
+  }
+
+  KStage parse_stage(const Kernel& k) {
+    KStage st;
+    const std::map<int, ScalarType> outer = types_;
+    if (lex_.at_ident("loop")) {
+      lex_.next();
+      st.kind = StageKind::Loop;
+      st.extents = parse_nest(stage_var);
+      lex_.expect(Tok::LBrace, "'{' after the loop nest");
+      while (!take(Tok::RBrace)) st.body.push_back(parse_inst(k, false));
+      types_ = outer;
+      return st;
+    }
+    if (!lex_.at(Tok::ValueRef)) lex_.error(lex_.peek(), "expected a stage ('loop' or '%N = reduce') or '}}', got {}", got());
+    st.kind = StageKind::Reduce;
+    st.result = parse_id("a reduce result");
+    lex_.expect(Tok::Equals, "'=' after the reduce result");
+    lex_.expect_ident("reduce");
+    Token op = lex_.expect(Tok::Ident, "a reduction (sum, prod, amax, ...)");
+    auto kind = op_from_name(op.text);
+    if (!kind || op_info(*kind).family != OpFamily::Reduction) lex_.error(op, "unknown reduction '{}'", op.text);
+    st.reduce_op = as_reduction(*kind);
+    st.extents = parse_nest(stage_var);
+    lex_.expect(Tok::LBrace, "'{' after the reduce nest");
+    while (!lex_.at_ident("yield")) {
+      if (lex_.at(Tok::RBrace)) lex_.error(lex_.peek(), "expected 'yield %N' before '}}' of a reduce stage");
+      st.body.push_back(parse_inst(k, true));
+    }
+    lex_.next();
+    st.yield = parse_id("the yielded value %N");
+    lex_.expect(Tok::RBrace, "'}' after yield");
+    lex_.expect(Tok::Colon, "':' and the accumulator dtype after the reduce stage");
+    st.acc_dtype = parse_dtype();
+    types_ = outer;
+    types_.emplace(st.result, st.acc_dtype);
+    return st;
+  }
+
+  int arg_index(const Kernel& k, const Token& name) {
+    for (size_t i = 0; i < k.args.size(); ++i)
+      if (k.args[i].name == name.text) return static_cast<int>(i);
+    lex_.error(name, "unknown kernel argument {}", name.text);
+  }
+
+  // NAME '[' expr ']'
+  void parse_access(const Kernel& k, KInst& in) {
+    Token name = lex_.expect(Tok::Ident, "a kernel argument");
+    in.arg = arg_index(k, name);
+    lex_.expect(Tok::LBracket, fmt::format("'[' after {}", name.text));
+    in.index = text::parse_expr(lex_);
+    lex_.expect(Tok::RBracket, "']' after the index");
+  }
+
+  KInst parse_inst(const Kernel& k, bool in_reduce) {
+    KInst in;
+    if (lex_.at_ident("store")) {
+      lex_.next();
+      in.kind = KOp::Store;
+      parse_access(k, in);
+      lex_.expect(Tok::Comma, "',' and the stored value after the index");
+      in.operands.push_back(parse_id("the stored value %N"));
+      auto it = types_.find(in.operands[0]);
+      if (it != types_.end()) in.dtype = it->second;
+      return in;
+    }
+    if (!lex_.at(Tok::ValueRef))
+      lex_.error(lex_.peek(), "expected an instruction ('%N = ...' or 'store'){}, got {}",
+                 in_reduce ? ", 'yield'" : " or '}'", got());
+    in.id = parse_id("a result %N");
+    lex_.expect(Tok::Equals, "'=' after the result");
+    Token op = lex_.expect(Tok::Ident, "an instruction (load, const, index or an elementwise op)");
+    if (op.text == "load") {
+      in.kind = KOp::Load;
+      parse_access(k, in);
+    } else if (op.text == "const") {
+      in.kind = KOp::Const;
+      in.value = parse_scalar();
+    } else if (op.text == "index") {
+      in.kind = KOp::Index;
+      in.index = text::parse_expr(lex_);
+    } else {
+      in.kind = KOp::Compute;
+      auto kind = op_from_name(op.text);
+      if (!kind) lex_.error(op, "unknown op '{}'", op.text);
+      const OpFamily f = op_info(*kind).family;
+      if (f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary && f != OpFamily::Cast)
+        lex_.error(op, "{} is not an elementwise prim", op.text);
+      in.op = *kind;
+      if (lex_.at(Tok::ValueRef)) {
+        while (true) {
+          in.operands.push_back(parse_id("an operand %N"));
+          if (!take(Tok::Comma)) break;
+        }
+      }
+      if (lex_.at(Tok::LBrace)) in.attrs = parse_attrs(in.op);
+    }
+    lex_.expect(Tok::Colon, "':' and the result dtype");
+    in.dtype = parse_dtype();
+    types_.emplace(in.id, in.dtype);
+    return in;
+  }
+
+  // '{' name '=' value {',' name '=' value} '}': every attribute of the schema, once.
+  AttrList parse_attrs(OpKind op) {
+    const OpInfo& info = op_info(op);
+    lex_.next();  // '{'
+    std::vector<std::optional<AttrValue>> vals(info.schema.attr_args.size());
+    while (true) {
+      Token name = lex_.expect(Tok::Ident, "an attribute name");
+      int idx = info.schema.attr_index(name.text);
+      if (idx < 0) lex_.error(name, "unknown attribute '{}' for {} (schema: {})", name.text, info.name, info.schema_text);
+      auto& slot = vals[static_cast<size_t>(idx)];
+      if (slot) lex_.error(name, "duplicate attribute '{}'", name.text);
+      lex_.expect(Tok::Equals, fmt::format("'=' after attribute name '{}'", name.text));
+      slot = parse_attr_value(info.schema.attr_args[static_cast<size_t>(idx)]);
+      if (take(Tok::Comma)) continue;
+      if (!lex_.at(Tok::RBrace)) lex_.error(lex_.peek(), "expected ',' or '}}' after an attribute, got {}", got());
+      break;
+    }
+    const Token close = lex_.next();
+    std::vector<AttrValue> out;
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (!vals[i])
+        lex_.error(close, "missing attribute '{}' for {} (schema: {})", info.schema.attr_args[i].name, info.name,
+                   info.schema_text);
+      out.push_back(std::move(*vals[i]));
+    }
+    return AttrList(std::move(out));
+  }
+
+  [[noreturn]] void bad_value(const SchemaArg& arg, const Token& t) {
+    lex_.error(t, "expected {} for attribute '{}', got {}", arg_type_name(arg.type), arg.name, Lexer::describe(t));
+  }
+
+  bool take_ident(std::string_view word) {
+    if (!lex_.at_ident(word)) return false;
+    lex_.next();
+    return true;
+  }
+
+  // ['-'] (INT | FLOAT | inf | nan): an integer Scalar for INT, a floating one otherwise.
+  // Returns nullopt (consuming nothing) when the next token cannot start a number.
+  std::optional<Scalar> parse_number() {
+    const bool neg = lex_.at(Tok::Minus);
+    if (!neg && !lex_.at(Tok::Int) && !lex_.at(Tok::Float) && !lex_.at_ident("inf") && !lex_.at_ident("nan"))
+      return std::nullopt;
+    if (lex_.at(Tok::Int) || neg) {
+      if (neg) lex_.next();
+      if (lex_.at(Tok::Int)) {
+        Token t = lex_.next();
+        uint64_t mag = 0;
+        auto [p, ec] = std::from_chars(t.raw.data(), t.raw.data() + t.raw.size(), mag);
+        uint64_t limit = neg ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+        if (ec != std::errc() || p != t.raw.data() + t.raw.size() || mag > limit)
+          lex_.error(t, "integer literal '{}{}' is out of range", neg ? "-" : "", t.raw);
+        return Scalar(neg ? static_cast<int64_t>(uint64_t{0} - mag) : static_cast<int64_t>(mag));
+      }
+    }
+    const Token t = lex_.peek();
+    double v = 0;
+    if (t.kind == Tok::Float) {
+      auto [p, ec] = std::from_chars(t.raw.data(), t.raw.data() + t.raw.size(), v);
+      if (ec != std::errc() || p != t.raw.data() + t.raw.size()) lex_.error(t, "number '{}' is out of range", t.raw);
+    } else if (t.kind == Tok::Ident && (t.text == "inf" || t.text == "nan")) {
+      v = t.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+    } else {
+      lex_.error(t, "expected a number after '-', got {}", Lexer::describe(t));
+    }
+    lex_.next();
+    return Scalar(neg ? -v : v);
+  }
+
+  Scalar parse_scalar() {
+    if (take_ident("true")) return Scalar(true);
+    if (take_ident("false")) return Scalar(false);
+    if (auto s = parse_number()) return *s;
+    lex_.error(lex_.peek(), "expected a constant (true, false, a number, inf or nan), got {}", got());
+  }
+
+  AttrValue parse_attr_value(const SchemaArg& arg) {
+    const Token t = lex_.peek();
+    switch (arg.type) {
+      case ArgType::Tensor:
+      case ArgType::TensorList: internal_fail("kernel attribute '{}' is a tensor argument", arg.name);
+      case ArgType::Int: return text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name));
+      case ArgType::OptInt:
+        if (take_ident("none")) return std::monostate{};
+        return text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name));
+      case ArgType::IntList: {
+        if (!take(Tok::LBracket)) bad_value(arg, t);
+        std::vector<int64_t> out;
+        while (!lex_.at(Tok::RBracket)) {
+          out.push_back(text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name)));
+          if (!take(Tok::Comma)) break;
+        }
+        lex_.expect(Tok::RBracket, fmt::format("',' or ']' in attribute '{}'", arg.name));
+        return out;
+      }
+      case ArgType::Float: {
+        auto s = parse_number();
+        if (!s) bad_value(arg, t);
+        return s->to_double();
+      }
+      case ArgType::Bool:
+        if (take_ident("true")) return true;
+        if (take_ident("false")) return false;
+        bad_value(arg, t);
+      case ArgType::Str:
+        if (t.kind != Tok::String) bad_value(arg, t);
+        return lex_.next().text;
+      case ArgType::OptStr:
+        if (take_ident("none")) return std::monostate{};
+        if (t.kind != Tok::String) bad_value(arg, t);
+        return lex_.next().text;
+      case ArgType::ScalarType: {
+        if (t.kind != Tok::Ident) bad_value(arg, t);
+        return parse_dtype();
+      }
+      case ArgType::Scalar: {
+        if (t.kind == Tok::Ident && t.text != "true" && t.text != "false" && t.text != "inf" && t.text != "nan")
+          bad_value(arg, t);
+        return parse_scalar();
+      }
+      case ArgType::SymInt: return text::parse_expr(lex_);
+      case ArgType::SymIntList: {
+        if (!take(Tok::LBracket)) bad_value(arg, t);
+        std::vector<Expr> out;
+        while (!lex_.at(Tok::RBracket)) {
+          out.push_back(text::parse_expr(lex_));
+          if (!take(Tok::Comma)) break;
+        }
+        lex_.expect(Tok::RBracket, fmt::format("',' or ']' in attribute '{}'", arg.name));
+        return out;
+      }
+      case ArgType::Device: {
+        if (take_ident("cpu")) return Device();
+        if (!take_ident("cuda")) lex_.error(t, "expected a device (cpu or cuda:N), got {}", Lexer::describe(t));
+        if (!take(Tok::Colon)) return Device(DeviceType::CUDA, 0);
+        const Token idx = lex_.peek();
+        int64_t v = text::parse_int_literal(lex_, "a device index after 'cuda:'");
+        if (v < 0 || v > std::numeric_limits<int>::max()) lex_.error(idx, "device index {} is out of range", v);
+        return Device(DeviceType::CUDA, static_cast<int>(v));
+      }
+    }
+    internal_fail("parse_attr_value: bad ArgType");
+  }
+
+  Lexer lex_;
+  std::map<int, ScalarType> types_;  // dtypes of the values in scope (a store takes its operand's)
+};
+
+}  // namespace
+
+std::vector<Kernel> parse_kernels(std::string_view text) { return KernelParser(text).parse_all(); }
+
+Kernel parse_kernel(std::string_view text) { return KernelParser(text).parse_single(); }
+
+std::string print_kernels(const std::vector<Kernel>& kernels) {
+  std::string out;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (i) out += "\n";
+    out += kernels[i].str();
+  }
+  return out;
+}
+
+}  // namespace kiln::ir
