@@ -9,7 +9,7 @@
 // code generation rewrites IR), then adds the module to the main JITDylib and looks the
 // requested names up (which compiles it). Optimization uses a per-call TargetMachine and the
 // caller's own LLVMContext, so several threads optimize at once; adding and looking up go
-// through ORC, which is thread safe, and a mutex guards the rest of our state.
+// through ORC under one mutex (LLJIT's default compiler shares a TargetMachine).
 #include "codegen_cpu/jit.h"
 
 #include "frontend/error.h"
@@ -63,7 +63,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 struct Jit::Impl {
-  std::mutex mu;
+  std::mutex mu;          // jtmb
+  std::mutex codegen_mu;  // addIRModule + lookup
   std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string layout, triple;
@@ -159,6 +160,9 @@ std::vector<void*> Jit::add_module(std::unique_ptr<llvm::Module> m, std::unique_
   }
 
   // ---- link and look up (ORC compiles on lookup) ----
+  // LLJIT's default compiler shares one TargetMachine, which is not thread safe: code
+  // generation is serialized (concurrent lookups corrupted objects in test_cpu_jit).
+  std::lock_guard<std::mutex> lock(impl_->codegen_mu);
   llvm::orc::LLJIT& jit = *impl_->jit;
   check(jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))), "adding the module");
   std::vector<void*> out;

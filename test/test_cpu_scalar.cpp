@@ -570,6 +570,11 @@ TEST(CpuScalar, MathLoopsVectorize) {
     const bool vec = ir_text.find(f32 ? "<8 x float> @_ZGV" : "<4 x double> @_ZGV") != std::string::npos ||
                      ir_text.find(f32 ? "<16 x float> @_ZGV" : "<8 x double> @_ZGV") != std::string::npos;
     EXPECT_TRUE(vec) << ir::op_name(op) << " " << dtype_short_name(t) << " did not vectorize:\n" << ir_text;
+    const size_t call_at = ir_text.find("call <");
+    const size_t at = call_at == std::string::npos ? call_at : ir_text.find("@_ZGV", call_at);
+    if (at != std::string::npos)
+      std::printf("[ vec  ] %s %s calls %s\n", std::string(ir::op_name(op)).c_str(), std::string(dtype_short_name(t)).c_str(),
+                  ir_text.substr(at + 1, ir_text.find('(', at) - at - 1).c_str());
     if (op != OpKind::tanh && op != OpKind::exp) continue;
     std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) in[static_cast<size_t>(k)] = -8.0f + 16.0f * static_cast<float>(k) / static_cast<float>(n);
