@@ -60,16 +60,23 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until pred() holds or about `budget` has passed; returns pred().
+// Spins until pred() holds or about `budget` has passed; returns pred(). After the first
+// microseconds each round also yields: when the machine is busy, a woken worker often lands on
+// the CPU of the thread that woke it, and a pure spin would keep that thread off its CPU (and
+// the job unfinished) for the whole budget.
 template <typename Pred>
 bool spin_until(Pred pred, std::chrono::nanoseconds budget) {
-  auto deadline = std::chrono::steady_clock::now() + budget;
+  auto start = std::chrono::steady_clock::now();
+  auto yield_after = start + std::chrono::microseconds(2);
+  auto deadline = start + budget;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
       cpu_relax();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return pred();
+    if (now >= yield_after) std::this_thread::yield();
   }
 }
 
