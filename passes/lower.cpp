@@ -130,6 +130,8 @@ class KernelBuilder {
   std::vector<Expr> grid_idx;
 
   int eval(const Value* v, const std::vector<Expr>& idx);
+  // Evaluates the value a kernel computes (its own buffer is where the result goes).
+  int eval_root(const Value* v, const std::vector<Expr>& idx) { return eval_node(v->producer(), v, idx); }
   int emit(KInst in) {
     in.id = in.kind == KOp::Store ? -1 : next_id_++;
     cur_->body.push_back(std::move(in));
@@ -408,8 +410,10 @@ void Lowerer::build_kernel(const Value* v, int out_buffer) {
 }
 
 // Finds the reductions v's inlined computation reaches (stopping at buffers).
-void find_reductions(const Lowerer& l, const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen) {
-  if (!seen.insert(v).second || l.buffer_of(v) >= 0 || v->is_input()) return;
+// The root itself is what the kernel computes: its buffer is the destination, not a source.
+void find_reductions(const Lowerer& l, const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen,
+                     bool root = false) {
+  if (!seen.insert(v).second || v->is_input() || (!root && l.buffer_of(v) >= 0)) return;
   const Node* n = v->producer();
   if (is_reduction(n)) {
     if (!reduce_info(n).dom.dims.empty()) {
@@ -425,9 +429,9 @@ void find_reductions(const Lowerer& l, const Value* v, std::vector<const Node*>&
 bool Lowerer::try_build(const Value* v, int out_buffer) {
   std::vector<const Node*> reds;
   std::set<const Value*> seen;
-  find_reductions(*this, v, reds, seen);
+  find_reductions(*this, v, reds, seen, /*root=*/true);
   for (const Node* r : reds)
-    if (force_.count(r)) throw Refuse{r};
+    if (force_.count(r) && r->output() != v) throw Refuse{r};
 
   KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_));
   const std::vector<Expr>& vs = v->type().sizes;
@@ -478,7 +482,7 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     for (size_t i = 0; i < stage_ext.size(); ++i) red_idx.push_back(loop_var(stage_ext[i], ir::stage_expr(i)));
     store_idx = dom.interleave(grid_idx, red_idx);
   }
-  const int val = kb.eval(v, store_idx);
+  const int val = kb.eval_root(v, store_idx);
   KInst st;
   st.kind = KOp::Store;
   st.dtype = v->type().dtype;
@@ -523,7 +527,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
     const Expr p0 = ir::grid_expr(0);
     kb.open_stage(ir::StageKind::Reduce, {ir::min(Expr(chunk), Expr(total) - p0 * chunk)});
     const Expr flat = p0 * chunk + ir::stage_expr(0);
-    int x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));
+    int x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
     if (acc != in_dt) {
       KInst c;
       c.kind = KOp::Compute;

@@ -1,0 +1,26 @@
+// kiln/passes/simplify.h — graph clean-up passes: DCE, CSE, constant folding, algebra.
+//
+// before and after: prims (composites are allowed too; these passes treat ops generically).
+// - dce: removes nodes none of whose outputs is used.
+// - cse: merges nodes with the same op, inputs and attributes (random ops included: equal
+//   seed and offset draw equal values).
+// - fold_constants: an elementwise prim whose inputs are all `full` constants becomes one
+//   `full` (computed by the reference interpreter, so folding matches execution bit for
+//   bit); views of a `full` become a `full` of the view's shape.
+// - simplify_algebra: identities that are exact in IEEE arithmetic: x*1, x/1, x-0 for
+//   integers and x+0 for integers (not floats: -0.0 + 0 is +0.0), neg(neg(x)), clone(x),
+//   casts to the same dtype, reshape/expand to the same shape, identity permutes. A rewrite
+//   that would make a graph output alias a graph input is skipped (eager never aliases).
+// Each returns whether it changed the graph.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+bool dce(ir::Graph& g);
+bool cse(ir::Graph& g);
+bool fold_constants(ir::Graph& g);
+bool simplify_algebra(ir::Graph& g);
+
+}  // namespace kiln::passes

@@ -1,0 +1,273 @@
+// kiln/runtime/compile.cpp — the compiled-function cache: guards, tracing, compiling, running.
+//
+// A call checks the entries' guard sets in order under a shared lock (the fast path); the
+// first that passes runs its Program. A miss takes the function's compile lock (so one thread
+// compiles a new signature while others wait), looks again, then traces the callable on
+// traced tensors, runs the pass pipeline, generates and links the kernels and appends the
+// entry. Past cache_size_limit the function runs eagerly and warns once.
+#include "runtime/compile.h"
+
+#include "codegen_cpu/kernel_codegen.h"
+#include "frontend/error.h"
+#include "frontend/tracer.h"
+#include "ir/text.h"
+#include "passes/pipeline.h"
+#include "runtime/interpreter.h"
+#include "runtime/log.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <mutex>
+#include <shared_mutex>
+
+namespace kiln::detail {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+enum class Backend { Cpu, Interpreter, Eager };
+
+Backend parse_backend(const std::string& name) {
+  if (name.empty() || name == "cpu") return Backend::Cpu;
+  if (name == "interpreter") return Backend::Interpreter;
+  if (name == "eager") return Backend::Eager;
+  fail("compile", "unknown backend '{}'; expected \"cpu\", \"interpreter\" or \"eager\"", name);
+}
+
+std::vector<Tensor> tensors_of(const std::vector<ArgValue>& args) {
+  std::vector<Tensor> ts;
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a)) ts.push_back(*t);
+  return ts;
+}
+
+std::string signature_str(const std::vector<ArgValue>& args) {
+  std::string s;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) s += ", ";
+    if (const Tensor* t = std::get_if<Tensor>(&args[i]))
+      s += fmt::format("{}{}", dtype_short_name(t->dtype()), shape_str(t->sizes()));
+    else if (const int64_t* v = std::get_if<int64_t>(&args[i])) s += std::to_string(*v);
+    else if (const double* d = std::get_if<double>(&args[i])) s += fmt::format("{}", *d);
+    else s += std::get<bool>(args[i]) ? "true" : "false";
+  }
+  return s;
+}
+
+// One compiled signature.
+struct Entry {
+  guards::GuardSet guards;
+  std::vector<Tensor> lifted;                // captured tensors, passed after the user's
+  std::unique_ptr<rt::Program> program;      // cpu backend
+  std::shared_ptr<ir::Graph> graph;          // interpreter backend (decomposed graph)
+  int64_t kernels = 0;
+  // Inspection (explain / debug dumps).
+  passes::PipelineResult pipeline;
+  cpu::CodegenResult code;
+  double trace_ms = 0;
+  std::string guards_text;
+};
+
+}  // namespace
+
+class CompiledState {
+ public:
+  explicit CompiledState(CompileOptions o) : opts(std::move(o)), backend(parse_backend(opts.backend)) {
+    if (opts.cache_size_limit < 0) fail("compile", "cache_size_limit must be >= 0, got {}", opts.cache_size_limit);
+  }
+
+  std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
+  std::vector<Tensor> run(const Entry& e, const std::vector<ArgValue>& args) const;
+
+  CompileOptions opts;
+  Backend backend;
+  mutable std::shared_mutex entries_mu;
+  std::vector<std::shared_ptr<const Entry>> entries;
+  std::mutex compile_mu;
+  std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
+  bool warned_limit = false;
+};
+
+std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
+  auto e = std::make_unique<Entry>();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < args.size(); ++i) names.push_back(fmt::format("arg{}", i));
+  e->guards = guards::GuardSet::from_args(args, names);
+  e->guards_text = e->guards.str();
+
+  // Trace: tensors are replaced by traced stand-ins; scalars are passed as they are.
+  const auto t0 = std::chrono::steady_clock::now();
+  TracedProgram tp;
+  try {
+    tp = trace(
+        [&](const std::vector<Tensor>& traced) {
+          std::vector<ArgValue> targs = args;
+          size_t k = 0;
+          for (ArgValue& a : targs)
+            if (std::holds_alternative<Tensor>(a)) a = traced.at(k++);
+          return fn(targs);
+        },
+        tensors_of(args));
+  } catch (const Error& err) {
+    throw Error(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}))", err.what(), opts.name,
+                            signature_str(args)));
+  }
+  e->trace_ms = ms_since(t0);
+  traces.fetch_add(1);
+  e->lifted = tp.lifted;
+  KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp.graph));
+
+  const bool dump = rt::debug_dir_enabled();
+  passes::PipelineOptions po;
+  po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
+  static std::atomic<uint64_t> compilation_counter{0};
+  std::string stem = opts.name;
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  po.lower.name_prefix = fmt::format("{}_{}_k", stem, compilation_counter.fetch_add(1));
+  e->pipeline = passes::run_pipeline(*tp.graph, po);
+  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->pipeline.decomposed_text);
+  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->pipeline.plan.str());
+
+  if (backend == Backend::Interpreter) {
+    e->graph = tp.graph;
+  } else {
+    std::vector<const ir::Kernel*> ks = e->pipeline.plan.kernels();
+    cpu::CodegenOptions co;
+    co.want_ir = inspect || dump;
+    co.want_asm = inspect || dump;
+    e->code = cpu::compile_kernels(ks, co);
+    std::vector<cpu::KernelFn> fns;
+    for (const cpu::CompiledKernel& k : e->code.kernels) fns.push_back(k.fn);
+    e->kernels = static_cast<int64_t>(fns.size());
+    passes::ExecPlan plan = e->pipeline.plan;
+    e->program = std::make_unique<rt::Program>(std::move(plan), std::move(fns));
+    KILN_LOG_IF(rt::LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
+                opts.name, e->kernels, e->code.build_ms + e->code.optimize_ms + e->code.codegen_ms, e->code.build_ms,
+                e->code.optimize_ms, e->code.codegen_ms);
+  }
+  compiles.fetch_add(1);
+  KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
+  if (dump) {
+    const std::string dir = rt::debug_dump_dir(opts.name);
+    rt::debug_dump(dir, "000_traced.kir", e->pipeline.traced_text);
+    rt::debug_dump(dir, "010_decomposed.kir", e->pipeline.decomposed_text);
+    rt::debug_dump(dir, "020_fused.kir", e->pipeline.optimized_text);
+    rt::debug_dump(dir, "030_kernels.kk", e->pipeline.plan.str());
+    rt::debug_dump(dir, "kernels.ll", e->code.llvm_ir);
+    rt::debug_dump(dir, "kernels.s", e->code.assembly);
+    rt::debug_dump(dir, "guards.txt", e->guards_text);
+  }
+  return e;
+}
+
+std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValue>& args) const {
+  std::vector<Tensor> inputs;
+  inputs.reserve(args.size() + e.lifted.size());
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a)) inputs.push_back(*t);
+  inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());
+  if (e.program) return e.program->run(inputs);
+  return rt::interpret(*e.graph, inputs);
+}
+
+std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
+  return std::make_shared<CompiledState>(std::move(opts));
+}
+
+std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
+  if (s.backend == Backend::Eager) return fn(args);
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
+      fail("compile", "function '{}' received an undefined tensor", s.opts.name);
+  {
+    std::shared_lock lock(s.entries_mu);
+    for (const auto& e : s.entries)
+      if (e->guards.check(args)) {
+        s.hits.fetch_add(1, std::memory_order_relaxed);
+        s.kernels.store(e->kernels, std::memory_order_relaxed);
+        std::shared_ptr<const Entry> keep = e;
+        lock.unlock();
+        return s.run(*keep, args);
+      }
+  }
+  std::unique_lock compile_lock(s.compile_mu);
+  std::shared_ptr<const Entry> last;
+  {
+    std::shared_lock lock(s.entries_mu);
+    for (const auto& e : s.entries)
+      if (e->guards.check(args)) {  // compiled by another thread meanwhile
+        s.hits.fetch_add(1);
+        s.kernels.store(e->kernels);
+        std::shared_ptr<const Entry> keep = e;
+        lock.unlock();
+        compile_lock.unlock();
+        return s.run(*keep, args);
+      }
+    if (!s.entries.empty()) last = s.entries.back();
+  }
+  s.misses.fetch_add(1);
+  std::string why = "no entry yet";
+  if (last) {
+    if (auto f = last->guards.first_failure(args)) why = "guard failed: " + f->str();
+  }
+  if (static_cast<int>(s.entries.size()) >= s.opts.cache_size_limit) {
+    if (!s.warned_limit) {
+      s.warned_limit = true;
+      rt::warn(fmt::format("compiled function '{}' reached cache_size_limit ({}); it runs eagerly from now on. The {}",
+                           s.opts.name, s.opts.cache_size_limit, why));
+    }
+    compile_lock.unlock();
+    return fn(args);
+  }
+  if (last) KILN_LOG_IF(rt::LogChannel::Recompiles, "{}: recompiling ({}): {}", s.opts.name, signature_str(args), why);
+  std::shared_ptr<const Entry> e = s.build(args, fn, /*inspect=*/false);
+  {
+    std::unique_lock lock(s.entries_mu);
+    s.entries.push_back(e);
+  }
+  compile_lock.unlock();
+  s.kernels.store(e->kernels);
+  return s.run(*e, args);
+}
+
+std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
+  if (s.backend == Backend::Eager) return fmt::format("compiled function '{}': backend \"eager\" (nothing compiled)\n", s.opts.name);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/true);
+  const double total = ms_since(t0);
+  s.traces.fetch_sub(1);  // explain does not count as a call
+  s.compiles.fetch_sub(1);
+  std::string out = fmt::format("=== compiled function '{}' ({}) ===\n", s.opts.name, signature_str(args));
+  out += "\n--- guards ---\n" + e->guards_text;
+  out += "\n--- traced graph ---\n" + e->pipeline.traced_text;
+  out += "\n--- decomposed graph ---\n" + e->pipeline.decomposed_text;
+  out += "\n--- optimized graph ---\n" + e->pipeline.optimized_text;
+  out += fmt::format("\n--- plan: {} kernels ---\n", e->pipeline.plan.kernels().size()) + e->pipeline.plan.str();
+  if (s.backend == Backend::Cpu) {
+    out += "\n--- LLVM IR (optimized) ---\n" + e->code.llvm_ir;
+    out += "\n--- assembly ---\n" + e->code.assembly;
+  }
+  out += "\n--- timings ---\n";
+  out += fmt::format("trace {:.3f} ms\n", e->trace_ms);
+  for (const passes::PassRecord& p : e->pipeline.passes)
+    out += fmt::format("pass {:<17} {:.3f} ms{}\n", p.name, p.ms, p.changed ? "" : " (no change)");
+  if (s.backend == Backend::Cpu)
+    out += fmt::format("codegen: build IR {:.3f} ms, optimize {:.3f} ms, machine code {:.3f} ms\n", e->code.build_ms,
+                       e->code.optimize_ms, e->code.codegen_ms);
+  out += fmt::format("total {:.3f} ms\n", total);
+  return out;
+}
+
+CompileStats compiled_stats(const CompiledState& s) {
+  return CompileStats{s.traces.load(), s.compiles.load(), s.hits.load(), s.misses.load(), s.kernels.load()};
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,175 @@
+// kiln/runtime/program.cpp — executes an ExecPlan step by step.
+#include "runtime/program.h"
+
+#include "frontend/error.h"
+#include "frontend/tensor_impl.h"
+#include "runtime/interpreter.h"
+#include "runtime/thread_pool.h"
+
+#include <map>
+
+namespace kiln::rt {
+
+namespace {
+
+using passes::BufferRole;
+using passes::StepKind;
+
+// Grid-0 points per parallel chunk: enough that a chunk does ~16K element-iterations.
+int64_t chunk_grain(const ir::Kernel& k, std::map<std::string, int64_t> b) {
+  // Stage extents may depend on the grid point (split reductions): estimate at point 0.
+  for (size_t d = 0; d < k.grid.size(); ++d) b[ir::grid_var(d)] = 0;
+  int64_t work = 1;
+  for (size_t d = 1; d < k.grid.size(); ++d) work *= std::max<int64_t>(1, k.grid[d].evaluate(b));
+  int64_t stage_work = 0;
+  for (const ir::KStage& st : k.stages) {
+    int64_t w = 1;
+    for (const ir::Expr& e : st.extents) w *= std::max<int64_t>(1, e.evaluate(b));
+    stage_work += w;
+  }
+  work *= std::max<int64_t>(1, stage_work);
+  return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, work));
+}
+
+Tensor tensor_on(const Storage& s, ScalarType dt, std::vector<int64_t> sizes) {
+  std::vector<int64_t> strides = contiguous_strides(sizes);
+  return Tensor(make_intrusive<TensorImpl>(s, dt, std::move(sizes), std::move(strides), 0));
+}
+
+Tensor fresh(ScalarType dt, std::vector<int64_t> sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  Storage st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), Device());
+  return tensor_on(st, dt, std::move(sizes));
+}
+
+}  // namespace
+
+Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params)
+    : plan_(std::move(plan)), kernel_fns_(std::move(kernel_fns)), param_sources_(std::move(params)) {
+  static_ = plan_.params.empty();
+  if (param_sources_.size() != plan_.params.size())
+    internal_fail("Program: {} parameter sources for {} plan parameters", param_sources_.size(), plan_.params.size());
+  size_t kernel_index = 0;
+  std::map<std::string, int64_t> none;
+  for (const passes::PlanStep& st : plan_.steps) {
+    StepInfo info;
+    if (st.kind == StepKind::Kernel) {
+      info.fn = kernel_fns_.at(kernel_index++);
+      if (static_) {
+        info.grid0 = st.kernel.grid.empty() ? 1 : st.kernel.grid[0].as_const();
+        info.grain = chunk_grain(st.kernel, none);
+      } else {
+        info.grid0 = -1;
+      }
+    }
+    steps_.push_back(info);
+  }
+  if (kernel_index != kernel_fns_.size())
+    internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
+  if (static_) {
+    for (const passes::PlanBuffer& b : plan_.buffers) buffer_sizes_.push_back(b.type.static_sizes());
+    for (const passes::MemorySlot& s : plan_.slots) slot_bytes_.push_back(s.bytes.as_const());
+  }
+}
+
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+  // Sizes: precomputed when static, else evaluated from the bound parameters.
+  std::map<std::string, int64_t> bind;
+  std::vector<int64_t> param_values;
+  const std::vector<std::vector<int64_t>>* sizes = &buffer_sizes_;
+  std::vector<std::vector<int64_t>> dyn_sizes;
+  std::vector<int64_t> dyn_slots;
+  const std::vector<int64_t>* slot_bytes = &slot_bytes_;
+  if (!static_) {
+    for (size_t i = 0; i < plan_.params.size(); ++i) {
+      const ParamSource& src = param_sources_[i];
+      const TensorImpl& t = *inputs.at(static_cast<size_t>(src.input)).impl();
+      const int64_t v = src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)];
+      bind[plan_.params[i]] = v;
+    }
+    for (const passes::PlanBuffer& b : plan_.buffers) {
+      std::vector<int64_t> s;
+      for (const ir::Expr& e : b.type.sizes) s.push_back(e.evaluate(bind));
+      dyn_sizes.push_back(std::move(s));
+    }
+    for (const passes::MemorySlot& s : plan_.slots) dyn_slots.push_back(s.bytes.evaluate(bind));
+    sizes = &dyn_sizes;
+    slot_bytes = &dyn_slots;
+  }
+
+  std::vector<Tensor> bufs(plan_.buffers.size());
+  std::vector<Storage> slots(plan_.slots.size());
+  auto ensure = [&](int b) -> const Tensor& {
+    Tensor& t = bufs[static_cast<size_t>(b)];
+    if (t.defined()) return t;
+    const passes::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+    switch (pb.role) {
+      case BufferRole::Input: t = inputs.at(static_cast<size_t>(pb.input_index)); break;
+      case BufferRole::Output: t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)]); break;
+      case BufferRole::Temp: {
+        if (pb.slot < 0) {
+          t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
+          break;
+        }
+        Storage& s = slots[static_cast<size_t>(pb.slot)];
+        if (!s) s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), Device());
+        t = tensor_on(s, pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
+        break;
+      }
+    }
+    return t;
+  };
+
+  std::vector<void*> args;
+  std::vector<int64_t> kparams;
+  for (size_t si = 0; si < plan_.steps.size(); ++si) {
+    const passes::PlanStep& st = plan_.steps[si];
+    const StepInfo& info = steps_[si];
+    switch (st.kind) {
+      case StepKind::Kernel: {
+        args.clear();
+        for (int b : st.buffers) args.push_back(ensure(b).data_ptr());
+        kparams.clear();
+        for (const std::string& p : st.kernel.params) kparams.push_back(bind.at(p));
+        int64_t grid0 = info.grid0, grain = info.grain;
+        if (!static_) {
+          grid0 = st.kernel.grid.empty() ? 1 : st.kernel.grid[0].evaluate(bind);
+          grain = chunk_grain(st.kernel, bind);
+        }
+        cpu::KernelFn fn = info.fn;
+        void* const* a = args.data();
+        const int64_t* p = kparams.data();
+        if (st.kernel.grid.empty() || grid0 <= grain) {
+          if (grid0 > 0) fn(a, p, 0, grid0);
+        } else {
+          parallel_for(grid0, grain, [&](int64_t b, int64_t e) { fn(a, p, b, e); });
+        }
+        break;
+      }
+      case StepKind::Extern:
+      case StepKind::Fallback: {
+        const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
+        std::vector<Tensor> ins;
+        for (size_t i = 0; i + n_out < st.buffers.size(); ++i) ins.push_back(ensure(st.buffers[i]));
+        if (st.kind == StepKind::Extern && n_out == 1) {
+          const Tensor& out = ensure(st.buffers.back());
+          if (blas_matmul(st.op, ins.at(0), ins.at(1), out)) break;
+        }
+        std::vector<Tensor> res = interpret_op(st.op, ins, st.attrs);
+        for (size_t i = 0; i < n_out; ++i) {
+          const int b = st.buffers[st.buffers.size() - n_out + i];
+          if (bufs[static_cast<size_t>(b)].defined()) bufs[static_cast<size_t>(b)].copy_(res[i]);
+          else bufs[static_cast<size_t>(b)] = res[i].contiguous();
+        }
+        break;
+      }
+    }
+  }
+  std::vector<Tensor> outs;
+  outs.reserve(plan_.outputs.size());
+  for (const passes::PlanOutput& o : plan_.outputs) outs.push_back(ensure(o.buffer));
+  return outs;
+}
+
+}  // namespace kiln::rt

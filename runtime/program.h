@@ -1,0 +1,54 @@
+// kiln/runtime/program.h — runs an ExecPlan: buffers, kernel launches, extern and fallback calls.
+//
+// A Program is what a compiled function keeps per cache entry and runs on every hit. It
+// holds the plan, the native function of each kernel step and, for static plans, every
+// size precomputed, so a call is: allocate the outputs and memory slots (from the caching
+// allocator), then for each step fill an argument array and launch — grid dim 0 split across
+// the thread pool — or call the BLAS library, or the interpreter for fallback prims.
+#pragma once
+
+#include "codegen_cpu/jit.h"
+#include "frontend/tensor.h"
+#include "passes/plan.h"
+
+#include <vector>
+
+namespace kiln::rt {
+
+// Where a plan parameter's value comes from: input `input`'s size or stride at `dim`.
+struct ParamSource {
+  int input = 0;
+  int dim = 0;
+  bool stride = false;
+};
+
+class Program {
+ public:
+  // kernel_fns: the compiled function of each Kernel step, in step order.
+  Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params = {});
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+  const passes::ExecPlan& plan() const { return plan_; }
+  size_t num_kernels() const { return kernel_fns_.size(); }
+
+ private:
+  struct StepInfo {
+    cpu::KernelFn fn = nullptr;
+    int64_t grid0 = 1;   // static extent of grid dim 0 (-1: symbolic)
+    int64_t grain = 1;   // grid-0 points per chunk that keep a chunk worth a thread
+  };
+  passes::ExecPlan plan_;
+  std::vector<cpu::KernelFn> kernel_fns_;
+  std::vector<ParamSource> param_sources_;
+  std::vector<StepInfo> steps_;
+  bool static_ = true;
+  std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
+  std::vector<int64_t> slot_bytes_;
+};
+
+// Runs mm/bmm through the BLAS library when the dtype and layout allow (f32/f64, unit stride
+// in one of the last two dims); returns false when it cannot (the caller falls back).
+bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& out);
+
+}  // namespace kiln::rt
