@@ -127,6 +127,9 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   const bool dump = rt::debug_dir_enabled();
   passes::PipelineOptions po;
   po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
+  // Kernels read the inputs with the strides they have now (the guards pin them).
+  for (const Tensor& t : tensors_of(args)) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
+  for (const Tensor& t : tp.lifted) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
   static std::atomic<uint64_t> compilation_counter{0};
   std::string stem = opts.name;
   for (char& c : stem)

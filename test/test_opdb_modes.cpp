@@ -259,5 +259,57 @@ TEST(OpDb, EagerAndTracedInterpreterAgree) {
   EXPECT_GT(checked, 300);
 }
 
+
+// Compiled execution (fused, generated kernels) against the interpreter on the same traced
+// graph. Integers and bools must agree exactly; floats within the generated code's documented
+// accuracy (libmvec transcendental functions: 4 ulp; float sums accumulate in the result
+// dtype, in a different order than the interpreter's double accumulation).
+std::vector<Tensor> run_compiled(const OpEntry& e, const std::vector<Tensor>& in) {
+  switch (in.size()) {
+    case 1: return {compile([&](const Tensor& a) { return e.fn({a}); })(in[0])};
+    case 2: return {compile([&](const Tensor& a, const Tensor& b) { return e.fn({a, b}); })(in[0], in[1])};
+    case 3:
+      return {compile([&](const Tensor& a, const Tensor& b, const Tensor& c) { return e.fn({a, b, c}); })(in[0], in[1],
+                                                                                                         in[2])};
+    default: break;
+  }
+  ADD_FAILURE() << e.name << ": run_compiled handles 1 to 3 inputs, got " << in.size();
+  return {};
+}
+
+void expect_close_compiled(const Tensor& ref, const Tensor& got) {
+  ASSERT_EQ(ref.dtype(), got.dtype());
+  ASSERT_EQ(ref.sizes().vec(), got.sizes().vec());
+  if (!is_floating_point(ref.dtype())) {
+    EXPECT_TRUE(equal(ref, got)) << "expected " << ref << "\ngot " << got;
+    return;
+  }
+  double rtol = 1e-5, atol = 1e-6;
+  if (ref.dtype() == kDouble) rtol = atol = 1e-12;
+  if (ref.dtype() == kHalf) rtol = atol = 2e-3;
+  if (ref.dtype() == kBFloat16) rtol = atol = 1.6e-2;
+  EXPECT_TRUE(allclose(got, ref, rtol, atol, /*equal_nan=*/true)) << "expected " << ref << "\ngot " << got;
+}
+
+TEST(OpDb, CompiledAgreesWithInterpreter) {
+  int checked = 0;
+  for (const OpEntry& e : database()) {
+    for (size_t s = 0; s < e.samples.size(); ++s) {
+      SCOPED_TRACE(e.name + " sample " + std::to_string(s));
+      const std::vector<Tensor>& in = e.samples[s];
+      TracedProgram p = trace([&](const std::vector<Tensor>& x) { return std::vector<Tensor>{e.fn(x)}; }, in);
+      std::vector<Tensor> args = in;
+      args.insert(args.end(), p.lifted.begin(), p.lifted.end());
+      std::vector<Tensor> ref = rt::interpret(*p.graph, args);
+      std::vector<Tensor> got;
+      ASSERT_NO_THROW(got = run_compiled(e, in));
+      ASSERT_EQ(got.size(), 1u);
+      expect_close_compiled(ref[0], got[0]);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
 }  // namespace
 }  // namespace kiln
