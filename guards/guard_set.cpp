@@ -142,8 +142,14 @@ std::string GuardSet::describe(const Guard& g) const {
     case GuardKind::Alias:
       return g.value < 0 ? fmt::format("{} shares storage with no earlier argument", n)
                          : fmt::format("{} shares storage with {}", n, names_.at(static_cast<size_t>(g.value)));
-    case GuardKind::ScalarValue:
-      return g.fp ? fmt::format("{} == {}", n, g.fvalue) : fmt::format("{} == {}", n, g.value);
+    case GuardKind::ScalarValue: {
+      if (g.fp) return fmt::format("{} == {}", n, g.fvalue);
+      // A bool argument reads as true/false, as its actual value does in a failure.
+      for (const Guard& k : guards_)
+        if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(ArgValue(false)))
+          return fmt::format("{} == {}", n, g.value != 0 ? "true" : "false");
+      return fmt::format("{} == {}", n, g.value);
+    }
   }
   return "?";
 }
