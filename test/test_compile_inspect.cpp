@@ -1,0 +1,148 @@
+// kiln/test/test_compile_inspect.cpp — explain() and KILN_DEBUG_DIR dumps of compile().
+//
+// explain() must show every stage (guards, traced, decomposed and optimized graphs, the plan's
+// kernels, LLVM IR, assembly, timings) without counting as a call; KILN_DEBUG_DIR must receive
+// one directory per compilation holding the numbered stage files, whose contents are the
+// stages themselves (the traced graph parses back, the kernels are the plan's).
+#include "frontend/kiln.h"
+#include "ir/text.h"
+#include "test_compile_util.h"
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using test::mk;
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(CompileExplain, ShowsEveryStage) {
+  CompileOptions o;
+  o.name = "smx";
+  auto f = compile([](const Tensor& a, double t) { return softmax(a / t, -1); }, o);
+  Tensor a = randn({4, 16});
+  const std::string s = f.explain(a, 2.0);
+  EXPECT_TRUE(has(s, "=== compiled function 'smx' (f32[4, 16], 2) ===")) << s;
+  // Guards, with the scalar's value.
+  EXPECT_TRUE(has(s, "--- guards ---\narg0 is a tensor\narg0.dtype == f32\n")) << s;
+  EXPECT_TRUE(has(s, "arg0.size(1) == 16\n")) << s;
+  EXPECT_TRUE(has(s, "arg1 == 2\n")) << s;
+  // The traced graph has the composite; the decomposed one has its prims instead.
+  const size_t traced = s.find("--- traced graph ---"), decomposed = s.find("--- decomposed graph ---"),
+               optimized = s.find("--- optimized graph ---"), plan = s.find("--- plan: 1 kernels ---"),
+               llvm = s.find("--- LLVM IR (optimized) ---"), assembly = s.find("--- assembly ---"),
+               timings = s.find("--- timings ---");
+  ASSERT_NE(traced, std::string::npos) << s;
+  ASSERT_NE(decomposed, std::string::npos) << s;
+  ASSERT_NE(optimized, std::string::npos) << s;
+  ASSERT_NE(plan, std::string::npos) << s;
+  ASSERT_NE(llvm, std::string::npos) << s;
+  ASSERT_NE(assembly, std::string::npos) << s;
+  ASSERT_NE(timings, std::string::npos) << s;
+  EXPECT_TRUE(traced < decomposed && decomposed < optimized && optimized < plan && plan < llvm && llvm < assembly &&
+              assembly < timings);
+  const std::string traced_text = s.substr(traced, decomposed - traced);
+  const std::string decomposed_text = s.substr(decomposed, optimized - decomposed);
+  EXPECT_TRUE(has(traced_text, "softmax(")) << traced_text;
+  EXPECT_FALSE(has(decomposed_text, "softmax(")) << decomposed_text;
+  EXPECT_TRUE(has(decomposed_text, "amax(")) << decomposed_text;
+  EXPECT_TRUE(has(decomposed_text, "exp(")) << decomposed_text;
+  // Kernel text, LLVM IR, assembly.
+  const std::string plan_text = s.substr(plan, llvm - plan);
+  EXPECT_TRUE(has(plan_text, "kernel ")) << plan_text;
+  EXPECT_TRUE(has(plan_text, "reduce amax")) << plan_text;
+  const std::string ir = s.substr(llvm, assembly - llvm);
+  EXPECT_TRUE(has(ir, "define ")) << ir;
+  const std::string asm_text = s.substr(assembly, timings - assembly);
+  EXPECT_TRUE(has(asm_text, "ret")) << asm_text;
+  EXPECT_GT(asm_text.size(), 200u);
+  // Timings of the trace, of each pass, of codegen and in total.
+  const std::string t = s.substr(timings);
+  EXPECT_TRUE(has(t, "trace ")) << t;
+  EXPECT_TRUE(has(t, "pass decompose")) << t;
+  EXPECT_TRUE(has(t, "pass lower")) << t;
+  EXPECT_TRUE(has(t, "codegen: build IR")) << t;
+  EXPECT_TRUE(has(t, "total ")) << t;
+  // explain is not a call: nothing counted, nothing cached.
+  EXPECT_EQ(f.stats().traces, 0);
+  EXPECT_EQ(f.stats().compiles, 0);
+  f(a, 2.0);
+  EXPECT_EQ(f.stats().cache_misses, 1);
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
+TEST(CompileExplain, InterpreterAndEagerBackends) {
+  CompileOptions o;
+  o.backend = "interpreter";
+  auto f = compile([](const Tensor& a) { return a.sum(); }, o);
+  const std::string s = f.explain(mk<float>({1, 2}));
+  EXPECT_TRUE(has(s, "--- plan: 1 kernels ---")) << s;
+  EXPECT_FALSE(has(s, "--- LLVM IR")) << s;
+  o.backend = "eager";
+  auto g = compile([](const Tensor& a) { return a.sum(); }, o);
+  EXPECT_TRUE(has(g.explain(mk<float>({1, 2})), "backend \"eager\"")) << g.explain(mk<float>({1, 2}));
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(CompileDebugDir, DumpsEveryStage) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln_test_debug_{}", ::getpid());
+  fs::remove_all(dir);
+  {
+    test::EnvScope env("KILN_DEBUG_DIR", dir.string());
+    CompileOptions o;
+    o.name = "dumped fn";
+    auto f = compile([](const Tensor& a, const Tensor& b) { return (a * b).sum({1}, false); }, o);
+    test::expect_exact(f(mk<float>({1, 2, 3, 4}, {2, 2}), mk<float>({1, 1, 2, 2}, {2, 2})), kFloat32, {3, 14});
+    f(mk<float>({1, 2}, {1, 2}), mk<float>({1, 1}, {1, 2}));  // a second compilation
+    f(mk<float>({1, 2}, {1, 2}), mk<float>({1, 1}, {1, 2}));  // a hit dumps nothing
+  }
+  std::vector<fs::path> subdirs;
+  for (const auto& e : fs::directory_iterator(dir)) subdirs.push_back(e.path());
+  std::sort(subdirs.begin(), subdirs.end());
+  ASSERT_EQ(subdirs.size(), 2u);
+  EXPECT_EQ(subdirs[0].filename().string().find("dumped_fn"), 0u) << subdirs[0];
+  for (const char* file : {"000_traced.kir", "010_decomposed.kir", "020_fused.kir", "030_kernels.kk", "kernels.ll",
+                           "kernels.s", "guards.txt"}) {
+    for (const fs::path& d : subdirs) {
+      EXPECT_TRUE(fs::exists(d / file)) << d / file;
+      EXPECT_GT(fs::file_size(d / file), 0u) << d / file;
+    }
+  }
+  const fs::path d0 = subdirs[0];
+  // The traced graph is valid text IR.
+  const std::string traced = slurp(d0 / "000_traced.kir");
+  EXPECT_NO_THROW(ir::parse_graph(traced)) << traced;
+  EXPECT_TRUE(has(traced, "f32[2, 2]")) << traced;
+  EXPECT_TRUE(has(slurp(d0 / "030_kernels.kk"), "reduce sum")) << slurp(d0 / "030_kernels.kk");
+  EXPECT_TRUE(has(slurp(d0 / "kernels.ll"), "define ")) << slurp(d0 / "kernels.ll");
+  EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
+  EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
+  fs::remove_all(dir);
+}
+
+TEST(CompileDebugDir, OffByDefault) {
+  // With KILN_DEBUG_DIR unset in this process, compiling writes nothing and warns nothing.
+  test::LogCapture logs;
+  auto f = compile([](const Tensor& a) { return a * 3; });
+  test::expect_exact(f(mk<float>({1, 2})), kFloat32, {3, 6});
+  EXPECT_TRUE(logs.lines().empty());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,183 @@
+// kiln/test/test_compile_results.cpp — what compile() returns and which arguments it sees.
+//
+// Tuple and vector results, an input returned as it is, captured tensors lifted by
+// reference (mutated in place between calls, the compiled result follows), the
+// "interpreter" and "eager" backends against "cpu", unknown backends, and user errors raised
+// while tracing: the message names the op, the function and the argument signature, and the
+// function keeps working afterwards.
+#include "frontend/kiln.h"
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+#include <tuple>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using test::mk;
+
+TEST(CompileResults, TupleResults) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return std::make_tuple(a + b, a * b, (a - b).sum()); });
+  Tensor a = mk<float>({1, 2, 3, 4}, {2, 2}), b = mk<float>({10, 20, 30, 40}, {2, 2});
+  auto [s, p, d] = f(a, b);
+  test::expect_exact(s, kFloat32, {11, 22, 33, 44});
+  test::expect_exact(p, kFloat32, {10, 40, 90, 160});
+  test::expect_exact(d, kFloat32, {-90});
+  EXPECT_EQ(d.dim(), 0);
+  auto [s2, p2, d2] = f(b, a);  // a hit
+  test::expect_exact(s2, kFloat32, {11, 22, 33, 44});
+  test::expect_exact(d2, kFloat32, {90});
+  EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_EQ(f.stats().cache_hits, 1);
+}
+
+TEST(CompileResults, VectorResults) {
+  auto f = compile([](const Tensor& a) {
+    std::vector<Tensor> out;
+    out.push_back(a * 2);
+    out.push_back(a.amax({0}, false));
+    out.push_back(a.to(kInt64));
+    return out;
+  });
+  std::vector<Tensor> r = f(mk<float>({1.5, -2, 3, 0.5}, {2, 2}));
+  ASSERT_EQ(r.size(), 3u);
+  test::expect_exact(r[0], kFloat32, {3, -4, 6, 1});
+  test::expect_exact(r[1], kFloat32, {3, 0.5});
+  test::expect_exact(r[2], kInt64, {1, -2, 3, 0});
+}
+
+TEST(CompileResults, InputAndRepeatedResults) {
+  auto f = compile([](const Tensor& a) { return std::make_tuple(a, a + 1, a + 1); });
+  Tensor a = mk<float>({1, 2});
+  auto [x, y, z] = f(a);
+  test::expect_exact(x, kFloat32, {1, 2});
+  test::expect_exact(y, kFloat32, {2, 3});
+  test::expect_exact(z, kFloat32, {2, 3});
+  auto [x2, y2, z2] = f(mk<float>({5, 6}));
+  test::expect_exact(x2, kFloat32, {5, 6});
+  test::expect_exact(y2, kFloat32, {6, 7});
+  // Results of one call are not the storage of an earlier call's results.
+  test::expect_exact(y, kFloat32, {2, 3});
+}
+
+TEST(CompileResults, CapturedWeightsAreLiftedByReference) {
+  Tensor w = mk<float>({1, 2, 3});
+  Tensor bias = mk<float>({0.5});
+  auto f = compile([w, &bias](const Tensor& x) { return x * w + bias; });
+  Tensor x = mk<float>({10, 20, 30});
+  test::expect_exact(f(x), kFloat32, {10.5, 40.5, 90.5});
+  w.add_(1);  // in place: the compiled entry reads the same storage
+  test::expect_exact(f(x), kFloat32, {20.5, 60.5, 120.5});
+  w.fill_(-1);
+  bias.fill_(2);
+  test::expect_exact(f(x), kFloat32, {-8, -18, -28});
+  EXPECT_EQ(f.stats().traces, 1);
+  EXPECT_EQ(f.stats().cache_hits, 2);
+  // A second signature lifts the same weights.
+  test::expect_exact(f(mk<float>({1})), kFloat32, {1, 1, 1});
+  w.mul_(2);
+  test::expect_exact(f(mk<float>({1})), kFloat32, {0, 0, 0});
+  test::expect_exact(f(x), kFloat32, {-18, -38, -58});
+}
+
+TEST(CompileResults, CapturedNonContiguousWeight) {
+  Tensor base = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor wt = base.t();  // [3, 2], strides [1, 3]
+  auto f = compile([wt](const Tensor& x) { return x + wt; });
+  test::expect_exact(f(mk<float>({0, 0, 0, 0, 0, 0}, {3, 2})), kFloat32, {1, 4, 2, 5, 3, 6});
+  base.add_(10);
+  test::expect_exact(f(mk<float>({0, 0, 0, 0, 0, 0}, {3, 2})), kFloat32, {11, 14, 12, 15, 13, 16});
+}
+
+Tensor model(const Tensor& x, const Tensor& w) {
+  return softmax(matmul(x, w) / 4, -1) + x.sum({1}, true);
+}
+
+TEST(CompileResults, BackendsAgree) {
+  Generator gen(42);
+  Tensor x = randn({6, 5}, gen), w = randn({5, 7}, gen);
+  auto on = [&](const char* backend) {
+    CompileOptions o;
+    o.backend = backend;
+    auto f = compile([](const Tensor& x, const Tensor& w) { return model(x, w); }, o);
+    Tensor y = f(x, w);
+    Tensor y2 = f(x, w);
+    EXPECT_TRUE(equal(y, y2)) << backend;
+    return std::make_pair(y, f.stats());
+  };
+  auto [cpu, cpu_s] = on("cpu");
+  auto [interp, interp_s] = on("interpreter");
+  auto [eager, eager_s] = on("eager");
+  auto [dflt, dflt_s] = on("");
+  EXPECT_EQ(test::sizes_of(cpu), (test::Ints{6, 7}));
+  EXPECT_TRUE(allclose(cpu, interp, 1e-5, 1e-6)) << cpu << interp;
+  EXPECT_TRUE(allclose(eager, interp, 1e-5, 1e-6)) << eager << interp;
+  EXPECT_TRUE(equal(dflt, cpu));
+  EXPECT_EQ(cpu_s.compiles, 1);
+  EXPECT_GE(cpu_s.kernels, 1);
+  EXPECT_EQ(interp_s.compiles, 1);
+  EXPECT_EQ(interp_s.cache_hits, 1);
+  EXPECT_EQ(eager_s.traces, 0);  // eager traces nothing
+  EXPECT_EQ(eager_s.compiles, 0);
+}
+
+// Eager semantics: each call of x + randn(...) draws new numbers. A random tensor made while
+// tracing must not become a lifted constant that every later call reuses.
+// KNOWN BUG (disabled until fixed): the tracer runs factories eagerly and lifts their result
+// (frontend/tracer.h), so every call of the compiled function returns the same numbers.
+TEST(CompileResults, DISABLED_RandomFactoryInsideDrawsFreshValuesPerCall) {
+  auto f = compile([](const Tensor& x) { return x + randn({64}); });
+  Tensor x = zeros({64});
+  Tensor r1 = f(x), r2 = f(x);
+  EXPECT_FALSE(equal(r1, r2)) << "two calls returned the same random numbers";
+}
+
+TEST(CompileResults, UnknownBackendIsAnErrorNamingIt) {
+  CompileOptions o;
+  o.backend = "tpu";
+  const std::string e = test::error_of([&] { compile([](const Tensor& a) { return a; }, o); });
+  EXPECT_EQ(e.rfind("[compile] ", 0), 0u) << e;
+  EXPECT_NE(e.find("'tpu'"), std::string::npos) << e;
+}
+
+TEST(CompileResults, UndefinedTensorArgumentIsAnError) {
+  auto f = compile([](const Tensor& a) { return a + 1; });
+  EXPECT_EQ(test::error_of([&] { f(Tensor()); }), "[compile] function 'fn' received an undefined tensor");
+}
+
+TEST(CompileErrors, ShapeErrorNamesOpAndSignatureAndFunctionStaysUsable) {
+  CompileOptions o;
+  o.name = "adder";
+  auto f = compile([](const Tensor& a, const Tensor& b) { return a + b; }, o);
+  const std::string e = test::error_of([&] { f(mk<float>({1, 2, 3, 4, 5, 6}, {2, 3}), mk<float>({1, 2, 3, 4})); });
+  EXPECT_EQ(e.rfind("[add] ", 0), 0u) << e;
+  EXPECT_NE(e.find("'adder'"), std::string::npos) << e;
+  EXPECT_NE(e.find("(f32[2, 3], f32[4])"), std::string::npos) << e;
+  // The same bad call fails again the same way (nothing half-built was cached) ...
+  EXPECT_EQ(test::error_of([&] { f(mk<float>({1, 2, 3, 4, 5, 6}, {2, 3}), mk<float>({1, 2, 3, 4})); }), e);
+  EXPECT_EQ(f.stats().compiles, 0);
+  // ... and good calls work.
+  test::expect_exact(f(mk<float>({1, 2, 3, 4, 5, 6}, {2, 3}), mk<float>({10, 20, 30})), kFloat32,
+                     {11, 22, 33, 14, 25, 36});
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
+TEST(CompileErrors, MatmulErrorNamesOpAndSignature) {
+  auto f = compile([](const Tensor& a, const Tensor& b, int64_t k) { return matmul(a, b) * k; });
+  const std::string e = test::error_of([&] { f(mk<float>({1, 2, 3, 4, 5, 6}, {2, 3}), mk<float>({1, 2, 3, 4}, {2, 2}), 3); });
+  EXPECT_EQ(e.rfind("[matmul] ", 0), 0u) << e;
+  EXPECT_NE(e.find("(f32[2, 3], f32[2, 2], 3)"), std::string::npos) << e;
+  test::expect_exact(f(mk<float>({1, 2, 3, 4}, {2, 2}), mk<float>({1, 0, 0, 1}, {2, 2}), 3), kFloat32, {3, 6, 9, 12});
+}
+
+TEST(CompileErrors, ReadingDataWhileTracingIsAClearError) {
+  auto f = compile([](const Tensor& a) { return a.item<float>() > 0 ? a : -a; });
+  const std::string e = test::error_of([&] { f(mk<float>({1})); });
+  EXPECT_EQ(e.rfind("[item] ", 0), 0u) << e;
+  EXPECT_NE(e.find("(f32[1])"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace kiln
