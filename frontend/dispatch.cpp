@@ -8,6 +8,7 @@
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
 #include "passes/decompositions.h"
+#include "runtime/eager.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
@@ -50,7 +51,7 @@ std::vector<Tensor> dispatch(OpCall call) {
       fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
            out.device.str());
   if (ir::op_info(call.op).level != ir::OpLevel::Prim) return run_composite_eager(call);
-  return rt::interpret_op(call.op, call.inputs, call.attrs);
+  return rt::eager_execute(call.op, call.inputs, call.attrs);
 }
 
 std::vector<Tensor> run_composite_eager(const OpCall& call) {

@@ -347,6 +347,7 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Reduction: {
       const ReduceInfo ri = reduce_info(n);
       if (ri.dom.dims.empty()) {  // reduces nothing: the element itself, in the result dtype
+        if (ri.op == ir::ReductionOp::argmax || ri.op == ir::ReductionOp::argmin) return constant(dt, Scalar(int64_t{0}));
         const int x = eval(n->input(0), idx);
         if (n->input(0)->type().dtype == dt) return x;
         return compute(OpKind::convert_element_type, dt, {x}, ir::AttrList({dt}));

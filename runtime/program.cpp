@@ -6,6 +6,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 
+#include <algorithm>
 #include <map>
 
 namespace kiln::rt {
@@ -14,22 +15,6 @@ namespace {
 
 using passes::BufferRole;
 using passes::StepKind;
-
-// Grid-0 points per parallel chunk: enough that a chunk does ~16K element-iterations.
-int64_t chunk_grain(const ir::Kernel& k, std::map<std::string, int64_t> b) {
-  // Stage extents may depend on the grid point (split reductions): estimate at point 0.
-  for (size_t d = 0; d < k.grid.size(); ++d) b[ir::grid_var(d)] = 0;
-  int64_t work = 1;
-  for (size_t d = 1; d < k.grid.size(); ++d) work *= std::max<int64_t>(1, k.grid[d].evaluate(b));
-  int64_t stage_work = 0;
-  for (const ir::KStage& st : k.stages) {
-    int64_t w = 1;
-    for (const ir::Expr& e : st.extents) w *= std::max<int64_t>(1, e.evaluate(b));
-    stage_work += w;
-  }
-  work *= std::max<int64_t>(1, stage_work);
-  return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, work));
-}
 
 Tensor tensor_on(const Storage& s, ScalarType dt, std::vector<int64_t> sizes) {
   std::vector<int64_t> strides = contiguous_strides(sizes);
@@ -43,6 +28,24 @@ Tensor fresh(ScalarType dt, std::vector<int64_t> sizes) {
   return tensor_on(st, dt, std::move(sizes));
 }
 
+// Work (element iterations) per grid-0 point: later grid dims times the stages' loop nests,
+// with stage extents that depend on the grid point taken at point 0.
+ir::Expr work_per_row(const ir::Kernel& k) {
+  std::map<std::string, ir::Expr> at0;
+  for (size_t d = 0; d < k.grid.size(); ++d) at0[ir::grid_var(d)] = ir::Expr(0);
+  ir::Expr work = 1;
+  for (size_t d = 1; d < k.grid.size(); ++d) work = work * k.grid[d];
+  ir::Expr stages = 0;
+  for (const ir::KStage& st : k.stages) {
+    ir::Expr w = 1;
+    for (const ir::Expr& e : st.extents) w = w * e.substitute(at0);
+    stages = stages + w;
+  }
+  return work * stages;
+}
+
+int64_t grain_for(int64_t work) { return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, work)); }
+
 }  // namespace
 
 Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params)
@@ -51,49 +54,58 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
   if (param_sources_.size() != plan_.params.size())
     internal_fail("Program: {} parameter sources for {} plan parameters", param_sources_.size(), plan_.params.size());
   size_t kernel_index = 0;
-  std::map<std::string, int64_t> none;
   for (const passes::PlanStep& st : plan_.steps) {
     StepInfo info;
     if (st.kind == StepKind::Kernel) {
       info.fn = kernel_fns_.at(kernel_index++);
+      const ir::Expr grid0 = st.kernel.grid.empty() ? ir::Expr(1) : st.kernel.grid[0];
       if (static_) {
-        info.grid0 = st.kernel.grid.empty() ? 1 : st.kernel.grid[0].as_const();
-        info.grain = chunk_grain(st.kernel, none);
+        info.grid0 = grid0.as_const();
+        info.grain = grain_for(work_per_row(st.kernel).as_const());
       } else {
-        info.grid0 = -1;
+        info.grid0_expr = FastExpr(grid0, plan_.params);
+        info.work_expr = FastExpr(work_per_row(st.kernel), plan_.params);
+        for (const std::string& p : st.kernel.params)
+          info.param_index.push_back(static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) -
+                                                      plan_.params.begin()));
       }
     }
-    steps_.push_back(info);
+    steps_.push_back(std::move(info));
   }
   if (kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
-  if (static_) {
-    for (const passes::PlanBuffer& b : plan_.buffers) buffer_sizes_.push_back(b.type.static_sizes());
-    for (const passes::MemorySlot& s : plan_.slots) slot_bytes_.push_back(s.bytes.as_const());
+  for (const passes::PlanBuffer& b : plan_.buffers) {
+    if (static_) {
+      buffer_sizes_.push_back(b.type.static_sizes());
+      continue;
+    }
+    std::vector<FastExpr> sz;
+    for (const ir::Expr& e : b.type.sizes) sz.emplace_back(e, plan_.params);
+    buffer_size_exprs_.push_back(std::move(sz));
+  }
+  for (const passes::MemorySlot& s : plan_.slots) {
+    if (static_) slot_bytes_.push_back(s.bytes.as_const());
+    else slot_byte_exprs_.emplace_back(s.bytes, plan_.params);
   }
 }
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
-  // Sizes: precomputed when static, else evaluated from the bound parameters.
-  std::map<std::string, int64_t> bind;
-  std::vector<int64_t> param_values;
+  // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
+  std::vector<int64_t> pv;
   const std::vector<std::vector<int64_t>>* sizes = &buffer_sizes_;
   std::vector<std::vector<int64_t>> dyn_sizes;
   std::vector<int64_t> dyn_slots;
   const std::vector<int64_t>* slot_bytes = &slot_bytes_;
   if (!static_) {
-    for (size_t i = 0; i < plan_.params.size(); ++i) {
-      const ParamSource& src = param_sources_[i];
+    pv.reserve(param_sources_.size());
+    for (const ParamSource& src : param_sources_) {
       const TensorImpl& t = *inputs.at(static_cast<size_t>(src.input)).impl();
-      const int64_t v = src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)];
-      bind[plan_.params[i]] = v;
+      pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
     }
-    for (const passes::PlanBuffer& b : plan_.buffers) {
-      std::vector<int64_t> s;
-      for (const ir::Expr& e : b.type.sizes) s.push_back(e.evaluate(bind));
-      dyn_sizes.push_back(std::move(s));
-    }
-    for (const passes::MemorySlot& s : plan_.slots) dyn_slots.push_back(s.bytes.evaluate(bind));
+    dyn_sizes.resize(buffer_size_exprs_.size());
+    for (size_t b = 0; b < buffer_size_exprs_.size(); ++b)
+      for (const FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
+    for (const FastExpr& e : slot_byte_exprs_) dyn_slots.push_back(e.eval(pv.data()));
     sizes = &dyn_sizes;
     slot_bytes = &dyn_slots;
   }
@@ -131,11 +143,11 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         args.clear();
         for (int b : st.buffers) args.push_back(ensure(b).data_ptr());
         kparams.clear();
-        for (const std::string& p : st.kernel.params) kparams.push_back(bind.at(p));
+        for (int i : info.param_index) kparams.push_back(pv[static_cast<size_t>(i)]);
         int64_t grid0 = info.grid0, grain = info.grain;
         if (!static_) {
-          grid0 = st.kernel.grid.empty() ? 1 : st.kernel.grid[0].evaluate(bind);
-          grain = chunk_grain(st.kernel, bind);
+          grid0 = info.grid0_expr.eval(pv.data());
+          grain = grain_for(info.work_expr.eval(pv.data()));
         }
         cpu::KernelFn fn = info.fn;
         void* const* a = args.data();

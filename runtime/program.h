@@ -10,6 +10,7 @@
 #include "codegen_cpu/jit.h"
 #include "frontend/tensor.h"
 #include "passes/plan.h"
+#include "runtime/expr_eval.h"
 
 #include <vector>
 
@@ -35,8 +36,12 @@ class Program {
  private:
   struct StepInfo {
     cpu::KernelFn fn = nullptr;
-    int64_t grid0 = 1;   // static extent of grid dim 0 (-1: symbolic)
+    int64_t grid0 = 1;   // static extent of grid dim 0
     int64_t grain = 1;   // grid-0 points per chunk that keep a chunk worth a thread
+    // Symbolic plans: the same, evaluated per call, and the kernel's parameters as indices
+    // into the plan's parameter values.
+    FastExpr grid0_expr, work_expr;
+    std::vector<int> param_index;
   };
   passes::ExecPlan plan_;
   std::vector<cpu::KernelFn> kernel_fns_;
@@ -45,6 +50,8 @@ class Program {
   bool static_ = true;
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
   std::vector<int64_t> slot_bytes_;
+  std::vector<std::vector<FastExpr>> buffer_size_exprs_;  // symbolic plans
+  std::vector<FastExpr> slot_byte_exprs_;
 };
 
 // Runs mm/bmm through the BLAS library when the dtype and layout allow (f32/f64, unit stride

@@ -1,0 +1,228 @@
+// kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
+#include "runtime/eager.h"
+
+#include "codegen_cpu/kernel_codegen.h"
+#include "frontend/error.h"
+#include "frontend/tensor_impl.h"
+#include "frontend/views.h"
+#include "passes/lower.h"
+#include "runtime/interpreter.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace kiln::rt {
+
+namespace {
+
+enum Layout : uint8_t { Contiguous = 0, InnerUnit = 1, General = 2 };
+
+Layout layout_of(const TensorImpl& t) {
+  if (t.is_contiguous()) return Contiguous;
+  const auto& sz = t.sizes();
+  if (!sz.empty() && t.strides().back() == 1) return InnerUnit;
+  return General;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
+
+uint64_t hash_attr(const ir::AttrValue& v) {
+  uint64_t h = v.index();
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, bool>) {
+          h = mix(h, static_cast<uint64_t>(x));
+        } else if constexpr (std::is_same_v<T, double>) {
+          uint64_t b;
+          std::memcpy(&b, &x, sizeof b);
+          h = mix(h, b);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          h = mix(h, std::hash<std::string>()(x));
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          for (int64_t i : x) h = mix(h, static_cast<uint64_t>(i));
+        } else if constexpr (std::is_same_v<T, ScalarType>) {
+          h = mix(h, static_cast<uint64_t>(x));
+        } else if constexpr (std::is_same_v<T, Scalar>) {
+          const double d = x.to_double();
+          uint64_t b;
+          std::memcpy(&b, &d, sizeof b);
+          h = mix(mix(h, b), x.is_floating_point());
+        } else if constexpr (std::is_same_v<T, ir::Expr>) {
+          h = mix(h, x.hash());
+        } else if constexpr (std::is_same_v<T, std::vector<ir::Expr>>) {
+          for (const ir::Expr& e : x) h = mix(h, e.hash());
+        } else {
+          h = mix(h, std::hash<std::string>()(x.str()));
+        }
+      },
+      v);
+  return h;
+}
+
+struct Key {
+  ir::OpKind op;
+  uint8_t rank;
+  std::vector<uint8_t> inputs;  // dtype << 2 | layout, per input
+  ir::AttrList attrs;
+  bool operator==(const Key& o) const { return op == o.op && rank == o.rank && inputs == o.inputs && attrs == o.attrs; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = mix(static_cast<uint64_t>(k.op), k.rank);
+    for (uint8_t b : k.inputs) h = mix(h, b);
+    for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
+    return h;
+  }
+};
+
+// nullptr program: this key runs on the interpreter (its shape function could not be
+// specialized symbolically).
+struct Entry {
+  std::unique_ptr<Program> program;
+};
+
+struct Cache {
+  std::shared_mutex mu;
+  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> map;
+  std::atomic<int64_t> built{0}, compiled_calls{0}, interpreted_calls{0};
+};
+Cache& cache() {
+  static Cache* c = new Cache();  // never destroyed: kernels may run during static destruction
+  return *c;
+}
+
+bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
+  const ir::OpInfo& info = ir::op_info(op);
+  switch (info.family) {
+    case ir::OpFamily::Unary:
+    case ir::OpFamily::Ternary:
+    case ir::OpFamily::Cast:
+    case ir::OpFamily::Reduction: break;
+    case ir::OpFamily::Binary: {
+      const ir::BinaryOp b = ir::as_binary(op);
+      const bool divides = b == ir::BinaryOp::div || b == ir::BinaryOp::remainder || b == ir::BinaryOp::fmod;
+      if (divides && !is_floating_point(inputs.at(0).dtype())) return false;  // ZeroDivisionError
+      break;
+    }
+    case ir::OpFamily::Scan:
+    case ir::OpFamily::View:
+    case ir::OpFamily::Shape:
+    case ir::OpFamily::Index:
+    case ir::OpFamily::Factory:
+    case ir::OpFamily::Random:
+    case ir::OpFamily::Matmul:
+    case ir::OpFamily::Composite: return false;
+  }
+  if (inputs.empty()) return false;
+  const size_t rank = inputs[0].impl()->sizes().size();
+  for (const Tensor& t : inputs)
+    if (!t.device().is_cpu() || t.impl()->sizes().size() != rank) return false;
+  return rank < 64;
+}
+
+std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) {
+  auto e = std::make_unique<Entry>();
+  const size_t rank = key.rank;
+  std::vector<ir::Expr> sizes;
+  for (size_t d = 0; d < rank; ++d) sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
+  ir::Graph g;
+  std::vector<ir::Value*> ins;
+  passes::LowerOptions lo;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ins.push_back(g.add_input(ir::TensorType(inputs[i].dtype(), sizes), fmt::format("in{}", i)));
+    const Layout l = static_cast<Layout>(key.inputs[i] & 3);
+    std::vector<ir::Expr> st;
+    if (l == Contiguous) {
+      st = passes::contiguous_strides(sizes);
+    } else {
+      for (size_t d = 0; d < rank; ++d)
+        st.push_back(l == InnerUnit && d + 1 == rank ? ir::Expr(1) : ir::Expr::symbol(fmt::format("t{}_{}", i, d)));
+    }
+    lo.input_strides.push_back(std::move(st));
+  }
+  try {
+    ir::Node* n = g.create(key.op, ins, key.attrs);
+    for (ir::Value* o : n->outputs()) g.add_output(o);
+  } catch (const Error&) {
+    return e;  // the shape function needs concrete sizes: interpret
+  }
+  static std::atomic<uint64_t> counter{0};
+  lo.name_prefix = fmt::format("eager_{}_{}_k", ir::op_name(key.op), counter.fetch_add(1));
+  passes::ExecPlan plan = passes::lower(g, lo);
+  std::vector<ParamSource> sources;
+  for (const std::string& p : plan.params) {
+    int i = 0, d = 0;
+    if (std::sscanf(p.c_str(), "t%d_%d", &i, &d) == 2) sources.push_back({i, d, true});
+    else if (std::sscanf(p.c_str(), "s%d", &d) == 1) sources.push_back({0, d, false});
+    else internal_fail("eager: unexpected kernel parameter {}", p);
+  }
+  cpu::CodegenResult code = cpu::compile_kernels(plan.kernels());
+  std::vector<cpu::KernelFn> fns;
+  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
+  e->program = std::make_unique<Program>(std::move(plan), std::move(fns), std::move(sources));
+  return e;
+}
+
+}  // namespace
+
+std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
+  Cache& c = cache();
+  if (ir::op_info(op).family == ir::OpFamily::Matmul && inputs.size() == 2) {
+    const std::vector<int64_t> as = inputs[0].sizes().vec(), bs = inputs[1].sizes().vec();
+    std::vector<int64_t> out = as;
+    out.back() = bs.back();
+    const ScalarType dt = inputs[0].dtype();
+    if ((dt == ScalarType::Float || dt == ScalarType::Double) && inputs[1].dtype() == dt) {
+      Tensor r = Tensor(make_intrusive<TensorImpl>(
+          make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel("mm", out)) * element_size(dt), Device()), dt,
+          out, contiguous_strides(out), 0));
+      if (blas_matmul(op, inputs[0], inputs[1], r)) {
+        c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+        return {r};
+      }
+    }
+  }
+  if (!runs_compiled(op, inputs)) {
+    c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
+    return interpret_op(op, inputs, attrs);
+  }
+  Key key{op, static_cast<uint8_t>(inputs[0].impl()->sizes().size()), {}, attrs};
+  key.inputs.reserve(inputs.size());
+  for (const Tensor& t : inputs)
+    key.inputs.push_back(static_cast<uint8_t>(static_cast<unsigned>(t.dtype()) << 2 | layout_of(*t.impl())));
+  std::shared_ptr<const Entry> e;
+  {
+    std::shared_lock lock(c.mu);
+    auto it = c.map.find(key);
+    if (it != c.map.end()) e = it->second;
+  }
+  if (!e) {
+    std::shared_ptr<const Entry> fresh = build(key, inputs);
+    std::unique_lock lock(c.mu);
+    auto [it, inserted] = c.map.emplace(key, fresh);
+    if (inserted && fresh->program) c.built.fetch_add(1);
+    e = it->second;
+  }
+  if (!e->program) {
+    c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
+    return interpret_op(op, inputs, attrs);
+  }
+  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  return e->program->run(inputs);
+}
+
+EagerStats eager_stats() {
+  Cache& c = cache();
+  return {c.built.load(), c.compiled_calls.load(), c.interpreted_calls.load()};
+}
+
+}  // namespace kiln::rt

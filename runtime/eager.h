@@ -1,0 +1,30 @@
+// kiln/runtime/eager.h — eager execution of prims on compiled, shape-generic kernels.
+//
+// Outside compile(), dispatch() sends every prim here. Pointwise prims, casts and reductions
+// run as a one-node graph compiled once into a kernel whose sizes (and strides, unless the
+// layout is contiguous) are read at run time, cached by (op, attributes, dtypes, rank, layout
+// class of each input). Layout classes: contiguous, unit stride in the last dim, general.
+// mm/bmm in f32/f64 call BLAS directly. Everything else — views (metadata only), factories,
+// random, scans, indexing, cat, pad, integer division (whose division-by-zero error the
+// generated code cannot raise) — runs on the reference interpreter.
+#pragma once
+
+#include "frontend/tensor.h"
+#include "ir/attr.h"
+#include "ir/op.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::rt {
+
+std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
+
+struct EagerStats {
+  int64_t kernels_compiled = 0;  // distinct (op, attrs, dtypes, rank, layout) kernels built
+  int64_t compiled_calls = 0;    // calls that ran a compiled kernel
+  int64_t interpreted_calls = 0; // calls that ran on the interpreter
+};
+EagerStats eager_stats();
+
+}  // namespace kiln::rt
