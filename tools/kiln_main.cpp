@@ -55,8 +55,38 @@ int demo() {
 
   std::vector<Tensor> eager = program(x, scale);
   bool same = allclose(results[0], eager[0]) && equal(results[1], eager[1]);
-  std::cout << "eager execution of the same program agrees: " << (same ? "yes" : "NO") << "\n";
-  return same ? 0 : 1;
+  std::cout << "eager execution of the same program agrees: " << (same ? "yes" : "NO") << "\n\n";
+
+  // The same program through kiln::compile: fused into kernels, compiled by LLVM.
+  std::cout << "== kiln::compile: the program fused into kernels and compiled to native code ==\n\n";
+  CompileOptions opts;
+  opts.name = "demo";
+  auto f = compile(
+      [](const Tensor& a, const Tensor& s) {
+        std::vector<Tensor> r = program(a, s);
+        return std::make_tuple(r[0], r[1]);
+      },
+      opts);
+  auto [probs, am] = f(x, scale);
+  const std::string ex = f.explain(x, scale);
+  auto section = [&](const std::string& from, const std::string& to) {
+    const size_t a = ex.find(from), b = ex.find(to, a == std::string::npos ? 0 : a);
+    return a == std::string::npos ? std::string() : ex.substr(a, b == std::string::npos ? std::string::npos : b - a);
+  };
+  std::cout << section("--- guards", "--- traced") << "\n" << section("--- plan", "--- LLVM IR");
+  // The optimized LLVM IR of the first kernel, up to its vectorized loop body.
+  std::string ir = section("--- LLVM IR", "--- assembly");
+  size_t def = ir.find("define void");
+  size_t stop = ir.find("vector.body", def);
+  if (stop != std::string::npos) stop = ir.find("\n\n", stop);
+  std::cout << "--- LLVM IR (optimized, first kernel, excerpt) ---\n"
+            << ir.substr(def, stop == std::string::npos ? 1500 : stop - def) << "\n  ...\n\n"
+            << section("--- timings", "\n\n\n") << "\n";
+  const CompileStats st = f.stats();
+  const bool same_compiled = allclose(probs, eager[0], 1e-5, 1e-6) && equal(am, eager[1]);
+  std::cout << fmt::format("compiled: {} kernels, {} trace, {} compile; results agree with eager: {}\n", st.kernels,
+                           st.traces, st.compiles, same_compiled ? "yes" : "NO");
+  return same && same_compiled ? 0 : 1;
 }
 
 int list_ops() {
