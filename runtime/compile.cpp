@@ -224,7 +224,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   if (static_cast<int>(s.entries.size()) >= s.opts.cache_size_limit) {
     if (!s.warned_limit) {
       s.warned_limit = true;
-      rt::warn(fmt::format("compiled function '{}' reached cache_size_limit ({}); it runs eagerly from now on. The {}",
+      rt::warn(fmt::format("compiled function '{}' reached cache_size_limit ({}); it runs eagerly from now on (last miss: {})",
                            s.opts.name, s.opts.cache_size_limit, why));
     }
     compile_lock.unlock();

@@ -154,7 +154,7 @@ TEST(CompileCache, PastTheLimitCallsRunEagerlyAndWarnOnce) {
   EXPECT_NE(warnings[0].find("[kiln:warning]"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("'limited'"), std::string::npos) << warnings[0];
   // The guard that failed, with the expected and the actual value (the last entry had size 2).
-  EXPECT_NE(warnings[0].find("arg0.size(0) == 2, got 3"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("(last miss: guard failed: arg0.size(0) == 2, got 3)"), std::string::npos) << warnings[0];
   // Signatures compiled before the limit still hit.
   test::expect_exact(f(mk<float>({4})), kFloat32, {9});
   EXPECT_EQ(f.stats().cache_hits, 1);
@@ -170,7 +170,9 @@ TEST(CompileCache, ZeroLimitNeverCompiles) {
   test::expect_exact(f(mk<float>({5})), kFloat32, {4});
   EXPECT_EQ(f.stats().compiles, 0);
   EXPECT_EQ(f.stats().traces, 0);
-  EXPECT_EQ(logs.matching("cache_size_limit").size(), 1u);
+  ASSERT_EQ(logs.matching("cache_size_limit").size(), 1u);
+  EXPECT_NE(logs.matching("cache_size_limit")[0].find("(last miss: no entry yet)"), std::string::npos)
+      << logs.matching("cache_size_limit")[0];
 }
 
 TEST(CompileCache, NegativeLimitIsAnError) {
