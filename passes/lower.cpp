@@ -155,7 +155,30 @@ class KernelBuilder {
     memo_ = stack_.empty() ? nullptr : &stack_.back().memo;
   }
   int new_id() { return next_id_++; }
-  int stage_index_var(size_t i) const { return static_cast<int>(i); }
+  // Closes the current Reduce stage folding `x` with `op`; returns the result id.
+  int finish_reduce(ir::ReductionOp op, int x, ScalarType acc) {
+    cur_->reduce_op = op;
+    cur_->yield = x;
+    cur_->acc_dtype = acc;
+    const int result = cur_->result = new_id();
+    close_stage();
+    return result;
+  }
+  // A final Loop stage with no extents storing `value` into `buffer` at `index`.
+  void store_stage(int buffer, Expr index, int value, ScalarType dt) {
+    open_stage(ir::StageKind::Loop, {});
+    store(buffer, std::move(index), value, dt);
+    close_stage();
+  }
+  void store(int buffer, Expr index, int value, ScalarType dt) {
+    KInst st;
+    st.kind = KOp::Store;
+    st.dtype = dt;
+    st.arg = arg_for(buffer, true);
+    st.index = std::move(index);
+    st.operands = {value};
+    emit(std::move(st));
+  }
 
  private:
   int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
@@ -294,12 +317,7 @@ int KernelBuilder::reduce_result(const Node* n, const std::vector<Expr>& idx) {
     case ir::ReductionOp::argmax:
     case ir::ReductionOp::argmin: acc = in_dt; break;
   }
-  cur_->reduce_op = ri.op;
-  cur_->yield = x;
-  cur_->acc_dtype = acc;
-  cur_->result = new_id();
-  const int result = cur_->result;
-  close_stage();
+  const int result = finish_reduce(ri.op, x, acc);
   reduce_results_[n] = result;
   return result;
 }
@@ -484,13 +502,7 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     store_idx = dom.interleave(grid_idx, red_idx);
   }
   const int val = kb.eval_root(v, store_idx);
-  KInst st;
-  st.kind = KOp::Store;
-  st.dtype = v->type().dtype;
-  st.arg = kb.arg_for(out_buffer, true);
-  st.index = linear_index(store_idx, plan_.buffers[out_buffer].strides);
-  st.operands = {val};
-  kb.emit(std::move(st));
+  kb.store(out_buffer, linear_index(store_idx, plan_.buffers[out_buffer].strides), val, v->type().dtype);
   kb.close_stage();
 
   // A lone reduction over outer dims (a column sum) iterates its rows outside a tile of
@@ -538,20 +550,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
       c.attrs = ir::AttrList({acc});
       x = kb.emit(std::move(c));
     }
-    kb.stage().reduce_op = ri.op;
-    kb.stage().yield = x;
-    kb.stage().acc_dtype = acc;
-    const int result = kb.stage().result = kb.new_id();
-    kb.close_stage();
-    kb.open_stage(ir::StageKind::Loop, {});
-    KInst st;
-    st.kind = KOp::Store;
-    st.dtype = acc;
-    st.arg = kb.arg_for(partial, true);
-    st.index = p0;
-    st.operands = {result};
-    kb.emit(std::move(st));
-    kb.close_stage();
+    kb.store_stage(partial, p0, kb.finish_reduce(ri.op, x, acc), acc);
     add_kernel(kb);
   }
   {  // final: one reduce over the partials, in a fixed order
@@ -563,20 +562,8 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
     ld.arg = kb.arg_for(partial, false);
     ld.index = ir::stage_expr(0);
     const int x = kb.emit(std::move(ld));
-    kb.stage().reduce_op = ri.op;  // partials combine with the same op
-    kb.stage().yield = x;
-    kb.stage().acc_dtype = acc;
-    const int result = kb.stage().result = kb.new_id();
-    kb.close_stage();
-    kb.open_stage(ir::StageKind::Loop, {});
-    KInst st;
-    st.kind = KOp::Store;
-    st.dtype = out_dt;
-    st.arg = kb.arg_for(out_buffer, true);
-    st.index = Expr(0);
-    st.operands = {result};
-    kb.emit(std::move(st));
-    kb.close_stage();
+    // Partials combine with the same op.
+    kb.store_stage(out_buffer, Expr(0), kb.finish_reduce(ri.op, x, acc), out_dt);
     add_kernel(kb);
   }
 }
