@@ -232,6 +232,8 @@ class Lowerer {
   }
   const PlanBuffer& buffer(int b) const { return plan_.buffers.at(b); }
   int materialize(const Value* v, BufferRole role);
+  // An extern call's operand: a permute of a buffer is passed as a strided view, no copy.
+  int extern_operand(const Value* v);
   const LowerOptions& opts() const { return opts_; }
 
  private:
@@ -403,6 +405,23 @@ int Lowerer::materialize(const Value* v, BufferRole role) {
   const int b = new_buffer(v, role);
   build_kernel(v, b);
   return b;
+}
+
+int Lowerer::extern_operand(const Value* v) {
+  if (buffer_of(v) >= 0 || v->is_input() || v->producer()->op() != OpKind::permute) return materialize(v, BufferRole::Temp);
+  const Node* n = v->producer();
+  const int base = materialize(n->input(0), BufferRole::Temp);
+  if (plan_.buffers[base].role == BufferRole::View) return materialize(v, BufferRole::Temp);
+  PlanBuffer b;
+  b.role = BufferRole::View;
+  b.type = v->type();
+  b.base = base;
+  const auto& dims = n->attr<std::vector<int64_t>>("dims");
+  for (int64_t d : dims) b.strides.push_back(plan_.buffers[base].strides.at(static_cast<size_t>(d)));
+  plan_.buffers.push_back(std::move(b));
+  const int id = static_cast<int>(plan_.buffers.size() - 1);
+  buf_[v] = id;
+  return id;
 }
 
 void Lowerer::add_kernel(KernelBuilder& kb) {
@@ -622,7 +641,8 @@ ExecPlan Lowerer::run() {
     st.kind = n->info().has(ir::traits::Extern) ? StepKind::Extern : StepKind::Fallback;
     st.op = n->op();
     st.attrs = n->attrs();
-    for (const Value* in : n->inputs()) st.buffers.push_back(materialize(in, BufferRole::Temp));
+    for (const Value* in : n->inputs())
+      st.buffers.push_back(st.kind == StepKind::Extern ? extern_operand(in) : materialize(in, BufferRole::Temp));
     for (const Value* out : n->outputs()) st.buffers.push_back(new_buffer(out, BufferRole::Temp));
     plan_.steps.push_back(std::move(st));
   }

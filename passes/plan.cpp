@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kiln::passes {
 
 namespace {
@@ -15,6 +17,7 @@ std::string_view role_name(BufferRole r) {
     case BufferRole::Input: return "input";
     case BufferRole::Temp: return "temp";
     case BufferRole::Output: return "output";
+    case BufferRole::View: return "view";
   }
   return "?";
 }
@@ -73,6 +76,7 @@ std::string ExecPlan::str() const {
     out += fmt::format("b{}: {} {}", i, role_name(b.role), b.type.str());
     if (b.role == BufferRole::Input) out += fmt::format(" = arg{} strides {}", b.input_index, ir::str(b.strides));
     if (b.role == BufferRole::Temp && b.slot >= 0) out += fmt::format(" in slot{}", b.slot);
+    if (b.role == BufferRole::View) out += fmt::format(" = view of b{} strides {}", b.base, ir::str(b.strides));
     out += "\n";
   }
   for (size_t i = 0; i < slots.size(); ++i) out += fmt::format("slot{}: {} bytes\n", i, slots[i].bytes.str());
@@ -93,6 +97,9 @@ void plan_memory(ExecPlan& plan) {
       if (def[b] < 0) def[b] = static_cast<int>(s);
     for (int b : plan.steps[s].buffers) last[b] = static_cast<int>(s);
   }
+  // A view keeps its base alive.
+  for (size_t b = 0; b < nb; ++b)
+    if (plan.buffers[b].role == BufferRole::View) last[plan.buffers[b].base] = std::max(last[plan.buffers[b].base], last[b]);
   struct SlotState {
     int free_after = -1;  // the step after which the slot's current buffer is dead
   };

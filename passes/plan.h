@@ -21,6 +21,7 @@ enum class BufferRole : uint8_t {
   Input,   // graph input `input_index`, read through `strides`
   Temp,    // intermediate, contiguous, lives in memory slot `slot`
   Output,  // a fresh contiguous tensor handed to the caller
+  View,    // a strided view of buffer `base` (an extern call reads a transposed operand in place)
 };
 
 struct PlanBuffer {
@@ -29,6 +30,7 @@ struct PlanBuffer {
   std::vector<ir::Expr> strides;  // in elements
   int input_index = -1;           // Input only
   int slot = -1;                  // Temp only: memory slot (buffers with one slot never overlap in time)
+  int base = -1;                  // View only: the viewed buffer (its strides are `strides`)
 };
 
 enum class StepKind : uint8_t {

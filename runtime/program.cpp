@@ -112,12 +112,13 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
 
   std::vector<Tensor> bufs(plan_.buffers.size());
   std::vector<Storage> slots(plan_.slots.size());
-  auto ensure = [&](int b) -> const Tensor& {
+  auto ensure_plain = [&](int b) -> const Tensor& {
     Tensor& t = bufs[static_cast<size_t>(b)];
     if (t.defined()) return t;
     const passes::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
     switch (pb.role) {
       case BufferRole::Input: t = inputs.at(static_cast<size_t>(pb.input_index)); break;
+      case BufferRole::View: break;  // below (a view's base is never a view)
       case BufferRole::Output: t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)]); break;
       case BufferRole::Temp: {
         if (pb.slot < 0) {
@@ -130,6 +131,18 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         break;
       }
     }
+    return t;
+  };
+  auto ensure = [&](int b) -> const Tensor& {
+    const passes::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+    Tensor& t = bufs[static_cast<size_t>(b)];
+    if (pb.role != BufferRole::View || t.defined()) return ensure_plain(b);
+    const Tensor& base = ensure_plain(pb.base);
+    std::vector<int64_t> strides;
+    for (const ir::Expr& e : pb.strides)
+      strides.push_back(e.is_const() ? e.as_const() : FastExpr(e, plan_.params).eval(pv.data()));
+    t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*sizes)[static_cast<size_t>(b)],
+                                          std::move(strides), base.impl()->storage_offset()));
     return t;
   };
 
