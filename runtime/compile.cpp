@@ -157,6 +157,15 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
                 e->code.optimize_ms, e->code.codegen_ms);
   }
   compiles.fetch_add(1);
+  if (rt::log_enabled(rt::LogChannel::Perf)) {
+    double passes_ms = 0;
+    for (const passes::PassRecord& p : e->pipeline.passes) passes_ms += p.ms;
+    rt::log(rt::LogChannel::Perf,
+            fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}, passes {:.2f}, LLVM build {:.2f}, optimize {:.2f}, "
+                        "machine code {:.2f}), {} kernels",
+                        opts.name, ms_since(t0), e->trace_ms, passes_ms, e->code.build_ms, e->code.optimize_ms,
+                        e->code.codegen_ms, e->kernels));
+  }
   KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
   if (dump) {
     const std::string dir = rt::debug_dump_dir(opts.name);
@@ -195,6 +204,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     for (const auto& e : s.entries)
       if (e->guards.check(args)) {
         s.hits.fetch_add(1, std::memory_order_relaxed);
+        KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
         s.kernels.store(e->kernels, std::memory_order_relaxed);
         std::shared_ptr<const Entry> keep = e;
         lock.unlock();
@@ -217,6 +227,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     if (!s.entries.empty()) last = s.entries.back();
   }
   s.misses.fetch_add(1);
+  KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache miss ({} entries)", s.opts.name, s.entries.size());
   std::string why = "no entry yet";
   if (last) {
     if (auto f = last->guards.first_failure(args)) why = "guard failed: " + f->str();
