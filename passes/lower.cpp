@@ -542,7 +542,11 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   const ScalarType out_dt = v->type().dtype;
   const ScalarType in_dt = n->input(0)->type().dtype;
   const int64_t total = *numel_const(ri.dom.sizes);
-  const int64_t chunks = std::min<int64_t>(256, std::max<int64_t>(1, total / 16384));
+  // Partials over dim 0 when it is long enough (each partial reduces the inner dims with
+  // plain index arithmetic), else over fixed chunks of the flattened input.
+  const std::vector<Expr>& sz = ri.dom.sizes;
+  const bool by_rows = sz.size() >= 2 && sz[0].is_const() && sz[0].as_const() >= 16;
+  const int64_t chunks = by_rows ? sz[0].as_const() : std::min<int64_t>(256, std::max<int64_t>(1, total / 16384));
   const int64_t chunk = (total + chunks - 1) / chunks;
   // Partial buffer: one value per chunk, in the accumulation dtype.
   const ScalarType acc = (ri.op == ir::ReductionOp::any || ri.op == ir::ReductionOp::all) ? ScalarType::Bool : out_dt;
@@ -557,9 +561,18 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.kernel().grid = {Expr(chunks)};
     const Expr p0 = ir::grid_expr(0);
-    kb.open_stage(ir::StageKind::Reduce, {ir::min(Expr(chunk), Expr(total) - p0 * chunk)});
-    const Expr flat = p0 * chunk + ir::stage_expr(0);
-    int x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
+    int x;
+    if (by_rows) {
+      const std::vector<Expr> inner(sz.begin() + 1, sz.end());
+      kb.open_stage(ir::StageKind::Reduce, inner);
+      std::vector<Expr> idx{p0};
+      for (size_t i = 0; i < inner.size(); ++i) idx.push_back(loop_var(inner[i], ir::stage_expr(i)));
+      x = kb.eval(n->input(0), idx);
+    } else {
+      kb.open_stage(ir::StageKind::Reduce, {ir::min(Expr(chunk), Expr(total) - p0 * chunk)});
+      const Expr flat = p0 * chunk + ir::stage_expr(0);
+      x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
+    }
     if (acc != in_dt) {
       KInst c;
       c.kind = KOp::Compute;
