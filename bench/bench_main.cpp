@@ -7,7 +7,8 @@
 // ratios and whether the target is met; then the overhead and compile-time rows. The
 // tables are Markdown, ready to paste into bench/README.md.
 //
-// Defaults: --benchmark_min_time=0.05 unless given; the disk compile cache is off
+// Defaults: --benchmark_min_time=0.1 and --benchmark_repetitions=3 unless given (the summary
+// uses the median of the repetitions); the disk compile cache is off
 // (KILN_DISABLE_CACHE=1 unless set) so "cold compile" means a real compilation.
 #include "bench/bench_common.h"
 #include "bench/bench_fused.h"
@@ -138,11 +139,15 @@ int main(int argc, char** argv) {
   // Cold compile must compile: no disk cache unless the user asks for one explicitly.
   setenv("KILN_DISABLE_CACHE", "1", /*overwrite=*/0);
   std::vector<char*> args(argv, argv + argc);
-  bool has_min_time = false;
-  for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]).rfind("--benchmark_min_time", 0) == 0) has_min_time = true;
-  static char default_min_time[] = "--benchmark_min_time=0.05";
-  if (!has_min_time) args.push_back(default_min_time);
+  auto given = [&](std::string_view flag) {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]).rfind(flag, 0) == 0) return true;
+    return false;
+  };
+  static char default_min_time[] = "--benchmark_min_time=0.1";
+  static char default_repetitions[] = "--benchmark_repetitions=3";
+  if (!given("--benchmark_min_time")) args.push_back(default_min_time);
+  if (!given("--benchmark_repetitions")) args.push_back(default_repetitions);
   int n = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&n, args.data());

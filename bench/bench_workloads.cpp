@@ -77,7 +77,7 @@ std::unique_ptr<Instance> instance(Fn fn, Inputs in, std::vector<int64_t> out_si
 }
 
 void add_pointwise(std::vector<Workload>& ws, const std::string& tag, int64_t n) {
-  Workload w{"pointwise/" + tag, "a/(|a|+1)*b " + tag, 12.0 * static_cast<double>(n), 0,
+  Workload w{"pointwise/" + tag, "a/(abs(a)+1)*b " + tag, 12.0 * static_cast<double>(n), 0,
              n >= (1 << 20) ? Target::Fused125 : Target::None, 1e-5, {}};
   w.make = [n] {
     return instance<2>([](const Tensor& a, const Tensor& b) { return a / (abs(a) + 1) * b; },
