@@ -150,11 +150,20 @@ class KernelBuilder {
   ir::KStage& stage() { return *cur_; }
   void close_stage() {
     k_.stages.push_back(std::move(stack_.back().stage));
+    closed_memos_.push_back(std::move(stack_.back().memo));
     stack_.pop_back();
     cur_ = stack_.empty() ? nullptr : &stack_.back().stage;
     memo_ = stack_.empty() ? nullptr : &stack_.back().memo;
   }
   int new_id() { return next_id_++; }
+  // Row kernels: the final stage stores buffer `out` at `idx`. One value that an earlier
+  // reduce stage already computed at that same index (softmax's exp) is stored there by that
+  // stage and loaded back, instead of being recomputed.
+  void allow_forwarding(int out, std::vector<Expr> idx, Expr linear) {
+    fwd_buffer_ = out;
+    fwd_idx_ = std::move(idx);
+    fwd_linear_ = std::move(linear);
+  }
   // Closes the current Reduce stage folding `x` with `op`; returns the result id.
   int finish_reduce(ir::ReductionOp op, int x, ScalarType acc) {
     cur_->reduce_op = op;
@@ -182,6 +191,18 @@ class KernelBuilder {
 
  private:
   int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
+ public:
+  // Builds the reduce stage of reduction `n` (of this row kernel) now, at its own row.
+  void prepare_reduction(const Node* n) {
+    const ReduceInfo ri = reduce_info(n);
+    std::vector<Expr> at = grid_idx;
+    if (ri.keepdim) at = ri.dom.interleave(grid_idx, std::vector<Expr>(ri.dom.dims.size(), Expr(0)));
+    reduce_result(n, at);
+  }
+
+ private:
+  int forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
+                  const std::vector<Expr>& idx);
   int reduce_result(const Node* n, const std::vector<Expr>& idx);
   int compute(OpKind op, ScalarType dt, std::vector<int> operands, ir::AttrList attrs = {}) {
     KInst in;
@@ -217,6 +238,11 @@ class KernelBuilder {
   ir::KStage* cur_ = nullptr;
   std::map<std::pair<const Value*, std::vector<const void*>>, int>* memo_ = nullptr;
   std::map<const Node*, int> reduce_results_;
+  std::vector<std::map<std::pair<const Value*, std::vector<const void*>>, int>> closed_memos_;
+  int fwd_buffer_ = -1;
+  bool forwarded_ = false;
+  std::vector<Expr> fwd_idx_;
+  Expr fwd_linear_;
   int next_id_ = 0;
 };
 
@@ -281,11 +307,38 @@ int KernelBuilder::eval(const Value* v, const std::vector<Expr>& idx) {
     id = emit(std::move(in));
   } else if (v->is_input()) {
     internal_fail("lower: graph input {} has no buffer", v->name());
+  } else if (int f = forwardable(mk, v, idx); f >= 0) {
+    id = f;
   } else {
     id = eval_node(v->producer(), v, idx);
   }
   (*memo_)[mk] = id;
   return id;
+}
+
+int KernelBuilder::forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
+                               const std::vector<Expr>& idx) {
+  if (fwd_buffer_ < 0 || forwarded_ || idx != fwd_idx_ || v->type().dtype != l_.buffer(fwd_buffer_).type.dtype) return -1;
+  for (size_t s = 0; s < closed_memos_.size(); ++s) {
+    auto it = closed_memos_[s].find(mk);
+    if (it == closed_memos_[s].end() || k_.stages[s].kind != ir::StageKind::Reduce) continue;
+    const int out_arg = arg_for(fwd_buffer_, true);
+    KInst st;
+    st.kind = KOp::Store;
+    st.dtype = v->type().dtype;
+    st.arg = out_arg;
+    st.index = fwd_linear_;
+    st.operands = {it->second};
+    k_.stages[s].body.push_back(std::move(st));
+    KInst ld;
+    ld.kind = KOp::Load;
+    ld.dtype = v->type().dtype;
+    ld.arg = out_arg;
+    ld.index = fwd_linear_;
+    forwarded_ = true;
+    return emit(std::move(ld));
+  }
+  return -1;
 }
 
 int KernelBuilder::reduce_result(const Node* n, const std::vector<Expr>& idx) {
@@ -519,6 +572,9 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     std::vector<Expr> red_idx;
     for (size_t i = 0; i < stage_ext.size(); ++i) red_idx.push_back(loop_var(stage_ext[i], ir::stage_expr(i)));
     store_idx = dom.interleave(grid_idx, red_idx);
+    kb.allow_forwarding(out_buffer, store_idx, linear_index(store_idx, plan_.buffers[out_buffer].strides));
+    // Reduce stages first, so that the final stage can reuse what they computed.
+    for (auto it = reds.rbegin(); it != reds.rend(); ++it) kb.prepare_reduction(*it);
   }
   const int val = kb.eval_root(v, store_idx);
   kb.store(out_buffer, linear_index(store_idx, plan_.buffers[out_buffer].strides), val, v->type().dtype);
