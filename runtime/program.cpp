@@ -2,6 +2,7 @@
 #include "runtime/program.h"
 
 #include "frontend/error.h"
+#include "frontend/random.h"
 #include "frontend/tensor_impl.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
@@ -181,7 +182,20 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           const Tensor& out = ensure(st.buffers.back());
           if (blas_matmul(st.op, ins.at(0), ins.at(1), out)) break;
         }
-        std::vector<Tensor> res = interpret_op(st.op, ins, st.attrs);
+        std::vector<Tensor> res;
+        if (ir::op_info(st.op).family == ir::OpFamily::Random) {
+          // A random op draws fresh values on every call, from the default generator, exactly
+          // as the eager op would at this point of the program (a traced (seed, offset) would
+          // replay the trace's draw forever).
+          ir::AttrList a = st.attrs;
+          const ir::OpSchema& schema = ir::op_info(st.op).schema;
+          Generator& g = default_generator();
+          a.values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
+          a.values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
+          res = interpret_op(st.op, ins, a);
+        } else {
+          res = interpret_op(st.op, ins, st.attrs);
+        }
         for (size_t i = 0; i < n_out; ++i) {
           const int b = st.buffers[st.buffers.size() - n_out + i];
           if (bufs[static_cast<size_t>(b)].defined()) bufs[static_cast<size_t>(b)].copy_(res[i]);

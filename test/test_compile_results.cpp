@@ -125,13 +125,16 @@ TEST(CompileResults, BackendsAgree) {
 
 // Eager semantics: each call of x + randn(...) draws new numbers. A random tensor made while
 // tracing must not become a lifted constant that every later call reuses.
-// KNOWN BUG (disabled until fixed): the tracer runs factories eagerly and lifts their result
-// (frontend/tracer.h), so every call of the compiled function returns the same numbers.
-TEST(CompileResults, DISABLED_RandomFactoryInsideDrawsFreshValuesPerCall) {
+TEST(CompileResults, RandomFactoryInsideDrawsFreshValuesPerCall) {
   auto f = compile([](const Tensor& x) { return x + randn({64}); });
   Tensor x = zeros({64});
   Tensor r1 = f(x), r2 = f(x);
   EXPECT_FALSE(equal(r1, r2)) << "two calls returned the same random numbers";
+  // Each call draws what the eager op would draw from the default generator at that point.
+  manual_seed(5);
+  Tensor r3 = f(x);
+  manual_seed(5);
+  EXPECT_TRUE(equal(r3, randn({64})));
 }
 
 // Eager semantics: an in-place op on an argument mutates the caller's tensor.
