@@ -73,6 +73,10 @@ struct Entry {
   cpu::CodegenResult code;
   double trace_ms = 0;
   std::string guards_text;
+  // In-place updates of arguments: (tensor argument position, extra graph output) pairs,
+  // written back into the caller's tensors after each run; user outputs come first.
+  std::vector<std::pair<size_t, size_t>> writebacks;
+  size_t num_outputs = 0;
 };
 
 }  // namespace
@@ -105,9 +109,11 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   // Trace: tensors are replaced by traced stand-ins; scalars are passed as they are.
   const auto t0 = std::chrono::steady_clock::now();
   TracedProgram tp;
+  std::vector<Tensor> traced_args;
   try {
     tp = trace(
         [&](const std::vector<Tensor>& traced) {
+          traced_args = traced;
           std::vector<ArgValue> targs = args;
           size_t k = 0;
           for (ArgValue& a : targs)
@@ -121,6 +127,16 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   }
   e->trace_ms = ms_since(t0);
   traces.fetch_add(1);
+  // An argument updated in place (a.add_(1)) was rebound to a new value by the tracer: that
+  // value becomes an extra output, copied back into the caller's tensor after each run.
+  e->num_outputs = tp.graph->outputs().size();
+  for (size_t k = 0; k < traced_args.size(); ++k) {
+    ir::Value* now = traced_args[k].impl()->value();
+    if (now != tp.graph->inputs().at(k)) {
+      e->writebacks.push_back({k, tp.graph->outputs().size()});
+      tp.graph->add_output(now);
+    }
+  }
   e->lifted = tp.lifted;
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp.graph));
 
@@ -186,8 +202,11 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a)) inputs.push_back(*t);
   inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());
-  if (e.program) return e.program->run(inputs);
-  return rt::interpret(*e.graph, inputs);
+  std::vector<Tensor> outs = e.program ? e.program->run(inputs) : rt::interpret(*e.graph, inputs);
+  if (e.writebacks.empty()) return outs;
+  for (const auto& [arg, out] : e.writebacks) inputs[arg].copy_(outs.at(out));
+  outs.resize(e.num_outputs);
+  return outs;
 }
 
 std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
