@@ -13,6 +13,8 @@
 #include "runtime/program.h"
 #include "test_fusion_check.h"
 
+#include "test_support/files.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,18 +34,11 @@ fs::path corpus_dir() { return fs::path(KILN_TEST_DATA_DIR) / "fusion_corpus"; }
 
 std::vector<std::string> corpus_files() {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(corpus_dir()))
-    if (e.path().extension() == ".kir") names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
+  for (const fs::path& p : test::files_with_extension(corpus_dir(), ".kir")) names.push_back(p.filename().string());
   return names;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 // Seeded random inputs matching the graph's (static) input types.
 std::vector<Tensor> random_inputs(const ir::Graph& g, uint64_t seed) {

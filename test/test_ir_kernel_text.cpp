@@ -6,6 +6,8 @@
 #include "ir/kernel.h"
 #include "ir/kernel_text.h"
 
+#include "test_support/files.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,19 +21,10 @@
 namespace kiln::ir {
 namespace {
 
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 std::vector<std::filesystem::path> corpus_files() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(KILN_TEST_DATA_DIR "/ir_corpus"))
-    if (entry.path().extension() == ".kk") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  return files;
+  return test::files_with_extension(KILN_TEST_DATA_DIR "/ir_corpus", ".kk");
 }
 
 std::vector<Kernel> corpus() {
