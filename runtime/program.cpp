@@ -76,6 +76,10 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
   if (kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
   for (const passes::PlanBuffer& b : plan_.buffers) {
+    std::vector<FastExpr> vs;
+    if (b.role == BufferRole::View)
+      for (const ir::Expr& e : b.strides) vs.emplace_back(e, plan_.params);
+    view_stride_exprs_.push_back(std::move(vs));
     if (static_) {
       buffer_sizes_.push_back(b.type.static_sizes());
       continue;
@@ -140,8 +144,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     if (pb.role != BufferRole::View || t.defined()) return ensure_plain(b);
     const Tensor& base = ensure_plain(pb.base);
     std::vector<int64_t> strides;
-    for (const ir::Expr& e : pb.strides)
-      strides.push_back(e.is_const() ? e.as_const() : FastExpr(e, plan_.params).eval(pv.data()));
+    for (const FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(pv.data()));
     t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*sizes)[static_cast<size_t>(b)],
                                           std::move(strides), base.impl()->storage_offset()));
     return t;

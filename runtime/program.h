@@ -51,6 +51,7 @@ class Program {
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
   std::vector<int64_t> slot_bytes_;
   std::vector<std::vector<FastExpr>> buffer_size_exprs_;  // symbolic plans
+  std::vector<std::vector<FastExpr>> view_stride_exprs_;  // per buffer: View strides (else empty)
   std::vector<FastExpr> slot_byte_exprs_;
 };
 
