@@ -9,6 +9,7 @@
 #include "ir/kernel_text.h"
 
 #include "frontend/error.h"
+#include "ir/text_attr.h"
 #include "ir/text_lexer.h"
 
 #include <charconv>
@@ -269,7 +270,7 @@ class KernelParser {
       auto& slot = vals[static_cast<size_t>(idx)];
       if (slot) lex_.error(name, "duplicate attribute '{}'", name.text);
       lex_.expect(Tok::Equals, fmt::format("'=' after attribute name '{}'", name.text));
-      slot = parse_attr_value(info.schema.attr_args[static_cast<size_t>(idx)]);
+      slot = text::parse_attr_value(lex_, info.schema.attr_args[static_cast<size_t>(idx)]);
       if (take(Tok::Comma)) continue;
       if (!lex_.at(Tok::RBrace)) lex_.error(lex_.peek(), "expected ',' or '}}' after an attribute, got {}", got());
       break;
@@ -285,9 +286,6 @@ class KernelParser {
     return AttrList(std::move(out));
   }
 
-  [[noreturn]] void bad_value(const SchemaArg& arg, const Token& t) {
-    lex_.error(t, "expected {} for attribute '{}', got {}", arg_type_name(arg.type), arg.name, Lexer::describe(t));
-  }
 
   bool take_ident(std::string_view word) {
     if (!lex_.at_ident(word)) return false;
@@ -334,73 +332,6 @@ class KernelParser {
     lex_.error(lex_.peek(), "expected a constant (true, false, a number, inf or nan), got {}", got());
   }
 
-  AttrValue parse_attr_value(const SchemaArg& arg) {
-    const Token t = lex_.peek();
-    switch (arg.type) {
-      case ArgType::Tensor:
-      case ArgType::TensorList: internal_fail("kernel attribute '{}' is a tensor argument", arg.name);
-      case ArgType::Int: return text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name));
-      case ArgType::OptInt:
-        if (take_ident("none")) return std::monostate{};
-        return text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name));
-      case ArgType::IntList: {
-        if (!take(Tok::LBracket)) bad_value(arg, t);
-        std::vector<int64_t> out;
-        while (!lex_.at(Tok::RBracket)) {
-          out.push_back(text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name)));
-          if (!take(Tok::Comma)) break;
-        }
-        lex_.expect(Tok::RBracket, fmt::format("',' or ']' in attribute '{}'", arg.name));
-        return out;
-      }
-      case ArgType::Float: {
-        auto s = parse_number();
-        if (!s) bad_value(arg, t);
-        return s->to_double();
-      }
-      case ArgType::Bool:
-        if (take_ident("true")) return true;
-        if (take_ident("false")) return false;
-        bad_value(arg, t);
-      case ArgType::Str:
-        if (t.kind != Tok::String) bad_value(arg, t);
-        return lex_.next().text;
-      case ArgType::OptStr:
-        if (take_ident("none")) return std::monostate{};
-        if (t.kind != Tok::String) bad_value(arg, t);
-        return lex_.next().text;
-      case ArgType::ScalarType: {
-        if (t.kind != Tok::Ident) bad_value(arg, t);
-        return parse_dtype();
-      }
-      case ArgType::Scalar: {
-        if (t.kind == Tok::Ident && t.text != "true" && t.text != "false" && t.text != "inf" && t.text != "nan")
-          bad_value(arg, t);
-        return parse_scalar();
-      }
-      case ArgType::SymInt: return text::parse_expr(lex_);
-      case ArgType::SymIntList: {
-        if (!take(Tok::LBracket)) bad_value(arg, t);
-        std::vector<Expr> out;
-        while (!lex_.at(Tok::RBracket)) {
-          out.push_back(text::parse_expr(lex_));
-          if (!take(Tok::Comma)) break;
-        }
-        lex_.expect(Tok::RBracket, fmt::format("',' or ']' in attribute '{}'", arg.name));
-        return out;
-      }
-      case ArgType::Device: {
-        if (take_ident("cpu")) return Device();
-        if (!take_ident("cuda")) lex_.error(t, "expected a device (cpu or cuda:N), got {}", Lexer::describe(t));
-        if (!take(Tok::Colon)) return Device(DeviceType::CUDA, 0);
-        const Token idx = lex_.peek();
-        int64_t v = text::parse_int_literal(lex_, "a device index after 'cuda:'");
-        if (v < 0 || v > std::numeric_limits<int>::max()) lex_.error(idx, "device index {} is out of range", v);
-        return Device(DeviceType::CUDA, static_cast<int>(v));
-      }
-    }
-    internal_fail("parse_attr_value: bad ArgType");
-  }
 
   Lexer lex_;
   std::map<int, ScalarType> types_;  // dtypes of the values in scope (a store takes its operand's)

@@ -9,6 +9,7 @@
 #include "frontend/error.h"
 #include "ir/shape_fns.h"
 #include "ir/text.h"
+#include "ir/text_attr.h"
 #include "ir/text_lexer.h"
 #include "ir/verifier.h"
 
@@ -83,54 +84,13 @@ class Parser {
     auto dtype = dtype_from_short_name(dt.text);
     if (!dtype) lex_.error(dt, "unknown dtype '{}'", dt.text);
     lex_.expect(Tok::LBracket, fmt::format("'[' after dtype {}", dt.text));
-    std::vector<Expr> sizes = parse_expr_list_tail();
+    std::vector<Expr> sizes = text::parse_expr_list_tail(lex_);
     Device dev;
     if (lex_.at(Tok::At)) {
       lex_.next();
-      dev = parse_device();
+      dev = text::parse_device(lex_);
     }
     return TensorType(*dtype, std::move(sizes), dev);
-  }
-
-  // After '[': expressions separated by ',' up to ']'.
-  std::vector<Expr> parse_expr_list_tail() {
-    std::vector<Expr> out;
-    lex_.set_expr_mode(true);
-    if (!lex_.at(Tok::RBracket)) {
-      while (true) {
-        out.push_back(text::parse_expr(lex_));
-        lex_.set_expr_mode(true);
-        if (lex_.at(Tok::Comma)) {
-          lex_.next();
-          continue;
-        }
-        if (!lex_.at(Tok::RBracket))
-          lex_.error(lex_.peek(), "expected ',' or ']' in a list of sizes, got {}", Lexer::describe(lex_.peek()));
-        break;
-      }
-    }
-    lex_.next();
-    lex_.set_expr_mode(false);
-    return out;
-  }
-
-  Device parse_device() {
-    const Token& t = lex_.peek();
-    if (t.kind == Tok::Ident && t.text == "cpu") {
-      lex_.next();
-      return Device();
-    }
-    if (t.kind == Tok::Ident && t.text == "cuda") {
-      lex_.next();
-      if (!lex_.at(Tok::Colon)) return Device(DeviceType::CUDA, 0);
-      lex_.next();
-      Token idx = lex_.expect(Tok::Int, "a device index after 'cuda:'");
-      int v = 0;
-      auto [p, ec] = std::from_chars(idx.raw.data(), idx.raw.data() + idx.raw.size(), v);
-      if (ec != std::errc() || p != idx.raw.data() + idx.raw.size()) lex_.error(idx, "device index {} is out of range", idx.raw);
-      return Device(DeviceType::CUDA, v);
-    }
-    lex_.error(t, "expected a device (cpu or cuda:N), got {}", Lexer::describe(t));
   }
 
   void parse_node() {
@@ -251,121 +211,7 @@ class Parser {
     if (idx < 0) lex_.error(name, "unknown attribute '{}' for {} (schema: {})", name.text, info.name, info.schema_text);
     if (attrs[static_cast<size_t>(idx)]) lex_.error(name, "duplicate attribute '{}'", name.text);
     lex_.expect(Tok::Equals, fmt::format("'=' after attribute name '{}'", name.text));
-    attrs[static_cast<size_t>(idx)] = parse_attr_value(info.schema.attr_args[static_cast<size_t>(idx)]);
-  }
-
-  [[noreturn]] void bad_value(const SchemaArg& arg, const Token& t) {
-    lex_.error(t, "expected {} for attribute '{}', got {}", arg_type_name(arg.type), arg.name, Lexer::describe(t));
-  }
-
-  bool take_ident(std::string_view word) {
-    if (!lex_.at_ident(word)) return false;
-    lex_.next();
-    return true;
-  }
-
-  int64_t parse_int(const SchemaArg& arg) {
-    return text::parse_int_literal(lex_, fmt::format("int for attribute '{}'", arg.name));
-  }
-
-  std::vector<int64_t> parse_int_list(const SchemaArg& arg) {
-    if (!lex_.at(Tok::LBracket)) bad_value(arg, lex_.peek());
-    lex_.next();
-    std::vector<int64_t> out;
-    if (!lex_.at(Tok::RBracket)) {
-      while (true) {
-        out.push_back(parse_int(arg));
-        if (!lex_.at(Tok::Comma)) break;
-        lex_.next();
-      }
-    }
-    lex_.expect(Tok::RBracket, fmt::format("',' or ']' in attribute '{}'", arg.name));
-    return out;
-  }
-
-  // A number with optional sign: ints and floats as written, inf and nan. Returns the token
-  // kind that carried it (Int for integers).
-  std::optional<std::pair<Tok, double>> parse_number(int64_t* as_int, const SchemaArg& arg) {
-    bool neg = lex_.at(Tok::Minus);
-    Token sign_tok = lex_.peek();
-    if (neg) lex_.next();
-    const Token t = lex_.peek();
-    if (t.kind == Tok::Int) {
-      lex_.next();
-      if (as_int) {
-        uint64_t mag = 0;
-        auto [p, ec] = std::from_chars(t.raw.data(), t.raw.data() + t.raw.size(), mag);
-        uint64_t limit = neg ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
-        if (ec != std::errc() || p != t.raw.data() + t.raw.size() || mag > limit)
-          lex_.error(t, "integer literal '{}{}' is out of range", neg ? "-" : "", t.raw);
-        *as_int = neg ? static_cast<int64_t>(uint64_t{0} - mag) : static_cast<int64_t>(mag);
-      }
-      return std::pair<Tok, double>{Tok::Int, to_double(t, neg)};
-    }
-    if (t.kind == Tok::Float) {
-      lex_.next();
-      return std::pair<Tok, double>{Tok::Float, to_double(t, neg)};
-    }
-    if (t.kind == Tok::Ident && (t.text == "inf" || t.text == "nan")) {
-      lex_.next();
-      double v = t.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
-      return std::pair<Tok, double>{Tok::Float, neg ? -v : v};
-    }
-    bad_value(arg, neg ? sign_tok : t);
-  }
-
-  double to_double(const Token& t, bool neg) {
-    double v = 0;
-    auto [p, ec] = std::from_chars(t.raw.data(), t.raw.data() + t.raw.size(), v);
-    if (ec != std::errc() || p != t.raw.data() + t.raw.size()) lex_.error(t, "bad number '{}'", t.raw);
-    return neg ? -v : v;
-  }
-
-  AttrValue parse_attr_value(const SchemaArg& arg) {
-    const Token t = lex_.peek();
-    switch (arg.type) {
-      case ArgType::Tensor:
-      case ArgType::TensorList: internal_fail("parse_attr_value: tensor argument '{}'", arg.name);
-      case ArgType::Int: return parse_int(arg);
-      case ArgType::OptInt:
-        if (take_ident("none")) return std::monostate{};
-        return parse_int(arg);
-      case ArgType::IntList: return parse_int_list(arg);
-      case ArgType::Float: return parse_number(nullptr, arg)->second;
-      case ArgType::Bool:
-        if (take_ident("true")) return true;
-        if (take_ident("false")) return false;
-        bad_value(arg, t);
-      case ArgType::Str:
-        if (t.kind != Tok::String) bad_value(arg, t);
-        return lex_.next().text;
-      case ArgType::OptStr:
-        if (take_ident("none")) return std::monostate{};
-        if (t.kind != Tok::String) bad_value(arg, t);
-        return lex_.next().text;
-      case ArgType::ScalarType: {
-        if (t.kind != Tok::Ident) bad_value(arg, t);
-        auto dt = dtype_from_short_name(t.text);
-        if (!dt) lex_.error(t, "unknown dtype '{}'", t.text);
-        lex_.next();
-        return *dt;
-      }
-      case ArgType::Scalar: {
-        if (take_ident("true")) return Scalar(true);
-        if (take_ident("false")) return Scalar(false);
-        int64_t i = 0;
-        auto num = parse_number(&i, arg);
-        if (num->first == Tok::Int) return Scalar(i);
-        return Scalar(num->second);
-      }
-      case ArgType::SymInt: return text::parse_expr(lex_);
-      case ArgType::SymIntList:
-        if (t.kind != Tok::LBracket) bad_value(arg, t);
-        lex_.next();
-        return parse_expr_list_tail();
-      case ArgType::Device: return parse_device();
-    }
-    internal_fail("parse_attr_value: bad ArgType");
+    attrs[static_cast<size_t>(idx)] = text::parse_attr_value(lex_, info.schema.attr_args[static_cast<size_t>(idx)]);
   }
 
   void parse_return() {
