@@ -284,22 +284,19 @@ llvm::Value* reduce_combine(ScalarEmitter& e, ir::ReductionOp op, ScalarType acc
   const bool logical = op == ir::ReductionOp::any || op == ir::ReductionOp::all;
   if (!logical && x->getType() != a->getType())
     internal_fail("reduce_combine: {} value type differs from the {} accumulator", ir::reduction_name(op), dtype_name(acc));
-  llvm::FastMathFlags reassoc;
-  reassoc.setAllowReassoc();
+  // Only `reassoc`: lets the loop vectorizer reorder the fold, nothing else changes.
+  auto reassociable = [](llvm::Value* r) {
+    llvm::FastMathFlags reassoc;
+    reassoc.setAllowReassoc();
+    if (auto* i = llvm::dyn_cast<llvm::Instruction>(r)) i->setFastMathFlags(reassoc);
+    return r;
+  };
   switch (op) {
     case ir::ReductionOp::sum:
-      if (flt) {
-        llvm::Value* r = b.CreateFAdd(a, x);
-        if (auto* i = llvm::dyn_cast<llvm::Instruction>(r)) i->setFastMathFlags(reassoc);
-        return r;
-      }
+      if (flt) return reassociable(b.CreateFAdd(a, x));
       return bl ? b.CreateOr(a, x) : b.CreateAdd(a, x);
     case ir::ReductionOp::prod:
-      if (flt) {
-        llvm::Value* r = b.CreateFMul(a, x);
-        if (auto* i = llvm::dyn_cast<llvm::Instruction>(r)) i->setFastMathFlags(reassoc);
-        return r;
-      }
+      if (flt) return reassociable(b.CreateFMul(a, x));
       return bl ? b.CreateAnd(a, x) : b.CreateMul(a, x);
     case ir::ReductionOp::amax:
       if (flt) return intrinsic2(e, llvm::Intrinsic::maximum, a, x);

@@ -2,6 +2,7 @@
 #include "passes/lower_index.h"
 
 #include "frontend/error.h"
+#include "passes/lower.h"
 
 #include <set>
 
@@ -50,18 +51,7 @@ namespace {
 // (a group of one input and one output dim maps the index through unchanged).
 std::vector<Expr> reshape_source(const std::vector<Expr>& in, const std::vector<Expr>& out, const std::vector<Expr>& idx) {
   const bool static_shapes = all_const(in) && all_const(out);
-  if (!static_shapes) {  // one group: flatten and unflatten
-    const std::vector<Expr> st = [&] {
-      std::vector<Expr> s(out.size());
-      Expr acc = 1;
-      for (size_t i = out.size(); i-- > 0;) {
-        s[i] = acc;
-        acc = acc * out[i];
-      }
-      return s;
-    }();
-    return unravel(linear_index(idx, st), in);
-  }
+  if (!static_shapes) return unravel(linear_index(idx, contiguous_strides(out)), in);  // one group
   const std::vector<int64_t> a = to_ints(in), b = to_ints(out);
   std::vector<Expr> src(a.size(), Expr(0));
   size_t i = 0, j = 0;
