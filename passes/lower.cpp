@@ -261,6 +261,23 @@ class Lowerer {
   // An extern call's operand: a permute of a buffer is passed as a strided view, no copy.
   int extern_operand(const Value* v);
   const LowerOptions& opts() const { return opts_; }
+  // The value of a size at trace time (symbols take their hints): for performance choices only.
+  int64_t hinted(const Expr& e) const {
+    if (auto c = e.maybe_const()) return *c;
+    std::vector<std::string> syms;
+    e.collect_symbols(syms);
+    std::map<std::string, int64_t> b;
+    for (const std::string& s : syms) {
+      auto it = opts_.hints.find(s);
+      b[s] = it == opts_.hints.end() ? LowerOptions::kDefaultSizeHint : it->second;
+    }
+    return e.evaluate(b);
+  }
+  int64_t hinted_numel(const std::vector<Expr>& sizes) const {
+    int64_t n = 1;
+    for (const Expr& e : sizes) n *= hinted(e);
+    return n;
+  }
 
  private:
   int new_buffer(const Value* v, BufferRole role);
@@ -540,11 +557,10 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     else if (vs == keep1) shape_case = KeepDim;
     else if (vs == dom.kept()) shape_case = Kept;
     else throw Refuse{reds.front()};
-    // A large reduction to a single point is split so that it runs in parallel.
+    // A large reduction to a single point is split so that it runs in parallel (symbolic
+    // sizes: judged by their hints; the split kernels are correct for every size).
     const std::vector<Expr> kept = dom.kept();
-    const bool one_row = all_const(kept) && to_ints(kept).size() == 0;
-    auto rn = numel_const(dom.reduced());
-    if (one_row && rn && *rn >= opts_.split_reduction_min) {
+    if (kept.empty() && hinted_numel(dom.reduced()) >= opts_.split_reduction_min) {
       if (reds.size() == 1 && reds.front()->output() == v && split_supported(reduce_info(reds.front()).op)) {
         build_split_reduction(v, out_buffer);
         return true;
@@ -597,25 +613,30 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   const ReduceInfo ri = reduce_info(n);
   const ScalarType out_dt = v->type().dtype;
   const ScalarType in_dt = n->input(0)->type().dtype;
-  const int64_t total = *numel_const(ri.dom.sizes);
-  // Partials over dim 0 when it is long enough (each partial reduces the inner dims with
-  // plain index arithmetic), else over fixed chunks of the flattened input.
   const std::vector<Expr>& sz = ri.dom.sizes;
-  const bool by_rows = sz.size() >= 2 && sz[0].is_const() && sz[0].as_const() >= 16;
-  const int64_t chunks = by_rows ? sz[0].as_const() : std::min<int64_t>(256, std::max<int64_t>(1, total / 16384));
-  const int64_t chunk = (total + chunks - 1) / chunks;
+  Expr total = 1;
+  for (const Expr& e : sz) total = total * e;
+  // Partials over dim 0 when it is long enough (each partial reduces the inner dims with
+  // plain index arithmetic), else over a fixed number of chunks of the flattened input, each
+  // ceil(total / chunks) long (the last ones shorter or empty). With symbolic sizes the
+  // choice and the chunk count come from the hints; the lengths stay symbolic.
+  const bool by_rows = sz.size() >= 2 && hinted(sz[0]) >= 16;
+  const Expr chunks =
+      by_rows ? sz[0] : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(total) / 16384)));
+  const Expr chunk = total.is_const() ? Expr((total.as_const() + chunks.as_const() - 1) / chunks.as_const())
+                                      : ir::floordiv(total + chunks - 1, chunks);
   // Partial buffer: one value per chunk, in the accumulation dtype.
   const ScalarType acc = (ri.op == ir::ReductionOp::any || ri.op == ir::ReductionOp::all) ? ScalarType::Bool : out_dt;
   PlanBuffer pb;
   pb.role = BufferRole::Temp;
-  pb.type = ir::TensorType(acc, {Expr(chunks)});
+  pb.type = ir::TensorType(acc, {chunks});
   pb.strides = {Expr(1)};
   plan_.buffers.push_back(pb);
   const int partial = static_cast<int>(plan_.buffers.size() - 1);
 
   {  // partial sums: grid [chunks], each reducing a contiguous run of the flattened input
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
-    kb.kernel().grid = {Expr(chunks)};
+    kb.kernel().grid = {chunks};
     const Expr p0 = ir::grid_expr(0);
     int x;
     if (by_rows) {
@@ -625,7 +646,10 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
       for (size_t i = 0; i < inner.size(); ++i) idx.push_back(loop_var(inner[i], ir::stage_expr(i)));
       x = kb.eval(n->input(0), idx);
     } else {
-      kb.open_stage(ir::StageKind::Reduce, {ir::min(Expr(chunk), Expr(total) - p0 * chunk)});
+      // Static sizes: no chunk is empty. Symbolic: a chunk past the end has length 0.
+      Expr len = ir::min(chunk, total - p0 * chunk);
+      if (!total.is_const()) len = ir::max(Expr(0), len);
+      kb.open_stage(ir::StageKind::Reduce, {len});
       const Expr flat = p0 * chunk + ir::stage_expr(0);
       x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
     }
@@ -643,7 +667,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   }
   {  // final: one reduce over the partials, in a fixed order
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
-    kb.open_stage(ir::StageKind::Reduce, {Expr(chunks)});
+    kb.open_stage(ir::StageKind::Reduce, {chunks});
     KInst ld;
     ld.kind = KOp::Load;
     ld.dtype = acc;
@@ -717,9 +741,30 @@ ExecPlan Lowerer::run() {
   }
   for (const Value* o : g_.outputs()) plan_.outputs.push_back({materialize(o, BufferRole::Output)});
   plan_memory(plan_);
+  // Parameters: every symbol a kernel, a buffer's size or strides, a slot or the attributes
+  // of an extern/fallback step (a random op's symbolic size) reads at run time.
   std::set<std::string> params;
-  for (const PlanStep& st : plan_.steps)
-    if (st.kind == StepKind::Kernel) params.insert(st.kernel.params.begin(), st.kernel.params.end());
+  auto add = [&](const Expr& e) {
+    std::vector<std::string> syms;
+    e.collect_symbols(syms);
+    params.insert(syms.begin(), syms.end());
+  };
+  for (const PlanStep& st : plan_.steps) {
+    if (st.kind == StepKind::Kernel) {
+      params.insert(st.kernel.params.begin(), st.kernel.params.end());
+      continue;
+    }
+    for (const ir::AttrValue& a : st.attrs.values()) {
+      if (const auto* e = std::get_if<Expr>(&a)) add(*e);
+      if (const auto* list = std::get_if<std::vector<Expr>>(&a))
+        for (const Expr& e : *list) add(e);
+    }
+  }
+  for (const PlanBuffer& b : plan_.buffers) {
+    for (const Expr& e : b.type.sizes) add(e);
+    for (const Expr& e : b.strides) add(e);
+  }
+  for (const MemorySlot& m : plan_.slots) add(m.bytes);
   plan_.params.assign(params.begin(), params.end());
   return std::move(plan_);
 }

@@ -17,6 +17,7 @@
 #include "ir/graph.h"
 #include "passes/plan.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct LowerOptions {
   std::string name_prefix = "k";
   // Work (elements) below which a full reduction is not split into partials.
   int64_t split_reduction_min = 1 << 16;
+  // Symbolic plans: the value each size symbol had when the graph was traced. Only
+  // performance choices read them (split a full reduction, its chunk count); every size
+  // the generated code depends on stays symbolic, so the plan is correct for all values.
+  // A symbol without a hint counts as kDefaultSizeHint.
+  std::map<std::string, int64_t> hints;
+  static constexpr int64_t kDefaultSizeHint = 64;
 };
 
 ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});

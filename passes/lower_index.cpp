@@ -35,16 +35,6 @@ std::vector<Expr> unravel(const Expr& flat, const std::vector<Expr>& sizes) {
 
 Expr loop_var(const Expr& extent, const Expr& var) { return extent == Expr(1) ? Expr(0) : var; }
 
-std::optional<int64_t> numel_const(const std::vector<Expr>& sizes) {
-  int64_t n = 1;
-  for (const Expr& s : sizes) {
-    auto c = s.maybe_const();
-    if (!c) return std::nullopt;
-    n *= *c;
-  }
-  return n;
-}
-
 namespace {
 
 // reshape: dims are matched in groups of equal products so that index arithmetic stays local

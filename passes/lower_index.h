@@ -9,7 +9,6 @@
 #include "ir/graph.h"
 #include "ir/kernel.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@ ir::Expr linear_index(const std::vector<ir::Expr>& idx, const std::vector<ir::Ex
 std::vector<ir::Expr> unravel(const ir::Expr& flat, const std::vector<ir::Expr>& sizes);
 // The index variable of a loop of `extent`: 0 when the extent is 1 (the loop runs once).
 ir::Expr loop_var(const ir::Expr& extent, const ir::Expr& var);
-std::optional<int64_t> numel_const(const std::vector<ir::Expr>& sizes);
 
 // The index into the input of view node `n` read by element `idx` of its output.
 std::vector<ir::Expr> view_source_index(const ir::Node* n, const std::vector<ir::Expr>& idx);

@@ -1,0 +1,327 @@
+// kiln/test/test_fusion_symbolic.cpp — fused graphs with symbolic sizes, compiled once, run for many sizes.
+//
+// Each case is a prim-level graph whose input types carry size symbols (f32[s0, s1]). It goes
+// through passes::run_pipeline (contiguous input strides in the symbols), cpu::compile_kernels
+// and rt::Program, whose parameters are bound to the first input dim that is exactly each
+// symbol. The one compiled program then runs for every size of a sweep (one symbol at a time,
+// the others at modest values) and its outputs are compared with rt::interpret of the same
+// graph on the same inputs. The sweep covers empty, single, prime, below-vector-width and
+// above-threshold sizes, so vector-loop tails and every lowering path (row and column
+// reductions, split full reductions, views, cat/pad, extern matmul, interpreter fallbacks)
+// are exercised with sizes the lowering did not see.
+#include "codegen_cpu/kernel_codegen.h"
+#include "frontend/kiln.h"
+#include "ir/text.h"
+#include "passes/pipeline.h"
+#include "runtime/interpreter.h"
+#include "runtime/program.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using Bindings = std::map<std::string, int64_t>;
+
+const std::vector<int64_t> kSizes = {0, 1, 2, 3, 7, 8, 15, 16, 17, 63, 64, 65, 1000, 4097};
+
+struct SymCase {
+  std::string name;
+  std::string text;                 // the graph (prims; symbolic input sizes)
+  std::vector<std::string> sweep;   // symbols swept over kSizes, one at a time
+  Bindings base;                    // every symbol's value while another one is swept
+  int64_t min_size = 0;             // sweep values below this are skipped (the graph needs them)
+  Bindings hints;                   // LowerOptions::hints (trace-time values)
+  int64_t split_reduction_min = 1 << 16;
+  double tol = 1e-5;                // rtol = atol (float sums accumulate in f32, the reference in f64)
+  // i64 inputs: values in [0, bound) where bound is this symbol's value (index inputs).
+  std::string index_bound;
+  std::vector<std::string> expect_in_plan;  // substrings the plan text must contain
+
+  SymCase(std::string n, std::string t, std::vector<std::string> sw, Bindings b)
+      : name(std::move(n)), text(std::move(t)), sweep(std::move(sw)), base(std::move(b)) {}
+  SymCase& min(int64_t m) { min_size = m; return *this; }
+  SymCase& hint(Bindings h) { hints = std::move(h); return *this; }
+  SymCase& split_min(int64_t m) { split_reduction_min = m; return *this; }
+  SymCase& tolerance(double t) { tol = t; return *this; }
+  SymCase& indices_below(std::string sym) { index_bound = std::move(sym); return *this; }
+  SymCase& plan_has(std::vector<std::string> s) { expect_in_plan = std::move(s); return *this; }
+};
+
+void PrintTo(const SymCase& c, std::ostream* os) { *os << c.name; }
+
+// The compiled form of a case: the plan, its program and the reference graph.
+struct Compiled {
+  std::unique_ptr<ir::Graph> ref;
+  std::unique_ptr<rt::Program> program;
+  std::string plan_text;
+};
+
+// Binds every plan parameter to the first input dim whose size is exactly that symbol.
+std::vector<rt::ParamSource> param_sources(const ir::Graph& g, const std::vector<std::string>& params) {
+  std::vector<rt::ParamSource> out;
+  for (const std::string& p : params) {
+    bool found = false;
+    for (size_t i = 0; i < g.inputs().size() && !found; ++i) {
+      const std::vector<ir::Expr>& sz = g.inputs()[i]->type().sizes;
+      for (size_t d = 0; d < sz.size() && !found; ++d)
+        if (sz[d].is_symbol() && sz[d].symbol_name() == p) {
+          out.push_back({static_cast<int>(i), static_cast<int>(d), false});
+          found = true;
+        }
+    }
+    if (!found) ADD_FAILURE() << "plan parameter " << p << " is no input dim";
+  }
+  return out;
+}
+
+Compiled compile_case(const SymCase& c) {
+  static int compilation = 0;
+  Compiled out;
+  out.ref = ir::parse_graph(c.text);
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(c.text);
+  passes::PipelineOptions po;
+  po.lower.hints = c.hints;
+  po.lower.split_reduction_min = c.split_reduction_min;
+  po.lower.name_prefix = fmt::format("sym{}_{}_k", compilation++, c.name);
+  passes::PipelineResult res = passes::run_pipeline(*g, po);
+  out.plan_text = res.plan.str();
+  std::vector<rt::ParamSource> sources = param_sources(*out.ref, res.plan.params);
+  cpu::CodegenResult code = cpu::compile_kernels(res.plan.kernels());
+  std::vector<cpu::KernelFn> fns;
+  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
+  out.program = std::make_unique<rt::Program>(std::move(res.plan), std::move(fns), std::move(sources));
+  return out;
+}
+
+std::vector<Tensor> make_inputs(const SymCase& c, const ir::Graph& g, const Bindings& b, uint64_t seed) {
+  Generator gen(seed);
+  std::vector<Tensor> ins;
+  for (const ir::Value* v : g.inputs()) {
+    std::vector<int64_t> sizes;
+    for (const ir::Expr& e : v->type().sizes) sizes.push_back(e.evaluate(b));
+    const ScalarType dt = v->type().dtype;
+    if (is_floating_point(dt)) {
+      ins.push_back(randn(sizes, gen, TensorOptions().dtype(dt)));
+    } else if (dt == ScalarType::Bool) {
+      ins.push_back(rand(sizes, gen).gt(0.5));
+    } else if (!c.index_bound.empty()) {
+      ins.push_back(randint(0, std::max<int64_t>(1, b.at(c.index_bound)), sizes, gen, TensorOptions().dtype(dt)));
+    } else {
+      ins.push_back(randint(-20, 20, sizes, gen, TensorOptions().dtype(dt)));
+    }
+  }
+  return ins;
+}
+
+// Runs the compiled case for one binding of its symbols and compares with the interpreter.
+void check_sizes(const SymCase& c, const Compiled& k, const Bindings& b) {
+  std::string where;
+  for (const auto& [s, v] : b) where += fmt::format(" {}={}", s, v);
+  SCOPED_TRACE(c.name + " at" + where);
+  std::vector<Tensor> ins = make_inputs(c, *k.ref, b, 7919 * static_cast<uint64_t>(b.size()) + 17);
+  std::vector<Tensor> want = rt::interpret(*k.ref, ins);
+  std::vector<Tensor> got = k.program->run(ins);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].dtype(), want[i].dtype()) << "output " << i;
+    ASSERT_EQ(got[i].sizes().vec(), want[i].sizes().vec()) << "output " << i;
+    const bool exact = !is_floating_point(want[i].dtype());
+    ASSERT_TRUE(exact ? equal(got[i], want[i]) : allclose(got[i], want[i], c.tol, c.tol))
+        << "output " << i << " differs from the interpreter\nplan:\n"
+        << k.plan_text << "\ngot:\n"
+        << got[i] << "\nwant:\n"
+        << want[i];
+  }
+}
+
+void run_case(const SymCase& c) {
+  Compiled k = compile_case(c);
+  for (const std::string& s : c.expect_in_plan)
+    EXPECT_NE(k.plan_text.find(s), std::string::npos) << "'" << s << "' not in the plan:\n" << k.plan_text;
+  for (const std::string& sym : c.sweep) {
+    for (int64_t n : kSizes) {
+      if (n < c.min_size) continue;
+      Bindings b = c.base;
+      b[sym] = n;
+      check_sizes(c, k, b);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+class FusionSymbolic : public ::testing::TestWithParam<SymCase> {};
+
+TEST_P(FusionSymbolic, RunsLikeTheInterpreterForEverySize) { run_case(GetParam()); }
+
+// ---------------------------------------------------------------------------------------------
+// The cases.
+
+std::vector<SymCase> pointwise_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"broadcast_where_clamp", R"(
+graph(%x : f32[s0, s1], %b : f32[1, s1], %lo : f32[], %hi : f32[]) {
+  %be : f32[s0, s1] = expand(%b, size=[s0, s1])
+  %a : f32[s0, s1] = add(%x, %be)
+  %z : f32[s0, s1] = full(size=[s0, s1], value=0.0, dtype=f32, device=cpu)
+  %c : bool[s0, s1] = gt(%a, %z)
+  %e : f32[s0, s1] = exp(%a)
+  %n : f32[s0, s1] = mul(%a, %e)
+  %w : f32[s0, s1] = where(%c, %a, %n)
+  %loe : f32[s0, s1] = expand(%lo, size=[s0, s1])
+  %hie : f32[s0, s1] = expand(%hi, size=[s0, s1])
+  %y : f32[s0, s1] = clamp(%w, %loe, %hie)
+  return (%y, %c)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}});
+  v.push_back(SymCase{"cast_chain_f64_i32", R"(
+graph(%x : f64[s0], %i : i32[s0]) {
+  %c : f64[s0] = convert_element_type(%i, dtype=f64)
+  %y : f64[s0] = mul(%x, %c)
+  %t : f32[s0] = convert_element_type(%y, dtype=f32)
+  %s : f32[s0] = sigmoid(%t)
+  return (%s, %y)
+})", {"s0"}, {{"s0", 5}}});
+  v.push_back(SymCase{"iota_full_symbolic", R"(
+graph(%x : f32[s0, s1]) {
+  %r : f32[s1] = iota(length=s1, start=0.5, step=0.25, dtype=f32, device=cpu)
+  %re : f32[s0, s1] = expand(%r, size=[s0, s1])
+  %f : f32[s0, s1] = full(size=[s0, s1], value=2.0, dtype=f32, device=cpu)
+  %a : f32[s0, s1] = mul(%x, %re)
+  %y : f32[s0, s1] = sub(%a, %f)
+  return (%y)
+})", {"s0", "s1"}, {{"s0", 3}, {"s1", 6}}});
+  return v;
+}
+
+// Reductions over the last dim, dim 0 and every dim; the full ones once with hints that split
+// them into partials (by rows, and in flat chunks) and once without.
+std::vector<SymCase> reduction_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"row_sum_prod", R"(
+graph(%x : f32[s0, s1]) {
+  %e : f32[s0, s1] = tanh(%x)
+  %s : f32[s0] = sum(%e, dims=[1], keepdim=false)
+  %p : f32[s0, 1] = prod(%e, dims=[1], keepdim=true)
+  return (%s, %p)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}});
+  v.push_back(SymCase{"row_amax_argmax", R"(
+graph(%x : f32[s0, s1]) {
+  %m : f32[s0, 1] = amax(%x, dims=[1], keepdim=true)
+  %me : f32[s0, s1] = expand(%m, size=[s0, s1])
+  %d : f32[s0, s1] = sub(%x, %me)
+  %a : i64[s0] = argmax(%x, dim=1, keepdim=false)
+  return (%d, %a)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}}.min(1));
+  v.push_back(SymCase{"column_sum_amin", R"(
+graph(%x : f32[s0, s1]) {
+  %a : f32[s0, s1] = abs(%x)
+  %s : f32[s1] = sum(%a, dims=[0], keepdim=false)
+  %m : f32[1, s1] = amin(%x, dims=[0], keepdim=true)
+  return (%s, %m)
+})", {"s0", "s1"}, {{"s0", 6}, {"s1", 11}}}.min(1).plan_has({"outer_reduction_tile"}));
+  const char* full = R"(
+graph(%x : f32[s0, s1]) {
+  %e : f32[s0, s1] = mul(%x, %x)
+  %s : f32[] = sum(%e, dims=[0, 1], keepdim=false)
+  %a : bool[s0, s1] = gt(%x, %e)
+  %any : bool[] = any(%a, dims=[0, 1], keepdim=false)
+  return (%s, %any)
+})";
+  v.push_back(SymCase{"full_sum_no_split", full, {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.hint({{"s0", 4}, {"s1", 4}}));
+  v.push_back(SymCase{"full_sum_split_by_rows", full, {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}
+                  .hint({{"s0", 1024}, {"s1", 256}})
+                  .plan_has({"temp f32[s0]", "grid[p0 < s0]"}));
+  v.push_back(SymCase{"full_sum_split_flat", R"(
+graph(%x : f32[s0]) {
+  %e : f32[s0] = exp(%x)
+  %s : f32[] = sum(%e, dims=[0], keepdim=false)
+  %m : f32[] = amax(%x, dims=[0], keepdim=false)
+  return (%s, %m)
+})", {"s0"}, {}}.min(1).hint({{"s0", 1 << 20}}).plan_has({"temp f32[64]", "grid[p0 < 64]"}));
+  // The same split reached with a small split threshold, so that every swept size runs the
+  // split kernels (the flat chunks have a symbolic length).
+  v.push_back(SymCase{"full_sum_split_flat_small", R"(
+graph(%x : f32[s0, 3]) {
+  %s : f32[] = sum(%x, dims=[0, 1], keepdim=false)
+  return (%s)
+})", {"s0"}, {}}.hint({{"s0", 8}}).split_min(16).plan_has({"temp f32[1]"}));
+  // mean with a symbolic count: the count is a reduction of ones (see the report on the
+  // decomposition: the IR has no prim turning a size into a tensor value).
+  v.push_back(SymCase{"mean_all_and_dim0", R"(
+graph(%x : f32[s0, s1]) {
+  %s : f32[] = sum(%x, dims=[0, 1], keepdim=false)
+  %one : f32[s0, s1] = full(size=[s0, s1], value=1.0, dtype=f32, device=cpu)
+  %n : f32[] = sum(%one, dims=[0, 1], keepdim=false)
+  %m : f32[] = div(%s, %n, rounding_mode=none)
+  %s0 : f32[1, s1] = sum(%x, dims=[0], keepdim=true)
+  %n0 : f32[1, s1] = sum(%one, dims=[0], keepdim=true)
+  %m0 : f32[1, s1] = div(%s0, %n0, rounding_mode=none)
+  return (%m, %m0)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.min(1).hint({{"s0", 1024}, {"s1", 256}}));
+  return v;
+}
+
+// softmax and layer_norm as their decompositions produce them (the counts as reductions of ones).
+std::vector<SymCase> normalization_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"softmax_last_dim", R"(
+graph(%x : f32[s0, s1]) {
+  %0 : f32[s0, 1] = amax(%x, dims=[1], keepdim=true)
+  %1 : f32[s0, s1] = expand(%0, size=[s0, s1])
+  %2 : f32[s0, s1] = sub(%x, %1)
+  %3 : f32[s0, s1] = exp(%2)
+  %4 : f32[s0, 1] = sum(%3, dims=[1], keepdim=true)
+  %5 : f32[s0, s1] = expand(%4, size=[s0, s1])
+  %6 : f32[s0, s1] = div(%3, %5, rounding_mode=none)
+  return (%6)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}}.min(1).plan_has({"reduce amax [r0 < s1]"}));
+  v.push_back(SymCase{"softmax_dim0", R"(
+graph(%x : f32[s0, s1]) {
+  %0 : f32[1, s1] = amax(%x, dims=[0], keepdim=true)
+  %1 : f32[s0, s1] = expand(%0, size=[s0, s1])
+  %2 : f32[s0, s1] = sub(%x, %1)
+  %3 : f32[s0, s1] = exp(%2)
+  %4 : f32[1, s1] = sum(%3, dims=[0], keepdim=true)
+  %5 : f32[s0, s1] = expand(%4, size=[s0, s1])
+  %6 : f32[s0, s1] = div(%3, %5, rounding_mode=none)
+  return (%6)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}}.min(1));
+  v.push_back(SymCase{"layer_norm", R"(
+graph(%x : f32[s0, s1], %w : f32[s1], %b : f32[s1]) {
+  %0 : f32[s0, 1] = sum(%x, dims=[1], keepdim=true)
+  %one : f32[s0, s1] = full(size=[s0, s1], value=1.0, dtype=f32, device=cpu)
+  %1 : f32[s0, 1] = sum(%one, dims=[1], keepdim=true)
+  %2 : f32[s0, 1] = div(%0, %1, rounding_mode=none)
+  %3 : f32[s0, s1] = expand(%2, size=[s0, s1])
+  %4 : f32[s0, s1] = sub(%x, %3)
+  %5 : f32[s0, s1] = mul(%4, %4)
+  %6 : f32[s0, 1] = sum(%5, dims=[1], keepdim=true)
+  %7 : f32[s0, 1] = div(%6, %1, rounding_mode=none)
+  %8 : f32[s0, 1] = full(size=[s0, 1], value=1e-05, dtype=f32, device=cpu)
+  %9 : f32[s0, 1] = add(%7, %8)
+  %10 : f32[s0, 1] = rsqrt(%9)
+  %11 : f32[s0, s1] = expand(%10, size=[s0, s1])
+  %12 : f32[s0, s1] = mul(%4, %11)
+  %13 : f32[s0, s1] = expand(%w, size=[s0, s1])
+  %14 : f32[s0, s1] = mul(%12, %13)
+  %15 : f32[s0, s1] = expand(%b, size=[s0, s1])
+  %16 : f32[s0, s1] = add(%14, %15)
+  return (%16)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}}.min(1).tolerance(1e-4));
+  return v;
+}
+
+std::string case_name(const ::testing::TestParamInfo<SymCase>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Pointwise, FusionSymbolic, ::testing::ValuesIn(pointwise_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Reduction, FusionSymbolic, ::testing::ValuesIn(reduction_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Normalization, FusionSymbolic, ::testing::ValuesIn(normalization_cases()), case_name);
+
+}  // namespace
+}  // namespace kiln
