@@ -11,6 +11,7 @@
 
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
+#include "frontend/symbolic.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"
 
@@ -229,10 +230,19 @@ static TensorOptions like(const Tensor& t, TensorOptions opts) {
   return TensorOptions(opts.dtype_or(t.dtype())).device(opts.device_or(t.device()));
 }
 
-Tensor empty_like(const Tensor& t, TensorOptions opts) { return empty(t.sizes(), like(t, opts)); }
-Tensor zeros_like(const Tensor& t, TensorOptions opts) { return zeros(t.sizes(), like(t, opts)); }
-Tensor ones_like(const Tensor& t, TensorOptions opts) { return ones(t.sizes(), like(t, opts)); }
-Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) { return full(t.sizes(), value, like(t, opts)); }
+// A traced tensor with symbolic sizes gives a factory with the same symbolic sizes.
+Tensor empty_like(const Tensor& t, TensorOptions opts) {
+  if (is_symbolic(t)) return zeros_like(t, opts);  // traced: contents are never observed uninitialized
+  return empty(t.sizes(), like(t, opts));
+}
+Tensor zeros_like(const Tensor& t, TensorOptions opts) { return full_like(t, 0, opts); }
+Tensor ones_like(const Tensor& t, TensorOptions opts) { return full_like(t, 1, opts); }
+Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) {
+  if (!is_symbolic(t)) return full(t.sizes(), value, like(t, opts));
+  const TensorOptions o = like(t, opts);
+  check_scalar_fits("full_like", value, o.dtype_or(t.dtype()));
+  return sym_full(sym_sizes(t), value, o.dtype_or(t.dtype()), o.device_or());
+}
 Tensor rand_like(const Tensor& t, TensorOptions opts) { return rand(t.sizes(), like(t, opts)); }
 Tensor randn_like(const Tensor& t, TensorOptions opts) { return randn(t.sizes(), like(t, opts)); }
 

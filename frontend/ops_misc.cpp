@@ -10,7 +10,9 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
+#include "frontend/symbolic.h"
 #include "frontend/views.h"
+#include "ir/shape_env.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -44,7 +46,16 @@ const char* cpp_type_name(ScalarType t) {
 }
 
 // Legacy: 1-D tensors with no elements are skipped by cat whatever the other shapes.
-bool cat_should_skip(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+bool cat_should_skip(const Tensor& t) { return t.dim() == 1 && ir::sym_eq(sym_numel(t), ir::Expr(0)); }
+
+// Whether dim da of a and dim db of b have equal sizes (decided with a guard when symbolic).
+bool same_size(const Tensor& a, int64_t da, const Tensor& b, int64_t db) {
+  return ir::sym_eq(sym_size(a, da), sym_size(b, db));
+}
+// The size for messages: the hint of a symbolic size (no guard).
+int64_t hint_size(const Tensor& t, int64_t d) {
+  return t.impl()->sizes()[static_cast<size_t>(normalize_dim("size", d, t.dim(), false))];
+}
 
 void check_index_dtype(std::string_view op, const Tensor& index) {
   if (index.dtype() != ScalarType::Int64) fail(op, "Expected dtype int64 for index");
@@ -128,10 +139,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       fail("cat", "Tensors must have same number of dimensions: got {} and {}", ref->dim(), t.dim());
     }
     for (int64_t k = 0; k < t.dim(); ++k) {
-      if (k != d && t.size(k) != ref->size(k)) {
+      if (k != d && !same_size(t, k, *ref, k)) {
         fail("cat", "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor "
                     "number {} in the list.",
-             d, ref->size(k), t.size(k), i);
+             d, hint_size(*ref, k), hint_size(t, k), i);
       }
     }
     if (t.device() != ref->device()) {
@@ -148,9 +159,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   int64_t d = normalize_dim("stack", dim, tensors[0].dim() + 1);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!(tensors[i].sizes() == tensors[0].sizes())) {
+    bool same = tensors[i].dim() == tensors[0].dim();
+    for (int64_t k = 0; same && k < tensors[0].dim(); ++k) same = same_size(tensors[i], k, tensors[0], k);
+    if (!same) {
       fail("stack", "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
-           shape_str(tensors[0].sizes()), shape_str(tensors[i].sizes()), i);
+           shape_str(tensors[0].impl()->sizes()), shape_str(tensors[i].impl()->sizes()), i);
     }
     inputs.push_back(tensors[i].unsqueeze(d));
   }
@@ -173,10 +186,10 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
     int64_t d = rank - 1 - i;
     int64_t lo = pad[static_cast<size_t>(2 * i)];
     int64_t hi = pad[static_cast<size_t>(2 * i + 1)];
-    if (self.size(d) + lo + hi < 0) {
+    if (ir::sym_lt(sym_size(self, d) + ir::Expr(lo + hi), ir::Expr(0))) {
       fail("constant_pad_nd", "The input size {}, plus negative padding {} and {} resulted in a negative output size, "
                               "which is invalid. Check dimension {} of your input.",
-           self.size(d), lo, hi, d);
+           hint_size(self, d), lo, hi, d);
     }
   }
   return dispatch1(OpKind::constant_pad, {self}, {pad.vec(), value});
@@ -230,9 +243,9 @@ Tensor mm(const Tensor& self, const Tensor& mat2) {
   if (self.dim() != 2) fail("mm", "self must be a matrix");
   if (mat2.dim() != 2) fail("mm", "mat2 must be a matrix");
   check_same_dtype("mm", "m1", "m2", self, mat2);
-  if (self.size(1) != mat2.size(0)) {
-    fail("mm", "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", self.size(0), self.size(1), mat2.size(0),
-         mat2.size(1));
+  if (!same_size(self, 1, mat2, 0)) {
+    fail("mm", "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", hint_size(self, 0), hint_size(self, 1),
+         hint_size(mat2, 0), hint_size(mat2, 1));
   }
   return dispatch1(OpKind::mm, {self, mat2});
 }
@@ -241,9 +254,9 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   if (self.dim() != 3) fail("bmm", "batch1 must be a 3D tensor");
   if (mat2.dim() != 3) fail("bmm", "batch2 must be a 3D tensor");
   check_same_dtype("bmm", "batch1", "batch2", self, mat2);
-  if (mat2.size(0) != self.size(0) || mat2.size(1) != self.size(2)) {
+  if (!same_size(mat2, 0, self, 0) || !same_size(mat2, 1, self, 2)) {
     fail("bmm", "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
-         self.size(0), self.size(2), mat2.size(0), mat2.size(1));
+         hint_size(self, 0), hint_size(self, 2), hint_size(mat2, 0), hint_size(mat2, 1));
   }
   return dispatch1(OpKind::bmm, {self, mat2});
 }
@@ -256,15 +269,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   check_same_dtype("matmul", "m1", "m2", a, b);
   // The contracted sizes: a's last dim against b's first (1-D) or second-to-last dim.
-  int64_t ka = a.size(-1);
-  int64_t kb = db == 1 ? b.size(0) : b.size(-2);
-  if (ka != kb) fail("matmul", "shapes {} and {} cannot be multiplied", shape_str(a.sizes()), shape_str(b.sizes()));
+  if (!same_size(a, -1, b, db == 1 ? 0 : -2))
+    fail("matmul", "shapes {} and {} cannot be multiplied", shape_str(a.impl()->sizes()), shape_str(b.impl()->sizes()));
 
   // Batch dims must broadcast (the decomposition in passes/decompositions_linear.cpp expands them).
   if (da > 2 || db > 2) {
-    std::vector<int64_t> batch_a(a.sizes().begin(), a.sizes().begin() + std::max<int64_t>(da - 2, 0));
-    std::vector<int64_t> batch_b(b.sizes().begin(), b.sizes().begin() + std::max<int64_t>(db - 2, 0));
-    broadcast_shapes("matmul", batch_a, batch_b);
+    const std::vector<ir::Expr> sa = sym_sizes(a), sb = sym_sizes(b);
+    std::vector<ir::Expr> batch_a(sa.begin(), sa.begin() + std::max<int64_t>(da - 2, 0));
+    std::vector<ir::Expr> batch_b(sb.begin(), sb.begin() + std::max<int64_t>(db - 2, 0));
+    sym_broadcast_shapes("matmul", batch_a, batch_b);
   }
   return dispatch1(OpKind::matmul, {a, b});
 }

@@ -11,6 +11,8 @@
 
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
+#include "frontend/symbolic.h"
+#include "ir/shape_env.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"
@@ -92,10 +94,11 @@ Tensor silu(const Tensor& self) { return dispatch1(OpKind::silu, {self}); }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   if (input.dim() == 0) fail("linear", "both arguments to linear need to be at least 1D, but they are 0D and {}D", weight.dim());
-  if (weight.dim() == 2 && input.size(-1) != weight.size(1)) {
-    const int64_t rows = input.size(-1) == 0 ? 0 : input.numel() / input.size(-1);
+  if (weight.dim() == 2 && !ir::sym_eq(sym_size(input, -1), sym_size(weight, 1))) {
+    const IntArrayRef in = input.impl()->sizes(), w = weight.impl()->sizes();  // hints, for the message
+    const int64_t rows = in.back() == 0 ? 0 : input.impl()->numel() / in.back();
     fail("linear", "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", input.dim() == 1 ? 1 : rows,
-         input.size(-1), weight.size(1), weight.size(0));
+         in.back(), w[1], w[0]);
   }
   if (input.dtype() != weight.dtype())
     fail("linear", "mat1 and mat2 must have the same dtype, but got {} and {}", c10_type_name(input.dtype()),

@@ -9,6 +9,7 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
+#include "frontend/symbolic.h"
 #include "frontend/views.h"
 
 #include <string>
@@ -49,22 +50,38 @@ Device common_device(std::string_view op, const std::vector<TensorOrScalar>& ope
   return Device();
 }
 
+// The broadcast shape of some tensors: integers, or expressions when any is traced with
+// symbolic sizes (decided with guards, frontend/symbolic.h).
+struct BroadcastShape {
+  bool symbolic = false;
+  std::vector<int64_t> ints;
+  std::vector<ir::Expr> exprs;
+
+  BroadcastShape(std::string_view op, const std::vector<const Tensor*>& ts) {
+    for (const Tensor* t : ts) symbolic = symbolic || is_symbolic(*t);
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (symbolic) exprs = i == 0 ? sym_sizes(*ts[i]) : sym_broadcast_shapes(op, exprs, sym_sizes(*ts[i]));
+      else ints = i == 0 ? ts[i]->sizes().vec() : broadcast_shapes(op, ints, ts[i]->sizes());
+    }
+  }
+  Tensor expand(const Tensor& t) const {
+    if (symbolic) return sym_expand(t, exprs);
+    return t.sizes() == IntArrayRef(ints) ? t : t.expand(ints);
+  }
+};
+
+std::vector<const Tensor*> tensors_in(const std::vector<TensorOrScalar>& operands) {
+  std::vector<const Tensor*> ts;
+  for (const TensorOrScalar& o : operands)
+    if (const Tensor* t = std::get_if<Tensor>(&o)) ts.push_back(t);
+  return ts;
+}
+
 // Turns every operand into a tensor of `dtype` with the broadcast shape of the tensors.
 std::vector<Tensor> promote_and_broadcast(std::string_view op, const std::vector<TensorOrScalar>& operands,
                                           ScalarType dtype) {
   Device device = common_device(op, operands);
-  std::vector<int64_t> shape;
-  bool first = true;
-  for (const TensorOrScalar& o : operands) {
-    if (const Tensor* t = std::get_if<Tensor>(&o)) {
-      if (first) {
-        shape = t->sizes().vec();
-        first = false;
-      } else {
-        shape = broadcast_shapes(op, shape, t->sizes());
-      }
-    }
-  }
+  const BroadcastShape shape(op, tensors_in(operands));
   std::vector<Tensor> out;
   out.reserve(operands.size());
   for (const TensorOrScalar& o : operands) {
@@ -74,8 +91,7 @@ std::vector<Tensor> promote_and_broadcast(std::string_view op, const std::vector
     } else {
       t = scalar_tensor(std::get<Scalar>(o), TensorOptions(dtype).device(device));
     }
-    if (!(t.sizes() == IntArrayRef(shape))) t = t.expand(shape);
-    out.push_back(std::move(t));
+    out.push_back(shape.expand(t));
   }
   return out;
 }
@@ -167,7 +183,7 @@ Tensor add_sub(OpKind kind, std::string_view op, const TensorOrScalar& a, const 
   Tensor other = ops[1];
   if (!is_one(alpha)) {
     Tensor al = scalar_tensor(alpha, TensorOptions(dt).device(other.device()));
-    other = dispatch1(OpKind::mul, {other, al.expand(other.sizes())});
+    other = dispatch1(OpKind::mul, {other, sym_expand(al, sym_sizes(other))});
   }
   return dispatch1(kind, {ops[0], other});
 }
@@ -197,16 +213,16 @@ Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrSca
   ScalarType dt = result_type({a, b});
   Device device = common_device("where", {cond, a, b});
   // Broadcast all three; the condition keeps its dtype.
-  std::vector<int64_t> shape = cond.sizes().vec();
-  for (const TensorOrScalar* o : {&a, &b}) {
-    if (const Tensor* t = std::get_if<Tensor>(o)) shape = broadcast_shapes("where", shape, t->sizes());
-  }
+  std::vector<const Tensor*> ts{&cond};
+  for (const TensorOrScalar* o : {&a, &b})
+    if (const Tensor* t = std::get_if<Tensor>(o)) ts.push_back(t);
+  const BroadcastShape shape("where", ts);
   auto prep = [&](const TensorOrScalar& o) {
     Tensor t = std::holds_alternative<Tensor>(o) ? std::get<Tensor>(o).to(dt)
                                                  : scalar_tensor(std::get<Scalar>(o), TensorOptions(dt).device(device));
-    return t.sizes() == IntArrayRef(shape) ? t : t.expand(shape);
+    return shape.expand(t);
   };
-  Tensor c = cond.sizes() == IntArrayRef(shape) ? cond : cond.expand(shape);
+  Tensor c = shape.expand(cond);
   return dispatch1(OpKind::where, {c, prep(a), prep(b)});
 }
 

@@ -8,6 +8,8 @@
 // decompositions compute float16/bfloat16 in float32).
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
+#include "frontend/symbolic.h"
+#include "ir/shape_env.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
 #include "frontend/views.h"
@@ -56,12 +58,12 @@ Tensor reduce(OpKind kind, const Tensor& x, std::vector<int64_t> dims, bool keep
 // amax/amin/max/min/argmax/argmin have no identity: reduced dims must be non-empty.
 void check_nonzero_dims(std::string_view op, const Tensor& self, const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
-    if (self.size(d) == 0) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
+    if (ir::sym_eq(sym_size(self, d), ir::Expr(0))) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
   }
 }
 
 void check_nonempty(std::string_view op, const Tensor& self) {
-  if (self.numel() == 0) {
+  if (ir::sym_eq(sym_numel(self), ir::Expr(0))) {
     fail(op, "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
              "the 'dim' argument.",
          op);
@@ -153,7 +155,7 @@ static Tensor arg_reduce(OpKind kind, std::string_view op, const Tensor& self, s
   ir::AttrValue d = std::monostate{};
   if (dim) {
     int64_t n = normalize_dim(op, *dim, self.dim());
-    if (self.dim() > 0 && self.size(n) == 0) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, n);
+    if (self.dim() > 0 && ir::sym_eq(sym_size(self, n), ir::Expr(0))) fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, n);
     d = n;
   } else {
     check_nonempty(op, self);

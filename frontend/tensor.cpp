@@ -5,6 +5,7 @@
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
 #include "frontend/ops.h"
+#include "frontend/symbolic.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "ir/graph.h"
@@ -28,13 +29,32 @@ void require_eager(const Tensor& t, std::string_view op) {
 }  // namespace
 
 int64_t Tensor::dim() const { return static_cast<int64_t>(checked(*this, "dim").sizes().size()); }
-IntArrayRef Tensor::sizes() const { return checked(*this, "sizes").sizes(); }
-IntArrayRef Tensor::strides() const { return checked(*this, "strides").strides(); }
-int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim("size", d, dim(), false))]; }
+// Reading the sizes of a traced tensor as integers specializes its symbolic dims (guards
+// them to their hints): user code may compute anything from the numbers.
+IntArrayRef Tensor::sizes() const {
+  const TensorImpl& impl = checked(*this, "sizes");
+  if (impl.is_traced()) specialize_read(impl, -1);
+  return impl.sizes();
+}
+IntArrayRef Tensor::strides() const {
+  const TensorImpl& impl = checked(*this, "strides");
+  if (impl.is_traced()) specialize_read(impl, -1);
+  return impl.strides();
+}
+int64_t Tensor::size(int64_t d) const {
+  const TensorImpl& impl = checked(*this, "size");
+  const int64_t n = normalize_dim("size", d, static_cast<int64_t>(impl.sizes().size()), false);
+  if (impl.is_traced()) specialize_read(impl, n);
+  return impl.sizes()[static_cast<size_t>(n)];
+}
 int64_t Tensor::stride(int64_t d) const {
   return strides()[static_cast<size_t>(normalize_dim("stride", d, dim(), false))];
 }
-int64_t Tensor::numel() const { return checked(*this, "numel").numel(); }
+int64_t Tensor::numel() const {
+  const TensorImpl& impl = checked(*this, "numel");
+  if (impl.is_traced()) specialize_read(impl, -1);
+  return impl.numel();
+}
 int64_t Tensor::storage_offset() const { return checked(*this, "storage_offset").storage_offset(); }
 ScalarType Tensor::dtype() const { return checked(*this, "dtype").dtype(); }
 Device Tensor::device() const { return checked(*this, "device").device(); }
@@ -153,11 +173,21 @@ Tensor& Tensor::copy_(const Tensor& src) {
 Tensor& Tensor::assign_(const Tensor& src) {
   checked(*this, "copy_");
   checked(src, "copy_");
-  std::vector<int64_t> bshape = broadcast_shapes("copy_", sizes(), src.sizes());
-  if (IntArrayRef(bshape) != sizes())
-    fail("copy_", "source of shape {} cannot be broadcast to the destination shape {}", shape_str(src.sizes()),
-         shape_str(sizes()));
-  Tensor value = src.to(dtype()).expand(sizes());
+  Tensor value;
+  if (is_symbolic(*this) || is_symbolic(src)) {
+    const std::vector<ir::Expr> dst = sym_sizes(*this);
+    (void)sym_broadcast_shapes("copy_", dst, sym_sizes(src));
+    if (src.dim() > dim() || !sym_expandable(sym_sizes(src), dst))
+      fail("copy_", "source of shape {} cannot be broadcast to the destination shape {}", ir::str(sym_sizes(src)),
+           ir::str(dst));
+    value = sym_expand(src.to(dtype()), dst);
+  } else {
+    std::vector<int64_t> bshape = broadcast_shapes("copy_", sizes(), src.sizes());
+    if (IntArrayRef(bshape) != sizes())
+      fail("copy_", "source of shape {} cannot be broadcast to the destination shape {}", shape_str(src.sizes()),
+           shape_str(sizes()));
+    value = src.to(dtype()).expand(sizes());
+  }
   if (is_traced()) {
     // Functionalized: the tensor now stands for the new value. A traced view would also need
     // its base updated, which recording cannot express; refuse rather than be silently wrong.

@@ -63,15 +63,15 @@ class Tensor {
   // ---- views ------------------------------------------------------------------------------
   Tensor view(IntArrayRef size) const;
   Tensor reshape(IntArrayRef size) const;
-  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
-  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  Tensor view_as(const Tensor& o) const;
+  Tensor reshape_as(const Tensor& o) const;
   Tensor permute(IntArrayRef dims) const;
   Tensor transpose(int64_t d0, int64_t d1) const;
   Tensor t() const;
   Tensor mT() const;
   Tensor movedim(int64_t src, int64_t dst) const;
   Tensor expand(IntArrayRef size) const;
-  Tensor expand_as(const Tensor& o) const { return expand(o.sizes()); }
+  Tensor expand_as(const Tensor& o) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t d) const;
   Tensor squeeze(IntArrayRef dims) const;

@@ -40,6 +40,15 @@ class TensorImpl : public RefCounted {
   // In-place ops under tracing rebind the tensor to the value that holds its new contents.
   void rebind(ir::Value* v) { value_ = v; }
 
+  // Dims marked by kiln::mark_dynamic / mark_static (bit d: dim d), read by compile().
+  uint64_t marked_dynamic() const { return marked_dynamic_; }
+  uint64_t marked_static() const { return marked_static_; }
+  void mark(int64_t dim, bool dynamic) {
+    const uint64_t bit = uint64_t{1} << dim;
+    marked_dynamic_ = dynamic ? (marked_dynamic_ | bit) : (marked_dynamic_ & ~bit);
+    marked_static_ = dynamic ? (marked_static_ & ~bit) : (marked_static_ | bit);
+  }
+
   // Address of element 0 (storage data + offset * element size); null for traced tensors.
   void* data() const;
 
@@ -55,6 +64,8 @@ class TensorImpl : public RefCounted {
   bool contiguous_ = true;
   Tracer* tracer_ = nullptr;
   ir::Value* value_ = nullptr;
+  uint64_t marked_dynamic_ = 0;
+  uint64_t marked_static_ = 0;
 };
 
 // Contiguous (row-major) strides for `sizes`.

@@ -9,8 +9,10 @@
 #include "frontend/error.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
+#include "frontend/symbolic.h"
 #include "frontend/tensor.h"
 #include "frontend/views.h"
+#include "ir/shape_env.h"
 
 #include <algorithm>
 #include <string_view>
@@ -22,7 +24,13 @@ namespace {
 
 // Writes an out-of-place result into `self`: same shape, and a dtype that casts safely.
 Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
-  if (!(result.sizes() == self.sizes())) {
+  if (is_symbolic(self) || is_symbolic(result)) {
+    const std::vector<ir::Expr> a = sym_sizes(self), b = sym_sizes(result);
+    bool same = a.size() == b.size();
+    for (size_t d = 0; same && d < a.size(); ++d) same = ir::sym_eq(a[d], b[d]);
+    if (!same)
+      fail(op, "output with shape {} doesn't match the broadcast shape {}", ir::str(a), ir::str(b));
+  } else if (!(result.sizes() == self.sizes())) {
     fail(op, "output with shape {} doesn't match the broadcast shape {}", shape_str(self.sizes()),
          shape_str(result.sizes()));
   }
@@ -37,6 +45,23 @@ Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
 }  // namespace
 
 // ---- views ------------------------------------------------------------------------------------------
+
+Tensor Tensor::view_as(const Tensor& o) const {
+  if (!is_symbolic(*this) && !is_symbolic(o)) return view(o.sizes());
+  if (!ir::sym_eq(sym_numel(*this), sym_numel(o)))
+    fail("view_as", "shape {} is invalid for input of shape {}", ir::str(sym_sizes(o)), ir::str(sym_sizes(*this)));
+  return sym_reshape(*this, sym_sizes(o));
+}
+Tensor Tensor::reshape_as(const Tensor& o) const {
+  if (!is_symbolic(*this) && !is_symbolic(o)) return reshape(o.sizes());
+  return view_as(o);
+}
+Tensor Tensor::expand_as(const Tensor& o) const {
+  if (!is_symbolic(*this) && !is_symbolic(o)) return expand(o.sizes());
+  if (!sym_expandable(sym_sizes(*this), sym_sizes(o)))
+    fail("expand_as", "the size {} cannot be expanded to {}", ir::str(sym_sizes(*this)), ir::str(sym_sizes(o)));
+  return sym_expand(*this, sym_sizes(o));
+}
 
 Tensor Tensor::view(IntArrayRef size) const { return kiln::view(*this, size); }
 Tensor Tensor::reshape(IntArrayRef size) const { return kiln::reshape(*this, size); }
@@ -64,7 +89,7 @@ Tensor Tensor::squeeze(IntArrayRef dims) const {
   }
   std::vector<int64_t> squeezed;
   for (int64_t d : norm) {
-    if (rank > 0 && size(d) == 1) squeezed.push_back(d);
+    if (rank > 0 && ir::sym_eq(sym_size(*this, d), ir::Expr(1))) squeezed.push_back(d);
   }
   std::sort(squeezed.begin(), squeezed.end());
   return dispatch1(ir::OpKind::squeeze, {*this}, {std::move(squeezed)});

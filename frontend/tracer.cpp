@@ -3,6 +3,7 @@
 
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
+#include "ir/shape_env.h"
 
 namespace kiln {
 
@@ -18,10 +19,13 @@ Tracer* Tracer::current() { return t_current; }
 
 Tensor Tracer::wrap(ir::Value* v) {
   const ir::TensorType& ty = v->type();
-  if (!ty.is_static())
-    internal_fail("traced value of type {} has symbolic sizes; symbolic tracing is not wired into the frontend",
-                  ty.str());
-  return Tensor(make_intrusive<TensorImpl>(this, v, ty.dtype, ty.device, ty.static_sizes()));
+  if (ty.is_static()) return Tensor(make_intrusive<TensorImpl>(this, v, ty.dtype, ty.device, ty.static_sizes()));
+  // Symbolic sizes: the tensor's integer sizes are the hints (frontend/symbolic.h).
+  const ir::ShapeEnv* env = ir::ShapeEnv::current();
+  if (!env) internal_fail("traced value of type {} has symbolic sizes but no ShapeEnv is active", ty.str());
+  std::vector<int64_t> hints;
+  for (const ir::Expr& e : ty.sizes) hints.push_back(env->hint(e));
+  return Tensor(make_intrusive<TensorImpl>(this, v, ty.dtype, ty.device, std::move(hints)));
 }
 
 Tensor Tracer::add_input(const Tensor& example, std::string name) {

@@ -21,7 +21,9 @@
 
 #include "frontend/dispatch.h"
 #include "frontend/error.h"
+#include "frontend/symbolic.h"
 #include "ir/expr.h"
+#include "ir/shape_env.h"
 
 #include <algorithm>
 #include <limits>
@@ -317,7 +319,42 @@ ViewMeta diagonal(const ViewMeta& in, int64_t offset, int64_t dim1, int64_t dim2
 
 // ---- reshaping ------------------------------------------------------------------------------
 
+// infer_size on symbolic sizes: the -1 dim is numel // (product of the others), guarded to
+// divide exactly; without -1 the element counts must match (guarded).
+std::vector<ir::Expr> sym_infer_size(std::string_view op, IntArrayRef shape, const ir::Expr& numel) {
+  std::vector<ir::Expr> res;
+  ir::Expr known(1);
+  std::optional<size_t> infer_dim;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      if (infer_dim) fail(op, "only one dimension can be inferred");
+      infer_dim = d;
+    } else if (shape[d] < 0) {
+      fail(op, "invalid shape dimension {}", shape[d]);
+    } else {
+      known = known * ir::Expr(shape[d]);
+    }
+    res.push_back(ir::Expr(shape[d]));
+  }
+  const ir::ShapeEnv* env = ir::ShapeEnv::current();
+  const int64_t numel_hint = env ? env->hint(numel) : numel.as_const();
+  if (infer_dim) {
+    if (known == ir::Expr(0))
+      fail(op,
+           "cannot reshape tensor of 0 elements into shape {} because the unspecified dimension size -1 can be "
+           "any value and is ambiguous",
+           shape_str(shape));
+    if (!ir::sym_eq(ir::mod(numel, known), ir::Expr(0)))
+      fail(op, "shape '{}' is invalid for input of size {}", shape_str(shape), numel_hint);
+    res[*infer_dim] = ir::floordiv(numel, known);
+  } else if (!ir::sym_eq(numel, known)) {
+    fail(op, "shape '{}' is invalid for input of size {}", shape_str(shape), numel_hint);
+  }
+  return res;
+}
+
 Tensor view(const Tensor& self, IntArrayRef size) {
+  if (is_symbolic(self)) return sym_reshape(self, sym_infer_size("view", size, sym_numel(self)));
   std::vector<int64_t> shape = infer_size("view", size, self.numel());
   if (!self.is_traced() && !compute_view_strides(self.sizes(), self.strides(), shape))
     fail("view", "{}", kViewIncompatible);
@@ -325,6 +362,7 @@ Tensor view(const Tensor& self, IntArrayRef size) {
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef size) {
+  if (is_symbolic(self)) return sym_reshape(self, sym_infer_size("reshape", size, sym_numel(self)));
   return reshape_prim(self, infer_size("reshape", size, self.numel()));
 }
 
@@ -335,6 +373,13 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (s > e) fail("flatten", "flatten() has invalid args: start_dim cannot come after end_dim");
   if (n == 0) return reshape_prim(self, {1});
   if (s == e) return self;
+  if (is_symbolic(self)) {
+    const std::vector<ir::Expr> in = sym_sizes(self);
+    std::vector<ir::Expr> shape(in.begin(), in.begin() + s);
+    shape.push_back(sym_product(std::vector<ir::Expr>(in.begin() + s, in.begin() + e + 1)));
+    shape.insert(shape.end(), in.begin() + e + 1, in.end());
+    return sym_reshape(self, shape);
+  }
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + s);
   shape.push_back(checked_numel("flatten", IntArrayRef(self.sizes().data() + s, static_cast<size_t>(e - s + 1))));
   shape.insert(shape.end(), self.sizes().begin() + e + 1, self.sizes().end());
@@ -344,6 +389,14 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   const int64_t d = normalize_dim("unflatten", dim, self.dim(), /*allow_scalar=*/false);
   if (sizes.empty()) fail("unflatten", "sizes must be non-empty");
+  if (is_symbolic(self)) {
+    const std::vector<ir::Expr> in = sym_sizes(self);
+    std::vector<ir::Expr> inferred = sym_infer_size("unflatten", sizes, in[static_cast<size_t>(d)]);
+    std::vector<ir::Expr> shape(in.begin(), in.begin() + d);
+    shape.insert(shape.end(), inferred.begin(), inferred.end());
+    shape.insert(shape.end(), in.begin() + d + 1, in.end());
+    return sym_reshape(self, shape);
+  }
   std::vector<int64_t> inferred;
   try {
     inferred = infer_size("unflatten", sizes, self.size(d));
@@ -405,7 +458,35 @@ Tensor movedim(const Tensor& self, int64_t src, int64_t dst) {
   return permute_prim(self, std::move(perm));
 }
 
+// expand on symbolic sizes: -1 keeps the input's size, and a target that differs from a
+// non-1 input size is decided (guarded) to be equal.
+Tensor sym_expand_sizes(const Tensor& self, IntArrayRef size) {
+  const std::vector<ir::Expr> in = sym_sizes(self);
+  const int64_t ndim = static_cast<int64_t>(size.size()), tensor_dim = static_cast<int64_t>(in.size());
+  if (ndim < tensor_dim)
+    fail("expand",
+         "the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+         ndim, tensor_dim);
+  std::vector<ir::Expr> out(static_cast<size_t>(ndim));
+  for (int64_t i = ndim - 1; i >= 0; --i) {
+    const int64_t dim = tensor_dim - 1 - (ndim - 1 - i);
+    const ir::Expr sz = dim >= 0 ? in[static_cast<size_t>(dim)] : ir::Expr(1);
+    if (size[i] == -1 && dim < 0)
+      fail("expand", "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {}", i);
+    if (size[i] < -1 || (size[i] == -1 && dim < 0))
+      fail("expand", "The expanded size of the tensor ({}) must be non-negative", size[i]);
+    const ir::Expr target = size[i] == -1 ? sz : ir::Expr(size[i]);
+    if (!ir::sym_eq(sz, target) && !ir::sym_eq(sz, ir::Expr(1)))
+      fail("expand", "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
+           "dimension {}.  Target sizes: {}.  Tensor sizes: {}", size[i], ir::ShapeEnv::current()->hint(sz), i,
+           shape_str(size), ir::str(in));
+    out[static_cast<size_t>(i)] = target;
+  }
+  return sym_expand(self, out);
+}
+
 Tensor expand(const Tensor& self, IntArrayRef size) {
+  if (is_symbolic(self)) return sym_expand_sizes(self, size);
   ViewMeta m = view_meta::expand(meta_of(self), size);
   return dispatch1(ir::OpKind::expand, {self}, {ir::to_exprs(m.sizes)});
 }
@@ -414,15 +495,16 @@ Tensor expand(const Tensor& self, IntArrayRef size) {
 
 Tensor squeeze(const Tensor& self) {
   std::vector<int64_t> dims;
+  const std::vector<ir::Expr> sizes = sym_sizes(self);
   for (int64_t d = 0; d < self.dim(); ++d)
-    if (self.sizes()[d] == 1) dims.push_back(d);
+    if (ir::sym_eq(sizes[static_cast<size_t>(d)], ir::Expr(1))) dims.push_back(d);
   return dispatch1(ir::OpKind::squeeze, {self}, {std::move(dims)});
 }
 
 Tensor squeeze(const Tensor& self, int64_t dim) {
   const int64_t d = normalize_dim("squeeze", dim, self.dim());
   std::vector<int64_t> dims;
-  if (self.dim() > 0 && self.sizes()[d] == 1) dims.push_back(d);  // squeezing a non-1 dim is a no-op
+  if (self.dim() > 0 && ir::sym_eq(sym_size(self, d), ir::Expr(1))) dims.push_back(d);  // squeezing a non-1 dim is a no-op
   return dispatch1(ir::OpKind::squeeze, {self}, {std::move(dims)});
 }
 
@@ -433,11 +515,33 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 
 // ---- slicing ------------------------------------------------------------------------------------
 
+namespace {
+
+// slice on a symbolic dim: negative bounds count from the (symbolic) end, and each clamp to
+// [0, size] is decided with a guard (an omitted end is the size itself, with no guard).
+Tensor sym_slice(const Tensor& self, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
+                 int64_t step) {
+  const ir::Expr size = sym_size(self, d);
+  auto clamp = [&](ir::Expr v, const ir::Expr& lo) {
+    if (ir::sym_lt(v, lo)) return lo;
+    if (ir::sym_lt(size, v)) return size;
+    return v;
+  };
+  ir::Expr s = start.value_or(0) < 0 ? size + ir::Expr(*start) : ir::Expr(start.value_or(0));
+  s = clamp(s, ir::Expr(0));
+  ir::Expr e = size;
+  if (end && *end != std::numeric_limits<int64_t>::max()) e = clamp(*end < 0 ? size + ir::Expr(*end) : ir::Expr(*end), s);
+  return dispatch1(ir::OpKind::slice, {self}, {d, s, e, ir::Expr(step)});
+}
+
+}  // namespace
+
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
   const int64_t n = self.dim();
   if (n == 0) fail("slice", "slice() cannot be applied to a 0-dim tensor.");
   const int64_t d = normalize_dim("slice", dim, n);
   if (step <= 0) fail("slice", "slice step must be positive");
+  if (is_symbolic(self)) return sym_slice(self, d, start, end, step);
   const int64_t size = self.sizes()[d];
   int64_t s = start.value_or(0);
   int64_t e = end.value_or(std::numeric_limits<int64_t>::max());
@@ -452,6 +556,14 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   const int64_t n = self.dim();
   if (n == 0) fail("select", "select() cannot be applied to a 0-dim tensor.");
   const int64_t d = normalize_dim("select", dim, n);
+  if (is_symbolic(self) && !sym_size(self, d).is_const()) {
+    const ir::Expr size = sym_size(self, d);
+    if (!ir::sym_le(ir::Expr(-index), size) || !ir::sym_lt(ir::Expr(index), size))
+      fail("select", "index {} out of range for tensor of size {} at dimension {}", index, ir::str(sym_sizes(self)), d);
+    const ir::Expr at = index < 0 ? size + ir::Expr(index) : ir::Expr(index);
+    Tensor one = dispatch1(ir::OpKind::slice, {self}, {d, at, at + 1, ir::Expr(1)});
+    return dispatch1(ir::OpKind::squeeze, {one}, {std::vector<int64_t>{d}});
+  }
   const int64_t size = self.sizes()[d];
   if (index < -size || index >= size)
     fail("select", "index {} out of range for tensor of size {} at dimension {}", index, shape_str(self.sizes()), d);
@@ -464,6 +576,15 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   if (self.dim() == 0) fail("narrow", "narrow() cannot be applied to a 0-dim tensor.");
   if (length < 0) fail("narrow", "narrow(): length must be non-negative.");
   const int64_t d = normalize_dim("narrow", dim, self.dim());
+  if (is_symbolic(self) && !sym_size(self, d).is_const()) {
+    const ir::Expr cur = sym_size(self, d);
+    if (!ir::sym_le(ir::Expr(-start), cur) || !ir::sym_le(ir::Expr(start), cur))
+      fail("narrow", "start out of range (expected to be in range of [-size, size], but got {})", start);
+    const ir::Expr s = start < 0 ? cur + ir::Expr(start) : ir::Expr(start);
+    if (!ir::sym_le(s + ir::Expr(length), cur))
+      fail("narrow", "start ({}) + length ({}) exceeds dimension size ({}).", start, length, cur.str());
+    return dispatch1(ir::OpKind::slice, {self}, {d, s, s + ir::Expr(length), ir::Expr(1)});
+  }
   const int64_t cur = self.sizes()[d];
   if (start < -cur || start > cur)
     fail("narrow", "start out of range (expected to be in range of [{}, {}], but got {})", -cur, cur, start);
@@ -570,6 +691,13 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
 }
 
 std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
+  if (std::any_of(tensors.begin(), tensors.end(), [](const Tensor& t) { return is_symbolic(t); })) {
+    std::vector<ir::Expr> shape;
+    for (const Tensor& t : tensors) shape = sym_broadcast_shapes("broadcast_tensors", shape, sym_sizes(t));
+    std::vector<Tensor> out;
+    for (const Tensor& t : tensors) out.push_back(sym_expand(t, shape));
+    return out;
+  }
   std::vector<int64_t> shape;
   for (const Tensor& t : tensors) shape = broadcast_shapes("broadcast_tensors", shape, t.sizes());
   std::vector<Tensor> out;

@@ -3,10 +3,13 @@
 
 #include "frontend/error.h"
 #include "frontend/tensor_impl.h"
+#include "ir/shape_env.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace kiln::guards {
 
@@ -36,66 +39,64 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h;
 }
 
-// The value the guard reads from the arguments, as text (for failure messages).
-std::string actual_of(const Guard& g, const std::vector<ArgValue>& args) {
-  const ArgValue& a = args[static_cast<size_t>(g.arg)];
-  switch (g.kind) {
-    case GuardKind::ArgKind: return kind_name(arg_kind(a));
-    case GuardKind::Dtype: return std::string(dtype_short_name(std::get<Tensor>(a).dtype()));
-    case GuardKind::Device: return std::get<Tensor>(a).device().str();
-    case GuardKind::Rank: return std::to_string(std::get<Tensor>(a).dim());
-    case GuardKind::Size: return std::to_string(std::get<Tensor>(a).impl()->sizes()[static_cast<size_t>(g.dim)]);
-    case GuardKind::Stride: return std::to_string(std::get<Tensor>(a).impl()->strides()[static_cast<size_t>(g.dim)]);
-    case GuardKind::Alias: {
-      const int64_t t = alias_target(args, static_cast<size_t>(g.arg));
-      return t < 0 ? "no aliasing" : fmt::format("aliasing argument {}", t);
-    }
-    case GuardKind::ScalarValue:
-      if (const int64_t* i = std::get_if<int64_t>(&a)) return std::to_string(*i);
-      if (const double* d = std::get_if<double>(&a)) return fmt::format("{}", *d);
-      return std::get<bool>(a) ? "true" : "false";
-  }
-  return "?";
+const TensorImpl& impl_of(const std::vector<ArgValue>& args, int arg) {
+  return *std::get<Tensor>(args[static_cast<size_t>(arg)]).impl();
 }
 
-bool passes(const Guard& g, const std::vector<ArgValue>& args) {
-  const ArgValue& a = args[static_cast<size_t>(g.arg)];
-  switch (g.kind) {
-    case GuardKind::ArgKind: return arg_kind(a) == g.value;
-    case GuardKind::Dtype: return static_cast<int64_t>(std::get<Tensor>(a).dtype()) == g.value;
-    case GuardKind::Device: return std::get<Tensor>(a).device() == g.device;
-    case GuardKind::Rank: return static_cast<int64_t>(std::get<Tensor>(a).impl()->sizes().size()) == g.value;
-    case GuardKind::Size: return std::get<Tensor>(a).impl()->sizes()[static_cast<size_t>(g.dim)] == g.value;
-    case GuardKind::Stride: return std::get<Tensor>(a).impl()->strides()[static_cast<size_t>(g.dim)] == g.value;
-    case GuardKind::Alias: return alias_target(args, static_cast<size_t>(g.arg)) == g.value;
-    case GuardKind::ScalarValue:
-      if (const int64_t* i = std::get_if<int64_t>(&a)) return *i == g.value;
-      if (const double* d = std::get_if<double>(&a)) return std::memcmp(d, &g.fvalue, sizeof(double)) == 0;
-      return std::get<bool>(a) == (g.value != 0);
-  }
-  return false;
+int64_t size_of(const std::vector<ArgValue>& args, const Guard& g) {
+  return impl_of(args, g.arg).sizes()[static_cast<size_t>(g.dim)];
 }
 
 }  // namespace
 
-GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std::string> names) {
+GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std::string> names,
+                             const SymbolicInputs* sym) {
   GuardSet gs;
   gs.names_ = std::move(names);
   gs.names_.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i)
     if (gs.names_[i].empty()) gs.names_[i] = fmt::format("arg{}", i);
+  size_t tensor_index = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const int arg = static_cast<int>(i);
     gs.guards_.push_back({GuardKind::ArgKind, arg, 0, arg_kind(args[i]), 0, {}});
     if (const Tensor* t = std::get_if<Tensor>(&args[i])) {
       const TensorImpl& impl = *t->impl();
+      const std::vector<ir::Expr>* sizes = sym ? &sym->sizes.at(tensor_index) : nullptr;
+      ++tensor_index;
       gs.guards_.push_back({GuardKind::Dtype, arg, 0, static_cast<int64_t>(t->dtype()), 0, {}});
       gs.guards_.push_back({GuardKind::Device, arg, 0, 0, 0, t->device()});
       gs.guards_.push_back({GuardKind::Rank, arg, 0, static_cast<int64_t>(impl.sizes().size()), 0, {}});
-      for (size_t d = 0; d < impl.sizes().size(); ++d)
-        gs.guards_.push_back({GuardKind::Size, arg, static_cast<int>(d), impl.sizes()[d], 0, {}});
-      for (size_t d = 0; d < impl.sizes().size(); ++d)
-        if (impl.sizes()[d] > 1) gs.guards_.push_back({GuardKind::Stride, arg, static_cast<int>(d), impl.strides()[d], 0, {}});
+      bool symbolic = false;
+      for (size_t d = 0; d < impl.sizes().size(); ++d) {
+        const int dim = static_cast<int>(d);
+        if (!sizes || (*sizes)[d].is_const()) {
+          gs.guards_.push_back({GuardKind::Size, arg, dim, impl.sizes()[d], 0, {}});
+          continue;
+        }
+        if (!(*sizes)[d].is_symbol())
+          internal_fail("guards: {}.size({}) is '{}', not a symbol", gs.names_[i], d, (*sizes)[d].str());
+        symbolic = true;
+        const std::string& name = (*sizes)[d].symbol_name();
+        auto slot = std::find(gs.slot_symbols_.begin(), gs.slot_symbols_.end(), name);
+        const int64_t k = slot - gs.slot_symbols_.begin();
+        if (slot == gs.slot_symbols_.end()) {
+          gs.slot_symbols_.push_back(name);
+          gs.slot_sources_.push_back(fmt::format("{}.size({})", gs.names_[i], d));
+          gs.guards_.push_back({GuardKind::SymbolBind, arg, dim, k, 0, {}});
+        } else {
+          gs.guards_.push_back({GuardKind::SymbolEq, arg, dim, k, 0, {}});
+        }
+      }
+      if (symbolic) {
+        if (!impl.is_contiguous())
+          internal_fail("guards: {} has symbolic sizes but is not contiguous", gs.names_[i]);
+        gs.guards_.push_back({GuardKind::Contiguous, arg, 0, 1, 0, {}});
+      } else {
+        for (size_t d = 0; d < impl.sizes().size(); ++d)
+          if (impl.sizes()[d] > 1)
+            gs.guards_.push_back({GuardKind::Stride, arg, static_cast<int>(d), impl.strides()[d], 0, {}});
+      }
       gs.guards_.push_back({GuardKind::Alias, arg, 0, alias_target(args, i), 0, {}});
     } else if (const int64_t* v = std::get_if<int64_t>(&args[i])) {
       gs.guards_.push_back({GuardKind::ScalarValue, arg, 0, *v, 0, {}});
@@ -103,6 +104,23 @@ GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std:
       gs.guards_.push_back({GuardKind::ScalarValue, arg, 0, 0, *d, {}, true});
     } else {
       gs.guards_.push_back({GuardKind::ScalarValue, arg, 0, std::get<bool>(args[i]) ? 1 : 0, 0, {}});
+    }
+  }
+  if (sym && sym->env) {
+    // The predicates the trace decided, over the slots' symbols, printed with their sources.
+    std::map<std::string, ir::Expr> to_source;
+    for (size_t k = 0; k < gs.slot_symbols_.size(); ++k)
+      to_source.emplace(gs.slot_symbols_[k], ir::Expr::symbol(gs.slot_sources_[k]));
+    for (const ir::Expr& p : sym->env->guards()) {
+      std::vector<std::string> used;
+      p.collect_symbols(used);
+      for (const std::string& u : used)
+        if (std::find(gs.slot_symbols_.begin(), gs.slot_symbols_.end(), u) == gs.slot_symbols_.end())
+          internal_fail("guards: predicate '{}' reads symbol {}, which no input binds", p.str(), u);
+      gs.guards_.push_back({GuardKind::Predicate, 0, 0, static_cast<int64_t>(gs.predicates_.size()), 0, {}});
+      gs.predicates_.push_back(p);
+      gs.predicate_text_.push_back(p.substitute(to_source).str());
+      gs.predicate_code_.emplace_back(p, gs.slot_symbols_);
     }
   }
   uint64_t h = 0x6b696c6e;
@@ -116,17 +134,189 @@ GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std:
     h = mix(h, f);
     h = mix(h, std::hash<std::string>()(g.device.str()));
   }
+  for (const ir::Expr& p : gs.predicates_) h = mix(h, std::hash<std::string>()(p.str()));
   gs.signature_ = h;
+  gs.compile();
   return gs;
+}
+
+// The check program: the metadata guards of one tensor merge into one Tensor op, which also
+// checks that the argument is a tensor; every other guard is one op in the same order.
+void GuardSet::compile() {
+  program_.clear();
+  for (const Guard& g : guards_) {
+    Op op{};
+    op.arg = static_cast<uint16_t>(g.arg);
+    op.dim = static_cast<uint16_t>(g.dim);
+    op.value = g.value;
+    switch (g.kind) {
+      case GuardKind::ArgKind:
+        if (g.value == 0) {
+          op.code = Op::Tensor;
+          program_.push_back(op);
+        }
+        continue;  // a scalar's kind is checked by its ScalarValue op
+      case GuardKind::Dtype: program_.back().meta |= g.value; continue;
+      case GuardKind::Device: program_.back().device = g.device; continue;
+      case GuardKind::Rank: program_.back().meta |= g.value << 8; continue;
+      case GuardKind::Size: op.code = Op::Size; break;
+      case GuardKind::SymbolBind: op.code = Op::Bind; break;
+      case GuardKind::SymbolEq: op.code = Op::SlotEq; break;
+      case GuardKind::Stride: op.code = Op::Stride; break;
+      case GuardKind::Contiguous: op.code = Op::Contig; break;
+      case GuardKind::Alias: op.code = Op::Alias; break;
+      case GuardKind::ScalarValue: {
+        op.code = g.fp ? Op::Double : Op::Int;
+        for (const Guard& k : guards_)
+          if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(ArgValue(false))) op.code = Op::Bool;
+        if (g.fp) std::memcpy(&op.meta, &g.fvalue, sizeof(double));
+        break;
+      }
+      case GuardKind::Predicate: op.code = Op::Pred; break;
+    }
+    program_.push_back(op);
+  }
+}
+
+bool GuardSet::check(const std::vector<ArgValue>& args) const {
+  if (args.size() != names_.size()) return false;
+  constexpr size_t kInline = 16;
+  int64_t inline_slots[kInline];
+  std::vector<int64_t> heap;
+  int64_t* slots = inline_slots;
+  if (slot_symbols_.size() > kInline) {
+    heap.resize(slot_symbols_.size());
+    slots = heap.data();
+  }
+  const TensorImpl* impl = nullptr;  // of the tensor the last Tensor op checked
+  for (const Op& op : program_) {
+    const ArgValue& a = args[op.arg];
+    switch (op.code) {
+      case Op::Tensor: {
+        const Tensor* t = std::get_if<Tensor>(&a);
+        if (!t) return false;
+        impl = t->impl();
+        if (static_cast<int64_t>(impl->dtype()) != (op.meta & 0xff) ||
+            static_cast<int64_t>(impl->sizes().size()) != (op.meta >> 8) || !(impl->device() == op.device))
+          return false;
+        break;
+      }
+      case Op::Size:
+        if (impl->sizes()[op.dim] != op.value) return false;
+        break;
+      case Op::Bind: {
+        const int64_t v = impl->sizes()[op.dim];
+        if (v < 2) return false;
+        slots[op.value] = v;
+        break;
+      }
+      case Op::SlotEq:
+        if (impl->sizes()[op.dim] != slots[op.value]) return false;
+        break;
+      case Op::Stride:
+        if (impl->strides()[op.dim] != op.value) return false;
+        break;
+      case Op::Contig:
+        if (!impl->is_contiguous()) return false;
+        break;
+      case Op::Alias:
+        if (alias_target(args, op.arg) != op.value) return false;
+        break;
+      case Op::Int: {
+        const int64_t* v = std::get_if<int64_t>(&a);
+        if (!v || *v != op.value) return false;
+        break;
+      }
+      case Op::Double: {
+        const double* v = std::get_if<double>(&a);
+        if (!v || std::memcmp(v, &op.meta, sizeof(double)) != 0) return false;
+        break;
+      }
+      case Op::Bool: {
+        const bool* v = std::get_if<bool>(&a);
+        if (!v || *v != (op.value != 0)) return false;
+        break;
+      }
+      case Op::Pred:
+        if (predicate_code_[static_cast<size_t>(op.value)].eval(slots) == 0) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+// The slow path of a miss: each guard on its own, for the message.
+bool GuardSet::passes(const Guard& g, const std::vector<ArgValue>& args, std::vector<int64_t>& slots) const {
+  const ArgValue& a = args[static_cast<size_t>(g.arg)];
+  switch (g.kind) {
+    case GuardKind::ArgKind: return arg_kind(a) == g.value;
+    case GuardKind::Dtype: return static_cast<int64_t>(std::get<Tensor>(a).dtype()) == g.value;
+    case GuardKind::Device: return std::get<Tensor>(a).device() == g.device;
+    case GuardKind::Rank: return static_cast<int64_t>(impl_of(args, g.arg).sizes().size()) == g.value;
+    case GuardKind::Size: return size_of(args, g) == g.value;
+    case GuardKind::SymbolBind:
+      slots.at(static_cast<size_t>(g.value)) = size_of(args, g);
+      return size_of(args, g) >= 2;
+    case GuardKind::SymbolEq: return size_of(args, g) == slots.at(static_cast<size_t>(g.value));
+    case GuardKind::Stride: return impl_of(args, g.arg).strides()[static_cast<size_t>(g.dim)] == g.value;
+    case GuardKind::Contiguous: return impl_of(args, g.arg).is_contiguous();
+    case GuardKind::Alias: return alias_target(args, static_cast<size_t>(g.arg)) == g.value;
+    case GuardKind::ScalarValue:
+      if (const int64_t* i = std::get_if<int64_t>(&a)) return *i == g.value;
+      if (const double* d = std::get_if<double>(&a)) return std::memcmp(d, &g.fvalue, sizeof(double)) == 0;
+      return std::get<bool>(a) == (g.value != 0);
+    case GuardKind::Predicate: return predicate_code_.at(static_cast<size_t>(g.value)).eval(slots.data()) != 0;
+  }
+  return false;
+}
+
+// The value the guard reads from the arguments, as text (for failure messages).
+std::string GuardSet::actual_of(const Guard& g, const std::vector<ArgValue>& args,
+                                const std::vector<int64_t>& slots) const {
+  const ArgValue& a = args[static_cast<size_t>(g.arg)];
+  switch (g.kind) {
+    case GuardKind::ArgKind: return kind_name(arg_kind(a));
+    case GuardKind::Dtype: return std::string(dtype_short_name(std::get<Tensor>(a).dtype()));
+    case GuardKind::Device: return std::get<Tensor>(a).device().str();
+    case GuardKind::Rank: return std::to_string(std::get<Tensor>(a).dim());
+    case GuardKind::Size:
+    case GuardKind::SymbolBind: return std::to_string(size_of(args, g));
+    case GuardKind::SymbolEq:
+      return fmt::format("{} and {}", size_of(args, g), slots.at(static_cast<size_t>(g.value)));
+    case GuardKind::Stride: return std::to_string(impl_of(args, g.arg).strides()[static_cast<size_t>(g.dim)]);
+    case GuardKind::Contiguous:
+      return fmt::format("strides {}", shape_str(impl_of(args, g.arg).strides()));
+    case GuardKind::Alias: {
+      const int64_t t = alias_target(args, static_cast<size_t>(g.arg));
+      return t < 0 ? "no aliasing" : fmt::format("aliasing argument {}", t);
+    }
+    case GuardKind::ScalarValue:
+      if (const int64_t* i = std::get_if<int64_t>(&a)) return std::to_string(*i);
+      if (const double* d = std::get_if<double>(&a)) return fmt::format("{}", *d);
+      return std::get<bool>(a) ? "true" : "false";
+    case GuardKind::Predicate: {
+      std::vector<std::string> used;
+      predicates_.at(static_cast<size_t>(g.value)).collect_symbols(used);
+      std::string out;
+      for (const std::string& u : used) {
+        const size_t k = static_cast<size_t>(std::find(slot_symbols_.begin(), slot_symbols_.end(), u) -
+                                             slot_symbols_.begin());
+        out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", slot_sources_[k], slots[k]);
+      }
+      return out;
+    }
+  }
+  return "?";
 }
 
 std::optional<GuardFailure> GuardSet::first_failure(const std::vector<ArgValue>& args) const {
   if (args.size() != names_.size())
     return GuardFailure{{}, fmt::format("{} arguments", names_.size()), std::to_string(args.size())};
-  // Guards are ordered so that each one's preconditions (the argument is a tensor, its rank)
-  // are checked before it.
+  // Guards are ordered so that each one's preconditions (the argument is a tensor, its rank,
+  // the binding of a symbol) are checked before it.
+  std::vector<int64_t> slots(slot_symbols_.size(), 0);
   for (const Guard& g : guards_)
-    if (!passes(g, args)) return GuardFailure{g, describe(g), actual_of(g, args)};
+    if (!passes(g, args, slots)) return GuardFailure{g, describe(g), actual_of(g, args, slots)};
   return std::nullopt;
 }
 
@@ -138,6 +328,11 @@ std::string GuardSet::describe(const Guard& g) const {
     case GuardKind::Device: return fmt::format("{}.device == {}", n, g.device.str());
     case GuardKind::Rank: return fmt::format("{}.dim() == {}", n, g.value);
     case GuardKind::Size: return fmt::format("{}.size({}) == {}", n, g.dim, g.value);
+    case GuardKind::SymbolBind: return fmt::format("2 <= {}.size({})", n, g.dim);
+    case GuardKind::SymbolEq:
+      return fmt::format("{}.size({}) == {}", n, g.dim, slot_sources_.at(static_cast<size_t>(g.value)));
+    case GuardKind::Contiguous: return fmt::format("{} is contiguous", n);
+    case GuardKind::Predicate: return predicate_text_.at(static_cast<size_t>(g.value));
     case GuardKind::Stride: return fmt::format("{}.stride({}) == {}", n, g.dim, g.value);
     case GuardKind::Alias:
       return g.value < 0 ? fmt::format("{} shares storage with no earlier argument", n)

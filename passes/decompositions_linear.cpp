@@ -9,6 +9,7 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
+#include "frontend/symbolic.h"
 #include "frontend/views.h"
 #include "passes/decompositions_detail.h"
 
@@ -21,35 +22,36 @@ Tensor matmul(const DecompArgs& args) {
   const Tensor& a = args.in(0);
   const Tensor& b = args.in(1);
   const int64_t da = a.dim(), db = b.dim();
-  const int64_t k = a.size(-1);
   if (da == 1 && db == 1) return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(std::vector<int64_t>{});
   if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
   if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
   if (da == 2 && db == 2) return mm(a, b);
 
-  // Batched: broadcast the batch dims, flatten them into one, bmm, restore the shape.
-  const int64_t n = da > 1 ? a.size(-2) : 1;
-  const int64_t p = db > 1 ? b.size(-1) : 1;
-  std::vector<int64_t> batch_a(a.sizes().begin(), a.sizes().begin() + std::max<int64_t>(da - 2, 0));
-  std::vector<int64_t> batch_b(b.sizes().begin(), b.sizes().begin() + std::max<int64_t>(db - 2, 0));
-  std::vector<int64_t> batch = broadcast_shapes("matmul", batch_a, batch_b);
-  int64_t nbatch = 1;
-  for (int64_t s : batch) nbatch *= s;
+  // Batched: broadcast the batch dims, flatten them into one, bmm, restore the shape. Sizes
+  // are expressions so that a dynamic batch stays dynamic (frontend/symbolic.h).
+  const std::vector<ir::Expr> sa = sym_sizes(a), sb = sym_sizes(b);
+  const ir::Expr k = sa.back();
+  const ir::Expr n = da > 1 ? sa[static_cast<size_t>(da - 2)] : ir::Expr(1);
+  const ir::Expr p = db > 1 ? sb.back() : ir::Expr(1);
+  std::vector<ir::Expr> batch_a(sa.begin(), sa.begin() + std::max<int64_t>(da - 2, 0));
+  std::vector<ir::Expr> batch_b(sb.begin(), sb.begin() + std::max<int64_t>(db - 2, 0));
+  std::vector<ir::Expr> batch = sym_broadcast_shapes("matmul", batch_a, batch_b);
+  const ir::Expr nbatch = sym_product(batch);
 
-  std::vector<int64_t> a_size = batch;
+  std::vector<ir::Expr> a_size = batch;
   a_size.push_back(n);
   a_size.push_back(k);
-  Tensor a3 = (da == 1 ? a.unsqueeze(0) : a).expand(a_size).reshape({nbatch, n, k});
-  std::vector<int64_t> b_size = batch;
+  Tensor a3 = sym_reshape(sym_expand(da == 1 ? a.unsqueeze(0) : a, a_size), {nbatch, n, k});
+  std::vector<ir::Expr> b_size = batch;
   b_size.push_back(k);
   if (db > 1) b_size.push_back(p);
-  Tensor b3 = b.expand(b_size);
-  b3 = db == 1 ? b3.reshape({nbatch, k}).unsqueeze(2) : b3.reshape({nbatch, k, p});
+  Tensor b3 = sym_expand(b, b_size);
+  b3 = db == 1 ? sym_reshape(b3, {nbatch, k}).unsqueeze(2) : sym_reshape(b3, {nbatch, k, p});
 
-  std::vector<int64_t> out_size = batch;
+  std::vector<ir::Expr> out_size = batch;
   if (da > 1) out_size.push_back(n);
   if (db > 1) out_size.push_back(p);
-  return bmm(a3, b3).reshape(out_size);
+  return sym_reshape(bmm(a3, b3), out_size);
 }
 
 // linear(x, W, b) = x W^T + b
@@ -80,7 +82,7 @@ Tensor cross_entropy(const DecompArgs& args) {
 
   Tensor nll, weight_sum;
   if (weight) {
-    Tensor w_t = weight->index_select(0, safe_target.flatten()).reshape(target.sizes().vec());
+    Tensor w_t = weight->index_select(0, safe_target.flatten()).reshape_as(target);
     nll = where(valid, -(picked * w_t), Scalar(0.0));
     weight_sum = where(valid, w_t, Scalar(0.0)).sum();
   } else {

@@ -9,6 +9,8 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
+#include "frontend/symbolic.h"
+#include "ir/shape_env.h"
 #include "frontend/views.h"
 #include "passes/decompositions_detail.h"
 
@@ -26,16 +28,18 @@ Tensor sum_dims(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim)
   return kiln::sum(x, dims, keepdim);
 }
 
-// The number of elements `dims` cover.
-int64_t count(const Tensor& x, const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= x.dim() == 0 ? 1 : x.size(d);
+// The number of elements `dims` cover (an expression when the sizes are symbolic).
+ir::Expr count(const Tensor& x, const std::vector<int64_t>& dims) {
+  ir::Expr n(1);
+  for (int64_t d : dims) n = n * (x.dim() == 0 ? ir::Expr(1) : sym_size(x, d));
   return n;
 }
 
-// Mean over `dims` (keepdim), computed as sum / count.
+// Mean over `dims` (keepdim), computed as sum / count; a symbolic count is read at run time.
 Tensor mean_dims(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return sum_dims(x, dims, keepdim) / Scalar(count(x, dims));
+  const ir::Expr n = count(x, dims);
+  if (auto c = n.maybe_const()) return sum_dims(x, dims, keepdim) / Scalar(*c);
+  return sum_dims(x, dims, keepdim) / sym_scalar_tensor(n, x.dtype(), x.device());
 }
 
 // The trailing dims that normalized_shape covers.
@@ -55,7 +59,7 @@ Tensor softmax(const DecompArgs& a) {
   const int64_t dim = a.attr<int64_t>("dim");
   const ScalarType dtype = a.attr<ScalarType>("dtype");
   Tensor x = a.in(0).to(dtype).to(opmath_dtype(dtype));
-  if (x.dim() > 0 && x.size(dim) == 0) return x.to(dtype);
+  if (x.dim() > 0 && ir::sym_eq(sym_size(x, dim), ir::Expr(0))) return x.to(dtype);
   Tensor e = exp(shifted(x, dim));
   return (e / sum_dims(e, {dim}, /*keepdim=*/true)).to(dtype);
 }
@@ -65,7 +69,7 @@ Tensor log_softmax(const DecompArgs& a) {
   const int64_t dim = a.attr<int64_t>("dim");
   const ScalarType dtype = a.attr<ScalarType>("dtype");
   Tensor x = a.in(0).to(dtype).to(opmath_dtype(dtype));
-  if (x.dim() > 0 && x.size(dim) == 0) return x.to(dtype);
+  if (x.dim() > 0 && ir::sym_eq(sym_size(x, dim), ir::Expr(0))) return x.to(dtype);
   Tensor s = shifted(x, dim);
   return (s - log(sum_dims(exp(s), {dim}, /*keepdim=*/true))).to(dtype);
 }
@@ -138,7 +142,14 @@ Tensor var(const DecompArgs& a) {
   Tensor xc = x.to(opmath_dtype(x.dtype()));
   Tensor centered = xc - mean_dims(xc, dims, /*keepdim=*/true);
   Tensor ss = sum_dims(centered * centered, dims, a.attr<bool>("keepdim"));
-  const double denom = std::max(static_cast<double>(count(x, dims)) - correction, 0.0);
+  const ir::Expr n = count(x, dims);
+  if (!n.is_const() && correction == std::floor(correction) && std::fabs(correction) < 1e15) {
+    // A symbolic count: max(n - correction, 0) is read at run time.
+    const ir::Expr denom = ir::max(n - ir::Expr(static_cast<int64_t>(correction)), ir::Expr(0));
+    return (ss / sym_scalar_tensor(denom, ss.dtype(), ss.device())).to(x.dtype());
+  }
+  const int64_t count_value = n.is_const() ? n.as_const() : ir::ShapeEnv::current()->specialize(n);
+  const double denom = std::max(static_cast<double>(count_value) - correction, 0.0);
   return (ss / denom).to(x.dtype());
 }
 

@@ -10,6 +10,8 @@
 #include "codegen_cpu/kernel_codegen.h"
 #include "frontend/error.h"
 #include "frontend/tracer.h"
+#include "frontend/views.h"
+#include "ir/shape_env.h"
 #include "ir/text.h"
 #include "passes/pipeline.h"
 #include "runtime/interpreter.h"
@@ -21,7 +23,9 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 
 namespace kiln::detail {
@@ -61,8 +65,32 @@ std::string signature_str(const std::vector<ArgValue>& args) {
   return s;
 }
 
+// What a miss compares to find dims that changed size: everything about the arguments but
+// their sizes (kinds, dtypes, devices, ranks, scalar values).
+std::string meta_key(const std::vector<ArgValue>& args) {
+  std::string k;
+  for (const ArgValue& a : args) {
+    if (const Tensor* t = std::get_if<Tensor>(&a))
+      k += fmt::format("T{}:{}:{};", static_cast<int>(t->dtype()), t->device().str(), t->dim());
+    else if (const int64_t* v = std::get_if<int64_t>(&a)) k += fmt::format("i{};", *v);
+    else if (const double* d = std::get_if<double>(&a)) k += fmt::format("d{};", *d);
+    else k += std::get<bool>(a) ? "b1;" : "b0;";
+  }
+  return k;
+}
+
+std::vector<std::vector<int64_t>> sizes_of(const std::vector<ArgValue>& args) {
+  std::vector<std::vector<int64_t>> out;
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a)) out.push_back(t->impl()->sizes());
+    else out.emplace_back();
+  return out;
+}
+
 // One compiled signature.
 struct Entry {
+  std::string meta;                           // meta_key of the arguments it was traced with
+  std::vector<std::vector<int64_t>> sizes;    // their sizes (per argument; empty for scalars)
   guards::GuardSet guards;
   std::vector<Tensor> lifted;                // captured tensors, passed after the user's
   std::unique_ptr<rt::Program> program;      // cpu backend
@@ -73,6 +101,7 @@ struct Entry {
   cpu::CodegenResult code;
   double trace_ms = 0;
   std::string guards_text;
+  std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
   // In-place updates of arguments: (tensor argument position, extra graph output) pairs,
   // written back into the caller's tensors after each run; user outputs come first.
   std::vector<std::pair<size_t, size_t>> writebacks;
@@ -88,6 +117,13 @@ class CompiledState {
   }
 
   std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
+  // Under Dynamic::Auto: the dims whose size differs from an entry traced with otherwise equal
+  // arguments become dynamic for this and later compiles; returns their names.
+  std::vector<std::string> note_changed_sizes(const std::vector<ArgValue>& args);
+  bool is_dynamic(const std::vector<ArgValue>& args, size_t arg, size_t dim) const;
+  std::string arg_name(size_t i) const {
+    return i < opts.arg_names.size() && !opts.arg_names[i].empty() ? opts.arg_names[i] : fmt::format("arg{}", i);
+  }
   std::vector<Tensor> run(const Entry& e, const std::vector<ArgValue>& args) const;
 
   CompileOptions opts;
@@ -97,21 +133,77 @@ class CompiledState {
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
   bool warned_limit = false;
+  std::set<std::pair<size_t, size_t>> auto_dynamic;  // (argument, dim), under compile_mu
 };
+
+std::vector<std::string> CompiledState::note_changed_sizes(const std::vector<ArgValue>& args) {
+  std::vector<std::string> added;
+  if (opts.dynamic != Dynamic::Auto) return added;
+  const std::string meta = meta_key(args);
+  const auto now = sizes_of(args);
+  std::shared_lock lock(entries_mu);
+  for (const auto& e : entries) {
+    if (e->meta != meta) continue;
+    for (size_t i = 0; i < now.size(); ++i)
+      for (size_t d = 0; d < now[i].size(); ++d)
+        if (now[i][d] != e->sizes[i][d] && auto_dynamic.insert({i, d}).second)
+          added.push_back(fmt::format("{}.size({})", arg_name(i), d));
+  }
+  return added;
+}
+
+bool CompiledState::is_dynamic(const std::vector<ArgValue>& args, size_t arg, size_t dim) const {
+  const TensorImpl& impl = *std::get<Tensor>(args[arg]).impl();
+  if (impl.sizes()[dim] < 2 || !impl.is_contiguous()) return false;  // 0/1 specialization; see docs
+  const uint64_t bit = uint64_t{1} << std::min<size_t>(dim, 63);
+  if (impl.marked_static() & bit) return false;
+  if (impl.marked_dynamic() & bit) return true;
+  switch (opts.dynamic) {
+    case Dynamic::True: return true;
+    case Dynamic::False: return false;
+    case Dynamic::Auto: return auto_dynamic.count({arg, dim}) != 0;
+  }
+  return false;
+}
 
 std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
   auto e = std::make_unique<Entry>();
+  e->meta = meta_key(args);
+  e->sizes = sizes_of(args);
   std::vector<std::string> names;
-  for (size_t i = 0; i < args.size(); ++i) names.push_back(fmt::format("arg{}", i));
-  e->guards = guards::GuardSet::from_args(args, names);
-  e->guards_text = e->guards.str();
+  for (size_t i = 0; i < args.size(); ++i) names.push_back(arg_name(i));
+
+  // The input types: a symbol for every dynamic dim (ShapeEnv, duck-sized), else the size.
+  ir::ShapeEnv env;
+  ir::ShapeEnvScope env_scope(&env);
+  guards::SymbolicInputs sym;
+  sym.env = &env;
+  std::vector<ir::TensorType> types;
+  std::map<std::string, rt::ParamSource> sources;  // symbol -> where a call reads it
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor* t = std::get_if<Tensor>(&args[i]);
+    if (!t) continue;
+    std::vector<ir::Expr> sizes;
+    for (size_t d = 0; d < static_cast<size_t>(t->dim()); ++d) {
+      const int64_t n = t->impl()->sizes()[d];
+      if (!is_dynamic(args, i, d)) {
+        sizes.emplace_back(n);
+        continue;
+      }
+      ir::Expr s = env.create_symbol(n, fmt::format("{}.size({})", names[i], d));
+      sources.emplace(s.symbol_name(), rt::ParamSource{static_cast<int>(types.size()), static_cast<int>(d), false});
+      sizes.push_back(s);
+    }
+    sym.sizes.push_back(sizes);
+    types.emplace_back(t->dtype(), sizes, t->device());
+  }
 
   // Trace: tensors are replaced by traced stand-ins; scalars are passed as they are.
   const auto t0 = std::chrono::steady_clock::now();
   TracedProgram tp;
   std::vector<Tensor> traced_args;
   try {
-    tp = trace(
+    tp = trace_types(
         [&](const std::vector<Tensor>& traced) {
           traced_args = traced;
           std::vector<ArgValue> targs = args;
@@ -120,7 +212,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
             if (std::holds_alternative<Tensor>(a)) a = traced.at(k++);
           return fn(targs);
         },
-        tensors_of(args));
+        types);
   } catch (const Error& err) {
     throw Error(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}))", err.what(), opts.name,
                             signature_str(args)));
@@ -143,8 +235,20 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   const bool dump = rt::debug_dir_enabled();
   passes::PipelineOptions po;
   po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
-  // Kernels read the inputs with the strides they have now (the guards pin them).
-  for (const Tensor& t : tensors_of(args)) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
+  // Kernels read the inputs with the strides they have now (the guards pin them); inputs with
+  // symbolic sizes are contiguous (guarded), so their strides follow from the sizes.
+  for (const ir::TensorType& ty : types) {
+    std::vector<ir::Expr> st(ty.sizes.size(), ir::Expr(1));
+    for (size_t d = ty.sizes.size(); d-- > 1;) st[d - 1] = st[d] * ty.sizes[d];
+    po.lower.input_strides.push_back(st);
+  }
+  {
+    size_t k = 0;
+    for (const Tensor& t : tensors_of(args)) {
+      if (ir::all_const(types[k].sizes)) po.lower.input_strides[k] = ir::to_exprs(t.strides().vec());
+      ++k;
+    }
+  }
   for (const Tensor& t : tp.lifted) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
   static std::atomic<uint64_t> compilation_counter{0};
   std::string stem = opts.name;
@@ -167,10 +271,24 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     for (const cpu::CompiledKernel& k : e->code.kernels) fns.push_back(k.fn);
     e->kernels = static_cast<int64_t>(fns.size());
     passes::ExecPlan plan = e->pipeline.plan;
-    e->program = std::make_unique<rt::Program>(std::move(plan), std::move(fns));
+    std::vector<rt::ParamSource> params;
+    for (const std::string& p : plan.params) {
+      auto it = sources.find(p);
+      if (it == sources.end()) internal_fail("compile: plan parameter {} is not an input size", p);
+      params.push_back(it->second);
+    }
+    e->program = std::make_unique<rt::Program>(std::move(plan), std::move(fns), std::move(params));
     KILN_LOG_IF(rt::LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
                 opts.name, e->kernels, e->code.build_ms + e->code.optimize_ms + e->code.codegen_ms, e->code.build_ms,
                 e->code.optimize_ms, e->code.codegen_ms);
+  }
+  // Guards last: decomposition may decide (and so guard) more about the symbols.
+  e->guards = guards::GuardSet::from_args(args, names, &sym);
+  e->guards_text = e->guards.str();
+  for (const ir::SymbolInfo& si : env.symbols()) {
+    e->symbols_text += si.name;
+    for (const std::string& src : si.sources) e->symbols_text += " = " + src;
+    e->symbols_text += fmt::format(" (hint {})\n", si.hint);
   }
   compiles.fetch_add(1);
   if (rt::log_enabled(rt::LogChannel::Perf)) {
@@ -261,6 +379,8 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     return fn(args);
   }
   if (last) KILN_LOG_IF(rt::LogChannel::Recompiles, "{}: recompiling ({}): {}", s.opts.name, signature_str(args), why);
+  for (const std::string& dim : s.note_changed_sizes(args))
+    KILN_LOG_IF(rt::LogChannel::Recompiles, "{}: automatic dynamic: {}", s.opts.name, dim);
   std::shared_ptr<const Entry> e = s.build(args, fn, /*inspect=*/false);
   {
     std::unique_lock lock(s.entries_mu);
@@ -279,6 +399,7 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   s.traces.fetch_sub(1);  // explain does not count as a call
   s.compiles.fetch_sub(1);
   std::string out = fmt::format("=== compiled function '{}' ({}) ===\n", s.opts.name, signature_str(args));
+  out += "\n--- symbols ---\n" + (e->symbols_text.empty() ? std::string("(none: static shapes)\n") : e->symbols_text);
   out += "\n--- guards ---\n" + e->guards_text;
   out += "\n--- traced graph ---\n" + e->pipeline.traced_text;
   out += "\n--- decomposed graph ---\n" + e->pipeline.decomposed_text;
@@ -298,6 +419,26 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   out += fmt::format("total {:.3f} ms\n", total);
   return out;
 }
+
+}  // namespace kiln::detail
+
+namespace kiln {
+
+namespace {
+void mark(const Tensor& t, int64_t dim, bool dynamic, std::string_view op) {
+  if (!t.defined()) fail(op, "called on an undefined tensor");
+  const int64_t d = normalize_dim(op, dim, t.dim(), false);
+  if (d >= 64) fail(op, "dim {} is beyond the 64 dims that can be marked", d);
+  t.impl()->mark(d, dynamic);
+}
+}  // namespace
+
+void mark_dynamic(const Tensor& t, int64_t dim) { mark(t, dim, true, "mark_dynamic"); }
+void mark_static(const Tensor& t, int64_t dim) { mark(t, dim, false, "mark_static"); }
+
+}  // namespace kiln
+
+namespace kiln::detail {
 
 CompileStats compiled_stats(const CompiledState& s) {
   return CompileStats{s.traces.load(), s.compiles.load(), s.hits.load(), s.misses.load(), s.kernels.load()};

@@ -32,14 +32,27 @@ struct CompileOptions {
   // "cpu" (generated kernels), "interpreter" (the reference interpreter on the traced,
   // decomposed graph) or "eager" (no tracing). Empty: the inputs' device, i.e. "cpu".
   std::string backend;
-  // Shapes are static in this version: every option compiles for the exact sizes seen.
+  // Which input sizes become symbolic (docs/dynamic_shapes.md). Auto: the first compile is
+  // static; a later miss in which only sizes differ recompiles with the dims that changed
+  // symbolic (and logs "automatic dynamic: a.size(0)" under KILN_LOG=recompiles). True: every
+  // dim of size >= 2 is symbolic from the first compile. False: always static. Sizes 0 and 1
+  // are always specialized; kiln::mark_dynamic / mark_static override per tensor and dim.
   Dynamic dynamic = Dynamic::Auto;
   // Entries kept per function; past it calls run eagerly and a warning names the guard that
   // keeps failing.
   int cache_size_limit = 8;
   bool fullgraph = false;  // tracing always captures the whole function (no graph breaks)
   std::string name = "fn";  // used in logs, debug dumps and errors
+  // Names of the parameters in guards and messages ("a" gives "a.size(0)"); missing or empty
+  // entries read "arg0", "arg1", ...
+  std::vector<std::string> arg_names;
 };
+
+// Makes dim `dim` of `t` symbolic whenever a compiled function is traced with it (unless its
+// size is 0 or 1), whatever the function's `dynamic` option; mark_static keeps it static.
+// The mark lives on the tensor (and its copies), as torch._dynamo.mark_dynamic.
+void mark_dynamic(const Tensor& t, int64_t dim);
+void mark_static(const Tensor& t, int64_t dim);
 
 struct CompileStats {
   int64_t traces = 0;

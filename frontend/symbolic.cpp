@@ -1,0 +1,117 @@
+// kiln/frontend/symbolic.cpp — symbolic sizes of traced tensors and the decisions on them.
+#include "frontend/symbolic.h"
+
+#include "frontend/dispatch.h"
+#include "frontend/error.h"
+#include "frontend/views.h"
+#include "ir/graph.h"
+#include "ir/shape_env.h"
+
+namespace kiln {
+
+namespace {
+
+const std::vector<ir::Expr>* traced_sizes(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  if (!impl.is_traced()) return nullptr;
+  return &impl.value()->type().sizes;
+}
+
+}  // namespace
+
+bool is_symbolic(const Tensor& t) {
+  const std::vector<ir::Expr>* s = t.defined() ? traced_sizes(t) : nullptr;
+  return s && !ir::all_const(*s);
+}
+
+std::vector<ir::Expr> sym_sizes(const Tensor& t) {
+  if (!t.defined()) fail("sym_sizes", "called on an undefined tensor");
+  if (const std::vector<ir::Expr>* s = traced_sizes(t)) return *s;
+  return ir::to_exprs(t.impl()->sizes());
+}
+
+ir::Expr sym_size(const Tensor& t, int64_t dim) {
+  const int64_t d = normalize_dim("size", dim, t.dim(), false);
+  if (const std::vector<ir::Expr>* s = traced_sizes(t)) return (*s)[static_cast<size_t>(d)];
+  return ir::Expr(t.impl()->sizes()[static_cast<size_t>(d)]);
+}
+
+ir::Expr sym_product(const std::vector<ir::Expr>& sizes) {
+  ir::Expr n(1);
+  for (const ir::Expr& s : sizes) n = n * s;
+  return n;
+}
+
+ir::Expr sym_numel(const Tensor& t) { return sym_product(sym_sizes(t)); }
+
+void specialize_read(const TensorImpl& impl, int64_t dim) {
+  const std::vector<ir::Expr>& sizes = impl.value()->type().sizes;
+  ir::ShapeEnv* env = ir::ShapeEnv::current();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d].is_const() || (dim >= 0 && static_cast<size_t>(dim) != d)) continue;
+    if (!env) internal_fail("a traced tensor of type {} has symbolic sizes but no ShapeEnv is active",
+                            impl.value()->type().str());
+    env->specialize(sizes[d]);
+  }
+}
+
+std::vector<ir::Expr> sym_broadcast_shapes(std::string_view op, const std::vector<ir::Expr>& a,
+                                           const std::vector<ir::Expr>& b) {
+  const size_t ndim = std::max(a.size(), b.size());
+  std::vector<ir::Expr> out(ndim);
+  for (size_t i = ndim; i-- > 0;) {
+    const size_t offset = ndim - 1 - i;
+    const ir::Expr sa = offset < a.size() ? a[a.size() - 1 - offset] : ir::Expr(1);
+    const ir::Expr sb = offset < b.size() ? b[b.size() - 1 - offset] : ir::Expr(1);
+    if (sa == sb || sb == ir::Expr(1)) {
+      out[i] = sa;
+    } else if (sa == ir::Expr(1)) {
+      out[i] = sb;
+    } else if (ir::sym_eq(sa, sb)) {
+      out[i] = sa;
+    } else if (ir::sym_eq(sa, ir::Expr(1))) {
+      out[i] = sb;
+    } else if (ir::sym_eq(sb, ir::Expr(1))) {
+      out[i] = sa;
+    } else {
+      const ir::ShapeEnv* env = ir::ShapeEnv::current();
+      const int64_t ha = env ? env->hint(sa) : sa.as_const(), hb = env ? env->hint(sb) : sb.as_const();
+      fail(op, "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}", ha, hb,
+           i);
+    }
+  }
+  return out;
+}
+
+bool sym_expandable(const std::vector<ir::Expr>& from, const std::vector<ir::Expr>& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t k = 1; k <= from.size(); ++k) {
+    const ir::Expr& f = from[from.size() - k];
+    if (!ir::sym_eq(f, to[to.size() - k]) && !ir::sym_eq(f, ir::Expr(1))) return false;
+  }
+  return true;
+}
+
+Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape) {
+  if (sym_sizes(t) == shape) return t;
+  return dispatch1(ir::OpKind::expand, {t}, {shape});
+}
+
+Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape) {
+  return dispatch1(ir::OpKind::reshape, {t}, {shape});
+}
+
+Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarType dtype, Device device) {
+  return dispatch1(ir::OpKind::full, {}, {shape, value, dtype, device});
+}
+
+Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device) {
+  if (auto c = value.maybe_const()) return sym_full({}, Scalar(*c), dtype, device);
+  // iota(value + 1)[value]: element `value` of 0, 1, 2, ... is the value itself, computed from
+  // the sizes the kernel reads at run time. Fused, it costs one index expression.
+  Tensor ramp = dispatch1(ir::OpKind::iota, {}, {value + 1, Scalar(int64_t{0}), Scalar(int64_t{1}), dtype, device});
+  Tensor one = dispatch1(ir::OpKind::slice, {ramp}, {int64_t{0}, value, value + 1, ir::Expr(1)});
+  return sym_reshape(one, {});
+}
+
+}  // namespace kiln

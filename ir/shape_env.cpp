@@ -1,0 +1,129 @@
+// kiln/ir/shape_env.cpp — symbols, hints and guards of one trace.
+#include "ir/shape_env.h"
+
+#include "frontend/error.h"
+
+#include <algorithm>
+
+namespace kiln::ir {
+
+namespace {
+
+thread_local ShapeEnv* t_current = nullptr;
+
+// The negation of a comparison: !(a < b) is b <= a; a non-comparison e reads as e != 0.
+Expr negate(const Expr& pred) {
+  const auto& o = pred.operands();
+  switch (pred.kind()) {
+    case ExprKind::Eq: return ne(o[0], o[1]);
+    case ExprKind::Ne: return eq(o[0], o[1]);
+    case ExprKind::Lt: return le(o[1], o[0]);
+    case ExprKind::Le: return lt(o[1], o[0]);
+    case ExprKind::Const:
+    case ExprKind::Symbol:
+    case ExprKind::Add:
+    case ExprKind::Mul:
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod:
+    case ExprKind::Min:
+    case ExprKind::Max: break;
+  }
+  return eq(pred, Expr(0));
+}
+
+// A comparison as written, or e != 0 for any other expression.
+Expr as_predicate(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::Lt:
+    case ExprKind::Le: return e;
+    case ExprKind::Const:
+    case ExprKind::Symbol:
+    case ExprKind::Add:
+    case ExprKind::Mul:
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod:
+    case ExprKind::Min:
+    case ExprKind::Max: break;
+  }
+  return ne(e, Expr(0));
+}
+
+}  // namespace
+
+Expr ShapeEnv::create_symbol(int64_t hint, const std::string& source, bool duck) {
+  if (hint < 2) internal_fail("ShapeEnv: {} has size {}; sizes 0 and 1 are never symbolic", source, hint);
+  if (duck)
+    for (SymbolInfo& s : symbols_)
+      if (s.hint == hint) {
+        s.sources.push_back(source);
+        return Expr::symbol(s.name);
+      }
+  SymbolInfo info;
+  info.name = "s" + std::to_string(symbols_.size());
+  info.sources.push_back(source);
+  info.hint = hint;
+  hints_[info.name] = hint;
+  facts_.set_range(info.name, Range{2, INT64_MAX});
+  symbols_.push_back(info);
+  return Expr::symbol(symbols_.back().name);
+}
+
+const SymbolInfo* ShapeEnv::find(std::string_view name) const {
+  for (const SymbolInfo& s : symbols_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool ShapeEnv::guard_bool(const Expr& pred_in) {
+  const Expr pred = simplify(as_predicate(pred_in), facts_);
+  if (auto c = pred.maybe_const()) return *c != 0;
+  if (auto d = decide(pred, facts_)) return *d;
+  const bool value = pred.evaluate(hints_) != 0;
+  add_guard(value ? pred : negate(pred));
+  return value;
+}
+
+int64_t ShapeEnv::specialize(const Expr& e) {
+  const int64_t v = hint(e);
+  if (!e.is_const()) guard_bool(eq(e, Expr(v)));
+  return v;
+}
+
+void ShapeEnv::add_guard(const Expr& pred) {
+  if (std::find(guards_.begin(), guards_.end(), pred) != guards_.end()) return;
+  guards_.push_back(pred);
+  facts_.learn(pred);
+}
+
+std::string ShapeEnv::source_str(const Expr& e) const {
+  std::map<std::string, Expr> repl;
+  // Sources are not Expr syntax; print through placeholder symbols named by the source.
+  for (const SymbolInfo& s : symbols_) repl.emplace(s.name, Expr::symbol(s.sources.front()));
+  return e.substitute(repl).str();
+}
+
+ShapeEnv* ShapeEnv::current() { return t_current; }
+
+ShapeEnvScope::ShapeEnvScope(ShapeEnv* env) : prev_(t_current) { t_current = env; }
+ShapeEnvScope::~ShapeEnvScope() { t_current = prev_; }
+
+bool guard_bool(const Expr& pred, std::string_view what) {
+  if (auto c = pred.maybe_const()) return *c != 0;
+  if (ShapeEnv* env = ShapeEnv::current()) return env->guard_bool(pred);
+  internal_fail("{}: cannot decide '{}' on symbolic sizes without a ShapeEnv", what, pred.str());
+}
+
+bool known_true(const Expr& pred) {
+  if (auto c = pred.maybe_const()) return *c != 0;
+  ShapeEnv* env = ShapeEnv::current();
+  if (!env) return false;
+  return decide(simplify(as_predicate(pred), env->facts()), env->facts()).value_or(false);
+}
+
+bool sym_eq(const Expr& a, const Expr& b) { return a == b || guard_bool(eq(a, b), "sym_eq"); }
+bool sym_lt(const Expr& a, const Expr& b) { return guard_bool(lt(a, b), "sym_lt"); }
+bool sym_le(const Expr& a, const Expr& b) { return a == b || guard_bool(le(a, b), "sym_le"); }
+
+}  // namespace kiln::ir

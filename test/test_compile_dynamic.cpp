@@ -1,0 +1,307 @@
+// kiln/test/test_compile_dynamic.cpp — symbolic sizes through compile(): size sweeps against
+// the interpreter, recompilation counts under each policy, guard text and failure messages,
+// the automatic-dynamic log, mark_dynamic / mark_static and specialization on reading a size.
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/ops_nn.h"
+#include "frontend/views.h"
+#include "runtime/compile.h"
+#include "test_compile_util.h"
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+
+namespace kiln {
+namespace {
+
+const std::vector<int64_t> kSweep{0, 1, 2, 3, 7, 8, 15, 16, 17, 63, 64, 65, 1000, 4097};
+
+// Deterministic values in [0.5, 1.5) (positive, so sums do not cancel).
+Tensor values(std::vector<int64_t> shape, int seed) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 0.5f + static_cast<float>((i * 7919 + seed * 104729) % 1000) / 1000.0f;
+  return tensor(v, shape);
+}
+
+// |got - want| <= atol + rtol * |want| elementwise, and equal shapes.
+void expect_near_all(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
+  const std::vector<double> g = test::doubles(got), w = test::doubles(want);
+  for (size_t i = 0; i < w.size(); ++i)
+    ASSERT_NEAR(g[i], w[i], 1e-6 + rtol * std::fabs(w[i])) << what << ", element " << i;
+}
+
+CompileOptions dyn(Dynamic d, std::vector<std::string> names = {"a", "b"}) {
+  CompileOptions o;
+  o.dynamic = d;
+  o.arg_names = std::move(names);
+  return o;
+}
+
+CompileOptions reference() {
+  CompileOptions o;
+  o.backend = "interpreter";
+  o.dynamic = Dynamic::False;
+  return o;
+}
+
+// Runs `fn` compiled with every dim symbolic over shapes(n) for n in the sweep, comparing
+// with the interpreter; sizes 0 and 1 may add one specialization each.
+template <typename Fn>
+void sweep(const char* what, Fn fn, std::function<std::vector<std::vector<int64_t>>(int64_t)> shapes,
+           double rtol = 0) {
+  auto f = compile(fn, dyn(Dynamic::True));
+  auto ref = compile(fn, reference());
+  for (int64_t n : kSweep) {
+    const auto sh = shapes(n);
+    Tensor a = values(sh[0], 1);
+    Tensor b = sh.size() > 1 ? values(sh[1], 2) : a;
+    const std::string ctx = fmt::format("{} at n = {}", what, n);
+    if (sh.size() > 1) expect_near_all(f(a, b), ref(a, b), rtol, ctx);
+    else expect_near_all(f(a, a), ref(a, a), rtol, ctx);
+  }
+  EXPECT_LE(f.stats().compiles, 3) << what << ": one symbolic entry plus sizes 0 and 1";
+}
+
+TEST(DynamicSweep, Pointwise) {
+  auto fn = [](const Tensor& a, const Tensor& b) { return (a * b + 1.5f) / (b - 0.25f); };
+  sweep("pointwise [3, n]", fn, [](int64_t n) { return std::vector<std::vector<int64_t>>{{3, n}, {3, n}}; });
+  sweep("pointwise [n, 5]", fn, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 5}, {n, 5}}; });
+  auto ex = [](const Tensor& a, const Tensor&) { return exp(a) * sigmoid(a); };
+  sweep("exp*sigmoid [n]", ex, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n}}; }, 4e-7);
+}
+
+TEST(DynamicSweep, Broadcast) {
+  auto fn = [](const Tensor& a, const Tensor& b) { return a * b + b; };
+  sweep("[n, 6] * [6]", fn, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 6}, {6}}; });
+  sweep("[4, n] * [n]", fn, [](int64_t n) { return std::vector<std::vector<int64_t>>{{4, n}, {n}}; });
+  sweep("[n, 1] * [1, 9]", fn, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 1}, {1, 9}}; });
+}
+
+TEST(DynamicSweep, Reductions) {
+  auto rows = [](int64_t n) { return std::vector<std::vector<int64_t>>{{5, n}}; };
+  auto cols = [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 5}}; };
+  auto last = [](const Tensor& a, const Tensor&) { return a.sum({-1}); };
+  auto first = [](const Tensor& a, const Tensor&) { return a.sum({0}); };
+  auto all = [](const Tensor& a, const Tensor&) { return a.sum(); };
+  auto mx = [](const Tensor& a, const Tensor&) { return amax(a, {-1}); };
+  auto mean_last = [](const Tensor& a, const Tensor&) { return a.mean({-1}); };
+  for (auto& [name, shapes] : std::vector<std::pair<std::string, std::function<std::vector<std::vector<int64_t>>(int64_t)>>>{
+           {"[5, n]", rows}, {"[n, 5]", cols}}) {
+    sweep(("sum(-1) " + name).c_str(), last, shapes, 1e-5);
+    sweep(("sum(0) " + name).c_str(), first, shapes, 1e-5);
+    sweep(("sum() " + name).c_str(), all, shapes, 1e-5);
+    sweep(("mean(-1) " + name).c_str(), mean_last, shapes, 1e-5);
+  }
+  sweep("amax [5, n]", mx, [](int64_t n) { return std::vector<std::vector<int64_t>>{{5, std::max<int64_t>(n, 1)}}; });
+}
+
+TEST(DynamicSweep, SoftmaxAndNorms) {
+  auto sm = [](const Tensor& a, const Tensor&) { return softmax(a, -1); };
+  sweep("softmax [3, n]", sm, [](int64_t n) { return std::vector<std::vector<int64_t>>{{3, n}}; }, 1e-5);
+  sweep("softmax [n, 7]", sm, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 7}}; }, 1e-5);
+  auto ln = [](const Tensor& a, const Tensor&) { return layer_norm(a, {16}); };
+  sweep("layer_norm [n, 16]", ln, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 16}}; }, 1e-4);
+  auto lnd = [](const Tensor& a, const Tensor&) { return (a - a.mean({-1}, true)) / sqrt(var(a, {-1}, 1, true) + 1e-5); };
+  sweep("mean/var norm [4, n]", lnd, [](int64_t n) { return std::vector<std::vector<int64_t>>{{4, std::max<int64_t>(n, 2)}}; },
+        1e-3);
+}
+
+TEST(DynamicSweep, ReshapeSliceCat) {
+  auto flat = [](const Tensor& a, const Tensor&) { return a.reshape({-1}) * 2.0f; };
+  sweep("reshape(-1) [n, 3]", flat, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 3}}; });
+  auto sl = [](const Tensor& a, const Tensor&) { return a.slice(1, 1) + a.slice(1, 0, -1); };
+  sweep("slice [2, n]", sl, [](int64_t n) { return std::vector<std::vector<int64_t>>{{2, std::max<int64_t>(n, 1)}}; });
+  auto ct = [](const Tensor& a, const Tensor& b) { return cat({a, b * 3.0f}, 0); };
+  sweep("cat [n, 4] [n, 4]", ct, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 4}, {n, 4}}; });
+  auto ct1 = [](const Tensor& a, const Tensor& b) { return cat({a, b}, 1).sum({1}); };
+  sweep("cat dim 1 [3, n] [3, 5]", ct1, [](int64_t n) { return std::vector<std::vector<int64_t>>{{3, n}, {3, 5}}; }, 1e-5);
+}
+
+TEST(DynamicSweep, Matmul) {
+  auto mmf = [](const Tensor& a, const Tensor& b) { return matmul(a, b) + 1.0f; };
+  sweep("[n, 8] @ [8, 4]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 8}, {8, 4}}; }, 1e-5);
+  sweep("[4, n] @ [n, 3]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{4, n}, {n, 3}}; }, 1e-5);
+  sweep("[2, n, 8] @ [8, 5]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{2, n, 8}, {8, 5}}; }, 1e-5);
+}
+
+// ---- recompilation counts ---------------------------------------------------------------------------
+
+std::vector<int64_t> shuffled_batches(unsigned seed) {
+  std::vector<int64_t> b;
+  for (int64_t n = 2; n <= 64; ++n) b.push_back(n);
+  std::shuffle(b.begin(), b.end(), std::mt19937(seed));
+  return b;
+}
+
+auto mlp_like() {
+  return [](const Tensor& a, const Tensor& w) { return softmax(relu(matmul(a, w)) + a.sum({-1}, true), -1); };
+}
+
+TEST(DynamicRecompiles, AutoCompilesAtMostTwiceForBatches2To64) {
+  auto f = compile(mlp_like(), dyn(Dynamic::Auto));
+  auto ref = compile(mlp_like(), reference());
+  Tensor w = values({100, 10}, 3);
+  for (int64_t n : shuffled_batches(7)) {
+    Tensor a = values({n, 100}, static_cast<int>(n));
+    expect_near_all(f(a, w), ref(a, w), 1e-5, fmt::format("batch {}", n));
+  }
+  EXPECT_EQ(f.stats().compiles, 2) << "static first, then one symbolic entry";
+  EXPECT_EQ(f.stats().cache_misses, 2);
+  EXPECT_EQ(f.stats().cache_hits, 63 - 2);
+  // Sizes 0 and 1 specialize: one entry each, and then they hit.
+  for (int64_t n : {1, 0, 1, 0, 5}) {
+    Tensor a = values({n, 100}, 1);
+    expect_near_all(f(a, w), ref(a, w), 1e-5, fmt::format("batch {}", n));
+  }
+  EXPECT_EQ(f.stats().compiles, 4);
+}
+
+TEST(DynamicRecompiles, TrueCompilesOnce) {
+  auto f = compile(mlp_like(), dyn(Dynamic::True));
+  Tensor w = values({100, 10}, 3);
+  for (int64_t n : shuffled_batches(11)) (void)f(values({n, 100}, 1), w);
+  EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_EQ(f.stats().cache_hits, 62);
+}
+
+TEST(DynamicRecompiles, FalseCompilesEverySize) {
+  auto f = compile([](const Tensor& a) { return a + 1.0f; }, dyn(Dynamic::False, {"a"}));
+  for (int64_t n = 2; n < 6; ++n) (void)f(values({n}, 1));
+  EXPECT_EQ(f.stats().compiles, 4);
+}
+
+TEST(DynamicRecompiles, OtherChangesDoNotMakeSizesDynamic) {
+  test::LogCapture logs;
+  test::EnvScope env("KILN_LOG", "recompiles");
+  auto f = compile([](const Tensor& a) { return a + 1; }, dyn(Dynamic::Auto, {"a"}));
+  (void)f(values({4}, 1));
+  (void)f(values({4}, 1).to(kFloat64));  // a dtype change, same size
+  EXPECT_TRUE(logs.matching("automatic dynamic").empty());
+  (void)f(values({6}, 1).to(kFloat64));
+  std::vector<std::string> dyn_lines = logs.matching("automatic dynamic");
+  ASSERT_EQ(dyn_lines.size(), 1u);
+  EXPECT_NE(dyn_lines[0].find("fn: automatic dynamic: a.size(0)"), std::string::npos) << dyn_lines[0];
+  EXPECT_EQ(f.stats().compiles, 3);
+  (void)f(values({9}, 1).to(kFloat64));
+  EXPECT_EQ(f.stats().compiles, 3);
+}
+
+TEST(DynamicRecompiles, CacheSizeLimitStillHolds) {
+  CompileOptions o = dyn(Dynamic::Auto, {"a"});
+  o.cache_size_limit = 1;
+  auto f = compile([](const Tensor& a) { return a * 2.0f; }, o);
+  for (int64_t n : {3, 5, 9}) test::expect_exact(f(values({n}, 0) * 0.0f), kFloat32, std::vector<double>(n, 0.0));
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
+// ---- guards: text, failures, explain ---------------------------------------------------------------
+
+TEST(DynamicGuards, ExplainShowsSymbolsAndRelationalGuards) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return a + b; }, dyn(Dynamic::True));
+  const std::string text = f.explain(values({8, 3}, 1), values({8, 3}, 2));
+  EXPECT_NE(text.find("s0 = a.size(0) = b.size(0) (hint 8)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 <= a.size(0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("b.size(0) == a.size(0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("a is contiguous"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32[s0, s1]"), std::string::npos) << text;
+}
+
+TEST(DynamicGuards, FailuresNameTheGuardWithExpectedAndActual) {
+  test::LogCapture logs;
+  test::EnvScope env("KILN_LOG", "recompiles");
+  auto f = compile([](const Tensor& a, const Tensor& b) { return a + b; }, dyn(Dynamic::True));
+  (void)f(values({8}, 1), values({8}, 2));
+  // Duck sizing: a and b shared one symbol; sizes that now differ must broadcast (here: 1).
+  (void)f(values({7}, 1), values({1}, 2));
+  std::vector<std::string> rec = logs.matching("recompiling");
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_NE(rec[0].find("guard failed: b.size(0) == a.size(0), got 1 and 7"), std::string::npos) << rec[0];
+  EXPECT_THROW((void)f(values({7}, 1), values({5}, 2)), Error);  // 7 and 5 do not broadcast
+}
+
+TEST(DynamicGuards, DuckSizingFailureSaysBothSizes) {
+  test::LogCapture logs;
+  test::EnvScope env("KILN_LOG", "recompiles");
+  auto f = compile([](const Tensor& a, const Tensor& b) { return a.sum() + b.sum(); }, dyn(Dynamic::True));
+  (void)f(values({8}, 1), values({8}, 2));
+  (void)f(values({8}, 1), values({5}, 2));
+  std::vector<std::string> rec = logs.matching("recompiling");
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_NE(rec[0].find("guard failed: b.size(0) == a.size(0), got 5 and 8"), std::string::npos) << rec[0];
+}
+
+TEST(DynamicGuards, ReshapeDivisibilityIsAGuard) {
+  test::LogCapture logs;
+  test::EnvScope env("KILN_LOG", "recompiles");
+  auto fn = [](const Tensor& a) { return a.reshape({-1, 4}).sum({1}); };
+  auto f = compile(fn, dyn(Dynamic::True, {"a"}));
+  auto ref = compile(fn, reference());
+  const std::string text = f.explain(values({12}, 1));
+  EXPECT_NE(text.find("a.size(0) % 4 == 0"), std::string::npos) << text;
+  for (int64_t n : {12, 20, 400}) expect_near_all(f(values({n}, 1)), ref(values({n}, 1)), 1e-6, fmt::format("n={}", n));
+  EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_THROW((void)f(values({6}, 1)), Error);  // not a multiple of 4: a clear trace error
+  std::vector<std::string> rec = logs.matching("recompiling");
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_NE(rec[0].find("guard failed: a.size(0) % 4 == 0, got a.size(0) = 6"), std::string::npos) << rec[0];
+}
+
+TEST(DynamicGuards, SliceBoundIsAGuard) {
+  auto fn = [](const Tensor& a) { return a.slice(0, 0, 5) * 2.0f; };
+  auto f = compile(fn, dyn(Dynamic::True, {"a"}));
+  const std::string text = f.explain(values({9}, 1));
+  EXPECT_NE(text.find("5 <= a.size(0)"), std::string::npos) << text;
+  auto ref = compile(fn, reference());
+  for (int64_t n : {9, 6, 100}) expect_near_all(f(values({n}, 1)), ref(values({n}, 1)), 0, fmt::format("n={}", n));
+  EXPECT_EQ(f.stats().compiles, 1);
+  expect_near_all(f(values({3}, 1)), ref(values({3}, 1)), 0, "n=3");  // end clamps: a new entry
+  EXPECT_EQ(f.stats().compiles, 2);
+}
+
+TEST(DynamicGuards, ReadingASizeSpecializesIt) {
+  // User code that reads a size as an integer gets that integer: the symbol is pinned.
+  auto fn = [](const Tensor& a) { return a * static_cast<float>(a.size(0)); };
+  auto f = compile(fn, dyn(Dynamic::True, {"a"}));
+  const std::string text = f.explain(values({6, 3}, 1));
+  EXPECT_NE(text.find("a.size(0) == 6"), std::string::npos) << text;
+  test::expect_exact(f(full({6, 3}, 1.0f)), kFloat32, std::vector<double>(18, 6.0));
+  test::expect_exact(f(full({2, 3}, 1.0f)), kFloat32, std::vector<double>(6, 2.0));
+  EXPECT_EQ(f.stats().compiles, 2);
+}
+
+// ---- mark_dynamic / mark_static ----------------------------------------------------------------------
+
+TEST(DynamicMarks, MarkDynamicOverridesFalse) {
+  auto f = compile([](const Tensor& a) { return a.sum({1}); }, dyn(Dynamic::False, {"a"}));
+  Tensor a = values({8, 3}, 1);
+  mark_dynamic(a, 0);
+  EXPECT_NE(f.explain(a).find("2 <= a.size(0)"), std::string::npos);
+  (void)f(a);
+  for (int64_t n : {5, 9, 30}) {
+    Tensor x = values({n, 3}, 1);
+    mark_dynamic(x, 0);
+    (void)f(x);
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
+TEST(DynamicMarks, MarkStaticOverridesTrue) {
+  auto f = compile([](const Tensor& a) { return a.sum({1}); }, dyn(Dynamic::True, {"a"}));
+  Tensor a = values({8, 3}, 1);
+  mark_static(a, 0);
+  const std::string text = f.explain(a);
+  EXPECT_NE(text.find("a.size(0) == 8"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 <= a.size(1)"), std::string::npos) << text;
+  EXPECT_THROW(mark_dynamic(a, 2), Error);
+}
+
+}  // namespace
+}  // namespace kiln
