@@ -51,14 +51,14 @@ void check_norm_inputs(OpKind op, const Types& in, const std::vector<int64_t>& n
          ns);
   const std::vector<Expr> want = to_exprs(normalized_shape);
   for (size_t i = 1; i < in.size(); ++i) {
-    if (in[i].sizes != want)
+    if (!same_sizes(in[i].sizes, want))
       fail(op_name(op), "Expected {} to be of same shape as normalized_shape, but got {} of shape {} and normalized_shape = {}",
            param_names[i - 1], param_names[i - 1], sizes_str(in[i]), ns);
     check_floating(op, in[i].dtype, op_name(op));
   }
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   bool ok = x.rank() >= k;
-  for (int64_t i = 0; ok && i < k; ++i) ok = x.sizes[x.rank() - k + i] == want[i];
+  for (int64_t i = 0; ok && i < k; ++i) ok = same_size(x.sizes[x.rank() - k + i], want[i]);
   if (!ok) {
     std::string star = "[*";
     for (int64_t s : normalized_shape) star += fmt::format(", {}", s);
@@ -74,7 +74,7 @@ std::vector<Expr> broadcast_batch(OpKind op, const std::vector<Expr>& a, const s
   for (size_t i = 0; i < n; ++i) {
     const Expr x = i < n - a.size() ? Expr(1) : a[i - (n - a.size())];
     const Expr y = i < n - b.size() ? Expr(1) : b[i - (n - b.size())];
-    if (x == y || y == Expr(1)) out[i] = x;
+    if (y == Expr(1) || same_size(x, y)) out[i] = x;
     else if (x == Expr(1)) out[i] = y;
     else
       fail(op_name(op), "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}",
@@ -91,7 +91,7 @@ TensorType infer_matmul_composite(OpKind op, const TensorType& a, const TensorTy
   if (a.dtype == ScalarType::Bool) fail(op_name(op), "expected a non-bool tensor, got bool");
   const Expr ka = a.sizes[da - 1];
   const Expr kb = db == 1 ? b.sizes[0] : b.sizes[db - 2];
-  if (ka != kb) fail(op_name(op), "shapes {} and {} cannot be multiplied", sizes_str(a), sizes_str(b));
+  if (!same_size(ka, kb)) fail(op_name(op), "shapes {} and {} cannot be multiplied", sizes_str(a), sizes_str(b));
   std::vector<Expr> batch_a(a.sizes.begin(), a.sizes.begin() + std::max<int64_t>(da - 2, 0));
   std::vector<Expr> batch_b(b.sizes.begin(), b.sizes.begin() + std::max<int64_t>(db - 2, 0));
   std::vector<Expr> out = broadcast_batch(op, batch_a, batch_b);
@@ -119,17 +119,17 @@ TensorType infer_cross_entropy(OpKind op, const Types& in, const AttrList& attrs
     if (d != class_dim) want.push_back(x.sizes[d]);
   if (x.rank() <= 2) {
     if (target.rank() > 1) fail(op_name(op), "0D or 1D target tensor expected, multi-target not supported");
-    if (x.rank() == 2 && target.rank() == 1 && target.sizes[0] != x.sizes[0])
+    if (x.rank() == 2 && target.rank() == 1 && !same_size(target.sizes[0], x.sizes[0]))
       fail(op_name(op), "Expected input batch_size ({}) to match target batch_size ({}).", x.sizes[0].str(),
            target.sizes[0].str());
     if (target.rank() != static_cast<int64_t>(want.size()))
       fail(op_name(op), "Expected target size {}, got {}", str(want), sizes_str(target));
-  } else if (target.sizes != want) {
+  } else if (!same_sizes(target.sizes, want)) {
     fail(op_name(op), "Expected target size {}, got {}", str(want), sizes_str(target));
   }
   if (in.size() == 3) {
     const TensorType& w = in[2];
-    if (w.rank() != 1 || w.sizes[0] != x.sizes[class_dim])
+    if (w.rank() != 1 || !same_size(w.sizes[0], x.sizes[class_dim]))
       fail(op_name(op),
            "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {}",
            x.sizes[class_dim].str(), sizes_str(w));
@@ -194,7 +194,7 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
       TensorType out = infer_matmul_composite(op, x, wt, device);
       if (in.size() == 3) {
         check_same_dtype(op, x, in[2]);
-        if (broadcast_batch(op, out.sizes, in[2].sizes) != out.sizes)
+        if (!same_sizes(broadcast_batch(op, out.sizes, in[2].sizes), out.sizes))
           fail(op_name(op), "bias of shape {} does not broadcast to the output shape {}", sizes_str(in[2]),
                sizes_str(out));
       }

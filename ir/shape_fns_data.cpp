@@ -42,7 +42,7 @@ TensorType infer_cat(OpKind op, const Types& in, const AttrList& attrs) {
   Expr total(0);
   for (size_t i = 0; i < in.size(); ++i) {
     for (int64_t d = 0; d < first.rank(); ++d) {
-      if (d == dim || in[i].sizes[d] == first.sizes[d]) continue;
+      if (d == dim || same_size(in[i].sizes[d], first.sizes[d])) continue;
       fail(op_name(op),
            "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor number {} "
            "in the list.",
@@ -201,16 +201,16 @@ TensorType infer_matmul(OpKind op, const Types& in, const AttrList& attrs) {
     case MatmulOp::mm: {
       if (a.rank() != 2 || b.rank() != 2)
         fail(op_name(op), "expected 2-D tensors, got {}-D and {}-D", a.rank(), b.rank());
-      if (a.sizes[1] != b.sizes[0])
+      if (!same_size(a.sizes[1], b.sizes[0]))
         fail(op_name(op), "shapes {} and {} cannot be multiplied", sizes_str(a), sizes_str(b));
       return TensorType(a.dtype, {a.sizes[0], b.sizes[1]}, device);
     }
     case MatmulOp::bmm: {
       if (a.rank() != 3 || b.rank() != 3)
         fail(op_name(op), "expected 3-D tensors, got {}-D and {}-D", a.rank(), b.rank());
-      if (a.sizes[0] != b.sizes[0])
+      if (!same_size(a.sizes[0], b.sizes[0]))
         fail(op_name(op), "batch sizes must be equal, got {} and {}", a.sizes[0].str(), b.sizes[0].str());
-      if (a.sizes[2] != b.sizes[1])
+      if (!same_size(a.sizes[2], b.sizes[1]))
         fail(op_name(op), "shapes {} and {} cannot be multiplied", sizes_str(a), sizes_str(b));
       return TensorType(a.dtype, {a.sizes[0], a.sizes[1], b.sizes[2]}, device);
     }

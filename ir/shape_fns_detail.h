@@ -9,6 +9,7 @@
 #include "frontend/error.h"
 #include "ir/attr.h"
 #include "ir/op.h"
+#include "ir/shape_env.h"
 #include "ir/tensor_type.h"
 
 #include <optional>
@@ -69,9 +70,24 @@ inline void check_same_dtype(OpKind op, const TensorType& a, const TensorType& b
          dtype_short_name(b.dtype));
 }
 
-// Throws unless a and b have equal (structurally, after simplification) sizes.
+// Whether two sizes are equal: structurally, or, when symbolic, as decided (and guarded) by
+// the trace's ShapeEnv (ir/shape_env.h). Without one, different expressions are different.
+inline bool same_size(const Expr& a, const Expr& b) {
+  if (a == b) return true;
+  if (a.is_const() && b.is_const()) return false;
+  ShapeEnv* env = ShapeEnv::current();
+  return env && env->guard_bool(eq(a, b));
+}
+inline bool same_sizes(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_size(a[i], b[i])) return false;
+  return true;
+}
+
+// Throws unless a and b have equal sizes (same_size per dim).
 inline void check_same_shape(OpKind op, const TensorType& a, const TensorType& b) {
-  if (a.sizes != b.sizes)
+  if (!same_sizes(a.sizes, b.sizes))
     fail(op_name(op), "operands must have equal shapes, got {} and {}", sizes_str(a), sizes_str(b));
 }
 

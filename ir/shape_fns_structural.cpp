@@ -146,7 +146,7 @@ TensorType infer_expand(OpKind op, const TensorType& a, const std::vector<Expr>&
     int64_t d = i - (ndim - a.rank());
     if (d < 0) continue;  // a new leading dimension
     const Expr& have = a.sizes[d];
-    if (have == target || have.maybe_const() == 1) continue;
+    if (have.maybe_const() == 1 || same_size(have, target)) continue;
     fail(op_name(op),
          "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  "
          "Target sizes: {}.  Tensor sizes: {}",

@@ -9,6 +9,7 @@
 #include "test_compile_util.h"
 #include "test_support/check.h"
 
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,14 +35,17 @@ Tensor values(std::vector<int64_t> shape, int seed) {
 void expect_near_all(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
   ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
   const std::vector<double> g = test::doubles(got), w = test::doubles(want);
-  for (size_t i = 0; i < w.size(); ++i)
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
     ASSERT_NEAR(g[i], w[i], 1e-6 + rtol * std::fabs(w[i])) << what << ", element " << i;
+  }
 }
 
 CompileOptions dyn(Dynamic d, std::vector<std::string> names = {"a", "b"}) {
   CompileOptions o;
   o.dynamic = d;
   o.arg_names = std::move(names);
+  o.name = "dyn";  // logs of the interpreter reference are named "fn"
   return o;
 }
 
@@ -49,11 +53,13 @@ CompileOptions reference() {
   CompileOptions o;
   o.backend = "interpreter";
   o.dynamic = Dynamic::False;
+  o.cache_size_limit = 1000;  // one entry per size
   return o;
 }
 
 // Runs `fn` compiled with every dim symbolic over shapes(n) for n in the sweep, comparing
-// with the interpreter; sizes 0 and 1 may add one specialization each.
+// with the interpreter; sizes 0 and 1 may add one specialization each. (The first symbolic
+// trace is at n = 2; no other dim is 2, so duck sizing merges no symbols.)
 template <typename Fn>
 void sweep(const char* what, Fn fn, std::function<std::vector<std::vector<int64_t>>(int64_t)> shapes,
            double rtol = 0) {
@@ -129,7 +135,7 @@ TEST(DynamicSweep, Matmul) {
   auto mmf = [](const Tensor& a, const Tensor& b) { return matmul(a, b) + 1.0f; };
   sweep("[n, 8] @ [8, 4]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 8}, {8, 4}}; }, 1e-5);
   sweep("[4, n] @ [n, 3]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{4, n}, {n, 3}}; }, 1e-5);
-  sweep("[2, n, 8] @ [8, 5]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{2, n, 8}, {8, 5}}; }, 1e-5);
+  sweep("[6, n, 9] @ [9, 5]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{6, n, 9}, {9, 5}}; }, 1e-5);
 }
 
 // ---- recompilation counts ---------------------------------------------------------------------------
@@ -148,7 +154,7 @@ auto mlp_like() {
 TEST(DynamicRecompiles, AutoCompilesAtMostTwiceForBatches2To64) {
   auto f = compile(mlp_like(), dyn(Dynamic::Auto));
   auto ref = compile(mlp_like(), reference());
-  Tensor w = values({100, 10}, 3);
+  Tensor w = values({100, 10}, 3) * 0.01f;  // logits of order 1
   for (int64_t n : shuffled_batches(7)) {
     Tensor a = values({n, 100}, static_cast<int>(n));
     expect_near_all(f(a, w), ref(a, w), 1e-5, fmt::format("batch {}", n));
@@ -188,7 +194,7 @@ TEST(DynamicRecompiles, OtherChangesDoNotMakeSizesDynamic) {
   (void)f(values({6}, 1).to(kFloat64));
   std::vector<std::string> dyn_lines = logs.matching("automatic dynamic");
   ASSERT_EQ(dyn_lines.size(), 1u);
-  EXPECT_NE(dyn_lines[0].find("fn: automatic dynamic: a.size(0)"), std::string::npos) << dyn_lines[0];
+  EXPECT_NE(dyn_lines[0].find("dyn: automatic dynamic: a.size(0)"), std::string::npos) << dyn_lines[0];
   EXPECT_EQ(f.stats().compiles, 3);
   (void)f(values({9}, 1).to(kFloat64));
   EXPECT_EQ(f.stats().compiles, 3);
@@ -221,7 +227,7 @@ TEST(DynamicGuards, FailuresNameTheGuardWithExpectedAndActual) {
   (void)f(values({8}, 1), values({8}, 2));
   // Duck sizing: a and b shared one symbol; sizes that now differ must broadcast (here: 1).
   (void)f(values({7}, 1), values({1}, 2));
-  std::vector<std::string> rec = logs.matching("recompiling");
+  std::vector<std::string> rec = logs.matching("dyn: recompiling");
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_NE(rec[0].find("guard failed: b.size(0) == a.size(0), got 1 and 7"), std::string::npos) << rec[0];
   EXPECT_THROW((void)f(values({7}, 1), values({5}, 2)), Error);  // 7 and 5 do not broadcast
@@ -233,7 +239,7 @@ TEST(DynamicGuards, DuckSizingFailureSaysBothSizes) {
   auto f = compile([](const Tensor& a, const Tensor& b) { return a.sum() + b.sum(); }, dyn(Dynamic::True));
   (void)f(values({8}, 1), values({8}, 2));
   (void)f(values({8}, 1), values({5}, 2));
-  std::vector<std::string> rec = logs.matching("recompiling");
+  std::vector<std::string> rec = logs.matching("dyn: recompiling");
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_NE(rec[0].find("guard failed: b.size(0) == a.size(0), got 5 and 8"), std::string::npos) << rec[0];
 }
@@ -249,8 +255,8 @@ TEST(DynamicGuards, ReshapeDivisibilityIsAGuard) {
   for (int64_t n : {12, 20, 400}) expect_near_all(f(values({n}, 1)), ref(values({n}, 1)), 1e-6, fmt::format("n={}", n));
   EXPECT_EQ(f.stats().compiles, 1);
   EXPECT_THROW((void)f(values({6}, 1)), Error);  // not a multiple of 4: a clear trace error
-  std::vector<std::string> rec = logs.matching("recompiling");
-  ASSERT_EQ(rec.size(), 1u);
+  std::vector<std::string> rec = logs.matching("dyn: recompiling");
+  ASSERT_EQ(rec.size(), 1u) << fmt::format("{}", fmt::join(logs.lines(), "\n"));
   EXPECT_NE(rec[0].find("guard failed: a.size(0) % 4 == 0, got a.size(0) = 6"), std::string::npos) << rec[0];
 }
 
