@@ -420,6 +420,8 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     }
     case OpFamily::Shape: {
       std::vector<PieceIndex> pieces = shape_source_pieces(n, idx);
+      // A cat of inputs that are all empty along its dim is empty: never evaluated.
+      if (pieces.empty()) return constant(dt, Scalar(int64_t{0}));
       // Value of the last piece, then select earlier pieces where their predicate holds.
       int result = -1;
       for (size_t i = pieces.size(); i-- > 0;) {

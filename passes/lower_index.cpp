@@ -37,11 +37,51 @@ Expr loop_var(const Expr& extent, const Expr& var) { return extent == Expr(1) ? 
 
 namespace {
 
+// reshape with symbolic sizes: groups end where the prefix products of input and output dims
+// are the same expression (s0*4*16 and s0*64 are one hash-consed Expr), so [s0, 64] ->
+// [s0, 4, 16] keeps dim 0 as it is and only splits the 64. Equal prefix products at both ends
+// of a group make its index mapping exact for every value of the symbols (a zero prefix
+// means an empty tensor, which is never indexed). A group may hold no dim on one side (a
+// size-1 dim). Without a common boundary, the rest is one group (a flat index).
+std::vector<Expr> reshape_source_symbolic(const std::vector<Expr>& in, const std::vector<Expr>& out,
+                                          const std::vector<Expr>& idx) {
+  auto prefixes = [](const std::vector<Expr>& sz) {
+    std::vector<Expr> p{Expr(1)};
+    for (const Expr& e : sz) p.push_back(p.back() * e);
+    return p;
+  };
+  const std::vector<Expr> pa = prefixes(in), pb = prefixes(out);
+  std::vector<Expr> src(in.size(), Expr(0));
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    // The nearest common boundary after (i, j).
+    size_t i1 = in.size(), j1 = out.size();
+    bool found = false;
+    for (size_t span = 1; span <= in.size() - i + out.size() - j && !found; ++span)
+      for (size_t a = i; a <= in.size() && a - i <= span && !found; ++a) {
+        const size_t b = j + span - (a - i);
+        if (b <= out.size() && pa[a] == pb[b]) {
+          i1 = a;
+          j1 = b;
+          found = true;
+        }
+      }
+    Expr flat = 0;
+    for (size_t d = j; d < j1; ++d) flat = flat * out[d] + idx[d];
+    std::vector<Expr> sub(in.begin() + static_cast<long>(i), in.begin() + static_cast<long>(i1));
+    std::vector<Expr> part = unravel(flat, sub);
+    for (size_t d = i; d < i1; ++d) src[d] = part[d - i];
+    i = i1;
+    j = j1;
+  }
+  return src;
+}
+
 // reshape: dims are matched in groups of equal products so that index arithmetic stays local
 // (a group of one input and one output dim maps the index through unchanged).
 std::vector<Expr> reshape_source(const std::vector<Expr>& in, const std::vector<Expr>& out, const std::vector<Expr>& idx) {
   const bool static_shapes = all_const(in) && all_const(out);
-  if (!static_shapes) return unravel(linear_index(idx, contiguous_strides(out)), in);  // one group
+  if (!static_shapes) return reshape_source_symbolic(in, out, idx);
   const std::vector<int64_t> a = to_ints(in), b = to_ints(out);
   std::vector<Expr> src(a.size(), Expr(0));
   size_t i = 0, j = 0;
@@ -137,6 +177,27 @@ std::vector<Expr> view_source_index(const ir::Node* n, const std::vector<Expr>& 
   internal_fail("view_source_index: unhandled view {}", n->info().name);
 }
 
+namespace {
+
+// A piece of cat / constant_pad is read (and the value discarded by the select) even where
+// its predicate is false. Its clamped dims read index 0, which exists unless the piece is
+// empty. When one of `sizes` may be 0 at run time (a symbolic size, or a constant 0), every
+// other index of the piece is multiplied by "the piece is not empty", so an empty piece reads
+// its index 0 only: within the smallest allocation (runtime/allocator.h gives 0-byte requests
+// a 64-byte block), never past it.
+std::vector<Expr> guard_empty(const std::vector<Expr>& idx, size_t except, const std::vector<Expr>& sizes) {
+  Expr nonempty = 1;
+  for (const Expr& s : sizes)
+    if (!(s.is_const() && s.as_const() > 0)) nonempty = nonempty * ir::ne(s, Expr(0));
+  if (nonempty == Expr(1)) return idx;
+  std::vector<Expr> out = idx;
+  for (size_t d = 0; d < out.size(); ++d)
+    if (d != except) out[d] = out[d] * nonempty;
+  return out;
+}
+
+}  // namespace
+
 std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector<Expr>& idx) {
   std::vector<PieceIndex> pieces;
   switch (ir::as_shape(n->op())) {
@@ -148,7 +209,7 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
         if (sz.size() != idx.size() || sz[dim] == Expr(0)) continue;  // legacy empty inputs take no room
         PieceIndex p;
         p.input = static_cast<int>(j);
-        p.index = idx;
+        p.index = guard_empty(idx, dim, {sz[dim]});
         p.index[dim] = ir::max(Expr(0), ir::min(idx[dim] - offset, sz[dim] - 1));
         offset = offset + sz[dim];
         p.predicate = ir::lt(idx[dim], offset);
@@ -162,7 +223,10 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
       const std::vector<Expr>& sz = n->input(0)->type().sizes;
       PieceIndex p;
       p.input = 0;
-      p.index = idx;
+      std::vector<Expr> padded_sizes;
+      for (size_t k = 0; 2 * k + 1 < pad.size(); ++k)
+        if (pad[2 * k] != 0 || pad[2 * k + 1] != 0) padded_sizes.push_back(sz[idx.size() - 1 - k]);
+      p.index = guard_empty(idx, idx.size(), padded_sizes);
       Expr pred = 1;
       bool any_pad = false;
       // pad lists (before, after) pairs starting from the last dim.

@@ -105,8 +105,10 @@ void plan_memory(ExecPlan& plan) {
   };
   std::vector<SlotState> state;
   plan.slots.clear();
-  // Buffers in order of definition; each takes the first dead slot that is large enough
-  // (growing it when its size is known to be smaller and both are constants).
+  // Buffers in order of definition; each takes a dead slot of its own size, else the first
+  // dead slot, which grows to hold both: max(have, bytes), an Expr evaluated per call when
+  // the sizes are symbolic (their relative size is unknown until then), so a slot is always
+  // as large as every buffer it holds, for every value of the symbols.
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     for (int b : written_by(plan.steps[s])) {
       PlanBuffer& buf = plan.buffers[b];
@@ -115,16 +117,13 @@ void plan_memory(ExecPlan& plan) {
       int chosen = -1;
       for (size_t k = 0; k < plan.slots.size(); ++k) {
         if (state[k].free_after >= static_cast<int>(s)) continue;
-        const ir::Expr& have = plan.slots[k].bytes;
-        if (have == bytes) {
+        if (plan.slots[k].bytes == bytes) {
           chosen = static_cast<int>(k);
           break;
         }
-        if (have.is_const() && bytes.is_const() && chosen < 0) {
-          chosen = static_cast<int>(k);
-          if (have.as_const() < bytes.as_const()) plan.slots[k].bytes = bytes;
-        }
+        if (chosen < 0) chosen = static_cast<int>(k);
       }
+      if (chosen >= 0 && plan.slots[chosen].bytes != bytes) plan.slots[chosen].bytes = ir::max(plan.slots[chosen].bytes, bytes);
       if (chosen < 0) {
         plan.slots.push_back({bytes});
         state.push_back({});

@@ -70,6 +70,15 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
           info.param_index.push_back(static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) -
                                                       plan_.params.begin()));
       }
+    } else if (!static_) {
+      const std::vector<ir::AttrValue>& av = st.attrs.values();
+      for (size_t a = 0; a < av.size(); ++a) {
+        if (const auto* e = std::get_if<ir::Expr>(&av[a]); e && !e->is_const())
+          info.sym_attrs.push_back({a, -1, FastExpr(*e, plan_.params)});
+        if (const auto* list = std::get_if<std::vector<ir::Expr>>(&av[a]))
+          for (size_t i = 0; i < list->size(); ++i)
+            if (!(*list)[i].is_const()) info.sym_attrs.push_back({a, static_cast<int>(i), FastExpr((*list)[i], plan_.params)});
+      }
     }
     steps_.push_back(std::move(info));
   }
@@ -186,18 +195,30 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           if (blas_matmul(st.op, ins.at(0), ins.at(1), out)) break;
         }
         std::vector<Tensor> res;
+        // Symbolic attributes take this call's values.
+        ir::AttrList concrete;
+        if (!info.sym_attrs.empty()) {
+          concrete = st.attrs;
+          for (const StepInfo::SymAttr& sa : info.sym_attrs) {
+            ir::AttrValue& v = concrete.values()[sa.attr];
+            const ir::Expr val(sa.value.eval(pv.data()));
+            if (sa.element < 0) v = val;
+            else std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
+          }
+        }
+        const ir::AttrList& attrs = info.sym_attrs.empty() ? st.attrs : concrete;
         if (ir::op_info(st.op).family == ir::OpFamily::Random) {
           // A random op draws fresh values on every call, from the default generator, exactly
           // as the eager op would at this point of the program (a traced (seed, offset) would
           // replay the trace's draw forever).
-          ir::AttrList a = st.attrs;
+          ir::AttrList a = attrs;
           const ir::OpSchema& schema = ir::op_info(st.op).schema;
           Generator& g = default_generator();
           a.values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
           a.values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
           res = interpret_op(st.op, ins, a);
         } else {
-          res = interpret_op(st.op, ins, st.attrs);
+          res = interpret_op(st.op, ins, attrs);
         }
         for (size_t i = 0; i < n_out; ++i) {
           const int b = st.buffers[st.buffers.size() - n_out + i];

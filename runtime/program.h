@@ -42,6 +42,13 @@ class Program {
     // into the plan's parameter values.
     FastExpr grid0_expr, work_expr;
     std::vector<int> param_index;
+    // Extern/fallback steps: symbolic attributes (a random op's size), evaluated per call.
+    struct SymAttr {
+      size_t attr = 0;  // index in the step's AttrList
+      int element = -1; // -1: an Expr attribute; else the element of an Expr-list attribute
+      FastExpr value;
+    };
+    std::vector<SymAttr> sym_attrs;
   };
   passes::ExecPlan plan_;
   std::vector<cpu::KernelFn> kernel_fns_;

@@ -15,6 +15,7 @@
 #include "passes/pipeline.h"
 #include "runtime/interpreter.h"
 #include "runtime/program.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -317,11 +318,213 @@ graph(%x : f32[s0, s1], %w : f32[s1], %b : f32[s1]) {
   return v;
 }
 
+// Views as index remapping with symbolic sizes, and cat / constant_pad with pieces that may be empty.
+std::vector<SymCase> view_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"reshape_flat_and_regroup", R"(
+graph(%x : f32[s0, 64]) {
+  %f : f32[64*s0] = reshape(%x, size=[64*s0])
+  %e : f32[64*s0] = exp(%f)
+  %r : f32[4*s0, 16] = reshape(%x, size=[4*s0, 16])
+  %n : f32[4*s0, 16] = neg(%r)
+  return (%e, %n)
+})", {"s0"}, {}});
+  v.push_back(SymCase{"reshape_groups_then_row_sum", R"(
+graph(%x : f32[s0, 4, s1]) {
+  %r : f32[s0, 4*s1] = reshape(%x, size=[s0, 4*s1])
+  %a : f32[s0, 4*s1] = abs(%r)
+  %s : f32[s0] = sum(%a, dims=[1], keepdim=false)
+  %b : f32[s0*4, s1] = reshape(%x, size=[4*s0, s1])
+  %t : f32[s1, 4*s0] = permute(%b, dims=[1, 0])
+  %c : f32[s1, 4*s0] = mul(%t, %t)
+  return (%s, %c)
+})", {"s0", "s1"}, {{"s0", 3}, {"s1", 5}}});
+  v.push_back(SymCase{"slice_symbolic_end", R"(
+graph(%x : f32[s0, 8], %y : f32[5, s1]) {
+  %a : f32[s0 - 1, 8] = slice(%x, dim=0, start=0, end=s0 - 1, step=1)
+  %b : f32[s0 - 1, 8] = slice(%x, dim=0, start=1, end=s0, step=1)
+  %d : f32[s0 - 1, 8] = sub(%b, %a)
+  %c : f32[5, s1//2] = slice(%y, dim=1, start=1, end=s1, step=2)
+  %e : f32[5, s1//2] = exp(%c)
+  return (%d, %e)
+})", {"s0", "s1"}, {{"s0", 4}, {"s1", 6}}}.min(1));
+  v.push_back(SymCase{"cat_symbolic_dims", R"(
+graph(%x : f32[s0, 40], %y : f32[s1, 40], %u : f32[3, s0], %w : f32[3, s1]) {
+  %c : f32[s0 + s1, 40] = cat([%x, %y], dim=0)
+  %e : f32[s0 + s1, 40] = exp(%c)
+  %d : f32[3, 2*s0 + s1] = cat([%u, %w, %u], dim=1)
+  %f : f32[3, 2*s0 + s1] = abs(%d)
+  %g : f32[2*s0, 40] = cat([%x, %x], dim=0)
+  return (%e, %f, %g)
+})", {"s0", "s1"}, {{"s0", 3}, {"s1", 5}}});
+  v.push_back(SymCase{"constant_pad", R"(
+graph(%x : f32[s0, s1]) {
+  %e : f32[s0, s1] = exp(%x)
+  %p : f32[s0 + 1, s1 + 3] = constant_pad(%e, pad=[1, 2, 0, 1], value=-1.5)
+  %q : f32[s0 + 2, s1] = constant_pad(%x, pad=[0, 0, 2, 0], value=0.5)
+  return (%p, %q)
+})", {"s0", "s1"}, {{"s0", 3}, {"s1", 5}}});
+  return v;
+}
+
+// mm/bmm with a symbolic M or K (extern calls on symbolic buffers, a transposed operand as a
+// view with symbolic strides) and their fused epilogues.
+std::vector<SymCase> matmul_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"mm_symbolic_m_bias_relu", R"(
+graph(%x : f32[s0, 32], %w : f32[16, 32], %b : f32[16]) {
+  %t : f32[32, 16] = permute(%w, dims=[1, 0])
+  %m : f32[s0, 16] = mm(%x, %t)
+  %be : f32[s0, 16] = expand(%b, size=[s0, 16])
+  %a : f32[s0, 16] = add(%m, %be)
+  %z : f32[s0, 16] = full(size=[s0, 16], value=0.0, dtype=f32, device=cpu)
+  %r : f32[s0, 16] = maximum(%a, %z)
+  return (%r)
+})", {"s0"}, {}}.tolerance(1e-4));
+  v.push_back(SymCase{"mm_symbolic_k", R"(
+graph(%x : f32[8, s0], %y : f32[s0, 12]) {
+  %e : f32[8, s0] = tanh(%x)
+  %m : f32[8, 12] = mm(%e, %y)
+  return (%m)
+})", {"s0"}, {}}.tolerance(1e-4));
+  v.push_back(SymCase{"mm_transposed_symbolic", R"(
+graph(%x : f32[s0, s1], %w : f32[7, s1]) {
+  %t : f32[s1, 7] = permute(%w, dims=[1, 0])
+  %m : f32[s0, 7] = mm(%x, %t)
+  return (%m)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 6}}}.tolerance(1e-4));
+  v.push_back(SymCase{"bmm_symbolic", R"(
+graph(%x : f64[2, s0, s1], %y : f64[2, s1, 5]) {
+  %m : f64[2, s0, 5] = bmm(%x, %y)
+  %s : f64[2, s0] = sum(%m, dims=[2], keepdim=false)
+  return (%m, %s)
+})", {"s0", "s1"}, {{"s0", 4}, {"s1", 3}}});
+  return v;
+}
+
+// Prims without kernels run on the interpreter inside the program, on symbolic buffers.
+std::vector<SymCase> fallback_cases() {
+  std::vector<SymCase> v;
+  v.push_back(SymCase{"cumsum_between_kernels", R"(
+graph(%x : f64[s0, s1]) {
+  %e : f64[s0, s1] = sin(%x)
+  %c : f64[s0, s1] = cumsum(%e, dim=1)
+  %f : f64[s0*s1] = reshape(%c, size=[s0*s1])
+  %g : f64[s0*s1] = cumsum(%f, dim=0)
+  %h : f64[s0*s1] = mul(%g, %g)
+  return (%h)
+})", {"s0", "s1"}, {{"s0", 3}, {"s1", 4}}}.tolerance(1e-9));
+  v.push_back(SymCase{"gather_index_select", R"(
+graph(%x : f32[s0, s1], %idx : i64[s0, 3], %sel : i64[s1]) {
+  %e : f32[s0, s1] = exp(%x)
+  %g : f32[s0, 3] = gather(%e, %idx, dim=1)
+  %n : f32[s0, 3] = neg(%g)
+  %t : f32[s1, s0] = permute(%x, dims=[1, 0])
+  %s : f32[s1, s0] = index_select(%t, %sel, dim=0)
+  return (%n, %s)
+})", {"s0", "s1"}, {{"s0", 4}, {"s1", 4}}}.min(1).indices_below("s1"));
+  return v;
+}
+
 std::string case_name(const ::testing::TestParamInfo<SymCase>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(Pointwise, FusionSymbolic, ::testing::ValuesIn(pointwise_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Reduction, FusionSymbolic, ::testing::ValuesIn(reduction_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Normalization, FusionSymbolic, ::testing::ValuesIn(normalization_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(View, FusionSymbolic, ::testing::ValuesIn(view_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Matmul, FusionSymbolic, ::testing::ValuesIn(matmul_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fallback, FusionSymbolic, ::testing::ValuesIn(fallback_cases()), case_name);
+
+// ---------------------------------------------------------------------------------------------
+// Pieces the sweep cannot show on its own.
+
+// A random fallback with a symbolic size: the program evaluates the size per call.
+TEST(FusionSymbolicFallback, RandomOpTakesItsSymbolicSizePerCall) {
+  SymCase c{"uniform_symbolic", R"(
+graph(%x : f32[s0, 4]) {
+  %u : f32[s0, 4] = uniform(size=[s0, 4], low=0.0, high=1.0, seed=1, offset=0, dtype=f32, device=cpu)
+  %y : f32[s0, 4] = add(%x, %u)
+  return (%y, %u)
+})", {"s0"}, {}};
+  Compiled k = compile_case(c);
+  EXPECT_NE(k.plan_text.find("fallback uniform"), std::string::npos) << k.plan_text;
+  for (int64_t n : {0, 1, 5, 1000}) {
+    Tensor x = randn({n, 4});
+    std::vector<Tensor> out = k.program->run({x});
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out[0].sizes().vec(), (std::vector<int64_t>{n, 4}));
+    ASSERT_EQ(out[1].sizes().vec(), (std::vector<int64_t>{n, 4}));
+    const std::vector<double> u = test::doubles(out[1]), y = test::doubles(out[0]), xs = test::doubles(x);
+    for (size_t i = 0; i < u.size(); ++i) {
+      EXPECT_TRUE(u[i] >= 0 && u[i] < 1) << "element " << i << " = " << u[i];
+      EXPECT_FLOAT_EQ(static_cast<float>(y[i]), static_cast<float>(xs[i]) + static_cast<float>(u[i])) << i;
+    }
+  }
+}
+
+// The interpreter binds symbols from the inputs and evaluates symbolic attributes (reshape
+// sizes, slice ends, full sizes): hand-computed values.
+TEST(FusionSymbolicInterpreter, EvaluatesSymbolicAttributes) {
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(R"(
+graph(%x : i64[s0, 2]) {
+  %r : i64[2*s0] = reshape(%x, size=[2*s0])
+  %s : i64[2*s0 - 1] = slice(%r, dim=0, start=1, end=2*s0, step=1)
+  %f : i64[2*s0 - 1] = full(size=[2*s0 - 1], value=10, dtype=i64, device=cpu)
+  %y : i64[2*s0 - 1] = mul(%s, %f)
+  return (%y)
+})");
+  std::vector<Tensor> out = rt::interpret(*g, {test::mk<int64_t>({1, 2, 3, 4, 5, 6}, {3, 2})});
+  ASSERT_EQ(out.size(), 1u);
+  test::expect_exact(out[0], ScalarType::Int64, {20, 30, 40, 50, 60});
+  EXPECT_EQ(test::error_of([&] { rt::interpret(*g, {test::mk<int64_t>({1, 2, 3}, {1, 3})}); }).find("[interpret]"), 0u);
+}
+
+// Memory planning with symbolic sizes: buffers alive at the same time never share a slot, and
+// a reused slot is sized max(...) of its buffers, whichever is larger at run time.
+TEST(FusionSymbolicMemory, SlotsHoldEveryBufferForEveryValue) {
+  using passes::BufferRole;
+  const ir::Expr s0 = ir::Expr::symbol("s0"), s1 = ir::Expr::symbol("s1");
+  passes::ExecPlan plan;
+  auto buffer = [&](BufferRole role, std::vector<ir::Expr> sizes) {
+    passes::PlanBuffer b;
+    b.role = role;
+    b.type = ir::TensorType(ScalarType::Float, sizes);
+    b.strides = passes::contiguous_strides(sizes);
+    if (role == BufferRole::Input) b.input_index = 0;
+    plan.buffers.push_back(b);
+    return static_cast<int>(plan.buffers.size() - 1);
+  };
+  const int in = buffer(BufferRole::Input, {s0});
+  const int t1 = buffer(BufferRole::Temp, {s0});
+  const int t2 = buffer(BufferRole::Temp, {s1});
+  const int t3 = buffer(BufferRole::Temp, {s0 + s1});
+  const int out = buffer(BufferRole::Output, {s0 + s1});
+  auto step = [&](std::vector<int> bufs) {
+    passes::PlanStep st;
+    st.kind = passes::StepKind::Fallback;
+    st.op = ir::OpKind::cumsum;
+    st.buffers = std::move(bufs);
+    plan.steps.push_back(st);
+  };
+  step({in, t1});   // t1 = f(in)
+  step({t1, t2});   // t2 = f(t1): both alive
+  step({t2, t3});   // t3 = f(t2): t1 is dead, t2 alive
+  step({t3, out});
+  passes::plan_memory(plan);
+  const auto& b = plan.buffers;
+  EXPECT_NE(b[t1].slot, b[t2].slot);
+  EXPECT_NE(b[t2].slot, b[t3].slot);
+  EXPECT_EQ(b[t1].slot, b[t3].slot);  // reused once t1 is dead
+  for (int64_t v0 : {0, 1, 7, 4097})
+    for (int64_t v1 : {0, 3, 9000}) {
+      const std::map<std::string, int64_t> vals{{"s0", v0}, {"s1", v1}};
+      for (int t : {t1, t2, t3}) {
+        const int64_t need = b[t].type.numel().evaluate(vals) * 4;
+        EXPECT_GE(plan.slots.at(static_cast<size_t>(b[t].slot)).bytes.evaluate(vals), need)
+            << "buffer b" << t << " at s0=" << v0 << " s1=" << v1 << "\n" << plan.str();
+      }
+    }
+}
 
 }  // namespace
 }  // namespace kiln
