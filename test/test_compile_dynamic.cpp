@@ -138,6 +138,19 @@ TEST(DynamicSweep, Matmul) {
   sweep("[6, n, 9] @ [9, 5]", mmf, [](int64_t n) { return std::vector<std::vector<int64_t>>{{6, n, 9}, {9, 5}}; }, 1e-5);
 }
 
+TEST(DynamicSweep, InterpreterBackendRunsSymbolicGraphs) {
+  auto fn = [](const Tensor& a, const Tensor& b) { return softmax(a.reshape({-1, 3}) * b, -1).sum({0}); };
+  CompileOptions o = dyn(Dynamic::True);
+  o.backend = "interpreter";
+  auto f = compile(fn, o);
+  auto ref = compile(fn, reference());
+  for (int64_t n : {2, 5, 17}) {
+    Tensor a = values({n, 6}, 1), b = values({3}, 2);
+    expect_near_all(f(a, b), ref(a, b), 0, fmt::format("n = {}", n));
+  }
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
 // ---- recompilation counts ---------------------------------------------------------------------------
 
 std::vector<int64_t> shuffled_batches(unsigned seed) {
