@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -261,22 +262,24 @@ class Lowerer {
   // An extern call's operand: a permute of a buffer is passed as a strided view, no copy.
   int extern_operand(const Value* v);
   const LowerOptions& opts() const { return opts_; }
-  // The value of a size at trace time (symbols take their hints): for performance choices only.
-  int64_t hinted(const Expr& e) const {
+  // The value of a size at trace time (symbols take their hints), or nothing when a symbol
+  // has no hint: for performance choices only.
+  std::optional<int64_t> hinted(const Expr& e) const {
     if (auto c = e.maybe_const()) return *c;
     std::vector<std::string> syms;
     e.collect_symbols(syms);
     std::map<std::string, int64_t> b;
     for (const std::string& s : syms) {
       auto it = opts_.hints.find(s);
-      b[s] = it == opts_.hints.end() ? LowerOptions::kDefaultSizeHint : it->second;
+      if (it == opts_.hints.end()) return std::nullopt;
+      b[s] = it->second;
     }
     return e.evaluate(b);
   }
-  int64_t hinted_numel(const std::vector<Expr>& sizes) const {
-    int64_t n = 1;
-    for (const Expr& e : sizes) n *= hinted(e);
-    return n;
+  std::optional<int64_t> hinted_numel(const std::vector<Expr>& sizes) const {
+    Expr n = 1;
+    for (const Expr& e : sizes) n = n * e;
+    return hinted(n);
   }
 
  private:
@@ -562,7 +565,8 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     // A large reduction to a single point is split so that it runs in parallel (symbolic
     // sizes: judged by their hints; the split kernels are correct for every size).
     const std::vector<Expr> kept = dom.kept();
-    if (kept.empty() && hinted_numel(dom.reduced()) >= opts_.split_reduction_min) {
+    const std::optional<int64_t> work = hinted_numel(dom.reduced());
+    if (kept.empty() && work && *work >= opts_.split_reduction_min) {
       if (reds.size() == 1 && reds.front()->output() == v && split_supported(reduce_info(reds.front()).op)) {
         build_split_reduction(v, out_buffer);
         return true;
@@ -622,9 +626,9 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   // plain index arithmetic), else over a fixed number of chunks of the flattened input, each
   // ceil(total / chunks) long (the last ones shorter or empty). With symbolic sizes the
   // choice and the chunk count come from the hints; the lengths stay symbolic.
-  const bool by_rows = sz.size() >= 2 && hinted(sz[0]) >= 16;
+  const bool by_rows = sz.size() >= 2 && hinted(sz[0]).value_or(0) >= 16;
   const Expr chunks =
-      by_rows ? sz[0] : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(total) / 16384)));
+      by_rows ? sz[0] : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(total).value_or(0) / 16384)));
   const Expr chunk = total.is_const() ? Expr((total.as_const() + chunks.as_const() - 1) / chunks.as_const())
                                       : ir::floordiv(total + chunks - 1, chunks);
   // Partial buffer: one value per chunk, in the accumulation dtype.

@@ -34,9 +34,8 @@ struct LowerOptions {
   // Symbolic plans: the value each size symbol had when the graph was traced. Only
   // performance choices read them (split a full reduction, its chunk count); every size
   // the generated code depends on stays symbolic, so the plan is correct for all values.
-  // A symbol without a hint counts as kDefaultSizeHint.
+  // A choice that depends on a symbol without a hint takes the plain path (no split).
   std::map<std::string, int64_t> hints;
-  static constexpr int64_t kDefaultSizeHint = 64;
 };
 
 ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});

@@ -265,6 +265,20 @@ graph(%x : f32[s0, s1]) {
   %m0 : f32[1, s1] = div(%s0, %n0, rounding_mode=none)
   return (%m, %m0)
 })", {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.min(1).hint({{"s0", 1024}, {"s1", 256}}));
+  // mean as the decomposition writes it for a symbolic dim: the count s1 is read out of an
+  // iota (iota(s1 + 1)[s1]), an index expression in the kernel.
+  v.push_back(SymCase{"mean_count_from_iota", R"(
+graph(%x : f32[s0, s1]) {
+  %7 : f32[s1 + 1] = iota(length=s1 + 1, start=0, step=1, dtype=f32, device=cpu)
+  %8 : f32[1] = slice(%7, dim=0, start=s1, end=s1 + 1, step=1)
+  %9 : f32[] = reshape(%8, size=[])
+  %10 : f32[s0, 1] = sum(%x, dims=[1], keepdim=true)
+  %11 : f32[s0, 1] = expand(%9, size=[s0, 1])
+  %12 : f32[s0, 1] = div(%10, %11, rounding_mode=none)
+  %13 : f32[s0, s1] = expand(%12, size=[s0, s1])
+  %14 : f32[s0, s1] = sub(%x, %13)
+  return (%14)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.min(1).plan_has({"index s1"}));
   return v;
 }
 
