@@ -296,6 +296,38 @@ TEST(DynamicGuards, ReadingASizeSpecializesIt) {
   EXPECT_EQ(f.stats().compiles, 2);
 }
 
+TEST(DynamicGuards, CommonOpsStayDynamic) {
+  // Each function is traced once with every dim symbolic and must serve other sizes without
+  // recompiling: no frontend op may read a symbolic size as an integer.
+  using F = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, F>> fns{
+      {"pointwise", [](const Tensor& a, const Tensor& b) { return exp(a) * b - a / 2 + sqrt(abs(b)); }},
+      {"where/clamp", [](const Tensor& a, const Tensor& b) { return where(a > b, a, b).clamp(0.6, 1.2); }},
+      {"reductions", [](const Tensor& a, const Tensor& b) { return a.sum({1}) + amax(b, {1}) + a.mean({1}); }},
+      {"var", [](const Tensor& a, const Tensor&) { return var(a, {1}, 1, false) + var(a, {0}, 0, false).sum(); }},
+      {"argmax", [](const Tensor& a, const Tensor&) { return argmax(a, 1); }},
+      {"softmax", [](const Tensor& a, const Tensor& b) { return softmax(a, 1) + log_softmax(b, 0); }},
+      {"views", [](const Tensor& a, const Tensor& b) { return a.t().flatten() + b.transpose(0, 1).reshape({-1}); }},
+      {"unsqueeze", [](const Tensor& a, const Tensor&) { return a.unsqueeze(0).squeeze(0).unsqueeze(2).sum({2}); }},
+      {"expand_as", [](const Tensor& a, const Tensor& b) { return a.sum({1}, true).expand_as(b) * b; }},
+      {"cat/stack", [](const Tensor& a, const Tensor& b) { return cat({a, b}, 1).sum({1}) + stack({a, b}, 0).sum({0, 2}); }},
+      {"slice", [](const Tensor& a, const Tensor&) { return a.slice(1, 1) .sum({1}) + a.narrow(0, 1, 1).sum(); }},
+      {"select", [](const Tensor& a, const Tensor&) { return a.select(0, -1) + a.select(0, 0); }},
+      {"matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b.t()); }},
+      {"like", [](const Tensor& a, const Tensor&) { return zeros_like(a) + ones_like(a) + full_like(a, 2.0); }},
+      {"cast", [](const Tensor& a, const Tensor&) { return a.to(kFloat64).sum({1}).to(kFloat32); }},
+  };
+  for (const auto& [name, fn] : fns) {
+    auto f = compile(fn, dyn(Dynamic::True));
+    auto ref = compile(fn, reference());
+    for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{{6, 10}, {7, 11}, {9, 13}}) {
+      Tensor a = values({r, c}, 1), b = values({r, c}, 2);
+      expect_near_all(f(a, b), ref(a, b), 1e-5, fmt::format("{} at [{}, {}]", name, r, c));
+    }
+    EXPECT_EQ(f.stats().compiles, 1) << name << ":\n" << f.explain(values({6, 10}, 1), values({6, 10}, 2)).substr(0, 1500);
+  }
+}
+
 // ---- mark_dynamic / mark_static ----------------------------------------------------------------------
 
 TEST(DynamicMarks, MarkDynamicOverridesFalse) {
