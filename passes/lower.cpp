@@ -567,11 +567,14 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
     const std::vector<Expr> kept = dom.kept();
     const std::optional<int64_t> work = hinted_numel(dom.reduced());
     if (kept.empty() && work && *work >= opts_.split_reduction_min) {
-      if (reds.size() == 1 && reds.front()->output() == v && split_supported(reduce_info(reds.front()).op)) {
+      const bool alone = reds.size() == 1 && reds.front()->output() == v;
+      if (alone && split_supported(reduce_info(reds.front()).op)) {
         build_split_reduction(v, out_buffer);
         return true;
       }
-      throw Refuse{reds.front()};
+      // Materialized on its own first (split there); argmax/argmin, whose partials do not
+      // combine, stay one serial kernel.
+      if (!alone) throw Refuse{reds.front()};
     }
     grid = kept;
   } else {

@@ -265,6 +265,16 @@ graph(%x : f32[s0, s1]) {
   %m0 : f32[1, s1] = div(%s0, %n0, rounding_mode=none)
   return (%m, %m0)
 })", {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.min(1).hint({{"s0", 1024}, {"s1", 256}}));
+  // A full argmax cannot be split (its partials do not combine): one serial kernel, even when
+  // the hints ask for a split; the sum beside it and the consumer of the argmax still work.
+  v.push_back(SymCase{"full_argmax_large_hint", R"(
+graph(%x : f32[s0, s1]) {
+  %a : i64[] = argmax(%x, dim=none, keepdim=false)
+  %o : i64[] = full(size=[], value=1, dtype=i64, device=cpu)
+  %b : i64[] = add(%a, %o)
+  %s : f32[] = sum(%x, dims=[0, 1], keepdim=false)
+  return (%b, %s)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.min(1).hint({{"s0", 1024}, {"s1", 256}}).plan_has({"reduce argmax"}));
   // mean as the decomposition writes it for a symbolic dim: the count s1 is read out of an
   // iota (iota(s1 + 1)[s1]), an index expression in the kernel.
   v.push_back(SymCase{"mean_count_from_iota", R"(
