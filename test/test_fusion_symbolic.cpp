@@ -188,6 +188,14 @@ graph(%x : f64[s0], %i : i32[s0]) {
   %s : f32[s0] = sigmoid(%t)
   return (%s, %y)
 })", {"s0"}, {{"s0", 5}}});
+  v.push_back(SymCase{"half_types_and_row_sum", R"(
+graph(%x : f16[s0, s1], %y : bf16[s0, s1]) {
+  %e : f16[s0, s1] = exp(%x)
+  %c : bf16[s0, s1] = convert_element_type(%e, dtype=bf16)
+  %m : bf16[s0, s1] = mul(%c, %y)
+  %s : bf16[s0] = sum(%m, dims=[1], keepdim=false)
+  return (%m, %s)
+})", {"s0", "s1"}, {{"s0", 5}, {"s1", 9}}}.tolerance(2e-2));
   v.push_back(SymCase{"iota_full_symbolic", R"(
 graph(%x : f32[s0, s1]) {
   %r : f32[s1] = iota(length=s1, start=0.5, step=0.25, dtype=f32, device=cpu)
