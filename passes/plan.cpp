@@ -41,6 +41,15 @@ std::vector<int> written_by(const PlanStep& st) {
   return w;
 }
 
+// How deeply max() nests in a slot size (each symbolic buffer a slot takes adds one).
+int max_nesting(const ir::Expr& e) {
+  if (e.kind() != ir::ExprKind::Max) return 0;
+  int d = 0;
+  for (const ir::Expr& o : e.operands()) d = std::max(d, max_nesting(o));
+  return d + 1;
+}
+constexpr int kMaxSlotTerms = 8;
+
 }  // namespace
 
 std::string PlanStep::describe() const {
@@ -121,7 +130,8 @@ void plan_memory(ExecPlan& plan) {
           chosen = static_cast<int>(k);
           break;
         }
-        if (chosen < 0) chosen = static_cast<int>(k);
+        // A slot's size stays a small expression (the runtime evaluates it on every call).
+        if (chosen < 0 && max_nesting(plan.slots[k].bytes) < kMaxSlotTerms) chosen = static_cast<int>(k);
       }
       if (chosen >= 0 && plan.slots[chosen].bytes != bytes) plan.slots[chosen].bytes = ir::max(plan.slots[chosen].bytes, bytes);
       if (chosen < 0) {

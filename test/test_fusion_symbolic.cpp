@@ -558,5 +558,41 @@ TEST(FusionSymbolicMemory, SlotsHoldEveryBufferForEveryValue) {
     }
 }
 
+// A long chain of temporaries of different symbolic sizes: slots are reused, each slot's size
+// stays an expression the runtime can evaluate cheaply, and every buffer fits its slot.
+TEST(FusionSymbolicMemory, LongChainsKeepSlotSizesSmall) {
+  using passes::BufferRole;
+  const ir::Expr s0 = ir::Expr::symbol("s0");
+  passes::ExecPlan plan;
+  passes::PlanBuffer in;
+  in.role = BufferRole::Input;
+  in.input_index = 0;
+  in.type = ir::TensorType(ScalarType::Float, {s0});
+  in.strides = {ir::Expr(1)};
+  plan.buffers.push_back(in);
+  for (int k = 1; k <= 40; ++k) {
+    passes::PlanBuffer t;
+    t.role = k == 40 ? BufferRole::Output : BufferRole::Temp;
+    t.type = ir::TensorType(ScalarType::Float, {s0 * (k % 5 + 1) + k});
+    t.strides = {ir::Expr(1)};
+    plan.buffers.push_back(t);
+    passes::PlanStep st;
+    st.kind = passes::StepKind::Fallback;
+    st.op = ir::OpKind::cumsum;
+    st.buffers = {k - 1, k};
+    plan.steps.push_back(st);
+  }
+  passes::plan_memory(plan);
+  EXPECT_LT(plan.slots.size(), 12u) << plan.str();
+  for (const passes::MemorySlot& m : plan.slots) EXPECT_NO_THROW(rt::FastExpr(m.bytes, {"s0"})) << m.bytes.str();
+  for (int64_t v : {0, 1, 5, 100000}) {
+    const std::map<std::string, int64_t> vals{{"s0", v}};
+    for (size_t b = 1; b < 40; ++b)
+      EXPECT_GE(plan.slots.at(static_cast<size_t>(plan.buffers[b].slot)).bytes.evaluate(vals),
+                plan.buffers[b].type.numel().evaluate(vals) * 4)
+          << "b" << b << " at s0=" << v;
+  }
+}
+
 }  // namespace
 }  // namespace kiln
