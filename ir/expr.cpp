@@ -8,6 +8,9 @@
 // and min/max whose operands differ by a constant. Integer arithmetic wraps (two's
 // complement) rather than invoking undefined behaviour; // and % follow Python. min, max, ==
 // and != order their operands structurally with a constant last, so min(s0, 8) reads as written.
+// The rewrites hold over mathematical integers: + - * agree with wrapped evaluation always, but
+// where an intermediate overflows, // % min max and comparisons may not ((s0 - 5) % 3 becomes
+// (s0 + 1) % 3, which differs at s0 = INT64_MAX). test_ir_expr_fuzz.cpp checks both.
 #include "ir/expr.h"
 
 #include "frontend/error.h"
@@ -197,9 +200,10 @@ Expr simplify_mul(const std::vector<Expr>& in) {
     std::vector<Expr> terms;
     for (const Expr& t : sum->operands()) terms.push_back(make_expr(ExprKind::Mul, {Expr(c), t}));
     *sum = make_expr(ExprKind::Add, std::move(terms));
-    if (factors.size() == 1) return factors[0];
-    c = 1;
-    std::stable_sort(factors.begin(), factors.end(), less);
+    // Wrapping products can cancel terms (2^62 * 4 == 0), so the distributed sum may have become a
+    // constant or a product: build the product again, which flattens it (c is now 1 or lies in
+    // the next sum).
+    return make_expr(ExprKind::Mul, std::move(factors));
   }
   std::vector<Expr> ops;
   if (c != 1) ops.push_back(Expr(c));
