@@ -4,8 +4,9 @@
 // wall time per iteration under its name. After RunSpecifiedBenchmarks the summary is computed
 // from those records only (the same process, the same run): per workload the eager, compiled
 // and fused-loop times, the bandwidth-limit time (minimal bytes / STREAM copy bandwidth), the
-// ratios and whether the target is met; then the overhead and compile-time rows. The
-// tables are Markdown, ready to paste into bench/README.md.
+// ratios and whether the target is met; then the overhead and compile-time rows, then
+// (bench_dynamic.cpp) Dynamic::True versus static on the large workloads and the guard
+// evaluation and warm-call rows. The tables are Markdown, ready to paste into bench/README.md.
 //
 // Defaults: --benchmark_min_time=0.1 and --benchmark_repetitions=3 unless given (the summary
 // uses the median of the repetitions); the disk compile cache is off
@@ -24,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unistd.h>
 #include <vector>
 
 namespace kiln::bench {
@@ -32,6 +34,7 @@ namespace {
 
 class Collector : public benchmark::ConsoleReporter {
  public:
+  explicit Collector(OutputOptions opts) : ConsoleReporter(opts) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred || r.run_type != Run::RT_Iteration || r.iterations <= 0) continue;
@@ -125,9 +128,26 @@ void print_summary(const Collector& c) {
   }
   if (bw > 0) fmt::print("| STREAM copy bandwidth ({} threads, 64 MiB) | {:.1f} GB/s | — | — |\n", rt::num_threads(), bw / 1e9);
 
+  print_dynamic_summary([&c](const std::string& name) { return c.time(name); }, misses);
+
   fmt::print("\nMisses ({}):\n", misses.size());
   for (const std::string& m : misses) fmt::print("- {}\n", m);
   std::fflush(stdout);
+}
+
+// Google Benchmark applies --benchmark_color only to the reporter it creates itself; ours
+// reads the flag here: false/no/0 and true/yes/1 decide, otherwise ("auto") a terminal does.
+benchmark::ConsoleReporter::OutputOptions console_options(int argc, char** argv) {
+  bool color = isatty(STDOUT_FILENO) != 0;
+  constexpr std::string_view flag = "--benchmark_color=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (a.rfind(flag, 0) != 0) continue;
+    const std::string_view v = a.substr(flag.size());
+    if (v == "false" || v == "no" || v == "0") color = false;
+    else if (v == "true" || v == "yes" || v == "1") color = true;
+  }
+  return color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular;
 }
 
 }  // namespace
@@ -156,9 +176,10 @@ int main(int argc, char** argv) {
   set_blas_threads(kiln::rt::num_threads());  // the cblas baseline uses kiln's thread count
   register_stream_benchmark();
   register_workload_benchmarks();
+  register_dynamic_benchmarks();
   register_overhead_benchmarks();
 
-  Collector reporter;
+  Collector reporter(console_options(argc, argv));
   benchmark::RunSpecifiedBenchmarks(&reporter);
   print_summary(reporter);
   benchmark::Shutdown();

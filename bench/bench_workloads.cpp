@@ -2,7 +2,9 @@
 //
 // Each workload is one kiln function `fn` of tensors. Its Instance runs `fn` eagerly, runs
 // `compile(fn)` (compiled and checked once before any timing, so the timed calls are warm
-// cache hits) and runs the hand-written loop of bench_fused.h on the same input buffers. The
+// cache hits), runs the same `fn` compiled with Dynamic::True (large workloads: every dim of
+// size >= 2 symbolic; the instance checks once, with explain, that the entry really binds
+// symbols) and runs the hand-written loop of bench_fused.h on the same input buffers. The
 // compiled and fused outputs are compared once per instance; the summary prints the largest
 // relative difference, so a fast but wrong path is visible. Only one instance lives at a time
 // (the benchmarks of a workload run back to back), which keeps the resident memory of the
@@ -16,6 +18,10 @@
 
 #include <array>
 #include <cmath>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -52,12 +58,16 @@ template <size_t N, typename Fn>
 std::unique_ptr<Instance> instance(Fn fn, Inputs in, std::vector<int64_t> out_sizes, FusedFn fused) {
   struct State {
     Fn fn;
-    CompiledFunction<Fn> cf;
+    CompiledFunction<Fn> cf;      // static first (Dynamic::Auto, never recompiled here)
+    CompiledFunction<Fn> cf_dyn;  // Dynamic::True: symbolic from the first compile
     Inputs in;
-    Tensor out_eager, out_compiled, out_fused;
+    Tensor out_eager, out_compiled, out_dynamic, out_fused;
     FusedFn fused;
   };
-  auto s = std::make_shared<State>(State{fn, compile(fn, CompileOptions{}), std::move(in), {}, {}, {}, std::move(fused)});
+  CompileOptions dyn;
+  dyn.dynamic = Dynamic::True;
+  auto s = std::make_shared<State>(
+      State{fn, compile(fn, CompileOptions{}), compile(fn, dyn), std::move(in), {}, {}, {}, {}, std::move(fused)});
   s->out_fused = kiln::empty(out_sizes);
   auto inst = std::make_unique<Instance>();
   inst->eager = [s] {
@@ -68,11 +78,20 @@ std::unique_ptr<Instance> instance(Fn fn, Inputs in, std::vector<int64_t> out_si
     s->out_compiled = call_n<N>(s->cf, s->in, std::make_index_sequence<N>{});
     benchmark::DoNotOptimize(s->out_compiled.impl());
   };
+  inst->dynamic = [s] {
+    s->out_dynamic = call_n<N>(s->cf_dyn, s->in, std::make_index_sequence<N>{});
+    benchmark::DoNotOptimize(s->out_dynamic.impl());
+  };
   inst->fused = [s] {
     s->fused(s->in, fp(s->out_fused));
     benchmark::ClobberMemory();
   };
   inst->max_rel_diff = [s] { return rel_diff(s->out_compiled, s->out_fused); };
+  inst->dynamic_rel_diff = [s] { return rel_diff(s->out_dynamic, s->out_fused); };
+  inst->explain_dynamic = [s] {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return s->cf_dyn.explain(s->in[I]...); }(
+        std::make_index_sequence<N>{});
+  };
   return inst;
 }
 
@@ -194,6 +213,20 @@ std::vector<Workload> build() {
   return ws;
 }
 
+// Compiles the Dynamic::True function (trace + compile: its timed calls are cache hits),
+// checks its output and that its guards bind symbols ("2 <= a.size(0)"). A failure is
+// recorded in side().dynamic_status, and the dynamic benchmark reports it as an error.
+void prepare_dynamic(const Workload& w, Instance& inst) {
+  std::string& status = side().dynamic_status[w.key];
+  try {
+    inst.dynamic();
+    side().dynamic_check[w.key] = inst.dynamic_rel_diff();
+    status = inst.explain_dynamic().find("2 <= ") != std::string::npos ? "symbolic" : "no symbolic guard in explain";
+  } catch (const std::exception& e) {
+    status = std::string("compile failed: ") + e.what();
+  }
+}
+
 // The one live instance: built on the first benchmark of a workload, dropped on the next.
 Instance& current(const Workload& w) {
   static std::string key;
@@ -206,18 +239,26 @@ Instance& current(const Workload& w) {
     inst->compiled();  // trace + compile now: the timed calls are cache hits
     inst->fused();
     side().check[w.key] = inst->max_rel_diff();
+    if (w.large()) prepare_dynamic(w, *inst);
   }
   return *inst;
 }
 
-enum class Mode { Eager, Compiled, Fused };
+enum class Mode { Eager, Compiled, Dynamic, Fused };
 
 void run(benchmark::State& st, const Workload* w, Mode mode) {
   Instance& inst = current(*w);
-  const std::function<void()>& body = mode == Mode::Eager ? inst.eager : mode == Mode::Compiled ? inst.compiled : inst.fused;
+  if (mode == Mode::Dynamic && side().dynamic_status[w->key] != "symbolic") {
+    st.SkipWithError(("Dynamic::True entry: " + side().dynamic_status[w->key]).c_str());
+    return;
+  }
+  const std::function<void()>& body = mode == Mode::Eager      ? inst.eager
+                                      : mode == Mode::Compiled ? inst.compiled
+                                      : mode == Mode::Dynamic  ? inst.dynamic
+                                                               : inst.fused;
   if (mode == Mode::Eager && !inst.warmed_eager) {
     inst.warmed_eager = true;
-    if (w->bytes < 8e6 && w->flops < 1e8) body();  // small: keep one-time work out of the timing
+    if (!w->large()) body();  // small: keep one-time work out of the timing
   }
   for (auto _ : st) body();
   if (w->bytes > 0) st.SetBytesProcessed(static_cast<int64_t>(w->bytes * static_cast<double>(st.iterations())));
@@ -235,7 +276,8 @@ const std::vector<Workload>& workloads() {
 void register_workload_benchmarks() {
   for (const Workload& w : workloads()) {
     for (auto [mode, name] : {std::pair{Mode::Eager, "eager"}, std::pair{Mode::Compiled, "compiled"},
-                              std::pair{Mode::Fused, "fused"}}) {
+                              std::pair{Mode::Dynamic, "dynamic"}, std::pair{Mode::Fused, "fused"}}) {
+      if (mode == Mode::Dynamic && !w.large()) continue;
       benchmark::RegisterBenchmark((w.key + "/" + name).c_str(), run, &w, mode)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
