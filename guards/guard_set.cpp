@@ -188,6 +188,12 @@ bool GuardSet::check(const std::vector<ArgValue>& args) const {
     heap.resize(slot_symbols_.size());
     slots = heap.data();
   }
+  // Storage of each argument seen so far (aliasing compares with earlier ones); args past
+  // kInline fall back to alias_target.
+  const void* storage[kInline];
+  const bool track_storage = args.size() <= kInline;
+  if (track_storage)
+    for (size_t i = 0; i < args.size(); ++i) storage[i] = &storage;  // "not a tensor": matches nothing
   const TensorImpl* impl = nullptr;  // of the tensor the last Tensor op checked
   for (const Op& op : program_) {
     const ArgValue& a = args[op.arg];
@@ -196,6 +202,7 @@ bool GuardSet::check(const std::vector<ArgValue>& args) const {
         const Tensor* t = std::get_if<Tensor>(&a);
         if (!t) return false;
         impl = t->impl();
+        if (track_storage && !impl->is_traced()) storage[op.arg] = impl->storage().get();
         if (static_cast<int64_t>(impl->dtype()) != (op.meta & 0xff) ||
             static_cast<int64_t>(impl->sizes().size()) != (op.meta >> 8) || !(impl->device() == op.device))
           return false;
@@ -219,9 +226,18 @@ bool GuardSet::check(const std::vector<ArgValue>& args) const {
       case Op::Contig:
         if (!impl->is_contiguous()) return false;
         break;
-      case Op::Alias:
-        if (alias_target(args, op.arg) != op.value) return false;
+      case Op::Alias: {
+        if (!track_storage) {
+          if (alias_target(args, op.arg) != op.value) return false;
+          break;
+        }
+        int64_t target = -1;
+        for (uint16_t j = 0; j < op.arg && target < 0; ++j)
+          if (storage[j] == storage[op.arg]) target = j;
+        if (impl->is_traced()) target = -1;
+        if (target != op.value) return false;
         break;
+      }
       case Op::Int: {
         const int64_t* v = std::get_if<int64_t>(&a);
         if (!v || *v != op.value) return false;
