@@ -16,7 +16,7 @@
 #include "frontend/scalar.h"
 #include "frontend/tensor.h"
 #include "ir/expr.h"
-#include "runtime/expr_eval.h"
+#include "ir/expr_eval.h"
 
 #include <cstdint>
 #include <optional>
@@ -110,7 +110,7 @@ class GuardSet {
   std::vector<std::string> slot_sources_;   // slot -> "a.size(0)"
   std::vector<ir::Expr> predicates_;        // over the slot symbols
   std::vector<std::string> predicate_text_; // with sources: "a.size(0) % 4 == 0"
-  std::vector<rt::FastExpr> predicate_code_;
+  std::vector<ir::FastExpr> predicate_code_;
   std::vector<Op> program_;
   uint64_t signature_ = 0;
 };

@@ -64,8 +64,8 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
         info.grid0 = grid0.as_const();
         info.grain = grain_for(work_per_row(st.kernel).as_const());
       } else {
-        info.grid0_expr = FastExpr(grid0, plan_.params);
-        info.work_expr = FastExpr(work_per_row(st.kernel), plan_.params);
+        info.grid0_expr = ir::FastExpr(grid0, plan_.params);
+        info.work_expr = ir::FastExpr(work_per_row(st.kernel), plan_.params);
         for (const std::string& p : st.kernel.params)
           info.param_index.push_back(static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) -
                                                       plan_.params.begin()));
@@ -74,10 +74,10 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
       const std::vector<ir::AttrValue>& av = st.attrs.values();
       for (size_t a = 0; a < av.size(); ++a) {
         if (const auto* e = std::get_if<ir::Expr>(&av[a]); e && !e->is_const())
-          info.sym_attrs.push_back({a, -1, FastExpr(*e, plan_.params)});
+          info.sym_attrs.push_back({a, -1, ir::FastExpr(*e, plan_.params)});
         if (const auto* list = std::get_if<std::vector<ir::Expr>>(&av[a]))
           for (size_t i = 0; i < list->size(); ++i)
-            if (!(*list)[i].is_const()) info.sym_attrs.push_back({a, static_cast<int>(i), FastExpr((*list)[i], plan_.params)});
+            if (!(*list)[i].is_const()) info.sym_attrs.push_back({a, static_cast<int>(i), ir::FastExpr((*list)[i], plan_.params)});
       }
     }
     steps_.push_back(std::move(info));
@@ -85,7 +85,7 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
   if (kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
   for (const passes::PlanBuffer& b : plan_.buffers) {
-    std::vector<FastExpr> vs;
+    std::vector<ir::FastExpr> vs;
     if (b.role == BufferRole::View)
       for (const ir::Expr& e : b.strides) vs.emplace_back(e, plan_.params);
     view_stride_exprs_.push_back(std::move(vs));
@@ -93,7 +93,7 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
       buffer_sizes_.push_back(b.type.static_sizes());
       continue;
     }
-    std::vector<FastExpr> sz;
+    std::vector<ir::FastExpr> sz;
     for (const ir::Expr& e : b.type.sizes) sz.emplace_back(e, plan_.params);
     buffer_size_exprs_.push_back(std::move(sz));
   }
@@ -118,8 +118,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     }
     dyn_sizes.resize(buffer_size_exprs_.size());
     for (size_t b = 0; b < buffer_size_exprs_.size(); ++b)
-      for (const FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
-    for (const FastExpr& e : slot_byte_exprs_) dyn_slots.push_back(e.eval(pv.data()));
+      for (const ir::FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
+    for (const ir::FastExpr& e : slot_byte_exprs_) dyn_slots.push_back(e.eval(pv.data()));
     sizes = &dyn_sizes;
     slot_bytes = &dyn_slots;
   }
@@ -153,7 +153,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     if (pb.role != BufferRole::View || t.defined()) return ensure_plain(b);
     const Tensor& base = ensure_plain(pb.base);
     std::vector<int64_t> strides;
-    for (const FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(pv.data()));
+    for (const ir::FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(pv.data()));
     t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*sizes)[static_cast<size_t>(b)],
                                           std::move(strides), base.impl()->storage_offset()));
     return t;

@@ -10,7 +10,7 @@
 #include "codegen_cpu/jit.h"
 #include "frontend/tensor.h"
 #include "passes/plan.h"
-#include "runtime/expr_eval.h"
+#include "ir/expr_eval.h"
 
 #include <vector>
 
@@ -40,13 +40,13 @@ class Program {
     int64_t grain = 1;   // grid-0 points per chunk that keep a chunk worth a thread
     // Symbolic plans: the same, evaluated per call, and the kernel's parameters as indices
     // into the plan's parameter values.
-    FastExpr grid0_expr, work_expr;
+    ir::FastExpr grid0_expr, work_expr;
     std::vector<int> param_index;
     // Extern/fallback steps: symbolic attributes (a random op's size), evaluated per call.
     struct SymAttr {
       size_t attr = 0;  // index in the step's AttrList
       int element = -1; // -1: an Expr attribute; else the element of an Expr-list attribute
-      FastExpr value;
+      ir::FastExpr value;
     };
     std::vector<SymAttr> sym_attrs;
   };
@@ -57,9 +57,9 @@ class Program {
   bool static_ = true;
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
   std::vector<int64_t> slot_bytes_;
-  std::vector<std::vector<FastExpr>> buffer_size_exprs_;  // symbolic plans
-  std::vector<std::vector<FastExpr>> view_stride_exprs_;  // per buffer: View strides (else empty)
-  std::vector<FastExpr> slot_byte_exprs_;
+  std::vector<std::vector<ir::FastExpr>> buffer_size_exprs_;  // symbolic plans
+  std::vector<std::vector<ir::FastExpr>> view_stride_exprs_;  // per buffer: View strides (else empty)
+  std::vector<ir::FastExpr> slot_byte_exprs_;
 };
 
 // Runs mm/bmm through the BLAS library when the dtype and layout allow (f32/f64, unit stride

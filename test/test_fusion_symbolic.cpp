@@ -584,7 +584,7 @@ TEST(FusionSymbolicMemory, LongChainsKeepSlotSizesSmall) {
   }
   passes::plan_memory(plan);
   EXPECT_LT(plan.slots.size(), 12u) << plan.str();
-  for (const passes::MemorySlot& m : plan.slots) EXPECT_NO_THROW(rt::FastExpr(m.bytes, {"s0"})) << m.bytes.str();
+  for (const passes::MemorySlot& m : plan.slots) EXPECT_NO_THROW(ir::FastExpr(m.bytes, {"s0"})) << m.bytes.str();
   for (int64_t v : {0, 1, 5, 100000}) {
     const std::map<std::string, int64_t> vals{{"s0", v}};
     for (size_t b = 1; b < 40; ++b)

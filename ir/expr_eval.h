@@ -1,4 +1,4 @@
-// kiln/runtime/expr_eval.h — ir::Expr compiled to a flat stack program over a parameter array.
+// kiln/ir/expr_eval.h — Expr compiled to a flat stack program over a parameter array.
 //
 // Shape-generic kernels and plans read sizes and strides at run time; evaluating their Exprs
 // through Expr::evaluate (a map of names) on every call would cost microseconds. A FastExpr
@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-namespace kiln::rt {
+namespace kiln::ir {
 
 class FastExpr {
  public:
   FastExpr() = default;
   // `params[i]` names the symbol bound to values[i] in eval(); other symbols are an internal error.
-  FastExpr(const ir::Expr& e, const std::vector<std::string>& params);
+  FastExpr(const Expr& e, const std::vector<std::string>& params);
   int64_t eval(const int64_t* values) const;
   bool is_const() const { return code_.size() == 1 && code_[0].op == Op::Const; }
 
@@ -29,8 +29,8 @@ class FastExpr {
     uint32_t n;   // operand count (Add/Mul) or parameter index
     int64_t c;    // Const
   };
-  void emit(const ir::Expr& e, const std::vector<std::string>& params);
+  void emit(const Expr& e, const std::vector<std::string>& params);
   std::vector<Ins> code_;
 };
 
-}  // namespace kiln::rt
+}  // namespace kiln::ir

@@ -1,11 +1,11 @@
-// kiln/runtime/expr_eval.cpp — compiling and evaluating FastExpr stack programs.
-#include "runtime/expr_eval.h"
+// kiln/ir/expr_eval.cpp — compiling and evaluating FastExpr stack programs.
+#include "ir/expr_eval.h"
 
 #include "frontend/error.h"
 
 #include <algorithm>
 
-namespace kiln::rt {
+namespace kiln::ir {
 
 namespace {
 
@@ -25,7 +25,7 @@ int64_t pymod(int64_t a, int64_t b) {
 
 }  // namespace
 
-FastExpr::FastExpr(const ir::Expr& e, const std::vector<std::string>& params) {
+FastExpr::FastExpr(const Expr& e, const std::vector<std::string>& params) {
   emit(e, params);
   int depth = 0, most = 0;
   for (const Ins& in : code_) {
@@ -35,42 +35,42 @@ FastExpr::FastExpr(const ir::Expr& e, const std::vector<std::string>& params) {
   if (most > 64) internal_fail("FastExpr: expression {} is too deep to evaluate", e.str());
 }
 
-void FastExpr::emit(const ir::Expr& e, const std::vector<std::string>& params) {
+void FastExpr::emit(const Expr& e, const std::vector<std::string>& params) {
   switch (e.kind()) {
-    case ir::ExprKind::Const: code_.push_back({Op::Const, 0, e.as_const()}); return;
-    case ir::ExprKind::Symbol:
+    case ExprKind::Const: code_.push_back({Op::Const, 0, e.as_const()}); return;
+    case ExprKind::Symbol:
       for (size_t i = 0; i < params.size(); ++i)
         if (params[i] == e.symbol_name()) {
           code_.push_back({Op::Param, static_cast<uint32_t>(i), 0});
           return;
         }
       internal_fail("FastExpr: symbol {} is not a parameter", e.symbol_name());
-    case ir::ExprKind::Add:
-    case ir::ExprKind::Mul:
-    case ir::ExprKind::FloorDiv:
-    case ir::ExprKind::Mod:
-    case ir::ExprKind::Min:
-    case ir::ExprKind::Max:
-    case ir::ExprKind::Eq:
-    case ir::ExprKind::Ne:
-    case ir::ExprKind::Lt:
-    case ir::ExprKind::Le: break;
+    case ExprKind::Add:
+    case ExprKind::Mul:
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod:
+    case ExprKind::Min:
+    case ExprKind::Max:
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::Lt:
+    case ExprKind::Le: break;
   }
-  for (const ir::Expr& o : e.operands()) emit(o, params);
+  for (const Expr& o : e.operands()) emit(o, params);
   Op op = Op::Add;
   switch (e.kind()) {
-    case ir::ExprKind::Add: op = Op::Add; break;
-    case ir::ExprKind::Mul: op = Op::Mul; break;
-    case ir::ExprKind::FloorDiv: op = Op::FloorDiv; break;
-    case ir::ExprKind::Mod: op = Op::Mod; break;
-    case ir::ExprKind::Min: op = Op::Min; break;
-    case ir::ExprKind::Max: op = Op::Max; break;
-    case ir::ExprKind::Eq: op = Op::Eq; break;
-    case ir::ExprKind::Ne: op = Op::Ne; break;
-    case ir::ExprKind::Lt: op = Op::Lt; break;
-    case ir::ExprKind::Le: op = Op::Le; break;
-    case ir::ExprKind::Const:
-    case ir::ExprKind::Symbol: break;
+    case ExprKind::Add: op = Op::Add; break;
+    case ExprKind::Mul: op = Op::Mul; break;
+    case ExprKind::FloorDiv: op = Op::FloorDiv; break;
+    case ExprKind::Mod: op = Op::Mod; break;
+    case ExprKind::Min: op = Op::Min; break;
+    case ExprKind::Max: op = Op::Max; break;
+    case ExprKind::Eq: op = Op::Eq; break;
+    case ExprKind::Ne: op = Op::Ne; break;
+    case ExprKind::Lt: op = Op::Lt; break;
+    case ExprKind::Le: op = Op::Le; break;
+    case ExprKind::Const:
+    case ExprKind::Symbol: break;
   }
   code_.push_back({op, static_cast<uint32_t>(e.operands().size()), 0});
 }
@@ -123,4 +123,4 @@ int64_t FastExpr::eval(const int64_t* values) const {
   return stack[0];
 }
 
-}  // namespace kiln::rt
+}  // namespace kiln::ir
