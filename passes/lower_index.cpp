@@ -180,11 +180,11 @@ std::vector<Expr> view_source_index(const ir::Node* n, const std::vector<Expr>& 
 namespace {
 
 // A piece of cat / constant_pad is read (and the value discarded by the select) even where
-// its predicate is false. Its clamped dims read index 0, which exists unless the piece is
+// its predicate is false, at an index clamped into its sizes, which exists unless the piece is
 // empty. When one of `sizes` may be 0 at run time (a symbolic size, or a constant 0), every
-// other index of the piece is multiplied by "the piece is not empty", so an empty piece reads
-// its index 0 only: within the smallest allocation (runtime/allocator.h gives 0-byte requests
-// a 64-byte block), never past it.
+// index of the piece but dim `except` (cat's clamped dim, 0 then anyway) is multiplied by "the
+// piece is not empty", so an empty piece reads its index 0 only: within the smallest allocation
+// (runtime/allocator.h gives a 0-byte request a 64-byte block), never past it.
 std::vector<Expr> guard_empty(const std::vector<Expr>& idx, size_t except, const std::vector<Expr>& sizes) {
   Expr nonempty = 1;
   for (const Expr& s : sizes)
@@ -226,7 +226,7 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
       std::vector<Expr> padded_sizes;
       for (size_t k = 0; 2 * k + 1 < pad.size(); ++k)
         if (pad[2 * k] != 0 || pad[2 * k + 1] != 0) padded_sizes.push_back(sz[idx.size() - 1 - k]);
-      p.index = guard_empty(idx, idx.size(), padded_sizes);
+      p.index = idx;
       Expr pred = 1;
       bool any_pad = false;
       // pad lists (before, after) pairs starting from the last dim.
@@ -240,6 +240,7 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
         if (after > 0) pred = pred * ir::lt(src, sz[d]);
         any_pad = any_pad || before > 0 || after > 0;
       }
+      p.index = guard_empty(p.index, idx.size(), padded_sizes);
       p.predicate = ir::ne(pred, Expr(0));
       p.always = !any_pad;
       pieces.push_back(std::move(p));

@@ -15,6 +15,7 @@
 #include "passes/pipeline.h"
 #include "runtime/interpreter.h"
 #include "runtime/program.h"
+#include "test_fusion_bounds.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -126,6 +127,12 @@ void check_sizes(const SymCase& c, const Compiled& k, const Bindings& b) {
   std::string where;
   for (const auto& [s, v] : b) where += fmt::format(" {}={}", s, v);
   SCOPED_TRACE(c.name + " at" + where);
+  // Small sizes: every kernel access is checked against its buffer (JIT code is invisible to ASan).
+  bool small = true;
+  for (const auto& [s, v] : b) small = small && v <= 17;
+  if (small) {
+    ASSERT_EQ(test::check_plan_bounds(k.program->plan(), b), "") << k.plan_text;
+  }
   std::vector<Tensor> ins = make_inputs(c, *k.ref, b, 7919 * static_cast<uint64_t>(b.size()) + 17);
   std::vector<Tensor> want = rt::interpret(*k.ref, ins);
   std::vector<Tensor> got = k.program->run(ins);
