@@ -250,6 +250,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     }
   }
   for (const Tensor& t : tp.lifted) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
+  po.lower.hints = env.hints();  // for performance choices only (e.g. splitting a big reduction)
   static std::atomic<uint64_t> compilation_counter{0};
   std::string stem = opts.name;
   for (char& c : stem)
