@@ -323,6 +323,24 @@ Expr simplify_binary(ExprKind k, const Expr& a, const Expr& b) {
 
 }  // namespace
 
+bool is_comparison(ExprKind k) {
+  switch (k) {
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::Lt:
+    case ExprKind::Le: return true;
+    case ExprKind::Const:
+    case ExprKind::Symbol:
+    case ExprKind::Add:
+    case ExprKind::Mul:
+    case ExprKind::FloorDiv:
+    case ExprKind::Mod:
+    case ExprKind::Min:
+    case ExprKind::Max: return false;
+  }
+  return false;
+}
+
 Expr::Expr(int64_t v) {
   if (v >= kSmallMin && v <= kSmallMax) n_ = small_constants()[static_cast<size_t>(v - kSmallMin)];
   else n_ = ExprInterner::constant(v).n_;

@@ -31,6 +31,9 @@ enum class ExprKind : uint8_t {
   Le,
 };
 
+// Whether `k` is ==, !=, < or <= (kinds whose value is 0 or 1).
+bool is_comparison(ExprKind k);
+
 struct ExprNode;
 
 class Expr {

@@ -11,43 +11,18 @@ namespace {
 
 thread_local ShapeEnv* t_current = nullptr;
 
-// The negation of a comparison: !(a < b) is b <= a; a non-comparison e reads as e != 0.
-Expr negate(const Expr& pred) {
-  const auto& o = pred.operands();
-  switch (pred.kind()) {
-    case ExprKind::Eq: return ne(o[0], o[1]);
-    case ExprKind::Ne: return eq(o[0], o[1]);
-    case ExprKind::Lt: return le(o[1], o[0]);
-    case ExprKind::Le: return lt(o[1], o[0]);
-    case ExprKind::Const:
-    case ExprKind::Symbol:
-    case ExprKind::Add:
-    case ExprKind::Mul:
-    case ExprKind::FloorDiv:
-    case ExprKind::Mod:
-    case ExprKind::Min:
-    case ExprKind::Max: break;
-  }
-  return eq(pred, Expr(0));
-}
-
 // A comparison as written, or e != 0 for any other expression.
-Expr as_predicate(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::Eq:
-    case ExprKind::Ne:
-    case ExprKind::Lt:
-    case ExprKind::Le: return e;
-    case ExprKind::Const:
-    case ExprKind::Symbol:
-    case ExprKind::Add:
-    case ExprKind::Mul:
-    case ExprKind::FloorDiv:
-    case ExprKind::Mod:
-    case ExprKind::Min:
-    case ExprKind::Max: break;
-  }
-  return ne(e, Expr(0));
+Expr as_predicate(const Expr& e) { return is_comparison(e.kind()) ? e : ne(e, Expr(0)); }
+
+// The negation of a predicate: !(a < b) is b <= a.
+Expr negate(const Expr& pred) {
+  const Expr p = as_predicate(pred);
+  if (auto c = p.maybe_const()) return Expr(*c != 0 ? 0 : 1);
+  const auto& o = p.operands();
+  if (p.kind() == ExprKind::Eq) return ne(o[0], o[1]);
+  if (p.kind() == ExprKind::Ne) return eq(o[0], o[1]);
+  if (p.kind() == ExprKind::Lt) return le(o[1], o[0]);
+  return lt(o[1], o[0]);  // Le
 }
 
 }  // namespace
