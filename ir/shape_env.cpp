@@ -72,13 +72,6 @@ void ShapeEnv::add_guard(const Expr& pred) {
   facts_.learn(pred);
 }
 
-std::string ShapeEnv::source_str(const Expr& e) const {
-  std::map<std::string, Expr> repl;
-  // Sources are not Expr syntax; print through placeholder symbols named by the source.
-  for (const SymbolInfo& s : symbols_) repl.emplace(s.name, Expr::symbol(s.sources.front()));
-  return e.substitute(repl).str();
-}
-
 ShapeEnv* ShapeEnv::current() { return t_current; }
 
 ShapeEnvScope::ShapeEnvScope(ShapeEnv* env) : prev_(t_current) { t_current = env; }

@@ -47,8 +47,6 @@ class ShapeEnv {
   // not included: they are implied by symbols().
   const std::vector<Expr>& guards() const { return guards_; }
   const ExprFacts& facts() const { return facts_; }
-  // `e` with each symbol replaced by its first source, for messages: "a.size(0) % 4 == 0".
-  std::string source_str(const Expr& e) const;
 
   // The environment of the trace running on this thread, or null.
   static ShapeEnv* current();

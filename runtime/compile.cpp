@@ -13,6 +13,7 @@
 #include "frontend/views.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
+#include "passes/lower.h"
 #include "passes/pipeline.h"
 #include "runtime/interpreter.h"
 #include "runtime/log.h"
@@ -237,16 +238,12 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
   // Kernels read the inputs with the strides they have now (the guards pin them); inputs with
   // symbolic sizes are contiguous (guarded), so their strides follow from the sizes.
-  for (const ir::TensorType& ty : types) {
-    std::vector<ir::Expr> st(ty.sizes.size(), ir::Expr(1));
-    for (size_t d = ty.sizes.size(); d-- > 1;) st[d - 1] = st[d] * ty.sizes[d];
-    po.lower.input_strides.push_back(st);
-  }
   {
     size_t k = 0;
     for (const Tensor& t : tensors_of(args)) {
-      if (ir::all_const(types[k].sizes)) po.lower.input_strides[k] = ir::to_exprs(t.strides().vec());
-      ++k;
+      const ir::TensorType& ty = types[k++];
+      po.lower.input_strides.push_back(ir::all_const(ty.sizes) ? ir::to_exprs(t.strides().vec())
+                                                               : passes::contiguous_strides(ty.sizes));
     }
   }
   for (const Tensor& t : tp.lifted) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
