@@ -8,11 +8,13 @@
 // the caller falls back to the interpreter for them.
 #include "runtime/program.h"
 
+#include "frontend/error.h"
 #include "frontend/tensor_impl.h"
 #include "runtime/thread_pool.h"
 
 #include <cblas.h>
 
+#include <climits>
 #include <cstring>
 #include <mutex>
 
@@ -29,17 +31,39 @@ struct MatArg {
   int64_t ld;
 };
 
-bool as_blas(const Tensor& t, int64_t rows, int64_t cols, int64_t rs, int64_t cs, const void* data, MatArg& out) {
-  if (cs == 1 && rs >= std::max<int64_t>(1, cols)) {
-    out = {data, CblasNoTrans, rs};
-    return true;
+// How BLAS can read a rows x cols matrix with element strides (rs, cs), if it can. A dim of
+// size 1 imposes nothing on its stride (a view may carry any stride there, even 0), and BLAS
+// requires a leading dimension >= max(1, the other dim) even where it is never used.
+bool as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs, const void* data, MatArg& out) {
+  const int64_t need_rows = std::max<int64_t>(1, cols), need_cols = std::max<int64_t>(1, rows);
+  if (cols <= 1 || cs == 1) {  // row-major: rows are `ld` apart
+    const int64_t ld = rows <= 1 ? need_rows : rs;
+    if (ld >= need_rows && ld <= INT_MAX) {
+      out = {data, CblasNoTrans, ld};
+      return true;
+    }
   }
-  if (rs == 1 && cs >= std::max<int64_t>(1, rows)) {
-    out = {data, CblasTrans, cs};
-    return true;
+  if (rows <= 1 || rs == 1) {  // column-major: columns are `ld` apart
+    const int64_t ld = cols <= 1 ? need_cols : cs;
+    if (ld >= need_cols && ld <= INT_MAX) {
+      out = {data, CblasTrans, ld};
+      return true;
+    }
   }
-  (void)t;
   return false;
+}
+
+// The operand as BLAS reads it: the tensor itself when its strides allow, else a contiguous
+// copy (which always does). `t` keeps the copy alive.
+MatArg blas_operand(Tensor& t, int r, int64_t rows, int64_t cols) {
+  MatArg m{};
+  const TensorImpl* ti = t.impl();
+  if (as_blas(rows, cols, ti->strides()[r], ti->strides()[r + 1], t.data_ptr(), m)) return m;
+  t = t.clone();  // a fresh row-major tensor (contiguous() keeps size-1 dims' odd strides)
+  ti = t.impl();
+  if (!as_blas(rows, cols, ti->strides()[r], ti->strides()[r + 1], t.data_ptr(), m))
+    internal_fail("[mm] a contiguous [{}, {}] operand has strides BLAS cannot read", rows, cols);
+  return m;
 }
 
 template <typename T>
@@ -67,17 +91,12 @@ template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor&
     std::memset(c, 0, static_cast<size_t>(batch * M * N) * sizeof(T));
     return;
   }
-  MatArg ma{}, mb{};
-  if (!as_blas(a, M, K, ai->strides()[r], ai->strides()[r + 1], a.data_ptr(), ma)) {
-    a = a.contiguous();
-    ai = a.impl();
-    as_blas(a, M, K, ai->strides()[r], ai->strides()[r + 1], a.data_ptr(), ma);
-  }
-  if (!as_blas(b, K, N, bi->strides()[r], bi->strides()[r + 1], b.data_ptr(), mb)) {
-    b = b.contiguous();
-    bi = b.impl();
-    as_blas(b, K, N, bi->strides()[r], bi->strides()[r + 1], b.data_ptr(), mb);
-  }
+  // cblas takes int sizes and leading dimensions; larger problems are refused, never truncated.
+  if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+    fail(batched ? "bmm" : "mm", "sizes [{}, {}] x [{}, {}] exceed the BLAS limit of {} per dim", M, K, K, N, INT_MAX);
+  const MatArg ma = blas_operand(a, r, M, K), mb = blas_operand(b, r, K, N);
+  ai = a.impl();
+  bi = b.impl();
   for (int64_t i = 0; i < batch; ++i) {
     MatArg x = ma, y = mb;
     if (batched) {
