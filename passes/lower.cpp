@@ -113,6 +113,23 @@ ReduceInfo reduce_info(const Node* n) {
   return ri;
 }
 
+// The dtype a reduction accumulates in. Floating sums and products accumulate in f64 and are
+// rounded once to the result dtype, as the reference interpreter does: the error then neither
+// grows with the length nor depends on the host's vector width (docs/decisions.md).
+ScalarType accumulate_dtype(ir::ReductionOp op, ScalarType in_dt, ScalarType out_dt) {
+  switch (op) {
+    case ir::ReductionOp::sum:
+    case ir::ReductionOp::prod: return is_floating_point(out_dt) ? ScalarType::Double : out_dt;
+    case ir::ReductionOp::amax:
+    case ir::ReductionOp::amin: return out_dt;
+    case ir::ReductionOp::any:
+    case ir::ReductionOp::all: return ScalarType::Bool;
+    case ir::ReductionOp::argmax:
+    case ir::ReductionOp::argmin: return in_dt;
+  }
+  internal_fail("lower: unknown reduction {}", static_cast<int>(op));
+}
+
 // Thrown while building a kernel: this reduction must be materialized first.
 struct Refuse {
   const Node* reduction;
@@ -174,6 +191,31 @@ class KernelBuilder {
     close_stage();
     return result;
   }
+  // The value folded by a reduction: `x` (of in_dt) converted as the reduction accumulates
+  // (sum/prod: to the result dtype first, then to the accumulator; any/all: to bool).
+  int accumulator_input(ir::ReductionOp op, int x, ScalarType in_dt, ScalarType out_dt) {
+    const ScalarType acc = accumulate_dtype(op, in_dt, out_dt);
+    switch (op) {
+      case ir::ReductionOp::sum:
+      case ir::ReductionOp::prod:
+        if (in_dt != out_dt) x = convert(x, out_dt);
+        return acc != out_dt ? convert(x, acc) : x;
+      case ir::ReductionOp::any:
+      case ir::ReductionOp::all: return in_dt != acc ? convert(x, acc) : x;
+      case ir::ReductionOp::amax:
+      case ir::ReductionOp::amin:
+      case ir::ReductionOp::argmax:
+      case ir::ReductionOp::argmin: return x;
+    }
+    internal_fail("lower: unknown reduction {}", static_cast<int>(op));
+  }
+  // A reduction's result (`result`, in its accumulator dtype) in its result dtype, computed in
+  // the current stage.
+  int reduction_output(ir::ReductionOp op, int result, ScalarType in_dt, ScalarType out_dt) {
+    const bool value = op != ir::ReductionOp::argmax && op != ir::ReductionOp::argmin;
+    return value && accumulate_dtype(op, in_dt, out_dt) != out_dt ? convert(result, out_dt) : result;
+  }
+  int convert(int x, ScalarType dt) { return compute(OpKind::convert_element_type, dt, {x}, ir::AttrList({dt})); }
   // A final Loop stage with no extents storing `value` into `buffer` at `index`.
   void store_stage(int buffer, Expr index, int value, ScalarType dt) {
     open_stage(ir::StageKind::Loop, {});
@@ -198,13 +240,19 @@ class KernelBuilder {
     const ReduceInfo ri = reduce_info(n);
     std::vector<Expr> at = grid_idx;
     if (ri.keepdim) at = ri.dom.interleave(grid_idx, std::vector<Expr>(ri.dom.dims.size(), Expr(0)));
-    reduce_result(n, at);
+    reduce_stage(n, at);
   }
 
  private:
   int forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
                   const std::vector<Expr>& idx);
-  int reduce_result(const Node* n, const std::vector<Expr>& idx);
+  // The reduce stage of n, built once per kernel; returns its result in the accumulator dtype.
+  int reduce_stage(const Node* n, const std::vector<Expr>& idx);
+  // n's value in its result dtype, in the current stage.
+  int reduce_result(const Node* n, const std::vector<Expr>& idx) {
+    const int raw = reduce_stage(n, idx);
+    return reduction_output(reduce_info(n).op, raw, n->input(0)->type().dtype, n->output()->type().dtype);
+  }
   int compute(OpKind op, ScalarType dt, std::vector<int> operands, ir::AttrList attrs = {}) {
     KInst in;
     in.kind = KOp::Compute;
@@ -361,7 +409,7 @@ int KernelBuilder::forwardable(const std::pair<const Value*, std::vector<const v
   return -1;
 }
 
-int KernelBuilder::reduce_result(const Node* n, const std::vector<Expr>& idx) {
+int KernelBuilder::reduce_stage(const Node* n, const std::vector<Expr>& idx) {
   const ReduceInfo ri = reduce_info(n);
   if (!row || !(ri.dom == *row)) throw Refuse{n};
   // The index at which the consumer reads the reduction must be this kernel's row.
@@ -374,25 +422,9 @@ int KernelBuilder::reduce_result(const Node* n, const std::vector<Expr>& idx) {
   std::vector<Expr> red_idx;
   for (size_t i = 0; i < cur_->extents.size(); ++i) red_idx.push_back(loop_var(cur_->extents[i], ir::stage_expr(i)));
   const ScalarType out_dt = n->output()->type().dtype;
-  int x = eval(n->input(0), ri.dom.interleave(grid_idx, red_idx));
   const ScalarType in_dt = n->input(0)->type().dtype;
-  ScalarType acc = out_dt;
-  switch (ri.op) {
-    case ir::ReductionOp::sum:
-    case ir::ReductionOp::prod:
-      if (in_dt != out_dt) x = compute(OpKind::convert_element_type, out_dt, {x}, ir::AttrList({out_dt}));
-      break;
-    case ir::ReductionOp::amax:
-    case ir::ReductionOp::amin: break;
-    case ir::ReductionOp::any:
-    case ir::ReductionOp::all:
-      if (in_dt != ScalarType::Bool) x = compute(OpKind::convert_element_type, ScalarType::Bool, {x}, ir::AttrList({ScalarType::Bool}));
-      acc = ScalarType::Bool;
-      break;
-    case ir::ReductionOp::argmax:
-    case ir::ReductionOp::argmin: acc = in_dt; break;
-  }
-  const int result = finish_reduce(ri.op, x, acc);
+  const int x = accumulator_input(ri.op, eval(n->input(0), ri.dom.interleave(grid_idx, red_idx)), in_dt, out_dt);
+  const int result = finish_reduce(ri.op, x, accumulate_dtype(ri.op, in_dt, out_dt));
   reduce_results_[n] = result;
   return result;
 }
@@ -558,8 +590,10 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
       if (!(reduce_info(r).dom == dom)) throw Refuse{r};
     std::vector<Expr> keep1 = dom.sizes;
     for (int64_t d : dom.dims) keep1[d] = 1;
-    if (vs == dom.sizes) shape_case = Full;
-    else if (vs == keep1) shape_case = KeepDim;
+    // keepdim first: when every reduced dim has size 1, the full domain and the keepdim shape
+    // coincide, and a lone reduction must stay a reduce stage plus a store (no loop stage).
+    if (vs == keep1) shape_case = KeepDim;
+    else if (vs == dom.sizes) shape_case = Full;
     else if (vs == dom.kept()) shape_case = Kept;
     else throw Refuse{reds.front()};
     // A large reduction to a single point is split so that it runs in parallel (symbolic
@@ -635,7 +669,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   const Expr chunk = total.is_const() ? Expr((total.as_const() + chunks.as_const() - 1) / chunks.as_const())
                                       : ir::floordiv(total + chunks - 1, chunks);
   // Partial buffer: one value per chunk, in the accumulation dtype.
-  const ScalarType acc = (ri.op == ir::ReductionOp::any || ri.op == ir::ReductionOp::all) ? ScalarType::Bool : out_dt;
+  const ScalarType acc = accumulate_dtype(ri.op, in_dt, out_dt);
   PlanBuffer pb;
   pb.role = BufferRole::Temp;
   pb.type = ir::TensorType(acc, {chunks});
@@ -662,15 +696,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
       const Expr flat = p0 * chunk + ir::stage_expr(0);
       x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
     }
-    if (acc != in_dt) {
-      KInst c;
-      c.kind = KOp::Compute;
-      c.op = OpKind::convert_element_type;
-      c.dtype = acc;
-      c.operands = {x};
-      c.attrs = ir::AttrList({acc});
-      x = kb.emit(std::move(c));
-    }
+    x = kb.accumulator_input(ri.op, x, in_dt, out_dt);
     kb.store_stage(partial, p0, kb.finish_reduce(ri.op, x, acc), acc);
     add_kernel(kb);
   }
@@ -683,8 +709,11 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
     ld.arg = kb.arg_for(partial, false);
     ld.index = ir::stage_expr(0);
     const int x = kb.emit(std::move(ld));
-    // Partials combine with the same op.
-    kb.store_stage(out_buffer, Expr(0), kb.finish_reduce(ri.op, x, acc), out_dt);
+    // Partials combine with the same op; the sum is rounded once, at the end.
+    const int total_acc = kb.finish_reduce(ri.op, x, acc);
+    kb.open_stage(ir::StageKind::Loop, {});
+    kb.store(out_buffer, Expr(0), kb.reduction_output(ri.op, total_acc, in_dt, out_dt), out_dt);
+    kb.close_stage();
     add_kernel(kb);
   }
 }

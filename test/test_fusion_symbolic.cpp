@@ -252,21 +252,21 @@ graph(%x : f32[s0, s1]) {
   v.push_back(SymCase{"full_sum_no_split", full, {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}.hint({{"s0", 4}, {"s1", 4}}));
   v.push_back(SymCase{"full_sum_split_by_rows", full, {"s0", "s1"}, {{"s0", 5}, {"s1", 7}}}
                   .hint({{"s0", 1024}, {"s1", 256}})
-                  .plan_has({"temp f32[s0]", "grid[p0 < s0]"}));
+                  .plan_has({"temp f64[s0]", "grid[p0 < s0]"}));
   v.push_back(SymCase{"full_sum_split_flat", R"(
 graph(%x : f32[s0]) {
   %e : f32[s0] = exp(%x)
   %s : f32[] = sum(%e, dims=[0], keepdim=false)
   %m : f32[] = amax(%x, dims=[0], keepdim=false)
   return (%s, %m)
-})", {"s0"}, {}}.min(1).hint({{"s0", 1 << 20}}).plan_has({"temp f32[64]", "grid[p0 < 64]"}));
+})", {"s0"}, {}}.min(1).hint({{"s0", 1 << 20}}).plan_has({"temp f64[64]", "grid[p0 < 64]"}));
   // The same split reached with a small split threshold, so that every swept size runs the
   // split kernels (the flat chunks have a symbolic length).
   v.push_back(SymCase{"full_sum_split_flat_small", R"(
 graph(%x : f32[s0, 3]) {
   %s : f32[] = sum(%x, dims=[0, 1], keepdim=false)
   return (%s)
-})", {"s0"}, {}}.hint({{"s0", 8}}).split_min(16).plan_has({"temp f32[1]"}));
+})", {"s0"}, {}}.hint({{"s0", 8}}).split_min(16).plan_has({"temp f64[1]"}));
   // mean with a symbolic count: the count is a reduction of ones (see the report on the
   // decomposition: the IR has no prim turning a size into a tensor value).
   v.push_back(SymCase{"mean_all_and_dim0", R"(
