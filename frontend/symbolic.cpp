@@ -7,6 +7,8 @@
 #include "ir/graph.h"
 #include "ir/shape_env.h"
 
+#include <algorithm>
+
 namespace kiln {
 
 namespace {
@@ -93,8 +95,24 @@ bool sym_expandable(const std::vector<ir::Expr>& from, const std::vector<ir::Exp
 }
 
 Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape) {
-  if (sym_sizes(t) == shape) return t;
-  return dispatch1(ir::OpKind::expand, {t}, {shape});
+  std::vector<ir::Expr> from = sym_sizes(t);
+  if (from == shape) return t;
+  // A symbolic size that is 1 at the hints (s0//3, s2-1) and is broadcast to another size is
+  // specialized to 1, as PyTorch's ShapeEnv does: guarded `== 1` and reshaped to a literal 1,
+  // so that expand, and the lowering's index mapping, see a broadcast dim.
+  ir::ShapeEnv* env = ir::ShapeEnv::current();
+  bool pinned = false;
+  const size_t lead = shape.size() - std::min(shape.size(), from.size());
+  for (size_t d = 0; d < from.size() && env; ++d) {
+    const ir::Expr& target = shape[lead + d];
+    if (from[d].is_const() || from[d] == target || env->hint(from[d]) != 1 || env->hint(target) == 1) continue;
+    env->specialize(from[d]);
+    from[d] = ir::Expr(1);
+    pinned = true;
+  }
+  const Tensor src = pinned ? sym_reshape(t, from) : t;
+  if (from == shape) return src;
+  return dispatch1(ir::OpKind::expand, {src}, {shape});
 }
 
 Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape) {
