@@ -12,6 +12,7 @@
 #include "frontend/symbolic.h"
 #include "frontend/views.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -231,7 +232,19 @@ Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrSca
 Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, bool has_max) {
   if (!has_min && !has_max) fail("clamp", "At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type(operands);
-  if (dt == ScalarType::Bool) fail("clamp", "clamp is not supported for bool tensors");
+  if (dt == ScalarType::Bool) {
+    // PyTorch: one tensor bound runs maximum/minimum, which bool supports; its clamp kernels
+    // (both bounds, or a scalar bound) are not instantiated for bool.
+    const bool scalar_bound = std::any_of(operands.begin() + 1, operands.end(),
+                                          [](const TensorOrScalar& o) { return std::holds_alternative<Scalar>(o); });
+    if (scalar_bound || (has_min && has_max)) {
+      const char* kernel = !scalar_bound ? "clamp_cpu"
+                           : has_min && has_max ? "clamp_scalar_cpu"
+                           : has_min            ? "clamp_min_scalar_cpu"
+                                                : "clamp_max_scalar_cpu";
+      fail("clamp", "\"{}\" not implemented for 'Bool'", kernel);
+    }
+  }
   for (const TensorOrScalar& o : operands)  // scalar bounds convert checked, as PyTorch's clamp
     if (const Scalar* bound = std::get_if<Scalar>(&o)) check_scalar_fits("clamp", *bound, dt);
   std::vector<Tensor> ops = promote_and_broadcast("clamp", operands, dt);
