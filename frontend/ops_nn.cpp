@@ -35,6 +35,11 @@ Tensor softmax_like(OpKind op, std::string_view name, const Tensor& self, int64_
   return dispatch1(op, {self}, {d, dtype.value_or(self.dtype())});
 }
 
+// The dtype PyTorch computes f16/bf16 norms in (its opmath type): f32.
+ScalarType compute_dtype_of(ScalarType t) {
+  return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
+}
+
 // torch.finfo(dtype).eps; 0 for non-floating dtypes (which the op then rejects).
 double finfo_eps(ScalarType t) {
   switch (t) {
@@ -82,7 +87,7 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
                 std::optional<double> eps) {
   std::vector<Tensor> ins{input};
   if (present(weight)) ins.push_back(*weight);
-  return dispatch1(OpKind::rms_norm, std::move(ins), {normalized_shape.vec(), eps.value_or(finfo_eps(input.dtype()))});
+  return dispatch1(OpKind::rms_norm, std::move(ins), {normalized_shape.vec(), eps.value_or(finfo_eps(compute_dtype_of(input.dtype())))});
 }
 
 Tensor gelu(const Tensor& self, std::string_view approximate) {
@@ -123,9 +128,11 @@ Tensor Tensor::softmax(int64_t d, std::optional<ScalarType> dtype) const { retur
 Tensor Tensor::log_softmax(int64_t d, std::optional<ScalarType> dtype) const {
   return kiln::log_softmax(*this, d, dtype);
 }
-Tensor Tensor::var(bool unbiased) const { return kiln::var(*this, unbiased); }
 Tensor Tensor::var(IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) const {
   return kiln::var(*this, dims, correction, keepdim);
+}
+Tensor Tensor::std(IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) const {
+  return kiln::std(*this, dims, correction, keepdim);
 }
 
 }  // namespace kiln
