@@ -58,7 +58,8 @@ int64_t hint_size(const Tensor& t, int64_t d) {
 }
 
 void check_index_dtype(std::string_view op, const Tensor& index) {
-  if (index.dtype() != ScalarType::Int64) fail(op, "Expected dtype int64 for index");
+  if (index.dtype() != ScalarType::Int64 && index.dtype() != ScalarType::Int32)
+    fail(op, "{}(): Expected dtype int32/int64 for index", op);
 }
 
 // gather/scatter: ranks agree (0-dim counts as 1-D) and the index fits.

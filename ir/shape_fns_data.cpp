@@ -20,8 +20,9 @@ int64_t nonempty_rank(const TensorType& t) { return t.rank() == 0 ? 1 : t.rank()
 Expr size_or_one(const TensorType& t, int64_t d) { return t.rank() == 0 ? Expr(1) : t.sizes[d]; }
 
 void check_index_dtype(OpKind op, const TensorType& index) {
-  if (index.dtype != ScalarType::Int64)
-    fail(op_name(op), "Expected dtype int64 for index, got {}", dtype_name(index.dtype));
+  if (index.dtype != ScalarType::Int64 && index.dtype != ScalarType::Int32)
+    fail(op_name(op), "{}(): Expected dtype {} for index, got {}", op_name(op),
+         op == OpKind::index_select ? "int32 or int64" : "int32/int64", dtype_name(index.dtype));
 }
 
 TensorType infer_cat(OpKind op, const Types& in, const AttrList& attrs) {

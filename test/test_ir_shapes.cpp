@@ -306,8 +306,9 @@ TEST(ShapeFnShape, ConstantPad) {
 TEST(ShapeFnIndex, Gather) {
   EXPECT_EQ(infer(OpKind::gather, {T(kHalf, {3, 4}), T(kInt64, {2, 4})}, {int64_t{0}}), T(kHalf, {2, 4}));
   EXPECT_EQ(infer(OpKind::gather, {T(kFloat, {3, 4}), T(kInt64, {3, 9})}, {int64_t{1}}), T(kFloat, {3, 9}));
-  EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt32, {2, 4})}, {int64_t{0}}),
-            "[gather] Expected dtype int64 for index, got int32");
+  EXPECT_EQ(infer(OpKind::gather, {T(kFloat, {3, 4}), T(kInt32, {2, 4})}, {int64_t{0}}), T(kFloat, {2, 4}));
+  EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt16, {2, 4})}, {int64_t{0}}),
+            "[gather] gather(): Expected dtype int32/int64 for index, got int16");
   EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt64, {2})}, {int64_t{0}}),
             "[gather] Index tensor must have the same number of dimensions as input tensor");
   EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt64, {2, 5})}, {int64_t{0}}),
