@@ -1,5 +1,5 @@
 // kiln/frontend/ops_nn.h — neural-network ops recorded as composite nodes: softmax,
-// log_softmax, layer_norm, rms_norm, gelu, silu, var, linear, cross_entropy.
+// log_softmax, layer_norm, rms_norm, gelu, silu, var (and std over it), linear, cross_entropy.
 //
 // Names, argument order, defaults and semantics follow libtorch (at::softmax, at::layer_norm,
 // torch::nn::functional::cross_entropy, ...). Each validates its arguments with PyTorch's
@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace kiln {
 
@@ -32,11 +33,26 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
 Tensor gelu(const Tensor& self, std::string_view approximate = "none");
 Tensor silu(const Tensor& self);
 
-// Variance over every dim (unbiased: correction 1, else 0).
-Tensor var(const Tensor& self, bool unbiased = true);
 // Variance over dims ({} means every dim); correction defaults to 1 (Bessel's correction).
 Tensor var(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt,
            bool keepdim = false);
+// Variance over every dim (unbiased: correction 1, else 0). A template that takes exactly
+// `bool`: a braced dim list (`var(x, {1})`) then selects the dims overload above instead of
+// converting 1 to `unbiased` (with no default template argument, which would be used when
+// the braced list leaves Bool undeduced).
+template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+Tensor var(const Tensor& self, Bool unbiased) {
+  return var(self, IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+}
+inline Tensor var(const Tensor& self) { return var(self, true); }
+// Standard deviation: sqrt(var) with the same arguments.
+Tensor std(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt,
+           bool keepdim = false);
+template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+Tensor std(const Tensor& self, Bool unbiased) {
+  return std(self, IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+}
+inline Tensor std(const Tensor& self) { return std(self, true); }
 
 // input @ weight^T + bias; weight is [out_features, in_features].
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);

@@ -121,10 +121,12 @@ Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<Sc
   return mean_impl(self, dims, keepdim, dtype);
 }
 
-Tensor var(const Tensor& self, bool unbiased) { return var_impl(self, {}, Scalar(int64_t{unbiased ? 1 : 0}), false); }
-
 Tensor var(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
   return var_impl(self, dims, correction.value_or(Scalar(int64_t{1})), keepdim);
+}
+
+Tensor std(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction, bool keepdim) {
+  return sqrt(var(self, dims, correction, keepdim));
 }
 
 // ---- amax, amin, max, min, argmax, argmin -------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -173,8 +174,21 @@ class Tensor {
   Tensor any(int64_t d, bool keepdim = false) const;
   Tensor all() const;
   Tensor all(int64_t d, bool keepdim = false) const;
-  Tensor var(bool unbiased = true) const;
+  // var/std over every dim take exactly `bool` (a template), so that a braced dim list
+  // (`x.var({1})`) selects the dims overload instead of converting 1 to `unbiased`.
+  // (No default template argument: it would be used when {1} leaves Bool undeduced.)
+  Tensor var() const { return var(true); }
+  template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+  Tensor var(Bool unbiased) const {
+    return var(IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+  }
   Tensor var(IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false) const;
+  Tensor std() const { return std(true); }
+  template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+  Tensor std(Bool unbiased) const {
+    return std(IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+  }
+  Tensor std(IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false) const;
   Tensor softmax(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor cumsum(int64_t d, std::optional<ScalarType> dtype = std::nullopt) const;
