@@ -54,12 +54,19 @@ Tensor matmul(const DecompArgs& args) {
   return sym_reshape(bmm(a3, b3), out_size);
 }
 
-// linear(x, W, b) = x W^T + b
+// linear(x, W, b) = x W^T + b. For f16/bf16 the product stays in f32 until the bias is added
+// and the sum is rounded once, as PyTorch's addmm does (rounding x W^T first loses the low
+// bits that the bias may cancel).
 Tensor linear(const DecompArgs& args) {
+  const Tensor& x = args.in(0);
   const Tensor& w = args.in(1);
-  Tensor out = kiln::matmul(args.in(0), w.dim() == 2 ? w.t() : w);
-  if (const Tensor* b = args.opt(2)) out = out + *b;
-  return out;
+  const Tensor wt = w.dim() == 2 ? w.t() : w;
+  const Tensor* b = args.opt(2);
+  if (!b) return kiln::matmul(x, wt);
+  const ScalarType compute = opmath_dtype(x.dtype());
+  if (compute == x.dtype()) return kiln::matmul(x, wt) + *b;
+  const ScalarType out = promote_types(x.dtype(), b->dtype());
+  return (kiln::matmul(x.to(compute), wt.to(compute)) + b->to(compute)).to(out);
 }
 
 // loss_i = -w[t_i] log_softmax(x_i)[t_i] (0 where t_i == ignore_index); with label smoothing
