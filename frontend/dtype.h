@@ -26,6 +26,8 @@ enum class ScalarType : int8_t {
   Double,
 };
 inline constexpr int kNumScalarTypes = 10;
+// libtorch spells the type both ways (torch::Dtype is c10::ScalarType).
+using Dtype = ScalarType;
 
 inline constexpr ScalarType kBool = ScalarType::Bool;
 inline constexpr ScalarType kByte = ScalarType::UInt8;

@@ -1,0 +1,218 @@
+// kiln/test/test_compile_regressions.cpp — the wrong results that random programs checked
+// against PyTorch found (issue 9), one test per bug, built from its repro.
+//
+// Each repro runs in every mode a user has: eager, compiled on the CPU (static), compiled with
+// Dynamic::True and on the interpreter backend; the expected values are PyTorch 2.15's (in
+// the comments where they are not obvious).
+#include "frontend/kiln.h"
+#include "test_support/make.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using test::make;
+using test::values;
+
+using Floats = std::vector<float>;
+
+struct Mode {
+  std::string name;
+  CompileOptions opts;  // backend "" with name "eager": run the function directly
+};
+
+std::vector<Mode> modes() {
+  auto opts = [](std::string backend, Dynamic dynamic) {
+    CompileOptions o;
+    o.backend = std::move(backend);
+    o.dynamic = dynamic;
+    return o;
+  };
+  const CompileOptions stat = opts("cpu", Dynamic::False), dyn = opts("cpu", Dynamic::True),
+                       interp = opts("interpreter", Dynamic::False), interp_dyn = opts("interpreter", Dynamic::True);
+  return {{"eager", {}}, {"cpu", stat}, {"cpu-dynamic", dyn}, {"interpreter", interp}, {"interpreter-dynamic", interp_dyn}};
+}
+
+// fn(args) in every mode, as f32 values in row-major order.
+template <typename F, typename... Args> void expect_all_modes(F fn, const Floats& want, const Args&... args) {
+  for (const Mode& m : modes()) {
+    SCOPED_TRACE(m.name);
+    Tensor out = m.name == "eager" ? fn(args...) : compile(fn, m.opts)(args...);
+    EXPECT_EQ(values<float>(out.to(kFloat)), want);
+  }
+}
+
+template <typename F, typename... Args> void expect_error_all_modes(F fn, const std::string& want, const Args&... args) {
+  for (const Mode& m : modes()) {
+    SCOPED_TRACE(m.name);
+    try {
+      Tensor out = m.name == "eager" ? fn(args...) : compile(fn, m.opts)(args...);
+      ADD_FAILURE() << "no error; expected " << want;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
+// 1. BLAS operands with size-1 dims and odd strides (stride 0 from expand, stride 2 from a
+// slice) were neither passed correctly nor copied: the output stayed unwritten.
+TEST(Regression, MatmulSizeOneOperandsWithOddStrides) {
+  const Tensor w = scalar_tensor(2.0f).expand({1, 1});  // strides [0, 0]
+  expect_all_modes([](const Tensor& a, const Tensor& b) { return mm(a, b); }, Floats{2, 2, 2}, ones({3, 1}), w);
+  const Tensor v = make<float>({.5f, -.75f, -.25f}).slice(0, 1, 2, 2);  // [1], stride 2
+  expect_all_modes([](const Tensor& a, const Tensor& b) { return matmul(a, b); }, Floats{-.75f, -.75f, -.75f, -.75f}, v,
+                   ones({1, 4}));
+  // linear's weight [out=1, in=1] with stride 0: y = x * 2 + 1.
+  expect_all_modes([](const Tensor& x, const Tensor& wt) { return linear(x, wt, ones({1})); }, Floats{3, 5, 7},
+                   make<float>({1, 2, 3}, {3, 1}), w);
+  // Both operands' size-1 dims with stride 0, a batched one too.
+  const Tensor row = make<float>({1, 2, 3}).reshape({1, 3});
+  expect_all_modes([](const Tensor& a, const Tensor& b) { return mm(a, b); }, Floats{6},
+                   row, ones({1}).expand({3, 1}));
+  expect_all_modes([](const Tensor& a, const Tensor& b) { return bmm(a, b); }, Floats{4, 4},
+                   full({1, 1, 1}, 2.0).expand({2, 1, 1}), scalar_tensor(2.0f).expand({2, 1, 1}));
+}
+
+// 2. A keepdim reduction over leading size-1 dims took the "full domain" path and produced a
+// column-sum kernel the verifier rejects.
+TEST(Regression, KeepdimReductionOverSizeOneDim) {
+  const Tensor x = make<float>({1, 2}, {1, 2});
+  expect_all_modes([](const Tensor& t) { return sum(t, {0}, true); }, Floats{1, 2}, x);
+  expect_all_modes([](const Tensor& t) { return amax(t, {0}, true); }, Floats{1, 2}, x);
+  expect_all_modes([](const Tensor& t) { return mean(t, {0}, true); }, Floats{1, 2}, x);
+  expect_all_modes([](const Tensor& t) { return prod(t, 0, true); }, Floats{1, 2}, x);
+  expect_all_modes([](const Tensor& t) { return sum(t, {0, 1}, true); }, Floats{6}, make<float>({1, 2, 3}, {1, 3}).t());
+  expect_all_modes([](const Tensor& t) { return softmax(t, 0); }, Floats{1, 1}, x);
+}
+
+// 3. Under Dynamic::True a symbolic size that is 1 at the hints (s0//3) was broadcast
+// without being specialized.
+TEST(Regression, DynamicBroadcastOfSizeOneExpression) {
+  auto f = [](const Tensor& x, const Tensor& y) { return x.reshape({-1, 3}) + y; };
+  expect_all_modes(f, Floats{2, 2, 2, 2, 2, 2}, ones({3}), ones({2, 3}));
+  auto g = [](const Tensor& x, const Tensor& y) { return x.slice(0, 1, x.size(0)) * y; };  // s0 - 1 == 1
+  expect_all_modes(g, Floats{5, 5, 5}, make<float>({1, 5}, {2, 1}), ones({3}));
+  // Once specialized, the entry is not reused for other sizes: a new trace gives the new result.
+  CompileOptions dyn;
+  dyn.dynamic = Dynamic::True;
+  auto h = compile(f, dyn);
+  EXPECT_EQ(values<float>(h(ones({3}), ones({2, 3}))), (Floats{2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(values<float>(h(full({6}, 2.0), ones({2, 3}))), (Floats{3, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(values<float>(h(ones({3}), ones({4, 3}))), Floats(12, 2.0f));
+}
+
+// 4. clamp of bool with one bool tensor bound runs maximum/minimum, as PyTorch's does; both
+// bounds, or a scalar bound, are refused with PyTorch's messages.
+TEST(Regression, ClampBoolTensorBounds) {
+  const Tensor b = make<bool>({true, false, true}), lo = make<bool>({false, true, false}),
+               hi = make<bool>({true, true, false});
+  expect_all_modes([](const Tensor& x, const Tensor& l) { return clamp(x, std::optional<Tensor>(l)); }, Floats{1, 1, 1}, b,
+                   lo);
+  expect_all_modes([](const Tensor& x, const Tensor& h) { return clamp(x, std::nullopt, std::optional<Tensor>(h)); },
+                   Floats{1, 0, 0}, b, hi);
+  expect_error_all_modes([](const Tensor& x, const Tensor& l, const Tensor& h) { return clamp(x, l, h); },
+                         "[clamp] \"clamp_cpu\" not implemented for 'Bool'", b, lo, hi);
+  expect_error_all_modes([](const Tensor& x) { return clamp_max(x, true); },
+                         "[clamp] \"clamp_max_scalar_cpu\" not implemented for 'Bool'", b);
+}
+
+// 5. layer_norm's weight and bias must have the input's dtype (or f32 for f16/bf16 inputs).
+TEST(Regression, LayerNormParameterDtypes) {
+  expect_error_all_modes([](const Tensor& x, const Tensor& w) { return layer_norm(x, {3}, w); },
+                         "[layer_norm] mixed dtype (CPU): expect parameter to have scalar type of Float, got weight of Double",
+                         ones({2, 3}), ones({3}, kFloat64));
+  expect_error_all_modes(
+      [](const Tensor& x, const Tensor& b) { return layer_norm(x, {3}, std::nullopt, b); },
+      "[layer_norm] mixed dtype (CPU): expect parameter to have scalar type of Float", ones({2, 3}), ones({3}, kHalf));
+  // f16 input with f32 parameters is PyTorch's mixed-type kernel: allowed, result f16.
+  auto f = [](const Tensor& x, const Tensor& w) { return layer_norm(x, {3}, w, w); };
+  for (const Mode& m : modes()) {
+    SCOPED_TRACE(m.name);
+    const Tensor x = make<float>({1, 2, 3}, {1, 3}).to(kHalf), w = ones({3});
+    Tensor out = m.name == "eager" ? f(x, w) : compile(f, m.opts)(x, w);
+    EXPECT_EQ(out.dtype(), kHalf);
+    // (x - 2) / sqrt(2/3 + 1e-5) + 1 = -0.2247, 1, 2.2247, rounded to f16.
+    EXPECT_EQ(values<float>(out.to(kFloat)), (Floats{-0.224731445f, 1.0f, 2.22460938f}));
+  }
+  // rms_norm accepts other floating dtypes and keeps the input's (PyTorch).
+  EXPECT_EQ(rms_norm(ones({2, 3}), {3}, ones({3}, kFloat64)).dtype(), kFloat);
+}
+
+// 7. A braced dim list selects the dims overload of var/std (it used to bind `bool unbiased`
+// and reduce every element), and of every other reduction.
+TEST(Regression, BracedDimsSelectDimsOverload) {
+  const Tensor x = make<float>({1, 2, 3, 4, 6, 8}, {2, 3});
+  EXPECT_EQ(x.var({1}).sizes(), IntArrayRef({2}));
+  EXPECT_EQ(values<float>(x.var({1})), (Floats{1, 4}));
+  EXPECT_EQ(values<float>(var(x, {1})), (Floats{1, 4}));
+  EXPECT_EQ(values<float>(x.std({1})), (Floats{1, 2}));
+  EXPECT_EQ(values<float>(kiln::std(x, {0})), (Floats{std::sqrt(4.5f), std::sqrt(8.0f), std::sqrt(12.5f)}));
+  EXPECT_EQ(x.var({1}, std::nullopt, true).sizes(), IntArrayRef({2, 1}));
+  EXPECT_EQ(values<float>(x.sum({1})), (Floats{6, 18}));
+  EXPECT_EQ(values<float>(x.mean({1})), (Floats{2, 6}));
+  EXPECT_EQ(values<float>(x.prod({1})), (Floats{6, 192}));
+  EXPECT_EQ(values<float>(x.amax({1})), (Floats{3, 8}));
+  EXPECT_EQ(values<float>(x.amin({1})), (Floats{1, 4}));
+  EXPECT_EQ(values<bool>(x.gt(2).any({1})), (std::vector<bool>{true, true}));
+  EXPECT_EQ(values<bool>(x.gt(2).all({1})), (std::vector<bool>{false, true}));
+  EXPECT_EQ(values<int64_t>(x.argmax({1})), (std::vector<int64_t>{2, 2}));
+  // The bool overloads still reduce everything.
+  EXPECT_EQ(x.var().dim(), 0);
+  EXPECT_FLOAT_EQ(x.var(false).item<float>(), 5.6666665f);      // PyTorch: 5.666666507720947
+  EXPECT_FLOAT_EQ(kiln::std(x, true).item<float>(), 2.6076810f);  // PyTorch: 2.6076810359954834
+}
+
+// 8. rms_norm's default eps for f16/bf16 is float32's, as ATen's kernel uses (the result
+// differs from half's eps for rows whose mean square is comparable to 1e-3).
+TEST(Regression, RmsNormDefaultEpsOfComputeType) {
+  const Tensor x = full({1, 4}, 0.03125).to(kHalf);  // mean square 2^-10 == half's eps
+  auto f = [](const Tensor& t) { return rms_norm(t, {4}); };
+  expect_all_modes(f, Floats{1, 1, 1, 1}, x);  // eps 2^-10 would give 1/sqrt(2) = 0.7070
+  expect_all_modes(f, Floats{1, 1, 1, 1}, x.to(kBFloat16));
+}
+
+// 9. bf16 linear: x W^T stays in f32 until the bias is added (PyTorch: 0.0117, not 0.0156).
+TEST(Regression, ReducedPrecisionLinearRoundsOnce) {
+  const Tensor x = ones({1, 3}, kBFloat16);
+  const Tensor w = make<float>({1, 0.0078125f, 0.00390625f}, {1, 3}).to(kBFloat16);
+  const Tensor b = make<float>({-1}).to(kBFloat16);
+  auto f = [](const Tensor& a, const Tensor& ww, const Tensor& bb) { return linear(a, ww, bb); };
+  expect_all_modes(f, Floats{0.01171875f}, x, w, b);
+  expect_all_modes(f, Floats{0.01171875f}, x.to(kHalf), w.to(kHalf), b.to(kHalf));
+}
+
+// 10. Float sums accumulate in f64 and round once: long rows are exact to f32 rounding, the
+// same on every host whatever its vector width.
+TEST(Regression, FloatSumsAccurateForLongRows) {
+  // 2^24 + 1 + 1 + ... in f32 loses every 1. The exact sum 16877215 rounds to 16877216
+  // (PyTorch's cascade sum gives 16877200).
+  const int64_t n = 100000;
+  std::vector<float> v(static_cast<size_t>(n), 1.0f);
+  v[0] = 16777216.0f;  // 2^24
+  const Tensor t = make<float>(v);
+  const float want = 16777216.0f + static_cast<float>(n - 1);  // exact: 16877215 rounds to 16877216
+  expect_all_modes([](const Tensor& a) { return sum(a); }, Floats{want}, t);
+  expect_all_modes([](const Tensor& a) { return sum(a.reshape({100, 1000}), {1}).sum(); }, Floats{want}, t);
+  expect_all_modes([](const Tensor& a) { return sum(a.reshape({1000, 100}), {0}).sum(); }, Floats{want}, t);
+  // mean of 28,679 values of 0.08: the f32 sum rounded once, divided in f32 (PyTorch's cascade
+  // sum gives 0.07999999076).
+  const Tensor r = full({28679}, 0.08);
+  const float m = static_cast<float>(28679 * static_cast<double>(0.08f)) / 28679.0f;
+  expect_all_modes([](const Tensor& a) { return mean(a); }, Floats{m}, r);
+}
+
+// 11. libtorch spells the dtype type torch::Dtype.
+TEST(Regression, DtypeAlias) {
+  static_assert(std::is_same_v<Dtype, ScalarType>);
+  const Dtype d = kFloat;
+  EXPECT_EQ(zeros({2}, d).dtype(), kFloat);
+}
+
+}  // namespace
+}  // namespace kiln
