@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # kiln/scripts/test.sh — the whole test suite from a fresh Debian 12 machine: installs what is
 # missing (scripts/deps.sh), then configures, builds (2 jobs) and runs ctest for the `dev`
-# preset (Debug, with the header self-containment check and the install test), then the same
-# for the `asan` preset (AddressSanitizer + UndefinedBehaviorSanitizer). KILN_SANITIZE=0
-# skips the sanitizer pass; any failure stops the script with a non-zero status.
+# preset (Debug, with the header self-containment check and the install test), then the
+# `release` preset (-O3, what users run), then the `asan` preset (AddressSanitizer +
+# UndefinedBehaviorSanitizer). KILN_RELEASE=0 skips the release pass, KILN_SANITIZE=0 the
+# sanitizer pass; any failure stops the script with a non-zero status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,6 +20,11 @@ run_preset() {
 }
 
 run_preset dev
+if [ "${KILN_RELEASE:-1}" != 0 ]; then
+  run_preset release
+else
+  echo "== kiln: KILN_RELEASE=0: release pass skipped"
+fi
 if [ "${KILN_SANITIZE:-1}" != 0 ]; then
   run_preset asan
 else

@@ -105,6 +105,13 @@ TEST(Regression, DynamicBroadcastOfSizeOneExpression) {
   EXPECT_EQ(values<float>(h(ones({3}), ones({2, 3}))), (Floats{2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(values<float>(h(full({6}, 2.0), ones({2, 3}))), (Floats{3, 3, 3, 3, 3, 3}));
   EXPECT_EQ(values<float>(h(ones({3}), ones({4, 3}))), Floats(12, 2.0f));
+  // Sizes equal at the hints (s0//3 and s1 both 2) are guarded equal and stay symbolic.
+  auto e = compile(f, dyn);
+  EXPECT_EQ(values<float>(e(ones({6}), ones({2, 3}))), Floats(6, 2.0f));
+  EXPECT_EQ(values<float>(e(full({9}, 2.0), ones({3, 3}))), Floats(9, 3.0f));
+  EXPECT_EQ(e.stats().compiles, 1);
+  // The guard s0//3 == s1 fails; the retrace meets [2, 3] + [3, 3], which PyTorch refuses.
+  EXPECT_THROW(e(ones({6}), ones({3, 3})), Error);
 }
 
 // 4. clamp of bool with one bool tensor bound runs maximum/minimum, as PyTorch's does; both
