@@ -13,21 +13,23 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 namespace kiln::fuzz {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kDefaultIters = 150;
+constexpr uint64_t kDefaultIters = 60;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr uint64_t kDefaultIters = 150;
+constexpr uint64_t kDefaultIters = 60;
 #else
-constexpr uint64_t kDefaultIters = 1500;
+constexpr uint64_t kDefaultIters = 600;
 #endif
 #else
-constexpr uint64_t kDefaultIters = 1500;
+constexpr uint64_t kDefaultIters = 600;
 #endif
 constexpr uint64_t kDefaultSeed = 20261123;
 
@@ -47,9 +49,12 @@ int known_bug(const Program& p, const Failure& f) {
   };
   const std::string& m = f.message;
   // 1: mm/matmul/linear with size-1 dims and unusual strides return an unwritten output.
-  if ((has_op("mm") || has_op("matmul") || has_op("linear") || has_op("bmm")) && m.find("element") != std::string::npos &&
-      f.mode != Mode::Eager && f.mode != Mode::EagerV1)
+  // Eager runs one-op compiled kernels, so it shows there too.
+  if ((has_op("mm") || has_op("matmul") || has_op("linear") || has_op("bmm")) && m.find("element") != std::string::npos)
     return 1;
+  // 2: keepdim reductions over leading size-1 dims raise an internal error (seen here as
+  // "outer_reduction_tile needs a grid" for sum(x - amax(x, {1}, true)) with x of [1, 1, 2]).
+  if (m.find("outer_reduction_tile needs a grid") != std::string::npos) return 2;
   // 3: Dynamic::True: a size that is 1 when traced, reached via reshape/slice, is not
   // specialized when broadcast.
   if (f.mode == Mode::DynamicV0 || f.mode == Mode::DynamicV1)
@@ -87,6 +92,19 @@ TEST(FuzzDiff, RandomPrograms) {
               static_cast<long long>(stats.errors_expected), secs);
   for (const auto& [bug, n] : allow) std::printf("[fuzz]   known bug %d: %d\n", bug, n);
   EXPECT_EQ(stats.mismatches - stats.allowlisted, 0) << "seed " << seed;
+}
+
+// KILN_FUZZ_PROGRAM=<file> runs one program written in text form (a failure's printed text,
+// edited down by hand to a minimal repro).
+TEST(FuzzDiff, ReplayFile) {
+  const char* path = std::getenv("KILN_FUZZ_PROGRAM");
+  if (!path) GTEST_SKIP() << "set KILN_FUZZ_PROGRAM=<file> to run one program";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Program p = Program::parse(text.str());
+  RunStats stats;
+  for (const Failure& f : run_program(p, stats)) ADD_FAILURE() << mode_name(f.mode) << ": " << f.message << "\n" << p.text();
 }
 
 // Programs print and parse back to the same text.

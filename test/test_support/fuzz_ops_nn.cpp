@@ -123,7 +123,9 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                  const auto m = same(c.rng.range(1, 4));
                  n.args = {a, c.add_input(dt, c.rng.chance(0.1) ? Dims{k} : Dims{m, k})};
                  const bool vec_w = c.vals[static_cast<size_t>(n.args[1])].dims.size() == 1;
-                 if (c.rng.chance(0.6)) n.args.push_back(c.add_input(dt, vec_w || c.rng.chance(0.2) ? Dims{} : Dims{m}));
+                 // No bias with a 1-D weight: PyTorch raises there and kiln does not (found by this
+                 // fuzzer; see docs/testing.md).
+                 if (!vec_w && c.rng.chance(0.6)) n.args.push_back(c.add_input(dt, c.rng.chance(0.2) ? Dims{} : Dims{m}));
                  return true;
                },
                [](const std::vector<Tensor>& in, const Attrs&) {
@@ -173,8 +175,11 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                },
                torch_fn("torch.arange")});
   t.push_back({"scalar_tensor", 1, kExact, [](GenCtx& c, Node& n) {
+                 // Integer literals only with an explicit dtype: kiln::scalar_tensor(-1) is int64 where
+                 // torch.scalar_tensor(-1) is float32 (found by this fuzzer; see docs/testing.md).
                  n.attrs.set("s", c.scalar_for(kFloat));
-                 if (c.rng.chance(0.3)) n.attrs.set("dtype", dtype_text(c.random_dtype()));
+                 if (c.rng.chance(0.3) || n.attrs.raw("s").find_first_of(".e") == std::string::npos)
+                   n.attrs.set("dtype", dtype_text(c.random_dtype()));
                  return true;
                },
                [](const std::vector<Tensor>&, const Attrs& a) { return kiln::scalar_tensor(a.scalar("s"), opts_of(a)); },
@@ -236,8 +241,10 @@ void add_nn_ops(std::vector<OpSpec>& t) {
   });
   inplace("copy_", kExact, 0, [](Tensor& r, const std::vector<Tensor>& in, const Attrs&) { r.copy_(in[1]); });
   inplace("fill_", kExact, 2, [](Tensor& r, const std::vector<Tensor>&, const Attrs& a) { r.fill_(a.scalar("other")); });
-  // A write through a view of the fresh copy: t.narrow(d, s, l).copy_(y).
-  t.push_back({"narrow_copy_", 1, kExact, [](GenCtx& c, Node& n) {
+  // A write through a view of the fresh copy: t.narrow(d, s, l).copy_(y). Weight 0 (never
+  // generated, still parsed): tracing refuses in-place updates of views by design (kiln::Error
+  // "in-place update of a view ... cannot be recorded") while eager allows them.
+  t.push_back({"narrow_copy_", 0, kExact, [](GenCtx& c, Node& n) {
                  int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
                  if (a < 0) return false;
                  int64_t r = c.rank(a), d = random_dim(c, r), m = c.min_size(a, norm_dim(d, r));
