@@ -7,6 +7,7 @@
 // mode and the program text (docs/testing.md).
 #include "ir/graph.h"
 #include "ir/op.h"
+#include "test_support/fuzz_known_bugs.h"
 #include "test_support/fuzz_program.h"
 
 #include <gtest/gtest.h>
@@ -37,29 +38,6 @@ GenOptions options_for(uint64_t i) {
   GenOptions o;
   o.large = i % 40 == 39;
   return o;
-}
-
-// Known bugs being fixed in main (the brief's list); delete each entry when its fix lands.
-// Returns the bug number a failure matches, or 0. Matching is deliberately narrow.
-int known_bug(const Program& p, const Failure& f) {
-  auto has_op = [&](std::string_view op) {
-    for (const Node& n : p.nodes)
-      if (n.op == op) return true;
-    return false;
-  };
-  const std::string& m = f.message;
-  // 1: mm/matmul/linear with size-1 dims and unusual strides return an unwritten output.
-  // Eager runs one-op compiled kernels, so it shows there too.
-  if ((has_op("mm") || has_op("matmul") || has_op("linear") || has_op("bmm")) && m.find("element") != std::string::npos)
-    return 1;
-  // 2: keepdim reductions over leading size-1 dims raise an internal error (seen here as
-  // "outer_reduction_tile needs a grid" for sum(x - amax(x, {1}, true)) with x of [1, 1, 2]).
-  if (m.find("outer_reduction_tile needs a grid") != std::string::npos) return 2;
-  // 3: Dynamic::True: a size that is 1 when traced, reached via reshape/slice, is not
-  // specialized when broadcast.
-  if (f.mode == Mode::DynamicV0 || f.mode == Mode::DynamicV1)
-    if (m.find("[expand]") != std::string::npos && m.find("existing size (") != std::string::npos) return 3;
-  return 0;
 }
 
 TEST(FuzzDiff, RandomPrograms) {
