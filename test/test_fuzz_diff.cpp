@@ -1,0 +1,117 @@
+// kiln/test/test_fuzz_diff.cpp — the differential fuzzer: seeded random programs over every
+// op, run eager, compiled (static and Dynamic::True at two sizes) and on the interpreter.
+//
+// KILN_FUZZ_SEED (default: fixed) and KILN_FUZZ_ITERS (default: kDefaultIters, fewer under
+// AddressSanitizer) choose the programs; program i uses seed + i, so a failure's seed replays
+// it alone: KILN_FUZZ_SEED=<printed seed> KILN_FUZZ_ITERS=1. Each failure prints the seed, the
+// mode and the program text (docs/testing.md).
+#include "ir/graph.h"
+#include "ir/op.h"
+#include "test_support/fuzz_known_bugs.h"
+#include "test_support/fuzz_program.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <set>
+
+namespace kiln::fuzz {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kDefaultIters = 60;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr uint64_t kDefaultIters = 60;
+#else
+constexpr uint64_t kDefaultIters = 600;
+#endif
+#else
+constexpr uint64_t kDefaultIters = 600;
+#endif
+constexpr uint64_t kDefaultSeed = 20261123;
+
+GenOptions options_for(uint64_t i) {
+  GenOptions o;
+  o.large = i % 40 == 39;
+  return o;
+}
+
+TEST(FuzzDiff, RandomPrograms) {
+  const uint64_t seed = env_u64("KILN_FUZZ_SEED", kDefaultSeed);
+  const uint64_t iters = env_u64("KILN_FUZZ_ITERS", kDefaultIters);
+  std::printf("[fuzz] KILN_FUZZ_SEED=%llu KILN_FUZZ_ITERS=%llu\n", static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(iters));
+  const auto t0 = std::chrono::steady_clock::now();
+  RunStats stats;
+  int reported = 0;
+  std::map<int, int> allow;
+  for (uint64_t i = 0; i < iters; ++i) {
+    const uint64_t s = seed + i;
+    Program p = generate(s, options_for(i));
+    for (const Failure& f : run_program(p, stats)) {
+      if (int bug = known_bug(p, f) ? known_bug(p, f) : unrounded_half_intermediate(p, f)) {
+        ++allow[bug];
+        ++stats.allowlisted;
+        continue;
+      }
+      if (reported++ < 10)
+        ADD_FAILURE() << "[fuzz] seed " << s << " (KILN_FUZZ_SEED=" << s << " KILN_FUZZ_ITERS=1), " << mode_name(f.mode) << ": "
+                      << f.message << "\n" << p.text();
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[fuzz] %lld programs, %lld runs, %lld mismatches (%lld on the known-bug allowlist), %lld expected errors, %.1f s\n",
+              static_cast<long long>(stats.programs), static_cast<long long>(stats.runs),
+              static_cast<long long>(stats.mismatches), static_cast<long long>(stats.allowlisted),
+              static_cast<long long>(stats.errors_expected), secs);
+  for (const auto& [bug, n] : allow) std::printf("[fuzz]   known bug %d: %d\n", bug, n);
+  EXPECT_EQ(stats.mismatches - stats.allowlisted, 0) << "seed " << seed;
+}
+
+// KILN_FUZZ_PROGRAM=<file> runs one program written in text form (a failure's printed text,
+// edited down by hand to a minimal repro).
+TEST(FuzzDiff, ReplayFile) {
+  const char* path = std::getenv("KILN_FUZZ_PROGRAM");
+  if (!path) GTEST_SKIP() << "set KILN_FUZZ_PROGRAM=<file> to run one program";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Program p = Program::parse(text.str());
+  RunStats stats;
+  for (const Failure& f : run_program(p, stats)) ADD_FAILURE() << mode_name(f.mode) << ": " << f.message << "\n" << p.text();
+}
+
+// Programs print and parse back to the same text.
+TEST(FuzzDiff, TextRoundTrip) {
+  for (uint64_t s = 1; s <= 200; ++s) {
+    Program p = generate(s);
+    std::string text = p.text();
+    EXPECT_EQ(Program::parse(text).text(), text);
+  }
+}
+
+// Every op of ir/ops.def is reached: the traced graphs of generated programs (before
+// decomposition) contain every op kind.
+TEST(FuzzDiff, CoversEveryOp) {
+  std::set<ir::OpKind> seen;
+  for (uint64_t s = 1; s <= 1500 && static_cast<int>(seen.size()) < ir::kNumOps; ++s) {
+    Program p = generate(s, options_for(s));
+    std::vector<Tensor> in = make_inputs(p, 0);
+    try {
+      TracedProgram tp = trace([&](const std::vector<Tensor>& x) { return replay(p, x); }, in);
+      for (const ir::Node* n : tp.graph->nodes()) seen.insert(n->op());
+    } catch (const std::exception&) {
+    }
+  }
+  std::string missing;
+  for (int k = 0; k < ir::kNumOps; ++k)
+    if (!seen.count(static_cast<ir::OpKind>(k))) missing += " " + std::string(ir::op_name(static_cast<ir::OpKind>(k)));
+  EXPECT_TRUE(missing.empty()) << "ops no generated program reaches:" << missing;
+}
+
+}  // namespace
+}  // namespace kiln::fuzz

@@ -1,0 +1,193 @@
+// kiln/test/test_support/fuzz_ops_reduce.cpp — the fuzzer's reductions, scans and row-wise nn
+// ops (softmax, norms, var, cross_entropy): one OpSpec row each (fuzz_program.h).
+#include "test_support/fuzz_ops.h"
+
+namespace kiln::fuzz {
+
+namespace {
+
+std::optional<ScalarType> opt_dtype(const Attrs& a) {
+  if (a.has("dtype")) return a.dt("dtype");
+  return std::nullopt;
+}
+
+// Reduction over `dims` (absent: every dim) with keepdim and optional dtype.
+GenFn g_reduce(Pref p, bool list, bool allow_dtype, bool allow_all = true) {
+  return [=](GenCtx& c, Node& n) {
+    int a = pick_pref(c, p);
+    if (a < 0) return false;
+    n.args = {a};
+    int64_t r = c.rank(a);
+    if (r > 0 && (!allow_all || c.rng.chance(0.8))) {
+      if (list) n.attrs.set("dim", fmt_ints(random_dims_subset(c, r, true)));
+      else n.attrs.set("dim", std::to_string(random_dim(c, r)));
+      n.attrs.set("keepdim", c.rng.chance(0.4) ? "True" : "False");
+    } else if (r == 0 && !allow_all) {
+      n.attrs.set("dim", list ? "[0]" : "0");
+    }
+    if (allow_dtype && c.rng.chance(0.15)) n.attrs.set("dtype", dtype_text(c.random_dtype()));
+    return true;
+  };
+}
+
+}  // namespace
+
+void add_reduction_ops(std::vector<OpSpec>& t) {
+  const uint32_t R = kReduces;
+  t.push_back({"sum", 4, R, g_reduce(Pref::Any, true, true),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 if (!a.has("dim")) return kiln::sum(in[0], opt_dtype(a));
+                 return kiln::sum(in[0], a.ints("dim"), a.b("keepdim"), opt_dtype(a));
+               },
+               torch_fn("torch.sum")});
+  t.push_back({"prod", 1, R | kFragile, g_reduce(Pref::Any, false, true),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 if (!a.has("dim")) return kiln::prod(in[0], opt_dtype(a));
+                 return kiln::prod(in[0], a.i("dim"), a.b("keepdim"), opt_dtype(a));
+               },
+               torch_fn("torch.prod")});
+  t.push_back({"mean", 2, R, g_reduce(Pref::Float, true, true),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 if (!a.has("dim")) return kiln::mean(in[0], opt_dtype(a));
+                 return kiln::mean(in[0], a.ints("dim"), a.b("keepdim"), opt_dtype(a));
+               },
+               torch_fn("torch.mean")});
+  for (bool mx : {true, false}) {
+    t.push_back({mx ? "amax" : "amin", 2, kExact, g_reduce(Pref::Any, true, false),
+                 [mx](const std::vector<Tensor>& in, const Attrs& a) {
+                   std::vector<int64_t> d = a.has("dim") ? a.ints("dim") : std::vector<int64_t>{};
+                   bool k = a.has("keepdim") && a.b("keepdim");
+                   return mx ? kiln::amax(in[0], d, k) : kiln::amin(in[0], d, k);
+                 },
+                 torch_fn(mx ? "torch.amax" : "torch.amin")});
+    t.push_back({mx ? "argmax" : "argmin", 2, kExact | kFragile, g_reduce(Pref::Any, false, false),
+                 [mx](const std::vector<Tensor>& in, const Attrs& a) {
+                   std::optional<int64_t> d;
+                   if (a.has("dim")) d = a.i("dim");
+                   bool k = a.has("keepdim") && a.b("keepdim");
+                   return mx ? kiln::argmax(in[0], d, k) : kiln::argmin(in[0], d, k);
+                 },
+                 torch_fn(mx ? "torch.argmax" : "torch.argmin")});
+    t.push_back({mx ? "any" : "all", 1, kExact | kFragile, g_reduce(Pref::Any, false, false),
+                 [mx](const std::vector<Tensor>& in, const Attrs& a) {
+                   if (!a.has("dim")) return mx ? kiln::any(in[0]) : kiln::all(in[0]);
+                   return mx ? kiln::any(in[0], a.i("dim"), a.b("keepdim")) : kiln::all(in[0], a.i("dim"), a.b("keepdim"));
+                 },
+                 torch_fn(mx ? "torch.any" : "torch.all")});
+  }
+  for (bool s : {true, false}) {
+    t.push_back({s ? "cumsum" : "cumprod", 2, R | (s ? 0u : kFragile), g_reduce(Pref::Any, false, true, false),
+                 [s](const std::vector<Tensor>& in, const Attrs& a) {
+                   return s ? kiln::cumsum(in[0], a.i("dim"), opt_dtype(a)) : kiln::cumprod(in[0], a.i("dim"), opt_dtype(a));
+                 },
+                 [s](const std::vector<std::string>& o, const Attrs& a) {
+                   return std::string(s ? "torch.cumsum(" : "torch.cumprod(") + o[0] + py_kwargs(a, {"keepdim"}) + ")";
+                 }});
+  }
+  t.push_back({"var", 2, R | kFragile,
+               [](GenCtx& c, Node& n) {
+                 int a = pick_pref(c, Pref::Float);
+                 if (a < 0) return false;
+                 n.args = {a};
+                 if (c.rank(a) > 0 && c.rng.chance(0.8)) {
+                   n.attrs.set("dim", fmt_ints(random_dims_subset(c, c.rank(a), true)));
+                   if (c.rng.chance(0.6)) n.attrs.set("correction", std::to_string(c.rng.range(0, 1)));
+                   n.attrs.set("keepdim", c.rng.chance(0.4) ? "True" : "False");
+                 }
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 if (!a.has("dim")) return kiln::var(in[0]);
+                 std::optional<Scalar> corr;
+                 if (a.has("correction")) corr = a.scalar("correction");
+                 return kiln::var(in[0], a.ints("dim"), corr, a.b("keepdim"));
+               },
+               torch_fn("torch.var")});
+  for (bool lg : {false, true}) {
+    t.push_back({lg ? "log_softmax" : "softmax", 2, R, g_reduce(Pref::Float, false, true, false),
+                 [lg](const std::vector<Tensor>& in, const Attrs& a) {
+                   return lg ? kiln::log_softmax(in[0], a.i("dim"), opt_dtype(a)) : kiln::softmax(in[0], a.i("dim"), opt_dtype(a));
+                 },
+                 [lg](const std::vector<std::string>& o, const Attrs& a) {
+                   return std::string(lg ? "torch.log_softmax(" : "torch.softmax(") + o[0] + ", " + a.raw("dim") +
+                          py_kwargs(a, {"dim", "keepdim"}) + ")";
+                 }});
+  }
+  // layer_norm / rms_norm over the last k dims, read off the input (x.sizes()), with optional
+  // affine parameters (usually the input's dtype, sometimes another).
+  for (bool rms : {false, true}) {
+    t.push_back({rms ? "rms_norm" : "layer_norm", 2, R | kFragile,
+                 [rms](GenCtx& c, Node& n) {
+                   int a = pick_pref(c, Pref::Float);
+                   if (a < 0 || c.rank(a) == 0) return false;
+                   int64_t k = c.rng.range(1, std::min<int64_t>(2, c.rank(a)));
+                   n.args = {a};
+                   n.attrs.set("ndims", std::to_string(k));
+                   Dims tail(c.vals[static_cast<size_t>(a)].dims.end() - k, c.vals[static_cast<size_t>(a)].dims.end());
+                   ScalarType dt = c.rng.chance(0.85) ? c.vals[static_cast<size_t>(a)].dtype : c.random_dtype();
+                   int params = static_cast<int>(c.rng.range(0, rms ? 1 : 2));
+                   for (int i = 0; i < params; ++i) n.args.push_back(c.add_input(dt, tail));
+                   if (c.rng.chance(0.3)) n.attrs.set("eps", fmt_double(c.rng.chance(0.5) ? 1e-3 : 0.1));
+                   return true;
+                 },
+                 [rms](const std::vector<Tensor>& in, const Attrs& a) {
+                   int64_t k = a.i("ndims");
+                   std::vector<int64_t> shape(in[0].sizes().end() - k, in[0].sizes().end());
+                   std::optional<Tensor> w, b;
+                   if (in.size() > 1) w = in[1];
+                   if (in.size() > 2) b = in[2];
+                   if (rms) {
+                     std::optional<double> eps;
+                     if (a.has("eps")) eps = a.f("eps");
+                     return kiln::rms_norm(in[0], shape, w, eps);
+                   }
+                   return kiln::layer_norm(in[0], shape, w, b, a.has("eps") ? a.f("eps") : 1e-5);
+                 },
+                 [rms](const std::vector<std::string>& o, const Attrs& a) {
+                   std::string s = std::string(rms ? "torch.nn.functional.rms_norm(" : "torch.nn.functional.layer_norm(") +
+                                   o[0] + ", " + o[0] + ".shape[-" + a.raw("ndims") + ":]";
+                   s += ", " + (o.size() > 1 ? o[1] : "None");
+                   if (!rms) s += ", " + (o.size() > 2 ? o[2] : "None");
+                   if (a.has("eps")) s += ", eps=" + a.raw("eps");
+                   return s + ")";
+                 }});
+  }
+  // cross_entropy: input [N, C] (or [C]), class-index targets with some ignore_index (-100).
+  t.push_back({"cross_entropy", 2, R | kFragile,
+               [](GenCtx& c, Node& n) {
+                 int a = c.pick([](const GenValue& g) {
+                   return is_floating_point(g.dtype) && (g.dims.size() == 1 || g.dims.size() == 2);
+                 });
+                 if (a < 0) {
+                   const int64_t rows = c.rng.range(1, 4), cls = c.rng.range(2, 5);
+                   a = c.add_input(kFloat, {{rows, rows}, {cls, cls}});
+                 }
+                 const Dims adims = c.vals[static_cast<size_t>(a)].dims;
+                 const ScalarType adt = c.vals[static_cast<size_t>(a)].dtype;
+                 const bool batched = adims.size() == 2;
+                 const auto C = adims[batched ? 1 : 0];
+                 const int64_t cmin = std::min(C[0], C[1]);
+                 if (cmin < 1) return false;
+                 Dims tdims;
+                 if (batched) tdims.push_back(adims[0]);
+                 int tgt = c.add_input(kLong, tdims, "tgt:" + std::to_string(cmin), Layout::Contiguous);
+                 n.args = {a, tgt};
+                 if (c.rng.chance(0.3)) n.args.push_back(c.add_input(adt, {C}, "pos"));
+                 static const std::vector<std::string> red = {"mean", "sum", "none"};
+                 n.attrs.set("reduction", c.rng.pick(red));
+                 if (c.rng.chance(0.3)) n.attrs.set("label_smoothing", fmt_double(0.25));
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 std::optional<Tensor> w;
+                 if (in.size() > 2) w = in[2];
+                 return kiln::cross_entropy(in[0], in[1], w, a.raw("reduction"), -100,
+                                            a.has("label_smoothing") ? a.f("label_smoothing") : 0.0);
+               },
+               [](const std::vector<std::string>& o, const Attrs& a) {
+                 return "torch.nn.functional.cross_entropy(" + o[0] + ", " + o[1] +
+                        (o.size() > 2 ? ", weight=" + o[2] : std::string()) + py_kwargs(a) + ")";
+               }});
+}
+
+}  // namespace kiln::fuzz
