@@ -142,8 +142,9 @@ Tensor full(IntArrayRef size, const Scalar& value, TensorOptions opts) {
   return full_prim(size, value, dtype, opts.device_or());
 }
 
+// As at::scalar_tensor: the default dtype unless given, whatever the value's type (unlike full).
 Tensor scalar_tensor(const Scalar& value, TensorOptions opts) {
-  return full_prim({}, value, opts.dtype_or(scalar_default_dtype(value)), opts.device_or());
+  return full_prim({}, value, opts.dtype_or(get_default_dtype()), opts.device_or());
 }
 
 // ---- arange, linspace, eye -----------------------------------------------------------------------------

@@ -53,7 +53,8 @@ template <typename T> Tensor tensor(const std::vector<T>& values, TensorOptions 
   int64_t n = static_cast<int64_t>(values.size());
   return tensor<T>(values, IntArrayRef(&n, 1), opts);
 }
-// A 0-dim tensor holding `value` (dtype from the value unless given).
+// A 0-dim tensor holding `value`, of the default dtype unless given (as libtorch's and
+// torch.scalar_tensor: scalar_tensor(3) is f32, unlike full({}, 3)).
 Tensor scalar_tensor(const Scalar& value, TensorOptions opts = {});
 
 }  // namespace kiln

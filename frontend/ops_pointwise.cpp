@@ -102,6 +102,7 @@ enum class Rule {
   Common,      // result_type
   NoBool,      // result_type; bool is an error
   Float,       // result_type; integral and bool become the default float dtype
+  FloatOnly,   // result_type; must be floating (hypot: PyTorch's kernel has no integral version)
   IntegralOr,  // result_type; must be integral or bool (bitwise and/or/xor)
   Integral,    // result_type; must be integral, not bool (shifts)
 };
@@ -115,6 +116,9 @@ ScalarType binary_dtype(std::string_view op, const TensorOrScalar& a, const Tens
       break;
     case Rule::Float:
       if (is_integral(dt, /*include_bool=*/true)) dt = get_default_dtype();
+      break;
+    case Rule::FloatOnly:
+      if (!is_floating_point(dt)) fail(op, "\"{}_cpu\" not implemented for '{}'", op, c10_type_name(dt));
       break;
     case Rule::IntegralOr:
       if (!is_integral(dt, /*include_bool=*/true)) {
@@ -330,7 +334,7 @@ KILN_BINARY_RULE(mul, Rule::Common)
 KILN_BINARY_RULE(remainder, Rule::NoBool)
 KILN_BINARY_RULE(fmod, Rule::NoBool)
 KILN_BINARY_RULE(atan2, Rule::Float)
-KILN_BINARY_RULE(hypot, Rule::Float)
+KILN_BINARY_RULE(hypot, Rule::FloatOnly)
 KILN_BINARY_RULE(copysign, Rule::Float)
 KILN_BINARY_RULE(maximum, Rule::Common)
 KILN_BINARY_RULE(minimum, Rule::Common)

@@ -13,7 +13,6 @@
 //   input %0 f32 [2,3] : 1.5 -0.25 ...     (row-major logical values, variant 0 sizes)
 //   out 0 f32 [2,3] : ...  |  out 0 random f32 [2,3]  |  error <message>
 //   end
-#include "test_support/fuzz_known_bugs.h"
 #include "test_support/fuzz_program.h"
 #include "test_support/make.h"
 
@@ -105,7 +104,6 @@ TEST(FuzzGolden, MatchesTorch) {
   ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
   RunStats stats;
   int reported = 0;
-  std::map<int, int> allow;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".txt") continue;
     for (const Record& r : read_records(entry.path())) {
@@ -142,24 +140,17 @@ TEST(FuzzGolden, MatchesTorch) {
         }
       }
       for (const Failure& f : run_against(p, inputs, expected, error, stats)) {
-        if (int bug = known_bug(p, f) ? known_bug(p, f) : torch_divergence(p, f)) {
-          ++allow[bug];
-          ++stats.allowlisted;
-          continue;
-        }
         if (reported++ < 10)
           ADD_FAILURE() << "[fuzz golden] " << entry.path().filename().string() << ", " << mode_name(f.mode) << ": " << f.message
                         << "\n" << r.program << (error ? r.outs[0] : "");
       }
     }
   }
-  std::printf("[fuzz golden] %lld programs, %lld runs, %lld mismatches (%lld allowlisted), %lld expected errors\n",
+  std::printf("[fuzz golden] %lld programs, %lld runs, %lld mismatches, %lld expected errors\n",
               static_cast<long long>(stats.programs), static_cast<long long>(stats.runs),
-              static_cast<long long>(stats.mismatches), static_cast<long long>(stats.allowlisted),
-              static_cast<long long>(stats.errors_expected));
-  for (const auto& [bug, n] : allow) std::printf("[fuzz golden]   allowlist %d: %d\n", bug, n);
+              static_cast<long long>(stats.mismatches), static_cast<long long>(stats.errors_expected));
   EXPECT_GT(stats.programs, 0);
-  EXPECT_EQ(stats.mismatches - stats.allowlisted, 0);
+  EXPECT_EQ(stats.mismatches, 0);
 }
 
 }  // namespace

@@ -57,7 +57,8 @@ TEST(Factories, ZerosOnesFull) {
   Tensor s = scalar_tensor(2.5);
   EXPECT_EQ(s.dim(), 0);
   EXPECT_EQ(s.dtype(), kFloat);
-  EXPECT_EQ(scalar_tensor(3).dtype(), kInt64);
+  EXPECT_EQ(scalar_tensor(3).dtype(), kFloat);  // PyTorch: the default dtype, not the value's
+  EXPECT_EQ(scalar_tensor(true).dtype(), kFloat);
   EXPECT_EQ(values<double>(scalar_tensor(3, kDouble)), (Doubles{3}));
 }
 

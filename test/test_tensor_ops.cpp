@@ -138,7 +138,11 @@ TEST(Pointwise, FloatOnlyUnaryPromotesIntegers) {
   EXPECT_EQ(values<float>(exp(make<bool>({false}))), (Floats{1}));
   EXPECT_EQ(values<double>(sqrt(make<double>({9}))), (std::vector<double>{3}));
   EXPECT_EQ(values<float>(atan2(make<int32_t>({0}), make<int32_t>({1}))), (Floats{0}));
-  EXPECT_EQ(values<float>(hypot(make<int32_t>({3}), 4)), (Floats{5}));
+  EXPECT_EQ(values<float>(hypot(make<int32_t>({3}), 4.0)), (Floats{5}));
+  // PyTorch's hypot kernel has no integral version: integral operands are refused.
+  EXPECT_EQ(error_of([&] { (void)hypot(make<int32_t>({3}), 4); }), "[hypot] \"hypot_cpu\" not implemented for 'Int'");
+  EXPECT_EQ(error_of([&] { (void)hypot(make<uint8_t>({3}), make<uint8_t>({4})); }),
+            "[hypot] \"hypot_cpu\" not implemented for 'Byte'");
 }
 
 TEST(Pointwise, RoundingOnIntegersCopies) {

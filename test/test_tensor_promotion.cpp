@@ -184,7 +184,7 @@ TEST(OpDtypes, FloatOnlyMath) {
   EXPECT_EQ(sigmoid(vec(bf)).dtype(), bf);
   EXPECT_EQ(log(vec(f8)).dtype(), f8);
   EXPECT_EQ(atan2(vec(i4), vec(i4)).dtype(), f4);
-  EXPECT_EQ(hypot(vec(i4), 1).dtype(), f4);
+  EXPECT_EQ(hypot(vec(i4), 1.0).dtype(), f4);
   EXPECT_EQ(copysign(vec(f8), vec(i4)).dtype(), f8);
 }
 

@@ -99,17 +99,33 @@ void check(const Outcome& ref, const Outcome& got, const std::vector<OutputInfo>
 
 }  // namespace
 
+namespace {
+// The relative tolerance of results of dtype dt (0: compared exactly).
+double dtype_tol(ScalarType dt) {
+  switch (dt) {
+    case kDouble: return 1e-9;
+    case kFloat: return 2e-5;
+    case kHalf: return 1e-2;
+    case kBFloat16: return 6e-2;
+    default: return 0;
+  }
+}
+}  // namespace
+
 std::vector<OutputInfo> output_info(const Program& p, const std::vector<Tensor>& all) {
   const size_t n = p.nodes.size();
   std::vector<bool> exact(n, true), fragile(n, false), random(n, false);
-  std::vector<double> scale(n, 1);
+  std::vector<double> scale(n, 1), tol(n, 0);
   for (size_t i = 0; i < n && i < all.size(); ++i) {
     const Node& node = p.nodes[i];
     const double out_max = maxabs(all[i]);
+    tol[i] = all[i].defined() ? dtype_tol(all[i].dtype()) : 0;
     if (node.op == "input") {
       scale[i] = std::max(1.0, out_max);
       continue;
     }
+    if (tol[i] > 0)
+      for (int a : node.args) tol[i] = std::max(tol[i], tol[static_cast<size_t>(a)]);
     const OpSpec* spec = find_op(node.op);
     const uint32_t flags = spec->flags;
     bool inexact_float = false, all_exact = true, all_nonfloat = true, any_fragile = false;
@@ -144,7 +160,7 @@ std::vector<OutputInfo> output_info(const Program& p, const std::vector<Tensor>&
   std::vector<OutputInfo> info;
   for (int o : p.outputs) {
     const size_t oi = static_cast<size_t>(o);
-    info.push_back({static_cast<bool>(random[oi]), static_cast<bool>(fragile[oi]), scale[oi]});
+    info.push_back({static_cast<bool>(random[oi]), static_cast<bool>(fragile[oi]), scale[oi], tol[oi]});
   }
   return info;
 }
@@ -161,14 +177,7 @@ std::string compare(const Tensor& ref, const Tensor& got, const OutputInfo& info
   }
   if (info.random || info.fragile) return "";
   std::vector<double> r = ref.to_vector<double>(), g = got.to_vector<double>();
-  double tol = 0;
-  switch (ref.dtype()) {
-    case kDouble: tol = 1e-9; break;
-    case kFloat: tol = 2e-5; break;
-    case kHalf: tol = 1e-2; break;
-    case kBFloat16: tol = 6e-2; break;
-    default: break;
-  }
+  const double tol = dtype_tol(ref.dtype()) > 0 ? std::max(dtype_tol(ref.dtype()), info.tol) : 0;
   const double atol = tol * info.scale;
   int bad = 0;
   for (size_t i = 0; i < r.size(); ++i) {
