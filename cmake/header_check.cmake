@@ -33,6 +33,7 @@ if(KILN_HEADER_CHECK)
     endif()
     if(folder STREQUAL "test/test_support")
       target_link_libraries(kiln_header_check_${name} PRIVATE GTest::gtest)
+      target_include_directories(kiln_header_check_${name} PRIVATE ${PROJECT_SOURCE_DIR}/test)  # as the tests
     endif()
   endforeach()
 endif()
