@@ -124,13 +124,16 @@ void set_log_sink_for_testing(std::function<void(std::string_view)> sink) {
 bool debug_dir_enabled() { return !config().debug_dir.empty(); }
 
 std::string debug_dump_dir(std::string_view function_name) {
-  const std::string& base = config().debug_dir;
+  return fresh_numbered_dir(config().debug_dir, function_name, "KILN_DEBUG_DIR");
+}
+
+std::string fresh_numbered_dir(const std::string& base, std::string_view function_name, std::string_view what) {
   if (base.empty()) return {};
   std::error_code ec;
   std::filesystem::create_directories(base, ec);
   if (ec) {
     warn_once("debug_dir:" + base,
-              fmt::format("KILN_DEBUG_DIR='{}' cannot be created ({}); no stage dumps", base, ec.message()));
+              fmt::format("{}='{}' cannot be created ({}); nothing written", what, base, ec.message()));
     return {};
   }
   std::string name = sanitize(function_name);
@@ -155,7 +158,7 @@ std::string debug_dump_dir(std::string_view function_name) {
       return {};
     }
   }
-  warn_once("debug_dir:" + base, fmt::format("KILN_DEBUG_DIR='{}': no free directory name for '{}'", base, name));
+  warn_once("debug_dir:" + base, fmt::format("{}='{}': no free directory name for '{}'", what, base, name));
   return {};
 }
 
