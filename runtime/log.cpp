@@ -23,7 +23,7 @@ namespace kiln::rt {
 namespace {
 
 constexpr std::array<std::string_view, kNumLogChannels> kChannelNames = {
-    "graph", "decomp", "fusion", "kernels", "guards", "recompiles", "cache", "perf"};
+    "graph", "decomp", "fusion", "kernels", "guards", "recompiles", "cache", "perf", "repro"};
 
 struct LogState {
   std::mutex mutex;
@@ -91,6 +91,7 @@ std::string_view log_channel_name(LogChannel c) {
     case LogChannel::Recompiles:
     case LogChannel::Cache:
     case LogChannel::Perf:
+    case LogChannel::Repro:
       return kChannelNames[static_cast<size_t>(c)];
   }
   return "?";

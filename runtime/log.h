@@ -25,8 +25,8 @@
 
 namespace kiln::rt {
 
-enum class LogChannel : uint8_t { Graph, Decomp, Fusion, Kernels, Guards, Recompiles, Cache, Perf };
-inline constexpr int kNumLogChannels = 8;
+enum class LogChannel : uint8_t { Graph, Decomp, Fusion, Kernels, Guards, Recompiles, Cache, Perf, Repro };
+inline constexpr int kNumLogChannels = 9;
 
 // "graph", "decomp", ... (the names KILN_LOG accepts).
 std::string_view log_channel_name(LogChannel c);
