@@ -59,11 +59,13 @@ Rebuilt rebuild_graph(const Graph& g, const RebuildSpec& spec) {
       if (old.sizes[d].is_symbol()) subst.emplace(old.sizes[d].symbol_name(), ty.sizes[d]);
   }
 
+  std::vector<size_t> positions;
+  if (spec.outputs) positions = *spec.outputs;
+  else for (size_t k = 0; k < g.outputs().size(); ++k) positions.push_back(k);
   std::vector<const Value*> outs;
-  if (spec.outputs) {
-    for (size_t k : *spec.outputs) outs.push_back(resolve(g.outputs().at(k), spec));
-  } else {
-    for (const Value* v : g.outputs()) outs.push_back(resolve(v, spec));
+  for (size_t k : positions) {
+    auto o = spec.output_values.find(k);
+    outs.push_back(resolve(o != spec.output_values.end() ? o->second : g.outputs().at(k), spec));
   }
 
   // Liveness: walk backwards from the outputs through replacements.

@@ -27,6 +27,9 @@ struct RebuildSpec {
   std::map<const Value*, const Value*> replace;
   // Positions of the outputs to keep, in order; nullopt keeps all.
   std::optional<std::vector<size_t>> outputs;
+  // Output position (in the original graph) -> the original value returned there instead
+  // (any type: the consumer that made the output is dropped).
+  std::map<size_t, const Value*> output_values;
   // Keep every original input, used or not (the graph's interface stays the same).
   bool keep_all_inputs = false;
 };

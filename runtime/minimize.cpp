@@ -135,6 +135,20 @@ bool Minimizer::drop_nodes() {
           }
         }
         if (progress) break;
+        // Return an input of the node instead of an output it makes (any type).
+        for (const ir::Use& u : o->uses()) {
+          if (u.user != nullptr || progress) continue;
+          for (const ir::Value* in : n->inputs()) {
+            if (in->is_input()) continue;
+            ir::RebuildSpec spec;
+            spec.output_values[u.index] = in;
+            if (try_candidate(spec, value_for)) {
+              progress = true;
+              break;
+            }
+          }
+        }
+        if (progress) break;
         // Cut: the node's output becomes a graph input (unless the node only reads inputs
         // and this would not shrink anything).
         if (!o->type().is_static()) continue;

@@ -4,7 +4,8 @@
 //   1. keep one output (the first whose graph alone still fails);
 //   2. drop nodes: replace a node's output by one of the node's inputs of the same type, or
 //      by a fresh graph input holding the value the reference interpreter computed for it
-//      (so everything downstream sees the same numbers); dead nodes and inputs go away;
+//      (so everything downstream sees the same numbers), or return a node's input in place
+//      of the output it makes; dead nodes and inputs go away;
 //   3. shrink input shapes: a size that occurs in several inputs shrinks everywhere at once
 //      (broadcasting partners), then each dim on its own; to 1, else to half. Inputs are
 //      sliced, keeping their leading values. Candidates whose graph no longer type-checks
