@@ -5,7 +5,7 @@
 //   kiln check FILE    parse a .kir graph, verify it and print it back
 //   kiln check REPRO   replay a repro on its two backends and say whether they still differ
 //   kiln run FILE.kir [INPUTS] [--backend cpu|interpreter]   run a graph, print its outputs
-//   kiln minimize REPRO [OUT]   shrink a repro (docs/testing.md)
+//   kiln minimize REPRO [OUT]   shrink a repro (docs/repro.md)
 #include "frontend/kiln.h"
 #include "ir/text.h"
 #include "runtime/interpreter.h"
