@@ -18,6 +18,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/log.h"
 #include "runtime/program.h"
+#include "runtime/repro_hooks.h"
 
 #include <fmt/format.h>
 
@@ -107,7 +108,18 @@ struct Entry {
   // written back into the caller's tensors after each run; user outputs come first.
   std::vector<std::pair<size_t, size_t>> writebacks;
   size_t num_outputs = 0;
+  // KILN_VERIFY / KILN_REPRO_DIR (runtime/repro_hooks.h): the traced graph before the passes.
+  std::shared_ptr<const ir::Graph> traced;
 };
+
+// The message of a non-user error with the repro's directory appended (an InternalError
+// again: its "internal error: " prefix is not repeated).
+[[noreturn]] void rethrow_with_repro(const std::exception& err, const std::string& fn, const std::string& dir) {
+  std::string msg = err.what();
+  const std::string_view prefix = "internal error: ";
+  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+  throw InternalError(fmt::format("{} (compiled function '{}'; repro: {})", msg, fn, dir));
+}
 
 }  // namespace
 
@@ -118,6 +130,9 @@ class CompiledState {
   }
 
   std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
+  void build_backend(Entry& e, TracedProgram& tp, const passes::PipelineOptions& po,
+                     const std::map<std::string, rt::ParamSource>& sources, bool want_code);
+  const char* backend_name() const { return backend == Backend::Interpreter ? "interpreter" : "cpu"; }
   // Under Dynamic::Auto: the dims whose size differs from an entry traced with otherwise equal
   // arguments become dynamic for this and later compiles; returns their names.
   std::vector<std::string> note_changed_sizes(const std::vector<ArgValue>& args);
@@ -165,6 +180,38 @@ bool CompiledState::is_dynamic(const std::vector<ArgValue>& args, size_t arg, si
     case Dynamic::Auto: return auto_dynamic.count({arg, dim}) != 0;
   }
   return false;
+}
+
+// Runs the pass pipeline on the traced graph and compiles it for the backend.
+void CompiledState::build_backend(Entry& e, TracedProgram& tp, const passes::PipelineOptions& po,
+                                  const std::map<std::string, rt::ParamSource>& sources, bool want_code) {
+  e.pipeline = passes::run_pipeline(*tp.graph, po);
+  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e.pipeline.decomposed_text);
+  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e.pipeline.plan.str());
+
+  if (backend == Backend::Interpreter) {
+    e.graph = tp.graph;
+  } else {
+    std::vector<const ir::Kernel*> ks = e.pipeline.plan.kernels();
+    cpu::CodegenOptions co;
+    co.want_ir = want_code;
+    co.want_asm = want_code;
+    e.code = cpu::compile_kernels(ks, co);
+    std::vector<cpu::KernelFn> fns;
+    for (const cpu::CompiledKernel& k : e.code.kernels) fns.push_back(k.fn);
+    e.kernels = static_cast<int64_t>(fns.size());
+    passes::ExecPlan plan = e.pipeline.plan;
+    std::vector<rt::ParamSource> params;
+    for (const std::string& p : plan.params) {
+      auto it = sources.find(p);
+      if (it == sources.end()) internal_fail("compile: plan parameter {} is not an input size", p);
+      params.push_back(it->second);
+    }
+    e.program = std::make_unique<rt::Program>(std::move(plan), std::move(fns), std::move(params));
+    KILN_LOG_IF(rt::LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
+                opts.name, e.kernels, e.code.build_ms + e.code.optimize_ms + e.code.codegen_ms, e.code.build_ms,
+                e.code.optimize_ms, e.code.codegen_ms);
+  }
 }
 
 std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
@@ -233,6 +280,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   e->lifted = tp.lifted;
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp.graph));
 
+  if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp.graph));
   const bool dump = rt::debug_dir_enabled();
   passes::PipelineOptions po;
   po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
@@ -253,32 +301,18 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   for (char& c : stem)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   po.lower.name_prefix = fmt::format("{}_{}_k", stem, compilation_counter.fetch_add(1));
-  e->pipeline = passes::run_pipeline(*tp.graph, po);
-  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->pipeline.decomposed_text);
-  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->pipeline.plan.str());
-
-  if (backend == Backend::Interpreter) {
-    e->graph = tp.graph;
-  } else {
-    std::vector<const ir::Kernel*> ks = e->pipeline.plan.kernels();
-    cpu::CodegenOptions co;
-    co.want_ir = inspect || dump;
-    co.want_asm = inspect || dump;
-    e->code = cpu::compile_kernels(ks, co);
-    std::vector<cpu::KernelFn> fns;
-    for (const cpu::CompiledKernel& k : e->code.kernels) fns.push_back(k.fn);
-    e->kernels = static_cast<int64_t>(fns.size());
-    passes::ExecPlan plan = e->pipeline.plan;
-    std::vector<rt::ParamSource> params;
-    for (const std::string& p : plan.params) {
-      auto it = sources.find(p);
-      if (it == sources.end()) internal_fail("compile: plan parameter {} is not an input size", p);
-      params.push_back(it->second);
-    }
-    e->program = std::make_unique<rt::Program>(std::move(plan), std::move(fns), std::move(params));
-    KILN_LOG_IF(rt::LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
-                opts.name, e->kernels, e->code.build_ms + e->code.optimize_ms + e->code.codegen_ms, e->code.build_ms,
-                e->code.optimize_ms, e->code.codegen_ms);
+  try {
+    build_backend(*e, tp, po, sources, inspect || dump);
+  } catch (const Error&) {
+    throw;  // the user's mistake: nothing to reproduce
+  } catch (const std::exception& err) {
+    if (!e->traced) throw;
+    std::vector<Tensor> inputs = tensors_of(args);
+    inputs.insert(inputs.end(), tp.lifted.begin(), tp.lifted.end());
+    const std::string dir = rt::write_failure_repro(opts.name, *e->traced, inputs,
+                                                    fmt::format("{} failed to compile: {}", backend_name(), err.what()));
+    if (dir.empty()) throw;
+    rethrow_with_repro(err, opts.name, dir);
   }
   // Guards last: decomposition may decide (and so guard) more about the symbols.
   e->guards = guards::GuardSet::from_args(args, names, &sym);
@@ -318,7 +352,19 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a)) inputs.push_back(*t);
   inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());
-  std::vector<Tensor> outs = e.program ? e.program->run(inputs) : rt::interpret(*e.graph, inputs);
+  std::vector<Tensor> outs;
+  try {
+    outs = e.program ? e.program->run(inputs) : rt::interpret(*e.graph, inputs);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& err) {
+    if (!e.traced) throw;
+    const std::string dir = rt::write_failure_repro(opts.name, *e.traced, inputs,
+                                                    fmt::format("{} failed to run: {}", backend_name(), err.what()));
+    if (dir.empty()) throw;
+    rethrow_with_repro(err, opts.name, dir);
+  }
+  if (e.traced && e.program && rt::config().verify) rt::verify_outputs(opts.name, *e.traced, inputs, outs);
   if (e.writebacks.empty()) return outs;
   for (const auto& [arg, out] : e.writebacks) inputs[arg].copy_(outs.at(out));
   outs.resize(e.num_outputs);

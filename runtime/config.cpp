@@ -172,6 +172,13 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
       c.allocator_cache_bytes = static_cast<size_t>(*mb) << 20;
     }
   }
+  if (const char* v = env("KILN_VERIFY")) {
+    auto b = parse_bool(v);
+    if (!b) warnings.push_back(fmt::format("KILN_VERIFY='{}' is not one of 1/0/true/false/yes/no/on/off; "
+                                           "verification stays off", v));
+    c.verify = b.value_or(false);
+  }
+  if (const char* v = env("KILN_REPRO_DIR")) c.repro_dir = std::string(trim(v));
   return c;
 }
 
@@ -216,7 +223,8 @@ void reload_config_for_testing() {
 const std::vector<std::string_view>& config_variable_names() {
   static const std::vector<std::string_view> names = {
       "KILN_LOG",       "KILN_DEBUG_DIR",     "KILN_NUM_THREADS",       "KILN_CACHE_DIR",
-      "KILN_DISABLE_CACHE", "KILN_ALLOCATOR", "KILN_ALLOCATOR_CACHE_MB",
+      "KILN_DISABLE_CACHE", "KILN_ALLOCATOR", "KILN_ALLOCATOR_CACHE_MB", "KILN_VERIFY",
+      "KILN_REPRO_DIR",
   };
   return names;
 }

@@ -37,6 +37,12 @@ struct Config {
   AllocatorKind allocator = AllocatorKind::Caching;
   // KILN_ALLOCATOR_CACHE_MB: most bytes the caching allocator keeps in its free lists.
   size_t allocator_cache_bytes = size_t{2048} << 20;
+  // KILN_VERIFY: true = every call of a compiled function (cpu backend) also runs the
+  // reference interpreter on the traced graph and raises kiln::Error when results differ.
+  bool verify = false;
+  // KILN_REPRO_DIR: directory where compile() writes a (minimized) repro when a backend
+  // fails with a non-user error or KILN_VERIFY finds a mismatch; empty = no repros.
+  std::string repro_dir;
 
   // The disk cache is used: not disabled and a directory is known.
   bool disk_cache_enabled() const { return !disable_cache && !cache_dir.empty(); }

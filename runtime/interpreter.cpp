@@ -8,6 +8,7 @@
 #include "passes/decompositions.h"
 #include "runtime/interp_kernels.h"
 
+#include <atomic>
 #include <map>
 #include <unordered_map>
 
@@ -101,7 +102,17 @@ ir::AttrList concretize(const ir::AttrList& attrs, const Bindings& b) {
 
 }  // namespace
 
+namespace {
+// Replaced faults are leaked: a concurrent interpret() may still hold the old one.
+std::atomic<const InterpretFault*> g_fault{nullptr};
+}  // namespace
+
+void set_interpret_fault_for_testing(InterpretFault fault) {
+  g_fault.store(fault ? new InterpretFault(std::move(fault)) : nullptr, std::memory_order_release);
+}
+
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  const InterpretFault* fault = g_fault.load(std::memory_order_acquire);
   if (inputs.size() != g.inputs().size())
     fail("interpret", "the graph takes {} inputs, got {}", g.inputs().size(), inputs.size());
   std::unordered_map<const ir::Value*, Tensor> env;
@@ -115,6 +126,7 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
     args.reserve(n->inputs().size());
     for (const ir::Value* v : n->inputs()) args.push_back(env.at(v));
     std::vector<Tensor> outs = interpret_op(n->op(), args, concretize(n->attrs(), bindings));
+    if (fault) (*fault)(*n, outs);
     for (size_t k = 0; k < outs.size(); ++k) env[n->output(k)] = std::move(outs[k]);
   }
   std::vector<Tensor> results;

@@ -23,7 +23,7 @@ namespace kiln::rt {
 namespace {
 
 constexpr std::array<std::string_view, kNumLogChannels> kChannelNames = {
-    "graph", "decomp", "fusion", "kernels", "guards", "recompiles", "cache", "perf"};
+    "graph", "decomp", "fusion", "kernels", "guards", "recompiles", "cache", "perf", "repro"};
 
 struct LogState {
   std::mutex mutex;
@@ -91,6 +91,7 @@ std::string_view log_channel_name(LogChannel c) {
     case LogChannel::Recompiles:
     case LogChannel::Cache:
     case LogChannel::Perf:
+    case LogChannel::Repro:
       return kChannelNames[static_cast<size_t>(c)];
   }
   return "?";
@@ -124,13 +125,16 @@ void set_log_sink_for_testing(std::function<void(std::string_view)> sink) {
 bool debug_dir_enabled() { return !config().debug_dir.empty(); }
 
 std::string debug_dump_dir(std::string_view function_name) {
-  const std::string& base = config().debug_dir;
+  return fresh_numbered_dir(config().debug_dir, function_name, "KILN_DEBUG_DIR");
+}
+
+std::string fresh_numbered_dir(const std::string& base, std::string_view function_name, std::string_view what) {
   if (base.empty()) return {};
   std::error_code ec;
   std::filesystem::create_directories(base, ec);
   if (ec) {
     warn_once("debug_dir:" + base,
-              fmt::format("KILN_DEBUG_DIR='{}' cannot be created ({}); no stage dumps", base, ec.message()));
+              fmt::format("{}='{}' cannot be created ({}); nothing written", what, base, ec.message()));
     return {};
   }
   std::string name = sanitize(function_name);
@@ -155,7 +159,7 @@ std::string debug_dump_dir(std::string_view function_name) {
       return {};
     }
   }
-  warn_once("debug_dir:" + base, fmt::format("KILN_DEBUG_DIR='{}': no free directory name for '{}'", base, name));
+  warn_once("debug_dir:" + base, fmt::format("{}='{}': no free directory name for '{}'", what, base, name));
   return {};
 }
 

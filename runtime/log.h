@@ -25,8 +25,8 @@
 
 namespace kiln::rt {
 
-enum class LogChannel : uint8_t { Graph, Decomp, Fusion, Kernels, Guards, Recompiles, Cache, Perf };
-inline constexpr int kNumLogChannels = 8;
+enum class LogChannel : uint8_t { Graph, Decomp, Fusion, Kernels, Guards, Recompiles, Cache, Perf, Repro };
+inline constexpr int kNumLogChannels = 9;
 
 // "graph", "decomp", ... (the names KILN_LOG accepts).
 std::string_view log_channel_name(LogChannel c);
@@ -56,6 +56,9 @@ bool debug_dir_enabled();
 // skips existing directories; fn is sanitized to [A-Za-z0-9_.-]). Returns "" when dumps are
 // off or the directory cannot be created (after a warning).
 std::string debug_dump_dir(std::string_view function_name);
+// Creates and returns a fresh directory <base>/<name>_<n>/ as debug_dump_dir does, for any
+// base directory (KILN_REPRO_DIR uses it); `what` names the variable in warnings. "" on failure.
+std::string fresh_numbered_dir(const std::string& base, std::string_view name, std::string_view what);
 // Writes `text` to <dir>/<file>; does nothing when dir is empty; warns on failure.
 void debug_dump(const std::string& dir, std::string_view file, std::string_view text);
 

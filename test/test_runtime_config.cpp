@@ -101,7 +101,7 @@ TEST(RuntimeConfig, LogChannels) {
   EXPECT_EQ(c.log_channels, log_channel_bit(LogChannel::Graph) | log_channel_bit(LogChannel::Fusion) |
                                 log_channel_bit(LogChannel::Perf));
   c = parse({{"KILN_LOG", "all"}}, w);
-  EXPECT_EQ(c.log_channels, 0xffu);
+  EXPECT_EQ(c.log_channels, 0x1ffu);
   EXPECT_TRUE(w.empty());
 }
 
@@ -111,7 +111,7 @@ TEST(RuntimeConfig, UnknownLogChannelsWarnOnceListingValidNames) {
   EXPECT_EQ(c.log_channels, log_channel_bit(LogChannel::Graph));
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("'grpah', 'kernel'"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("graph, decomp, fusion, kernels, guards, recompiles, cache, perf, all"), std::string::npos)
+  EXPECT_NE(w[0].find("graph, decomp, fusion, kernels, guards, recompiles, cache, perf, repro, all"), std::string::npos)
       << w[0];
 }
 

@@ -3,12 +3,19 @@
 //   kiln demo          trace a built-in program, print its IR, run it on the interpreter
 //   kiln ops           list every registered op with its family, level and schema
 //   kiln check FILE    parse a .kir graph, verify it and print it back
+//   kiln check REPRO   replay a repro on its two backends and say whether they still differ
+//   kiln run FILE.kir [INPUTS] [--backend cpu|interpreter]   run a graph, print its outputs
+//   kiln minimize REPRO [OUT]   shrink a repro (docs/repro.md)
 #include "frontend/kiln.h"
 #include "ir/text.h"
 #include "runtime/interpreter.h"
+#include "runtime/minimize.h"
+#include "runtime/repro.h"
+#include "runtime/run_graph.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -21,7 +28,15 @@ int usage() {
   std::cerr << "usage: kiln <command>\n"
                "  demo          trace a built-in program, print its IR and the interpreter's results\n"
                "  ops           list the registered ops (family, level, schema)\n"
-               "  check FILE    parse a .kir graph, verify it and print it back\n";
+               "  check FILE    parse a .kir graph, verify it and print it back\n"
+               "  check REPRO [INPUTS]\n"
+               "                replay a repro (a directory with graph.kir, inputs.txt, repro.txt; or a\n"
+               "                .kir file and an inputs file) on its two backends; exit 1 if they differ\n"
+               "  run FILE.kir|REPRO [INPUTS] [--backend cpu|interpreter]\n"
+               "                run a graph (inputs: INPUTS, else inputs.txt beside it, else small\n"
+               "                default values) and print its outputs; default backend cpu\n"
+               "  minimize REPRO [OUT]\n"
+               "                shrink a repro whose backends differ; writes OUT (default REPRO_min)\n";
   return 2;
 }
 
@@ -123,6 +138,70 @@ int list_ops() {
   return 0;
 }
 
+// A repro from a directory, or a .kir file with an inputs file (or inputs.txt beside it).
+rt::Repro load(const std::string& path, const std::string& inputs) {
+  rt::Repro r = rt::read_repro(path);
+  if (!inputs.empty()) r.inputs = rt::parse_tensors(rt::read_text_file(inputs, "kiln"));
+  return r;
+}
+
+int replay(const std::string& path, const std::string& inputs) {
+  rt::Repro r = load(path, inputs);
+  std::cout << fmt::format("graph: {} nodes, {} inputs, {} outputs\n", r.graph->num_nodes(), r.graph->inputs().size(),
+                           r.graph->outputs().size());
+  if (!r.differs.empty()) std::cout << "recorded: " << r.differs << "\n";
+  const rt::RunResult a = rt::run_graph(*r.graph, r.inputs, r.backend_a);
+  const rt::RunResult b = rt::run_graph(*r.graph, r.inputs, r.backend_b);
+  const std::string diff = rt::compare_runs(a, b);
+  if (diff.empty()) {
+    std::cout << fmt::format("{} and {} agree{}\n", r.backend_a, r.backend_b,
+                             a.ok() ? "" : fmt::format(" (both fail: {})", a.message));
+    return 0;
+  }
+  std::cout << fmt::format("{} and {} differ: {}\n", r.backend_a, r.backend_b, diff);
+  return 1;
+}
+
+int run(const std::string& path, const std::string& inputs, const std::string& backend) {
+  rt::Repro r = load(path, inputs);
+  const rt::RunResult res = rt::run_graph(*r.graph, r.inputs, backend);
+  if (!res.ok()) {
+    std::cout << fmt::format("{} failed ({}): {}\n", backend,
+                             res.status == rt::RunResult::Status::UserError ? "user error" : "internal error",
+                             res.message);
+    return 1;
+  }
+  for (size_t k = 0; k < res.outputs.size(); ++k) {
+    const Tensor& t = res.outputs[k];
+    std::cout << fmt::format("output {} : {}{} =\n", k, dtype_short_name(t.dtype()), shape_str(t.sizes())) << t
+              << "\n";
+  }
+  return 0;
+}
+
+int minimize_repro(const std::string& path, std::string out) {
+  rt::Repro r = rt::read_repro(path);
+  if (out.empty()) {
+    std::string base = path;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    out = base + "_min";
+  }
+  rt::FailurePredicate pred =
+      rt::backends_differ(*r.graph, r.inputs, rt::backend_runner(r.backend_a), rt::backend_runner(r.backend_b));
+  rt::MinimizeResult m = rt::minimize(*r.graph, r.inputs, pred);
+  rt::Repro small = r;
+  small.graph = m.graph;
+  small.inputs = m.inputs;
+  const std::string diff = rt::compare_runs(rt::run_graph(*m.graph, m.inputs, r.backend_a),
+                                            rt::run_graph(*m.graph, m.inputs, r.backend_b));
+  if (!diff.empty()) small.differs = diff;
+  rt::write_repro(out, small);
+  std::cout << fmt::format("minimized {} -> {} nodes ({} attempts, {} kept{}); wrote {}\n", m.nodes_before,
+                           m.nodes_after, m.attempts, m.accepted, m.out_of_budget ? ", budget reached" : "", out);
+  std::cout << ir::print_graph(*m.graph);
+  return 0;
+}
+
 int check(const char* path) {
   std::ifstream in(path);
   if (!in) {
@@ -144,7 +223,21 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "demo") return demo();
     if (cmd == "ops") return list_ops();
+    if (cmd == "check" && argc == 3 && std::filesystem::is_directory(argv[2])) return replay(argv[2], "");
+    if (cmd == "check" && argc == 4) return replay(argv[2], argv[3]);
     if (cmd == "check" && argc == 3) return check(argv[2]);
+    if (cmd == "minimize" && (argc == 3 || argc == 4)) return minimize_repro(argv[2], argc == 4 ? argv[3] : "");
+    if (cmd == "run" && argc >= 3) {
+      std::string backend = "cpu", inputs;
+      for (int i = 3; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+        else if (a.rfind("--backend=", 0) == 0) backend = a.substr(10);
+        else if (inputs.empty() && a.rfind("--", 0) != 0) inputs = a;
+        else return usage();
+      }
+      return run(argv[2], inputs, backend);
+    }
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,157 @@
+// kiln/runtime/run_graph.cpp — run_graph on "cpu" (pipeline, codegen, Program) or the interpreter.
+#include "runtime/run_graph.h"
+
+#include "codegen_cpu/kernel_codegen.h"
+#include "frontend/error.h"
+#include "ir/graph_rebuild.h"
+#include "passes/pipeline.h"
+#include "runtime/interpreter.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+namespace kiln::rt {
+
+namespace {
+
+std::vector<Tensor> run_cpu(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  std::unique_ptr<ir::Graph> copy = specialize_graph(g, inputs);  // the pipeline edits in place
+  passes::PipelineOptions po;
+  for (const Tensor& t : inputs) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
+  static std::atomic<uint64_t> counter{0};
+  po.lower.name_prefix = fmt::format("run_graph_{}_k", counter.fetch_add(1));
+  passes::PipelineResult pr = passes::run_pipeline(*copy, po);
+  if (!pr.plan.params.empty()) internal_fail("run_graph: a specialized graph's plan reads size parameters");
+  cpu::CodegenResult code = cpu::compile_kernels(pr.plan.kernels());
+  std::vector<cpu::KernelFn> fns;
+  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
+  Program program(std::move(pr.plan), std::move(fns));
+  return program.run(inputs);
+}
+
+// Per dtype: (rtol, atol).
+std::pair<double, double> default_tolerance(ScalarType dt) {
+  switch (dt) {
+    case ScalarType::Double: return {1e-7, 1e-7};
+    case ScalarType::Half: return {1e-2, 1e-3};
+    case ScalarType::BFloat16: return {3e-2, 1e-2};
+    default: return {1e-4, 1e-5};
+  }
+}
+
+const char* status_name(RunResult::Status s) {
+  switch (s) {
+    case RunResult::Status::Ok: return "ok";
+    case RunResult::Status::UserError: return "user error";
+    case RunResult::Status::InternalError: return "internal error";
+  }
+  return "?";
+}
+
+std::string compare_tensor(const Tensor& a, const Tensor& b, const Tolerance& tol) {
+  if (a.dtype() != b.dtype())
+    return fmt::format("dtype {} vs {}", dtype_short_name(a.dtype()), dtype_short_name(b.dtype()));
+  if (a.sizes().vec() != b.sizes().vec()) return fmt::format("sizes {} vs {}", shape_str(a.sizes()), shape_str(b.sizes()));
+  const int64_t n = a.numel();
+  if (n == 0) return {};
+  if (!is_floating_point(a.dtype())) {
+    const Tensor ca = a.contiguous(), cb = b.contiguous();
+    const size_t es = a.element_size();
+    const auto* pa = static_cast<const uint8_t*>(ca.data_ptr());
+    const auto* pb = static_cast<const uint8_t*>(cb.data_ptr());
+    int64_t count = 0, first = -1;
+    for (int64_t i = 0; i < n; ++i)
+      if (std::memcmp(pa + i * es, pb + i * es, es) != 0) {
+        if (first < 0) first = i;
+        ++count;
+      }
+    if (count == 0) return {};
+    const Tensor fa = ca.reshape({-1}).to(kInt64), fb = cb.reshape({-1}).to(kInt64);
+    return fmt::format("{} of {} elements differ, first at index {} ({} vs {})", count, n, first,
+                       fa.to_vector<int64_t>()[first], fb.to_vector<int64_t>()[first]);
+  }
+  auto [rtol, atol] = default_tolerance(a.dtype());
+  if (tol.rtol >= 0) rtol = tol.rtol;
+  if (tol.atol >= 0) atol = tol.atol;
+  const std::vector<double> va = a.to(kDouble).contiguous().to_vector<double>();
+  const std::vector<double> vb = b.to(kDouble).contiguous().to_vector<double>();
+  int64_t count = 0, worst = -1;
+  double worst_diff = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = va[i], y = vb[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (x == y) continue;  // equal infinities
+    const double d = std::fabs(x - y);
+    if (!(d <= atol + rtol * std::fabs(y))) {
+      ++count;
+      const double key = std::isnan(d) ? INFINITY : d;
+      if (key > worst_diff) worst_diff = key, worst = i;
+    }
+  }
+  if (count == 0) return {};
+  return fmt::format("{} of {} elements differ, max abs diff {} at index {} ({} vs {})", count, n,
+                     std::fabs(va[worst] - vb[worst]), worst, va[worst], vb[worst]);
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> specialize_graph(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != g.inputs().size())
+    fail("run_graph", "the graph takes {} inputs, got {}", g.inputs().size(), inputs.size());
+  ir::RebuildSpec spec;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& ty = g.inputs()[i]->type();
+    if (inputs[i].dtype() != ty.dtype || inputs[i].dim() != ty.rank())
+      fail("run_graph", "input {} should be {}, got {}{}", i, ty.str(), dtype_short_name(inputs[i].dtype()),
+           shape_str(inputs[i].sizes()));
+    spec.input_types[i] = ir::TensorType(ty.dtype, ir::to_exprs(inputs[i].sizes().vec()), ty.device);
+  }
+  spec.keep_all_inputs = true;
+  return ir::rebuild_graph(g, spec).graph;
+}
+
+RunResult run_graph(const ir::Graph& g, const std::vector<Tensor>& inputs, std::string_view backend) {
+  const bool cpu = backend == "cpu";
+  if (!cpu && backend != "interpreter")
+    fail("run_graph", "unknown backend '{}'; expected \"cpu\" or \"interpreter\"", backend);
+  RunResult r;
+  try {
+    r.outputs = cpu ? run_cpu(g, inputs) : interpret(g, inputs);
+  } catch (const Error& e) {
+    r.status = RunResult::Status::UserError;
+    r.message = e.what();
+  } catch (const std::exception& e) {
+    r.status = RunResult::Status::InternalError;
+    r.message = e.what();
+  }
+  return r;
+}
+
+GraphRunner backend_runner(std::string backend) {
+  if (backend != "cpu" && backend != "interpreter")
+    fail("run_graph", "unknown backend '{}'; expected \"cpu\" or \"interpreter\"", backend);
+  return [backend](const ir::Graph& g, const std::vector<Tensor>& inputs) { return run_graph(g, inputs, backend); };
+}
+
+std::string compare_runs(const RunResult& a, const RunResult& b, const Tolerance& tol, int* first_diff_output) {
+  if (first_diff_output) *first_diff_output = -1;
+  if (!a.ok() || !b.ok()) {
+    if (a.status == b.status) return {};
+    return fmt::format("{} vs {}: {}", status_name(a.status), status_name(b.status), a.ok() ? b.message : a.message);
+  }
+  if (a.outputs.size() != b.outputs.size())
+    return fmt::format("{} outputs vs {}", a.outputs.size(), b.outputs.size());
+  for (size_t k = 0; k < a.outputs.size(); ++k) {
+    std::string d = compare_tensor(a.outputs[k], b.outputs[k], tol);
+    if (d.empty()) continue;
+    if (first_diff_output) *first_diff_output = static_cast<int>(k);
+    return fmt::format("output {}: {}", k, d);
+  }
+  return {};
+}
+
+}  // namespace kiln::rt
