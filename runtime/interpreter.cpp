@@ -10,7 +10,10 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace kiln::rt {
 
@@ -103,12 +106,21 @@ ir::AttrList concretize(const ir::AttrList& attrs, const Bindings& b) {
 }  // namespace
 
 namespace {
-// Replaced faults are leaked: a concurrent interpret() may still hold the old one.
+// Replaced faults are kept until exit, not freed: a concurrent interpret() may still hold the
+// old one. (Owned by a static list, so leak checkers see them as reachable.)
 std::atomic<const InterpretFault*> g_fault{nullptr};
+std::mutex g_faults_mu;
+std::vector<std::unique_ptr<InterpretFault>> g_faults;
 }  // namespace
 
 void set_interpret_fault_for_testing(InterpretFault fault) {
-  g_fault.store(fault ? new InterpretFault(std::move(fault)) : nullptr, std::memory_order_release);
+  const InterpretFault* p = nullptr;
+  if (fault) {
+    std::lock_guard<std::mutex> lock(g_faults_mu);
+    g_faults.push_back(std::make_unique<InterpretFault>(std::move(fault)));
+    p = g_faults.back().get();
+  }
+  g_fault.store(p, std::memory_order_release);
 }
 
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs) {
