@@ -12,7 +12,7 @@
 // through ORC under one mutex (LLJIT's default compiler shares a TargetMachine).
 #include "codegen_cpu/jit.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>

@@ -12,7 +12,7 @@
 #include "codegen_cpu/kernel_codegen.h"
 
 #include "codegen_cpu/llvm_scalar.h"
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>

@@ -6,7 +6,7 @@
 // and the three vector declarations are added to llvm.compiler.used.
 #include "codegen_cpu/llvm_math.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>

@@ -2,7 +2,7 @@
 // emit_compute dispatcher of the LLVM scalar emitter.
 //
 // Storage types: bool i8, f16 half, bf16 i16 (converted with integer operations, exactly as
-// frontend/half.h does, so that no backend bf16 instruction with denormal flushing is
+// base/half.h does, so that no backend bf16 instruction with denormal flushing is
 // involved), others natural. Compute types: bool i1, f16/bf16 float, others natural. A value
 // of dtype f16/bf16 is always kept exactly representable in that dtype: every instruction
 // producing f16/bf16 rounds its f32 result (round_to_dtype), so a fused chain of f16 ops
@@ -11,8 +11,8 @@
 #include "codegen_cpu/llvm_scalar.h"
 
 #include "codegen_cpu/llvm_math.h"
-#include "frontend/error.h"
-#include "frontend/half.h"
+#include "base/error.h"
+#include "base/half.h"
 #include "ir/op.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -136,7 +136,7 @@ llvm::Value* to_storage(ScalarEmitter& e, ScalarType t, llvm::Value* computed) {
   switch (t) {
     case ScalarType::Bool: return b.CreateZExt(computed, b.getInt8Ty());
     case ScalarType::Half: return b.CreateFPTrunc(computed, b.getHalfTy());  // IEEE round to nearest even
-    case ScalarType::BFloat16: {  // frontend/half.h float_to_bf16_bits
+    case ScalarType::BFloat16: {  // base/half.h float_to_bf16_bits
       llvm::Value* x = b.CreateBitCast(computed, b.getInt32Ty());
       llvm::Value* hi = b.CreateLShr(x, 16);
       llvm::Value* nan = b.CreateOr(hi, b.getInt32(0x40));

@@ -12,8 +12,8 @@
 // accuracy is documented in codegen_cpu/llvm_math.h.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/scalar.h"
+#include "base/dtype.h"
+#include "base/scalar.h"
 #include "ir/kernel.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -33,7 +33,7 @@ llvm::Type* storage_type(llvm::LLVMContext& c, ScalarType t);
 llvm::Type* compute_type(llvm::LLVMContext& c, ScalarType t);
 // storage -> compute
 llvm::Value* from_storage(ScalarEmitter& e, ScalarType t, llvm::Value* stored);
-// compute -> storage (f32->f16/bf16 round to nearest even, as frontend/half.h)
+// compute -> storage (f32->f16/bf16 round to nearest even, as base/half.h)
 llvm::Value* to_storage(ScalarEmitter& e, ScalarType t, llvm::Value* computed);
 // A constant in compute type.
 llvm::Value* emit_const(ScalarEmitter& e, ScalarType t, const Scalar& v);

@@ -13,7 +13,7 @@
 //  - shifts by a negative amount or by the bit width or more are defined (0, or -1 / 0 for
 //    right shifts of negative / non-negative values).
 #include "codegen_cpu/llvm_math.h"
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>

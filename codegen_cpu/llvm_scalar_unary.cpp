@@ -6,7 +6,7 @@
 // Transcendental functions go through emit_math (libm with libmvec variants, llvm_math.h);
 // sqrt, rsqrt = 1/sqrt, reciprocal, floor, ceil, trunc, round are exact IEEE operations.
 #include "codegen_cpu/llvm_math.h"
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>

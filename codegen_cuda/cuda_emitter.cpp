@@ -9,7 +9,7 @@
 #include "codegen_cuda/cuda_emitter.h"
 
 #include "codegen_cuda/cuda_scalar.h"
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

@@ -8,8 +8,8 @@
 // The semantics follow runtime/interp_*.cpp; the helpers they call are in cuda_prelude.cpp.
 #include "codegen_cuda/cuda_scalar.h"
 
-#include "frontend/error.h"
-#include "frontend/half.h"
+#include "base/error.h"
+#include "base/half.h"
 
 #include <fmt/format.h>
 

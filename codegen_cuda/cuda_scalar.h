@@ -8,8 +8,8 @@
 // those expressions call into (cuda_prelude.cpp). Pure string building: no CUDA headers.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/scalar.h"
+#include "base/dtype.h"
+#include "base/scalar.h"
 #include "ir/expr.h"
 #include "ir/kernel.h"
 #include "ir/op.h"

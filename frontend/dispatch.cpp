@@ -4,7 +4,7 @@
 // (run_composite_eager), whose prims dispatch one by one.
 #include "frontend/dispatch.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
 #include "passes/decompositions.h"

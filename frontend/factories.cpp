@@ -10,7 +10,7 @@
 #include "frontend/factories.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/symbolic.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"

@@ -3,15 +3,15 @@
 // In-tree code includes "frontend/kiln.h"; an installed kiln is included as <kiln/kiln.h>.
 #pragma once
 
-#include "frontend/device.h"
-#include "frontend/dtype.h"
-#include "frontend/error.h"
+#include "base/device.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
 #include "frontend/promotion.h"
 #include "frontend/random.h"
-#include "frontend/scalar.h"
+#include "base/scalar.h"
 #include "frontend/tensor.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"

@@ -6,7 +6,7 @@
 // and skips legacy 1-D empty tensors; matmul checks torch.matmul's 1-D/2-D/N-D cases and
 // dispatches the matmul composite (decomposed onto mm and bmm by passes/decompositions_linear.cpp).
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"

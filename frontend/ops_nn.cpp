@@ -10,7 +10,7 @@
 #include "frontend/ops_nn.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
 #include "frontend/factories.h"

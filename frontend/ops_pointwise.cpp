@@ -5,7 +5,7 @@
 // and dispatches one prim, so that prims always see equal dtypes and shapes. Scalars become
 // 0-dim `full` tensors of the computed dtype on the tensor operand's device, then expand.
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"

@@ -7,7 +7,7 @@
 // casts the input first; mean and var need a floating dtype and are composites (their
 // decompositions compute float16/bfloat16 in float32).
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
 #include "frontend/ops.h"

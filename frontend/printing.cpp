@@ -11,8 +11,8 @@
 // Elements are read straight through data pointer + strides, so printing depends on no other
 // op (and works on any view). A traced tensor has no data: it prints its IR type instead,
 // e.g. "tensor(<traced f32[2, 3]>)".
-#include "frontend/dtype.h"
-#include "frontend/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "frontend/tensor.h"
 #include "ir/graph.h"
 #include "ir/tensor_type.h"

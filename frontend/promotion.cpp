@@ -8,7 +8,7 @@
 // This is at::native::result_type (aten/src/ATen/native/TypeProperties.cpp) minus complex.
 #include "frontend/promotion.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <optional>
 

@@ -4,7 +4,7 @@
 // for reuse (KILN_ALLOCATOR=system, or an ASan build, goes straight to the system).
 #include "frontend/storage.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/allocator.h"
 
 namespace kiln {

@@ -3,7 +3,7 @@
 // Storage owns one 64-byte aligned allocation; several TensorImpls (views) may share it.
 #pragma once
 
-#include "frontend/device.h"
+#include "base/device.h"
 
 #include <atomic>
 #include <cstddef>

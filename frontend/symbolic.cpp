@@ -2,7 +2,7 @@
 #include "frontend/symbolic.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/views.h"
 #include "ir/graph.h"
 #include "ir/shape_env.h"

@@ -3,7 +3,7 @@
 #include "frontend/tensor.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"

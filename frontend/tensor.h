@@ -4,8 +4,8 @@
 // forward to the free functions of frontend/ops.h and frontend/views.h.
 #pragma once
 
-#include "frontend/int_array_ref.h"
-#include "frontend/scalar.h"
+#include "base/int_array_ref.h"
+#include "base/scalar.h"
 #include "frontend/tensor_impl.h"
 #include "frontend/tensor_options.h"
 

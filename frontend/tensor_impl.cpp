@@ -1,8 +1,8 @@
 // kiln/frontend/tensor_impl.cpp — TensorImpl construction and layout helpers.
 #include "frontend/tensor_impl.h"
 
-#include "frontend/error.h"
-#include "frontend/int_array_ref.h"
+#include "base/error.h"
+#include "base/int_array_ref.h"
 
 namespace kiln {
 

@@ -5,8 +5,8 @@
 // sizes are the value's static sizes.
 #pragma once
 
-#include "frontend/device.h"
-#include "frontend/dtype.h"
+#include "base/device.h"
+#include "base/dtype.h"
 #include "frontend/storage.h"
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 // tensor (shape and can_cast of the dtype, as PyTorch's TensorIterator does) and copy_ it in.
 // Metadata, data access, copy_/fill_/contiguous and printing live in tensor.cpp/printing.cpp.
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"

@@ -1,8 +1,8 @@
 // kiln/frontend/tensor_options.h — dtype and device for factories, as torch::TensorOptions.
 #pragma once
 
-#include "frontend/device.h"
-#include "frontend/dtype.h"
+#include "base/device.h"
+#include "base/dtype.h"
 
 #include <optional>
 

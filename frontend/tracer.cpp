@@ -2,7 +2,7 @@
 #include "frontend/tracer.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_env.h"
 
 namespace kiln {

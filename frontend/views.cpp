@@ -20,7 +20,7 @@
 #include "frontend/views.h"
 
 #include "frontend/dispatch.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/symbolic.h"
 #include "ir/expr.h"
 #include "ir/shape_env.h"

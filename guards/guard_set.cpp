@@ -1,7 +1,7 @@
 // kiln/guards/guard_set.cpp — building, checking, printing and hashing guard sets.
 #include "guards/guard_set.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tensor_impl.h"
 #include "ir/shape_env.h"
 

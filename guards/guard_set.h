@@ -13,7 +13,7 @@
 // first_failure() for the first failing guard with its expected and actual values.
 #pragma once
 
-#include "frontend/scalar.h"
+#include "base/scalar.h"
 #include "frontend/tensor.h"
 #include "ir/expr.h"
 #include "ir/expr_eval.h"

@@ -6,7 +6,7 @@
 // devices as cpu / cuda:N, expressions through Expr::str, and none for an absent optional.
 #include "ir/attr.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <cmath>
 

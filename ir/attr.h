@@ -4,9 +4,9 @@
 // the schema, so op code says attrs.get<int64_t>("dim") rather than an index.
 #pragma once
 
-#include "frontend/device.h"
-#include "frontend/dtype.h"
-#include "frontend/scalar.h"
+#include "base/device.h"
+#include "base/dtype.h"
+#include "base/scalar.h"
 #include "ir/expr.h"
 #include "ir/op.h"
 

@@ -13,7 +13,7 @@
 // (s0 + 1) % 3, which differs at s0 = INT64_MAX). test_ir_expr_fuzz.cpp checks both.
 #include "ir/expr.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <array>

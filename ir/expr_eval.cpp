@@ -1,7 +1,7 @@
 // kiln/ir/expr_eval.cpp — compiling and evaluating FastExpr stack programs.
 #include "ir/expr_eval.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 // bottom-up pass of local rewrites (each justified by the analysis) repeated to a fixpoint.
 #include "ir/expr_facts.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,7 +1,7 @@
 // kiln/ir/graph.cpp — node creation, use-list maintenance and erasure.
 #include "ir/graph.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns.h"
 #include "ir/text.h"
 

@@ -1,7 +1,7 @@
 // kiln/ir/graph_rebuild.cpp — rebuild_graph: liveness from the kept outputs, then one copy in order.
 #include "ir/graph_rebuild.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/verifier.h"
 
 #include <set>

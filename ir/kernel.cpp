@@ -1,7 +1,7 @@
 // kiln/ir/kernel.cpp — Kernel printing, loop-variable names and the kernel verifier.
 #include "ir/kernel.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

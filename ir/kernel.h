@@ -24,8 +24,8 @@
 // passes that build a Kernel; backends only print it.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/scalar.h"
+#include "base/dtype.h"
+#include "base/scalar.h"
 #include "ir/attr.h"
 #include "ir/expr.h"
 #include "ir/op.h"

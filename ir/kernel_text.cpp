@@ -8,7 +8,7 @@
 // kernel and reported at the kernel's header.
 #include "ir/kernel_text.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/text_attr.h"
 #include "ir/text_lexer.h"
 

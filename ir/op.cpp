@@ -1,7 +1,7 @@
 // kiln/ir/op.cpp — the op table built from ir/ops.def, with schemas parsed at start-up.
 #include "ir/op.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <array>
 #include <cctype>

@@ -1,7 +1,7 @@
 // kiln/ir/shape_env.cpp — symbols, hints and guards of one trace.
 #include "ir/shape_env.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 // validates an attribute list against the schema. Errors name the op: "[exp] ...".
 #include "ir/shape_fns.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
 #include <string>

@@ -5,7 +5,7 @@
 // optional dtype and eps filled in), so these functions check what a graph read from text
 // could still get wrong and give the output type. The frontend checks the same conditions
 // first with PyTorch's wording; the messages here keep that wording where it applies.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // outside `dim`); factories and random prims take their type from their attributes. Sizes
 // that must agree (cat's other dims, mm's inner dims) must be equal expressions: a graph
 // whose sizes cannot be shown equal is rejected rather than run on a guess.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
 #include <string>

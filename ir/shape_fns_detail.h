@@ -6,7 +6,7 @@
 // family words its errors the same way. Not part of the public API.
 #pragma once
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "ir/op.h"
 #include "ir/shape_env.h"

@@ -6,7 +6,7 @@
 // (FloatOnly, IntOnly, NoBool) are checked by infer_types() before these run, and BoolOut
 // ops get a bool result there; what remains here is each op's own rule (div's rounding
 // mode, where's condition, the target dtype of a cast).
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
 #include <string>

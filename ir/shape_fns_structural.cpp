@@ -5,7 +5,7 @@
 // else rather than guessing. Sizes may be symbolic: view sizes are computed with Expr
 // arithmetic (a slice has (end - start - 1)//step + 1 elements), and a bound is
 // rejected only when it is known to be violated (the difference folds to a constant).
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
 #include <algorithm>

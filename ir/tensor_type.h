@@ -4,8 +4,8 @@
 // backends, and eager tensors keep their own strides.
 #pragma once
 
-#include "frontend/device.h"
-#include "frontend/dtype.h"
+#include "base/device.h"
+#include "base/dtype.h"
 #include "ir/expr.h"
 
 #include <string>

@@ -1,7 +1,7 @@
 // kiln/ir/text_attr.cpp — attribute values, size lists and devices in the IR text formats.
 #include "ir/text_attr.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <charconv>
 #include <limits>

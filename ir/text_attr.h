@@ -6,7 +6,7 @@
 // devices identically, with the same line:col errors.
 #pragma once
 
-#include "frontend/device.h"
+#include "base/device.h"
 #include "ir/attr.h"
 #include "ir/expr.h"
 #include "ir/op.h"

@@ -11,7 +11,7 @@
 //   atom  := INT | SYMBOL | ('min' | 'max') '(' cmp ',' cmp ')' | '(' cmp ')'
 #pragma once
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/expr.h"
 
 #include <optional>

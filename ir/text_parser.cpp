@@ -6,7 +6,7 @@
 // Each node's declared output types are checked against ir::infer_types at the node's
 // position, and the finished graph goes through ir::verify with nodes located by line:col.
 // Values keep their textual names, so printing a parsed graph reproduces the text.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns.h"
 #include "ir/text.h"
 #include "ir/text_attr.h"

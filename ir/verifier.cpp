@@ -8,7 +8,7 @@
 // Messages name the node as the printer does: "[verify] node %3 = add(%1, %2): ...".
 #include "ir/verifier.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns.h"
 #include "ir/text.h"
 

@@ -6,7 +6,7 @@
 // would become extra graph inputs); constants come from factories, which record into the trace.
 #include "passes/decompose.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tracer.h"
 #include "passes/decompositions.h"
 

@@ -7,8 +7,8 @@
 // through DecompArgs and returns the op's single result. Not part of the public API.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "frontend/tensor.h"
 #include "ir/attr.h"
 #include "ir/op.h"

@@ -8,7 +8,7 @@
 // own row index; otherwise they are materialized first and the kernel is rebuilt.
 #include "passes/lower.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "passes/lower_index.h"
 
 #include <fmt/format.h>

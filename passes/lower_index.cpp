@@ -1,7 +1,7 @@
 // kiln/passes/lower_index.cpp — views, cat and pad as index remapping; small lowering tables.
 #include "passes/lower_index.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "passes/lower.h"
 
 #include <set>

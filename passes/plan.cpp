@@ -2,7 +2,7 @@
 #include "passes/lower.h"
 #include "passes/plan.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

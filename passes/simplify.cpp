@@ -2,7 +2,7 @@
 #include "passes/simplify.h"
 
 #include "frontend/factories.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interpreter.h"
 
 #include <map>

@@ -5,7 +5,7 @@
 // before pushing a block (and undoing it when over), so concurrent frees cannot overshoot it.
 #include "runtime/allocator.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/config.h"
 
 #include <array>

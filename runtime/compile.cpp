@@ -8,7 +8,7 @@
 #include "runtime/compile.h"
 
 #include "codegen_cpu/kernel_codegen.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "ir/shape_env.h"

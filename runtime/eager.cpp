@@ -2,7 +2,7 @@
 #include "runtime/eager.h"
 
 #include "codegen_cpu/kernel_codegen.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tensor_impl.h"
 #include "frontend/views.h"
 #include "passes/lower.h"

@@ -8,7 +8,7 @@
 // the caller falls back to the interpreter for them.
 #include "runtime/program.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tensor_impl.h"
 #include "runtime/thread_pool.h"
 

@@ -11,7 +11,7 @@
 //  - integer pow by repeated squaring, with PyTorch's answers for negative exponents;
 //  - maximum/minimum propagate NaN, fmax/fmin ignore it; comparisons with NaN are false
 //    except ne; shifts by a negative amount or by the bit width or more are defined.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/interp_math.h"
 

@@ -8,7 +8,7 @@
 // (i, offset) and key seed, so a backend reproduces them in any order. Outputs are CPU
 // tensors: the interpreter runs on the CPU whatever the `device` attribute names.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/random.h"
 #include "runtime/interp_kernels.h"
 

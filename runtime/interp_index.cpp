@@ -9,7 +9,7 @@
 // last write wins (scatter) and sums accumulate in that fixed order (scatter_add). A 0-dim
 // operand acts as a 1-element 1-D one, as PyTorch's ensure_nonempty_dim does.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/strided_loop.h"
 

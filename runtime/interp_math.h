@@ -7,8 +7,8 @@
 // that include this header; the loops here know nothing about ops.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "frontend/tensor.h"
 #include "runtime/strided_loop.h"
 

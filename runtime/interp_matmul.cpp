@@ -7,7 +7,7 @@
 // wrap around. A zero-size k gives zeros. Bool operands throw, naming the op and dtype the
 // way PyTorch's dispatch does: "[mm] \"addmm_impl_cpu_\" not implemented for 'Bool'".
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 
 #include <type_traits>

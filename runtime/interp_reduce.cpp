@@ -10,7 +10,7 @@
 // propagate NaN; argmax/argmin return the first extreme, a NaN counting as both the maximum
 // and the minimum (PyTorch returns the index of the first NaN).
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/strided_loop.h"
 

@@ -7,7 +7,7 @@
 // constant_pad's `pad` holds (before, after) pairs starting from the last dim; a negative
 // amount crops that side.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/strided_loop.h"
 

@@ -4,7 +4,7 @@
 // propagating from x and from either bound (PyTorch's clamp with tensor bounds) and hi winning
 // when lo > hi. convert_element_type, clone and copy_into all go through convert<To, From>()
 // (runtime/interp_math.h), which defines every conversion, NaN and out-of-range included.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/interp_math.h"
 

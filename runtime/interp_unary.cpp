@@ -6,7 +6,7 @@
 // are PyTorch's on the CPU: integers wrap around (abs and neg of the minimum value give it
 // back), rounding is half to even, sign(NaN) = 0, signbit sees -0.0, and the rounding ops
 // return integer inputs unchanged.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/interp_kernels.h"
 #include "runtime/interp_math.h"
 

@@ -8,7 +8,7 @@
 // contiguous memory first), and checks that every element it can reach lies among them.
 // Attributes arrive normalized and already checked by the shape functions; symbolic sizes
 // cannot reach the interpreter.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/views.h"
 #include "runtime/interp_kernels.h"
 

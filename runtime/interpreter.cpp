@@ -4,7 +4,7 @@
 // decomposition (passes/decompositions.h) on the eager tensors, as the eager op does.
 #include "runtime/interpreter.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "passes/decompositions.h"
 #include "runtime/interp_kernels.h"
 

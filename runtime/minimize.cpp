@@ -1,7 +1,7 @@
 // kiln/runtime/minimize.cpp — the greedy minimizer: candidates from graph rebuilds, kept when still failing.
 #include "runtime/minimize.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "ir/graph_rebuild.h"

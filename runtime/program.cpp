@@ -1,7 +1,7 @@
 // kiln/runtime/program.cpp — executes an ExecPlan step by step.
 #include "runtime/program.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/random.h"
 #include "frontend/tensor_impl.h"
 #include "runtime/interpreter.h"

@@ -1,9 +1,9 @@
 // kiln/runtime/repro.cpp — the tensor text format and the repro directory layout.
 #include "runtime/repro.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
-#include "frontend/half.h"
+#include "base/half.h"
 #include "ir/text.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // kiln/runtime/repro_hooks.cpp — repro writing and output verification for compile().
 #include "runtime/repro_hooks.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/config.h"
 #include "runtime/interpreter.h"
 #include "runtime/log.h"

@@ -2,7 +2,7 @@
 #include "runtime/run_graph.h"
 
 #include "codegen_cpu/kernel_codegen.h"
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/graph_rebuild.h"
 #include "passes/pipeline.h"
 #include "runtime/interpreter.h"

@@ -11,7 +11,7 @@
 // asleep when the process exits.
 #include "runtime/thread_pool.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "runtime/config.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 // verification and duplicate-symbol failures as kiln::InternalError, and accepts modules from
 // several threads at once.
 #include "codegen_cpu/jit.h"
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <gtest/gtest.h>
 #include <llvm/IR/IRBuilder.h>

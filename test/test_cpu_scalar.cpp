@@ -13,9 +13,9 @@
 // plus a sweep; the maximum per op and dtype is printed. Reductions run through a small loop.
 #include "codegen_cpu/jit.h"
 #include "codegen_cpu/llvm_scalar.h"
-#include "frontend/dtype.h"
-#include "frontend/error.h"
-#include "frontend/half.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/half.h"
 #include "ir/op.h"
 #include "ir/shape_fns.h"
 #include "runtime/interpreter.h"

@@ -7,7 +7,7 @@
 // the kernel's entry point. Nothing runs on a GPU here; without NVRTC the compile step skips.
 #include "test_cuda_kernels.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // Expected values are written by hand: integer wrap-around worked out modulo 2^n, division and
 // remainder for all four sign combinations, NaN and signed zeros, f16/bf16 ties. Exact results
 // are compared exactly (sign of zero included, NaN matches NaN only).
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

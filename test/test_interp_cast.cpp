@@ -4,7 +4,7 @@
 // out-of-range floats to integers, wrap-around between integers, round-to-nearest-even into
 // f16/bf16 checked on the bits), clone and copy_into through strided views, where and clamp.
 // Expected values are written by hand.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "runtime/interp_kernels.h"
 #include "test_support/check.h"

@@ -5,7 +5,7 @@
 // adds accumulate), integer wrap-around in scatter_add, every out-of-bounds error message,
 // and negative (cropping) pads.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

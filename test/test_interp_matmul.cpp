@@ -5,7 +5,7 @@
 // empty outputs, the accumulation types (float for f16/bf16/f32, double for f64, wrapping
 // integers) and the bool error.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

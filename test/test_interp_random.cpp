@@ -5,7 +5,7 @@
 // bit against their written definitions; the prims for reproducibility, range (including
 // the guard that keeps rounded f16/bf16 values below `high`) and loose statistics.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/random.h"
 #include "ir/attr.h"
 #include "test_support/check.h"

@@ -5,7 +5,7 @@
 // expanded (zero-stride) inputs, empty extents and their errors, NaN propagation, integer
 // wrap-around, argmax/argmin ties and NaN, and cumsum/cumprod.
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

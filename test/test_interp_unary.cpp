@@ -3,7 +3,7 @@
 // Expected values are written by hand (or are textbook constants, quoted to 16-17 digits);
 // exact results are compared exactly, sign of zero included, and NaN matches NaN only. The
 // transcendental functions are compared with a tolerance of a few ulp of the dtype.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

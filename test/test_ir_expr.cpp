@@ -1,6 +1,6 @@
 // kiln/test/test_ir_expr.cpp — hash-consed expressions: interning, simplification, evaluation,
 // printing, parsing, and a seeded fuzzer against a naive evaluator.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/expr.h"
 #include "ir/text.h"
 #include "test_support/check.h"

@@ -1,6 +1,6 @@
 // kiln/test/test_ir_expr_facts.cpp — facts about symbols: learning guards, bounds, decisions
 // and simplification under ranges and divisibility, on hand-computed cases.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/expr.h"
 #include "ir/expr_facts.h"
 #include "ir/text.h"

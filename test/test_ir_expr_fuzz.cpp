@@ -10,7 +10,7 @@
 // simplify() keeps the value, bound() contains it and decide() agrees whenever it answers, on
 // bindings that satisfy the facts. Seed 20261122 by default; KILN_FUZZ_SEED and KILN_FUZZ_ITERS
 // override the seed and the number of trees per property. Every failure names the seed.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/expr.h"
 #include "ir/expr_facts.h"
 #include "ir/text.h"

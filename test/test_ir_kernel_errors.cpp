@@ -4,7 +4,7 @@
 // Syntax errors point at the offending token; ir::verify_kernel's errors (scoping, stores to
 // inputs, schedule shape) come back through the parser located at the kernel's header and
 // naming the kernel.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/kernel.h"
 #include "ir/kernel_text.h"
 #include "test_support/check.h"

@@ -2,7 +2,7 @@
 // kernels built in C++ printed and parsed back field by field, and tolerant input.
 //
 // Parser errors with line:col and the verifier's errors are in test_ir_kernel_errors.cpp.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/kernel.h"
 #include "ir/kernel_text.h"
 

@@ -5,7 +5,7 @@
 // Each family gets sample arguments below (a switch with no default, so a new family fails to
 // compile until it has samples). Every op is run through infer_types and the interpreter, and
 // the interpreter's outputs must have exactly the inferred dtypes and sizes.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/op.h"
 #include "ir/shape_fns.h"
 #include "passes/decompositions.h"

@@ -3,7 +3,7 @@
 // Each test builds input TensorTypes (some with symbolic sizes), checks the attributes
 // against the schema as Graph::create does, and compares infer_types() with hand-derived
 // results; the error cases assert the exact messages.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/shape_fns.h"
 #include "test_support/check.h"
 

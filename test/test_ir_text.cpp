@@ -1,6 +1,6 @@
 // kiln/test/test_ir_text.cpp — the graph text format (corpus round trip, parser errors with
 // line:column), attribute printing and matching, and the verifier's error cases.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "ir/attr.h"
 #include "ir/graph.h"
 #include "ir/text.h"

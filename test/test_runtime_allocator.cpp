@@ -4,7 +4,7 @@
 // Counters are compared as differences, since tensors elsewhere in the process allocate too.
 #include "runtime/allocator.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "runtime/config.h"
 

@@ -3,7 +3,7 @@
 // Each test sets the thread count explicitly (rt::set_num_threads) and restores the default.
 #include "runtime/thread_pool.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <gtest/gtest.h>
 

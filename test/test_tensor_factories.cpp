@@ -4,7 +4,7 @@
 // PyTorch's length rule and its errors), linspace (both halves of PyTorch's formula, integral
 // truncation), eye, the *_like forms, the random factories against the draws that
 // frontend/random.h specifies for a (seed, offset) pair, and tensors from data.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "test_support/check.h"

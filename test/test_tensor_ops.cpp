@@ -6,7 +6,7 @@
 // scatter and index_select; mm/bmm/matmul in all of torch.matmul's cases; to/clone; equal and
 // allclose; in-place forms; and PyTorch's error messages. Every expected value was worked
 // out by hand from PyTorch's documented semantics.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"

@@ -6,7 +6,7 @@
 // dtype order. The result_type cases follow the documented rules of torch.result_type:
 // dimensioned tensors outrank 0-dim tensors, which outrank Python-like scalars, and a lower
 // group only counts when its category (bool < integral < floating) is higher.
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"

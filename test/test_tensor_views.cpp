@@ -7,7 +7,7 @@
 // steps, strides and offsets near INT64_MAX (overflow-checked, never wrapped into a wrong
 // answer); as_strided over the storage eagerly and over the input's elements when traced.
 // Expected strides were derived by hand from PyTorch's rules (computeStride, inferExpandGeometry).
-#include "frontend/error.h"
+#include "base/error.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "runtime/interpreter.h"

@@ -8,9 +8,9 @@
 // NaN exactly). sizes_of(t) is t's sizes as a vector.
 #pragma once
 
-#include "frontend/dtype.h"
-#include "frontend/error.h"
-#include "frontend/half.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/half.h"
 #include "frontend/tensor.h"
 #include "make.h"
 

@@ -6,8 +6,8 @@
 // involved; values<T>(t) reads any tensor back in row-major order (through its strides).
 #pragma once
 
-#include "frontend/error.h"
-#include "frontend/half.h"
+#include "base/error.h"
+#include "base/half.h"
 #include "frontend/tensor.h"
 
 #include <cstdint>

@@ -1,9 +1,9 @@
-// kiln/frontend/dtype.h — scalar types, their properties and PyTorch's promotion lattice.
+// kiln/base/dtype.h — scalar types, their properties and PyTorch's promotion lattice.
 //
 // A leaf vocabulary header shared by every layer (the IR's TensorType uses it too).
 #pragma once
 
-#include "frontend/half.h"
+#include "base/half.h"
 
 #include <cstddef>
 #include <cstdint>

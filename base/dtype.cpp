@@ -1,7 +1,7 @@
-// kiln/frontend/dtype.cpp — dtype names, sizes, the promotion lattice and the default dtype.
-#include "frontend/dtype.h"
+// kiln/base/dtype.cpp — dtype names, sizes, the promotion lattice and the default dtype.
+#include "base/dtype.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <atomic>
 #include <array>

@@ -1,10 +1,10 @@
-// kiln/frontend/scalar.h — a number that is not a tensor: bool, integer or floating.
+// kiln/base/scalar.h — a number that is not a tensor: bool, integer or floating.
 //
 // Scalars take part in type promotion as "wrapped numbers" (PyTorch's Python scalars): they
 // never raise the category of a tensor operand's dtype, only its kind (int -> float).
 #pragma once
 
-#include "frontend/dtype.h"
+#include "base/dtype.h"
 
 #include <cstdint>
 #include <string_view>

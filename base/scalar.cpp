@@ -1,9 +1,9 @@
-// kiln/frontend/scalar.cpp — printing scalars.
-#include "frontend/scalar.h"
+// kiln/base/scalar.cpp — printing scalars.
+#include "base/scalar.h"
 
 #include <fmt/format.h>
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-// kiln/frontend/half.h — 16-bit floating point storage types (IEEE binary16 and bfloat16).
+// kiln/base/half.h — 16-bit floating point storage types (IEEE binary16 and bfloat16).
 //
 // Both are stored as uint16_t and converted to and from float with round-to-nearest-even,
 // NaN preserved. Arithmetic happens in float (the interpreter computes f16/bf16 in f32).

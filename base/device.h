@@ -1,4 +1,4 @@
-// kiln/frontend/device.h — where a tensor lives: cpu or cuda:N.
+// kiln/base/device.h — where a tensor lives: cpu or cuda:N.
 #pragma once
 
 #include <cstdint>

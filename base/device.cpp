@@ -1,7 +1,7 @@
-// kiln/frontend/device.cpp — parsing and printing devices.
-#include "frontend/device.h"
+// kiln/base/device.cpp — parsing and printing devices.
+#include "base/device.h"
 
-#include "frontend/error.h"
+#include "base/error.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-// kiln/frontend/int_array_ref.h — a non-owning view of int64 values, like c10::IntArrayRef.
+// kiln/base/int_array_ref.h — a non-owning view of int64 values, like c10::IntArrayRef.
 //
 // Built from a braced list, a std::vector or a pointer and length; valid only while the
 // values it points at live (pass it down, never store it).

@@ -1,4 +1,4 @@
-// kiln/frontend/error.h — the exception types every layer throws.
+// kiln/base/error.h — the exception types every layer throws.
 //
 // User mistakes (bad shapes, dtypes, arguments) throw kiln::Error whose message starts with
 // the op in brackets: "[matmul] shapes [2, 3] and [4, 5] cannot be multiplied". Broken
