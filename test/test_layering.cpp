@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,8 +61,21 @@ const std::map<std::string, std::string>& known_exceptions() {
 
 fs::path source_root() { return fs::path(KILN_TEST_DATA_DIR).parent_path(); }
 
+// The folder of `#include "folder/file"` on this line, or "" (no std::regex: GCC 12 warns
+// falsely inside it under -O2 with the sanitizers).
+std::string included_folder(const std::string& line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '#') return "";
+  i = line.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos || line.compare(i, 7, "include") != 0) return "";
+  i = line.find_first_not_of(" \t", i + 7);
+  if (i == std::string::npos || line[i] != '"') return "";
+  const size_t slash = line.find('/', i + 1), quote = line.find('"', i + 1);
+  if (slash == std::string::npos || quote == std::string::npos || slash > quote) return "";
+  return line.substr(i + 1, slash - i - 1);
+}
+
 TEST(Layering, IncludesPointOneWay) {
-  const std::regex include_re(R"re(^\s*#\s*include\s*"([a-z_0-9]+)/[^"]+")re");
   std::set<std::string> seen_exceptions;
   int files = 0;
   for (const auto& [folder, allowed] : allowed_edges()) {
@@ -77,10 +89,8 @@ TEST(Layering, IncludesPointOneWay) {
       std::ifstream in(entry.path());
       std::string line;
       for (int no = 1; std::getline(in, line); ++no) {
-        std::smatch m;
-        if (!std::regex_search(line, m, include_re)) continue;
-        const std::string target = m[1];
-        if (target == folder || !allowed_edges().count(target) || allowed.count(target)) continue;
+        const std::string target = included_folder(line);
+        if (target.empty() || target == folder || !allowed_edges().count(target) || allowed.count(target)) continue;
         const std::string edge = rel + " -> " + target;
         if (known_exceptions().count(edge)) {
           seen_exceptions.insert(edge);
