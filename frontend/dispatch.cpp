@@ -1,19 +1,21 @@
 // kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
 //
-// Eagerly, a prim runs in the runtime and a composite op runs its decomposition
-// (run_composite_eager), whose prims dispatch one by one.
+// Eagerly, a prim runs on the executor the runtime installs (runtime/eager.cpp), a composite
+// op runs its decomposition (run_composite_eager), whose ops dispatch one by one, and a
+// custom op runs its eager implementation.
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
-#include "passes/decompositions.h"
-#include "runtime/eager.h"
-#include "runtime/interpreter.h"
+#include "frontend/custom_op.h"
+#include "frontend/decompositions.h"
 
 namespace kiln {
 
 namespace {
+
+EagerExecutor g_eager_executor = nullptr;
 
 ir::TensorType type_of(const Tensor& t) {
   return ir::TensorType(t.dtype(), ir::to_exprs(t.impl()->sizes()), t.device());
@@ -50,13 +52,18 @@ std::vector<Tensor> dispatch(OpCall call) {
     if (!out.device.is_cpu())
       fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
            out.device.str());
-  if (ir::op_info(call.op).level != ir::OpLevel::Prim) return run_composite_eager(call);
-  return rt::eager_execute(call.op, call.inputs, call.attrs);
+  const ir::OpInfo& info = ir::op_info(call.op);
+  if (info.family == ir::OpFamily::Custom) return run_custom_op(call.op, call.inputs, call.attrs);
+  if (info.level != ir::OpLevel::Prim) return run_composite_eager(call);
+  if (!g_eager_executor) internal_fail("{}: no eager executor is installed (the runtime installs it at load)", name);
+  return g_eager_executor(call.op, call.inputs, call.attrs);
 }
 
 std::vector<Tensor> run_composite_eager(const OpCall& call) {
-  return passes::run_decomposition(call.op, call.inputs, call.attrs);
+  return run_decomposition(call.op, call.inputs, call.attrs);
 }
+
+void install_eager_executor(EagerExecutor fn) { g_eager_executor = fn; }
 
 Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs) {
   std::vector<Tensor> out = dispatch(OpCall{op, std::move(inputs), ir::AttrList(std::move(attrs))});

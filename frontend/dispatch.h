@@ -2,8 +2,8 @@
 //
 // An OpCall names a prim, its tensor inputs (schema order) and its attributes. dispatch()
 // records a node when any input is traced (frontend/tracer.h); otherwise it runs the op
-// eagerly through the runtime (for now the reference interpreter, one node at a time), and a
-// composite op through its decomposition.
+// eagerly: a prim on the executor the runtime installs, a composite op through its
+// decomposition, a custom op through its eager implementation.
 #pragma once
 
 #include "frontend/tensor.h"
@@ -22,8 +22,14 @@ struct OpCall {
 
 std::vector<Tensor> dispatch(OpCall call);
 // The eager path of a composite (non-prim) op on eager, already validated inputs: runs its
-// decomposition (passes/decompositions.h), each prim of which dispatches as usual.
+// decomposition (frontend/decompositions.h), each prim of which dispatches as usual.
 std::vector<Tensor> run_composite_eager(const OpCall& call);
+// How a prim runs eagerly on cpu tensors (validated, shapes inferred). The runtime installs
+// its compiled-kernel executor when the library loads (runtime/eager.cpp), so the frontend
+// reaches execution without including the runtime.
+using EagerExecutor = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
+void install_eager_executor(EagerExecutor fn);
+
 // For ops with exactly one output.
 Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs = {});
 

@@ -2,6 +2,9 @@
 #include "ir/op.h"
 
 #include "base/error.h"
+#include "ir/custom_ops.h"
+
+#include <fmt/format.h>
 
 #include <array>
 #include <cctype>
@@ -32,78 +35,176 @@ constexpr Row kRows[] = {
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == kNumOps);
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+// Schema parsing: a cursor over the text that reports errors with their column.
+class SchemaParser {
+ public:
+  explicit SchemaParser(std::string_view text) : t_(text) {}
 
-ArgType parse_arg_type(std::string_view t, std::string_view schema) {
-  static const std::pair<std::string_view, ArgType> kTypes[] = {
-      {"Tensor", ArgType::Tensor}, {"Tensor[]", ArgType::TensorList}, {"int", ArgType::Int},
-      {"int?", ArgType::OptInt},   {"int[]", ArgType::IntList},       {"float", ArgType::Float},
-      {"bool", ArgType::Bool},     {"str", ArgType::Str},             {"str?", ArgType::OptStr},
-      {"ScalarType", ArgType::ScalarType}, {"Scalar", ArgType::Scalar}, {"SymInt", ArgType::SymInt},
-      {"SymInt[]", ArgType::SymIntList},   {"Device", ArgType::Device},
-  };
-  for (auto& [name, type] : kTypes)
-    if (name == t) return type;
-  internal_fail("schema '{}': unknown argument type '{}'", schema, t);
-}
-
-// Parses "name(Type a, Type b) -> Tensor" or "-> (Tensor, Tensor)".
-OpSchema parse_schema(std::string_view text) {
-  OpSchema s;
-  size_t lp = text.find('('), rp = text.find(')'), arrow = text.find("->");
-  if (lp == std::string_view::npos || rp == std::string_view::npos || arrow == std::string_view::npos || rp < lp)
-    internal_fail("malformed schema '{}'", text);
-  s.name = std::string(trim(text.substr(0, lp)));
-  std::string_view args = text.substr(lp + 1, rp - lp - 1);
-  while (!trim(args).empty()) {
-    size_t comma = args.find(',');
-    std::string_view a = trim(args.substr(0, comma));
-    size_t sp = a.rfind(' ');
-    if (sp == std::string_view::npos) internal_fail("schema '{}': argument '{}' lacks a name", text, a);
-    std::string_view type_text = trim(a.substr(0, sp));
-    const bool optional_tensor = type_text == "Tensor?";
-    if (optional_tensor) type_text = "Tensor";
-    SchemaArg arg{std::string(trim(a.substr(sp + 1))), parse_arg_type(type_text, text), optional_tensor};
-    if (arg.is_tensor()) {
-      if (!s.attr_args.empty()) internal_fail("schema '{}': tensor arguments must come first", text);
-      if (!arg.optional && !s.tensor_args.empty() && s.tensor_args.back().optional)
-        internal_fail("schema '{}': a required tensor argument follows a Tensor?", text);
-      s.tensor_args.push_back(arg);
-    } else {
-      s.attr_args.push_back(arg);
+  OpSchema parse() {
+    OpSchema s;
+    skip_ws();
+    s.name = qualified_name();
+    expect('(');
+    skip_ws();
+    if (!at(')')) {
+      for (;;) {
+        arg(s);
+        skip_ws();
+        if (at(')')) break;
+        expect(',');
+      }
     }
-    if (comma == std::string_view::npos) break;
-    args.remove_prefix(comma + 1);
+    expect(')');
+    skip_ws();
+    if (t_.substr(pos_, 2) != "->") error("expected '->' before the result");
+    pos_ += 2;
+    skip_ws();
+    if (at('(')) {
+      ++pos_;
+      s.num_outputs = 0;
+      for (;;) {
+        skip_ws();
+        result_type();
+        ++s.num_outputs;
+        skip_ws();
+        if (at(')')) break;
+        expect(',');
+      }
+      ++pos_;
+    } else {
+      result_type();
+      s.num_outputs = 1;
+    }
+    skip_ws();
+    if (pos_ != t_.size()) error("unexpected text after the result");
+    for (const SchemaArg& a : s.tensor_args)
+      if (a.type == ArgType::TensorList && s.tensor_args.size() != 1) error("a Tensor[] must be the only tensor argument");
+    return s;
   }
-  std::string_view ret = trim(text.substr(arrow + 2));
-  if (ret == "Tensor") {
-    s.num_outputs = 1;
-  } else if (ret.size() > 2 && ret.front() == '(' && ret.back() == ')') {
-    s.num_outputs = 1;
-    for (char c : ret)
-      if (c == ',') ++s.num_outputs;
-  } else {
-    internal_fail("schema '{}': unsupported return '{}'", text, ret);
+
+ private:
+  [[noreturn]] void error(std::string_view what) const {
+    fail("schema", "{} at column {} of '{}'", what, pos_ + 1, t_);
   }
-  for (const SchemaArg& a : s.tensor_args)
-    if (a.type == ArgType::TensorList && s.tensor_args.size() != 1)
-      internal_fail("schema '{}': a Tensor[] must be the only tensor argument", text);
-  return s;
-}
+  bool at(char c) const { return pos_ < t_.size() && t_[pos_] == c; }
+  void skip_ws() {
+    while (pos_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[pos_]))) ++pos_;
+  }
+  void expect(char c) {
+    skip_ws();
+    if (!at(c)) error(fmt::format("expected '{}'", c));
+    ++pos_;
+  }
+  std::string_view ident() {
+    const size_t b = pos_;
+    if (pos_ < t_.size() && (std::isalpha(static_cast<unsigned char>(t_[pos_])) || t_[pos_] == '_')) {
+      while (pos_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[pos_])) || t_[pos_] == '_')) ++pos_;
+    }
+    if (pos_ == b) error("expected a name");
+    return t_.substr(b, pos_ - b);
+  }
+  // name or namespace::name
+  std::string qualified_name() {
+    std::string n(ident());
+    if (t_.substr(pos_, 2) == "::") {
+      pos_ += 2;
+      n += "::";
+      n += ident();
+    }
+    return n;
+  }
+  // A type: a name followed by "?" and/or "[]".
+  std::string type_text() {
+    std::string ty(ident());
+    if (at('[')) {
+      ++pos_;
+      if (!at(']')) error("expected ']'");
+      ++pos_;
+      ty += "[]";
+    }
+    if (at('?')) {
+      ++pos_;
+      ty += "?";
+    }
+    return ty;
+  }
+  void result_type() {
+    const size_t b = pos_;
+    if (type_text() != "Tensor") {
+      pos_ = b;
+      error("results must be Tensor");
+    }
+  }
+  void arg(OpSchema& s) {
+    skip_ws();
+    const size_t type_col = pos_;
+    std::string ty = type_text();
+    const bool optional_tensor = ty == "Tensor?";
+    if (optional_tensor) ty = "Tensor";
+    static const std::pair<std::string_view, ArgType> kTypes[] = {
+        {"Tensor", ArgType::Tensor}, {"Tensor[]", ArgType::TensorList}, {"int", ArgType::Int},
+        {"int?", ArgType::OptInt},   {"int[]", ArgType::IntList},       {"float", ArgType::Float},
+        {"bool", ArgType::Bool},     {"str", ArgType::Str},             {"str?", ArgType::OptStr},
+        {"ScalarType", ArgType::ScalarType}, {"Scalar", ArgType::Scalar}, {"SymInt", ArgType::SymInt},
+        {"SymInt[]", ArgType::SymIntList},   {"Device", ArgType::Device},
+    };
+    std::optional<ArgType> type;
+    for (auto& [name, t] : kTypes)
+      if (name == ty) type = t;
+    if (!type) {
+      pos_ = type_col;
+      error(fmt::format("unknown argument type '{}' (expected Tensor, Tensor?, Tensor[], int, int?, int[], float, "
+                        "bool, str, str?, ScalarType, Scalar, SymInt, SymInt[] or Device)",
+                        ty));
+    }
+    skip_ws();
+    const size_t name_col = pos_;
+    SchemaArg a{std::string(ident()), *type, optional_tensor};
+    for (const auto& list : {s.tensor_args, s.attr_args})
+      for (const SchemaArg& o : list)
+        if (o.name == a.name) {
+          pos_ = name_col;
+          error(fmt::format("argument '{}' appears twice", a.name));
+        }
+    if (a.is_tensor()) {
+      if (!s.attr_args.empty()) {
+        pos_ = type_col;
+        error("tensor arguments must come before the other arguments");
+      }
+      if (!a.optional && !s.tensor_args.empty() && s.tensor_args.back().optional) {
+        pos_ = type_col;
+        error("a required tensor argument follows a Tensor?");
+      }
+      s.tensor_args.push_back(std::move(a));
+    } else {
+      s.attr_args.push_back(std::move(a));
+    }
+  }
+
+  std::string_view t_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+OpSchema parse_schema(std::string_view text) { return SchemaParser(text).parse(); }
+
+namespace {
 
 struct Table {
   std::array<OpInfo, kNumOps> infos;
   std::unordered_map<std::string_view, OpKind> by_name;
   Table() {
-    std::array<uint16_t, 13> family_counts{};
+    std::array<uint16_t, 14> family_counts{};
     for (size_t i = 0; i < kNumOps; ++i) {
       const Row& r = kRows[i];
       if (static_cast<size_t>(r.kind) != i) internal_fail("ops.def row {} out of order", r.name);
-      OpSchema schema = parse_schema(r.schema);
+      OpSchema schema;
+      try {
+        schema = parse_schema(r.schema);
+      } catch (const Error& e) {
+        internal_fail("ops.def row {}: {}", r.name, e.what());
+      }
       if (schema.name != r.name) internal_fail("ops.def row {}: schema names '{}'", r.name, schema.name);
       uint16_t fi = family_counts[static_cast<size_t>(r.family)]++;
       infos[i] = OpInfo{r.kind, r.name, r.family, r.level, r.traits, r.schema, std::move(schema), fi};
@@ -152,15 +253,16 @@ std::string_view arg_type_name(ArgType t) {
 }
 
 const OpInfo& op_info(OpKind k) {
-  size_t i = static_cast<size_t>(k);
-  if (i >= kNumOps) internal_fail("bad OpKind {}", i);
-  return table().infos[i];
+  const size_t i = static_cast<size_t>(k);
+  if (i < kNumOps) return table().infos[i];
+  if (const OpInfo* info = custom_op_info(k)) return *info;
+  internal_fail("bad OpKind {}", i);
 }
 
 std::optional<OpKind> op_from_name(std::string_view name) {
   auto it = table().by_name.find(name);
-  if (it == table().by_name.end()) return std::nullopt;
-  return it->second;
+  if (it != table().by_name.end()) return it->second;
+  return custom_op_from_name(name);
 }
 
 std::string_view family_name(OpFamily f) {
@@ -178,6 +280,7 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Random: return "random";
     case OpFamily::Matmul: return "matmul";
     case OpFamily::Composite: return "composite";
+    case OpFamily::Custom: return "custom";
   }
   return "?";
 }

@@ -17,7 +17,9 @@ enum class OpKind : uint16_t {
 #include "ir/ops.def"
 };
 
-enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Composite };
+// Custom: an op defined at run time from a schema string (ir/custom_ops.h); its kind is
+// kNumOps or above.
+enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Composite, Custom };
 enum class OpLevel : uint8_t { Composite, Core, Prim };
 
 // Per-family enums, in ops.def order.
@@ -145,9 +147,16 @@ inline constexpr int kNumOps = 0
 #include "ir/ops.def"
     ;
 
+// The info of a built-in op or of a registered custom op (ir/custom_ops.h).
 const OpInfo& op_info(OpKind k);
 inline std::string_view op_name(OpKind k) { return op_info(k).name; }
+// A built-in op's kind, or a custom op's by its qualified name ("mylib::softclip").
 std::optional<OpKind> op_from_name(std::string_view name);
+inline bool is_custom(OpKind k) { return static_cast<int>(k) >= kNumOps; }
+
+// Parses a schema string: "name(Tensor a, float t) -> Tensor". A malformed one throws
+// kiln::Error "[schema] ... at column N" (columns from 1).
+OpSchema parse_schema(std::string_view text);
 std::string_view family_name(OpFamily f);
 std::string_view level_name(OpLevel l);
 

@@ -9,6 +9,8 @@
 // validates an attribute list against the schema. Errors name the op: "[exp] ...".
 #include "ir/shape_fns.h"
 
+#include "ir/custom_ops.h"
+
 #include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
@@ -99,8 +101,20 @@ TensorType infer_one(OpKind op, const OpInfo& info, const std::vector<TensorType
     case OpFamily::Random: return infer_random(op, in, attrs);
     case OpFamily::Matmul: return infer_matmul(op, in, attrs);
     case OpFamily::Composite: return infer_composite(op, in, attrs);
+    case OpFamily::Custom: break;  // infer_custom
   }
   internal_fail("infer_types: op {} has an unknown family", info.name);
+}
+
+// A custom op's author-given shape function (or: each output like the first input).
+std::vector<TensorType> infer_custom(OpKind op, const OpInfo& info, const std::vector<TensorType>& in,
+                                     const AttrList& attrs) {
+  const CustomShapeFn& fn = custom_shape_fn(op);
+  if (!fn) return std::vector<TensorType>(static_cast<size_t>(info.schema.num_outputs), in.at(0));
+  std::vector<TensorType> out = fn(in, attrs);
+  if (out.size() != static_cast<size_t>(info.schema.num_outputs))
+    fail(info.name, "the shape function returned {} types for {} results", out.size(), info.schema.num_outputs);
+  return out;
 }
 
 }  // namespace
@@ -112,6 +126,7 @@ std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& in
     check_dtype_traits(info, t);
     for (const Expr& s : t.sizes) check_size_nonneg(op, s, "sizes");
   }
+  if (info.family == OpFamily::Custom) return infer_custom(op, info, inputs, attrs);
   TensorType out = infer_one(op, info, inputs, attrs);
   if (info.has(traits::BoolOut)) out.dtype = ScalarType::Bool;
   return {std::move(out)};

@@ -21,4 +21,14 @@ std::string TensorType::str() const {
   return out;
 }
 
+std::vector<Expr> contiguous_strides(const std::vector<Expr>& sizes) {
+  std::vector<Expr> st(sizes.size());
+  Expr acc = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = acc;
+    acc = acc * sizes[i];
+  }
+  return st;
+}
+
 }  // namespace kiln::ir

@@ -31,4 +31,7 @@ struct TensorType {
   bool operator!=(const TensorType& o) const { return !(*this == o); }
 };
 
+// Contiguous (row-major) strides for sizes.
+std::vector<Expr> contiguous_strides(const std::vector<Expr>& sizes);
+
 }  // namespace kiln::ir

@@ -27,16 +27,13 @@ using ir::Node;
 using ir::OpFamily;
 using ir::OpKind;
 using ir::Value;
+using ir::BufferRole;
+using ir::ExecPlan;
+using ir::PlanBuffer;
+using ir::PlanStep;
+using ir::StepKind;
+using ir::contiguous_strides;
 
-std::vector<Expr> contiguous_strides(const std::vector<Expr>& sizes) {
-  std::vector<Expr> st(sizes.size());
-  Expr acc = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    st[i] = acc;
-    acc = acc * sizes[i];
-  }
-  return st;
-}
 
 namespace {
 
@@ -55,7 +52,8 @@ bool is_inlinable(const Node* n) {
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
-    case OpFamily::Composite:  // decomposed before lowering
+    case OpFamily::Composite:  // decomposed before lowering, or an extern lowering
+    case OpFamily::Custom:
       return false;
   }
   return false;
@@ -485,7 +483,8 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
-    case OpFamily::Composite: break;
+    case OpFamily::Composite:
+    case OpFamily::Custom: break;
   }
   internal_fail("lower: {} reached eval without a buffer", n->info().name);
 }
@@ -770,6 +769,10 @@ ExecPlan Lowerer::run() {
     }
     PlanStep st;
     st.kind = n->info().has(ir::traits::Extern) ? StepKind::Extern : StepKind::Fallback;
+    if (opts_.extern_lowering) st.lowering = opts_.extern_lowering(*n);
+    if (!st.lowering.empty()) st.kind = StepKind::Extern;
+    else if (st.kind == StepKind::Fallback) st.lowering = "interpreter";
+    else st.lowering = n->info().family == OpFamily::Matmul ? "blas" : "custom op";
     st.op = n->op();
     st.attrs = n->attrs();
     for (const Value* in : n->inputs())
@@ -778,37 +781,17 @@ ExecPlan Lowerer::run() {
     plan_.steps.push_back(std::move(st));
   }
   for (const Value* o : g_.outputs()) plan_.outputs.push_back({materialize(o, BufferRole::Output)});
-  plan_memory(plan_);
-  // Parameters: every symbol a kernel, a buffer's size or strides, a slot or the attributes
-  // of an extern/fallback step (a random op's symbolic size) reads at run time.
-  std::set<std::string> params;
-  auto add = [&](const Expr& e) {
-    std::vector<std::string> syms;
-    e.collect_symbols(syms);
-    params.insert(syms.begin(), syms.end());
-  };
-  for (const PlanStep& st : plan_.steps) {
-    if (st.kind == StepKind::Kernel) {
-      params.insert(st.kernel.params.begin(), st.kernel.params.end());
-      continue;
-    }
-    for (const ir::AttrValue& a : st.attrs.values()) {
-      if (const auto* e = std::get_if<Expr>(&a)) add(*e);
-      if (const auto* list = std::get_if<std::vector<Expr>>(&a))
-        for (const Expr& e : *list) add(e);
-    }
-  }
-  for (const PlanBuffer& b : plan_.buffers) {
-    for (const Expr& e : b.type.sizes) add(e);
-    for (const Expr& e : b.strides) add(e);
-  }
-  for (const MemorySlot& m : plan_.slots) add(m.bytes);
-  plan_.params.assign(params.begin(), params.end());
   return std::move(plan_);
 }
 
 }  // namespace
 
-ExecPlan lower(const ir::Graph& g, const LowerOptions& opts) { return Lowerer(g, opts).run(); }
+ExecPlan build_kernels(const ir::Graph& g, const LowerOptions& opts) { return Lowerer(g, opts).run(); }
+
+ExecPlan lower(const ir::Graph& g, const LowerOptions& opts) {
+  ExecPlan plan = build_kernels(g, opts);
+  plan_memory(plan);
+  return plan;
+}
 
 }  // namespace kiln::passes

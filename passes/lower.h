@@ -15,8 +15,9 @@
 #pragma once
 
 #include "ir/graph.h"
-#include "passes/plan.h"
+#include "ir/exec_plan.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,15 +37,19 @@ struct LowerOptions {
   // the generated code depends on stays symbolic, so the plan is correct for all values.
   // A choice that depends on a symbol without a hint takes the plain path (no split).
   std::map<std::string, int64_t> hints;
+  // Ops a registered lowering runs as an extern call (runtime/extend.h): the lowering's
+  // name for such a node, "" otherwise. Their inputs are materialized; nothing fuses across.
+  std::function<std::string(const ir::Node&)> extern_lowering;
 };
 
-ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});
+// Fusion and kernel building: the plan's buffers and steps (no memory slots yet).
+ir::ExecPlan build_kernels(const ir::Graph& g, const LowerOptions& opts = {});
+// build_kernels then plan_memory.
+ir::ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});
 
 // Memory planning: assigns Temp buffers to reusable slots by lifetime (a slot is reused once
-// its previous buffer is dead and it is large enough). Called by lower(); exposed for tests.
-void plan_memory(ExecPlan& plan);
-
-// Contiguous (row-major) strides for sizes.
-std::vector<ir::Expr> contiguous_strides(const std::vector<ir::Expr>& sizes);
+// its previous buffer is dead and it is large enough), then lists in plan.params every
+// symbol the plan reads at run time.
+void plan_memory(ir::ExecPlan& plan);
 
 }  // namespace kiln::passes

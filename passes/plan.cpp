@@ -1,45 +1,23 @@
-// kiln/passes/plan.cpp — ExecPlan printing and memory planning (slot reuse by lifetime).
+// kiln/passes/plan.cpp — memory planning: temporaries share slots by lifetime.
 #include "passes/lower.h"
-#include "passes/plan.h"
 
 #include "base/error.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <set>
+#include <string>
 
 namespace kiln::passes {
 
+using ir::BufferRole;
+using ir::ExecPlan;
+using ir::PlanBuffer;
+using ir::PlanStep;
+using ir::StepKind;
+using ir::MemorySlot;
+using ir::Expr;
+
 namespace {
-
-std::string_view role_name(BufferRole r) {
-  switch (r) {
-    case BufferRole::Input: return "input";
-    case BufferRole::Temp: return "temp";
-    case BufferRole::Output: return "output";
-    case BufferRole::View: return "view";
-  }
-  return "?";
-}
-
-std::string buffer_list(const std::vector<int>& ids, size_t from, size_t to) {
-  std::string s;
-  for (size_t i = from; i < to; ++i) s += fmt::format("{}b{}", i > from ? ", " : "", ids[i]);
-  return s;
-}
-
-// Steps write their last buffer (kernels: their output arguments).
-std::vector<int> written_by(const PlanStep& st) {
-  std::vector<int> w;
-  if (st.kind == StepKind::Kernel) {
-    for (size_t i = 0; i < st.kernel.args.size(); ++i)
-      if (st.kernel.args[i].output) w.push_back(st.buffers[i]);
-  } else {
-    const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
-    for (size_t i = st.buffers.size() - n_out; i < st.buffers.size(); ++i) w.push_back(st.buffers[i]);
-  }
-  return w;
-}
 
 // How deeply max() nests in a slot size (each symbolic buffer a slot takes adds one).
 int max_nesting(const ir::Expr& e) {
@@ -52,57 +30,11 @@ constexpr int kMaxSlotTerms = 8;
 
 }  // namespace
 
-std::string PlanStep::describe() const {
-  switch (kind) {
-    case StepKind::Kernel: {
-      std::vector<int> ins, outs;
-      for (size_t i = 0; i < kernel.args.size(); ++i) (kernel.args[i].output ? outs : ins).push_back(buffers[i]);
-      return fmt::format("kernel {}({} -> {})", kernel.name, buffer_list(ins, 0, ins.size()),
-                         buffer_list(outs, 0, outs.size()));
-    }
-    case StepKind::Extern:
-    case StepKind::Fallback: {
-      const size_t n_out = static_cast<size_t>(ir::op_info(op).schema.num_outputs);
-      return fmt::format("{} {}({} -> {})", kind == StepKind::Extern ? "extern" : "fallback", ir::op_name(op),
-                         buffer_list(buffers, 0, buffers.size() - n_out),
-                         buffer_list(buffers, buffers.size() - n_out, buffers.size()));
-    }
-  }
-  return "";
-}
-
-std::vector<const ir::Kernel*> ExecPlan::kernels() const {
-  std::vector<const ir::Kernel*> ks;
-  for (const PlanStep& st : steps)
-    if (st.kind == StepKind::Kernel) ks.push_back(&st.kernel);
-  return ks;
-}
-
-std::string ExecPlan::str() const {
-  std::string out;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const PlanBuffer& b = buffers[i];
-    out += fmt::format("b{}: {} {}", i, role_name(b.role), b.type.str());
-    if (b.role == BufferRole::Input) out += fmt::format(" = arg{} strides {}", b.input_index, ir::str(b.strides));
-    if (b.role == BufferRole::Temp && b.slot >= 0) out += fmt::format(" in slot{}", b.slot);
-    if (b.role == BufferRole::View) out += fmt::format(" = view of b{} strides {}", b.base, ir::str(b.strides));
-    out += "\n";
-  }
-  for (size_t i = 0; i < slots.size(); ++i) out += fmt::format("slot{}: {} bytes\n", i, slots[i].bytes.str());
-  for (const PlanStep& st : steps) out += st.describe() + "\n";
-  std::string outs;
-  for (size_t i = 0; i < outputs.size(); ++i) outs += fmt::format("{}b{}", i ? ", " : "", outputs[i].buffer);
-  out += "return " + outs + "\n";
-  for (const PlanStep& st : steps)
-    if (st.kind == StepKind::Kernel) out += "\n" + st.kernel.str();
-  return out;
-}
-
 void plan_memory(ExecPlan& plan) {
   const size_t nb = plan.buffers.size();
   std::vector<int> def(nb, -1), last(nb, -1);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    for (int b : written_by(plan.steps[s]))
+    for (int b : plan.steps[s].written())
       if (def[b] < 0) def[b] = static_cast<int>(s);
     for (int b : plan.steps[s].buffers) last[b] = static_cast<int>(s);
   }
@@ -119,7 +51,7 @@ void plan_memory(ExecPlan& plan) {
   // the sizes are symbolic (their relative size is unknown until then), so a slot is always
   // as large as every buffer it holds, for every value of the symbols.
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    for (int b : written_by(plan.steps[s])) {
+    for (int b : plan.steps[s].written()) {
       PlanBuffer& buf = plan.buffers[b];
       if (buf.role != BufferRole::Temp || def[b] != static_cast<int>(s) || buf.slot >= 0) continue;
       const ir::Expr bytes = buf.type.numel() * ir::Expr(static_cast<int64_t>(element_size(buf.type.dtype)));
@@ -143,6 +75,31 @@ void plan_memory(ExecPlan& plan) {
       state[chosen].free_after = std::max(last[b], static_cast<int>(s));
     }
   }
+  // Parameters: every symbol a kernel, a buffer's size or strides, a slot or the attributes
+  // of an extern/fallback step (a random op's symbolic size) reads at run time.
+  std::set<std::string> params;
+  auto add = [&](const Expr& e) {
+    std::vector<std::string> syms;
+    e.collect_symbols(syms);
+    params.insert(syms.begin(), syms.end());
+  };
+  for (const PlanStep& st : plan.steps) {
+    if (st.kind == StepKind::Kernel) {
+      params.insert(st.kernel.params.begin(), st.kernel.params.end());
+      continue;
+    }
+    for (const ir::AttrValue& a : st.attrs.values()) {
+      if (const auto* e = std::get_if<Expr>(&a)) add(*e);
+      if (const auto* list = std::get_if<std::vector<Expr>>(&a))
+        for (const Expr& e : *list) add(e);
+    }
+  }
+  for (const PlanBuffer& b : plan.buffers) {
+    for (const Expr& e : b.type.sizes) add(e);
+    for (const Expr& e : b.strides) add(e);
+  }
+  for (const MemorySlot& m : plan.slots) add(m.bytes);
+  plan.params.assign(params.begin(), params.end());
 }
 
 }  // namespace kiln::passes

@@ -1,9 +1,7 @@
 // kiln/passes/simplify.cpp — DCE, CSE, constant folding and algebraic identities.
 #include "passes/simplify.h"
 
-#include "frontend/factories.h"
 #include "base/error.h"
-#include "runtime/interpreter.h"
 
 #include <map>
 #include <set>
@@ -72,7 +70,7 @@ bool elementwise(const Node* n) {
 
 }  // namespace
 
-bool fold_constants(ir::Graph& g) {
+bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval) {
   bool changed = false;
   for (Node* n : g.nodes()) {
     if (n->inputs().empty() || n->outputs().size() != 1) continue;
@@ -84,16 +82,12 @@ bool fold_constants(ir::Graph& g) {
       changed = true;
       continue;
     }
-    if (!elementwise(n)) continue;
-    std::vector<Tensor> args;
-    for (const Value* in : n->inputs()) args.push_back(kiln::full({}, full_value(in), in->type().dtype));
-    std::vector<Tensor> r;
-    try {
-      r = rt::interpret_op(n->op(), args, n->attrs());
-    } catch (const Error&) {
-      continue;  // e.g. integer division by zero: leave it for run time to report
-    }
-    replace_by_full(g, n, r.at(0).item());
+    if (!elementwise(n) || !eval) continue;
+    std::vector<Scalar> args;
+    for (const Value* in : n->inputs()) args.push_back(full_value(in));
+    const std::optional<Scalar> r = eval(*n, args);
+    if (!r) continue;  // e.g. integer division by zero: left for run time to report
+    replace_by_full(g, n, *r);
     changed = true;
   }
   if (changed) dce(g);

@@ -5,8 +5,9 @@
 // - cse: merges nodes with the same op, inputs and attributes (random ops included: equal
 //   seed and offset draw equal values).
 // - fold_constants: an elementwise prim whose inputs are all `full` constants becomes one
-//   `full` (computed by the reference interpreter, so folding matches execution bit for
-//   bit); views of a `full` become a `full` of the view's shape.
+//   `full` of the value `eval` computes (the compile driver passes the reference
+//   interpreter's, so folding matches execution bit for bit); views of a `full` become a
+//   `full` of the view's shape. Without an evaluator only views fold.
 // - simplify_algebra: identities that are exact in IEEE arithmetic: x*1, x/1, x-0 for
 //   integers and x+0 for integers (not floats: -0.0 + 0 is +0.0), neg(neg(x)), clone(x),
 //   casts to the same dtype, reshape/expand to the same shape, identity permutes. A rewrite
@@ -14,13 +15,21 @@
 // Each returns whether it changed the graph.
 #pragma once
 
+#include "base/scalar.h"
 #include "ir/graph.h"
+
+#include <functional>
+#include <optional>
+#include <vector>
 
 namespace kiln::passes {
 
 bool dce(ir::Graph& g);
 bool cse(ir::Graph& g);
-bool fold_constants(ir::Graph& g);
+// The value of elementwise node n on inputs of these values (in its input dtypes), or nullopt
+// when evaluating fails (integer division by zero).
+using ConstantEvaluator = std::function<std::optional<Scalar>(const ir::Node& n, const std::vector<Scalar>& inputs)>;
+bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval);
 bool simplify_algebra(ir::Graph& g);
 
 }  // namespace kiln::passes

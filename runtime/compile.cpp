@@ -7,15 +7,13 @@
 // entry. Past cache_size_limit the function runs eagerly and warns once.
 #include "runtime/compile.h"
 
-#include "codegen_cpu/kernel_codegen.h"
 #include "base/error.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
-#include "passes/lower.h"
-#include "passes/pipeline.h"
-#include "runtime/interpreter.h"
+#include "runtime/backend.h"
+#include "runtime/driver.h"
 #include "runtime/log.h"
 #include "runtime/program.h"
 #include "runtime/repro_hooks.h"
@@ -36,15 +34,6 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-enum class Backend { Cpu, Interpreter, Eager };
-
-Backend parse_backend(const std::string& name) {
-  if (name.empty() || name == "cpu") return Backend::Cpu;
-  if (name == "interpreter") return Backend::Interpreter;
-  if (name == "eager") return Backend::Eager;
-  fail("compile", "unknown backend '{}'; expected \"cpu\", \"interpreter\" or \"eager\"", name);
 }
 
 std::vector<Tensor> tensors_of(const std::vector<ArgValue>& args) {
@@ -95,12 +84,10 @@ struct Entry {
   std::vector<std::vector<int64_t>> sizes;    // their sizes (per argument; empty for scalars)
   guards::GuardSet guards;
   std::vector<Tensor> lifted;                // captured tensors, passed after the user's
-  std::unique_ptr<rt::Program> program;      // cpu backend
-  std::shared_ptr<ir::Graph> graph;          // interpreter backend (decomposed graph)
+  std::unique_ptr<rt::Executable> exe;       // what the backend made of the graph
   int64_t kernels = 0;
-  // Inspection (explain / debug dumps).
-  passes::PipelineResult pipeline;
-  cpu::CodegenResult code;
+  // Inspection (explain / debug dumps): the stages, their timings and texts.
+  rt::Compilation comp;
   double trace_ms = 0;
   std::string guards_text;
   std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
@@ -125,14 +112,12 @@ struct Entry {
 
 class CompiledState {
  public:
-  explicit CompiledState(CompileOptions o) : opts(std::move(o)), backend(parse_backend(opts.backend)) {
+  explicit CompiledState(CompileOptions o) : opts(std::move(o)), backend(rt::find_backend(opts.backend)) {
     if (opts.cache_size_limit < 0) fail("compile", "cache_size_limit must be >= 0, got {}", opts.cache_size_limit);
   }
 
   std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
-  void build_backend(Entry& e, TracedProgram& tp, const passes::PipelineOptions& po,
-                     const std::map<std::string, rt::ParamSource>& sources, bool want_code);
-  const char* backend_name() const { return backend == Backend::Interpreter ? "interpreter" : "cpu"; }
+  const std::string& backend_name() const { return backend->name(); }
   // Under Dynamic::Auto: the dims whose size differs from an entry traced with otherwise equal
   // arguments become dynamic for this and later compiles; returns their names.
   std::vector<std::string> note_changed_sizes(const std::vector<ArgValue>& args);
@@ -143,7 +128,7 @@ class CompiledState {
   std::vector<Tensor> run(const Entry& e, const std::vector<ArgValue>& args) const;
 
   CompileOptions opts;
-  Backend backend;
+  std::shared_ptr<const rt::Backend> backend;
   mutable std::shared_mutex entries_mu;
   std::vector<std::shared_ptr<const Entry>> entries;
   std::mutex compile_mu;
@@ -180,38 +165,6 @@ bool CompiledState::is_dynamic(const std::vector<ArgValue>& args, size_t arg, si
     case Dynamic::Auto: return auto_dynamic.count({arg, dim}) != 0;
   }
   return false;
-}
-
-// Runs the pass pipeline on the traced graph and compiles it for the backend.
-void CompiledState::build_backend(Entry& e, TracedProgram& tp, const passes::PipelineOptions& po,
-                                  const std::map<std::string, rt::ParamSource>& sources, bool want_code) {
-  e.pipeline = passes::run_pipeline(*tp.graph, po);
-  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e.pipeline.decomposed_text);
-  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e.pipeline.plan.str());
-
-  if (backend == Backend::Interpreter) {
-    e.graph = tp.graph;
-  } else {
-    std::vector<const ir::Kernel*> ks = e.pipeline.plan.kernels();
-    cpu::CodegenOptions co;
-    co.want_ir = want_code;
-    co.want_asm = want_code;
-    e.code = cpu::compile_kernels(ks, co);
-    std::vector<cpu::KernelFn> fns;
-    for (const cpu::CompiledKernel& k : e.code.kernels) fns.push_back(k.fn);
-    e.kernels = static_cast<int64_t>(fns.size());
-    passes::ExecPlan plan = e.pipeline.plan;
-    std::vector<rt::ParamSource> params;
-    for (const std::string& p : plan.params) {
-      auto it = sources.find(p);
-      if (it == sources.end()) internal_fail("compile: plan parameter {} is not an input size", p);
-      params.push_back(it->second);
-    }
-    e.program = std::make_unique<rt::Program>(std::move(plan), std::move(fns), std::move(params));
-    KILN_LOG_IF(rt::LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
-                opts.name, e.kernels, e.code.build_ms + e.code.optimize_ms + e.code.codegen_ms, e.code.build_ms,
-                e.code.optimize_ms, e.code.codegen_ms);
-  }
 }
 
 std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
@@ -282,27 +235,24 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
 
   if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp.graph));
   const bool dump = rt::debug_dir_enabled();
-  passes::PipelineOptions po;
-  po.keep_text = inspect || dump || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
+  rt::DriverOptions dopts;
+  dopts.name = opts.name;
+  dopts.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
+  dopts.want_code = inspect;
+  if (dump) dopts.dump_dir = rt::debug_dump_dir(opts.name);
+  dopts.params = sources;
+  dopts.hints = env.hints();  // for performance choices only (e.g. splitting a big reduction)
+  dopts.example_inputs = tensors_of(args);
+  dopts.example_inputs.insert(dopts.example_inputs.end(), tp.lifted.begin(), tp.lifted.end());
   // Kernels read the inputs with the strides they have now (the guards pin them); inputs with
   // symbolic sizes are contiguous (guarded), so their strides follow from the sizes.
-  {
-    size_t k = 0;
-    for (const Tensor& t : tensors_of(args)) {
-      const ir::TensorType& ty = types[k++];
-      po.lower.input_strides.push_back(ir::all_const(ty.sizes) ? ir::to_exprs(t.strides().vec())
-                                                               : passes::contiguous_strides(ty.sizes));
-    }
+  for (size_t k = 0; k < dopts.example_inputs.size(); ++k) {
+    const Tensor& t = dopts.example_inputs[k];
+    const bool symbolic = k < types.size() && !ir::all_const(types[k].sizes);
+    dopts.input_strides.push_back(symbolic ? ir::contiguous_strides(types[k].sizes) : ir::to_exprs(t.strides().vec()));
   }
-  for (const Tensor& t : tp.lifted) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
-  po.lower.hints = env.hints();  // for performance choices only (e.g. splitting a big reduction)
-  static std::atomic<uint64_t> compilation_counter{0};
-  std::string stem = opts.name;
-  for (char& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  po.lower.name_prefix = fmt::format("{}_{}_k", stem, compilation_counter.fetch_add(1));
   try {
-    build_backend(*e, tp, po, sources, inspect || dump);
+    e->comp = rt::compile_graph(tp.graph, *backend, std::move(dopts));
   } catch (const Error&) {
     throw;  // the user's mistake: nothing to reproduce
   } catch (const std::exception& err) {
@@ -314,6 +264,13 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     if (dir.empty()) throw;
     rethrow_with_repro(err, opts.name, dir);
   }
+  if (!e->comp.status.ok())
+    fail("compile", "function '{}': {}{}", opts.name, e->comp.status.error,
+         e->comp.status.log.empty() ? "" : "\n" + e->comp.status.log);
+  e->exe = std::move(e->comp.status.exe);
+  e->kernels = e->exe->kernels();
+  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->comp.text("010_decomposed.kir"));
+  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->comp.text("030_kernels.kk"));
   // Guards last: decomposition may decide (and so guard) more about the symbols.
   e->guards = guards::GuardSet::from_args(args, names, &sym);
   e->guards_text = e->guards.str();
@@ -324,25 +281,14 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   }
   compiles.fetch_add(1);
   if (rt::log_enabled(rt::LogChannel::Perf)) {
-    double passes_ms = 0;
-    for (const passes::PassRecord& p : e->pipeline.passes) passes_ms += p.ms;
-    rt::log(rt::LogChannel::Perf,
-            fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}, passes {:.2f}, LLVM build {:.2f}, optimize {:.2f}, "
-                        "machine code {:.2f}), {} kernels",
-                        opts.name, ms_since(t0), e->trace_ms, passes_ms, e->code.build_ms, e->code.optimize_ms,
-                        e->code.codegen_ms, e->kernels));
+    std::string parts;
+    for (const rt::StageRecord& st : e->comp.stages)
+      if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
+    rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels", opts.name,
+                                              ms_since(t0), e->trace_ms, parts, e->kernels));
   }
   KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
-  if (dump) {
-    const std::string dir = rt::debug_dump_dir(opts.name);
-    rt::debug_dump(dir, "000_traced.kir", e->pipeline.traced_text);
-    rt::debug_dump(dir, "010_decomposed.kir", e->pipeline.decomposed_text);
-    rt::debug_dump(dir, "020_fused.kir", e->pipeline.optimized_text);
-    rt::debug_dump(dir, "030_kernels.kk", e->pipeline.plan.str());
-    rt::debug_dump(dir, "kernels.ll", e->code.llvm_ir);
-    rt::debug_dump(dir, "kernels.s", e->code.assembly);
-    rt::debug_dump(dir, "guards.txt", e->guards_text);
-  }
+  if (dump) rt::debug_dump(e->comp.opts.dump_dir, "guards.txt", e->guards_text);
   return e;
 }
 
@@ -354,7 +300,7 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
   inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());
   std::vector<Tensor> outs;
   try {
-    outs = e.program ? e.program->run(inputs) : rt::interpret(*e.graph, inputs);
+    outs = e.exe->run(inputs);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& err) {
@@ -364,7 +310,7 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
     if (dir.empty()) throw;
     rethrow_with_repro(err, opts.name, dir);
   }
-  if (e.traced && e.program && rt::config().verify) rt::verify_outputs(opts.name, *e.traced, inputs, outs);
+  if (e.traced && backend_name() != "interpreter" && rt::config().verify) rt::verify_outputs(opts.name, *e.traced, inputs, outs);
   if (e.writebacks.empty()) return outs;
   for (const auto& [arg, out] : e.writebacks) inputs[arg].copy_(outs.at(out));
   outs.resize(e.num_outputs);
@@ -376,7 +322,7 @@ std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
 }
 
 std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
-  if (s.backend == Backend::Eager) return fn(args);
+  if (!s.backend->traces()) return fn(args);
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
@@ -436,30 +382,30 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
 }
 
 std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
-  if (s.backend == Backend::Eager) return fmt::format("compiled function '{}': backend \"eager\" (nothing compiled)\n", s.opts.name);
+  if (!s.backend->traces())
+    return fmt::format("compiled function '{}': backend \"{}\" (nothing compiled)\n", s.opts.name, s.backend_name());
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/true);
   const double total = ms_since(t0);
   s.traces.fetch_sub(1);  // explain does not count as a call
   s.compiles.fetch_sub(1);
-  std::string out = fmt::format("=== compiled function '{}' ({}) ===\n", s.opts.name, signature_str(args));
+  std::string out = fmt::format("=== compiled function '{}' ({}) ===\nbackend \"{}\", decomposed to level {}\n",
+                                s.opts.name, signature_str(args), s.backend_name(), ir::level_name(s.backend->level()));
   out += "\n--- symbols ---\n" + (e->symbols_text.empty() ? std::string("(none: static shapes)\n") : e->symbols_text);
   out += "\n--- guards ---\n" + e->guards_text;
-  out += "\n--- traced graph ---\n" + e->pipeline.traced_text;
-  out += "\n--- decomposed graph ---\n" + e->pipeline.decomposed_text;
-  out += "\n--- optimized graph ---\n" + e->pipeline.optimized_text;
-  out += fmt::format("\n--- plan: {} kernels ---\n", e->pipeline.plan.kernels().size()) + e->pipeline.plan.str();
-  if (s.backend == Backend::Cpu) {
-    out += "\n--- LLVM IR (optimized) ---\n" + e->code.llvm_ir;
-    out += "\n--- assembly ---\n" + e->code.assembly;
+  const rt::Compilation& c = e->comp;
+  out += "\n--- traced graph ---\n" + c.text("000_traced.kir");
+  out += "\n--- decomposed graph ---\n" + c.text("010_decomposed.kir");
+  out += "\n--- optimized graph ---\n" + c.text("020_fused.kir");
+  if (c.has_plan) out += fmt::format("\n--- plan: {} kernels ---\n", c.plan.kernels().size()) + c.text("030_kernels.kk");
+  if (!c.text("kernels.ll").empty()) {
+    out += "\n--- LLVM IR (optimized) ---\n" + c.text("kernels.ll");
+    out += "\n--- assembly ---\n" + c.text("kernels.s");
   }
   out += "\n--- timings ---\n";
   out += fmt::format("trace {:.3f} ms\n", e->trace_ms);
-  for (const passes::PassRecord& p : e->pipeline.passes)
-    out += fmt::format("pass {:<17} {:.3f} ms{}\n", p.name, p.ms, p.changed ? "" : " (no change)");
-  if (s.backend == Backend::Cpu)
-    out += fmt::format("codegen: build IR {:.3f} ms, optimize {:.3f} ms, machine code {:.3f} ms\n", e->code.build_ms,
-                       e->code.optimize_ms, e->code.codegen_ms);
+  for (const rt::StageRecord& p : c.stages)
+    out += fmt::format("stage {:<17} {:.3f} ms{}\n", p.name, p.ms, p.changed ? "" : " (no change)");
   out += fmt::format("total {:.3f} ms\n", total);
   return out;
 }

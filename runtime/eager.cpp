@@ -1,11 +1,12 @@
 // kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
 #include "runtime/eager.h"
 
-#include "codegen_cpu/kernel_codegen.h"
 #include "base/error.h"
+#include "frontend/dispatch.h"
 #include "frontend/tensor_impl.h"
 #include "frontend/views.h"
-#include "passes/lower.h"
+#include "runtime/backend.h"
+#include "runtime/driver.h"
 #include "runtime/interpreter.h"
 #include "runtime/program.h"
 
@@ -84,10 +85,10 @@ struct KeyHash {
   }
 };
 
-// nullptr program: this key runs on the interpreter (its shape function could not be
+// nullptr exe: this key runs on the interpreter (its shape function could not be
 // specialized symbolically).
 struct Entry {
-  std::unique_ptr<Program> program;
+  std::unique_ptr<Executable> exe;
 };
 
 struct Cache {
@@ -120,7 +121,8 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Factory:
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
-    case ir::OpFamily::Composite: return false;
+    case ir::OpFamily::Composite:
+    case ir::OpFamily::Custom: return false;
   }
   if (inputs.empty()) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
@@ -132,45 +134,50 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
 std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
   const size_t rank = key.rank;
+  // Sizes s0.. of input 0 (all inputs have the same rank and, for these ops, broadcast-free
+  // equal sizes); strides t<i>_<d> of inputs that are not contiguous. Each symbol's source is
+  // recorded as it is made.
+  DriverOptions opts;
   std::vector<ir::Expr> sizes;
-  for (size_t d = 0; d < rank; ++d) sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
-  ir::Graph g;
+  for (size_t d = 0; d < rank; ++d) {
+    sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
+    opts.params.emplace(sizes.back().symbol_name(), ParamSource{0, static_cast<int>(d), false});
+  }
+  auto g = std::make_shared<ir::Graph>();
   std::vector<ir::Value*> ins;
-  passes::LowerOptions lo;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ins.push_back(g.add_input(ir::TensorType(inputs[i].dtype(), sizes), fmt::format("in{}", i)));
+    ins.push_back(g->add_input(ir::TensorType(inputs[i].dtype(), sizes), fmt::format("in{}", i)));
     const Layout l = static_cast<Layout>(key.inputs[i] & 3);
     std::vector<ir::Expr> st;
     if (l == Contiguous) {
-      st = passes::contiguous_strides(sizes);
+      st = ir::contiguous_strides(sizes);
     } else {
-      for (size_t d = 0; d < rank; ++d)
-        st.push_back(l == InnerUnit && d + 1 == rank ? ir::Expr(1) : ir::Expr::symbol(fmt::format("t{}_{}", i, d)));
+      for (size_t d = 0; d < rank; ++d) {
+        if (l == InnerUnit && d + 1 == rank) {
+          st.emplace_back(1);
+          continue;
+        }
+        st.push_back(ir::Expr::symbol(fmt::format("t{}_{}", i, d)));
+        opts.params.emplace(st.back().symbol_name(), ParamSource{static_cast<int>(i), static_cast<int>(d), true});
+      }
     }
-    lo.input_strides.push_back(std::move(st));
+    opts.input_strides.push_back(std::move(st));
   }
   try {
-    ir::Node* n = g.create(key.op, ins, key.attrs);
-    for (ir::Value* o : n->outputs()) g.add_output(o);
+    ir::Node* n = g->create(key.op, ins, key.attrs);
+    for (ir::Value* o : n->outputs()) g->add_output(o);
   } catch (const Error&) {
     return e;  // the shape function needs concrete sizes: interpret
   }
-  static std::atomic<uint64_t> counter{0};
-  lo.name_prefix = fmt::format("eager_{}_{}_k", ir::op_name(key.op), counter.fetch_add(1));
-  passes::ExecPlan plan = passes::lower(g, lo);
-  std::vector<ParamSource> sources;
-  for (const std::string& p : plan.params) {
-    int i = 0, d = 0;
-    if (std::sscanf(p.c_str(), "t%d_%d", &i, &d) == 2) sources.push_back({i, d, true});
-    else if (std::sscanf(p.c_str(), "s%d", &d) == 1) sources.push_back({0, d, false});
-    else internal_fail("eager: unexpected kernel parameter {}", p);
-  }
-  cpu::CodegenResult code = cpu::compile_kernels(plan.kernels());
-  std::vector<cpu::KernelFn> fns;
-  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
-  e->program = std::make_unique<Program>(std::move(plan), std::move(fns), std::move(sources));
+  opts.name = fmt::format("eager_{}", ir::op_name(key.op));
+  Compilation c = compile_graph(std::move(g), *find_backend("cpu"), std::move(opts));
+  if (!c.status.ok()) internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
+  e->exe = std::move(c.status.exe);
   return e;
 }
+
+// The frontend reaches eager execution through this hook (frontend/dispatch.h).
+const bool installed = (install_eager_executor(&eager_execute), true);
 
 }  // namespace
 
@@ -209,15 +216,15 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     std::shared_ptr<const Entry> fresh = build(key, inputs);
     std::unique_lock lock(c.mu);
     auto [it, inserted] = c.map.emplace(key, fresh);
-    if (inserted && fresh->program) c.built.fetch_add(1);
+    if (inserted && fresh->exe) c.built.fetch_add(1);
     e = it->second;
   }
-  if (!e->program) {
+  if (!e->exe) {
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   }
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-  return e->program->run(inputs);
+  return e->exe->run(inputs);
 }
 
 EagerStats eager_stats() {

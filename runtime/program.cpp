@@ -14,8 +14,8 @@ namespace kiln::rt {
 
 namespace {
 
-using passes::BufferRole;
-using passes::StepKind;
+using ir::BufferRole;
+using ir::StepKind;
 
 Tensor tensor_on(const Storage& s, ScalarType dt, std::vector<int64_t> sizes) {
   std::vector<int64_t> strides = contiguous_strides(sizes);
@@ -49,13 +49,17 @@ int64_t grain_for(int64_t work) { return std::max<int64_t>(1, (int64_t{1} << 14)
 
 }  // namespace
 
-Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params)
-    : plan_(std::move(plan)), kernel_fns_(std::move(kernel_fns)), param_sources_(std::move(params)) {
+Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params,
+                 std::vector<ExternKernelFn> extern_fns)
+    : plan_(std::move(plan)), kernel_fns_(std::move(kernel_fns)), param_sources_(std::move(params)),
+      extern_fns_(std::move(extern_fns)) {
+  if (!extern_fns_.empty() && extern_fns_.size() != plan_.steps.size())
+    internal_fail("Program: {} extern functions for {} steps", extern_fns_.size(), plan_.steps.size());
   static_ = plan_.params.empty();
   if (param_sources_.size() != plan_.params.size())
     internal_fail("Program: {} parameter sources for {} plan parameters", param_sources_.size(), plan_.params.size());
   size_t kernel_index = 0;
-  for (const passes::PlanStep& st : plan_.steps) {
+  for (const ir::PlanStep& st : plan_.steps) {
     StepInfo info;
     if (st.kind == StepKind::Kernel) {
       info.fn = kernel_fns_.at(kernel_index++);
@@ -84,7 +88,7 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
   }
   if (kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
-  for (const passes::PlanBuffer& b : plan_.buffers) {
+  for (const ir::PlanBuffer& b : plan_.buffers) {
     std::vector<ir::FastExpr> vs;
     if (b.role == BufferRole::View)
       for (const ir::Expr& e : b.strides) vs.emplace_back(e, plan_.params);
@@ -97,7 +101,7 @@ Program::Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, s
     for (const ir::Expr& e : b.type.sizes) sz.emplace_back(e, plan_.params);
     buffer_size_exprs_.push_back(std::move(sz));
   }
-  for (const passes::MemorySlot& s : plan_.slots) {
+  for (const ir::MemorySlot& s : plan_.slots) {
     if (static_) slot_bytes_.push_back(s.bytes.as_const());
     else slot_byte_exprs_.emplace_back(s.bytes, plan_.params);
   }
@@ -129,7 +133,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   auto ensure_plain = [&](int b) -> const Tensor& {
     Tensor& t = bufs[static_cast<size_t>(b)];
     if (t.defined()) return t;
-    const passes::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+    const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
     switch (pb.role) {
       case BufferRole::Input: t = inputs.at(static_cast<size_t>(pb.input_index)); break;
       case BufferRole::View: break;  // below (a view's base is never a view)
@@ -148,7 +152,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     return t;
   };
   auto ensure = [&](int b) -> const Tensor& {
-    const passes::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+    const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
     Tensor& t = bufs[static_cast<size_t>(b)];
     if (pb.role != BufferRole::View || t.defined()) return ensure_plain(b);
     const Tensor& base = ensure_plain(pb.base);
@@ -162,7 +166,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   std::vector<void*> args;
   std::vector<int64_t> kparams;
   for (size_t si = 0; si < plan_.steps.size(); ++si) {
-    const passes::PlanStep& st = plan_.steps[si];
+    const ir::PlanStep& st = plan_.steps[si];
     const StepInfo& info = steps_[si];
     switch (st.kind) {
       case StepKind::Kernel: {
@@ -207,6 +211,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
         }
         const ir::AttrList& attrs = info.sym_attrs.empty() ? st.attrs : concrete;
+        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op
+          std::vector<Tensor> outs;
+          for (size_t i = st.buffers.size() - n_out; i < st.buffers.size(); ++i) outs.push_back(ensure(st.buffers[i]));
+          extern_fns_[si](ins, attrs, outs);
+          break;
+        }
         if (ir::op_info(st.op).family == ir::OpFamily::Random) {
           // A random op draws fresh values on every call, from the default generator, exactly
           // as the eager op would at this point of the program (a traced (seed, offset) would
@@ -231,7 +241,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   }
   std::vector<Tensor> outs;
   outs.reserve(plan_.outputs.size());
-  for (const passes::PlanOutput& o : plan_.outputs) outs.push_back(ensure(o.buffer));
+  for (const ir::PlanOutput& o : plan_.outputs) outs.push_back(ensure(o.buffer));
   return outs;
 }
 

@@ -9,8 +9,9 @@
 
 #include "codegen_cpu/jit.h"
 #include "frontend/tensor.h"
-#include "passes/plan.h"
+#include "ir/exec_plan.h"
 #include "ir/expr_eval.h"
+#include "runtime/extend.h"
 
 #include <vector>
 
@@ -26,11 +27,14 @@ struct ParamSource {
 class Program {
  public:
   // kernel_fns: the compiled function of each Kernel step, in step order.
-  Program(passes::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params = {});
+  // extern_fns: per step, the function an Extern step of a registered lowering or a custom
+  // op calls (empty entries elsewhere; an empty vector when there are none).
+  Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params = {},
+          std::vector<ExternKernelFn> extern_fns = {});
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
-  const passes::ExecPlan& plan() const { return plan_; }
+  const ir::ExecPlan& plan() const { return plan_; }
   size_t num_kernels() const { return kernel_fns_.size(); }
 
  private:
@@ -50,9 +54,10 @@ class Program {
     };
     std::vector<SymAttr> sym_attrs;
   };
-  passes::ExecPlan plan_;
+  ir::ExecPlan plan_;
   std::vector<cpu::KernelFn> kernel_fns_;
   std::vector<ParamSource> param_sources_;
+  std::vector<ExternKernelFn> extern_fns_;
   std::vector<StepInfo> steps_;
   bool static_ = true;
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer

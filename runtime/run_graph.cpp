@@ -1,12 +1,11 @@
 // kiln/runtime/run_graph.cpp — run_graph on "cpu" (pipeline, codegen, Program) or the interpreter.
 #include "runtime/run_graph.h"
 
-#include "codegen_cpu/kernel_codegen.h"
 #include "base/error.h"
 #include "ir/graph_rebuild.h"
-#include "passes/pipeline.h"
+#include "runtime/backend.h"
+#include "runtime/driver.h"
 #include "runtime/interpreter.h"
-#include "runtime/program.h"
 
 #include <fmt/format.h>
 
@@ -18,19 +17,16 @@ namespace kiln::rt {
 
 namespace {
 
-std::vector<Tensor> run_cpu(const ir::Graph& g, const std::vector<Tensor>& inputs) {
-  std::unique_ptr<ir::Graph> copy = specialize_graph(g, inputs);  // the pipeline edits in place
-  passes::PipelineOptions po;
-  for (const Tensor& t : inputs) po.lower.input_strides.push_back(ir::to_exprs(t.strides().vec()));
-  static std::atomic<uint64_t> counter{0};
-  po.lower.name_prefix = fmt::format("run_graph_{}_k", counter.fetch_add(1));
-  passes::PipelineResult pr = passes::run_pipeline(*copy, po);
-  if (!pr.plan.params.empty()) internal_fail("run_graph: a specialized graph's plan reads size parameters");
-  cpu::CodegenResult code = cpu::compile_kernels(pr.plan.kernels());
-  std::vector<cpu::KernelFn> fns;
-  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
-  Program program(std::move(pr.plan), std::move(fns));
-  return program.run(inputs);
+// Any backend but the interpreter: the compile driver on a specialized copy of the graph.
+std::vector<Tensor> run_compiled(const ir::Graph& g, const std::vector<Tensor>& inputs, const Backend& backend) {
+  std::shared_ptr<ir::Graph> copy = specialize_graph(g, inputs);  // the driver edits in place
+  DriverOptions opts;
+  opts.name = "run_graph";
+  opts.example_inputs = inputs;
+  for (const Tensor& t : inputs) opts.input_strides.push_back(ir::to_exprs(t.strides().vec()));
+  Compilation c = compile_graph(std::move(copy), backend, std::move(opts));
+  if (!c.status.ok()) internal_fail("run_graph: {}", c.status.error);
+  return c.status.exe->run(inputs);
 }
 
 // Per dtype: (rtol, atol).
@@ -115,12 +111,11 @@ std::unique_ptr<ir::Graph> specialize_graph(const ir::Graph& g, const std::vecto
 }
 
 RunResult run_graph(const ir::Graph& g, const std::vector<Tensor>& inputs, std::string_view backend) {
-  const bool cpu = backend == "cpu";
-  if (!cpu && backend != "interpreter")
-    fail("run_graph", "unknown backend '{}'; expected \"cpu\" or \"interpreter\"", backend);
+  const std::shared_ptr<const Backend> b = find_backend(backend, "run_graph");
+  if (!b->traces()) fail("run_graph", "backend '{}' runs functions, not graphs", backend);
   RunResult r;
   try {
-    r.outputs = cpu ? run_cpu(g, inputs) : interpret(g, inputs);
+    r.outputs = b->name() == "interpreter" ? interpret(g, inputs) : run_compiled(g, inputs, *b);
   } catch (const Error& e) {
     r.status = RunResult::Status::UserError;
     r.message = e.what();
@@ -132,8 +127,7 @@ RunResult run_graph(const ir::Graph& g, const std::vector<Tensor>& inputs, std::
 }
 
 GraphRunner backend_runner(std::string backend) {
-  if (backend != "cpu" && backend != "interpreter")
-    fail("run_graph", "unknown backend '{}'; expected \"cpu\" or \"interpreter\"", backend);
+  find_backend(backend, "run_graph");  // an unknown name fails now, listing the registered ones
   return [backend](const ir::Graph& g, const std::vector<Tensor>& inputs) { return run_graph(g, inputs, backend); };
 }
 

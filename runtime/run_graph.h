@@ -1,9 +1,9 @@
 // kiln/runtime/run_graph.h — run one graph on one backend with given inputs; compare two runs.
 //
 // The narrowest way to execute an ir::Graph outside compile(): "interpreter" walks the graph
-// with rt::interpret; "cpu" runs the compiler pipeline (passes::run_pipeline), generates and
-// links the kernels (codegen_cpu) and runs the rt::Program once — the same steps compile()
-// takes for a cache miss, without tracing, guards or caching. Symbolic graphs are first
+// with rt::interpret (the reference, on the graph as given); any other registered backend
+// ("cpu", a user's) runs the compile driver (runtime/driver.h) and its executable once —
+// the same steps compile() takes for a cache miss, without tracing, guards or caching. Symbolic graphs are first
 // specialized to the inputs' sizes (ir::rebuild_graph). Failures are returned, not thrown,
 // classified as a user error (kiln::Error: the graph or inputs are wrong) or a non-user one
 // (InternalError or anything else: a backend bug), which is what a minimizer looks for.
@@ -31,8 +31,8 @@ struct RunResult {
   bool ok() const { return status == Status::Ok; }
 };
 
-// Runs `g` (not modified) on `backend` ("cpu" or "interpreter"). Never throws for failures
-// of the run itself; an unknown backend name is a kiln::Error.
+// Runs `g` (not modified) on `backend` (a registered name). Never throws for failures of
+// the run itself; an unknown backend name is a kiln::Error listing the registered ones.
 RunResult run_graph(const ir::Graph& g, const std::vector<Tensor>& inputs, std::string_view backend);
 
 // How a backend runs a graph: run_graph bound to a name, or a custom runner (tests inject

@@ -8,6 +8,7 @@
 // (eager runs the same decomposition prim by prim). Then the pass's own behaviour: nested
 // composites, uses redirected, the return value, and optional tensors in the text format.
 #include "frontend/kiln.h"
+#include "frontend/decompositions.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "passes/decompose.h"
@@ -97,6 +98,15 @@ int count_op(const ir::Graph& g, ir::OpKind op) {
   return c;
 }
 
+// The decompose pass with the frontend's rules, as the compile driver runs it.
+bool decompose(ir::Graph& g, ir::OpLevel level = ir::OpLevel::Prim) {
+  passes::DecomposeOptions o;
+  o.level = level;
+  o.expand = [](const ir::Node& n) { return trace_decomposition(n); };
+  return passes::decompose(g, o);
+}
+void decompose_node(ir::Graph& g, ir::Node* n) { passes::inline_expansion(g, n, *trace_decomposition(*n)); }
+
 std::vector<Tensor> run(const ir::Graph& g, const std::vector<Tensor>& in, const TracedProgram& p) {
   std::vector<Tensor> args = in;
   args.insert(args.end(), p.lifted.begin(), p.lifted.end());
@@ -119,7 +129,7 @@ TEST(DecompPass, TracedCompositesDecomposeToPrimsAndAgreeWithEager) {
     EXPECT_EQ(ir::print_graph(*parsed), text);
     test::expect_exact(run(*parsed, c.inputs, p).at(0), eager.dtype(), test::doubles(eager));
 
-    EXPECT_TRUE(passes::decompose(*parsed));
+    EXPECT_TRUE(decompose(*parsed));
     ASSERT_NO_THROW(ir::verify(*parsed)) << parsed->str();
     EXPECT_TRUE(only_prims(*parsed)) << parsed->str();
     const std::string decomposed = ir::print_graph(*parsed);
@@ -129,14 +139,14 @@ TEST(DecompPass, TracedCompositesDecomposeToPrimsAndAgreeWithEager) {
     Tensor after = run(*reparsed, c.inputs, p).at(0);
     EXPECT_EQ(test::sizes_of(after), test::sizes_of(eager));
     test::expect_exact(after, eager.dtype(), test::doubles(eager));
-    EXPECT_FALSE(passes::decompose(*reparsed));  // nothing left to do
+    EXPECT_FALSE(decompose(*reparsed));  // nothing left to do
   }
 }
 
 TEST(DecompPass, SoftmaxExpandsToTheExpectedPrims) {
   TracedProgram p = trace([](const std::vector<Tensor>& x) { return std::vector<Tensor>{softmax(x[0], 1)}; },
                           {seq({2, 3})});
-  ASSERT_TRUE(passes::decompose(*p.graph));
+  ASSERT_TRUE(decompose(*p.graph));
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::amax), 1);
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::exp), 1);
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::sum), 1);
@@ -156,13 +166,38 @@ TEST(DecompPass, NestedCompositesNeedSeveralRounds) {
   std::vector<ir::Node*> composites;
   for (ir::Node* n : g.nodes())
     if (n->op() == ir::OpKind::cross_entropy || n->op() == ir::OpKind::linear) composites.push_back(n);
-  for (ir::Node* n : composites) passes::decompose_node(g, n);
+  for (ir::Node* n : composites) decompose_node(g, n);
   ASSERT_NO_THROW(ir::verify(g));
   EXPECT_EQ(count_op(g, ir::OpKind::log_softmax), 1);
   EXPECT_EQ(count_op(g, ir::OpKind::matmul), 1);
-  EXPECT_TRUE(passes::decompose(g));
+  EXPECT_TRUE(decompose(g));
   EXPECT_TRUE(only_prims(g));
   ASSERT_NO_THROW(ir::verify(g));
+}
+
+TEST(DecompPass, ToCoreStopsAtCoreOps) {
+  // cross_entropy and linear are composite: they decompose; log_softmax (from cross_entropy)
+  // is core and stays, as do the prims; matmul (from linear) is composite and goes on to mm.
+  Tensor target = test::make<int64_t>({1, 0});
+  TracedProgram p = trace(
+      [&](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{cross_entropy(linear(x[0], x[1]), target) + gelu(x[0]).sum()};
+      },
+      {seq({2, 3}), seq({4, 3})});
+  ir::Graph& g = *p.graph;
+  const std::vector<Tensor> before = run(g, {seq({2, 3}), seq({4, 3})}, p);
+  EXPECT_TRUE(decompose(g, ir::OpLevel::Core));
+  ASSERT_NO_THROW(ir::verify(g));
+  EXPECT_EQ(count_op(g, ir::OpKind::cross_entropy), 0) << g.str();
+  EXPECT_EQ(count_op(g, ir::OpKind::linear), 0) << g.str();
+  EXPECT_EQ(count_op(g, ir::OpKind::matmul), 0) << g.str();
+  EXPECT_EQ(count_op(g, ir::OpKind::log_softmax), 1) << g.str();
+  EXPECT_EQ(count_op(g, ir::OpKind::gelu), 1) << g.str();
+  for (const ir::Node* n : g.nodes()) EXPECT_NE(n->info().level, ir::OpLevel::Composite) << n->info().name;
+  EXPECT_FALSE(decompose(g, ir::OpLevel::Core));  // a fixed point
+  test::expect_exact(run(g, {seq({2, 3}), seq({4, 3})}, p).at(0), kFloat, test::doubles(before.at(0)));
+  EXPECT_TRUE(decompose(g));
+  EXPECT_TRUE(only_prims(g));
 }
 
 TEST(DecompPass, UsesOfTheCompositeAreRedirected) {
@@ -175,7 +210,7 @@ TEST(DecompPass, UsesOfTheCompositeAreRedirected) {
       {seq({2, 2})});
   Tensor x = seq({2, 2});
   std::vector<Tensor> before = run(*p.graph, {x}, p);
-  ASSERT_TRUE(passes::decompose(*p.graph));
+  ASSERT_TRUE(decompose(*p.graph));
   ASSERT_NO_THROW(ir::verify(*p.graph));
   std::vector<Tensor> after = run(*p.graph, {x}, p);
   ASSERT_EQ(after.size(), 3u);
@@ -200,7 +235,7 @@ TEST(DecompPass, OptionalTensorsInTheTextFormat) {
   Tensor x = seq({2, 3}), w = seq({3}, kFloat, 0.5, 0.5);
   Tensor eager = layer_norm(layer_norm(layer_norm(x, {3}), {3}, w), {3}, w, w);
   test::expect_exact(rt::interpret(*g, {x, w}).at(0), kFloat, test::doubles(eager));
-  ASSERT_TRUE(passes::decompose(*g));
+  ASSERT_TRUE(decompose(*g));
   test::expect_exact(rt::interpret(*g, {x, w}).at(0), kFloat, test::doubles(eager));
 
   // Missing the required input, or one tensor too many, is a parse error naming the op.
@@ -225,7 +260,7 @@ TEST(DecompPass, PrimOnlyGraphIsUnchanged) {
   TracedProgram p = trace([](const std::vector<Tensor>& x) { return std::vector<Tensor>{exp(x[0]) + 1}; },
                           {seq({2})});
   const std::string before = p.graph->str();
-  EXPECT_FALSE(passes::decompose(*p.graph));
+  EXPECT_FALSE(decompose(*p.graph));
   EXPECT_EQ(p.graph->str(), before);
 }
 

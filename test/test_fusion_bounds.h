@@ -11,7 +11,7 @@
 
 #include "ir/expr.h"
 #include "ir/kernel.h"
-#include "passes/plan.h"
+#include "ir/exec_plan.h"
 
 #include <fmt/format.h>
 
@@ -25,15 +25,15 @@
 namespace kiln::test {
 
 // "" when every access is in bounds, else the first violation.
-inline std::string check_plan_bounds(const passes::ExecPlan& plan, const std::map<std::string, int64_t>& symbols) {
-  for (const passes::PlanStep& st : plan.steps) {
-    if (st.kind != passes::StepKind::Kernel) continue;
+inline std::string check_plan_bounds(const ir::ExecPlan& plan, const std::map<std::string, int64_t>& symbols) {
+  for (const ir::PlanStep& st : plan.steps) {
+    if (st.kind != ir::StepKind::Kernel) continue;
     const ir::Kernel& k = st.kernel;
     // The largest offset each argument may be addressed at (-1: nothing but index 0 of an
     // empty buffer is allowed).
     std::vector<int64_t> max_offset;
     for (size_t a = 0; a < k.args.size(); ++a) {
-      const passes::PlanBuffer& b = plan.buffers.at(static_cast<size_t>(st.buffers.at(a)));
+      const ir::PlanBuffer& b = plan.buffers.at(static_cast<size_t>(st.buffers.at(a)));
       int64_t off = 0;
       bool empty = false;
       for (size_t d = 0; d < b.type.sizes.size(); ++d) {

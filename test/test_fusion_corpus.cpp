@@ -3,14 +3,12 @@
 // Each test/fusion_corpus/*.kir file holds one graph and, in comments next to it, what the
 // pass pipeline must make of it: the number of kernels and extern steps, and CHECK lines
 // matched in order against ExecPlan::str() (test_fusion_check.h). Every plan is then compiled
-// (codegen_cpu) and run by rt::Program on seeded random inputs, and its outputs are compared
+// and run on seeded random inputs, and its outputs are compared
 // with the reference interpreter running the original (undecomposed) graph.
-#include "codegen_cpu/kernel_codegen.h"
 #include "frontend/kiln.h"
 #include "ir/text.h"
-#include "passes/pipeline.h"
+#include "runtime/driver.h"
 #include "runtime/interpreter.h"
-#include "runtime/program.h"
 #include "test_fusion_check.h"
 
 #include "test_support/files.h"
@@ -67,16 +65,20 @@ TEST_P(FusionCorpus, PlanMatchesChecksAndRunsLikeTheInterpreter) {
   std::vector<test::CheckDirective> checks = test::parse_checks(text);
   ASSERT_FALSE(checks.empty()) << "no CHECK lines in " << GetParam();
 
-  std::unique_ptr<ir::Graph> g = ir::parse_graph(text);
+  std::shared_ptr<ir::Graph> g = ir::parse_graph(text);
   std::unique_ptr<ir::Graph> ref_graph = ir::parse_graph(text);
-  passes::PipelineOptions po;
-  passes::PipelineResult res = passes::run_pipeline(*g, po);
-  const passes::ExecPlan& plan = res.plan;
-  const std::string plan_text = plan.str();
+  rt::DriverOptions opts;
+  opts.name = "fusion_corpus";
+  rt::Compilation c = rt::compile_graph(g, *rt::find_backend("cpu"), opts);
+  ASSERT_TRUE(c.status.ok()) << c.status.error;
+  const ir::ExecPlan& plan = c.plan;
+  // Kernel names carry the compilation's unique prefix; CHECK lines name them k0, k1, ...
+  std::string plan_text = plan.str();
+  for (size_t at; (at = plan_text.find(c.prefix)) != std::string::npos;) plan_text.replace(at, c.prefix.size(), "k");
   SCOPED_TRACE("plan of " + GetParam() + ":\n" + plan_text);
 
   int64_t externs = 0;
-  for (const passes::PlanStep& st : plan.steps) externs += st.kind == passes::StepKind::Extern ? 1 : 0;
+  for (const ir::PlanStep& st : plan.steps) externs += st.kind == ir::StepKind::Extern ? 1 : 0;
   bool counted = false;
   for (const test::CheckDirective& d : checks) {
     const int64_t nk = static_cast<int64_t>(plan.kernels().size());
@@ -92,17 +94,9 @@ TEST_P(FusionCorpus, PlanMatchesChecksAndRunsLikeTheInterpreter) {
   EXPECT_TRUE(counted) << "every corpus graph states its kernel count";
   EXPECT_EQ(test::match_checks(checks, plan_text), "");
 
-  // Compile and run the plan; kernel names are made unique for the JIT.
-  passes::ExecPlan exec = plan;
+  const rt::Executable& program = *c.status.exe;
   static int compilation = 0;
   const int id = compilation++;
-  for (passes::PlanStep& st : exec.steps)
-    if (st.kind == passes::StepKind::Kernel) st.kernel.name = fmt::format("fusion_corpus_{}_{}", id, st.kernel.name);
-  cpu::CodegenResult code = cpu::compile_kernels(exec.kernels());
-  std::vector<cpu::KernelFn> fns;
-  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
-  rt::Program program(std::move(exec), std::move(fns));
-
   for (uint64_t seed : {1u, 2u}) {
     std::vector<Tensor> ins = random_inputs(*ref_graph, seed * 7919 + static_cast<uint64_t>(id));
     std::vector<Tensor> got = program.run(ins);

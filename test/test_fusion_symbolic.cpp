@@ -9,12 +9,11 @@
 // above-threshold sizes, so vector-loop tails and every lowering path (row and column
 // reductions, split full reductions, views, cat/pad, extern matmul, interpreter fallbacks)
 // are exercised with sizes the lowering did not see.
-#include "codegen_cpu/kernel_codegen.h"
 #include "frontend/kiln.h"
 #include "ir/text.h"
-#include "passes/pipeline.h"
 #include "runtime/interpreter.h"
-#include "runtime/program.h"
+#include "passes/lower.h"
+#include "runtime/driver.h"
 #include "test_fusion_bounds.h"
 #include "test_support/check.h"
 
@@ -58,47 +57,38 @@ struct SymCase {
 
 void PrintTo(const SymCase& c, std::ostream* os) { *os << c.name; }
 
-// The compiled form of a case: the plan, its program and the reference graph.
+// The compiled form of a case: the compilation (its plan), its executable and the reference graph.
 struct Compiled {
   std::unique_ptr<ir::Graph> ref;
-  std::unique_ptr<rt::Program> program;
+  rt::Compilation comp;
+  std::unique_ptr<rt::Executable> program;
   std::string plan_text;
 };
 
-// Binds every plan parameter to the first input dim whose size is exactly that symbol.
-std::vector<rt::ParamSource> param_sources(const ir::Graph& g, const std::vector<std::string>& params) {
-  std::vector<rt::ParamSource> out;
-  for (const std::string& p : params) {
-    bool found = false;
-    for (size_t i = 0; i < g.inputs().size() && !found; ++i) {
-      const std::vector<ir::Expr>& sz = g.inputs()[i]->type().sizes;
-      for (size_t d = 0; d < sz.size() && !found; ++d)
-        if (sz[d].is_symbol() && sz[d].symbol_name() == p) {
-          out.push_back({static_cast<int>(i), static_cast<int>(d), false});
-          found = true;
-        }
-    }
-    if (!found) ADD_FAILURE() << "plan parameter " << p << " is no input dim";
+// Binds every size symbol to the first input dim whose size is exactly that symbol.
+std::map<std::string, rt::ParamSource> param_sources(const ir::Graph& g) {
+  std::map<std::string, rt::ParamSource> out;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const std::vector<ir::Expr>& sz = g.inputs()[i]->type().sizes;
+    for (size_t d = 0; d < sz.size(); ++d)
+      if (sz[d].is_symbol()) out.emplace(sz[d].symbol_name(), rt::ParamSource{static_cast<int>(i), static_cast<int>(d), false});
   }
   return out;
 }
 
 Compiled compile_case(const SymCase& c) {
-  static int compilation = 0;
   Compiled out;
   out.ref = ir::parse_graph(c.text);
-  std::unique_ptr<ir::Graph> g = ir::parse_graph(c.text);
-  passes::PipelineOptions po;
-  po.lower.hints = c.hints;
-  po.lower.split_reduction_min = c.split_reduction_min;
-  po.lower.name_prefix = fmt::format("sym{}_{}_k", compilation++, c.name);
-  passes::PipelineResult res = passes::run_pipeline(*g, po);
-  out.plan_text = res.plan.str();
-  std::vector<rt::ParamSource> sources = param_sources(*out.ref, res.plan.params);
-  cpu::CodegenResult code = cpu::compile_kernels(res.plan.kernels());
-  std::vector<cpu::KernelFn> fns;
-  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
-  out.program = std::make_unique<rt::Program>(std::move(res.plan), std::move(fns), std::move(sources));
+  std::shared_ptr<ir::Graph> g = ir::parse_graph(c.text);
+  rt::DriverOptions opts;
+  opts.name = "sym_" + c.name;
+  opts.hints = c.hints;
+  opts.split_reduction_min = c.split_reduction_min;
+  opts.params = param_sources(*g);
+  out.comp = rt::compile_graph(g, *rt::find_backend("cpu"), opts);
+  if (!out.comp.status.ok()) ADD_FAILURE() << out.comp.status.error;
+  out.plan_text = out.comp.plan.str();
+  out.program = std::move(out.comp.status.exe);
   return out;
 }
 
@@ -131,7 +121,7 @@ void check_sizes(const SymCase& c, const Compiled& k, const Bindings& b) {
   bool small = true;
   for (const auto& [s, v] : b) small = small && v <= 17;
   if (small) {
-    ASSERT_EQ(test::check_plan_bounds(k.program->plan(), b), "") << k.plan_text;
+    ASSERT_EQ(test::check_plan_bounds(k.comp.plan, b), "") << k.plan_text;
   }
   std::vector<Tensor> ins = make_inputs(c, *k.ref, b, 7919 * static_cast<uint64_t>(b.size()) + 17);
   std::vector<Tensor> want = rt::interpret(*k.ref, ins);
@@ -521,14 +511,14 @@ graph(%x : i64[s0, 2]) {
 // Memory planning with symbolic sizes: buffers alive at the same time never share a slot, and
 // a reused slot is sized max(...) of its buffers, whichever is larger at run time.
 TEST(FusionSymbolicMemory, SlotsHoldEveryBufferForEveryValue) {
-  using passes::BufferRole;
+  using ir::BufferRole;
   const ir::Expr s0 = ir::Expr::symbol("s0"), s1 = ir::Expr::symbol("s1");
-  passes::ExecPlan plan;
+  ir::ExecPlan plan;
   auto buffer = [&](BufferRole role, std::vector<ir::Expr> sizes) {
-    passes::PlanBuffer b;
+    ir::PlanBuffer b;
     b.role = role;
     b.type = ir::TensorType(ScalarType::Float, sizes);
-    b.strides = passes::contiguous_strides(sizes);
+    b.strides = ir::contiguous_strides(sizes);
     if (role == BufferRole::Input) b.input_index = 0;
     plan.buffers.push_back(b);
     return static_cast<int>(plan.buffers.size() - 1);
@@ -539,8 +529,8 @@ TEST(FusionSymbolicMemory, SlotsHoldEveryBufferForEveryValue) {
   const int t3 = buffer(BufferRole::Temp, {s0 + s1});
   const int out = buffer(BufferRole::Output, {s0 + s1});
   auto step = [&](std::vector<int> bufs) {
-    passes::PlanStep st;
-    st.kind = passes::StepKind::Fallback;
+    ir::PlanStep st;
+    st.kind = ir::StepKind::Fallback;
     st.op = ir::OpKind::cumsum;
     st.buffers = std::move(bufs);
     plan.steps.push_back(st);
@@ -568,30 +558,30 @@ TEST(FusionSymbolicMemory, SlotsHoldEveryBufferForEveryValue) {
 // A long chain of temporaries of different symbolic sizes: slots are reused, each slot's size
 // stays an expression the runtime can evaluate cheaply, and every buffer fits its slot.
 TEST(FusionSymbolicMemory, LongChainsKeepSlotSizesSmall) {
-  using passes::BufferRole;
+  using ir::BufferRole;
   const ir::Expr s0 = ir::Expr::symbol("s0");
-  passes::ExecPlan plan;
-  passes::PlanBuffer in;
+  ir::ExecPlan plan;
+  ir::PlanBuffer in;
   in.role = BufferRole::Input;
   in.input_index = 0;
   in.type = ir::TensorType(ScalarType::Float, {s0});
   in.strides = {ir::Expr(1)};
   plan.buffers.push_back(in);
   for (int k = 1; k <= 40; ++k) {
-    passes::PlanBuffer t;
+    ir::PlanBuffer t;
     t.role = k == 40 ? BufferRole::Output : BufferRole::Temp;
     t.type = ir::TensorType(ScalarType::Float, {s0 * (k % 5 + 1) + k});
     t.strides = {ir::Expr(1)};
     plan.buffers.push_back(t);
-    passes::PlanStep st;
-    st.kind = passes::StepKind::Fallback;
+    ir::PlanStep st;
+    st.kind = ir::StepKind::Fallback;
     st.op = ir::OpKind::cumsum;
     st.buffers = {k - 1, k};
     plan.steps.push_back(st);
   }
   passes::plan_memory(plan);
   EXPECT_LT(plan.slots.size(), 12u) << plan.str();
-  for (const passes::MemorySlot& m : plan.slots) EXPECT_NO_THROW(ir::FastExpr(m.bytes, {"s0"})) << m.bytes.str();
+  for (const ir::MemorySlot& m : plan.slots) EXPECT_NO_THROW(ir::FastExpr(m.bytes, {"s0"})) << m.bytes.str();
   for (int64_t v : {0, 1, 5, 100000}) {
     const std::map<std::string, int64_t> vals{{"s0", v}};
     for (size_t b = 1; b < 40; ++b)

@@ -1,9 +1,9 @@
-// kiln/passes/plan.h — the execution plan that lowering produces for a backend to run.
+// kiln/ir/exec_plan.h — the execution plan that lowering produces for a backend to run.
 //
 // An ExecPlan is the graph after fusion: a list of buffers (graph inputs, temporaries,
-// outputs) and a sequence of steps, each a generated ir::Kernel, an extern call (matmul
+// outputs) and a sequence of steps, each a generated Kernel, an extern call (matmul
 // through the BLAS library) or a fallback prim run by the reference interpreter (ops no
-// backend lowers yet). Sizes and strides are ir::Expr: constants when the plan is static,
+// backend lowers yet). Sizes and strides are Expr: constants when the plan is static,
 // symbols bound from the inputs at run time otherwise. Memory planning assigns temporaries
 // to reusable slots. runtime::Program executes a plan; backends compile its kernels.
 #pragma once
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::passes {
+namespace kiln::ir {
 
 enum class BufferRole : uint8_t {
   Input,   // graph input `input_index`, read through `strides`
@@ -26,8 +26,8 @@ enum class BufferRole : uint8_t {
 
 struct PlanBuffer {
   BufferRole role = BufferRole::Temp;
-  ir::TensorType type;
-  std::vector<ir::Expr> strides;  // in elements
+  TensorType type;
+  std::vector<Expr> strides;  // in elements
   int input_index = -1;           // Input only
   int slot = -1;                  // Temp only: memory slot (buffers with one slot never overlap in time)
   int base = -1;                  // View only: the viewed buffer (its strides are `strides`)
@@ -41,15 +41,19 @@ enum class StepKind : uint8_t {
 
 struct PlanStep {
   StepKind kind = StepKind::Kernel;
-  ir::Kernel kernel;         // Kernel only
-  ir::OpKind op = ir::OpKind::mm;  // Extern / Fallback
-  ir::AttrList attrs;        // Extern / Fallback
+  Kernel kernel;         // Kernel only
+  OpKind op = OpKind::mm;  // Extern / Fallback
+  AttrList attrs;        // Extern / Fallback
   std::vector<int> buffers;  // plan buffer ids
-  std::string describe() const;  // one line: "kernel k0(b0, b1 -> b2)", "extern mm(b0, b1 -> b2)"
+  // Which implementation an Extern/Fallback step calls ("blas", "interpreter", "user
+  // lowering 'name'", "custom op"), set by the backend that lowered it; shown by describe().
+  std::string lowering;
+  std::string describe() const;  // one line: "kernel k0(b0, b1 -> b2)", "extern mm [blas](b0, b1 -> b2)"
+  std::vector<int> written() const;  // the buffers this step writes (kernel outputs, op results)
 };
 
 struct MemorySlot {
-  ir::Expr bytes;  // the largest buffer assigned to the slot
+  Expr bytes;  // the largest buffer assigned to the slot
 };
 
 // A graph output is a plan buffer, or (alias) directly one of the inputs.
@@ -65,7 +69,7 @@ struct ExecPlan {
   std::vector<std::string> params;  // symbols the plan reads at run time, bound from the inputs
   // Text form: buffers, then each step (kernels printed in full).
   std::string str() const;
-  std::vector<const ir::Kernel*> kernels() const;
+  std::vector<const Kernel*> kernels() const;
 };
 
-}  // namespace kiln::passes
+}  // namespace kiln::ir

@@ -1,4 +1,4 @@
-// kiln/passes/decompositions_nn.cpp — decompositions of softmax, log_softmax, layer_norm,
+// kiln/frontend/decompositions_nn.cpp — decompositions of softmax, log_softmax, layer_norm,
 // rms_norm, gelu, silu, relu, mean and var.
 //
 // Each reads like the math and follows PyTorch's numerics: f16/bf16 inputs compute in f32
@@ -12,13 +12,13 @@
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
 #include "frontend/views.h"
-#include "passes/decompositions_detail.h"
+#include "frontend/decompositions_detail.h"
 
 #include <cmath>
 #include <numbers>
 #include <vector>
 
-namespace kiln::passes::detail {
+namespace kiln::decomp {
 
 namespace {
 
@@ -153,4 +153,4 @@ Tensor var(const DecompArgs& a) {
   return (ss / denom).to(x.dtype());
 }
 
-}  // namespace kiln::passes::detail
+}  // namespace kiln::decomp

@@ -1,8 +1,8 @@
-// kiln/passes/decompositions_detail.h — internal: the per-op decomposition functions.
+// kiln/frontend/decompositions_detail.h — internal: the per-op decomposition functions.
 //
-// One function per composite op, defined in passes/decompositions_nn.cpp (softmax,
+// One function per composite op, defined in frontend/decompositions_nn.cpp (softmax,
 // log_softmax, layer_norm, rms_norm, gelu, silu, relu, mean, var) and
-// passes/decompositions_linear.cpp (matmul, linear, cross_entropy); passes/decompositions.cpp
+// frontend/decompositions_linear.cpp (matmul, linear, cross_entropy); frontend/decompositions.cpp
 // puts them in the table indexed by OpKind. Each receives the node's inputs and attributes
 // through DecompArgs and returns the op's single result. Not part of the public API.
 #pragma once
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kiln::passes::detail {
+namespace kiln::decomp {
 
 struct DecompArgs {
   ir::OpKind op;
@@ -47,4 +47,4 @@ Tensor linear(const DecompArgs& a);
 Tensor cross_entropy(const DecompArgs& a);
 Tensor matmul(const DecompArgs& a);
 
-}  // namespace kiln::passes::detail
+}  // namespace kiln::decomp

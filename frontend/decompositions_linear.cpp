@@ -1,4 +1,4 @@
-// kiln/passes/decompositions_linear.cpp — decompositions of matmul, linear and cross_entropy.
+// kiln/frontend/decompositions_linear.cpp — decompositions of matmul, linear and cross_entropy.
 //
 // matmul covers torch.matmul's rank cases on top of the mm and bmm prims: 1-D·1-D is a dot
 // product, 1-D operands gain and then lose a unit dim, and N-D operands broadcast their batch
@@ -11,12 +11,12 @@
 #include "frontend/ops_nn.h"
 #include "frontend/symbolic.h"
 #include "frontend/views.h"
-#include "passes/decompositions_detail.h"
+#include "frontend/decompositions_detail.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace kiln::passes::detail {
+namespace kiln::decomp {
 
 Tensor matmul(const DecompArgs& args) {
   const Tensor& a = args.in(0);
@@ -116,4 +116,4 @@ Tensor cross_entropy(const DecompArgs& args) {
   return loss * (1.0 - smoothing) + reduce(smooth) * (smoothing / static_cast<double>(classes));
 }
 
-}  // namespace kiln::passes::detail
+}  // namespace kiln::decomp

@@ -1,0 +1,112 @@
+// kiln/runtime/backend_cpu.cpp — the "cpu" backend: fused kernels through LLVM, run by a Program.
+//
+// level Prim. lower(): fusion and kernel building into an ExecPlan (passes/lower.h), then
+// memory planning. compile(): the plan's kernels in one LLVM module (codegen_cpu), the
+// parameters bound to their typed sources, extern steps bound to their functions (BLAS for
+// mm/bmm, a registered lowering, a custom op's eager implementation), all in an rt::Program.
+#include "base/error.h"
+#include "codegen_cpu/kernel_codegen.h"
+#include "frontend/custom_op.h"
+#include "passes/lower.h"
+#include "runtime/backend.h"
+#include "runtime/driver.h"
+#include "runtime/extend.h"
+#include "runtime/log.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+namespace kiln::rt {
+
+namespace {
+
+const std::string kCpu = "cpu";
+
+class CpuExecutable final : public Executable {
+ public:
+  explicit CpuExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override { return program_->run(inputs); }
+  int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
+
+ private:
+  std::unique_ptr<Program> program_;
+};
+
+// The function an Extern step calls, or an empty one (mm/bmm: BLAS, chosen at run time).
+ExternKernelFn extern_fn(const ir::PlanStep& st) {
+  if (st.kind != ir::StepKind::Extern) return {};
+  if (const Lowering* l = find_lowering(kCpu, st.op); l && l->call) return l->call;
+  if (ir::op_info(st.op).family != ir::OpFamily::Custom) return {};
+  const ir::OpKind op = st.op;
+  return [op](const std::vector<Tensor>& in, const ir::AttrList& attrs, const std::vector<Tensor>& out) {
+    std::vector<Tensor> r = run_custom_op(op, in, attrs);
+    for (size_t i = 0; i < out.size(); ++i) Tensor(out[i]).copy_(r.at(i));
+  };
+}
+
+class CpuBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kCpu; }
+  ir::OpLevel level() const override { return ir::OpLevel::Prim; }
+  bool lowers(const ir::Node& n) const override {
+    const Lowering* l = find_lowering(kCpu, n.op());
+    return l && l->call;
+  }
+  bool runs_extern_lowerings() const override { return true; }
+
+  void lower(Compilation& c) const override {
+    passes::LowerOptions lo;
+    lo.input_strides = c.opts.input_strides;
+    lo.name_prefix = c.prefix;
+    lo.hints = c.opts.hints;
+    if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
+    lo.extern_lowering = [](const ir::Node& n) -> std::string {
+      const Lowering* l = find_lowering(kCpu, n.op());
+      return l && l->call ? fmt::format("lowering {}", l->name) : std::string();
+    };
+    c.timed("lower", [&] { c.plan = passes::build_kernels(*c.graph, lo); });
+    c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
+    c.has_plan = true;
+  }
+
+  CompileStatus compile(Compilation& c) const override {
+    cpu::CodegenOptions co;
+    co.want_ir = co.want_asm = c.opts.want_code || !c.opts.dump_dir.empty();
+    cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
+    c.stages.push_back({"llvm_build", code.build_ms, true});
+    c.stages.push_back({"llvm_optimize", code.optimize_ms, true});
+    c.stages.push_back({"machine_code", code.codegen_ms, true});
+    if (co.want_ir) {
+      c.keep("kernels.ll", std::move(code.llvm_ir));
+      c.keep("kernels.s", std::move(code.assembly));
+    }
+    std::vector<cpu::KernelFn> fns;
+    for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
+    std::vector<ParamSource> params;
+    for (const std::string& p : c.plan.params) {
+      auto it = c.opts.params.find(p);
+      if (it == c.opts.params.end()) internal_fail("cpu backend: plan parameter {} has no source", p);
+      params.push_back(it->second);
+    }
+    std::vector<ExternKernelFn> externs;
+    bool any_extern = false;
+    for (const ir::PlanStep& st : c.plan.steps) {
+      externs.push_back(extern_fn(st));
+      any_extern = any_extern || static_cast<bool>(externs.back());
+    }
+    if (!any_extern) externs.clear();
+    KILN_LOG_IF(LogChannel::Kernels, "{}: {} kernels, codegen {:.2f} ms (build {:.2f}, optimize {:.2f}, emit {:.2f})",
+                c.opts.name, fns.size(), code.build_ms + code.optimize_ms + code.codegen_ms, code.build_ms,
+                code.optimize_ms, code.codegen_ms);
+    CompileStatus s;
+    s.exe = std::make_unique<CpuExecutable>(
+        std::make_unique<Program>(c.plan, std::move(fns), std::move(params), std::move(externs)));
+    return s;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+
+}  // namespace kiln::rt

@@ -1,0 +1,130 @@
+// kiln/runtime/driver.cpp — compile_graph: every stage of a compilation, in order.
+#include "runtime/driver.h"
+
+#include "base/error.h"
+#include "frontend/decompositions.h"
+#include "frontend/factories.h"
+#include "ir/text.h"
+#include "ir/verifier.h"
+#include "passes/decompose.h"
+#include "passes/simplify.h"
+#include "runtime/extend.h"
+#include "runtime/interpreter.h"
+#include "runtime/log.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+
+namespace kiln::rt {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// fold_constants' evaluator: the reference interpreter on 0-d tensors, so folding matches
+// execution bit for bit.
+std::optional<Scalar> evaluate_constant(const ir::Node& n, const std::vector<Scalar>& inputs) {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(kiln::full({}, inputs[i], n.input(i)->type().dtype));
+  try {
+    return interpret_op(n.op(), args, n.attrs()).at(0).item();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Rewrites registered for this backend replace their nodes (once: a rewrite may emit the op
+// it rewrites, which then lowers as usual).
+bool apply_rewrites(ir::Graph& g, const Backend& b) {
+  std::vector<std::pair<ir::Node*, const Lowering*>> todo;
+  for (ir::Node* n : g.nodes())
+    if (const Lowering* l = find_lowering(b.name(), n->op()); l && l->rewrite) todo.emplace_back(n, l);
+  for (auto& [n, l] : todo) passes::inline_expansion(g, n, *trace_rule(*n, l->rewrite));
+  return !todo.empty();
+}
+
+std::string unique_prefix(const std::string& name) {
+  static std::atomic<uint64_t> counter{0};
+  std::string stem = name;
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return fmt::format("{}_{}_k", stem, counter.fetch_add(1));
+}
+
+}  // namespace
+
+bool Compilation::stage(const std::string& name, const std::function<bool(ir::Graph&)>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool changed = fn(*graph);
+  ir::verify(*graph);
+  stages.push_back({name, ms_since(t0), changed});
+  if (!opts.dump_dir.empty())
+    debug_dump(opts.dump_dir, fmt::format("passes/{:02}_{}.kir", stages.size(), name), ir::print_graph(*graph));
+  return changed;
+}
+
+void Compilation::timed(const std::string& name, const std::function<void()>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  stages.push_back({name, ms_since(t0), true});
+}
+
+void Compilation::keep(const std::string& label, std::string text) {
+  if (!opts.keep_text && opts.dump_dir.empty()) return;
+  if (!opts.dump_dir.empty()) debug_dump(opts.dump_dir, label, text);
+  texts.emplace_back(label, std::move(text));
+}
+
+const std::string& Compilation::text(const std::string& label) const {
+  static const std::string none;
+  for (const auto& [l, t] : texts)
+    if (l == label) return t;
+  return none;
+}
+
+double Compilation::total_ms() const {
+  double t = 0;
+  for (const StageRecord& s : stages) t += s.ms;
+  return t;
+}
+
+Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backend, DriverOptions opts) {
+  Compilation c;
+  c.graph = std::move(graph);
+  c.backend = &backend;
+  c.opts = std::move(opts);
+  c.prefix = unique_prefix(c.opts.name);
+  if (c.opts.keep_text || !c.opts.dump_dir.empty()) c.keep("000_traced.kir", ir::print_graph(*c.graph));
+
+  c.stage("lowerings", [&](ir::Graph& g) { return apply_rewrites(g, backend); });
+  passes::DecomposeOptions dopts;
+  dopts.level = c.opts.level.value_or(backend.level());
+  dopts.expand = [](const ir::Node& n) { return trace_decomposition(n); };
+  dopts.keep = [&](const ir::Node& n) { return backend.lowers(n); };
+  c.stage("decompose", [&](ir::Graph& g) { return passes::decompose(g, dopts); });
+  if (c.opts.keep_text || !c.opts.dump_dir.empty()) c.keep("010_decomposed.kir", ir::print_graph(*c.graph));
+
+  c.stage("dce", passes::dce);
+  c.stage("cse", passes::cse);
+  c.stage("fold_constants", [](ir::Graph& g) { return passes::fold_constants(g, evaluate_constant); });
+  c.stage("simplify_algebra", passes::simplify_algebra);
+  c.stage("cse", passes::cse);
+  c.stage("dce", passes::dce);
+  if (c.opts.keep_text || !c.opts.dump_dir.empty()) c.keep("020_fused.kir", ir::print_graph(*c.graph));
+
+  backend.lower(c);  // kernel backends: "lower", "plan_memory"; c.plan
+  if (c.has_plan) c.keep("030_kernels.kk", c.plan.str());
+  if (c.opts.stop_before_compile) return c;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  c.status = backend.compile(c);
+  c.stages.push_back({"backend_compile", ms_since(t0), true});  // includes the backend's own records
+  return c;
+}
+
+}  // namespace kiln::rt
