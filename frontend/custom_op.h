@@ -33,9 +33,9 @@ namespace kiln {
 using CustomKernelFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const ir::AttrList& attrs)>;
 
 struct CustomOpDef {
-  CustomKernelFn eager;           // required: the op on cpu tensors
-  ir::CustomShapeFn shape;        // optional: output types (default: the first input's)
-  DecompositionFn decomposition;  // optional: the op written with other ops
+  CustomKernelFn eager{};           // required: the op on cpu tensors
+  ir::CustomShapeFn shape{};        // optional: output types (default: the first input's)
+  DecompositionFn decomposition{};  // optional: the op written with other ops
 };
 
 class CustomOp {

@@ -6,6 +6,7 @@
 #include "base/device.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "frontend/custom_op.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
@@ -16,3 +17,4 @@
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "runtime/compile.h"
+#include "runtime/extend.h"

@@ -112,4 +112,9 @@ void AttrList::throw_type_mismatch(OpKind k, std::string_view name) {
                 info.name, want);
 }
 
+void AttrList::throw_index_mismatch(size_t i) const {
+  if (i >= values_.size()) internal_fail("attribute {} requested from a list of {}", i, values_.size());
+  internal_fail("attribute {} ({}) was read as another type than the one it holds", i, attr_str(values_[i]));
+}
+
 }  // namespace kiln::ir

@@ -54,10 +54,18 @@ class AttrList {
     throw_type_mismatch(k, name);
   }
   const AttrValue& at(OpKind k, std::string_view name) const;
+  // Attribute `i` in schema order as a T (custom ops and lowerings read theirs this way);
+  // throws InternalError when there is none or it has another type.
+  template <typename T> const T& get(size_t i) const {
+    if (i < values_.size())
+      if (const T* p = std::get_if<T>(&values_[i])) return *p;
+    throw_index_mismatch(i);
+  }
   bool operator==(const AttrList& o) const { return values_ == o.values_; }
 
  private:
   [[noreturn]] static void throw_type_mismatch(OpKind k, std::string_view name);
+  [[noreturn]] void throw_index_mismatch(size_t i) const;
   std::vector<AttrValue> values_;
 };
 

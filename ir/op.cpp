@@ -51,7 +51,8 @@ class SchemaParser {
         arg(s);
         skip_ws();
         if (at(')')) break;
-        expect(',');
+        if (!at(',')) error("expected ',' or ')'");
+        ++pos_;
       }
     }
     expect(')');

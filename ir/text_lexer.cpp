@@ -64,7 +64,13 @@ Token Lexer::lex() {
   auto next_is = [&](size_t off, char want) { return pos_ + off < src_.size() && src_[pos_ + off] == want; };
   if (is_ident_start(c)) {
     size_t n = 1;
-    while (pos_ + n < src_.size() && is_ident_char(src_[pos_ + n])) ++n;
+    for (;;) {
+      while (pos_ + n < src_.size() && is_ident_char(src_[pos_ + n])) ++n;
+      // A qualified name (a custom op: "mylib::softclip") is one identifier.
+      if (!(next_is(n, ':') && next_is(n + 1, ':') && pos_ + n + 2 < src_.size() && is_ident_start(src_[pos_ + n + 2])))
+        break;
+      n += 3;
+    }
     return finish(Tok::Ident, n);
   }
   if (is_digit(c)) {

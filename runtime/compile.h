@@ -31,7 +31,7 @@ enum class Dynamic : uint8_t { Auto, True, False };
 struct CompileOptions {
   // "cpu" (generated kernels), "interpreter" (the reference interpreter on the traced,
   // decomposed graph) or "eager" (no tracing). Empty: the inputs' device, i.e. "cpu".
-  std::string backend;
+  std::string backend{};
   // Which input sizes become symbolic (docs/dynamic_shapes.md). Auto: the first compile is
   // static; a later miss in which only sizes differ recompiles with the dims that changed
   // symbolic (and logs "automatic dynamic: a.size(0)" under KILN_LOG=recompiles). True: every
@@ -45,7 +45,7 @@ struct CompileOptions {
   std::string name = "fn";  // used in logs, debug dumps and errors
   // Names of the parameters in guards and messages ("a" gives "a.size(0)"); missing or empty
   // entries read "arg0", "arg1", ...
-  std::vector<std::string> arg_names;
+  std::vector<std::string> arg_names{};
 };
 
 // Makes dim `dim` of `t` symbolic whenever a compiled function is traced with it (unless its

@@ -49,9 +49,9 @@ using ExternKernelFn =
     std::function<void(const std::vector<Tensor>& inputs, const ir::AttrList& attrs, const std::vector<Tensor>& outputs)>;
 
 struct Lowering {
-  std::string name;          // shown in plans and explain()
-  ExternKernelFn call;       // an extern step ...
-  DecompositionFn rewrite;   // ... or a rewrite into other ops
+  std::string name{};          // shown in plans and explain()
+  ExternKernelFn call{};       // an extern step ...
+  DecompositionFn rewrite{};   // ... or a rewrite into other ops
   static Lowering extern_call(std::string name, ExternKernelFn fn) { return {std::move(name), std::move(fn), {}}; }
   static Lowering rewrite_as(std::string name, DecompositionFn fn) { return {std::move(name), {}, std::move(fn)}; }
 };

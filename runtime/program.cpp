@@ -194,7 +194,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
         std::vector<Tensor> ins;
         for (size_t i = 0; i + n_out < st.buffers.size(); ++i) ins.push_back(ensure(st.buffers[i]));
-        if (st.kind == StepKind::Extern && n_out == 1) {
+        if (st.kind == StepKind::Extern && ir::op_info(st.op).family == ir::OpFamily::Matmul) {
           const Tensor& out = ensure(st.buffers.back());
           if (blas_matmul(st.op, ins.at(0), ins.at(1), out)) break;
         }

@@ -1,0 +1,99 @@
+// kiln/test/test_extend_lowering.cpp — custom lowerings: extern calls and rewrites.
+#include "frontend/kiln.h"
+#include "test_support/check.h"
+#include "test_support/make.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using test::error_of;
+
+bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+
+std::atomic<int> gelu_calls{0}, silu_rewrites{0};
+
+// gelu on cpu runs the user's function as an extern step (this test binary only).
+void register_once() {
+  static const bool done = [] {
+    register_lowering("cpu", "gelu",
+                      Lowering::extern_call("test_gelu", [](const std::vector<Tensor>& in, const ir::AttrList& attrs,
+                                                            const std::vector<Tensor>& out) {
+                        gelu_calls.fetch_add(1);
+                        // The user's kernel: here the eager gelu, written into kiln's buffer.
+                        Tensor o = out.at(0);
+                        o.copy_(gelu(in.at(0), attrs.get<std::string>(0)));
+                      }));
+    register_lowering("interpreter", "silu",
+                      Lowering::rewrite_as("silu_as_sigmoid", [](const std::vector<Tensor>& in, const ir::AttrList&) {
+                        silu_rewrites.fetch_add(1);
+                        return std::vector<Tensor>{in.at(0) * sigmoid(in.at(0))};
+                      }));
+    return true;
+  }();
+  ASSERT_TRUE(done);
+}
+
+TEST(CustomLowering, ExternGeluReplacesTheKernelOnCpu) {
+  register_once();
+  auto fn = [](const Tensor& x) { return gelu(x * 2, "tanh") + 1; };
+  auto f = compile(fn, CompileOptions{.backend = "cpu"});
+  Tensor x = randn({64, 33});
+  const int before = gelu_calls.load();
+  EXPECT_TRUE(allclose(f(x), fn(x), 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(f(x * -1), fn(x * -1), 1e-6, 1e-6));
+  EXPECT_EQ(gelu_calls.load() - before, 2);  // once per call: the plan calls it
+  const std::string s = f.explain(x);
+  EXPECT_TRUE(has(s, "extern gelu [lowering test_gelu](")) << s;
+  // The multiply before and the add after are kernels of their own: nothing fuses across.
+  EXPECT_TRUE(has(s, "--- plan: 2 kernels ---")) << s;
+  // Dynamic shapes: the same lowering, symbolic buffers.
+  auto g = compile(fn, CompileOptions{.backend = "cpu", .dynamic = Dynamic::True});
+  for (int64_t n : {5, 9}) {
+    Tensor y = randn({n, 3});
+    EXPECT_TRUE(allclose(g(y), fn(y), 1e-6, 1e-6));
+  }
+  // Other backends keep their own lowering of gelu.
+  const int mid = gelu_calls.load();
+  auto h = compile(fn, CompileOptions{.backend = "interpreter"});
+  EXPECT_TRUE(allclose(h(x), fn(x), 1e-6, 1e-6));
+  EXPECT_EQ(gelu_calls.load(), mid);
+}
+
+TEST(CustomLowering, RewriteOnTheInterpreter) {
+  register_once();
+  auto fn = [](const Tensor& x) { return silu(x) - x; };
+  auto f = compile(fn, CompileOptions{.backend = "interpreter"});
+  Tensor x = randn({7, 4});
+  const int before = silu_rewrites.load();
+  EXPECT_TRUE(allclose(f(x), fn(x), 1e-6, 1e-6));
+  EXPECT_EQ(silu_rewrites.load() - before, 1);  // traced once, at compile time
+  f(x);
+  EXPECT_EQ(silu_rewrites.load() - before, 1);
+}
+
+TEST(CustomLowering, BadRegistrationsAreErrors) {
+  auto noop = [](const std::vector<Tensor>&, const ir::AttrList&, const std::vector<Tensor>&) {};
+  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "no_such_op", Lowering::extern_call("x", noop)); }),
+                  "[register_lowering] unknown op 'no_such_op'"));
+  EXPECT_TRUE(has(error_of([&] { register_lowering("gpu9", "exp", Lowering::extern_call("x", noop)); }),
+                  "unknown backend 'gpu9'; registered backends: "));
+  EXPECT_TRUE(has(error_of([&] { register_lowering("interpreter", "exp", Lowering::extern_call("x", noop)); }),
+                  "backend 'interpreter' cannot run extern calls"));
+  auto same = [](const std::vector<Tensor>& in, const ir::AttrList&) { return in; };
+  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "exp", Lowering{"both", noop, same}); }),
+                  "must have exactly one of an extern call and a rewrite"));
+  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "exp", Lowering{"neither", nullptr, nullptr}); }),
+                  "must have exactly one of an extern call and a rewrite"));
+  register_once();
+  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "gelu", Lowering::extern_call("again", noop)); }),
+                  "gelu already has a lowering on 'cpu'"));
+}
+
+}  // namespace
+}  // namespace kiln
