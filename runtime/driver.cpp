@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "frontend/decompositions.h"
 #include "frontend/factories.h"
+#include "ir/graph_dot.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "passes/decompose.h"
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -58,13 +60,28 @@ std::string unique_prefix(const std::string& name) {
 
 }  // namespace
 
+std::map<std::string, ParamSource> params_from_inputs(const ir::Graph& g) {
+  std::map<std::string, ParamSource> out;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const std::vector<ir::Expr>& sz = g.inputs()[i]->type().sizes;
+    for (size_t d = 0; d < sz.size(); ++d)
+      if (sz[d].is_symbol())
+        out.emplace(sz[d].symbol_name(), ParamSource{static_cast<int>(i), static_cast<int>(d), false});
+  }
+  return out;
+}
+
 bool Compilation::stage(const std::string& name, const std::function<bool(ir::Graph&)>& fn) {
+  if (!opts.only_stages.empty() &&
+      std::find(opts.only_stages.begin(), opts.only_stages.end(), name) == opts.only_stages.end())
+    return false;
   const auto t0 = std::chrono::steady_clock::now();
   const bool changed = fn(*graph);
   ir::verify(*graph);
   stages.push_back({name, ms_since(t0), changed});
   if (!opts.dump_dir.empty())
     debug_dump(opts.dump_dir, fmt::format("passes/{:02}_{}.kir", stages.size(), name), ir::print_graph(*graph));
+  if (opts.keep_stage_texts) texts.emplace_back("after " + name, ir::print_graph(*graph));
   return changed;
 }
 
@@ -76,7 +93,11 @@ void Compilation::timed(const std::string& name, const std::function<void()>& fn
 
 void Compilation::keep(const std::string& label, std::string text) {
   if (!opts.keep_text && opts.dump_dir.empty()) return;
-  if (!opts.dump_dir.empty()) debug_dump(opts.dump_dir, label, text);
+  if (!opts.dump_dir.empty()) {
+    debug_dump(opts.dump_dir, label, text);
+    if (label.size() > 4 && label.compare(label.size() - 4, 4, ".kir") == 0)
+      debug_dump(opts.dump_dir, label.substr(0, label.size() - 4) + ".dot", ir::graph_dot(*graph, label));
+  }
   texts.emplace_back(label, std::move(text));
 }
 

@@ -47,7 +47,13 @@ struct DriverOptions {
   std::string dump_dir;    // write every stage into this directory (KILN_DEBUG_DIR)
   std::optional<ir::OpLevel> level;  // decompose to this level instead of the backend's
   bool stop_before_compile = false;  // kiln opt without codegen, plan tests
+  bool keep_stage_texts = false;     // kiln opt: the graph after every graph stage ("after dce")
+  std::vector<std::string> only_stages;  // kiln opt --passes: run only these graph stages
 };
+
+// Size symbols of g's inputs bound to the first input dim that is exactly that symbol (for
+// graphs read from text, whose symbols no trace recorded).
+std::map<std::string, ParamSource> params_from_inputs(const ir::Graph& g);
 
 struct StageRecord {
   std::string name;

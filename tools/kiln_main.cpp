@@ -6,9 +6,14 @@
 //   kiln check REPRO   replay a repro on its two backends and say whether they still differ
 //   kiln run FILE.kir [INPUTS] [--backend cpu|interpreter]   run a graph, print its outputs
 //   kiln minimize REPRO [OUT]   shrink a repro (docs/repro.md)
+//   kiln opt FILE.kir [--backend B] [--level core|prim] [--passes a,b] [--emit-code]
+//                      every compile stage of a graph (runtime/opt.h)
+//   kiln dot FILE.kir  the graph as Graphviz text
 #include "frontend/kiln.h"
+#include "ir/graph_dot.h"
 #include "ir/text.h"
 #include "runtime/interpreter.h"
+#include "runtime/opt.h"
 #include "runtime/minimize.h"
 #include "runtime/repro.h"
 #include "runtime/run_graph.h"
@@ -36,7 +41,11 @@ int usage() {
                "                run a graph (inputs: INPUTS, else inputs.txt beside it, else small\n"
                "                default values) and print its outputs; default backend cpu\n"
                "  minimize REPRO [OUT]\n"
-               "                shrink a repro whose backends differ; writes OUT (default REPRO_min)\n";
+               "                shrink a repro whose backends differ; writes OUT (default REPRO_min)\n"
+               "  opt FILE.kir [--backend B] [--level core|prim] [--passes a,b,...] [--emit-code]\n"
+               "                run the compile driver and print the graph after every stage, then\n"
+               "                the plan and its kernels (and with --emit-code the generated code)\n"
+               "  dot FILE.kir  print the graph as Graphviz text (dot -Tsvg)\n";
   return 2;
 }
 
@@ -202,16 +211,54 @@ int minimize_repro(const std::string& path, std::string out) {
   return 0;
 }
 
-int check(const char* path) {
+// The whole file, or a kiln::Error naming the command.
+std::string read_text(const char* path, std::string_view cmd) {
   std::ifstream in(path);
-  if (!in) {
-    std::cerr << "kiln check: cannot open " << path << "\n";
-    return 1;
-  }
+  if (!in) fail(cmd, "cannot open {}", path);
   std::stringstream ss;
   ss << in.rdbuf();
-  std::unique_ptr<ir::Graph> g = ir::parse_graph(ss.str());
+  return ss.str();
+}
+
+int check(const char* path) {
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(read_text(path, "check"));
   std::cout << ir::print_graph(*g);
+  return 0;
+}
+
+int opt(int argc, char** argv) {
+  rt::OptOptions o;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* flag) -> std::string {
+      const std::string f = flag;
+      if (a == f && i + 1 < argc) return argv[++i];
+      if (a.rfind(f + "=", 0) == 0) return a.substr(f.size() + 1);
+      return "";
+    };
+    if (std::string v = value("--backend"); !v.empty()) {
+      o.backend = v;
+    } else if (std::string v = value("--level"); !v.empty()) {
+      o.level = rt::parse_level(v);
+    } else if (std::string v = value("--passes"); !v.empty()) {
+      for (size_t at = 0; at <= v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        if (comma > at) o.passes.push_back(v.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else if (a == "--emit-code") {
+      o.emit_code = true;
+    } else {
+      return usage();
+    }
+  }
+  std::cout << rt::opt_report(read_text(argv[2], "opt"), o);
+  return 0;
+}
+
+int dot(const char* path) {
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(read_text(path, "dot"));
+  std::cout << ir::graph_dot(*g, std::filesystem::path(path).filename().string());
   return 0;
 }
 
@@ -226,6 +273,8 @@ int main(int argc, char** argv) {
     if (cmd == "check" && argc == 3 && std::filesystem::is_directory(argv[2])) return replay(argv[2], "");
     if (cmd == "check" && argc == 4) return replay(argv[2], argv[3]);
     if (cmd == "check" && argc == 3) return check(argv[2]);
+    if (cmd == "opt" && argc >= 3) return opt(argc, argv);
+    if (cmd == "dot" && argc == 3) return dot(argv[2]);
     if (cmd == "minimize" && (argc == 3 || argc == 4)) return minimize_repro(argv[2], argc == 4 ? argv[3] : "");
     if (cmd == "run" && argc >= 3) {
       std::string backend = "cpu", inputs;
