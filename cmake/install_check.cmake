@@ -1,7 +1,7 @@
 # kiln/cmake/install_check.cmake — the `install` CTest test, run as `cmake -P`.
 #
 # Installs the build tree into a fresh prefix, then configures, builds and runs the outside
-# project test/install_consumer against that prefix only (CMAKE_PREFIX_PATH), so it sees the
+# projects test/install_consumer and examples/ against that prefix only (CMAKE_PREFIX_PATH), so it sees the
 # installed headers <kiln/...> and package files, never the source tree.
 # Inputs (-D): KILN_BUILD_DIR, KILN_SOURCE_DIR, WORK_DIR, GENERATOR, MAKE_PROGRAM,
 # C_COMPILER, CXX_COMPILER, CXX_FLAGS, LINKER_FLAGS, BUILD_TYPE.
@@ -37,3 +37,19 @@ run_step("configure the consumer" ${CMAKE_COMMAND}
 run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
 run_step("run the consumer" ${consumer_build}/consumer)
 message(STATUS "${step_output}")
+
+# The examples (examples/): a user backend, a custom op and a lowering, built and run as an
+# outside project against the same prefix.
+set(examples_build ${WORK_DIR}/examples)
+run_step("configure the examples" ${CMAKE_COMMAND}
+  -S ${KILN_SOURCE_DIR}/examples -B ${examples_build} -G ${GENERATOR}
+  -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}
+  -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+  -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
+run_step("build the examples" ${CMAKE_COMMAND} --build ${examples_build})
+foreach(example custom_backend custom_op)
+  run_step("run examples/${example}" ${examples_build}/${example})
+  message(STATUS "${step_output}")
+endforeach()
