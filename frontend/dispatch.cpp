@@ -16,6 +16,7 @@ namespace kiln {
 namespace {
 
 EagerExecutor g_eager_executor = nullptr;
+CopyKernel g_copy_kernel = nullptr;
 
 ir::TensorType type_of(const Tensor& t) {
   return ir::TensorType(t.dtype(), ir::to_exprs(t.impl()->sizes()), t.device());
@@ -64,6 +65,13 @@ std::vector<Tensor> run_composite_eager(const OpCall& call) {
 }
 
 void install_eager_executor(EagerExecutor fn) { g_eager_executor = fn; }
+
+void install_copy_kernel(CopyKernel fn) { g_copy_kernel = fn; }
+
+void run_copy_kernel(const Tensor& dst, const Tensor& src) {
+  if (!g_copy_kernel) internal_fail("copy_: no copy kernel is installed (the runtime installs it at load)");
+  g_copy_kernel(dst, src);
+}
 
 Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs) {
   std::vector<Tensor> out = dispatch(OpCall{op, std::move(inputs), ir::AttrList(std::move(attrs))});

@@ -30,6 +30,12 @@ std::vector<Tensor> run_composite_eager(const OpCall& call);
 using EagerExecutor = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 void install_eager_executor(EagerExecutor fn);
 
+// How Tensor::copy_ writes `src` (same sizes, any strides and dtype) into `dst` in place;
+// also installed by the runtime (the interpreter's strided loop).
+using CopyKernel = void (*)(const Tensor& dst, const Tensor& src);
+void install_copy_kernel(CopyKernel fn);
+void run_copy_kernel(const Tensor& dst, const Tensor& src);
+
 // For ops with exactly one output.
 Tensor dispatch1(ir::OpKind op, std::vector<Tensor> inputs, std::vector<ir::AttrValue> attrs = {});
 

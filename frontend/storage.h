@@ -3,6 +3,7 @@
 // Storage owns one 64-byte aligned allocation; several TensorImpls (views) may share it.
 #pragma once
 
+#include "base/allocator.h"
 #include "base/device.h"
 
 #include <atomic>
@@ -77,6 +78,7 @@ class StorageImpl : public RefCounted {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
+  Allocator* allocator_ = nullptr;  // the one that gave data_
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

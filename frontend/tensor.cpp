@@ -9,7 +9,6 @@
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "ir/graph.h"
-#include "runtime/interp_kernels.h"
 
 namespace kiln {
 
@@ -206,7 +205,7 @@ Tensor& Tensor::assign_(const Tensor& src) {
   }
   if (value.is_traced()) fail("copy_", "cannot copy a traced tensor into an eager tensor");
   if (value.is_alias_of(*this)) value = value.clone();  // the source may overlap the destination
-  rt::interp::copy_into(*this, value);
+  run_copy_kernel(*this, value);
   return *this;
 }
 

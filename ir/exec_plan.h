@@ -45,6 +45,9 @@ struct PlanStep {
   OpKind op = OpKind::mm;  // Extern / Fallback
   AttrList attrs;        // Extern / Fallback
   std::vector<int> buffers;  // plan buffer ids
+  // The graph nodes (positions in Graph::nodes()) this step computes: a kernel's fusion group
+  // (a node recomputed by two kernels is in both), or an extern/fallback step's one node.
+  std::vector<int> nodes;
   // Which implementation an Extern/Fallback step calls ("blas", "interpreter", "user
   // lowering 'name'", "custom op"), set by the backend that lowered it; shown by describe().
   std::string lowering;
@@ -61,6 +64,8 @@ struct PlanOutput {
   int buffer = -1;
 };
 
+class Graph;
+
 struct ExecPlan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
@@ -71,5 +76,10 @@ struct ExecPlan {
   std::string str() const;
   std::vector<const Kernel*> kernels() const;
 };
+
+// The graph's text with each node line marked by the steps that compute it
+// ("  # k0", "  # k1, k2", "  # extern mm"): the fusion groups (KILN_DEBUG_DIR's
+// 020_fused.kir). Still parses as the graph ('#' starts a comment).
+std::string print_fused_graph(const Graph& g, const ExecPlan& plan);
 
 }  // namespace kiln::ir

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -155,6 +156,7 @@ class KernelBuilder {
   }
   int arg_for(int buffer, bool output);
   std::vector<int> arg_buffers;  // plan buffer id of each kernel argument
+  std::set<const Node*> covered;  // the nodes this kernel computes (its fusion group)
   // Opens a stage: instructions go there until close_stage.
   void open_stage(ir::StageKind kind, std::vector<Expr> extents) {
     stack_.push_back({ir::KStage{}, {}});
@@ -295,8 +297,11 @@ class KernelBuilder {
 
 class Lowerer {
  public:
-  Lowerer(const ir::Graph& g, const LowerOptions& o) : g_(g), opts_(o) {}
+  Lowerer(const ir::Graph& g, const LowerOptions& o) : g_(g), opts_(o) {
+    for (const Node* n : g.nodes()) node_index_.emplace(n, static_cast<int>(node_index_.size()));
+  }
   ExecPlan run();
+  int node_index(const Node* n) const { return node_index_.at(n); }
 
   // The plan buffer of v, or -1.
   int buffer_of(const Value* v) const {
@@ -337,6 +342,7 @@ class Lowerer {
   void mark_shared_reductions();
 
   const ir::Graph& g_;
+  std::unordered_map<const Node*, int> node_index_;  // position in g_.nodes()
   LowerOptions opts_;
   ExecPlan plan_;
   std::unordered_map<const Value*, int> buf_;
@@ -428,6 +434,7 @@ int KernelBuilder::reduce_stage(const Node* n, const std::vector<Expr>& idx) {
 }
 
 int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx) {
+  covered.insert(n);
   const ScalarType dt = v->type().dtype;
   switch (n->info().family) {
     case OpFamily::Unary:
@@ -533,6 +540,8 @@ int Lowerer::extern_operand(const Value* v) {
 void Lowerer::add_kernel(KernelBuilder& kb) {
   PlanStep st;
   st.kind = StepKind::Kernel;
+  for (const Node* n : kb.covered) st.nodes.push_back(node_index(n));
+  std::sort(st.nodes.begin(), st.nodes.end());
   st.kernel = std::move(kb.kernel());
   st.kernel.params = collect_params(st.kernel);
   ir::verify_kernel(st.kernel);
@@ -678,6 +687,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
 
   {  // partial sums: grid [chunks], each reducing a contiguous run of the flattened input
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.covered.insert(n);
     kb.kernel().grid = {chunks};
     const Expr p0 = ir::grid_expr(0);
     int x;
@@ -701,6 +711,7 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
   }
   {  // final: one reduce over the partials, in a fixed order
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.covered.insert(n);
     kb.open_stage(ir::StageKind::Reduce, {chunks});
     KInst ld;
     ld.kind = KOp::Load;
@@ -774,6 +785,7 @@ ExecPlan Lowerer::run() {
     else if (st.kind == StepKind::Fallback) st.lowering = "interpreter";
     else st.lowering = n->info().family == OpFamily::Matmul ? "blas" : "custom op";
     st.op = n->op();
+    st.nodes = {node_index(n)};
     st.attrs = n->attrs();
     for (const Value* in : n->inputs())
       st.buffers.push_back(st.kind == StepKind::Extern ? extern_operand(in) : materialize(in, BufferRole::Temp));

@@ -202,4 +202,21 @@ void empty_cache() {
   }
 }
 
+namespace {
+
+// The caching allocator behind base/allocator.h's interface, installed at load.
+class CachingCpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override { return cpu_try_alloc(bytes); }
+  void deallocate(void* p, size_t bytes) override { cpu_free(p, bytes); }
+};
+
+const bool installed = [] {
+  static CachingCpuAllocator* a = new CachingCpuAllocator();  // never destroyed
+  set_cpu_allocator(a);
+  return true;
+}();
+
+}  // namespace
+
 }  // namespace kiln::rt

@@ -14,14 +14,17 @@
 // Under AddressSanitizer (__SANITIZE_ADDRESS__, the asan preset) caching is compiled out and
 // sizes are only rounded to 64 bytes: a cached block would hide use-after-free and overflows
 // from ASan.
+// It is installed as the process's CPU allocator (base/allocator.h) when the library loads.
 #pragma once
+
+#include "base/allocator.h"
 
 #include <cstddef>
 #include <cstdint>
 
 namespace kiln::rt {
 
-inline constexpr size_t kCpuAlignment = 64;
+using kiln::kCpuAlignment;
 
 // Allocates `bytes` (0 allowed: a valid, distinct 64-byte block), 64-byte aligned,
 // uninitialized. Throws kiln::Error "[cpu_alloc] out of memory ..." on failure.

@@ -7,6 +7,7 @@
 #include "frontend/views.h"
 #include "runtime/backend.h"
 #include "runtime/driver.h"
+#include "runtime/interp_kernels.h"
 #include "runtime/interpreter.h"
 #include "runtime/program.h"
 
@@ -176,8 +177,9 @@ std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) 
   return e;
 }
 
-// The frontend reaches eager execution through this hook (frontend/dispatch.h).
-const bool installed = (install_eager_executor(&eager_execute), true);
+// The frontend reaches eager execution and in-place copies through these hooks
+// (frontend/dispatch.h).
+const bool installed = (install_eager_executor(&eager_execute), install_copy_kernel(&interp::copy_into), true);
 
 }  // namespace
 

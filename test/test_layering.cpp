@@ -39,10 +39,6 @@ const std::map<std::string, std::string>& known_exceptions() {
   static const std::map<std::string, std::string> ex = {
       // The umbrella header includes compile() for users.
       {"frontend/kiln.h -> runtime", "the umbrella header exposes kiln::compile"},
-      // Copies and storage still reach into the runtime (the allocator interface has yet to
-      // move to base/).
-      {"frontend/tensor.cpp -> runtime", "copies run the interpreter's strided kernels"},
-      {"frontend/storage.cpp -> runtime", "storage allocates from the runtime's caching allocator"},
       // Guards are built from the call's arguments, which hold frontend Tensors.
       {"guards/guard_set.h -> frontend", "ArgValue holds a Tensor"},
       {"guards/guard_set.cpp -> frontend", "guards read a Tensor's metadata"},
