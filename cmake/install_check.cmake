@@ -27,28 +27,26 @@ foreach(required include/kiln/kiln.h include/kiln/frontend/tensor.h include/kiln
   endif()
 endforeach()
 
-run_step("configure the consumer" ${CMAKE_COMMAND}
-  -S ${KILN_SOURCE_DIR}/test/install_consumer -B ${consumer_build} -G ${GENERATOR}
-  -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}
-  -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
-  -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
-run_step("build the consumer" ${CMAKE_COMMAND} --build ${consumer_build})
+# Configures and builds the outside project in `source` against the installed prefix only.
+function(build_outside_project what source build)
+  run_step("configure ${what}" ${CMAKE_COMMAND}
+    -S ${source} -B ${build} -G ${GENERATOR}
+    -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}
+    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+    -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
+  run_step("build ${what}" ${CMAKE_COMMAND} --build ${build})
+endfunction()
+
+build_outside_project("the consumer" ${KILN_SOURCE_DIR}/test/install_consumer ${consumer_build})
 run_step("run the consumer" ${consumer_build}/consumer)
 message(STATUS "${step_output}")
 
 # The examples (examples/): a user backend, a custom op and a lowering, built and run as an
 # outside project against the same prefix.
 set(examples_build ${WORK_DIR}/examples)
-run_step("configure the examples" ${CMAKE_COMMAND}
-  -S ${KILN_SOURCE_DIR}/examples -B ${examples_build} -G ${GENERATOR}
-  -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}
-  -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-  "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
-  -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON)
-run_step("build the examples" ${CMAKE_COMMAND} --build ${examples_build})
+build_outside_project("the examples" ${KILN_SOURCE_DIR}/examples ${examples_build})
 foreach(example custom_backend custom_op)
   run_step("run examples/${example}" ${examples_build}/${example})
   message(STATUS "${step_output}")
