@@ -773,7 +773,9 @@ ExecPlan Lowerer::run() {
   mark_shared_reductions();
   std::set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
   for (const Node* n : g_.nodes()) {
-    if (is_inlinable(n) || is_reduction(n)) {
+    // A node a registered lowering runs as an extern call is a step even when it could fuse.
+    const bool lowered_extern = opts_.extern_lowering && !opts_.extern_lowering(*n).empty();
+    if (!lowered_extern && (is_inlinable(n) || is_reduction(n))) {
       // Reductions shared by several consumers are computed once, where they are defined.
       if (is_reduction(n) && force_.count(n)) materialize(n->output(), BufferRole::Temp);
       continue;

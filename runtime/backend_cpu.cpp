@@ -33,9 +33,9 @@ class CpuExecutable final : public Executable {
 };
 
 // The function an Extern step calls, or an empty one (mm/bmm: BLAS, chosen at run time).
-ExternKernelFn extern_fn(const ir::PlanStep& st) {
+ExternKernelFn extern_fn(const ir::PlanStep& st, bool use_lowerings) {
   if (st.kind != ir::StepKind::Extern) return {};
-  if (const Lowering* l = find_lowering(kCpu, st.op); l && l->call) return l->call;
+  if (const Lowering* l = use_lowerings ? find_lowering(kCpu, st.op) : nullptr; l && l->call) return l->call;
   if (ir::op_info(st.op).family != ir::OpFamily::Custom) return {};
   const ir::OpKind op = st.op;
   return [op](const std::vector<Tensor>& in, const ir::AttrList& attrs, const std::vector<Tensor>& out) {
@@ -60,10 +60,11 @@ class CpuBackend final : public Backend {
     lo.name_prefix = c.prefix;
     lo.hints = c.opts.hints;
     if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
-    lo.extern_lowering = [](const ir::Node& n) -> std::string {
-      const Lowering* l = find_lowering(kCpu, n.op());
-      return l && l->call ? fmt::format("lowering {}", l->name) : std::string();
-    };
+    if (c.opts.use_lowerings)
+      lo.extern_lowering = [](const ir::Node& n) -> std::string {
+        const Lowering* l = find_lowering(kCpu, n.op());
+        return l && l->call ? fmt::format("lowering {}", l->name) : std::string();
+      };
     c.timed("lower", [&] { c.plan = passes::build_kernels(*c.graph, lo); });
     c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
     c.has_plan = true;
@@ -91,7 +92,7 @@ class CpuBackend final : public Backend {
     std::vector<ExternKernelFn> externs;
     bool any_extern = false;
     for (const ir::PlanStep& st : c.plan.steps) {
-      externs.push_back(extern_fn(st));
+      externs.push_back(extern_fn(st, c.opts.use_lowerings));
       any_extern = any_extern || static_cast<bool>(externs.back());
     }
     if (!any_extern) externs.clear();

@@ -122,11 +122,11 @@ Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backe
   c.prefix = unique_prefix(c.opts.name);
   if (c.opts.keep_text || !c.opts.dump_dir.empty()) c.keep("000_traced.kir", ir::print_graph(*c.graph));
 
-  c.stage("lowerings", [&](ir::Graph& g) { return apply_rewrites(g, backend); });
+  c.stage("lowerings", [&](ir::Graph& g) { return c.opts.use_lowerings && apply_rewrites(g, backend); });
   passes::DecomposeOptions dopts;
   dopts.level = c.opts.level.value_or(backend.level());
   dopts.expand = [](const ir::Node& n) { return trace_decomposition(n); };
-  dopts.keep = [&](const ir::Node& n) { return backend.lowers(n); };
+  dopts.keep = [&](const ir::Node& n) { return c.opts.use_lowerings && backend.lowers(n); };
   c.stage("decompose", [&](ir::Graph& g) { return passes::decompose(g, dopts); });
   if (c.opts.keep_text || !c.opts.dump_dir.empty()) c.keep("010_decomposed.kir", ir::print_graph(*c.graph));
 

@@ -48,6 +48,9 @@ struct DriverOptions {
   std::optional<ir::OpLevel> level;  // decompose to this level instead of the backend's
   bool stop_before_compile = false;  // kiln opt without codegen, plan tests
   bool keep_stage_texts = false;     // kiln opt: the graph after every graph stage ("after dce")
+  // Apply registered lowerings (register_lowering). Eager kernels do not, so that a user's
+  // extern call may itself run the eager op it replaces.
+  bool use_lowerings = true;
   std::vector<std::string> only_stages;  // kiln opt --passes: run only these graph stages
 };
 

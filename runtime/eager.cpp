@@ -171,6 +171,7 @@ std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) 
     return e;  // the shape function needs concrete sizes: interpret
   }
   opts.name = fmt::format("eager_{}", ir::op_name(key.op));
+  opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
   Compilation c = compile_graph(std::move(g), *find_backend("cpu"), std::move(opts));
   if (!c.status.ok()) internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
   e->exe = std::move(c.status.exe);

@@ -16,7 +16,8 @@
 // overrides how one op lowers in a built-in backend: as an extern step that calls `fn` on
 // the op's buffers (inputs, attributes, preallocated contiguous outputs; nothing fuses
 // across it), or as a rewrite into other ops written with the tensor API. The plan and
-// explain() name the lowering used ("extern gelu [lowering my_gelu](b0 -> b1)").
+// explain() name the lowering used ("extern gelu [lowering my_gelu](b0 -> b1)"). Lowerings
+// apply to compiled graphs, not to eager ops: an extern call may run the op it replaces.
 // Registration is thread-safe; registering a name or an (backend, op) pair twice is an error.
 #pragma once
 

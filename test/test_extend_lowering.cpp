@@ -65,6 +65,31 @@ TEST(CustomLowering, ExternGeluReplacesTheKernelOnCpu) {
   EXPECT_EQ(gelu_calls.load(), mid);
 }
 
+TEST(CustomLowering, ExternCallOfAPrimThatWouldFuse) {
+  // hypot is an elementwise prim the cpu backend would inline into a kernel; a registered
+  // extern lowering takes it out of fusion.
+  static std::atomic<int> calls{0};
+  static const bool done = [] {
+    register_lowering("cpu", "hypot",
+                      Lowering::extern_call("my_hypot", [](const std::vector<Tensor>& in, const ir::AttrList&,
+                                                           const std::vector<Tensor>& out) {
+                        calls.fetch_add(1);
+                        Tensor o = out.at(0);
+                        o.copy_(hypot(in.at(0), in.at(1)));  // the eager op: lowerings do not apply to it
+                      }));
+    return true;
+  }();
+  ASSERT_TRUE(done);
+  auto fn = [](const Tensor& x, const Tensor& y) { return hypot(x + 1, y) * 2; };
+  auto f = compile(fn);
+  Tensor x = randn({8, 3}), y = randn({8, 3});
+  const int before = calls.load();
+  EXPECT_TRUE(allclose(f(x, y), fn(x, y), 1e-5, 1e-6));
+  EXPECT_EQ(calls.load() - before, 1);
+  const std::string s = f.explain(x, y);
+  EXPECT_TRUE(has(s, "extern hypot [lowering my_hypot](")) << s;
+}
+
 TEST(CustomLowering, RewriteOnTheInterpreter) {
   register_once();
   auto fn = [](const Tensor& x) { return silu(x) - x; };
