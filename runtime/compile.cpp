@@ -268,6 +268,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     fail("compile", "function '{}': {}{}", opts.name, e->comp.status.error,
          e->comp.status.log.empty() ? "" : "\n" + e->comp.status.log);
   e->exe = std::move(e->comp.status.exe);
+  e->comp.opts.example_inputs.clear();  // the entry must not keep the caller's tensors alive
   e->kernels = e->exe->kernels();
   KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->comp.text("010_decomposed.kir"));
   KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->comp.text("030_kernels.kk"));
