@@ -166,6 +166,10 @@ std::string fresh_numbered_dir(const std::string& base, std::string_view functio
 void debug_dump(const std::string& dir, std::string_view file, std::string_view text) {
   if (dir.empty()) return;
   std::string path = dir + "/" + std::string(file);
+  if (const size_t slash = path.rfind('/'); slash != std::string::npos && slash > dir.size()) {
+    std::error_code ec;  // a file in a subdirectory ("passes/02_decompose.kir"): create it
+    std::filesystem::create_directories(path.substr(0, slash), ec);
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!out) warn_once("debug_dump:" + dir, fmt::format("cannot write debug dump '{}'", path));

@@ -121,7 +121,8 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   ASSERT_EQ(subdirs.size(), 2u);
   EXPECT_EQ(subdirs[0].filename().string().find("dumped_fn"), 0u) << subdirs[0];
   for (const char* file : {"000_traced.kir", "010_decomposed.kir", "020_fused.kir", "030_kernels.kk", "kernels.ll",
-                           "kernels.s", "guards.txt"}) {
+                           "kernels.s", "guards.txt", "000_traced.dot", "010_decomposed.dot", "020_fused.dot",
+                           "passes/02_decompose.kir", "passes/05_fold_constants.kir", "passes/08_dce.kir"}) {
     for (const fs::path& d : subdirs) {
       EXPECT_TRUE(fs::exists(d / file)) << d / file;
       EXPECT_GT(fs::file_size(d / file), 0u) << d / file;
@@ -134,6 +135,10 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   EXPECT_TRUE(has(traced, "f32[2, 2]")) << traced;
   EXPECT_TRUE(has(slurp(d0 / "030_kernels.kk"), "reduce sum")) << slurp(d0 / "030_kernels.kk");
   EXPECT_TRUE(has(slurp(d0 / "kernels.ll"), "define ")) << slurp(d0 / "kernels.ll");
+  // The fusion groups: every node of the sum's kernel is marked; the .dot files are Graphviz.
+  EXPECT_TRUE(has(slurp(d0 / "020_fused.kir"), "  # k0")) << slurp(d0 / "020_fused.kir");
+  EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "020_fused.kir")));
+  EXPECT_EQ(slurp(d0 / "000_traced.dot").rfind("digraph", 0), 0u) << slurp(d0 / "000_traced.dot");
   EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
   EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
   fs::remove_all(dir);
