@@ -1,7 +1,7 @@
 // kiln/frontend/decompositions.cpp — the decomposition table, indexed by OpKind.
 //
 // Built once from ir/ops.def: every composite-family op maps to its function through a
-// switch over CompositeOp with no default (a new one fails to compile until it has a rule);
+// switch over DecomposableOp with no default (a new one fails to compile until it has a rule);
 // prims map to nothing. Custom ops' rules live in a map beside it. run_decomposition() is
 // the single entry point the eager path and the interpreter share; trace_decomposition()
 // is what the decompose pass inlines.
@@ -27,20 +27,20 @@ using Builtin = std::vector<Tensor> (*)(const std::vector<Tensor>&, const ir::At
     return {decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs})};                \
   }
 
-Builtin composite_decomposition(ir::CompositeOp op) {
+Builtin composite_decomposition(ir::DecomposableOp op) {
   switch (op) {
-    case ir::CompositeOp::softmax: return KILN_DECOMP(softmax);
-    case ir::CompositeOp::log_softmax: return KILN_DECOMP(log_softmax);
-    case ir::CompositeOp::layer_norm: return KILN_DECOMP(layer_norm);
-    case ir::CompositeOp::rms_norm: return KILN_DECOMP(rms_norm);
-    case ir::CompositeOp::gelu: return KILN_DECOMP(gelu);
-    case ir::CompositeOp::silu: return KILN_DECOMP(silu);
-    case ir::CompositeOp::relu: return KILN_DECOMP(relu);
-    case ir::CompositeOp::mean: return KILN_DECOMP(mean);
-    case ir::CompositeOp::var: return KILN_DECOMP(var);
-    case ir::CompositeOp::linear: return KILN_DECOMP(linear);
-    case ir::CompositeOp::cross_entropy: return KILN_DECOMP(cross_entropy);
-    case ir::CompositeOp::matmul: return KILN_DECOMP(matmul);
+    case ir::DecomposableOp::softmax: return KILN_DECOMP(softmax);
+    case ir::DecomposableOp::log_softmax: return KILN_DECOMP(log_softmax);
+    case ir::DecomposableOp::layer_norm: return KILN_DECOMP(layer_norm);
+    case ir::DecomposableOp::rms_norm: return KILN_DECOMP(rms_norm);
+    case ir::DecomposableOp::gelu: return KILN_DECOMP(gelu);
+    case ir::DecomposableOp::silu: return KILN_DECOMP(silu);
+    case ir::DecomposableOp::relu: return KILN_DECOMP(relu);
+    case ir::DecomposableOp::mean: return KILN_DECOMP(mean);
+    case ir::DecomposableOp::var: return KILN_DECOMP(var);
+    case ir::DecomposableOp::linear: return KILN_DECOMP(linear);
+    case ir::DecomposableOp::cross_entropy: return KILN_DECOMP(cross_entropy);
+    case ir::DecomposableOp::matmul: return KILN_DECOMP(matmul);
   }
   return nullptr;
 }
@@ -51,7 +51,7 @@ const std::array<Builtin, ir::kNumOps>& builtins() {
     std::array<Builtin, ir::kNumOps> out{};
     for (int k = 0; k < ir::kNumOps; ++k) {
       const ir::OpInfo& info = ir::op_info(static_cast<ir::OpKind>(k));
-      if (info.family == ir::OpFamily::Composite) out[static_cast<size_t>(k)] = composite_decomposition(ir::as_composite(info.kind));
+      if (info.family == ir::OpFamily::Decomposable) out[static_cast<size_t>(k)] = composite_decomposition(ir::as_decomposable(info.kind));
     }
     return out;
   }();

@@ -17,9 +17,10 @@ enum class OpKind : uint16_t {
 #include "ir/ops.def"
 };
 
-// Custom: an op defined at run time from a schema string (ir/custom_ops.h); its kind is
-// kNumOps or above.
-enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Composite, Custom };
+// Decomposable: ops defined by a decomposition (frontend/decompositions.h), at level Core or
+// Composite. Custom: an op defined at run time from a schema string (ir/custom_ops.h); its
+// kind is kNumOps or above.
+enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Decomposable, Custom };
 enum class OpLevel : uint8_t { Composite, Core, Prim };
 
 // Per-family enums, in ops.def order.
@@ -71,8 +72,8 @@ enum class MatmulOp : uint16_t {
 #define KILN_MATMUL_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
-enum class CompositeOp : uint16_t {
-#define KILN_COMPOSITE_OP(name, level, traits, schema) name,
+enum class DecomposableOp : uint16_t {
+#define KILN_DECOMPOSABLE_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
 
@@ -173,6 +174,6 @@ inline IndexOp as_index(OpKind k) { return static_cast<IndexOp>(op_info(k).famil
 inline FactoryOp as_factory(OpKind k) { return static_cast<FactoryOp>(op_info(k).family_index); }
 inline RandomOp as_random(OpKind k) { return static_cast<RandomOp>(op_info(k).family_index); }
 inline MatmulOp as_matmul(OpKind k) { return static_cast<MatmulOp>(op_info(k).family_index); }
-inline CompositeOp as_composite(OpKind k) { return static_cast<CompositeOp>(op_info(k).family_index); }
+inline DecomposableOp as_decomposable(OpKind k) { return static_cast<DecomposableOp>(op_info(k).family_index); }
 
 }  // namespace kiln::ir

@@ -150,9 +150,9 @@ TensorType infer_cross_entropy(OpKind op, const Types& in, const AttrList& attrs
 TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
   const Device device = common_device(op, in);
   const TensorType& x = in[0];
-  switch (as_composite(op)) {
-    case CompositeOp::softmax:
-    case CompositeOp::log_softmax: {
+  switch (as_decomposable(op)) {
+    case DecomposableOp::softmax:
+    case DecomposableOp::log_softmax: {
       const int64_t dim = attrs.get<int64_t>(op, "dim");
       check_dim(op, dim, x.rank(), /*allow_scalar=*/true);
       const ScalarType dt = attrs.get<ScalarType>(op, "dtype");
@@ -160,24 +160,24 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
       check_floating(op, dt, fmt::format("{}{}", op_name(op), last ? "_lastdim_kernel_impl" : "_kernel_impl"));
       return TensorType(dt, x.sizes, device);
     }
-    case CompositeOp::layer_norm:
+    case DecomposableOp::layer_norm:
       check_norm_inputs(op, in, attrs.get<std::vector<int64_t>>(op, "normalized_shape"), {"weight", "bias"});
       return TensorType(x.dtype, x.sizes, device);
-    case CompositeOp::rms_norm:
+    case DecomposableOp::rms_norm:
       check_norm_inputs(op, in, attrs.get<std::vector<int64_t>>(op, "normalized_shape"), {"weight"});
       return TensorType(x.dtype, x.sizes, device);
-    case CompositeOp::gelu: {
+    case DecomposableOp::gelu: {
       const std::string& approximate = attrs.get<std::string>(op, "approximate");
       if (approximate != "none" && approximate != "tanh")
         fail(op_name(op), "approximate argument must be either none or tanh.");
       check_floating(op, x.dtype, "GeluKernelImpl");
       return x;
     }
-    case CompositeOp::silu: check_floating(op, x.dtype, "silu_cpu"); return x;
-    case CompositeOp::relu:
+    case DecomposableOp::silu: check_floating(op, x.dtype, "silu_cpu"); return x;
+    case DecomposableOp::relu:
       if (x.dtype == ScalarType::Bool) fail(op_name(op), "Boolean inputs not supported for relu");
       return x;
-    case CompositeOp::mean: {
+    case DecomposableOp::mean: {
       const ScalarType dt = attrs.get<ScalarType>(op, "dtype");
       if (!is_floating_point(dt))
         fail(op_name(op),
@@ -187,11 +187,11 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
       return TensorType(dt, reduced_sizes(op, x, attrs.get<std::vector<int64_t>>(op, "dims"), attrs.get<bool>(op, "keepdim")),
                         device);
     }
-    case CompositeOp::var:
+    case DecomposableOp::var:
       if (!is_floating_point(x.dtype)) fail(op_name(op), "std and var only support floating point and complex dtypes");
       return TensorType(x.dtype, reduced_sizes(op, x, attrs.get<std::vector<int64_t>>(op, "dims"), attrs.get<bool>(op, "keepdim")),
                         device);
-    case CompositeOp::linear: {
+    case DecomposableOp::linear: {
       const TensorType& w = in[1];
       if (w.rank() < 1 || w.rank() > 2)
         fail(op_name(op), "weight must be 1-D or 2-D, got {}-D", w.rank());
@@ -206,12 +206,12 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
       }
       return out;
     }
-    case CompositeOp::cross_entropy: {
+    case DecomposableOp::cross_entropy: {
       TensorType out = infer_cross_entropy(op, in, attrs);
       out.device = device;
       return out;
     }
-    case CompositeOp::matmul: return infer_matmul_composite(op, x, in[1], device);
+    case DecomposableOp::matmul: return infer_matmul_composite(op, x, in[1], device);
   }
   internal_fail("infer_composite: unhandled op {}", op_name(op));
 }

@@ -53,7 +53,7 @@ bool is_inlinable(const Node* n) {
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
-    case OpFamily::Composite:  // decomposed before lowering, or an extern lowering
+    case OpFamily::Decomposable:  // decomposed before lowering, or an extern lowering
     case OpFamily::Custom:
       return false;
   }
@@ -490,7 +490,7 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
-    case OpFamily::Composite:
+    case OpFamily::Decomposable:
     case OpFamily::Custom: break;
   }
   internal_fail("lower: {} reached eval without a buffer", n->info().name);

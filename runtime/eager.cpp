@@ -122,7 +122,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Factory:
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
-    case ir::OpFamily::Composite:
+    case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: return false;
   }
   if (inputs.empty()) return false;

@@ -88,21 +88,21 @@ Sample sample_for(const ir::OpInfo& info) {
     case ir::OpFamily::Matmul:
       if (info.kind == OpKind::mm) return {{f32({2, 3}), f32({3, 4})}, {}};
       return {{f32({2, 2, 3}), f32({2, 3, 4})}, {}};
-    case ir::OpFamily::Composite:
-      switch (ir::as_composite(info.kind)) {
-        case ir::CompositeOp::softmax:
-        case ir::CompositeOp::log_softmax: return {{f32({2, 3})}, {int64_t{1}, kFloat}};
-        case ir::CompositeOp::layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {std::vector<int64_t>{3}, 1e-5}};
-        case ir::CompositeOp::rms_norm: return {{f32({2, 3}), f32({3})}, {std::vector<int64_t>{3}, 1e-6}};
-        case ir::CompositeOp::gelu: return {{f32({2, 3})}, {std::string("tanh")}};
-        case ir::CompositeOp::silu:
-        case ir::CompositeOp::relu: return {{f32({2, 3})}, {}};
-        case ir::CompositeOp::mean: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false, kFloat}};
-        case ir::CompositeOp::var: return {{f32({2, 3})}, {std::vector<int64_t>{1}, Scalar(int64_t{1}), true}};
-        case ir::CompositeOp::linear: return {{f32({2, 3}), f32({4, 3}), f32({4})}, {}};
-        case ir::CompositeOp::cross_entropy:
+    case ir::OpFamily::Decomposable:
+      switch (ir::as_decomposable(info.kind)) {
+        case ir::DecomposableOp::softmax:
+        case ir::DecomposableOp::log_softmax: return {{f32({2, 3})}, {int64_t{1}, kFloat}};
+        case ir::DecomposableOp::layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {std::vector<int64_t>{3}, 1e-5}};
+        case ir::DecomposableOp::rms_norm: return {{f32({2, 3}), f32({3})}, {std::vector<int64_t>{3}, 1e-6}};
+        case ir::DecomposableOp::gelu: return {{f32({2, 3})}, {std::string("tanh")}};
+        case ir::DecomposableOp::silu:
+        case ir::DecomposableOp::relu: return {{f32({2, 3})}, {}};
+        case ir::DecomposableOp::mean: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false, kFloat}};
+        case ir::DecomposableOp::var: return {{f32({2, 3})}, {std::vector<int64_t>{1}, Scalar(int64_t{1}), true}};
+        case ir::DecomposableOp::linear: return {{f32({2, 3}), f32({4, 3}), f32({4})}, {}};
+        case ir::DecomposableOp::cross_entropy:
           return {{f32({2, 3}), i64({2, 0}, {2})}, {std::string("mean"), int64_t{-100}, 0.1}};
-        case ir::CompositeOp::matmul: return {{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
+        case ir::DecomposableOp::matmul: return {{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
       }
       break;
     case ir::OpFamily::Custom: break;  // none among the built-in ops
@@ -145,7 +145,7 @@ TEST(Registry, FamilyEnumsIndexTheirOps) {
   EXPECT_EQ(ir::as_matmul(OpKind::bmm), ir::MatmulOp::bmm);
   EXPECT_EQ(ir::op_info(OpKind::div).schema.attr_args.at(0).type, ir::ArgType::OptStr);
   EXPECT_TRUE(ir::op_info(OpKind::cat).schema.variadic());
-  EXPECT_EQ(ir::as_composite(OpKind::matmul), ir::CompositeOp::matmul);
+  EXPECT_EQ(ir::as_decomposable(OpKind::matmul), ir::DecomposableOp::matmul);
   const ir::OpSchema& ln = ir::op_info(OpKind::layer_norm).schema;
   ASSERT_EQ(ln.tensor_args.size(), 3u);
   EXPECT_FALSE(ln.tensor_args[0].optional);

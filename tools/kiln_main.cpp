@@ -140,7 +140,7 @@ int demo() {
 int list_ops() {
   for (int k = 0; k < ir::kNumOps; ++k) {
     const ir::OpInfo& info = ir::op_info(static_cast<ir::OpKind>(k));
-    std::cout << fmt::format("{:<22} {:<10} {:<5} {}\n", info.name, ir::family_name(info.family),
+    std::cout << fmt::format("{:<22} {:<12} {:<9} {}\n", info.name, ir::family_name(info.family),
                              ir::level_name(info.level), info.schema_text);
   }
   std::cout << ir::kNumOps << " ops\n";
