@@ -80,23 +80,25 @@ std::vector<std::vector<int64_t>> sizes_of(const std::vector<ArgValue>& args) {
 
 // One compiled signature.
 struct Entry {
+  // What a call reads, together: the guards, the executable and what to pass and write back.
+  guards::GuardSet guards;
+  std::unique_ptr<rt::Executable> exe;       // what the backend made of the graph
+  std::vector<Tensor> lifted;                // captured tensors, passed after the user's
+  // In-place updates of arguments: (tensor argument position, extra graph output) pairs,
+  // written back into the caller's tensors after each run; user outputs come first.
+  std::vector<std::pair<size_t, size_t>> writebacks;
+  size_t num_outputs = 0;
+  int64_t kernels = 0;
+  // KILN_VERIFY / KILN_REPRO_DIR (runtime/repro_hooks.h): the traced graph before the passes.
+  std::shared_ptr<const ir::Graph> traced;
+  // What a miss compares (automatic dynamic).
   std::string meta;                           // meta_key of the arguments it was traced with
   std::vector<std::vector<int64_t>> sizes;    // their sizes (per argument; empty for scalars)
-  guards::GuardSet guards;
-  std::vector<Tensor> lifted;                // captured tensors, passed after the user's
-  std::unique_ptr<rt::Executable> exe;       // what the backend made of the graph
-  int64_t kernels = 0;
   // Inspection (explain / debug dumps): the stages, their timings and texts.
   rt::Compilation comp;
   double trace_ms = 0;
   std::string guards_text;
   std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
-  // In-place updates of arguments: (tensor argument position, extra graph output) pairs,
-  // written back into the caller's tensors after each run; user outputs come first.
-  std::vector<std::pair<size_t, size_t>> writebacks;
-  size_t num_outputs = 0;
-  // KILN_VERIFY / KILN_REPRO_DIR (runtime/repro_hooks.h): the traced graph before the passes.
-  std::shared_ptr<const ir::Graph> traced;
 };
 
 // The message of a non-user error with the repro's directory appended (an InternalError
@@ -112,7 +114,8 @@ struct Entry {
 
 class CompiledState {
  public:
-  explicit CompiledState(CompileOptions o) : opts(std::move(o)), backend(rt::find_backend(opts.backend)) {
+  explicit CompiledState(CompileOptions o)
+      : opts(std::move(o)), backend(rt::find_backend(opts.backend)), traces_graphs(backend->traces()) {
     if (opts.cache_size_limit < 0) fail("compile", "cache_size_limit must be >= 0, got {}", opts.cache_size_limit);
   }
 
@@ -129,6 +132,7 @@ class CompiledState {
 
   CompileOptions opts;
   std::shared_ptr<const rt::Backend> backend;
+  bool traces_graphs;  // backend->traces(), read on every call
   mutable std::shared_mutex entries_mu;
   std::vector<std::shared_ptr<const Entry>> entries;
   std::mutex compile_mu;
@@ -323,7 +327,7 @@ std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
 }
 
 std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
-  if (!s.backend->traces()) return fn(args);
+  if (!s.traces_graphs) return fn(args);
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
