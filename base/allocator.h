@@ -1,6 +1,6 @@
 // kiln/base/allocator.h — the allocator interface behind tensor storage.
 //
-// Storage (frontend/storage.h) allocates through the process's CPU allocator and remembers
+// Storage (base/storage.h) allocates through the process's CPU allocator and remembers
 // which allocator gave each block, so it is freed by the same one whichever is installed
 // later. The default is the system's aligned allocator; the runtime installs its caching
 // allocator (runtime/allocator.h) when the library loads. A device backend (CUDA) will add

@@ -40,10 +40,17 @@ constexpr int kInputCounts[] = {1, 4, 16};
 constexpr double kDynamicTarget = 1.10;  // dynamic within 10% of static
 constexpr double kCallTarget = 1e-6;     // warm call with 4 inputs
 
-std::vector<guards::ArgValue> tensor_args(int n, int64_t rows) {
-  std::vector<guards::ArgValue> args;
-  for (int i = 0; i < n; ++i) args.emplace_back(randn({rows, kCols}));
+std::vector<Tensor> tensor_args(int n, int64_t rows) {
+  std::vector<Tensor> args;
+  for (int i = 0; i < n; ++i) args.push_back(randn({rows, kCols}));
   return args;
+}
+
+// What the guards read of the tensors (valid while they live).
+std::vector<guards::GuardArg> guard_view(const std::vector<Tensor>& ts) {
+  std::vector<guards::GuardArg> out;
+  for (const Tensor& t : ts) out.emplace_back(t.impl());
+  return out;
 }
 
 std::vector<std::string> arg_names(int n) {
@@ -54,13 +61,13 @@ std::vector<std::string> arg_names(int n) {
 
 // The guards compile() would build for `args` under Dynamic::False (env null) or
 // Dynamic::True (every dim >= 2 a duck-sized symbol of `env`).
-guards::GuardSet build_guards(const std::vector<guards::ArgValue>& args, ir::ShapeEnv* env) {
+guards::GuardSet build_guards(const std::vector<Tensor>& args, ir::ShapeEnv* env) {
   const std::vector<std::string> names = arg_names(static_cast<int>(args.size()));
-  if (!env) return guards::GuardSet::from_args(args, names);
+  if (!env) return guards::GuardSet::from_args(guard_view(args), names);
   guards::SymbolicInputs sym;
   sym.env = env;
   for (size_t i = 0; i < args.size(); ++i) {
-    const Tensor& t = std::get<Tensor>(args[i]);
+    const Tensor& t = args[i];
     std::vector<ir::Expr> sizes;
     for (int64_t d = 0; d < t.dim(); ++d) {
       const int64_t n = t.size(d);
@@ -68,15 +75,15 @@ guards::GuardSet build_guards(const std::vector<guards::ArgValue>& args, ir::Sha
     }
     sym.sizes.push_back(std::move(sizes));
   }
-  return guards::GuardSet::from_args(args, names, &sym);
+  return guards::GuardSet::from_args(guard_view(args), names, &sym);
 }
 
 void bm_guard_check(benchmark::State& st, int n, bool dynamic) {
   manual_seed(7);
-  const std::vector<guards::ArgValue> args = tensor_args(n, kRows);
-  const std::vector<guards::ArgValue> resized = tensor_args(n, 12);
+  const std::vector<Tensor> tensors = tensor_args(n, kRows), resized_tensors = tensor_args(n, 12);
+  const std::vector<guards::GuardArg> args = guard_view(tensors), resized = guard_view(resized_tensors);
   ir::ShapeEnv env;
-  const guards::GuardSet gs = build_guards(args, dynamic ? &env : nullptr);
+  const guards::GuardSet gs = build_guards(tensors, dynamic ? &env : nullptr);
   if (!gs.check(args)) return st.SkipWithError("the guard set rejects the arguments it was built from");
   if (gs.check(resized) != dynamic)
     return st.SkipWithError(dynamic ? "dynamic guards reject [12,16] inputs" : "static guards accept [12,16] inputs");

@@ -6,7 +6,7 @@
 
 #include "base/int_array_ref.h"
 #include "base/scalar.h"
-#include "frontend/tensor_impl.h"
+#include "base/tensor_impl.h"
 #include "frontend/tensor_options.h"
 
 #include <cstdint>

@@ -2,7 +2,8 @@
 #include "guards/guard_set.h"
 
 #include "base/error.h"
-#include "frontend/tensor_impl.h"
+#include "base/int_array_ref.h"
+#include "base/tensor_impl.h"
 #include "ir/shape_env.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace kiln::guards {
 
 namespace {
 
-int64_t arg_kind(const ArgValue& a) { return static_cast<int64_t>(a.index()); }
+int64_t arg_kind(const GuardArg& a) { return static_cast<int64_t>(a.index()); }
 const char* kind_name(int64_t k) {
   switch (k) {
     case 0: return "a tensor";
@@ -26,10 +27,11 @@ const char* kind_name(int64_t k) {
   return "?";
 }
 
-int64_t alias_target(const std::vector<ArgValue>& args, size_t i) {
-  const StorageImpl* s = std::get<Tensor>(args[i]).impl()->storage().get();
+int64_t alias_target(GuardArgs args, size_t i) {
+  const StorageImpl* s = std::get<const TensorImpl*>(args[i])->storage().get();
   for (size_t j = 0; j < i; ++j)
-    if (const Tensor* t = std::get_if<Tensor>(&args[j]); t && !t->is_traced() && t->impl()->storage().get() == s)
+    if (const TensorImpl* const* t = std::get_if<const TensorImpl*>(&args[j]);
+        t && !(*t)->is_traced() && (*t)->storage().get() == s)
       return static_cast<int64_t>(j);
   return -1;
 }
@@ -39,17 +41,17 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h;
 }
 
-const TensorImpl& impl_of(const std::vector<ArgValue>& args, int arg) {
-  return *std::get<Tensor>(args[static_cast<size_t>(arg)]).impl();
+const TensorImpl& impl_of(GuardArgs args, int arg) {
+  return *std::get<const TensorImpl*>(args[static_cast<size_t>(arg)]);
 }
 
-int64_t size_of(const std::vector<ArgValue>& args, const Guard& g) {
+int64_t size_of(GuardArgs args, const Guard& g) {
   return impl_of(args, g.arg).sizes()[static_cast<size_t>(g.dim)];
 }
 
 }  // namespace
 
-GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std::string> names,
+GuardSet GuardSet::from_args(GuardArgs args, std::vector<std::string> names,
                              const SymbolicInputs* sym) {
   GuardSet gs;
   gs.names_ = std::move(names);
@@ -60,12 +62,12 @@ GuardSet GuardSet::from_args(const std::vector<ArgValue>& args, std::vector<std:
   for (size_t i = 0; i < args.size(); ++i) {
     const int arg = static_cast<int>(i);
     gs.guards_.push_back({GuardKind::ArgKind, arg, 0, arg_kind(args[i]), 0, {}});
-    if (const Tensor* t = std::get_if<Tensor>(&args[i])) {
-      const TensorImpl& impl = *t->impl();
+    if (const TensorImpl* const* t = std::get_if<const TensorImpl*>(&args[i])) {
+      const TensorImpl& impl = **t;
       const std::vector<ir::Expr>* sizes = sym ? &sym->sizes.at(tensor_index) : nullptr;
       ++tensor_index;
-      gs.guards_.push_back({GuardKind::Dtype, arg, 0, static_cast<int64_t>(t->dtype()), 0, {}});
-      gs.guards_.push_back({GuardKind::Device, arg, 0, 0, 0, t->device()});
+      gs.guards_.push_back({GuardKind::Dtype, arg, 0, static_cast<int64_t>(impl.dtype()), 0, {}});
+      gs.guards_.push_back({GuardKind::Device, arg, 0, 0, 0, impl.device()});
       gs.guards_.push_back({GuardKind::Rank, arg, 0, static_cast<int64_t>(impl.sizes().size()), 0, {}});
       bool symbolic = false;
       for (size_t d = 0; d < impl.sizes().size(); ++d) {
@@ -168,7 +170,7 @@ void GuardSet::compile() {
       case GuardKind::ScalarValue: {
         op.code = g.fp ? Op::Double : Op::Int;
         for (const Guard& k : guards_)
-          if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(ArgValue(false))) op.code = Op::Bool;
+          if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(GuardArg(false))) op.code = Op::Bool;
         if (g.fp) std::memcpy(&op.meta, &g.fvalue, sizeof(double));
         break;
       }
@@ -178,7 +180,7 @@ void GuardSet::compile() {
   }
 }
 
-bool GuardSet::check(const std::vector<ArgValue>& args) const {
+bool GuardSet::check(GuardArgs args) const {
   if (args.size() != names_.size()) return false;
   constexpr size_t kInline = 16;
   int64_t inline_slots[kInline];
@@ -196,12 +198,12 @@ bool GuardSet::check(const std::vector<ArgValue>& args) const {
     for (size_t i = 0; i < args.size(); ++i) storage[i] = &storage;  // "not a tensor": matches nothing
   const TensorImpl* impl = nullptr;  // of the tensor the last Tensor op checked
   for (const Op& op : program_) {
-    const ArgValue& a = args[op.arg];
+    const GuardArg& a = args[op.arg];
     switch (op.code) {
       case Op::Tensor: {
-        const Tensor* t = std::get_if<Tensor>(&a);
+        const TensorImpl* const* t = std::get_if<const TensorImpl*>(&a);
         if (!t) return false;
-        impl = t->impl();
+        impl = *t;
         if (track_storage && !impl->is_traced()) storage[op.arg] = impl->storage().get();
         if (static_cast<int64_t>(impl->dtype()) != (op.meta & 0xff) ||
             static_cast<int64_t>(impl->sizes().size()) != (op.meta >> 8) || !(impl->device() == op.device))
@@ -262,12 +264,12 @@ bool GuardSet::check(const std::vector<ArgValue>& args) const {
 }
 
 // The slow path of a miss: each guard on its own, for the message.
-bool GuardSet::passes(const Guard& g, const std::vector<ArgValue>& args, std::vector<int64_t>& slots) const {
-  const ArgValue& a = args[static_cast<size_t>(g.arg)];
+bool GuardSet::passes(const Guard& g, GuardArgs args, std::vector<int64_t>& slots) const {
+  const GuardArg& a = args[static_cast<size_t>(g.arg)];
   switch (g.kind) {
     case GuardKind::ArgKind: return arg_kind(a) == g.value;
-    case GuardKind::Dtype: return static_cast<int64_t>(std::get<Tensor>(a).dtype()) == g.value;
-    case GuardKind::Device: return std::get<Tensor>(a).device() == g.device;
+    case GuardKind::Dtype: return static_cast<int64_t>(impl_of(args, g.arg).dtype()) == g.value;
+    case GuardKind::Device: return impl_of(args, g.arg).device() == g.device;
     case GuardKind::Rank: return static_cast<int64_t>(impl_of(args, g.arg).sizes().size()) == g.value;
     case GuardKind::Size: return size_of(args, g) == g.value;
     case GuardKind::SymbolBind:
@@ -287,14 +289,14 @@ bool GuardSet::passes(const Guard& g, const std::vector<ArgValue>& args, std::ve
 }
 
 // The value the guard reads from the arguments, as text (for failure messages).
-std::string GuardSet::actual_of(const Guard& g, const std::vector<ArgValue>& args,
+std::string GuardSet::actual_of(const Guard& g, GuardArgs args,
                                 const std::vector<int64_t>& slots) const {
-  const ArgValue& a = args[static_cast<size_t>(g.arg)];
+  const GuardArg& a = args[static_cast<size_t>(g.arg)];
   switch (g.kind) {
     case GuardKind::ArgKind: return kind_name(arg_kind(a));
-    case GuardKind::Dtype: return std::string(dtype_short_name(std::get<Tensor>(a).dtype()));
-    case GuardKind::Device: return std::get<Tensor>(a).device().str();
-    case GuardKind::Rank: return std::to_string(std::get<Tensor>(a).dim());
+    case GuardKind::Dtype: return std::string(dtype_short_name(impl_of(args, g.arg).dtype()));
+    case GuardKind::Device: return impl_of(args, g.arg).device().str();
+    case GuardKind::Rank: return std::to_string(impl_of(args, g.arg).sizes().size());
     case GuardKind::Size:
     case GuardKind::SymbolBind: return std::to_string(size_of(args, g));
     case GuardKind::SymbolEq:
@@ -325,7 +327,7 @@ std::string GuardSet::actual_of(const Guard& g, const std::vector<ArgValue>& arg
   return "?";
 }
 
-std::optional<GuardFailure> GuardSet::first_failure(const std::vector<ArgValue>& args) const {
+std::optional<GuardFailure> GuardSet::first_failure(GuardArgs args) const {
   if (args.size() != names_.size())
     return GuardFailure{{}, fmt::format("{} arguments", names_.size()), std::to_string(args.size())};
   // Guards are ordered so that each one's preconditions (the argument is a tensor, its rank,
@@ -357,7 +359,7 @@ std::string GuardSet::describe(const Guard& g) const {
       if (g.fp) return fmt::format("{} == {}", n, g.fvalue);
       // A bool argument reads as true/false, as its actual value does in a failure.
       for (const Guard& k : guards_)
-        if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(ArgValue(false)))
+        if (k.kind == GuardKind::ArgKind && k.arg == g.arg && k.value == arg_kind(GuardArg(false)))
           return fmt::format("{} == {}", n, g.value != 0 ? "true" : "false");
       return fmt::format("{} == {}", n, g.value);
     }

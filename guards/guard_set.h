@@ -14,12 +14,13 @@
 #pragma once
 
 #include "base/scalar.h"
-#include "frontend/tensor.h"
+#include "base/tensor_impl.h"
 #include "ir/expr.h"
 #include "ir/expr_eval.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -30,8 +31,12 @@ class ShapeEnv;
 
 namespace kiln::guards {
 
-// An argument of a compiled function: a tensor or a scalar (int64_t, double, bool).
-using ArgValue = std::variant<Tensor, int64_t, double, bool>;
+// What guards read of an argument of a compiled function: a tensor's metadata (its
+// TensorImpl, owned by the caller for the duration of the check) or a scalar (int64_t,
+// double, bool). The alternatives are in the order of kiln::detail::ArgValue (runtime/
+// compile.h), which holds the Tensors themselves; runtime::guard_args converts.
+using GuardArg = std::variant<const TensorImpl*, int64_t, double, bool>;
+using GuardArgs = std::span<const GuardArg>;
 
 enum class GuardKind : uint8_t {
   ArgKind, Dtype, Device, Rank,
@@ -74,12 +79,12 @@ class GuardSet {
  public:
   // Guards for the given arguments; names[i] names argument i in messages ("a", "arg1").
   // Without `sym` every size is static.
-  static GuardSet from_args(const std::vector<ArgValue>& args, std::vector<std::string> names,
+  static GuardSet from_args(GuardArgs args, std::vector<std::string> names,
                             const SymbolicInputs* sym = nullptr);
 
   // Runs the compiled check program.
-  bool check(const std::vector<ArgValue>& args) const;
-  std::optional<GuardFailure> first_failure(const std::vector<ArgValue>& args) const;
+  bool check(GuardArgs args) const;
+  std::optional<GuardFailure> first_failure(GuardArgs args) const;
 
   const std::vector<Guard>& guards() const { return guards_; }
   uint64_t signature() const { return signature_; }
@@ -101,8 +106,8 @@ class GuardSet {
     Device device;       // Tensor
   };
   void compile();
-  bool passes(const Guard& g, const std::vector<ArgValue>& args, std::vector<int64_t>& slots) const;
-  std::string actual_of(const Guard& g, const std::vector<ArgValue>& args, const std::vector<int64_t>& slots) const;
+  bool passes(const Guard& g, GuardArgs args, std::vector<int64_t>& slots) const;
+  std::string actual_of(const Guard& g, GuardArgs args, const std::vector<int64_t>& slots) const;
 
   std::vector<Guard> guards_;
   std::vector<std::string> names_;

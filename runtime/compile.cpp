@@ -36,6 +36,39 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The guard view of a call's arguments, on the stack for up to kInline arguments (the warm
+// path allocates nothing).
+class GuardView {
+ public:
+  explicit GuardView(const std::vector<ArgValue>& args) {
+    guards::GuardArg* out = inline_;
+    if (args.size() > kInline) {
+      heap_.resize(args.size());
+      out = heap_.data();
+    }
+    for (size_t i = 0; i < args.size(); ++i) out[i] = to_guard_arg(args[i]);
+    view_ = {out, args.size()};
+  }
+  GuardView(const GuardView&) = delete;
+  GuardView& operator=(const GuardView&) = delete;
+  guards::GuardArgs args() const { return view_; }
+
+  static guards::GuardArg to_guard_arg(const ArgValue& a) {
+    switch (a.index()) {
+      case 0: return std::get<Tensor>(a).impl();
+      case 1: return std::get<int64_t>(a);
+      case 2: return std::get<double>(a);
+      default: return std::get<bool>(a);
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  guards::GuardArg inline_[kInline];
+  std::vector<guards::GuardArg> heap_;
+  guards::GuardArgs view_;
+};
+
 std::vector<Tensor> tensors_of(const std::vector<ArgValue>& args) {
   std::vector<Tensor> ts;
   for (const ArgValue& a : args)
@@ -277,7 +310,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->comp.text("010_decomposed.kir"));
   KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->comp.text("030_kernels.kk"));
   // Guards last: decomposition may decide (and so guard) more about the symbols.
-  e->guards = guards::GuardSet::from_args(args, names, &sym);
+  e->guards = guards::GuardSet::from_args(GuardView(args).args(), names, &sym);
   e->guards_text = e->guards.str();
   for (const ir::SymbolInfo& si : env.symbols()) {
     e->symbols_text += si.name;
@@ -322,6 +355,13 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
   return outs;
 }
 
+std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args) {
+  std::vector<guards::GuardArg> out;
+  out.reserve(args.size());
+  for (const ArgValue& a : args) out.push_back(GuardView::to_guard_arg(a));
+  return out;
+}
+
 std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
   return std::make_shared<CompiledState>(std::move(opts));
 }
@@ -331,10 +371,11 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
+  const GuardView view(args);
   {
     std::shared_lock lock(s.entries_mu);
     for (const auto& e : s.entries)
-      if (e->guards.check(args)) {
+      if (e->guards.check(view.args())) {
         s.hits.fetch_add(1, std::memory_order_relaxed);
         KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
         s.kernels.store(e->kernels, std::memory_order_relaxed);
@@ -348,7 +389,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   {
     std::shared_lock lock(s.entries_mu);
     for (const auto& e : s.entries)
-      if (e->guards.check(args)) {  // compiled by another thread meanwhile
+      if (e->guards.check(view.args())) {  // compiled by another thread meanwhile
         s.hits.fetch_add(1);
         s.kernels.store(e->kernels);
         std::shared_ptr<const Entry> keep = e;
@@ -362,7 +403,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache miss ({} entries)", s.opts.name, s.entries.size());
   std::string why = "no entry yet";
   if (last) {
-    if (auto f = last->guards.first_failure(args)) why = "guard failed: " + f->str();
+    if (auto f = last->guards.first_failure(view.args())) why = "guard failed: " + f->str();
   }
   if (static_cast<int>(s.entries.size()) >= s.opts.cache_size_limit) {
     if (!s.warned_limit) {

@@ -22,6 +22,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace kiln {
@@ -66,7 +67,11 @@ struct CompileStats {
 
 namespace detail {
 
-using guards::ArgValue;
+// An argument of a compiled function: a tensor or a scalar (int64_t, double, bool).
+using ArgValue = std::variant<Tensor, int64_t, double, bool>;
+// What the guards read of each argument (the TensorImpl of a tensor, a scalar as it is);
+// valid while `args` lives.
+std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args);
 using TraceFn = std::function<std::vector<Tensor>(const std::vector<ArgValue>&)>;
 
 class CompiledState;

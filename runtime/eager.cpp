@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "frontend/dispatch.h"
-#include "frontend/tensor_impl.h"
+#include "base/tensor_impl.h"
 #include "frontend/views.h"
 #include "runtime/backend.h"
 #include "runtime/driver.h"

@@ -9,7 +9,7 @@
 #include "runtime/program.h"
 
 #include "base/error.h"
-#include "frontend/tensor_impl.h"
+#include "base/tensor_impl.h"
 #include "runtime/thread_pool.h"
 
 #include <cblas.h>

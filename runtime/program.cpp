@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "frontend/random.h"
-#include "frontend/tensor_impl.h"
+#include "base/tensor_impl.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 

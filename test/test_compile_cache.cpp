@@ -224,14 +224,24 @@ TEST(CompileCache, NoRecompileLogWhenTheChannelIsOff) {
 // ---------------------------------------------------------------------------------------------
 // GuardSet on its own
 
-using guards::ArgValue;
+using detail::ArgValue;
 using guards::GuardSet;
+
+// GuardSet reads the arguments' metadata (guards::GuardArg); these take the arguments as a
+// compiled function receives them, as compile() does.
+GuardSet guards_of(const std::vector<ArgValue>& args, std::vector<std::string> names) {
+  return GuardSet::from_args(detail::guard_args(args), std::move(names));
+}
+bool passes(const GuardSet& gs, const std::vector<ArgValue>& args) { return gs.check(detail::guard_args(args)); }
+std::optional<guards::GuardFailure> failure_of(const GuardSet& gs, const std::vector<ArgValue>& args) {
+  return gs.first_failure(detail::guard_args(args));
+}
 
 TEST(GuardSet, StrListsEveryGuard) {
   Tensor a = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor b = mk<float>({1, 2, 3}, {1, 3});
   std::vector<ArgValue> args{a, b, a.t(), int64_t{7}, 0.5, true};
-  GuardSet gs = GuardSet::from_args(args, {"a", "b", "at", "k", "s", "flag"});
+  GuardSet gs = guards_of(args, {"a", "b", "at", "k", "s", "flag"});
   EXPECT_EQ(gs.str(),
             "a is a tensor\n"
             "a.dtype == f32\n"
@@ -270,12 +280,12 @@ TEST(GuardSet, StrListsEveryGuard) {
 TEST(GuardSet, FirstFailureNamesExpectedAndActual) {
   Tensor a = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor b = mk<float>({1, 2, 3}, {3});
-  GuardSet gs = GuardSet::from_args({a, b, int64_t{4}}, {"x", "y", "n"});
-  EXPECT_FALSE(gs.first_failure({a, b, int64_t{4}}).has_value());
-  EXPECT_TRUE(gs.check({mk<float>({0, 0, 0, 0, 0, 0}, {2, 3}), mk<float>({0, 0, 0}), int64_t{4}}));
+  GuardSet gs = guards_of({a, b, int64_t{4}}, {"x", "y", "n"});
+  EXPECT_FALSE(failure_of(gs, {a, b, int64_t{4}}).has_value());
+  EXPECT_TRUE(passes(gs, {mk<float>({0, 0, 0, 0, 0, 0}, {2, 3}), mk<float>({0, 0, 0}), int64_t{4}}));
 
   auto fail_of = [&](std::vector<ArgValue> args) {
-    auto f = gs.first_failure(args);
+    auto f = failure_of(gs, args);
     return f ? f->str() : std::string("<passes>");
   };
   EXPECT_EQ(fail_of({mk<float>({1, 2, 3}, {1, 3}), b, int64_t{4}}), "x.size(0) == 2, got 1");
@@ -290,26 +300,26 @@ TEST(GuardSet, FirstFailureNamesExpectedAndActual) {
 }
 
 TEST(GuardSet, BoolAndDoubleFailuresReadLikeTheirValues) {
-  GuardSet gs = GuardSet::from_args({true, 0.5}, {"flag", "s"});
-  auto f = gs.first_failure({false, 0.5});
+  GuardSet gs = guards_of({true, 0.5}, {"flag", "s"});
+  auto f = failure_of(gs, {false, 0.5});
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->str(), "flag == true, got false");
-  f = gs.first_failure({true, -0.5});
+  f = failure_of(gs, {true, -0.5});
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->str(), "s == 0.5, got -0.5");
 }
 
 TEST(GuardSet, AliasGuardFailsWhenAliasingStops) {
   Tensor a = mk<float>({1, 2, 3});
-  GuardSet gs = GuardSet::from_args({a, a}, {"p", "q"});
-  EXPECT_TRUE(gs.check({a, a}));
-  auto f = gs.first_failure({a, mk<float>({1, 2, 3})});
+  GuardSet gs = guards_of({a, a}, {"p", "q"});
+  EXPECT_TRUE(passes(gs, {a, a}));
+  auto f = failure_of(gs, {a, mk<float>({1, 2, 3})});
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->str(), "q shares storage with p, got no aliasing");
 }
 
 TEST(GuardSet, SignatureIsEqualForEqualInputsAndDiffersOtherwise) {
-  auto sig = [](std::vector<ArgValue> args) { return GuardSet::from_args(args, {}).signature(); };
+  auto sig = [](std::vector<ArgValue> args) { return guards_of(args, {}).signature(); };
   Tensor a = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor a2 = mk<float>({6, 5, 4, 3, 2, 1}, {2, 3});  // other values, same signature
   Tensor b = mk<float>({1, 2, 3});
@@ -317,7 +327,7 @@ TEST(GuardSet, SignatureIsEqualForEqualInputsAndDiffersOtherwise) {
   EXPECT_EQ(sig({a2, b, int64_t{1}}), base);
   EXPECT_EQ(sig({a2, mk<float>({0, 0, 0}), int64_t{1}}), base);
   // The names do not matter.
-  EXPECT_EQ(GuardSet::from_args({a, b, int64_t{1}}, {"x", "y", "z"}).signature(), base);
+  EXPECT_EQ(guards_of({a, b, int64_t{1}}, {"x", "y", "z"}).signature(), base);
 
   std::vector<uint64_t> others{
       sig({mk<float>({1, 2, 3}, {1, 3}), b, int64_t{1}}),          // size

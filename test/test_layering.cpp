@@ -39,9 +39,6 @@ const std::map<std::string, std::string>& known_exceptions() {
   static const std::map<std::string, std::string> ex = {
       // The umbrella header includes compile() for users.
       {"frontend/kiln.h -> runtime", "the umbrella header exposes kiln::compile"},
-      // Guards are built from the call's arguments, which hold frontend Tensors.
-      {"guards/guard_set.h -> frontend", "ArgValue holds a Tensor"},
-      {"guards/guard_set.cpp -> frontend", "guards read a Tensor's metadata"},
   };
   return ex;
 }

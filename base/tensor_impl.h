@@ -1,4 +1,4 @@
-// kiln/frontend/tensor_impl.h — the refcounted body of a Tensor.
+// kiln/base/tensor_impl.h — the refcounted body of a Tensor.
 //
 // An eager tensor has storage, sizes, strides (in elements) and an offset. A traced tensor
 // (recorded into a graph by a Tracer) has no storage: it names an ir::Value instead, and its
@@ -7,7 +7,7 @@
 
 #include "base/device.h"
 #include "base/dtype.h"
-#include "frontend/storage.h"
+#include "base/storage.h"
 
 #include <cstdint>
 #include <vector>

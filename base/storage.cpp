@@ -1,9 +1,9 @@
-// kiln/frontend/storage.cpp — 64-byte aligned host allocations for tensor storage.
+// kiln/base/storage.cpp — 64-byte aligned host allocations for tensor storage.
 //
 // CPU storage comes from the installed CPU allocator (base/allocator.h): the runtime's caching
 // allocator once the library has loaded (KILN_ALLOCATOR=system, or an ASan build, goes
 // straight to the system). Each block is freed by the allocator that gave it.
-#include "frontend/storage.h"
+#include "base/storage.h"
 
 #include "base/error.h"
 #include "base/allocator.h"

@@ -1,4 +1,4 @@
-// kiln/frontend/storage.h — intrusive reference counting and the byte storage of tensors.
+// kiln/base/storage.h — intrusive reference counting and the byte storage of tensors.
 //
 // Storage owns one 64-byte aligned allocation; several TensorImpls (views) may share it.
 #pragma once

@@ -1,5 +1,5 @@
-// kiln/frontend/tensor_impl.cpp — TensorImpl construction and layout helpers.
-#include "frontend/tensor_impl.h"
+// kiln/base/tensor_impl.cpp — TensorImpl construction and layout helpers.
+#include "base/tensor_impl.h"
 
 #include "base/error.h"
 #include "base/int_array_ref.h"
