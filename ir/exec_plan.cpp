@@ -87,29 +87,4 @@ std::string ExecPlan::str() const {
   return out;
 }
 
-std::string print_fused_graph(const Graph& g, const ExecPlan& plan) {
-  std::vector<std::string> marks(g.nodes().size());
-  int kernel = 0;
-  for (const PlanStep& st : plan.steps) {
-    const std::string label = st.kind == StepKind::Kernel ? fmt::format("k{}", kernel++)
-                                                          : fmt::format("{} {}", st.kind == StepKind::Extern ? "extern" : "fallback", op_name(st.op));
-    for (int n : st.nodes)
-      if (static_cast<size_t>(n) < marks.size()) marks[static_cast<size_t>(n)] += (marks[static_cast<size_t>(n)].empty() ? "" : ", ") + label;
-  }
-  const std::string text = print_graph(g);
-  // One line per node, after the header line (the printer's layout).
-  std::string out;
-  size_t line = 0, at = 0;
-  while (at < text.size()) {
-    const size_t end = text.find('\n', at);
-    std::string l = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (line >= 1 && line - 1 < marks.size() && !marks[line - 1].empty()) l += "  # " + marks[line - 1];
-    out += l + "\n";
-    ++line;
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
-  return out;
-}
-
 }  // namespace kiln::ir

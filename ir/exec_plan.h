@@ -64,8 +64,6 @@ struct PlanOutput {
   int buffer = -1;
 };
 
-class Graph;
-
 struct ExecPlan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
@@ -76,10 +74,5 @@ struct ExecPlan {
   std::string str() const;
   std::vector<const Kernel*> kernels() const;
 };
-
-// The graph's text with each node line marked by the steps that compute it
-// ("  # k0", "  # k1, k2", "  # extern mm"): the fusion groups (KILN_DEBUG_DIR's
-// 020_fused.kir). Still parses as the graph ('#' starts a comment).
-std::string print_fused_graph(const Graph& g, const ExecPlan& plan);
 
 }  // namespace kiln::ir

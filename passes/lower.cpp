@@ -1,15 +1,18 @@
-// kiln/passes/lower.cpp — fusion by index functions: graph of prims -> ExecPlan of kernels.
+// kiln/passes/lower.cpp — kernel building: the fusion groups of a prim graph -> ExecPlan.
 //
-// The Lowerer walks the graph in order and materializes the values that must live in memory
-// (graph outputs, inputs of extern/fallback ops). Materializing a value builds one kernel:
-// its grid is the value's shape (pointwise) or the kept dims of its reductions (row
-// kernels), and its body evaluates the value at the grid index, inlining producers through
-// eval(). Reductions met on the way become Reduce stages when they are read at the kernel's
-// own row index; otherwise they are materialized first and the kernel is rebuilt.
+// The Lowerer takes the groups of passes/fuse.h in order. A kernel group becomes one kernel
+// (two for a split reduction): its grid is the root's shape (pointwise) or the kept dims of
+// its reductions (row kernels), and its body evaluates the root at the grid index, inlining
+// producers through eval() and loading every value an earlier group put in memory. The
+// group's reductions become Reduce stages. A call group becomes an extern or fallback step on
+// its operands' buffers. Nothing is decided here that fusion did not decide: a reduction that
+// cannot be a reduce stage of its kernel is an internal error.
 #include "passes/lower.h"
 
 #include "base/error.h"
+#include "passes/fuse.h"
 #include "passes/lower_index.h"
+#include "passes/row_domain.h"
 
 #include <fmt/format.h>
 
@@ -38,80 +41,6 @@ using ir::contiguous_strides;
 
 namespace {
 
-bool is_inlinable(const Node* n) {
-  switch (n->info().family) {
-    case OpFamily::Unary:
-    case OpFamily::Binary:
-    case OpFamily::Ternary:
-    case OpFamily::Cast:
-    case OpFamily::View:
-    case OpFamily::Factory:
-    case OpFamily::Shape:
-      return true;
-    case OpFamily::Reduction:
-    case OpFamily::Scan:
-    case OpFamily::Index:
-    case OpFamily::Random:
-    case OpFamily::Matmul:
-    case OpFamily::Decomposable:  // decomposed before lowering, or an extern lowering
-    case OpFamily::Custom:
-      return false;
-  }
-  return false;
-}
-bool is_reduction(const Node* n) { return n->info().family == OpFamily::Reduction; }
-
-// The domain of a reduction: input sizes and the (sorted) reduced dims.
-struct RowDomain {
-  std::vector<Expr> sizes;
-  std::vector<int64_t> dims;
-  bool operator==(const RowDomain&) const = default;
-  std::vector<Expr> kept() const { return pick(false); }
-  std::vector<Expr> reduced() const { return pick(true); }
-  bool is_reduced(size_t d) const {
-    for (int64_t x : dims)
-      if (static_cast<size_t>(x) == d) return true;
-    return false;
-  }
-  std::vector<Expr> pick(bool red) const {
-    std::vector<Expr> out;
-    for (size_t d = 0; d < sizes.size(); ++d)
-      if (is_reduced(d) == red) out.push_back(sizes[d]);
-    return out;
-  }
-  // The full index from kept (grid) and reduced (stage) indices.
-  std::vector<Expr> interleave(const std::vector<Expr>& kept_idx, const std::vector<Expr>& red_idx) const {
-    std::vector<Expr> idx;
-    size_t k = 0, r = 0;
-    for (size_t d = 0; d < sizes.size(); ++d) idx.push_back(is_reduced(d) ? red_idx.at(r++) : kept_idx.at(k++));
-    return idx;
-  }
-};
-
-struct ReduceInfo {
-  RowDomain dom;
-  bool keepdim = false;
-  ir::ReductionOp op = ir::ReductionOp::sum;
-};
-
-ReduceInfo reduce_info(const Node* n) {
-  ReduceInfo ri;
-  ri.dom.sizes = n->input(0)->type().sizes;
-  ri.op = ir::as_reduction(n->op());
-  ri.keepdim = n->attr<bool>("keepdim");
-  if (ri.op == ir::ReductionOp::argmax || ri.op == ir::ReductionOp::argmin) {
-    std::optional<int64_t> dim = n->attrs().get_opt<int64_t>(n->op(), "dim");
-    if (dim && !ri.dom.sizes.empty()) {
-      ri.dom.dims = {*dim};
-    } else {
-      for (size_t d = 0; d < ri.dom.sizes.size(); ++d) ri.dom.dims.push_back(static_cast<int64_t>(d));
-    }
-  } else {
-    ri.dom.dims = n->attr<std::vector<int64_t>>("dims");
-  }
-  return ri;
-}
-
 // The dtype a reduction accumulates in. Floating sums and products accumulate in f64 and are
 // rounded once to the result dtype, as the reference interpreter does: the error then neither
 // grows with the length nor depends on the host's vector width (docs/decisions.md).
@@ -128,11 +57,6 @@ ScalarType accumulate_dtype(ir::ReductionOp op, ScalarType in_dt, ScalarType out
   }
   internal_fail("lower: unknown reduction {}", static_cast<int>(op));
 }
-
-// Thrown while building a kernel: this reduction must be materialized first.
-struct Refuse {
-  const Node* reduction;
-};
 
 class Lowerer;
 
@@ -236,12 +160,7 @@ class KernelBuilder {
   int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
  public:
   // Builds the reduce stage of reduction `n` (of this row kernel) now, at its own row.
-  void prepare_reduction(const Node* n) {
-    const ReduceInfo ri = reduce_info(n);
-    std::vector<Expr> at = grid_idx;
-    if (ri.keepdim) at = ri.dom.interleave(grid_idx, std::vector<Expr>(ri.dom.dims.size(), Expr(0)));
-    reduce_stage(n, at);
-  }
+  void prepare_reduction(const Node* n) { reduce_stage(n, row->row_index(grid_idx, reduce_info(n).keepdim)); }
 
  private:
   int forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
@@ -297,7 +216,7 @@ class KernelBuilder {
 
 class Lowerer {
  public:
-  Lowerer(const ir::Graph& g, const LowerOptions& o) : g_(g), opts_(o) {
+  Lowerer(const ir::Graph& g, const ir::Fusion& f, const LowerOptions& o) : g_(g), fusion_(f), opts_(o) {
     for (const Node* n : g.nodes()) node_index_.emplace(n, static_cast<int>(node_index_.size()));
   }
   ExecPlan run();
@@ -309,44 +228,22 @@ class Lowerer {
     return it == buf_.end() ? -1 : it->second;
   }
   const PlanBuffer& buffer(int b) const { return plan_.buffers.at(b); }
-  int materialize(const Value* v, BufferRole role);
-  // An extern call's operand: a permute of a buffer is passed as a strided view, no copy.
-  int extern_operand(const Value* v);
-  const LowerOptions& opts() const { return opts_; }
-  // The value of a size at trace time (symbols take their hints), or nothing when a symbol
-  // has no hint: for performance choices only.
-  std::optional<int64_t> hinted(const Expr& e) const {
-    if (auto c = e.maybe_const()) return *c;
-    std::vector<std::string> syms;
-    e.collect_symbols(syms);
-    std::map<std::string, int64_t> b;
-    for (const std::string& s : syms) {
-      auto it = opts_.hints.find(s);
-      if (it == opts_.hints.end()) return std::nullopt;
-      b[s] = it->second;
-    }
-    return e.evaluate(b);
-  }
-  std::optional<int64_t> hinted_numel(const std::vector<Expr>& sizes) const {
-    Expr n = 1;
-    for (const Expr& e : sizes) n = n * e;
-    return hinted(n);
-  }
 
  private:
   int new_buffer(const Value* v, BufferRole role);
-  void build_kernel(const Value* v, int out_buffer);
-  bool try_build(const Value* v, int out_buffer);
-  void build_split_reduction(const Value* v, int out_buffer);
-  void add_kernel(KernelBuilder& kb);
-  void mark_shared_reductions();
+  int operand(const Value* v) const;
+  int view_operand(const Value* v);
+  void build_kernel(const ir::FusionGroup& grp, int out_buffer);
+  void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
+  void add_call(const ir::FusionGroup& grp);
+  void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
 
   const ir::Graph& g_;
+  const ir::Fusion& fusion_;
   std::unordered_map<const Node*, int> node_index_;  // position in g_.nodes()
   LowerOptions opts_;
   ExecPlan plan_;
   std::unordered_map<const Value*, int> buf_;
-  std::set<const Node*> force_;  // reductions that are materialized rather than fused
   int kernel_count_ = 0;
 };
 
@@ -415,11 +312,11 @@ int KernelBuilder::forwardable(const std::pair<const Value*, std::vector<const v
 
 int KernelBuilder::reduce_stage(const Node* n, const std::vector<Expr>& idx) {
   const ReduceInfo ri = reduce_info(n);
-  if (!row || !(ri.dom == *row)) throw Refuse{n};
-  // The index at which the consumer reads the reduction must be this kernel's row.
-  std::vector<Expr> expect = grid_idx;
-  if (ri.keepdim) expect = ri.dom.interleave(grid_idx, std::vector<Expr>(ri.dom.dims.size(), Expr(0)));
-  if (idx != expect) throw Refuse{n};
+  // Fusion made this reduction a stage of this kernel: its domain and the index its consumer
+  // reads it at are the kernel's row.
+  if (!row || !(ri.dom == *row) || idx != ri.dom.row_index(grid_idx, ri.keepdim))
+    internal_fail("lower: reduction {} is not a reduce stage of kernel {} (fusion and kernel building disagree)",
+                  n->output()->name(), k_.name);
   if (auto it = reduce_results_.find(n); it != reduce_results_.end()) return it->second;
 
   open_stage(ir::StageKind::Reduce, ri.dom.reduced());
@@ -510,38 +407,37 @@ int Lowerer::new_buffer(const Value* v, BufferRole role) {
   return id;
 }
 
-int Lowerer::materialize(const Value* v, BufferRole role) {
-  if (int b = buffer_of(v); b >= 0) {
-    if (role == BufferRole::Output && plan_.buffers[b].role == BufferRole::Temp) plan_.buffers[b].role = BufferRole::Output;
-    return b;
-  }
-  const int b = new_buffer(v, role);
-  build_kernel(v, b);
+// A value an earlier group put in memory.
+int Lowerer::operand(const Value* v) const {
+  const int b = buffer_of(v);
+  if (b < 0) internal_fail("lower: {} is read before a fusion group computes it", v->name());
   return b;
 }
 
-int Lowerer::extern_operand(const Value* v) {
-  if (buffer_of(v) >= 0 || v->is_input() || v->producer()->op() != OpKind::permute) return materialize(v, BufferRole::Temp);
+// A call operand read in place: a permute of a buffer, as a strided view of it (no copy).
+int Lowerer::view_operand(const Value* v) {
   const Node* n = v->producer();
-  const int base = materialize(n->input(0), BufferRole::Temp);
-  if (plan_.buffers[base].role == BufferRole::View) return materialize(v, BufferRole::Temp);
   PlanBuffer b;
   b.role = BufferRole::View;
   b.type = v->type();
-  b.base = base;
-  const auto& dims = n->attr<std::vector<int64_t>>("dims");
-  for (int64_t d : dims) b.strides.push_back(plan_.buffers[base].strides.at(static_cast<size_t>(d)));
+  b.base = operand(n->input(0));
+  for (int64_t d : n->attr<std::vector<int64_t>>("dims"))
+    b.strides.push_back(plan_.buffers[b.base].strides.at(static_cast<size_t>(d)));
   plan_.buffers.push_back(std::move(b));
   const int id = static_cast<int>(plan_.buffers.size() - 1);
   buf_[v] = id;
   return id;
 }
 
-void Lowerer::add_kernel(KernelBuilder& kb) {
+void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {
   PlanStep st;
   st.kind = StepKind::Kernel;
   for (const Node* n : kb.covered) st.nodes.push_back(node_index(n));
   std::sort(st.nodes.begin(), st.nodes.end());
+  // The kernel computes exactly the group fusion decided (a split reduction's two kernels
+  // each compute part of it).
+  if (grp.kind != ir::GroupKind::SplitReduction && st.nodes != grp.nodes)
+    internal_fail("lower: kernel {} computes other nodes than its fusion group", kb.kernel().name);
   st.kernel = std::move(kb.kernel());
   st.kernel.params = collect_params(st.kernel);
   ir::verify_kernel(st.kernel);
@@ -549,99 +445,30 @@ void Lowerer::add_kernel(KernelBuilder& kb) {
   plan_.steps.push_back(std::move(st));
 }
 
-// Builds the kernel computing v into out_buffer, materializing refused reductions first.
-void Lowerer::build_kernel(const Value* v, int out_buffer) {
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    try {
-      if (try_build(v, out_buffer)) return;
-    } catch (const Refuse& r) {
-      force_.insert(r.reduction);
-      materialize(r.reduction->output(), BufferRole::Temp);
-    }
-  }
-  internal_fail("lower: kernel for a value of type {} did not converge", v->type().str());
-}
-
-// Finds the reductions v's inlined computation reaches (stopping at buffers).
-// The root itself is what the kernel computes: its buffer is the destination, not a source.
-void find_reductions(const Lowerer& l, const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen,
-                     bool root = false) {
-  if (!seen.insert(v).second || v->is_input() || (!root && l.buffer_of(v) >= 0)) return;
-  const Node* n = v->producer();
-  if (is_reduction(n)) {
-    if (!reduce_info(n).dom.dims.empty()) {
-      out.push_back(n);
-      return;
-    }
-  } else if (!is_inlinable(n)) {
-    return;
-  }
-  for (const Value* in : n->inputs()) find_reductions(l, in, out, seen);
-}
-
-bool Lowerer::try_build(const Value* v, int out_buffer) {
-  std::vector<const Node*> reds;
-  std::set<const Value*> seen;
-  find_reductions(*this, v, reds, seen, /*root=*/true);
-  for (const Node* r : reds)
-    if (force_.count(r) && r->output() != v) throw Refuse{r};
-
-  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_));
-  const std::vector<Expr>& vs = v->type().sizes;
-  std::vector<Expr> grid, stage_ext, grid_idx;
-  RowDomain dom;
-  enum { Pointwise, Full, KeepDim, Kept } shape_case = Pointwise;
-  if (!reds.empty()) {
-    // The row domain: the one of the reduction nearest to v (found first).
-    dom = reduce_info(reds.front()).dom;
-    for (const Node* r : reds)
-      if (!(reduce_info(r).dom == dom)) throw Refuse{r};
-    std::vector<Expr> keep1 = dom.sizes;
-    for (int64_t d : dom.dims) keep1[d] = 1;
-    // keepdim first: when every reduced dim has size 1, the full domain and the keepdim shape
-    // coincide, and a lone reduction must stay a reduce stage plus a store (no loop stage).
-    if (vs == keep1) shape_case = KeepDim;
-    else if (vs == dom.sizes) shape_case = Full;
-    else if (vs == dom.kept()) shape_case = Kept;
-    else throw Refuse{reds.front()};
-    // A large reduction to a single point is split so that it runs in parallel (symbolic
-    // sizes: judged by their hints; the split kernels are correct for every size).
-    const std::vector<Expr> kept = dom.kept();
-    const std::optional<int64_t> work = hinted_numel(dom.reduced());
-    if (kept.empty() && work && *work >= opts_.split_reduction_min) {
-      const bool alone = reds.size() == 1 && reds.front()->output() == v;
-      if (alone && split_supported(reduce_info(reds.front()).op)) {
-        build_split_reduction(v, out_buffer);
-        return true;
-      }
-      // Materialized on its own first (split there); argmax/argmin, whose partials do not
-      // combine, stay one serial kernel.
-      if (!alone) throw Refuse{reds.front()};
-    }
-    grid = kept;
-  } else {
-    grid = vs;
-  }
+// The kernel computing the group's root into out_buffer.
+void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
+  const Value* v = grp.root;
+  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+  const bool row_kernel = grp.kind == ir::GroupKind::Row;
+  const RowDomain dom = row_kernel ? reduce_info(grp.reductions.front()).dom : RowDomain{};
+  const std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
+  std::vector<Expr> grid_idx, stage_ext;
   for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
   kb.kernel().grid = grid;
-  kb.row = reds.empty() ? nullptr : &dom;
+  kb.row = row_kernel ? &dom : nullptr;
   kb.grid_idx = grid_idx;
 
-  std::vector<Expr> store_idx;
-  switch (shape_case) {
-    case Pointwise:
-    case Kept: store_idx = grid_idx; break;
-    case KeepDim: store_idx = dom.interleave(grid_idx, std::vector<Expr>(dom.dims.size(), Expr(0))); break;
-    case Full: stage_ext = dom.reduced(); break;
-  }
+  std::vector<Expr> store_idx = grid_idx;
+  if (row_kernel && grp.row_shape == ir::RowShape::KeepDim) store_idx = dom.row_index(grid_idx, true);
+  if (row_kernel && grp.row_shape == ir::RowShape::Full) stage_ext = dom.reduced();
   kb.open_stage(ir::StageKind::Loop, stage_ext);
-  if (shape_case == Full) {
+  if (row_kernel && grp.row_shape == ir::RowShape::Full) {
     std::vector<Expr> red_idx;
     for (size_t i = 0; i < stage_ext.size(); ++i) red_idx.push_back(loop_var(stage_ext[i], ir::stage_expr(i)));
     store_idx = dom.interleave(grid_idx, red_idx);
     kb.allow_forwarding(out_buffer, store_idx, linear_index(store_idx, plan_.buffers[out_buffer].strides));
     // Reduce stages first, so that the final stage can reuse what they computed.
-    for (auto it = reds.rbegin(); it != reds.rend(); ++it) kb.prepare_reduction(*it);
+    for (auto it = grp.reductions.rbegin(); it != grp.reductions.rend(); ++it) kb.prepare_reduction(*it);
   }
   const int val = kb.eval_root(v, store_idx);
   kb.store(out_buffer, linear_index(store_idx, plan_.buffers[out_buffer].strides), val, v->type().dtype);
@@ -650,69 +477,44 @@ bool Lowerer::try_build(const Value* v, int out_buffer) {
   // A lone reduction over outer dims (a column sum) iterates its rows outside a tile of
   // columns so that loads are contiguous.
   ir::Kernel& k = kb.kernel();
-  if (reds.size() == 1 && reds.front()->output() == v && k.stages.size() == 2 && !grid.empty() &&
-      !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(reds.front()).op))
+  if (row_kernel && grp.reductions.size() == 1 && grp.reductions.front()->output() == v && k.stages.size() == 2 &&
+      !grid.empty() && !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(grp.reductions.front()).op))
     k.schedule.outer_reduction_tile = 64;
-  ++kernel_count_;
-  add_kernel(kb);
-  return true;
+  add_kernel(kb, grp);
 }
 
-// out = reduce(x) over everything, as partials over grid chunks then one final reduce.
-void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
+// out = reduce(x) over everything, as partials over grid chunks then one final reduce
+// (row_domain.h's SplitLayout), in a fixed order: deterministic results.
+void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) {
+  const Value* v = grp.root;
   const Node* n = v->producer();
   const ReduceInfo ri = reduce_info(n);
   const ScalarType out_dt = v->type().dtype;
   const ScalarType in_dt = n->input(0)->type().dtype;
-  const std::vector<Expr>& sz = ri.dom.sizes;
-  Expr total = 1;
-  for (const Expr& e : sz) total = total * e;
-  // Partials over dim 0 when it is long enough (each partial reduces the inner dims with
-  // plain index arithmetic), else over a fixed number of chunks of the flattened input, each
-  // ceil(total / chunks) long (the last ones shorter or empty). With symbolic sizes the
-  // choice and the chunk count come from the hints; the lengths stay symbolic.
-  const bool by_rows = sz.size() >= 2 && hinted(sz[0]).value_or(0) >= 16;
-  const Expr chunks =
-      by_rows ? sz[0] : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(total).value_or(0) / 16384)));
-  const Expr chunk = total.is_const() ? Expr((total.as_const() + chunks.as_const() - 1) / chunks.as_const())
-                                      : ir::floordiv(total + chunks - 1, chunks);
+  const SplitLayout layout = split_layout(ri.dom.sizes, opts_.hints);
   // Partial buffer: one value per chunk, in the accumulation dtype.
   const ScalarType acc = accumulate_dtype(ri.op, in_dt, out_dt);
   PlanBuffer pb;
   pb.role = BufferRole::Temp;
-  pb.type = ir::TensorType(acc, {chunks});
+  pb.type = ir::TensorType(acc, {layout.chunks});
   pb.strides = {Expr(1)};
   plan_.buffers.push_back(pb);
   const int partial = static_cast<int>(plan_.buffers.size() - 1);
 
-  {  // partial sums: grid [chunks], each reducing a contiguous run of the flattened input
+  {  // partials: grid [chunks], each reducing a contiguous run of the input
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.covered.insert(n);
-    kb.kernel().grid = {chunks};
-    const Expr p0 = ir::grid_expr(0);
-    int x;
-    if (by_rows) {
-      const std::vector<Expr> inner(sz.begin() + 1, sz.end());
-      kb.open_stage(ir::StageKind::Reduce, inner);
-      std::vector<Expr> idx{p0};
-      for (size_t i = 0; i < inner.size(); ++i) idx.push_back(loop_var(inner[i], ir::stage_expr(i)));
-      x = kb.eval(n->input(0), idx);
-    } else {
-      // Static sizes: no chunk is empty. Symbolic: a chunk past the end has length 0.
-      Expr len = ir::min(chunk, total - p0 * chunk);
-      if (!total.is_const()) len = ir::max(Expr(0), len);
-      kb.open_stage(ir::StageKind::Reduce, {len});
-      const Expr flat = p0 * chunk + ir::stage_expr(0);
-      x = kb.eval(n->input(0), unravel(flat, ri.dom.sizes));  // the reduction's input
-    }
+    kb.kernel().grid = {layout.chunks};
+    kb.open_stage(ir::StageKind::Reduce, layout.partial_extents(ri.dom.sizes));
+    int x = kb.eval(n->input(0), layout.partial_index(ri.dom.sizes));
     x = kb.accumulator_input(ri.op, x, in_dt, out_dt);
-    kb.store_stage(partial, p0, kb.finish_reduce(ri.op, x, acc), acc);
-    add_kernel(kb);
+    kb.store_stage(partial, ir::grid_expr(0), kb.finish_reduce(ri.op, x, acc), acc);
+    add_kernel(kb, grp);
   }
   {  // final: one reduce over the partials, in a fixed order
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.covered.insert(n);
-    kb.open_stage(ir::StageKind::Reduce, {chunks});
+    kb.open_stage(ir::StageKind::Reduce, {layout.chunks});
     KInst ld;
     ld.kind = KOp::Load;
     ld.dtype = acc;
@@ -724,38 +526,26 @@ void Lowerer::build_split_reduction(const Value* v, int out_buffer) {
     kb.open_stage(ir::StageKind::Loop, {});
     kb.store(out_buffer, Expr(0), kb.reduction_output(ri.op, total_acc, in_dt, out_dt), out_dt);
     kb.close_stage();
-    add_kernel(kb);
+    add_kernel(kb, grp);
   }
 }
 
-// A reduction read by the inlined computations of two or more materialized values would be
-// computed once per consumer kernel; materialize it instead.
-void Lowerer::mark_shared_reductions() {
-  std::set<const Value*> roots;
-  for (const Value* o : g_.outputs()) roots.insert(o);
-  for (const Node* n : g_.nodes())
-    if (!is_inlinable(n) && !is_reduction(n))
-      for (const Value* in : n->inputs()) roots.insert(in);
-  std::map<const Node*, std::set<const Value*>> reached;
-  for (const Value* root : roots) {
-    std::vector<const Value*> stack{root};
-    std::set<const Value*> seen;
-    while (!stack.empty()) {
-      const Value* v = stack.back();
-      stack.pop_back();
-      if (!seen.insert(v).second || v->is_input()) continue;
-      const Node* n = v->producer();
-      if (v != root && roots.count(v)) continue;
-      if (is_reduction(n) && v != root) {
-        reached[n].insert(root);
-        continue;
-      }
-      if (!is_inlinable(n) && !is_reduction(n)) continue;
-      for (const Value* in : n->inputs()) stack.push_back(in);
-    }
+// An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.
+void Lowerer::add_call(const ir::FusionGroup& grp) {
+  const Node* n = grp.node;
+  PlanStep st;
+  st.kind = grp.kind == ir::GroupKind::Extern ? StepKind::Extern : StepKind::Fallback;
+  st.lowering = grp.lowering;
+  st.op = n->op();
+  st.nodes = grp.nodes;
+  st.attrs = n->attrs();
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const Value* in = n->input(i);
+    const bool as_view = i < grp.operand_views.size() && grp.operand_views[i];
+    st.buffers.push_back(as_view ? view_operand(in) : operand(in));
   }
-  for (const auto& [n, rs] : reached)
-    if (rs.size() > 1) force_.insert(n);
+  for (const Value* out : n->outputs()) st.buffers.push_back(new_buffer(out, BufferRole::Temp));
+  plan_.steps.push_back(std::move(st));
 }
 
 ExecPlan Lowerer::run() {
@@ -770,40 +560,37 @@ ExecPlan Lowerer::run() {
     plan_.buffers.push_back(std::move(b));
     buf_[in] = static_cast<int>(plan_.buffers.size() - 1);
   }
-  mark_shared_reductions();
   std::set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
-  for (const Node* n : g_.nodes()) {
-    // A node a registered lowering runs as an extern call is a step even when it could fuse.
-    const bool lowered_extern = opts_.extern_lowering && !opts_.extern_lowering(*n).empty();
-    if (!lowered_extern && (is_inlinable(n) || is_reduction(n))) {
-      // Reductions shared by several consumers are computed once, where they are defined.
-      if (is_reduction(n) && force_.count(n)) materialize(n->output(), BufferRole::Temp);
-      continue;
+  for (const ir::FusionGroup& grp : fusion_.groups) {
+    switch (grp.kind) {
+      case ir::GroupKind::Pointwise:
+      case ir::GroupKind::Row:
+      case ir::GroupKind::SplitReduction: {
+        const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
+        if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
+        else build_kernel(grp, out);
+        break;
+      }
+      case ir::GroupKind::Extern:
+      case ir::GroupKind::Fallback: add_call(grp); break;
     }
-    PlanStep st;
-    st.kind = n->info().has(ir::traits::Extern) ? StepKind::Extern : StepKind::Fallback;
-    if (opts_.extern_lowering) st.lowering = opts_.extern_lowering(*n);
-    if (!st.lowering.empty()) st.kind = StepKind::Extern;
-    else if (st.kind == StepKind::Fallback) st.lowering = "interpreter";
-    else st.lowering = n->info().family == OpFamily::Matmul ? "blas" : "custom op";
-    st.op = n->op();
-    st.nodes = {node_index(n)};
-    st.attrs = n->attrs();
-    for (const Value* in : n->inputs())
-      st.buffers.push_back(st.kind == StepKind::Extern ? extern_operand(in) : materialize(in, BufferRole::Temp));
-    for (const Value* out : n->outputs()) st.buffers.push_back(new_buffer(out, BufferRole::Temp));
-    plan_.steps.push_back(std::move(st));
   }
-  for (const Value* o : g_.outputs()) plan_.outputs.push_back({materialize(o, BufferRole::Output)});
+  for (const Value* o : g_.outputs()) {
+    const int b = operand(o);
+    if (plan_.buffers[b].role == BufferRole::Temp) plan_.buffers[b].role = BufferRole::Output;
+    plan_.outputs.push_back({b});
+  }
   return std::move(plan_);
 }
 
 }  // namespace
 
-ExecPlan build_kernels(const ir::Graph& g, const LowerOptions& opts) { return Lowerer(g, opts).run(); }
+ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const LowerOptions& opts) {
+  return Lowerer(g, fusion, opts).run();
+}
 
 ExecPlan lower(const ir::Graph& g, const LowerOptions& opts) {
-  ExecPlan plan = build_kernels(g, opts);
+  ExecPlan plan = build_kernels(g, fuse(g, opts), opts);
   plan_memory(plan);
   return plan;
 }

@@ -1,21 +1,17 @@
-// kiln/passes/lower.h — fusion and lowering of a prim graph into an ExecPlan of ir::Kernels.
+// kiln/passes/lower.h — kernel building: fusion groups of a prim graph -> an ExecPlan of
+// ir::Kernels, and memory planning.
 //
-// Before: a graph of prims (after decompose and simplify). After: an ExecPlan whose steps are
-// generated kernels, extern library calls (mm, bmm) and interpreter fallbacks.
-//
-// Fusion works on index functions, as in a loop-fusion compiler: every pointwise, view,
-// factory, pad and cat node is "inlined" — evaluated at the index its consumer asks for —
-// so chains of them cost no memory traffic, and views are index remapping. A value is
-// materialized into a buffer only when it must be: a graph output, an input of an extern
-// or fallback op, or a reduction that cannot share its consumer's kernel. Reductions fuse
-// with their pointwise prologue (inlined into the reduce stage) and their epilogue (later
-// stages of the same kernel over the same rows), so softmax, log_softmax, rms_norm and
-// layer_norm become one kernel each. A full reduction of a large tensor is split into a
-// parallel partial kernel and a small final one (fixed split: deterministic results).
+// Before: a graph of prims (after decompose and simplify) and its ir::Fusion (passes/fuse.h).
+// After: an ExecPlan whose steps are generated kernels (one per group, two for a split
+// reduction), extern library calls (mm, bmm, registered lowerings, custom ops) and
+// interpreter fallbacks, in the groups' order. Inlined producers are evaluated at the
+// kernel's index (views are index remapping); a row kernel's reductions are Reduce stages
+// followed by its epilogue, so softmax, log_softmax, rms_norm and layer_norm are one kernel.
 #pragma once
 
 #include "ir/graph.h"
 #include "ir/exec_plan.h"
+#include "ir/fusion.h"
 
 #include <functional>
 #include <map>
@@ -42,9 +38,9 @@ struct LowerOptions {
   std::function<std::string(const ir::Node&)> extern_lowering;
 };
 
-// Fusion and kernel building: the plan's buffers and steps (no memory slots yet).
-ir::ExecPlan build_kernels(const ir::Graph& g, const LowerOptions& opts = {});
-// build_kernels then plan_memory.
+// Kernel building: the plan's buffers and steps for fusion's groups (no memory slots yet).
+ir::ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const LowerOptions& opts = {});
+// fuse (passes/fuse.h), build_kernels, then plan_memory: what a kernel backend runs.
 ir::ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});
 
 // Memory planning: assigns Temp buffers to reusable slots by lifetime (a slot is reused once

@@ -1,12 +1,13 @@
 // kiln/runtime/backend_cpu.cpp — the "cpu" backend: fused kernels through LLVM, run by a Program.
 //
-// level Prim. lower(): fusion and kernel building into an ExecPlan (passes/lower.h), then
-// memory planning. compile(): the plan's kernels in one LLVM module (codegen_cpu), the
+// level Prim. lower(): fusion groups (passes/fuse.h), kernel building into an ExecPlan
+// (passes/lower.h), then memory planning. compile(): the plan's kernels in one LLVM module (codegen_cpu), the
 // parameters bound to their typed sources, extern steps bound to their functions (BLAS for
 // mm/bmm, a registered lowering, a custom op's eager implementation), all in an rt::Program.
 #include "base/error.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "frontend/custom_op.h"
+#include "passes/fuse.h"
 #include "passes/lower.h"
 #include "runtime/backend.h"
 #include "runtime/driver.h"
@@ -65,7 +66,9 @@ class CpuBackend final : public Backend {
         const Lowering* l = find_lowering(kCpu, n.op());
         return l && l->call ? fmt::format("lowering {}", l->name) : std::string();
       };
-    c.timed("lower", [&] { c.plan = passes::build_kernels(*c.graph, lo); });
+    c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
+    c.has_fusion = true;
+    c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
     c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
     c.has_plan = true;
   }

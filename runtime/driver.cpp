@@ -137,9 +137,9 @@ Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backe
   c.stage("cse", passes::cse);
   c.stage("dce", passes::dce);
 
-  backend.lower(c);  // kernel backends: "lower", "plan_memory"; c.plan
-  if (c.opts.keep_text || !c.opts.dump_dir.empty())  // with the fusion groups marked, when there is a plan
-    c.keep("020_fused.kir", c.has_plan ? ir::print_fused_graph(*c.graph, c.plan) : ir::print_graph(*c.graph));
+  backend.lower(c);  // kernel backends: "fuse" (c.fusion), "build_kernels", "plan_memory" (c.plan)
+  if (c.opts.keep_text || !c.opts.dump_dir.empty())  // with the fusion groups marked, when there are any
+    c.keep("020_fused.kir", c.has_fusion ? ir::print_fused_graph(*c.graph, c.fusion) : ir::print_graph(*c.graph));
   if (c.has_plan) c.keep("030_kernels.kk", c.plan.str());
   if (c.opts.stop_before_compile) return c;
 

@@ -5,8 +5,9 @@
 //     lowerings     rewrites registered for this backend (register_lowering) inlined
 //     decompose     ops above the backend's level expanded (frontend/decompositions.h)
 //     dce, cse, fold_constants, simplify_algebra, cse, dce        (passes/simplify.h)
-//     backend.lower fusion + kernels ("lower") and memory planning ("plan_memory") for
-//                   kernel backends, into Compilation::plan          (passes/lower.h)
+//     backend.lower kernel backends: fusion groups ("fuse", passes/fuse.h) into
+//                   Compilation::fusion, then kernels ("build_kernels") and memory
+//                   planning ("plan_memory", passes/lower.h) into Compilation::plan
 //     backend.compile  native code and an Executable, or a status with the compiler's log
 //
 // Every stage goes through Compilation::stage, which times it, verifies the graph after it
@@ -16,6 +17,7 @@
 
 #include "frontend/tensor.h"
 #include "ir/exec_plan.h"
+#include "ir/fusion.h"
 #include "ir/graph.h"
 #include "runtime/backend.h"
 #include "runtime/program.h"
@@ -70,7 +72,9 @@ struct Compilation {
   const Backend* backend = nullptr;
   DriverOptions opts;
   std::string prefix;  // unique kernel-name prefix of this compilation
-  ir::ExecPlan plan;   // kernel backends, after lowering
+  ir::Fusion fusion;   // kernel backends: the fusion groups ("fuse" stage)
+  bool has_fusion = false;
+  ir::ExecPlan plan;   // kernel backends: kernels and calls ("build_kernels", "plan_memory")
   bool has_plan = false;
   std::vector<StageRecord> stages;
   // Stage texts when keep_text or dumping: "traced", "decomposed", "optimized", "plan",

@@ -56,7 +56,7 @@ std::string opt_report(std::string_view graph_text, const OptOptions& o) {
   for (const auto& [label, text] : c.texts) {
     if (label.rfind("after ", 0) == 0) {
       out += fmt::format("// ---- {} ----\n{}", label, text);
-    } else if (label == "020_fused.kir" && c.has_plan) {
+    } else if (label == "020_fused.kir" && c.has_fusion) {
       out += "// ---- fusion groups (the steps computing each node) ----\n" + text;
     } else if (label == "030_kernels.kk") {
       // Kernel names carry a per-process counter; print them as k0, k1, ... for stable output.

@@ -1,0 +1,65 @@
+// kiln/ir/fusion.cpp — fusion group labels and the graph printed with its groups.
+#include "ir/fusion.h"
+
+#include "ir/text.h"
+
+#include <fmt/format.h>
+
+namespace kiln::ir {
+
+int FusionGroup::kernels() const {
+  switch (kind) {
+    case GroupKind::Pointwise:
+    case GroupKind::Row: return 1;
+    case GroupKind::SplitReduction: return 2;
+    case GroupKind::Extern:
+    case GroupKind::Fallback: return 0;
+  }
+  return 0;
+}
+
+std::vector<std::string> Fusion::labels() const {
+  std::vector<std::string> out;
+  int kernel = 0;
+  for (const FusionGroup& g : groups) {
+    switch (g.kind) {
+      case GroupKind::Pointwise:
+      case GroupKind::Row: out.push_back(fmt::format("k{}", kernel++)); break;
+      case GroupKind::SplitReduction:
+        out.push_back(fmt::format("k{}, k{}", kernel, kernel + 1));
+        kernel += 2;
+        break;
+      case GroupKind::Extern:
+      case GroupKind::Fallback:
+        out.push_back(fmt::format("{} {}", g.kind == GroupKind::Extern ? "extern" : "fallback", g.node->info().name));
+        break;
+    }
+  }
+  return out;
+}
+
+std::string print_fused_graph(const Graph& g, const Fusion& fusion) {
+  std::vector<std::string> marks(g.nodes().size());
+  const std::vector<std::string> labels = fusion.labels();
+  for (size_t i = 0; i < fusion.groups.size(); ++i)
+    for (int n : fusion.groups[i].nodes) {
+      std::string& m = marks.at(static_cast<size_t>(n));
+      m += (m.empty() ? "" : ", ") + labels[i];
+    }
+  const std::string text = print_graph(g);
+  // One line per node, after the header line (the printer's layout).
+  std::string out;
+  size_t line = 0, at = 0;
+  while (at < text.size()) {
+    const size_t end = text.find('\n', at);
+    std::string l = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line >= 1 && line - 1 < marks.size() && !marks[line - 1].empty()) l += "  # " + marks[line - 1];
+    out += l + "\n";
+    ++line;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,62 @@
+// kiln/ir/fusion.h — fusion groups: which values live in memory and what computes each.
+//
+// The fuse pass (passes/fuse.h) decides the groups on a prim graph; a kernel builder
+// (passes/lower.h) turns each group into kernels or a call, in the order given. A group
+// is either a generated kernel that computes one value (its root) into memory, inlining every
+// producer that does not live in memory, or one op run as a call (a library function or the
+// reference interpreter) on operands in memory. The groups only point into the graph they
+// were made for, so they live as long as one compilation.
+#pragma once
+
+#include "ir/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::ir {
+
+enum class GroupKind : uint8_t {
+  Pointwise,       // one kernel over the root's shape, no reductions
+  Row,             // one kernel over the kept dims of `reductions`' common domain
+  SplitReduction,  // a full reduction of a large input: partials kernel + final kernel
+  Extern,          // `node` runs as a library call (mm, bmm, a custom op, a registered lowering)
+  Fallback,        // `node` runs in the reference interpreter (prims no kernel computes)
+};
+
+// Row kernels: how the root's shape relates to the row domain (sizes, reduced dims).
+enum class RowShape : uint8_t {
+  Kept,     // the kept dims only (sum(x, {1}))
+  KeepDim,  // the kept dims with each reduced dim of size 1 (sum(x, {1}, keepdim))
+  Full,     // the whole domain (softmax: reduce stages, then a loop over the row)
+};
+
+struct FusionGroup {
+  GroupKind kind = GroupKind::Pointwise;
+  const Value* root = nullptr;          // Pointwise, Row, SplitReduction: the value stored
+  RowShape row_shape = RowShape::Kept;  // Row
+  // Row: the reductions computed as reduce stages (one domain), in the order a walk from the
+  // root meets them (inputs left to right, stopping at each reduction).
+  std::vector<const Node*> reductions;
+  const Node* node = nullptr;  // Extern, Fallback
+  // Extern, Fallback: which implementation runs ("blas", "custom op", "lowering NAME",
+  // "interpreter").
+  std::string lowering;
+  // Extern: operand i is read in place as a strided view of its permute's input.
+  std::vector<bool> operand_views;
+  std::vector<int> nodes;  // positions in Graph::nodes() the group computes (sorted)
+
+  int kernels() const;  // generated kernels: 1, 2 for a split reduction, 0 for a call
+};
+
+struct Fusion {
+  std::vector<FusionGroup> groups;  // in execution order
+  // Kernel labels as a kernel builder names them in order: "k0", "k1, k2" (split), "extern mm".
+  std::vector<std::string> labels() const;
+};
+
+// The graph's text with each node line marked by the groups that compute it ("  # k0",
+// "  # k1, k2", "  # extern mm"; a node two kernels recompute shows both): KILN_DEBUG_DIR's
+// 020_fused.kir. Still parses as the graph ('#' starts a comment).
+std::string print_fused_graph(const Graph& g, const Fusion& fusion);
+
+}  // namespace kiln::ir

@@ -1,0 +1,328 @@
+// kiln/passes/fuse.cpp — the fusion decision: materialized values and their groups.
+//
+// The Fuser walks the graph in order and materializes the values that must live in memory
+// (call operands, shared reductions, graph outputs). Materializing a value makes it the root
+// of a kernel group: its grid is the root's shape (pointwise) or the kept dims of its
+// reductions (a row kernel). The group is checked by walking the root's inlined computation
+// with the index functions the kernel builder will use (views remap the index, cat and pad
+// pick a source), without emitting anything: a reduction reached over another domain, or at
+// another index than the kernel's own row, refuses the group; it is materialized first (a
+// group of its own, earlier) and the root's group is tried again.
+#include "passes/fuse.h"
+
+#include "base/error.h"
+#include "passes/lower_index.h"
+#include "passes/row_domain.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kiln::passes {
+
+using ir::Expr;
+using ir::FusionGroup;
+using ir::GroupKind;
+using ir::Node;
+using ir::OpFamily;
+using ir::OpKind;
+using ir::RowShape;
+using ir::Value;
+
+namespace {
+
+// Thrown while checking a group: this reduction must be materialized first.
+struct Refuse {
+  const Node* reduction;
+};
+
+// One group's inlined computation, walked at the indices the kernel builder evaluates it.
+class GroupWalk {
+ public:
+  GroupWalk(const std::unordered_set<const Value*>& in_memory, const RowDomain* row, std::vector<Expr> grid_idx)
+      : mem_(in_memory), row_(row), grid_idx_(std::move(grid_idx)) {}
+
+  // v evaluated at idx: loads stop the walk; everything else is inlined.
+  void eval(const Value* v, const std::vector<Expr>& idx) {
+    if (mem_.count(v)) return;
+    if (v->is_input()) internal_fail("fuse: graph input {} is not in memory", v->name());
+    eval_node(v->producer(), idx);
+  }
+  // The root: computed here even though it is in memory (its buffer is the destination).
+  void eval_root(const Value* v, const std::vector<Expr>& idx) { eval_node(v->producer(), idx); }
+  // A reduce stage of this row kernel, read at the row itself.
+  void reduce_at_row(const Node* n) { reduce_stage(n, row_->row_index(grid_idx_, reduce_info(n).keepdim)); }
+  std::vector<int> nodes(const std::unordered_map<const Node*, int>& index) const {
+    std::vector<int> out;
+    for (const Node* n : covered_) out.push_back(index.at(n));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  void eval_node(const Node* n, const std::vector<Expr>& idx) {
+    std::vector<const void*> key;
+    for (const Expr& e : idx) key.push_back(e.node());
+    if (!seen_.insert({n, std::move(key)}).second) return;
+    covered_.insert(n);
+    switch (n->info().family) {
+      case OpFamily::Unary:
+      case OpFamily::Binary:
+      case OpFamily::Ternary:
+        for (const Value* in : n->inputs()) eval(in, idx);
+        return;
+      case OpFamily::Cast: return eval(n->input(0), idx);
+      case OpFamily::View: return eval(n->input(0), view_source_index(n, idx));
+      case OpFamily::Factory: return;
+      case OpFamily::Shape:
+        for (const PieceIndex& p : shape_source_pieces(n, idx))
+          if (p.input >= 0) eval(n->input(static_cast<size_t>(p.input)), p.index);
+        return;
+      case OpFamily::Reduction:
+        if (reduce_info(n).dom.dims.empty()) {  // reduces nothing: the element itself
+          const ir::ReductionOp op = ir::as_reduction(n->op());
+          if (op != ir::ReductionOp::argmax && op != ir::ReductionOp::argmin) eval(n->input(0), idx);
+          return;
+        }
+        return reduce_stage(n, idx);
+      case OpFamily::Scan:
+      case OpFamily::Index:
+      case OpFamily::Random:
+      case OpFamily::Matmul:
+      case OpFamily::Decomposable:
+      case OpFamily::Custom: break;
+    }
+    internal_fail("fuse: {} is not in memory and cannot be inlined", n->info().name);
+  }
+
+  // A reduction becomes a reduce stage only over this kernel's row domain, read at its row.
+  void reduce_stage(const Node* n, const std::vector<Expr>& idx) {
+    const ReduceInfo ri = reduce_info(n);
+    if (!row_ || !(ri.dom == *row_) || idx != ri.dom.row_index(grid_idx_, ri.keepdim)) throw Refuse{n};
+    if (!reduced_.insert(n).second) return;
+    covered_.insert(n);
+    const std::vector<Expr> extents = ri.dom.reduced();
+    std::vector<Expr> red_idx;
+    for (size_t i = 0; i < extents.size(); ++i) red_idx.push_back(loop_var(extents[i], ir::stage_expr(i)));
+    eval(n->input(0), ri.dom.interleave(grid_idx_, red_idx));
+  }
+
+  const std::unordered_set<const Value*>& mem_;
+  const RowDomain* row_;
+  std::vector<Expr> grid_idx_;
+  std::set<std::pair<const Node*, std::vector<const void*>>> seen_;
+  std::set<const Node*> reduced_;
+  std::set<const Node*> covered_;
+};
+
+class Fuser {
+ public:
+  Fuser(const ir::Graph& g, const LowerOptions& o) : g_(g), opts_(o) {
+    for (const Node* n : g.nodes()) index_.emplace(n, static_cast<int>(index_.size()));
+  }
+  ir::Fusion run();
+
+ private:
+  void materialize(const Value* v);
+  bool extern_operand(const Value* v);
+  FusionGroup try_group(const Value* v);
+  void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
+  void mark_shared_reductions();
+
+  const ir::Graph& g_;
+  const LowerOptions& opts_;
+  std::unordered_map<const Node*, int> index_;  // position in g_.nodes()
+  std::unordered_set<const Value*> mem_;        // values in memory: inputs, roots, call results
+  std::unordered_set<const Value*> views_;      // call operands read in place as strided views
+  std::set<const Node*> force_;                 // reductions materialized rather than fused
+  ir::Fusion out_;
+};
+
+// The reductions v's inlined computation reaches (stopping at values in memory and at each
+// reduction), in the order a walk over inputs left to right meets them. The root itself is what the group computes: in memory, yet walked.
+void Fuser::find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen,
+                            bool root) const {
+  if (!seen.insert(v).second || v->is_input() || (!root && mem_.count(v))) return;
+  const Node* n = v->producer();
+  if (is_reduction(n)) {
+    if (!reduce_info(n).dom.dims.empty()) {
+      out.push_back(n);
+      return;
+    }
+  } else if (!is_inlinable(n)) {
+    return;
+  }
+  for (const Value* in : n->inputs()) find_reductions(in, out, seen, false);
+}
+
+FusionGroup Fuser::try_group(const Value* v) {
+  std::vector<const Node*> reds;
+  std::set<const Value*> seen;
+  find_reductions(v, reds, seen, /*root=*/true);
+  for (const Node* r : reds)
+    if (force_.count(r) && r->output() != v) throw Refuse{r};
+
+  FusionGroup grp;
+  grp.root = v;
+  const std::vector<Expr>& vs = v->type().sizes;
+  std::vector<Expr> grid;
+  RowDomain dom;
+  if (reds.empty()) {
+    grp.kind = GroupKind::Pointwise;
+    grid = vs;
+  } else {
+    // The row domain: the one of the reduction found first.
+    dom = reduce_info(reds.front()).dom;
+    for (const Node* r : reds)
+      if (!(reduce_info(r).dom == dom)) throw Refuse{r};
+    std::vector<Expr> keep1 = dom.sizes;
+    for (int64_t d : dom.dims) keep1[static_cast<size_t>(d)] = 1;
+    // keepdim first: when every reduced dim has size 1, the full domain and the keepdim shape
+    // coincide, and a lone reduction must stay a reduce stage plus a store (no loop stage).
+    if (vs == keep1) grp.row_shape = RowShape::KeepDim;
+    else if (vs == dom.sizes) grp.row_shape = RowShape::Full;
+    else if (vs == dom.kept()) grp.row_shape = RowShape::Kept;
+    else throw Refuse{reds.front()};
+    // A large reduction to a single point is split so that it runs in parallel (symbolic
+    // sizes: judged by their hints; the split kernels are correct for every size).
+    const std::optional<int64_t> work = hinted_numel(dom.reduced(), opts_.hints);
+    if (dom.kept().empty() && work && *work >= opts_.split_reduction_min) {
+      const bool alone = reds.size() == 1 && reds.front()->output() == v;
+      if (alone && split_supported(reduce_info(reds.front()).op)) {
+        // The partials read the input at a flat chunk index: no reduce stage can fuse there.
+        grp.kind = GroupKind::SplitReduction;
+        GroupWalk walk(mem_, nullptr, {});
+        walk.eval(v->producer()->input(0), split_layout(dom.sizes, opts_.hints).partial_index(dom.sizes));
+        grp.nodes = walk.nodes(index_);
+        grp.nodes.push_back(index_.at(v->producer()));
+        std::sort(grp.nodes.begin(), grp.nodes.end());
+        return grp;
+      }
+      // Materialized on its own first (split there); argmax/argmin, whose partials do not
+      // combine, stay one serial kernel.
+      if (!alone) throw Refuse{reds.front()};
+    }
+    grp.kind = GroupKind::Row;
+    grp.reductions = reds;
+    grid = dom.kept();
+  }
+
+  // Walk the computation as the kernel builder will evaluate it.
+  std::vector<Expr> grid_idx;
+  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  GroupWalk walk(mem_, reds.empty() ? nullptr : &dom, grid_idx);
+  std::vector<Expr> store_idx = grid_idx;
+  if (grp.kind == GroupKind::Row && grp.row_shape == RowShape::KeepDim) store_idx = dom.row_index(grid_idx, true);
+  if (grp.kind == GroupKind::Row && grp.row_shape == RowShape::Full) {
+    const std::vector<Expr> ext = dom.reduced();
+    std::vector<Expr> red_idx;
+    for (size_t i = 0; i < ext.size(); ++i) red_idx.push_back(loop_var(ext[i], ir::stage_expr(i)));
+    store_idx = dom.interleave(grid_idx, red_idx);
+    for (auto it = reds.rbegin(); it != reds.rend(); ++it) walk.reduce_at_row(*it);
+  }
+  walk.eval_root(v, store_idx);
+  grp.nodes = walk.nodes(index_);
+  return grp;
+}
+
+void Fuser::materialize(const Value* v) {
+  if (!mem_.insert(v).second) return;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    try {
+      out_.groups.push_back(try_group(v));
+      return;
+    } catch (const Refuse& r) {
+      force_.insert(r.reduction);
+      materialize(r.reduction->output());
+    }
+  }
+  internal_fail("fuse: the group of a value of type {} did not converge", v->type().str());
+}
+
+// An operand of a library call: a permute of a value in memory is read in place (a view).
+bool Fuser::extern_operand(const Value* v) {
+  if (mem_.count(v) || v->is_input() || v->producer()->op() != OpKind::permute) {
+    materialize(v);
+    return false;
+  }
+  const Value* src = v->producer()->input(0);
+  materialize(src);
+  if (views_.count(src)) {  // a view of a view: computed into memory instead
+    materialize(v);
+    return false;
+  }
+  mem_.insert(v);
+  views_.insert(v);
+  return true;
+}
+
+// A reduction read by the inlined computations of two or more materialized values would be
+// computed once per consumer kernel; materialize it instead.
+void Fuser::mark_shared_reductions() {
+  std::set<const Value*> roots;
+  for (const Value* o : g_.outputs()) roots.insert(o);
+  for (const Node* n : g_.nodes())
+    if (!is_inlinable(n) && !is_reduction(n))
+      for (const Value* in : n->inputs()) roots.insert(in);
+  std::map<const Node*, std::set<const Value*>> reached;
+  for (const Value* root : roots) {
+    std::vector<const Value*> stack{root};
+    std::set<const Value*> seen;
+    while (!stack.empty()) {
+      const Value* v = stack.back();
+      stack.pop_back();
+      if (!seen.insert(v).second || v->is_input()) continue;
+      const Node* n = v->producer();
+      if (v != root && roots.count(v)) continue;
+      if (is_reduction(n) && v != root) {
+        reached[n].insert(root);
+        continue;
+      }
+      if (!is_inlinable(n) && !is_reduction(n)) continue;
+      for (const Value* in : n->inputs()) stack.push_back(in);
+    }
+  }
+  for (const auto& [n, rs] : reached)
+    if (rs.size() > 1) force_.insert(n);
+}
+
+ir::Fusion Fuser::run() {
+  for (const Value* in : g_.inputs()) mem_.insert(in);
+  mark_shared_reductions();
+  for (const Node* n : g_.nodes()) {
+    // A node a registered lowering runs as an extern call is a call even when it could fuse.
+    const std::string lowering = opts_.extern_lowering ? opts_.extern_lowering(*n) : std::string();
+    if (lowering.empty() && (is_inlinable(n) || is_reduction(n))) {
+      // Reductions shared by several consumers are computed once, where they are defined.
+      if (is_reduction(n) && force_.count(n)) materialize(n->output());
+      continue;
+    }
+    FusionGroup grp;
+    grp.node = n;
+    grp.kind = !lowering.empty() || n->info().has(ir::traits::Extern) ? GroupKind::Extern : GroupKind::Fallback;
+    grp.lowering = !lowering.empty()                       ? lowering
+                   : grp.kind == GroupKind::Fallback       ? "interpreter"
+                   : n->info().family == OpFamily::Matmul ? "blas"
+                                                           : "custom op";
+    for (const Value* in : n->inputs()) {
+      if (grp.kind == GroupKind::Extern) {
+        grp.operand_views.push_back(extern_operand(in));
+      } else {
+        materialize(in);
+      }
+    }
+    for (const Value* o : n->outputs()) mem_.insert(o);
+    grp.nodes = {index_.at(n)};
+    out_.groups.push_back(std::move(grp));
+  }
+  for (const Value* o : g_.outputs()) materialize(o);
+  return std::move(out_);
+}
+
+}  // namespace
+
+ir::Fusion fuse(const ir::Graph& g, const LowerOptions& opts) { return Fuser(g, opts).run(); }
+
+}  // namespace kiln::passes
