@@ -114,15 +114,18 @@ TEST(FusionGroups, AReductionReadAtAnotherRowIsMaterializedFirst) {
   EXPECT_EQ(g.fusion.groups[0].row_shape, RowShape::Full);
 }
 
-TEST(FusionGroups, ASharedReductionIsItsOwnGroup) {
-  Fused f = fuse_text(R"(graph(%x : f32[20, 30]) {
+// A row sum read by two outputs.
+constexpr const char* kSharedRowSum = R"(graph(%x : f32[20, 30]) {
   %s : f32[20] = sum(%x, dims=[1], keepdim=false)
   %k : f32[20, 1] = reshape(%s, size=[20, 1])
   %e : f32[20, 30] = expand(%k, size=[20, 30])
   %a : f32[20, 30] = sub(%x, %e)
   %m : f32[20, 30] = mul(%x, %e)
   return (%a, %m)
-})");
+})";
+
+TEST(FusionGroups, ASharedReductionIsItsOwnGroup) {
+  Fused f = fuse_text(kSharedRowSum);
   EXPECT_EQ(f.roots(), (std::vector<std::string>{"s", "a", "m"}));
   // Both consumers recompute the cheap reshape/expand: each group lists them.
   EXPECT_EQ(f.node_names(1), (std::vector<std::string>{"k", "e", "a"}));
@@ -145,12 +148,14 @@ TEST(FusionGroups, ATransposedMatmulOperandIsReadInPlace) {
   EXPECT_EQ(f.fusion.labels(), (std::vector<std::string>{"extern mm", "k0"}));
 }
 
-TEST(FusionGroups, ALargeFullReductionIsSplitWithItsPrologue) {
-  Fused f = fuse_text(R"(graph(%x : f32[512, 512]) {
+constexpr const char* kExpSum = R"(graph(%x : f32[512, 512]) {
   %e : f32[512, 512] = exp(%x)
   %s : f32[] = sum(%e, dims=[0, 1], keepdim=false)
   return (%s)
-})");
+})";
+
+TEST(FusionGroups, ALargeFullReductionIsSplitWithItsPrologue) {
+  Fused f = fuse_text(kExpSum);
   ASSERT_EQ(f.fusion.groups.size(), 1u);
   EXPECT_EQ(f.fusion.groups[0].kind, GroupKind::SplitReduction);
   EXPECT_EQ(f.node_names(0), (std::vector<std::string>{"e", "s"}));
@@ -158,24 +163,12 @@ TEST(FusionGroups, ALargeFullReductionIsSplitWithItsPrologue) {
   // Below the split threshold it is one row kernel.
   passes::LowerOptions o;
   o.split_reduction_min = 1 << 20;
-  Fused g = fuse_text(R"(graph(%x : f32[512, 512]) {
-  %e : f32[512, 512] = exp(%x)
-  %s : f32[] = sum(%e, dims=[0, 1], keepdim=false)
-  return (%s)
-})",
-                      o);
+  Fused g = fuse_text(kExpSum, o);
   EXPECT_EQ(g.fusion.groups[0].kind, GroupKind::Row);
 }
 
 TEST(FusionGroups, FusedGraphMarksEachNodeWithItsGroups) {
-  Fused f = fuse_text(R"(graph(%x : f32[20, 30]) {
-  %s : f32[20] = sum(%x, dims=[1], keepdim=false)
-  %k : f32[20, 1] = reshape(%s, size=[20, 1])
-  %e : f32[20, 30] = expand(%k, size=[20, 30])
-  %a : f32[20, 30] = sub(%x, %e)
-  %m : f32[20, 30] = mul(%x, %e)
-  return (%a, %m)
-})");
+  Fused f = fuse_text(kSharedRowSum);
   const std::string text = ir::print_fused_graph(*f.graph, f.fusion);
   EXPECT_NE(text.find("keepdim=false)  # k0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("size=[20, 1])  # k1, k2\n"), std::string::npos) << text;
