@@ -24,9 +24,11 @@
 #include <cctype>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <type_traits>
 
 namespace kiln::detail {
 
@@ -37,16 +39,21 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The guard view of a call's arguments, on the stack for up to kInline arguments (the warm
-// path allocates nothing).
+// path allocates nothing and initializes only the arguments it has).
 class GuardView {
  public:
   explicit GuardView(const std::vector<ArgValue>& args) {
-    guards::GuardArg* out = inline_;
+    guards::GuardArg* out = nullptr;
     if (args.size() > kInline) {
       heap_.resize(args.size());
       out = heap_.data();
+      for (size_t i = 0; i < args.size(); ++i) out[i] = to_guard_arg(args[i]);
+    } else {
+      for (size_t i = 0; i < args.size(); ++i) {
+        guards::GuardArg* p = std::construct_at(reinterpret_cast<guards::GuardArg*>(inline_) + i, to_guard_arg(args[i]));
+        if (i == 0) out = p;
+      }
     }
-    for (size_t i = 0; i < args.size(); ++i) out[i] = to_guard_arg(args[i]);
     view_ = {out, args.size()};
   }
   GuardView(const GuardView&) = delete;
@@ -64,7 +71,8 @@ class GuardView {
 
  private:
   static constexpr size_t kInline = 16;
-  guards::GuardArg inline_[kInline];
+  static_assert(std::is_trivially_destructible_v<guards::GuardArg>);
+  alignas(guards::GuardArg) unsigned char inline_[kInline * sizeof(guards::GuardArg)];
   std::vector<guards::GuardArg> heap_;
   guards::GuardArgs view_;
 };
