@@ -1,18 +1,23 @@
-// kiln/codegen_cpu/jit.h — the process-wide ORC LLJIT session that optimizes and links kernels.
+// kiln/codegen_cpu/jit.h — the process-wide ORC LLJIT session: optimize, emit objects, link.
 //
 // Every generated CPU kernel is an LLVM function with the C signature KernelFn. The kernel
 // builder (codegen_cpu/kernel_codegen) creates an llvm::Module in its own LLVMContext, sets
-// the data layout and triple reported here, and hands both to Jit::add_module, which runs
-// the new-pass-manager O3 pipeline for the host CPU (loop interleaving off, loop and SLP
-// vectorization on), links the module into the one LLJIT of the process and returns the
-// addresses of the requested symbols. glibc's libmvec is visible to the JIT so that calls
-// to vector math variants resolve. No LLVM header is included here: the LLVM types are
-// forward-declared so that this header can be used outside codegen_cpu/.
+// the data layout and triple reported here, and hands it over in three steps: optimize (the
+// new-pass-manager O3 pipeline for the host CPU, loop interleaving off, loop and SLP
+// vectorization on), emit_object (relocatable object code for the host, position
+// independent, small code model: the same bytes whatever process emits them) and
+// link_object, which links object code into a JITDylib of its own and returns the symbols'
+// addresses. Object code is what the persistent compile cache stores: a later process links
+// it without running LLVM's optimizer or code generator. glibc's libmvec and libm are
+// visible to every module, so that calls to vector math variants resolve. No LLVM header is
+// included here: the LLVM types are forward-declared so that this header can be used
+// outside codegen_cpu/.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace llvm {
@@ -40,10 +45,18 @@ class Jit {
   // One LLJIT per process, created on first use (thread safe).
   static Jit& instance();
 
-  // Optimizes the module (new pass manager O3 for the host CPU, LoopInterleaving=false,
-  // LoopVectorization and SLP on), links it and returns the addresses of `names` in order.
-  // want_ir/want_asm: fill artifacts (optimized IR text; assembly via the target machine).
-  // Throws kiln::InternalError (with LLVM's message) if verification or linking fails.
+  // Verifies and optimizes the module in place (O3 for the host CPU, LoopInterleaving=false,
+  // LoopVectorization and SLP on); want_ir: the optimized module's text into artifacts.
+  // Throws kiln::InternalError (with LLVM's message) if the module does not verify.
+  void optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings);
+  // The module's object code for the host; want_asm: its assembly into artifacts as well.
+  std::string emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts);
+  // Links object code into a JITDylib of its own (names need only be unique within one
+  // object) and returns the addresses of `names` in order. Object code that does not link
+  // (a damaged cache entry, a missing symbol) is removed again: the result is empty and
+  // *error says why.
+  std::vector<void*> link_object(std::string_view object, const std::vector<std::string>& names, std::string* error);
+  // optimize, emit_object and link_object in one call; a link failure is an InternalError.
   // May be called from several threads at once.
   std::vector<void*> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                                 const std::vector<std::string>& names, bool want_ir, bool want_asm,
@@ -52,6 +65,9 @@ class Jit {
   // Data layout / triple strings of the host target machine (the kernel builder sets them on modules).
   const std::string& data_layout() const;
   const std::string& target_triple() const;
+  // Everything besides the IR that the object code depends on: LLVM's version, the target
+  // triple, CPU name and features, and the code generation settings (a cache key's part).
+  const std::string& target_key() const;
 
   ~Jit();
   Jit(const Jit&) = delete;

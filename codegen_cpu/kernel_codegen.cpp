@@ -12,6 +12,7 @@
 #include "codegen_cpu/kernel_codegen.h"
 
 #include "codegen_cpu/llvm_scalar.h"
+#include "codegen_cpu/module_cache.h"
 #include "base/error.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -33,8 +34,6 @@ namespace {
 
 using ir::Expr;
 using ir::ExprKind;
-
-std::atomic<uint64_t> g_module_counter{0};
 
 class KernelGen {
  public:
@@ -330,28 +329,62 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   if (kernels.empty()) return res;
   const auto t0 = std::chrono::steady_clock::now();
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  const uint64_t id = g_module_counter.fetch_add(1);
-  auto m = new_module(*ctx, fmt::format("kiln_module_{}", id));
+  auto m = new_module(*ctx, "kiln_module");
+  // Kernels are named by position: the module (and so its key) does not depend on which
+  // compilation built it; each module links into a JITDylib of its own.
   std::vector<std::string> names;
-  for (const ir::Kernel* k : kernels) {
-    names.push_back(fmt::format("kiln_m{}_{}", id, k->name));
-    KernelGen(*m, *k).build(names.back());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    names.push_back(fmt::format("kiln_k{}", i));
+    KernelGen(*m, *kernels[i]).build(names.back());
   }
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
+  res.key = module_key(*m);
   res.build_ms = ms_since(t0);
+  auto finish = [&](const std::vector<void*>& addrs, CodeSource source) {
+    for (size_t i = 0; i < kernels.size(); ++i) res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
+    res.source = source;
+    return res;
+  };
+
+  // Inspection (explain) compiles afresh and leaves the caches alone.
+  const bool inspect = opts.want_ir || opts.want_asm;
+  Jit& jit = Jit::instance();
+  if (!inspect) {
+    if (std::optional<std::vector<void*>> addrs = opts.reuse_linked ? linked_module(res.key) : std::nullopt)
+      return finish(*addrs, CodeSource::Memory);
+    CodeSource from = CodeSource::Disk;
+    if (std::optional<std::string> object = opts.store ? opts.store->load(res.key, from) : std::nullopt) {
+      const auto t1 = std::chrono::steady_clock::now();
+      std::string why;
+      std::vector<void*> addrs = jit.link_object(*object, names, &why);
+      res.codegen_ms = ms_since(t1);
+      if (!addrs.empty()) {
+        remember_linked_module(res.key, addrs);
+        return finish(addrs, from);
+      }
+      opts.store->discard(res.key, why);
+    }
+  }
+
   JitArtifacts art;
   JitTimings tim;
-  std::vector<void*> addrs =
-      Jit::instance().add_module(std::move(m), std::move(ctx), names, opts.want_ir, opts.want_asm, &art, &tim);
-  for (size_t i = 0; i < kernels.size(); ++i)
-    res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
+  jit.optimize(*m, opts.want_ir, &art, &tim);
+  const auto t2 = std::chrono::steady_clock::now();
+  const std::string object = jit.emit_object(*m, opts.want_asm, &art);
+  std::string why;
+  std::vector<void*> addrs = jit.link_object(object, names, &why);
+  if (addrs.empty()) internal_fail("jit: linking generated kernels: {}", why);
+  res.optimize_ms = tim.optimize_ms;
+  res.codegen_ms = ms_since(t2);
   res.llvm_ir = std::move(art.llvm_ir);
   res.assembly = std::move(art.assembly);
-  res.optimize_ms = tim.optimize_ms;
-  res.codegen_ms = tim.codegen_ms;
-  return res;
+  if (!inspect) {
+    remember_linked_module(res.key, addrs);
+    if (opts.store) opts.store->save(res.key, object);
+  }
+  return finish(addrs, CodeSource::Compiled);
 }
 
 std::string kernel_llvm_ir(const ir::Kernel& k) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "codegen_cpu/jit.h"
+#include "codegen_cpu/object_store.h"
 #include "ir/kernel.h"
 
 #include <string>
@@ -18,22 +19,28 @@ namespace kiln::cpu {
 
 struct CompiledKernel {
   KernelFn fn = nullptr;
-  std::string symbol;  // the unique name it was linked under
+  std::string symbol;  // its name in the module (unique within the module's JITDylib)
 };
 
 struct CodegenResult {
   std::vector<CompiledKernel> kernels;  // in the order given
   std::string llvm_ir;                  // optimized module (when asked)
   std::string assembly;                 // host assembly (when asked)
-  double build_ms = 0, optimize_ms = 0, codegen_ms = 0;
+  double build_ms = 0, optimize_ms = 0, codegen_ms = 0;  // codegen: emit + link, or link only
+  CodeSource source = CodeSource::Compiled;
+  std::string key;  // the module's cache key (hex SHA-256)
 };
 
 struct CodegenOptions {
-  bool want_ir = false;
+  bool want_ir = false;   // inspection: compiled afresh, caches neither read nor written
   bool want_asm = false;
+  ObjectStore* store = nullptr;  // the persistent caches, or none
+  bool reuse_linked = true;      // link the same module again from this process's table
 };
 
-// Compiles the kernels into one module. Throws InternalError on an LLVM failure.
+// Compiles the kernels into one module, or links the same module's object code from this
+// process, or from `store` (codegen_cpu/object_store.h). Throws InternalError on an LLVM
+// failure.
 CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
 
 // The unoptimized LLVM IR of one kernel, for inspection and tests.

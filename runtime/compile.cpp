@@ -178,6 +178,7 @@ class CompiledState {
   std::vector<std::shared_ptr<const Entry>> entries;
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
+  std::atomic<int64_t> code_from_memory{0}, code_from_disk{0}, code_from_remote{0};
   bool warned_limit = false;
   std::set<std::pair<size_t, size_t>> auto_dynamic;  // (argument, dim), under compile_mu
 };
@@ -326,12 +327,16 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     e->symbols_text += fmt::format(" (hint {})\n", si.hint);
   }
   compiles.fetch_add(1);
+  if (e->comp.code_source == "memory") code_from_memory.fetch_add(1);
+  if (e->comp.code_source == "disk") code_from_disk.fetch_add(1);
+  if (e->comp.code_source == "remote") code_from_remote.fetch_add(1);
   if (rt::log_enabled(rt::LogChannel::Perf)) {
     std::string parts;
     for (const rt::StageRecord& st : e->comp.stages)
       if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
-    rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels", opts.name,
-                                              ms_since(t0), e->trace_ms, parts, e->kernels));
+    rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels{}", opts.name,
+                                              ms_since(t0), e->trace_ms, parts, e->kernels,
+                                              e->comp.code_source.empty() ? "" : ", code " + e->comp.code_source));
   }
   KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
   if (dump) rt::debug_dump(e->comp.opts.dump_dir, "guards.txt", e->guards_text);
@@ -461,6 +466,7 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   for (const rt::StageRecord& p : c.stages)
     out += fmt::format("stage {:<17} {:.3f} ms{}\n", p.name, p.ms, p.changed ? "" : " (no change)");
   out += fmt::format("total {:.3f} ms\n", total);
+  if (!c.code_source.empty()) out += fmt::format("code {}\n", c.code_source);
   return out;
 }
 
@@ -485,7 +491,11 @@ void mark_static(const Tensor& t, int64_t dim) { mark(t, dim, false, "mark_stati
 namespace kiln::detail {
 
 CompileStats compiled_stats(const CompiledState& s) {
-  return CompileStats{s.traces.load(), s.compiles.load(), s.hits.load(), s.misses.load(), s.kernels.load()};
+  CompileStats st{s.traces.load(), s.compiles.load(), s.hits.load(), s.misses.load(), s.kernels.load()};
+  st.code_from_memory = s.code_from_memory.load();
+  st.code_from_disk = s.code_from_disk.load();
+  st.code_from_remote = s.code_from_remote.load();
+  return st;
 }
 
 }  // namespace kiln::detail

@@ -63,6 +63,11 @@ struct CompileStats {
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
   int64_t kernels = 0;  // kernels of the entry last run
+  // Compiles whose machine code was not generated but linked: from a module this process
+  // compiled before, from the disk cache, from the remote (Redis) cache (docs/caching.md).
+  int64_t code_from_memory = 0;
+  int64_t code_from_disk = 0;
+  int64_t code_from_remote = 0;
 };
 
 namespace detail {

@@ -151,6 +151,22 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
                                            "the disk cache stays enabled", v));
     c.disable_cache = b.value_or(false);
   }
+  if (const char* v = env("KILN_CACHE_SIZE"); v != nullptr && !trim(v).empty()) {
+    std::string t = lower(trim(v));
+    int64_t unit = 1;
+    if (!t.empty() && (t.back() == 'k' || t.back() == 'm' || t.back() == 'g')) {
+      unit = t.back() == 'k' ? int64_t{1} << 10 : t.back() == 'm' ? int64_t{1} << 20 : int64_t{1} << 30;
+      t.pop_back();
+    }
+    auto n = parse_int(t);
+    if (!n || *n < 0 || *n > (int64_t{1} << 62) / unit) {
+      warnings.push_back(fmt::format("KILN_CACHE_SIZE='{}' is not a size such as 500M or 2G; using {} bytes", v,
+                                     c.cache_size_bytes));
+    } else {
+      c.cache_size_bytes = *n * unit;
+    }
+  }
+  if (const char* v = env("KILN_REMOTE_CACHE")) c.remote_cache = std::string(trim(v));
   if (c.cache_dir.empty() && !c.disable_cache)
     warnings.push_back("no home directory found and KILN_CACHE_DIR is unset; the disk compile cache is off");
 

@@ -31,8 +31,13 @@ struct Config {
   // KILN_CACHE_DIR: persistent compile cache directory (default $XDG_CACHE_HOME/kiln or
   // ~/.cache/kiln); empty when no home directory could be found.
   std::string cache_dir;
-  // KILN_DISABLE_CACHE: true = never read or write the disk cache.
+  // KILN_DISABLE_CACHE: true = never read or write the disk cache (nor the remote one).
   bool disable_cache = false;
+  // KILN_CACHE_SIZE: most bytes of entries the disk cache keeps (least recently used go
+  // first); a number with an optional K/M/G suffix. Default 1 GiB.
+  int64_t cache_size_bytes = int64_t{1} << 30;
+  // KILN_REMOTE_CACHE: redis://host[:port][/db] of a shared compile cache; empty = none.
+  std::string remote_cache;
   // KILN_ALLOCATOR: caching (default) or system.
   AllocatorKind allocator = AllocatorKind::Caching;
   // KILN_ALLOCATOR_CACHE_MB: most bytes the caching allocator keeps in its free lists.

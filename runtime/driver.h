@@ -77,6 +77,9 @@ struct Compilation {
   ir::ExecPlan plan;   // kernel backends: kernels and calls ("build_kernels", "plan_memory")
   bool has_plan = false;
   std::vector<StageRecord> stages;
+  // Kernel backends: where the generated code came from ("compiled", "memory", "disk",
+  // "remote"; codegen_cpu/object_store.h); empty when there is none.
+  std::string code_source;
   // Stage texts when keep_text or dumping: "traced", "decomposed", "optimized", "plan",
   // plus code the backend produced ("kernels.ll", "kernels.s"), in order.
   std::vector<std::pair<std::string, std::string>> texts;

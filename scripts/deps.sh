@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # kiln/scripts/deps.sh — installs the Debian 12 packages kiln needs, only those missing.
+# `deps.sh --test` adds what only the tests use: redis-server, which the remote compile cache
+# tests start on a loopback port of their own and stop afterwards (no service is enabled).
 #
 # Checks each package with dpkg first; when something is missing it runs `apt-get update`
 # once and installs just those. Works as root (as on a fresh Debian 12 container) and through
@@ -11,8 +13,12 @@ packages=(
   llvm-19-dev                                                  # CPU code generation (LLVM 19)
   libfmt-dev                                                   # formatting
   libopenblas-dev                                              # matmul reference library
+  libhiredis-dev                                               # shared compile cache on Redis
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests and benchmarks
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(redis-server)                                     # remote compile cache tests
+fi
 
 missing=()
 for p in "${packages[@]}"; do

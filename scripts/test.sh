@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # kiln/scripts/test.sh — the whole test suite from a fresh Debian 12 machine: installs what is
-# missing (scripts/deps.sh), then configures, builds (2 jobs) and runs ctest for the `dev`
-# preset (Debug, with the header self-containment check and the install test), then the
+# missing (scripts/deps.sh --test, which adds redis-server for the remote cache tests; they
+# start and stop their own server), then configures, builds (2 jobs) and runs ctest for the
+# `dev` preset (Debug, with the header self-containment check and the install test), then the
 # `release` preset (-O3, what users run), then the `asan` preset (AddressSanitizer +
 # UndefinedBehaviorSanitizer). KILN_RELEASE=0 skips the release pass, KILN_SANITIZE=0 the
 # sanitizer pass; any failure stops the script with a non-zero status.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-scripts/deps.sh
+scripts/deps.sh --test
 
 run_preset() {
   local preset=$1 start=$SECONDS

@@ -95,13 +95,57 @@ TEST(CpuJit, VerificationFailureIsInternalError) {
   }
 }
 
-TEST(CpuJit, DuplicateSymbolIsInternalError) {
-  Built a = make_module(1, false, "kiln_jit_test_duplicate");
-  Built b = make_module(2, false, "kiln_jit_test_duplicate");
-  Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {"kiln_jit_test_duplicate"}, false, false, nullptr, nullptr);
-  EXPECT_THROW(Jit::instance().add_module(std::move(b.m), std::move(b.ctx), {"kiln_jit_test_duplicate"}, false, false,
-                                          nullptr, nullptr),
-               InternalError);
+TEST(CpuJit, EachModuleHasItsOwnSymbols) {
+  // Modules link into JITDylibs of their own: the same name in two modules is two functions.
+  Built a = make_module(1, false, "kiln_jit_test_same_name");
+  Built b = make_module(2, false, "kiln_jit_test_same_name");
+  void* fa = Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {"kiln_jit_test_same_name"}, false, false,
+                                        nullptr, nullptr).at(0);
+  void* fb = Jit::instance().add_module(std::move(b.m), std::move(b.ctx), {"kiln_jit_test_same_name"}, false, false,
+                                        nullptr, nullptr).at(0);
+  EXPECT_NE(fa, fb);
+  EXPECT_EQ(call(fa, 1, 0, 0), 1);
+  EXPECT_EQ(call(fb, 1, 0, 0), 2);
+}
+
+TEST(CpuJit, ObjectCodeLinksAgainWithoutLlvmPasses) {
+  // What the persistent cache relies on: emitted object code linked later (as in another
+  // process) runs the same, and the same module always emits the same bytes.
+  Built a = make_module(4, false, "kiln_jit_test_object");
+  Built b = make_module(4, false, "kiln_jit_test_object");
+  const std::string name = a.name;
+  Jit& jit = Jit::instance();
+  jit.optimize(*a.m, false, nullptr, nullptr);
+  jit.optimize(*b.m, false, nullptr, nullptr);
+  const std::string obj = jit.emit_object(*a.m, false, nullptr);
+  EXPECT_EQ(jit.emit_object(*b.m, false, nullptr), obj);
+  ASSERT_GT(obj.size(), 64u);
+  EXPECT_EQ(obj.compare(0, 4, "\x7f" "ELF"), 0);
+  std::string error;
+  std::vector<void*> first = jit.link_object(obj, {name}, &error);
+  std::vector<void*> second = jit.link_object(obj, {name}, &error);
+  ASSERT_EQ(first.size(), 1u) << error;
+  ASSERT_EQ(second.size(), 1u) << error;
+  EXPECT_EQ(call(first[0], 5, 10, 17), 5 * 4 + 7);
+  EXPECT_EQ(call(second[0], 5, 10, 17), 5 * 4 + 7);
+  EXPECT_FALSE(jit.target_key().empty());
+}
+
+TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {
+  Built a = make_module(3);
+  const std::string name = a.name;
+  Jit& jit = Jit::instance();
+  jit.optimize(*a.m, false, nullptr, nullptr);
+  const std::string obj = jit.emit_object(*a.m, false, nullptr);
+  std::string error;
+  EXPECT_TRUE(jit.link_object("not an object file", {name}, &error).empty());
+  EXPECT_FALSE(error.empty());
+  error.clear();
+  EXPECT_TRUE(jit.link_object(obj.substr(0, obj.size() / 2), {name}, &error).empty());  // truncated
+  EXPECT_FALSE(error.empty());
+  error.clear();
+  EXPECT_TRUE(jit.link_object(obj, {"kiln_no_such_symbol"}, &error).empty());
+  EXPECT_NE(error.find("kiln_no_such_symbol"), std::string::npos) << error;
 }
 
 TEST(CpuJit, AddModuleFromSeveralThreads) {

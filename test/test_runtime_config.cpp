@@ -144,6 +144,21 @@ TEST(RuntimeConfig, CacheDirectory) {
   EXPECT_EQ(w.size(), 1u);
 }
 
+TEST(RuntimeConfig, CacheSizeAndRemoteCache) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({}, w).cache_size_bytes, int64_t{1} << 30);
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "500M"}}, w).cache_size_bytes, int64_t{500} << 20);
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "2g"}}, w).cache_size_bytes, int64_t{2} << 30);
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "64k"}}, w).cache_size_bytes, int64_t{64} << 10);
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "12345"}}, w).cache_size_bytes, 12345);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "lots"}}, w).cache_size_bytes, int64_t{1} << 30);
+  EXPECT_EQ(parse({{"KILN_CACHE_SIZE", "-5M"}}, w).cache_size_bytes, int64_t{1} << 30);
+  EXPECT_EQ(w.size(), 2u);
+  EXPECT_EQ(parse({{"KILN_REMOTE_CACHE", " redis://h:1/2 "}}, w).remote_cache, "redis://h:1/2");
+  EXPECT_EQ(parse({}, w).remote_cache, "");
+}
+
 TEST(RuntimeConfig, Allocator) {
   std::vector<std::string> w;
   EXPECT_EQ(parse({{"KILN_ALLOCATOR", "system"}}, w).allocator, AllocatorKind::System);

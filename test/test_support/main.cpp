@@ -1,7 +1,27 @@
 // kiln/test/test_support/main.cpp — GoogleTest entry point shared by every test executable.
+//
+// Tests never touch the user's compile cache: unless KILN_CACHE_DIR is set, each test process
+// gets a fresh private one, removed when it exits.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  std::string private_cache;
+  if (std::getenv("KILN_CACHE_DIR") == nullptr) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-test-cache-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) != nullptr) {
+      private_cache = tmpl;
+      ::setenv("KILN_CACHE_DIR", private_cache.c_str(), 1);
+    }
+  }
+  const int rc = RUN_ALL_TESTS();
+  if (!private_cache.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(private_cache, ec);
+  }
+  return rc;
 }

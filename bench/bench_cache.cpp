@@ -1,0 +1,186 @@
+// kiln/bench/bench_cache.cpp — kiln_bench_cache: the persistent compile cache measured from
+// fresh processes (bench/README.md).
+//
+// Every sample is one new process (kiln_cache_probe) that compiles one workload and calls it
+// once, timed inside the process from before compile() to the result (LLVM's start-up and
+// the cache lookups included, process start and library loading not). Per workload, in one
+// run: cold (KILN_DISABLE_CACHE=1), disk-warm (a directory an earlier process filled),
+// Redis-warm (an empty directory and a Redis an earlier process filled; a redis-server of our
+// own on a free loopback port, when one is installed), and a fresh process's first 10 eager
+// ops with and without a warm disk cache. Prints the medians, the ratios and the issue's
+// targets.
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Sample {
+  std::string code;
+  double ms = 0;
+};
+
+// Runs the probe on one workload with `env` prefixed; the sample of that workload.
+std::optional<Sample> probe(const std::string& env, const std::string& workload) {
+  const std::string cmd = env + " '" KILN_CACHE_PROBE "' " + workload + " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  char buf[512];
+  std::optional<Sample> s;
+  while (std::fgets(buf, sizeof buf, p)) {
+    char name[64], code[64];
+    double ms = 0;
+    if (std::sscanf(buf, "%63s code=%63s first_call_ms=%lf", name, code, &ms) == 3 && workload == name) s = Sample{code, ms};
+  }
+  if (::pclose(p) != 0) return std::nullopt;
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string temp_dir() {
+  std::string t = (fs::temp_directory_path() / "kiln-bench-cache-XXXXXX").string();
+  if (!::mkdtemp(t.data())) std::abort();
+  return t;
+}
+
+// Median over `runs` fresh processes; every sample's code must come from `expect` ("" = any).
+double measure(int runs, const std::function<std::string()>& env_of_run, const std::string& workload,
+               const std::string& expect, std::string& problem) {
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    std::optional<Sample> s = probe(env_of_run(), workload);
+    if (!s) {
+      problem = fmt::format("{}: the probe failed", workload);
+      return -1;
+    }
+    if (!expect.empty() && s->code != expect) problem = fmt::format("{}: code from {}, expected {}", workload, s->code, expect);
+    ms.push_back(s->ms);
+  }
+  return median(ms);
+}
+
+// A redis-server of our own on a free loopback port.
+struct Redis {
+  pid_t pid = -1;
+  int port = 0;
+  bool start() {
+    const char* bin = "/usr/bin/redis-server";
+    if (!fs::exists(bin)) return false;
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      return false;
+    ::close(s);
+    port = ntohs(a.sin_port);
+    std::vector<std::string> args = {bin, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"};
+    std::vector<char*> argv;
+    for (std::string& x : args) argv.push_back(x.data());
+    argv.push_back(nullptr);
+    if (::posix_spawn(&pid, bin, nullptr, nullptr, argv.data(), environ) != 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return true;
+  }
+  std::string url() const { return fmt::format("redis://127.0.0.1:{}", port); }
+  ~Redis() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+std::string cell(double ms) { return ms < 0 ? "—" : fmt::format("{:.2f} ms", ms); }
+std::string ratio(double a, double b) { return a < 0 || b <= 0 ? "—" : fmt::format("{:.1f}x", a / b); }
+std::string met(double ms, double target) { return ms < 0 ? "—" : ms <= target ? "yes" : "no"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 5;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
+  Redis redis;
+  const bool have_redis = redis.start();
+  std::vector<std::string> problems;
+  std::vector<std::string> dirs;
+  auto fresh = [&] {
+    dirs.push_back(temp_dir());
+    return dirs.back();
+  };
+
+  struct Row {
+    std::string name;
+    double cold, disk, remote, target_disk, target_remote;
+  };
+  std::vector<Row> rows;
+  for (const char* w : {"softmax", "mlp", "chain20"}) {
+    std::string problem;
+    const double cold = measure(runs, [] { return std::string("KILN_DISABLE_CACHE=1"); }, w, "compiled", problem);
+    const std::string warm = fresh();
+    probe("KILN_CACHE_DIR=" + warm, w);  // fills it
+    const double disk = measure(runs, [&] { return "KILN_CACHE_DIR=" + warm; }, w, "disk", problem);
+    double remote = -1;
+    if (have_redis) {
+      probe(fmt::format("KILN_CACHE_DIR={} KILN_REMOTE_CACHE={}", fresh(), redis.url()), w);  // fills Redis
+      remote = measure(runs, [&] { return fmt::format("KILN_CACHE_DIR={} KILN_REMOTE_CACHE={}", fresh(), redis.url()); }, w,
+                       "remote", problem);
+    }
+    if (!problem.empty()) problems.push_back(problem);
+    const bool small = std::string(w) != "chain20";
+    rows.push_back({w, cold, disk, remote, small ? 2.0 : -1, 5.0});
+  }
+  std::string problem;
+  const double eager_cold = measure(runs, [] { return std::string("KILN_DISABLE_CACHE=1"); }, "eager10", "", problem);
+  const std::string eager_dir = fresh();
+  probe("KILN_CACHE_DIR=" + eager_dir, "eager10");
+  const double eager_warm = measure(runs, [&] { return "KILN_CACHE_DIR=" + eager_dir; }, "eager10", "", problem);
+  if (!problem.empty()) problems.push_back(problem);
+
+  std::printf("## kiln_bench_cache: first call in a fresh process (median of %d processes each)\n\n", runs);
+  std::printf("| workload | cold (cache off) | disk warm | Redis warm | cold/disk | disk target | met | Redis target | met |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(), cell(r.cold).c_str(), cell(r.disk).c_str(),
+                cell(r.remote).c_str(), ratio(r.cold, r.disk).c_str(),
+                r.target_disk < 0 ? "—" : fmt::format("≤{:.0f} ms", r.target_disk).c_str(),
+                r.target_disk < 0 ? "—" : met(r.disk, r.target_disk).c_str(), fmt::format("≤{:.0f} ms", r.target_remote).c_str(),
+                met(r.remote, r.target_remote).c_str());
+  std::printf("| first 10 eager ops | %s | %s | — | %s | — | — | — | — |\n", cell(eager_cold).c_str(), cell(eager_warm).c_str(),
+              ratio(eager_cold, eager_warm).c_str());
+  std::printf("\nFirst compile in a process (cold softmax above): %s, target ≤60 ms: %s\n", cell(rows[0].cold).c_str(),
+              met(rows[0].cold, 60).c_str());
+  if (!have_redis) std::printf("Redis column: no redis-server installed (apt-get install redis-server)\n");
+  for (const std::string& p : problems) std::printf("problem: %s\n", p.c_str());
+  for (const std::string& d : dirs) fs::remove_all(d);
+  return problems.empty() ? 0 : 1;
+}

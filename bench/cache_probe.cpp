@@ -1,0 +1,86 @@
+// kiln/bench/cache_probe.cpp — a fresh process that compiles a few functions and
+// runs a few eager ops, for the compile cache tests and benchmarks (test_cache_disk.cpp,
+// bench/bench_cache.cpp). Prints one line per workload:
+//   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> sum=<checksum of the result>
+// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] (default: all). The cache is
+// configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
+#include "frontend/kiln.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string source_of(const CompileStats& s) {
+  if (s.code_from_remote) return "remote";
+  if (s.code_from_disk) return "disk";
+  if (s.code_from_memory) return "memory";
+  return "compiled";
+}
+
+void report(const char* name, const std::string& source, double ms, const Tensor& r) {
+  std::printf("%s code=%s first_call_ms=%.3f sum=%.6f\n", name, source.c_str(), ms, r.sum().item().to_double());
+}
+
+template <typename F, typename... Args> void first_call(const char* name, F fn, const Args&... args) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto f = compile(fn);
+  Tensor r = f(args...);
+  const double ms = ms_since(t0);
+  report(name, source_of(f.stats()), ms, r);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> want(argv + 1, argv + argc);
+  auto wants = [&](const char* w) { return want.empty() || std::find(want.begin(), want.end(), w) != want.end(); };
+  manual_seed(3);
+  if (wants("softmax")) {
+    Tensor x = randn({64, 128});
+    first_call("softmax", [](const Tensor& a) { return softmax(a, -1); }, x);
+  }
+  if (wants("mlp")) {
+    Tensor x = randn({64, 512}), w1 = randn({2048, 512}), b1 = randn({2048}), w2 = randn({512, 2048}), b2 = randn({512});
+    first_call("mlp", [&](const Tensor& a) { return linear(relu(linear(a, w1, b1)), w2, b2); }, x);
+  }
+  if (wants("chain20")) {  // 20 ops: pointwise chains around two reductions
+    Tensor x = randn({256, 256}), y = randn({256});
+    first_call("chain20",
+               [](const Tensor& a, const Tensor& b) {
+                 Tensor t = a * b + 1;
+                 t = exp(-abs(t)) * 0.5 + sigmoid(t);
+                 t = t - t.mean({1}, true);
+                 t = t / sqrt((t * t).mean({1}, true) + 1e-5);
+                 t = tanh(t) * b - relu(t - 0.1);
+                 return (t * t + a).sum({0});
+               },
+               x, y);
+  }
+  if (wants("eager10")) {  // a fresh process's first 10 eager ops
+    const auto t0 = std::chrono::steady_clock::now();
+    Tensor a = randn({1000}), b = randn({1000});
+    Tensor r = a + b;
+    r = r * a;
+    r = exp(r);
+    r = r - b;
+    r = abs(r);
+    r = sqrt(r);
+    r = r / (b * b + 1);
+    r = tanh(r);
+    const double ms = ms_since(t0);
+    std::printf("eager10 code=- first_call_ms=%.3f sum=%.6f\n", ms, r.sum().item().to_double());
+  }
+  return 0;
+}

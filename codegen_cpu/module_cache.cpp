@@ -1,0 +1,84 @@
+// kiln/codegen_cpu/module_cache.cpp — module keys (SHA-256 of IR and target) and the
+// process's table of linked modules.
+#include "codegen_cpu/module_cache.h"
+
+#include "codegen_cpu/jit.h"
+#include "codegen_cpu/object_store.h"
+
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SHA256.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#ifndef KILN_VERSION_STRING
+#define KILN_VERSION_STRING "unknown"
+#endif
+
+namespace kiln::cpu {
+
+namespace {
+
+struct Linked {
+  std::shared_mutex mu;
+  std::unordered_map<std::string, std::vector<void*>> modules;
+};
+
+Linked& linked() {
+  static Linked l;
+  return l;
+}
+
+}  // namespace
+
+std::string_view code_source_name(CodeSource s) {
+  switch (s) {
+    case CodeSource::Compiled: return "compiled";
+    case CodeSource::Memory: return "memory";
+    case CodeSource::Disk: return "disk";
+    case CodeSource::Remote: return "remote";
+  }
+  return "?";
+}
+
+std::string module_key(const llvm::Module& m) {
+  std::string ir;
+  {
+    llvm::raw_string_ostream os(ir);
+    m.print(os, nullptr);
+  }
+  llvm::SHA256 h;
+  h.update("kiln " KILN_VERSION_STRING "\n");
+  h.update(Jit::instance().target_key());
+  h.update("\n");
+  h.update(ir);
+  std::string hex;
+  for (uint8_t b : h.final()) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+std::optional<std::vector<void*>> linked_module(const std::string& key) {
+  Linked& l = linked();
+  std::shared_lock lock(l.mu);
+  auto it = l.modules.find(key);
+  if (it == l.modules.end()) return std::nullopt;
+  return it->second;
+}
+
+void remember_linked_module(const std::string& key, std::vector<void*> addrs) {
+  Linked& l = linked();
+  std::unique_lock lock(l.mu);
+  l.modules.emplace(key, std::move(addrs));
+}
+
+void forget_linked_modules_for_testing() {
+  Linked& l = linked();
+  std::unique_lock lock(l.mu);
+  l.modules.clear();
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,76 @@
+// kiln/runtime/compile_cache.h — the persistent compile cache: generated kernel modules'
+// object code on disk and, optionally, in a shared Redis (runtime/remote_cache.h).
+//
+// codegen_cpu keys each module by the SHA-256 of its IR and target (codegen_cpu/
+// module_cache.h) and asks this cache before running LLVM; a hit skips optimization and
+// code generation (compile() entries and eager kernels alike). An entry is one file
+// `<dir>/<key>.kobj` holding a header (magic, format version, the full key), the object
+// code and a checksum; anything that does not decode (truncated, corrupted, another
+// version, another key, a file another user owns) is ignored, logged under KILN_LOG=cache,
+// removed and rebuilt. Writes go to a private temporary file renamed into place, so readers
+// never see half an entry and two processes writing one key both leave a whole one. The
+// directory is created 0700 and refused (one warning, disk cache off) when another user owns
+// it or others can write to it. A hit refreshes the entry's modification time; past
+// KILN_CACHE_SIZE the least recently used entries are removed.
+#pragma once
+
+#include "codegen_cpu/object_store.h"
+#include "runtime/config.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln::rt {
+
+class RemoteCache;
+
+// The entry format shared by the disk and the remote cache.
+std::string encode_cache_entry(std::string_view key, std::string_view object);
+// The object code of an entry saved under `key`, or nothing with *why set.
+std::optional<std::string> decode_cache_entry(std::string_view bytes, std::string_view key, std::string* why);
+
+class DiskCache {
+ public:
+  // Checks (and creates, 0700) the directory; an unusable one warns once and disables itself.
+  DiskCache(std::string dir, int64_t max_bytes);
+  bool usable() const { return usable_; }
+  const std::string& dir() const { return dir_; }
+  std::string path_of(std::string_view key) const;
+
+  std::optional<std::string> load(const std::string& key);
+  void save(const std::string& key, std::string_view object);
+  void remove(const std::string& key);
+  // Removes least recently used entries until the total is at most max_bytes.
+  void evict();
+
+ private:
+  std::string dir_;
+  int64_t max_bytes_;
+  bool usable_ = false;
+};
+
+// Disk first, then the remote cache; a remote hit is copied to disk.
+class CompileCache final : public cpu::ObjectStore {
+ public:
+  explicit CompileCache(const Config& cfg);
+  ~CompileCache() override;
+  std::optional<std::string> load(const std::string& key, cpu::CodeSource& from) override;
+  void save(const std::string& key, std::string_view object) override;
+  void discard(const std::string& key, const std::string& why) override;
+  DiskCache* disk() { return disk_.get(); }
+  RemoteCache* remote() { return remote_.get(); }
+
+ private:
+  std::unique_ptr<DiskCache> disk_;
+  std::unique_ptr<RemoteCache> remote_;
+};
+
+// The process's cache for the current configuration (rebuilt after
+// reload_config_for_testing), or null when KILN_DISABLE_CACHE is set or neither a
+// directory nor a remote cache is configured.
+CompileCache* compile_cache();
+
+}  // namespace kiln::rt

@@ -1,0 +1,321 @@
+// kiln/test/test_cache_disk.cpp — the persistent compile cache on disk: the entry format, a
+// damaged entry of every kind, directory ownership and permissions, eviction by last use,
+// compile() counting where its code came from, and fresh processes (kiln_cache_probe) that
+// load what an earlier one compiled, also two of them at once into one directory.
+#include "codegen_cpu/module_cache.h"
+#include "frontend/kiln.h"
+#include "runtime/compile_cache.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
+#include "test_support/make.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using rt::decode_cache_entry;
+using rt::DiskCache;
+using rt::encode_cache_entry;
+
+std::string temp_dir(const std::string& stem) {
+  std::string t = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
+  if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
+  return t;
+}
+
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void write_file(const std::string& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+// Captures warnings and log lines while alive.
+struct Captured {
+  std::string text;
+  Captured() {
+    rt::set_log_sink_for_testing([this](std::string_view line) { text += line; });
+  }
+  ~Captured() { rt::set_log_sink_for_testing({}); }
+};
+
+// Sets environment variables for one test and restores the configuration afterwards.
+struct Env {
+  std::map<std::string, std::optional<std::string>> saved;
+  void set(const std::string& k, const std::string& v) {
+    if (!saved.count(k)) {
+      const char* old = std::getenv(k.c_str());
+      saved[k] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    ::setenv(k.c_str(), v.c_str(), 1);
+    rt::reload_config_for_testing();
+  }
+  ~Env() {
+    for (const auto& [k, v] : saved) v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
+    rt::reload_config_for_testing();
+  }
+};
+
+const std::string kKey(64, 'a');
+
+TEST(CacheEntry, RoundTripsAndRejectsEveryDamage) {
+  const std::string obj = "\x7f" "ELF object code \x00\x01\x02 with bytes";
+  const std::string e = encode_cache_entry(kKey, obj);
+  std::string why;
+  ASSERT_EQ(decode_cache_entry(e, kKey, &why), obj) << why;
+  EXPECT_FALSE(decode_cache_entry(e, std::string(64, 'b'), &why));
+  EXPECT_NE(why.find("another key"), std::string::npos) << why;
+  for (size_t n : {size_t{0}, size_t{5}, size_t{12}, size_t{40}, e.size() - 1}) {
+    EXPECT_FALSE(decode_cache_entry(e.substr(0, n), kKey, &why)) << "truncated to " << n;
+  }
+  std::string flipped = e;
+  flipped.back() ^= 0x20;
+  EXPECT_FALSE(decode_cache_entry(flipped, kKey, &why));
+  EXPECT_EQ(why, "checksum mismatch");
+  std::string version = e;
+  version[8] = 7;  // the format version follows the 8-byte magic
+  EXPECT_FALSE(decode_cache_entry(version, kKey, &why));
+  EXPECT_NE(why.find("entry format 7"), std::string::npos) << why;
+  EXPECT_FALSE(decode_cache_entry("#!/bin/sh\necho hi\n", kKey, &why));
+  EXPECT_EQ(why, "not a kiln cache entry");
+  EXPECT_FALSE(decode_cache_entry(e + "trailing", kKey, &why));
+}
+
+TEST(DiskCache, CreatesAPrivateDirectoryAndRoundTrips) {
+  const std::string root = temp_dir("kiln-disk");
+  const std::string dir = root + "/nested/cache";
+  DiskCache d(dir, 1 << 20);
+  ASSERT_TRUE(d.usable());
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_FALSE(d.load(kKey));
+  d.save(kKey, "object bytes");
+  EXPECT_EQ(d.load(kKey), "object bytes");
+  ASSERT_EQ(::stat(d.path_of(kKey).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // No temporary file is left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
+  fs::remove_all(root);
+}
+
+TEST(DiskCache, DamagedEntriesAreIgnoredLoggedAndRemoved) {
+  const std::string dir = temp_dir("kiln-disk");
+  DiskCache d(dir, 1 << 20);
+  Env env;
+  env.set("KILN_LOG", "cache");
+  const std::string path = d.path_of(kKey);
+  auto damaged = [&](const std::string& bytes, const std::string& reason) {
+    write_file(path, bytes);
+    Captured log;
+    EXPECT_FALSE(d.load(kKey)) << reason;
+    EXPECT_NE(log.text.find("ignored (" + reason), std::string::npos) << log.text;
+    EXPECT_FALSE(fs::exists(path)) << reason;
+  };
+  const std::string good = encode_cache_entry(kKey, "object bytes");
+  damaged(good.substr(0, good.size() - 3), "9 bytes of object code where the header says 12");
+  std::string corrupt = good;
+  corrupt[corrupt.size() - 4] ^= 1;
+  damaged(corrupt, "checksum mismatch");
+  std::string version = good;
+  version[8] = 9;
+  damaged(version, "entry format 9");
+  damaged(encode_cache_entry(std::string(64, 'c'), "object bytes"), "saved under another key");
+  damaged("", "not a kiln cache entry");
+  fs::remove_all(dir);
+}
+
+TEST(DiskCache, EntriesOfAnotherUserAndUnsafeDirectoriesAreRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing file owners needs root";
+  const uid_t other = 54321;
+  {  // an entry owned by someone else is never read
+    const std::string dir = temp_dir("kiln-disk");
+    DiskCache d(dir, 1 << 20);
+    d.save(kKey, "object bytes");
+    ASSERT_EQ(::chown(d.path_of(kKey).c_str(), other, other), 0);
+    EXPECT_FALSE(d.load(kKey));
+    fs::remove_all(dir);
+  }
+  {  // a directory owned by someone else
+    const std::string dir = temp_dir("kiln-disk");
+    ASSERT_EQ(::chown(dir.c_str(), other, other), 0);
+    Captured log;
+    DiskCache d(dir, 1 << 20);
+    EXPECT_FALSE(d.usable());
+    EXPECT_NE(log.text.find("is owned by uid 54321"), std::string::npos) << log.text;
+    d.save(kKey, "x");  // a refused cache neither writes nor reads
+    EXPECT_FALSE(fs::exists(d.path_of(kKey)));
+    fs::remove_all(dir);
+  }
+  {  // a directory others can write to
+    const std::string dir = temp_dir("kiln-disk");
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+    Captured log;
+    DiskCache d(dir, 1 << 20);
+    EXPECT_FALSE(d.usable());
+    EXPECT_NE(log.text.find("others can write"), std::string::npos) << log.text;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(DiskCache, EvictsTheLeastRecentlyUsedPastTheBound) {
+  const std::string dir = temp_dir("kiln-disk");
+  const std::string object(1000, 'x');
+  const int64_t entry = static_cast<int64_t>(encode_cache_entry(kKey, object).size());
+  DiskCache d(dir, 3 * entry);
+  auto key = [](int i) { return std::string(63, 'k') + std::to_string(i); };
+  auto age = [&](int i, int seconds_ago) {
+    const auto t = fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago);
+    fs::last_write_time(d.path_of(key(i)), t);
+  };
+  for (int i = 0; i < 3; ++i) {
+    d.save(key(i), object);
+    age(i, 100 - i * 10);  // 0 is the oldest
+  }
+  ASSERT_EQ(d.load(key(0)), object);  // a hit makes 0 the most recently used
+  d.save(key(3), object);             // one entry over: 1, now the oldest, goes
+  EXPECT_TRUE(fs::exists(d.path_of(key(0))));
+  EXPECT_FALSE(fs::exists(d.path_of(key(1))));
+  EXPECT_TRUE(fs::exists(d.path_of(key(2))));
+  EXPECT_TRUE(fs::exists(d.path_of(key(3))));
+  fs::remove_all(dir);
+}
+
+// ---- through compile() ----
+
+Tensor softmax_fn(const Tensor& x) { return softmax(x * 2, -1); }
+
+TEST(CompileCache, CompileCountsWhereItsCodeCameFrom) {
+  const std::string dir = temp_dir("kiln-cc");
+  Env env;
+  env.set("KILN_CACHE_DIR", dir);
+  const Tensor x = test::mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto f1 = compile(softmax_fn);
+  const Tensor r1 = f1(x);
+  EXPECT_EQ(f1.stats().compiles, 1);
+  // The same function compiled again in this process links the same module.
+  auto f2 = compile(softmax_fn);
+  f2(x);
+  EXPECT_EQ(f2.stats().code_from_memory, 1);
+  // As if in a new process: the module comes from disk, with the same results.
+  cpu::forget_linked_modules_for_testing();
+  auto f3 = compile(softmax_fn);
+  const Tensor r3 = f3(x);
+  EXPECT_EQ(f3.stats().code_from_disk, 1);
+  EXPECT_TRUE(equal(r3, r1));
+  // A damaged entry is rebuilt: every entry of the directory corrupted, then compiled again.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string bytes = read_file(e.path());
+    bytes[bytes.size() / 2] ^= 0x55;
+    write_file(e.path(), bytes);
+  }
+  cpu::forget_linked_modules_for_testing();
+  auto f4 = compile(softmax_fn);
+  EXPECT_TRUE(equal(f4(x), r1));
+  EXPECT_EQ(f4.stats().code_from_disk, 0);
+  cpu::forget_linked_modules_for_testing();
+  auto f5 = compile(softmax_fn);
+  f5(x);
+  EXPECT_EQ(f5.stats().code_from_disk, 1);  // the rebuilt entry
+  // KILN_DISABLE_CACHE: compiled every time, nothing read.
+  env.set("KILN_DISABLE_CACHE", "1");
+  auto f6 = compile(softmax_fn);
+  f6(x);
+  EXPECT_EQ(f6.stats().code_from_disk + f6.stats().code_from_memory, 0);
+  fs::remove_all(dir);
+}
+
+// ---- fresh processes ----
+
+struct ProbeLine {
+  std::string code, sum;
+};
+
+// Starts kiln_cache_probe with `env` prefixed; returns the stream to read its output from.
+FILE* start_probe(const std::string& env, const std::string& args) {
+  const std::string cmd = env + " '" KILN_CACHE_PROBE "' " + args + " 2>&1";
+  return ::popen(cmd.c_str(), "r");
+}
+std::map<std::string, ProbeLine> finish_probe(FILE* p) {
+  std::map<std::string, ProbeLine> out;
+  char buf[512];
+  std::string all;
+  while (std::fgets(buf, sizeof buf, p)) {
+    all += buf;
+    std::istringstream ls(buf);
+    std::string name, code, ms, sum;
+    ls >> name >> code >> ms >> sum;
+    if (code.rfind("code=", 0) == 0) out[name] = {code.substr(5), sum};
+  }
+  EXPECT_EQ(::pclose(p), 0) << all;
+  return out;
+}
+std::map<std::string, ProbeLine> run_probe(const std::string& env, const std::string& args) {
+  return finish_probe(start_probe(env, args));
+}
+
+TEST(CompileCacheProcesses, ASecondProcessLoadsFromDisk) {
+  const std::string dir = temp_dir("kiln-proc");
+  const std::string env = "KILN_CACHE_DIR='" + dir + "'";
+  auto first = run_probe(env, "softmax mlp chain20");
+  auto second = run_probe(env, "softmax mlp chain20");
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(second.size(), 3u);
+  for (const auto& [name, line] : first) {
+    EXPECT_EQ(line.code, "compiled") << name;
+    EXPECT_EQ(second[name].code, "disk") << name;
+    EXPECT_EQ(second[name].sum, line.sum) << name;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CompileCacheProcesses, TwoProcessesShareOneDirectoryAtOnce) {
+  const std::string dir = temp_dir("kiln-proc");
+  const std::string env = "KILN_CACHE_DIR='" + dir + "'";
+  FILE* a = start_probe(env, "softmax mlp chain20 eager10");
+  FILE* b = start_probe(env, "softmax mlp chain20 eager10");
+  auto ra = finish_probe(a), rb = finish_probe(b);
+  ASSERT_EQ(ra.size(), 4u);
+  ASSERT_EQ(rb.size(), 4u);
+  for (const auto& [name, line] : ra) EXPECT_EQ(rb[name].sum, line.sum) << name;
+  // Every entry is whole, and a third process compiles nothing.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ASSERT_EQ(e.path().extension(), ".kobj") << e.path();  // no temporary file left
+    const std::string key = e.path().stem().string();
+    std::string why;
+    EXPECT_TRUE(decode_cache_entry(read_file(e.path()), key, &why)) << e.path() << ": " << why;
+    ++entries;
+  }
+  EXPECT_GE(entries, 4);
+  auto third = run_probe(env, "softmax mlp chain20");
+  for (const auto& [name, line] : third) {
+    EXPECT_EQ(line.code, "disk") << name;
+    EXPECT_EQ(line.sum, ra[name].sum) << name;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln
