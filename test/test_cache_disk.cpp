@@ -264,8 +264,8 @@ std::map<std::string, ProbeLine> finish_probe(FILE* p) {
   while (std::fgets(buf, sizeof buf, p)) {
     all += buf;
     std::istringstream ls(buf);
-    std::string name, code, ms, sum;
-    ls >> name >> code >> ms >> sum;
+    std::string name, code, first_ms, second_ms, sum;
+    ls >> name >> code >> first_ms >> second_ms >> sum;
     if (code.rfind("code=", 0) == 0) out[name] = {code.substr(5), sum};
   }
   EXPECT_EQ(::pclose(p), 0) << all;

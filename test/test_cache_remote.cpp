@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -81,7 +82,12 @@ class RedisTest : public ::testing::Test {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ASSERT_EQ(::posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_t quiet;  // its log to /dev/null
+    posix_spawn_file_actions_init(&quiet);
+    posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+    const int rc = ::posix_spawn(&pid_, argv[0], &quiet, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&quiet);
+    ASSERT_EQ(rc, 0);
     for (auto t0 = Clock::now(); Clock::now() - t0 < std::chrono::seconds(10);) {
       if (redisContext* c = client(port_)) {
         redisFree(c);
