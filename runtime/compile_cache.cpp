@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -194,7 +195,15 @@ void DiskCache::evict() {
   std::vector<Item> items;
   uintmax_t total = 0;
   std::error_code ec;
+  const fs::file_time_type stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+    if (e.path().filename().string().rfind(".tmp-", 0) == 0) {
+      // A writer killed between creating its temporary file and renaming it; live writers
+      // rename within milliseconds.
+      std::error_code e1;
+      if (e.last_write_time(e1) < stale && !e1) fs::remove(e.path(), e1);
+      continue;
+    }
     if (e.path().extension() != kSuffix) continue;
     std::error_code e1, e2;
     const uintmax_t size = e.file_size(e1);

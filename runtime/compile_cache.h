@@ -43,7 +43,8 @@ class DiskCache {
   std::optional<std::string> load(const std::string& key);
   void save(const std::string& key, std::string_view object);
   void remove(const std::string& key);
-  // Removes least recently used entries until the total is at most max_bytes.
+  // Removes least recently used entries until the total is at most max_bytes, and temporary
+  // files older than an hour (writers killed before their rename). Runs after each save.
   void evict();
 
  private:

@@ -202,6 +202,20 @@ TEST(DiskCache, EvictsTheLeastRecentlyUsedPastTheBound) {
   fs::remove_all(dir);
 }
 
+TEST(DiskCache, TemporaryFilesOfKilledWritersAreCollected) {
+  const std::string dir = temp_dir("kiln-disk");
+  DiskCache d(dir, 1 << 20);
+  const std::string old_tmp = dir + "/.tmp-1-2-killed", new_tmp = dir + "/.tmp-3-4-writing";
+  write_file(old_tmp, "half an entry");
+  write_file(new_tmp, "being written");
+  fs::last_write_time(old_tmp, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  d.save(kKey, "object bytes");  // every save sweeps
+  EXPECT_FALSE(fs::exists(old_tmp));
+  EXPECT_TRUE(fs::exists(new_tmp));  // may still be renamed by its writer
+  EXPECT_EQ(d.load(kKey), "object bytes");
+  fs::remove_all(dir);
+}
+
 // ---- through compile() ----
 
 Tensor softmax_fn(const Tensor& x) { return softmax(x * 2, -1); }
