@@ -9,16 +9,11 @@
 // own on a free loopback port, when one is installed), and a fresh process's first 10 eager
 // ops with and without a warm disk cache. Prints the medians, the ratios and the issue's
 // targets.
+#include "test/test_support/files.h"
+#include "test/test_support/local_redis.h"
+
 #include <fmt/format.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,10 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace {
 
@@ -68,12 +60,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string temp_dir() {
-  std::string t = (fs::temp_directory_path() / "kiln-bench-cache-XXXXXX").string();
-  if (!::mkdtemp(t.data())) std::abort();
-  return t;
-}
-
 // Median over `runs` fresh processes; every sample's code must come from `expect` ("" = any).
 // *warm: the median of the second calls.
 double measure(int runs, const std::function<std::string()>& env_of_run, const std::string& workload,
@@ -93,44 +79,6 @@ double measure(int runs, const std::function<std::string()>& env_of_run, const s
   return median(ms);
 }
 
-// A redis-server of our own on a free loopback port.
-struct Redis {
-  pid_t pid = -1;
-  int port = 0;
-  bool start() {
-    const char* bin = "/usr/bin/redis-server";
-    if (!fs::exists(bin)) return false;
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      return false;
-    ::close(s);
-    port = ntohs(a.sin_port);
-    std::vector<std::string> args = {bin, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"};
-    std::vector<char*> argv;
-    for (std::string& x : args) argv.push_back(x.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t quiet;  // its log to /dev/null
-    posix_spawn_file_actions_init(&quiet);
-    posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-    const int rc = ::posix_spawn(&pid, bin, &quiet, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&quiet);
-    if (rc != 0) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    return true;
-  }
-  std::string url() const { return fmt::format("redis://127.0.0.1:{}", port); }
-  ~Redis() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
 std::string cell(double ms) { return ms < 0 ? "—" : fmt::format("{:.2f} ms", ms); }
 std::string ratio(double a, double b) { return a < 0 || b <= 0 ? "—" : fmt::format("{:.1f}x", a / b); }
 std::string met(double ms, double target) { return ms < 0 ? "—" : ms <= target ? "yes" : "no"; }
@@ -141,12 +89,12 @@ int main(int argc, char** argv) {
   int runs = 5;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
-  Redis redis;
-  const bool have_redis = redis.start();
+  kiln::test::LocalRedis redis;  // test/test_support/local_redis.h
+  const bool have_redis = redis.start().empty();
   std::vector<std::string> problems;
   std::vector<std::string> dirs;
   auto fresh = [&] {
-    dirs.push_back(temp_dir());
+    dirs.push_back(kiln::test::make_temp_dir("kiln-bench-cache"));
     return dirs.back();
   };
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "codegen_cpu/jit.h"
-#include "codegen_cpu/object_store.h"
+#include "base/object_store.h"
 #include "ir/kernel.h"
 
 #include <string>
@@ -39,7 +39,7 @@ struct CodegenOptions {
 };
 
 // Compiles the kernels into one module, or links the same module's object code from this
-// process, or from `store` (codegen_cpu/object_store.h). Throws InternalError on an LLVM
+// process, or from `store` (base/object_store.h). Throws InternalError on an LLVM
 // failure.
 CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
 

@@ -3,7 +3,6 @@
 #include "codegen_cpu/module_cache.h"
 
 #include "codegen_cpu/jit.h"
-#include "codegen_cpu/object_store.h"
 
 #include <llvm/IR/Module.h>
 #include <llvm/Support/SHA256.h>
@@ -34,16 +33,6 @@ Linked& linked() {
 }
 
 }  // namespace
-
-std::string_view code_source_name(CodeSource s) {
-  switch (s) {
-    case CodeSource::Compiled: return "compiled";
-    case CodeSource::Memory: return "memory";
-    case CodeSource::Disk: return "disk";
-    case CodeSource::Remote: return "remote";
-  }
-  return "?";
-}
 
 std::string module_key(const llvm::Module& m) {
   std::string ir;

@@ -1,8 +1,9 @@
 // kiln/runtime/backend_cpu.cpp — the "cpu" backend: fused kernels through LLVM, run by a Program.
 //
 // level Prim. lower(): fusion groups (passes/fuse.h), kernel building into an ExecPlan
-// (passes/lower.h), then memory planning. The kernels' object code comes from this process,
-// the persistent compile cache (runtime/compile_cache.h) or LLVM, in that order. compile(): the plan's kernels in one LLVM module (codegen_cpu), the
+// (passes/lower.h), then memory planning. compile(): the plan's kernels in one LLVM module
+// (codegen_cpu), its object code from this process, the persistent compile cache
+// (runtime/compile_cache.h) or LLVM, in that order; the
 // parameters bound to their typed sources, extern steps bound to their functions (BLAS for
 // mm/bmm, a registered lowering, a custom op's eager implementation), all in an rt::Program.
 #include "base/error.h"
@@ -82,10 +83,10 @@ class CpuBackend final : public Backend {
     co.store = compile_cache();  // null under KILN_DISABLE_CACHE
     co.reuse_linked = !config().disable_cache;
     cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
-    c.code_source = std::string(cpu::code_source_name(code.source));
+    c.code_source = code.source;
     c.stages.push_back({"llvm_build", code.build_ms, true});
-    c.stages.push_back({"llvm_optimize", code.optimize_ms, code.source == cpu::CodeSource::Compiled});
-    c.stages.push_back({code.source == cpu::CodeSource::Compiled ? "machine_code" : "link_cached", code.codegen_ms, true});
+    c.stages.push_back({"llvm_optimize", code.optimize_ms, code.source == CodeSource::Compiled});
+    c.stages.push_back({code.source == CodeSource::Compiled ? "machine_code" : "link_cached", code.codegen_ms, true});
     if (co.want_ir) {
       c.keep("kernels.ll", std::move(code.llvm_ir));
       c.keep("kernels.s", std::move(code.assembly));
@@ -106,7 +107,7 @@ class CpuBackend final : public Backend {
     }
     if (!any_extern) externs.clear();
     KILN_LOG_IF(LogChannel::Kernels, "{}: {} kernels, code {} in {:.2f} ms (build {:.2f}, optimize {:.2f}, emit/link {:.2f})",
-                c.opts.name, fns.size(), c.code_source, code.build_ms + code.optimize_ms + code.codegen_ms,
+                c.opts.name, fns.size(), code_source_name(code.source), code.build_ms + code.optimize_ms + code.codegen_ms,
                 code.build_ms, code.optimize_ms, code.codegen_ms);
     CompileStatus s;
     s.exe = std::make_unique<CpuExecutable>(

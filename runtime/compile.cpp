@@ -327,16 +327,21 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     e->symbols_text += fmt::format(" (hint {})\n", si.hint);
   }
   compiles.fetch_add(1);
-  if (e->comp.code_source == "memory") code_from_memory.fetch_add(1);
-  if (e->comp.code_source == "disk") code_from_disk.fetch_add(1);
-  if (e->comp.code_source == "remote") code_from_remote.fetch_add(1);
+  if (e->comp.code_source) {
+    switch (*e->comp.code_source) {
+      case CodeSource::Compiled: break;
+      case CodeSource::Memory: code_from_memory.fetch_add(1); break;
+      case CodeSource::Disk: code_from_disk.fetch_add(1); break;
+      case CodeSource::Remote: code_from_remote.fetch_add(1); break;
+    }
+  }
   if (rt::log_enabled(rt::LogChannel::Perf)) {
     std::string parts;
     for (const rt::StageRecord& st : e->comp.stages)
       if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
     rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels{}", opts.name,
                                               ms_since(t0), e->trace_ms, parts, e->kernels,
-                                              e->comp.code_source.empty() ? "" : ", code " + e->comp.code_source));
+                                              e->comp.code_source ? fmt::format(", code {}", code_source_name(*e->comp.code_source)) : ""));
   }
   KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
   if (dump) rt::debug_dump(e->comp.opts.dump_dir, "guards.txt", e->guards_text);
@@ -466,7 +471,7 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   for (const rt::StageRecord& p : c.stages)
     out += fmt::format("stage {:<17} {:.3f} ms{}\n", p.name, p.ms, p.changed ? "" : " (no change)");
   out += fmt::format("total {:.3f} ms\n", total);
-  if (!c.code_source.empty()) out += fmt::format("code {}\n", c.code_source);
+  if (c.code_source) out += fmt::format("code {}\n", code_source_name(*c.code_source));
   return out;
 }
 

@@ -232,10 +232,10 @@ CompileCache::CompileCache(const Config& cfg) {
 
 CompileCache::~CompileCache() = default;
 
-std::optional<std::string> CompileCache::load(const std::string& key, cpu::CodeSource& from) {
+std::optional<std::string> CompileCache::load(const std::string& key, CodeSource& from) {
   if (disk_) {
     if (std::optional<std::string> o = disk_->load(key)) {
-      from = cpu::CodeSource::Disk;
+      from = CodeSource::Disk;
       return o;
     }
   }
@@ -249,7 +249,7 @@ std::optional<std::string> CompileCache::load(const std::string& key, cpu::CodeS
     remote_->remove(key);
     return std::nullopt;
   }
-  from = cpu::CodeSource::Remote;
+  from = CodeSource::Remote;
   if (disk_) disk_->save(key, *object);
   return object;
 }

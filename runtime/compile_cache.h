@@ -14,7 +14,7 @@
 // KILN_CACHE_SIZE the least recently used entries are removed.
 #pragma once
 
-#include "codegen_cpu/object_store.h"
+#include "base/object_store.h"
 #include "runtime/config.h"
 
 #include <cstdint>
@@ -54,11 +54,11 @@ class DiskCache {
 };
 
 // Disk first, then the remote cache; a remote hit is copied to disk.
-class CompileCache final : public cpu::ObjectStore {
+class CompileCache final : public ObjectStore {
  public:
   explicit CompileCache(const Config& cfg);
   ~CompileCache() override;
-  std::optional<std::string> load(const std::string& key, cpu::CodeSource& from) override;
+  std::optional<std::string> load(const std::string& key, CodeSource& from) override;
   void save(const std::string& key, std::string_view object) override;
   void discard(const std::string& key, const std::string& why) override;
   DiskCache* disk() { return disk_.get(); }

@@ -15,6 +15,7 @@
 // walk from a traced graph to generated code reads top to bottom in driver.cpp.
 #pragma once
 
+#include "base/object_store.h"
 #include "frontend/tensor.h"
 #include "ir/exec_plan.h"
 #include "ir/fusion.h"
@@ -77,9 +78,8 @@ struct Compilation {
   ir::ExecPlan plan;   // kernel backends: kernels and calls ("build_kernels", "plan_memory")
   bool has_plan = false;
   std::vector<StageRecord> stages;
-  // Kernel backends: where the generated code came from ("compiled", "memory", "disk",
-  // "remote"; codegen_cpu/object_store.h); empty when there is none.
-  std::string code_source;
+  // Kernel backends: where the generated code came from (base/object_store.h).
+  std::optional<CodeSource> code_source;
   // Stage texts when keep_text or dumping: "traced", "decomposed", "optimized", "plan",
   // plus code the backend produced ("kernels.ll", "kernels.s"), in order.
   std::vector<std::pair<std::string, std::string>> texts;

@@ -7,6 +7,7 @@
 #include "runtime/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "test_support/files.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -34,22 +34,11 @@ using rt::decode_cache_entry;
 using rt::DiskCache;
 using rt::encode_cache_entry;
 
-std::string temp_dir(const std::string& stem) {
-  std::string t = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
-  if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-  return t;
-}
+using test::make_temp_dir;
+using test::read_file;
+using test::write_file;
 
-std::string read_file(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_file(const std::string& p, const std::string& bytes) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f << bytes;
-}
+std::string temp_dir(const std::string& stem) { return make_temp_dir(stem); }
 
 // Captures warnings and log lines while alive.
 struct Captured {

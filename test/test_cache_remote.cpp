@@ -8,56 +8,25 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/remote_cache.h"
+#include "test_support/files.h"
+#include "test_support/local_redis.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <optional>
 #include <string>
 #include <thread>
-
-extern char** environ;
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// A port nothing listens on right now (bound to 0, read back, closed).
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("no free port");
-  ::close(s);
-  return ntohs(a.sin_port);
-}
-
-std::optional<std::string> find_redis_server() {
-  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
-    if (fs::exists(p)) return std::string(p);
-  return std::nullopt;
-}
 
 redisContext* client(int port) {
   const timeval tv{2, 0};
@@ -69,44 +38,17 @@ redisContext* client(int port) {
   return c;
 }
 
-// A redis-server of our own on a free loopback port, without persistence.
+// Each test gets a redis-server of its own (test_support/local_redis.h).
 class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::optional<std::string> bin = find_redis_server();
-    if (!bin) GTEST_SKIP() << "redis-server is not installed (scripts/test.sh installs it): remote cache tests skipped";
-    port_ = free_port();
-    const std::string port = std::to_string(port_);
-    std::vector<std::string> args = {*bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                     "--enable-debug-command", "local", "--loglevel", "warning"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t quiet;  // its log to /dev/null
-    posix_spawn_file_actions_init(&quiet);
-    posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-    const int rc = ::posix_spawn(&pid_, argv[0], &quiet, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&quiet);
-    ASSERT_EQ(rc, 0);
-    for (auto t0 = Clock::now(); Clock::now() - t0 < std::chrono::seconds(10);) {
-      if (redisContext* c = client(port_)) {
-        redisFree(c);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    FAIL() << "redis-server did not start on port " << port_;
+    if (!test::LocalRedis::binary()) GTEST_SKIP() << "redis-server is not installed (scripts/test.sh installs it): remote cache tests skipped";
+    const std::string why = redis_.start();
+    ASSERT_EQ(why, "");
   }
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return redis_.url(); }
   void command(const std::string& cmd, const std::string& a = "", const std::string& b = "") {
-    redisContext* c = client(port_);
+    redisContext* c = client(redis_.port());
     ASSERT_NE(c, nullptr);
     void* r = b.empty() ? (a.empty() ? redisCommand(c, cmd.c_str()) : redisCommand(c, (cmd + " %b").c_str(), a.data(), a.size()))
                         : redisCommand(c, (cmd + " %b %b").c_str(), a.data(), a.size(), b.data(), b.size());
@@ -114,15 +56,10 @@ class RedisTest : public ::testing::Test {
     redisFree(c);
   }
 
-  int port_ = 0;
-  pid_t pid_ = -1;
+  test::LocalRedis redis_;
 };
 
-std::string temp_dir() {
-  std::string t = (fs::temp_directory_path() / "kiln-remote-XXXXXX").string();
-  if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
-  return t;
-}
+std::string temp_dir() { return test::make_temp_dir("kiln-remote"); }
 
 rt::Config config_with(const std::string& dir, const std::string& remote) {
   rt::Config c;
@@ -155,13 +92,13 @@ TEST_F(RedisTest, AnEntryOneCacheSavedReachesAnother) {
   const std::string a = temp_dir(), b = temp_dir();
   rt::CompileCache first(config_with(a, url())), second(config_with(b, url()));
   first.save(kKey, "object code");
-  cpu::CodeSource from = cpu::CodeSource::Compiled;
+  CodeSource from = CodeSource::Compiled;
   EXPECT_EQ(second.load(kKey, from), "object code");
-  EXPECT_EQ(from, cpu::CodeSource::Remote);
+  EXPECT_EQ(from, CodeSource::Remote);
   // Copied to the second disk: read from there next time.
   EXPECT_TRUE(fs::exists(second.disk()->path_of(kKey)));
   EXPECT_EQ(second.load(kKey, from), "object code");
-  EXPECT_EQ(from, cpu::CodeSource::Disk);
+  EXPECT_EQ(from, CodeSource::Disk);
   fs::remove_all(a);
   fs::remove_all(b);
 }
@@ -174,7 +111,7 @@ TEST_F(RedisTest, ACorruptedValueIsIgnoredAndRemoved) {
   std::string bad = rt::encode_cache_entry(kKey, "object code");
   bad[bad.size() - 2] ^= 1;
   command("SET", "kiln:obj:" + kKey, bad);
-  cpu::CodeSource from = cpu::CodeSource::Compiled;
+  CodeSource from = CodeSource::Compiled;
   EXPECT_FALSE(cache.load(kKey, from));
   EXPECT_FALSE(cache.remote()->down());  // a bad value is not an outage
   EXPECT_FALSE(cache.remote()->get(kKey));  // removed
@@ -203,7 +140,7 @@ TEST_F(RedisTest, APausedServerTimesOutAndTheCacheGoesLocal) {
 
 TEST(RemoteCacheDown, NothingListeningNeverFailsACompile) {
   const std::string dir = temp_dir();
-  const int port = free_port();
+  const int port = test::free_loopback_port();
   ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
   ::setenv("KILN_REMOTE_CACHE", ("redis://127.0.0.1:" + std::to_string(port)).c_str(), 1);
   rt::reload_config_for_testing();

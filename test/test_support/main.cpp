@@ -2,6 +2,8 @@
 //
 // Tests never touch the user's compile cache: unless KILN_CACHE_DIR is set, each test process
 // gets a fresh private one, removed when it exits.
+#include "files.h"  // beside this file
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,11 +14,8 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   std::string private_cache;
   if (std::getenv("KILN_CACHE_DIR") == nullptr) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kiln-test-cache-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) != nullptr) {
-      private_cache = tmpl;
-      ::setenv("KILN_CACHE_DIR", private_cache.c_str(), 1);
-    }
+    private_cache = kiln::test::make_temp_dir("kiln-test-cache");
+    ::setenv("KILN_CACHE_DIR", private_cache.c_str(), 1);
   }
   const int rc = RUN_ALL_TESTS();
   if (!private_cache.empty()) {

@@ -1,6 +1,8 @@
-// kiln/codegen_cpu/object_store.h — where compiled kernel modules persist between processes.
+// kiln/base/object_store.h — where compiled code persists between processes, and where a
+// compilation's code came from.
 //
-// compile_kernels (codegen_cpu/kernel_codegen.h) keys every module by a hash of its
+// Shared vocabulary of the code generators and the runtime (the CUDA backend will store its
+// cubins the same way). compile_kernels (codegen_cpu/kernel_codegen.h) keys every module by a hash of its
 // unoptimized LLVM IR and of everything else its object code depends on (Jit::target_key,
 // kiln's version). Before running LLVM it looks the key up: first among the modules this
 // process already linked, then in an ObjectStore, which the runtime implements (the disk
@@ -14,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::cpu {
+namespace kiln {
 
 // Where a module's code came from.
 enum class CodeSource : uint8_t {
@@ -36,4 +38,4 @@ class ObjectStore {
   virtual void discard(const std::string& key, const std::string& why) = 0;
 };
 
-}  // namespace kiln::cpu
+}  // namespace kiln
