@@ -2,8 +2,10 @@
 // runs a few eager ops, for the compile cache tests and benchmarks (test_cache_disk.cpp,
 // bench/bench_cache.cpp). Prints one line per workload:
 //   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
-// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] (default: all). The cache is
+// and last a line `llvm compiler_started=<0|1>`: whether LLVM's compiler was set up at all.
+// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] (default: all) or none. The cache is
 // configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
+#include "codegen_cpu/jit.h"
 #include "frontend/kiln.h"
 
 #include <fmt/format.h>
@@ -84,5 +86,6 @@ int main(int argc, char** argv) {
     const double ms = ms_since(t0);
     std::printf("eager10 code=- first_call_ms=%.3f second_call_ms=0 sum=%.6f\n", ms, r.sum().item().to_double());
   }
+  std::printf("llvm compiler_started=%d\n", cpu::Jit::instance().compiler_started() ? 1 : 0);
   return 0;
 }

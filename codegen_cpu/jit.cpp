@@ -1,16 +1,18 @@
-// kiln/codegen_cpu/jit.cpp — the process-wide ORC LLJIT session: optimize, emit, link.
+// kiln/codegen_cpu/jit.cpp — the process-wide JIT: optimize, emit, link.
 //
-// One LLJIT for the process, created on first use from JITTargetMachineBuilder::detectHost()
-// (host CPU name and features, CodeGenOptLevel::Aggressive), with the relocation model and
-// code model the LLJIT itself uses (PIC, small) pinned on the builder, so that objects we
-// emit are the ones ORC would have made. glibc's libmvec.so.1 and libm are searched by the
-// main JITDylib, which every module's own JITDylib links against, so the vector math
-// variants named by llvm_math.cpp resolve. optimize runs the new-pass-manager O3 pipeline
+// The host is detected once with JITTargetMachineBuilder::detectHost() (CPU name and
+// features, CodeGenOptLevel::Aggressive), with the relocation model and code model LLJIT
+// would use for JITLink (PIC, small) pinned on the builder. Linking is ORC's
+// ObjectLinkingLayer on an in-process ExecutionSession (LLJIT without its IR layers, which
+// kiln does not use). glibc's libm and libmvec.so.1 are searched by a "kiln_libraries"
+// JITDylib, which every module's own JITDylib links against, so the vector math variants
+// named by llvm_math.cpp resolve; libmvec is opened on the first symbol that needs it. optimize runs the new-pass-manager O3 pipeline
 // with LoopInterleaving off (TOOLCHAIN.md: 16–30% faster on streaming loops) and loop/SLP
 // vectorization on; emit_object runs code generation with a per-call TargetMachine (several
 // threads generate code at once) and prints assembly from a clone when asked (code
 // generation rewrites IR); link_object adds the object to a fresh JITDylib and looks the
-// names up under one mutex.
+// names up under one mutex. Parts are set up on first use (Jit::Impl), so that a process
+// whose kernels all come from the compile cache starts in a fraction of a millisecond.
 #include "codegen_cpu/jit.h"
 
 #include "base/error.h"
@@ -18,10 +20,12 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -64,54 +68,113 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+
+// Generates definitions from a shared library, opened on the first lookup that reaches it:
+// libmvec is opened only by a process whose kernels call vector math.
+class LazyLibrarySearch : public llvm::orc::DefinitionGenerator {
+ public:
+  explicit LazyLibrarySearch(const char* library) : library_(library) {}
+
+  llvm::Error tryToGenerate(llvm::orc::LookupState& ls, llvm::orc::LookupKind kind, llvm::orc::JITDylib& jd,
+                            llvm::orc::JITDylibLookupFlags flags, const llvm::orc::SymbolLookupSet& symbols) override {
+    std::call_once(once_, [&] {
+      // ELF hosts only (checked when the host is detected): symbols have no global prefix.
+      auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(library_, '\0');
+      if (gen)
+        generator_ = std::move(*gen);
+      else
+        error_ = fmt::format("loading {}: {}", library_, to_string(gen.takeError()));
+    });
+    if (!generator_) return llvm::make_error<llvm::StringError>(error_, llvm::inconvertibleErrorCode());
+    return generator_->tryToGenerate(ls, kind, jd, flags, symbols);
+  }
+
+ private:
+  const char* library_;
+  std::once_flag once_;
+  std::unique_ptr<llvm::orc::DefinitionGenerator> generator_;
+  std::string error_;
+};
+
 }  // namespace
 
+// Three parts, each set up on first use: the host (CPU name and features, for cache keys:
+// 0.2 ms), the compiler (LLVM's target registered, the data layout: what optimize and
+// emit_object need, 0.5 ms) and the linker (an ORC session and JITLink object layer, what
+// linking cached object code needs: 0.1 ms). A process whose kernels all come from the
+// cache never sets up the compiler.
 struct Jit::Impl {
-  std::mutex mu;       // jtmb
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple()};
+  std::string triple, target_key;
+
+  std::once_flag compiler_once;
+  std::atomic<bool> compiler_started{false};
+  std::mutex tm_mu;  // jtmb.createTargetMachine
+  std::string layout;
+
+  std::once_flag linker_once;
   std::mutex link_mu;  // JITDylib creation, addObjectFile + lookup
-  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::string layout, triple, target_key;
+  std::unique_ptr<llvm::orc::ExecutionSession> es;
+  std::unique_ptr<llvm::orc::ObjectLinkingLayer> objects;
+  llvm::orc::JITDylib* libraries = nullptr;  // libm, then libmvec: every module links against it
   std::atomic<uint64_t> dylibs{0};
 
   std::unique_ptr<llvm::TargetMachine> make_tm() {
-    std::lock_guard<std::mutex> lock(mu);
-    return unwrap(jtmb->createTargetMachine(), "creating the target machine");
+    start_compiler();
+    return create_tm();
+  }
+
+  std::unique_ptr<llvm::TargetMachine> create_tm() {
+    std::lock_guard<std::mutex> lock(tm_mu);
+    return unwrap(jtmb.createTargetMachine(), "creating the target machine");
+  }
+
+  void start_compiler() {
+    std::call_once(compiler_once, [&] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+      llvm::InitializeNativeTargetAsmParser();
+      layout = create_tm()->createDataLayout().getStringRepresentation();
+      compiler_started = true;
+    });
+  }
+
+  // What LLJIT builds for x86-64 ELF, less the IR layers kiln does not use: an execution
+  // session in this process, a JITLink object layer with eh-frame registration.
+  void start_linker() {
+    std::call_once(linker_once, [&] {
+      auto epc = unwrap(llvm::orc::SelfExecutorProcessControl::Create(), "creating the executor");
+      es = std::make_unique<llvm::orc::ExecutionSession>(std::move(epc));
+      objects = std::make_unique<llvm::orc::ObjectLinkingLayer>(*es);
+      objects->addPlugin(std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(
+          *es, unwrap(llvm::orc::EPCEHFrameRegistrar::Create(*es), "creating the eh-frame registrar")));
+      libraries = &es->createBareJITDylib("kiln_libraries");
+      for (const char* lib : {"libm.so.6", "libmvec.so.1"}) libraries->addGenerator(std::make_unique<LazyLibrarySearch>(lib));
+    });
+  }
+
+  ~Impl() {
+    if (es)
+      if (llvm::Error err = es->endSession()) llvm::consumeError(std::move(err));
   }
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::InitializeNativeTargetAsmParser();
   llvm::orc::JITTargetMachineBuilder jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  if (!jtmb.getTargetTriple().isOSBinFormatELF())
+    internal_fail("jit: kiln's CPU backend links ELF objects; this host's triple is {}", jtmb.getTargetTriple().str());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // What LLJIT sets on its own copy for JITLink on x86-64 (PIC, small code model), pinned
-  // here so that emit_object produces the code the JIT links.
+  // What LLJIT sets for JITLink on x86-64 (PIC, small code model): the object code is the
+  // same bytes whatever process emits it.
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
   impl_->jtmb = jtmb;
+  impl_->triple = jtmb.getTargetTriple().str();
   std::vector<std::string> features = jtmb.getFeatures().getFeatures();
   std::sort(features.begin(), features.end());
-  impl_->target_key = "llvm " LLVM_VERSION_STRING "; triple " + jtmb.getTargetTriple().str() + "; cpu " + jtmb.getCPU() +
+  impl_->target_key = "llvm " LLVM_VERSION_STRING "; triple " + impl_->triple + "; cpu " + jtmb.getCPU() +
                       "; O3 no-interleave pic small; features";
   for (const std::string& f : features) impl_->target_key += " " + f;
-  // No platform: kernels have no static initializers, and without one a JITDylib per module
-  // costs microseconds (and starting the JIT 0.1 ms less).
-  impl_->jit = unwrap(llvm::orc::LLJITBuilder()
-                          .setJITTargetMachineBuilder(jtmb)
-                          .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
-                          .create(),
-                      "creating the LLJIT");
-  impl_->layout = impl_->jit->getDataLayout().getStringRepresentation();
-  impl_->triple = impl_->jit->getTargetTriple().str();
-  const char prefix = impl_->jit->getDataLayout().getGlobalPrefix();
-  llvm::orc::JITDylib& main = impl_->jit->getMainJITDylib();
-  for (const char* lib : {"libmvec.so.1", "libm.so.6"}) {
-    auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(lib, prefix);
-    if (!gen) internal_fail("jit: loading {}: {}", lib, to_string(gen.takeError()));
-    main.addGenerator(std::move(*gen));
-  }
 }
 
 Jit::~Jit() = default;
@@ -121,12 +184,17 @@ Jit& Jit::instance() {
   return jit;
 }
 
-const std::string& Jit::data_layout() const { return impl_->layout; }
+const std::string& Jit::data_layout() const {
+  impl_->start_compiler();
+  return impl_->layout;
+}
+bool Jit::compiler_started() const { return impl_->compiler_started; }
+
 const std::string& Jit::target_triple() const { return impl_->triple; }
 const std::string& Jit::target_key() const { return impl_->target_key; }
 
 void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings) {
-  if (m.getDataLayout().isDefault()) m.setDataLayout(impl_->layout);
+  if (m.getDataLayout().isDefault()) m.setDataLayout(data_layout());
   if (m.getTargetTriple().empty()) m.setTargetTriple(impl_->triple);
   {
     std::string msg;
@@ -185,28 +253,27 @@ std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artif
 }
 
 std::vector<void*> Jit::link_object(std::string_view object, const std::vector<std::string>& names, std::string* error) {
+  impl_->start_linker();
   std::lock_guard<std::mutex> lock(impl_->link_mu);
-  llvm::orc::LLJIT& jit = *impl_->jit;
-  auto fail_with = [&](llvm::orc::JITDylib& jd, llvm::Error err) {
+  llvm::orc::ExecutionSession& es = *impl_->es;
+  llvm::orc::JITDylib& jd = es.createBareJITDylib(fmt::format("kiln_module_{}", impl_->dylibs.fetch_add(1)));
+  auto fail_with = [&](llvm::Error err) {
     if (error) *error = to_string(std::move(err));
-    if (llvm::Error e = jit.getExecutionSession().removeJITDylib(jd)) llvm::consumeError(std::move(e));
+    if (llvm::Error e = es.removeJITDylib(jd)) llvm::consumeError(std::move(e));
     return std::vector<void*>{};
   };
-  llvm::Expected<llvm::orc::JITDylib&> made = jit.createJITDylib(fmt::format("kiln_module_{}", impl_->dylibs.fetch_add(1)));
-  if (!made) internal_fail("jit: creating a JITDylib: {}", to_string(made.takeError()));
-  llvm::orc::JITDylib& jd = *made;
-  jd.addToLinkOrder(jit.getMainJITDylib());  // libmvec and libm
+  jd.addToLinkOrder(*impl_->libraries);  // libm, libmvec
   // A copy: the JIT keeps its own aligned buffer (the ELF reader rejects misaligned ones).
   std::unique_ptr<llvm::MemoryBuffer> buf =
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), "kiln_object");
-  if (llvm::Error err = jit.addObjectFile(jd, std::move(buf))) return fail_with(jd, std::move(err));
+  if (llvm::Error err = impl_->objects->add(jd, std::move(buf))) return fail_with(std::move(err));
+  llvm::orc::SymbolLookupSet wanted;
+  for (const std::string& name : names) wanted.add(es.intern(name));  // ELF: names are not mangled
+  llvm::Expected<llvm::orc::SymbolMap> found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
+  if (!found) return fail_with(found.takeError());  // the lookup links the object
   std::vector<void*> out;
   out.reserve(names.size());
-  for (const std::string& name : names) {
-    llvm::Expected<llvm::orc::ExecutorAddr> addr = jit.lookup(jd, name);  // links the object
-    if (!addr) return fail_with(jd, addr.takeError());
-    out.push_back(addr->toPtr<void*>());
-  }
+  for (const std::string& name : names) out.push_back(found->at(es.intern(name)).getAddress().toPtr<void*>());
   return out;
 }
 

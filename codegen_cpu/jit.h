@@ -1,4 +1,4 @@
-// kiln/codegen_cpu/jit.h — the process-wide ORC LLJIT session: optimize, emit objects, link.
+// kiln/codegen_cpu/jit.h — the process-wide JIT (ORC): optimize, emit objects, link.
 //
 // Every generated CPU kernel is an LLVM function with the C signature KernelFn. The kernel
 // builder (codegen_cpu/kernel_codegen) creates an llvm::Module in its own LLVMContext, sets
@@ -42,7 +42,8 @@ struct JitTimings {
 
 class Jit {
  public:
-  // One LLJIT per process, created on first use (thread safe).
+  // One per process, created on first use (thread safe); its compiler and linker are set
+  // up on first use of each.
   static Jit& instance();
 
   // Verifies and optimizes the module in place (O3 for the host CPU, LoopInterleaving=false,
@@ -68,6 +69,9 @@ class Jit {
   // Everything besides the IR that the object code depends on: LLVM's version, the target
   // triple, CPU name and features, and the code generation settings (a cache key's part).
   const std::string& target_key() const;
+  // Whether this process has set up LLVM's compiler (registered the target, made a target
+  // machine): false while every kernel came from a cache.
+  bool compiler_started() const;
 
   ~Jit();
   Jit(const Jit&) = delete;

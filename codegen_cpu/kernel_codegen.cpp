@@ -328,20 +328,11 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   CodegenResult res;
   if (kernels.empty()) return res;
   const auto t0 = std::chrono::steady_clock::now();
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = new_module(*ctx, "kiln_module");
   // Kernels are named by position: the module (and so its key) does not depend on which
   // compilation built it; each module links into a JITDylib of its own.
   std::vector<std::string> names;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    names.push_back(fmt::format("kiln_k{}", i));
-    KernelGen(*m, *kernels[i]).build(names.back());
-  }
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
-  res.key = module_key(*m);
-  res.build_ms = ms_since(t0);
+  for (size_t i = 0; i < kernels.size(); ++i) names.push_back(fmt::format("kiln_k{}", i));
+  res.key = module_key(kernels);
   auto finish = [&](const std::vector<void*>& addrs, CodeSource source) {
     for (size_t i = 0; i < kernels.size(); ++i) res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
     res.source = source;
@@ -352,10 +343,14 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   const bool inspect = opts.want_ir || opts.want_asm;
   Jit& jit = Jit::instance();
   if (!inspect) {
-    if (std::optional<std::vector<void*>> addrs = opts.reuse_linked ? linked_module(res.key) : std::nullopt)
+    if (std::optional<std::vector<void*>> addrs = opts.reuse_linked ? linked_module(res.key) : std::nullopt) {
+      res.lookup_ms = ms_since(t0);
       return finish(*addrs, CodeSource::Memory);
+    }
     CodeSource from = CodeSource::Disk;
-    if (std::optional<std::string> object = opts.store ? opts.store->load(res.key, from) : std::nullopt) {
+    std::optional<std::string> object = opts.store ? opts.store->load(res.key, from) : std::nullopt;
+    res.lookup_ms = ms_since(t0);
+    if (object) {
       const auto t1 = std::chrono::steady_clock::now();
       std::string why;
       std::vector<void*> addrs = jit.link_object(*object, names, &why);
@@ -367,6 +362,16 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
       opts.store->discard(res.key, why);
     }
   }
+
+  if (inspect) res.lookup_ms = ms_since(t0);
+  const auto t_build = std::chrono::steady_clock::now();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = new_module(*ctx, "kiln_module");
+  for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i]).build(names[i]);
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
+  res.build_ms = ms_since(t_build);
 
   JitArtifacts art;
   JitTimings tim;

@@ -26,6 +26,7 @@ struct CodegenResult {
   std::vector<CompiledKernel> kernels;  // in the order given
   std::string llvm_ir;                  // optimized module (when asked)
   std::string assembly;                 // host assembly (when asked)
+  double lookup_ms = 0;  // the key, and the lookups in this process and in the store
   double build_ms = 0, optimize_ms = 0, codegen_ms = 0;  // codegen: emit + link, or link only
   CodeSource source = CodeSource::Compiled;
   std::string key;  // the module's cache key (hex SHA-256)
@@ -38,8 +39,9 @@ struct CodegenOptions {
   bool reuse_linked = true;      // link the same module again from this process's table
 };
 
-// Compiles the kernels into one module, or links the same module's object code from this
-// process, or from `store` (base/object_store.h). Throws InternalError on an LLVM
+// Links the kernels' object code from this process, or from `store` (base/object_store.h),
+// found by module_key (codegen_cpu/module_cache.h), which needs no LLVM; or else builds the
+// LLVM module, compiles it and saves its object code to `store`. Throws InternalError on an LLVM
 // failure.
 CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
 

@@ -1,12 +1,12 @@
-// kiln/codegen_cpu/module_cache.cpp — module keys (SHA-256 of IR and target) and the
+// kiln/codegen_cpu/module_cache.cpp — module keys (SHA-256 of kernels, build and target) and the
 // process's table of linked modules.
 #include "codegen_cpu/module_cache.h"
 
+#include "base/build_id.h"
 #include "codegen_cpu/jit.h"
 
-#include <llvm/IR/Module.h>
+#include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include <fmt/format.h>
 
@@ -34,17 +34,15 @@ Linked& linked() {
 
 }  // namespace
 
-std::string module_key(const llvm::Module& m) {
-  std::string ir;
-  {
-    llvm::raw_string_ostream os(ir);
-    m.print(os, nullptr);
+std::string module_key(const std::vector<const ir::Kernel*>& kernels) {
+  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "\n" + Jit::instance().target_key() + "\n";
+  for (size_t i = 0; i < kernels.size(); ++i) {  // named by position, as in the module
+    ir::Kernel k = *kernels[i];
+    k.name = fmt::format("kiln_k{}", i);
+    text += k.str() + "\n";
   }
   llvm::SHA256 h;
-  h.update("kiln " KILN_VERSION_STRING "\n");
-  h.update(Jit::instance().target_key());
-  h.update("\n");
-  h.update(ir);
+  h.update(llvm::StringRef(text));
   std::string hex;
   for (uint8_t b : h.final()) hex += fmt::format("{:02x}", b);
   return hex;

@@ -1,24 +1,25 @@
 // kiln/codegen_cpu/module_cache.h — the cache key of a generated module, and the modules this
 // process has linked, by key.
 //
-// The key is the hex SHA-256 of the module's unoptimized LLVM IR (kernels named by position,
-// so that it does not depend on which compilation asked), of Jit::target_key (LLVM's
-// version, the target CPU and features, the code generation settings) and of kiln's
-// version. Equal keys mean equal object code: whatever kiln version changes in how kernels
-// are lowered or emitted changes the IR, and so the key. No LLVM header is included here.
+// The key is the hex SHA-256 of the module's kernels in their exact text form (ir/kernel_text.h:
+// parse(print(k)) == k, so the text holds every field the emitter reads), of the build of
+// kiln that emits them (kiln's version and base/build_id.h: a rebuilt emitter gets fresh
+// keys) and of Jit::target_key (LLVM's version, the target CPU and features, the code
+// generation settings). Equal keys mean equal object code. The key needs no LLVM: a cache
+// hit builds no LLVM IR. No LLVM header is included here.
 #pragma once
+
+#include "ir/kernel.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace llvm {
-class Module;
-}  // namespace llvm
-
 namespace kiln::cpu {
 
-std::string module_key(const llvm::Module& m);
+// Kernels in module order. Their names do not count: the module names them kiln_k0,
+// kiln_k1, ... by position, so that equal kernels of different compilations share a key.
+std::string module_key(const std::vector<const ir::Kernel*>& kernels);
 
 // The addresses of a module's kernels when this process already linked it.
 std::optional<std::vector<void*>> linked_module(const std::string& key);

@@ -84,8 +84,10 @@ class CpuBackend final : public Backend {
     co.reuse_linked = !config().disable_cache;
     cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
     c.code_source = code.source;
-    c.stages.push_back({"llvm_build", code.build_ms, true});
-    c.stages.push_back({"llvm_optimize", code.optimize_ms, code.source == CodeSource::Compiled});
+    const bool compiled = code.source == CodeSource::Compiled;
+    c.stages.push_back({"code_lookup", code.lookup_ms, true});
+    c.stages.push_back({"llvm_build", code.build_ms, compiled});
+    c.stages.push_back({"llvm_optimize", code.optimize_ms, compiled});
     c.stages.push_back({code.source == CodeSource::Compiled ? "machine_code" : "link_cached", code.codegen_ms, true});
     if (co.want_ir) {
       c.keep("kernels.ll", std::move(code.llvm_ir));
@@ -106,9 +108,11 @@ class CpuBackend final : public Backend {
       any_extern = any_extern || static_cast<bool>(externs.back());
     }
     if (!any_extern) externs.clear();
-    KILN_LOG_IF(LogChannel::Kernels, "{}: {} kernels, code {} in {:.2f} ms (build {:.2f}, optimize {:.2f}, emit/link {:.2f})",
-                c.opts.name, fns.size(), code_source_name(code.source), code.build_ms + code.optimize_ms + code.codegen_ms,
-                code.build_ms, code.optimize_ms, code.codegen_ms);
+    KILN_LOG_IF(LogChannel::Kernels,
+                "{}: {} kernels, code {} in {:.2f} ms (lookup {:.2f}, build {:.2f}, optimize {:.2f}, emit/link {:.2f})",
+                c.opts.name, fns.size(), code_source_name(code.source),
+                code.lookup_ms + code.build_ms + code.optimize_ms + code.codegen_ms, code.lookup_ms, code.build_ms,
+                code.optimize_ms, code.codegen_ms);
     CompileStatus s;
     s.exe = std::make_unique<CpuExecutable>(
         std::make_unique<Program>(c.plan, std::move(fns), std::move(params), std::move(externs)));

@@ -1,9 +1,11 @@
-// kiln/test/test_cache_disk.cpp — the persistent compile cache on disk: the entry format, a
+// kiln/test/test_cache_disk.cpp — the persistent compile cache on disk: module keys, the entry format, a
 // damaged entry of every kind, directory ownership and permissions, eviction by last use,
 // compile() counting where its code came from, and fresh processes (kiln_cache_probe) that
 // load what an earlier one compiled, also two of them at once into one directory.
+#include "base/build_id.h"
 #include "codegen_cpu/module_cache.h"
 #include "frontend/kiln.h"
+#include "ir/kernel_text.h"
 #include "runtime/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
@@ -205,6 +207,56 @@ TEST(DiskCache, TemporaryFilesOfKilledWritersAreCollected) {
   fs::remove_all(dir);
 }
 
+// ---- module keys ----
+
+const char* kKernel =
+    "kernel k0(in0: f32, out0: out f32) grid[p0 < 8] {\n"
+    "  loop [] {\n"
+    "    %0 = load in0[p0] : f32\n"
+    "    %1 = const 2 : f32\n"
+    "    %2 = mul %0, %1 : f32\n"
+    "    store out0[p0], %2\n"
+    "  }\n"
+    "}\n";
+
+std::string key_of(const std::vector<std::string>& texts) {
+  std::vector<ir::Kernel> ks;
+  for (const std::string& t : texts) ks.push_back(ir::parse_kernel(t));
+  std::vector<const ir::Kernel*> ptrs;
+  for (const ir::Kernel& k : ks) ptrs.push_back(&k);
+  return cpu::module_key(ptrs);
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+TEST(ModuleKey, KernelNamesDoNotCountEveryOtherFieldDoes) {
+  const std::string base = key_of({kKernel});
+  EXPECT_EQ(base.size(), 64u);
+  EXPECT_EQ(key_of({replaced(kKernel, "k0", "fn7_k3")}), base);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"const 2", "const 3"}, {"p0 < 8", "p0 < 9"}, {"mul", "add"}, {"in0[p0]", "in0[2*p0]"}})
+    EXPECT_NE(key_of({replaced(kKernel, from, to)}), base) << from;
+  std::string f64 = kKernel;
+  for (size_t at; (at = f64.find("f32")) != std::string::npos;) f64.replace(at, 3, "f64");
+  EXPECT_NE(key_of({f64}), base);
+  // Two kernels: their order is part of the module (kiln_k0, kiln_k1).
+  const std::string other = replaced(kKernel, "const 2", "const 5");
+  EXPECT_NE(key_of({kKernel, other}), key_of({other, kKernel}));
+}
+
+TEST(ModuleKey, TheBuildOfKilnIsIdentifiedByItsBuildIdNote) {
+  // kiln links with --build-id (CMakeLists.txt): a rebuilt emitter gets fresh keys.
+  const std::string& id = build_id();
+  ASSERT_EQ(id.rfind("build-id:", 0), 0u) << id;
+  EXPECT_EQ(id.size(), 9u + 40u) << id;  // sha1
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 9), std::string::npos) << id;
+  EXPECT_EQ(&build_id(), &id);
+}
+
 // ---- through compile() ----
 
 Tensor softmax_fn(const Tensor& x) { return softmax(x * 2, -1); }
@@ -270,6 +322,7 @@ std::map<std::string, ProbeLine> finish_probe(FILE* p) {
     std::string name, code, first_ms, second_ms, sum;
     ls >> name >> code >> first_ms >> second_ms >> sum;
     if (code.rfind("code=", 0) == 0) out[name] = {code.substr(5), sum};
+    if (name == "llvm" && code.rfind("compiler_started=", 0) == 0) out[name] = {code.substr(17), ""};
   }
   EXPECT_EQ(::pclose(p), 0) << all;
   return out;
@@ -283,8 +336,13 @@ TEST(CompileCacheProcesses, ASecondProcessLoadsFromDisk) {
   const std::string env = "KILN_CACHE_DIR='" + dir + "'";
   auto first = run_probe(env, "softmax mlp chain20");
   auto second = run_probe(env, "softmax mlp chain20");
-  ASSERT_EQ(first.size(), 3u);
-  ASSERT_EQ(second.size(), 3u);
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(second.size(), 4u);
+  // The second process never sets up LLVM's compiler: its kernels, the probe's eager
+  // checksums' included, are all linked from disk.
+  EXPECT_EQ(first["llvm"].code, "1");
+  EXPECT_EQ(second["llvm"].code, "0");
+  first.erase("llvm");
   for (const auto& [name, line] : first) {
     EXPECT_EQ(line.code, "compiled") << name;
     EXPECT_EQ(second[name].code, "disk") << name;
@@ -299,8 +357,8 @@ TEST(CompileCacheProcesses, TwoProcessesShareOneDirectoryAtOnce) {
   FILE* a = start_probe(env, "softmax mlp chain20 eager10");
   FILE* b = start_probe(env, "softmax mlp chain20 eager10");
   auto ra = finish_probe(a), rb = finish_probe(b);
-  ASSERT_EQ(ra.size(), 4u);
-  ASSERT_EQ(rb.size(), 4u);
+  ASSERT_EQ(ra.size(), 5u);  // four workloads and the llvm line
+  ASSERT_EQ(rb.size(), 5u);
   for (const auto& [name, line] : ra) EXPECT_EQ(rb[name].sum, line.sum) << name;
   // Every entry is whole, and a third process compiles nothing.
   int entries = 0;
@@ -313,6 +371,8 @@ TEST(CompileCacheProcesses, TwoProcessesShareOneDirectoryAtOnce) {
   }
   EXPECT_GE(entries, 4);
   auto third = run_probe(env, "softmax mlp chain20");
+  EXPECT_EQ(third["llvm"].code, "0");
+  third.erase("llvm");
   for (const auto& [name, line] : third) {
     EXPECT_EQ(line.code, "disk") << name;
     EXPECT_EQ(line.sum, ra[name].sum) << name;

@@ -69,8 +69,8 @@ TEST(CompileExplain, ShowsEveryStage) {
   // Timings of the trace, of each pass, of codegen and in total.
   const std::string t = s.substr(timings);
   EXPECT_TRUE(has(t, "trace ")) << t;
-  for (const char* stage : {"lowerings", "decompose", "fold_constants", "fuse", "build_kernels", "plan_memory", "llvm_build",
-                            "llvm_optimize", "machine_code", "backend_compile"})
+  for (const char* stage : {"lowerings", "decompose", "fold_constants", "fuse", "build_kernels", "plan_memory", "code_lookup",
+                            "llvm_build", "llvm_optimize", "machine_code", "backend_compile"})
     EXPECT_TRUE(has(t, std::string("stage ") + stage + " ")) << t;
   EXPECT_TRUE(has(t, "total ")) << t;
   // explain is not a call: nothing counted, nothing cached.
