@@ -6,11 +6,12 @@
 // ObjectLinkingLayer on an in-process ExecutionSession (LLJIT without its IR layers, which
 // kiln does not use). glibc's libm and libmvec.so.1 are searched by a "kiln_libraries"
 // JITDylib, which every module's own JITDylib links against, so the vector math variants
-// named by llvm_math.cpp resolve; libmvec is opened on the first symbol that needs it. optimize runs the new-pass-manager O3 pipeline
-// with LoopInterleaving off (TOOLCHAIN.md: 16–30% faster on streaming loops) and loop/SLP
-// vectorization on; emit_object runs code generation with a per-call TargetMachine (several
-// threads generate code at once) and prints assembly from a clone when asked (code
-// generation rewrites IR); link_object adds the object to a fresh JITDylib and looks the
+// named by llvm_math.cpp resolve; libmvec is opened on the first symbol that needs it.
+// optimize runs the new-pass-manager O3 pipeline with LoopInterleaving off (TOOLCHAIN.md:
+// 16–30% faster on streaming loops) and loop/SLP vectorization on; emit_object runs code
+// generation. Each holds a target machine from a pool for the call (several threads compile
+// at once; a machine is reused, not rebuilt). Assembly is printed from a clone when asked
+// (code generation rewrites IR); link_object adds the object to a fresh JITDylib and looks the
 // names up under one mutex. Parts are set up on first use (Jit::Impl), so that a process
 // whose kernels all come from the compile cache starts in a fraction of a millisecond.
 #include "codegen_cpu/jit.h"
@@ -119,9 +120,41 @@ struct Jit::Impl {
   llvm::orc::JITDylib* libraries = nullptr;  // libm, then libmvec: every module links against it
   std::atomic<uint64_t> dylibs{0};
 
-  std::unique_ptr<llvm::TargetMachine> make_tm() {
+  // Target machines are reused: a new one costs 2–3 ms of a small kernel's compile (its
+  // subtarget and lowering tables are built on first use). One compilation holds one at a
+  // time, so several threads compile at once with a machine each.
+  std::mutex pool_mu;
+  std::vector<std::unique_ptr<llvm::TargetMachine>> pool;
+
+  class HeldTM {
+   public:
+    HeldTM(Impl* impl, std::unique_ptr<llvm::TargetMachine> tm) : impl_(impl), tm_(std::move(tm)) {}
+    HeldTM(HeldTM&&) = default;
+    HeldTM& operator=(HeldTM&&) = delete;
+    ~HeldTM() {
+      if (!tm_) return;
+      std::lock_guard<std::mutex> lock(impl_->pool_mu);
+      impl_->pool.push_back(std::move(tm_));
+    }
+    llvm::TargetMachine* operator->() const { return tm_.get(); }
+    llvm::TargetMachine* get() const { return tm_.get(); }
+
+   private:
+    Impl* impl_;
+    std::unique_ptr<llvm::TargetMachine> tm_;
+  };
+
+  HeldTM hold_tm() {
     start_compiler();
-    return create_tm();
+    std::unique_ptr<llvm::TargetMachine> tm;
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (!pool.empty()) {
+        tm = std::move(pool.back());
+        pool.pop_back();
+      }
+    }
+    return HeldTM(this, tm ? std::move(tm) : create_tm());
   }
 
   std::unique_ptr<llvm::TargetMachine> create_tm() {
@@ -201,9 +234,9 @@ void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTi
     llvm::raw_string_ostream os(msg);
     if (llvm::verifyModule(m, &os)) internal_fail("jit: module {} does not verify: {}", m.getModuleIdentifier(), os.str());
   }
-  // A per-call target machine and the module's own context: several threads optimize at once.
+  // A pooled target machine and the module's own context: several threads optimize at once.
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<llvm::TargetMachine> tm = impl_->make_tm();
+  Impl::HeldTM tm = impl_->hold_tm();
   llvm::PipelineTuningOptions pto;
   pto.LoopInterleaving = false;
   pto.LoopVectorization = true;
@@ -230,7 +263,7 @@ void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTi
 }
 
 std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts) {
-  std::unique_ptr<llvm::TargetMachine> tm = impl_->make_tm();
+  Impl::HeldTM tm = impl_->hold_tm();
   if (artifacts && want_asm) {  // code generation rewrites IR (CodeGenPrepare): print from a clone
     std::unique_ptr<llvm::Module> clone = llvm::CloneModule(m);
     llvm::SmallString<0> buf;
