@@ -1,4 +1,4 @@
-// kiln/codegen_cuda/nvrtc.cpp — dlopen-based NVRTC loader and the PTX compile entry point.
+// kiln/codegen_cuda/nvrtc.cpp — dlopen-based NVRTC loader and the PTX and cubin compile entry points.
 //
 // The few NVRTC entry points kiln uses are declared here as function-pointer types (no CUDA
 // header is needed to build). Loading happens once per process (a function-local static):
@@ -12,7 +12,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -33,6 +35,8 @@ using DestroyProgramFn = nvrtcResult (*)(nvrtcProgram*);
 using GetSizeFn = nvrtcResult (*)(nvrtcProgram, size_t*);
 using GetTextFn = nvrtcResult (*)(nvrtcProgram, char*);
 using GetErrorStringFn = const char* (*)(nvrtcResult);
+using GetNumSupportedArchsFn = nvrtcResult (*)(int*);
+using GetSupportedArchsFn = nvrtcResult (*)(int*);
 
 constexpr const char* kLibraryCandidates[] = {
     "libnvrtc.so.13",
@@ -51,6 +55,9 @@ struct Nvrtc {
   DestroyProgramFn destroy = nullptr;
   GetSizeFn ptx_size = nullptr;
   GetTextFn ptx = nullptr;
+  GetSizeFn cubin_size = nullptr;
+  GetTextFn cubin = nullptr;
+  std::vector<int> archs;  // real architectures NVRTC compiles for (75, 80, ..., 90, ...)
   GetSizeFn log_size = nullptr;
   GetTextFn log = nullptr;
   GetErrorStringFn error_string = nullptr;
@@ -87,12 +94,28 @@ Nvrtc load() {
   bind(lib, "nvrtcDestroyProgram", n.destroy, n.error);
   bind(lib, "nvrtcGetPTXSize", n.ptx_size, n.error);
   bind(lib, "nvrtcGetPTX", n.ptx, n.error);
+  bind(lib, "nvrtcGetCUBINSize", n.cubin_size, n.error);
+  bind(lib, "nvrtcGetCUBIN", n.cubin, n.error);
+  GetNumSupportedArchsFn num_archs = nullptr;
+  GetSupportedArchsFn archs = nullptr;
+  bind(lib, "nvrtcGetNumSupportedArchs", num_archs, n.error);
+  bind(lib, "nvrtcGetSupportedArchs", archs, n.error);
   bind(lib, "nvrtcGetProgramLogSize", n.log_size, n.error);
   bind(lib, "nvrtcGetProgramLog", n.log, n.error);
   bind(lib, "nvrtcGetErrorString", n.error_string, n.error);
   if (!n.error.empty()) return n;
   if (nvrtcResult rc = n.version(&n.major, &n.minor); rc != 0) {
     n.error = "nvrtcVersion failed: " + n.describe(rc);
+    return n;
+  }
+  int count = 0;
+  if (nvrtcResult rc = num_archs(&count); rc != 0 || count <= 0) {
+    n.error = "nvrtcGetNumSupportedArchs failed: " + n.describe(rc);
+    return n;
+  }
+  n.archs.resize(static_cast<size_t>(count));
+  if (nvrtcResult rc = archs(n.archs.data()); rc != 0) {
+    n.error = "nvrtcGetSupportedArchs failed: " + n.describe(rc);
     return n;
   }
 
@@ -139,14 +162,21 @@ std::string nvrtc_version() {
   return n.error.empty() ? fmt::format("{}.{}", n.major, n.minor) : std::string();
 }
 
-NvrtcResult compile_to_ptx(const std::string& source, const std::string& arch, std::vector<std::string> extra_options) {
+std::vector<int> nvrtc_supported_archs() { return nvrtc().archs; }
+
+namespace {
+
+// One NVRTC run: --gpu-architecture=<arch> (compute_XX: PTX; sm_XX: a cubin, read as well).
+NvrtcResult run_nvrtc(const std::string& source, const std::string& arch, std::vector<std::string> extra_options) {
   NvrtcResult r;
   r.source = source;
+  r.arch = arch;
   const Nvrtc& n = nvrtc();
   if (!n.error.empty()) {
     r.log = n.error;
     return r;
   }
+  const bool want_cubin = arch.rfind("sm_", 0) == 0;
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17"};
   if (!n.include_dir.empty()) options.push_back("-I" + n.include_dir);
   for (std::string& o : extra_options) options.push_back(std::move(o));
@@ -164,23 +194,58 @@ NvrtcResult compile_to_ptx(const std::string& source, const std::string& arch, s
     std::string log(log_size, '\0');
     if (n.log(prog, log.data()) == 0) r.log.assign(log.c_str());
   }
+  // Reads one of the program's outputs (PTX is NUL-terminated text, a cubin is binary).
+  auto read = [&](GetSizeFn size_fn, GetTextFn text_fn, const char* what, std::string& out) {
+    size_t size = 0;
+    if (nvrtcResult src = size_fn(prog, &size); src != 0 || size == 0) {
+      r.log += fmt::format("\nnvrtcGet{}Size failed: {}", what, n.describe(src));
+      return false;
+    }
+    std::string bytes(size, '\0');
+    if (nvrtcResult grc = text_fn(prog, bytes.data()); grc != 0) {
+      r.log += fmt::format("\nnvrtcGet{} failed: {}", what, n.describe(grc));
+      return false;
+    }
+    out = std::move(bytes);
+    return true;
+  };
   if (rc != 0) {
     r.log = fmt::format("nvrtcCompileProgram failed: {} (options: {})\n{}", n.describe(rc), fmt::join(options, " "), r.log);
-  } else {
-    size_t ptx_size = 0;
-    if (nvrtcResult prc = n.ptx_size(prog, &ptx_size); prc != 0 || ptx_size == 0) {
-      r.log += "\nnvrtcGetPTXSize failed: " + n.describe(prc);
-    } else {
-      std::string ptx(ptx_size, '\0');
-      if (nvrtcResult grc = n.ptx(prog, ptx.data()); grc != 0) {
-        r.log += "\nnvrtcGetPTX failed: " + n.describe(grc);
-      } else {
-        r.ptx.assign(ptx.c_str());
-        r.ok = true;
-      }
-    }
+  } else if (want_cubin) {
+    r.ok = read(n.cubin_size, n.cubin, "CUBIN", r.cubin);
+  } else if (read(n.ptx_size, n.ptx, "PTX", r.ptx)) {
+    r.ptx.resize(std::strlen(r.ptx.c_str()));
+    r.ok = true;
   }
   n.destroy(&prog);
+  return r;
+}
+
+}  // namespace
+
+NvrtcResult compile_to_ptx(const std::string& source, const std::string& arch, std::vector<std::string> extra_options) {
+  return run_nvrtc(source, arch, std::move(extra_options));
+}
+
+NvrtcResult compile_for_device(const std::string& source, int sm, std::vector<std::string> extra_options) {
+  const std::vector<int> archs = nvrtc_supported_archs();
+  if (archs.empty() || std::find(archs.begin(), archs.end(), sm) != archs.end())
+    return run_nvrtc(source, fmt::format("sm_{}", sm), std::move(extra_options));
+  // A device newer than this NVRTC: PTX for the newest architecture below it, which the
+  // driver compiles for the device when the module is loaded.
+  int best = 0;
+  for (int a : archs)
+    if (a < sm) best = std::max(best, a);
+  if (best == 0) {
+    NvrtcResult r;
+    r.source = source;
+    r.arch = fmt::format("sm_{}", sm);
+    r.log = fmt::format("NVRTC {} cannot compile for sm_{}: it supports sm_{}", nvrtc_version(), sm, fmt::join(archs, ", sm_"));
+    return r;
+  }
+  NvrtcResult r = run_nvrtc(source, fmt::format("compute_{}", best), std::move(extra_options));
+  r.log = fmt::format("NVRTC {} has no sm_{}: PTX for compute_{}, compiled by the driver at load\n", nvrtc_version(), sm,
+                      best) + r.log;
   return r;
 }
 

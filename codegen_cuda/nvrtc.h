@@ -1,4 +1,4 @@
-// kiln/codegen_cuda/nvrtc.h — CUDA C source -> PTX with NVRTC, loaded at run time with dlopen.
+// kiln/codegen_cuda/nvrtc.h — CUDA C source -> cubin or PTX with NVRTC, loaded at run time with dlopen.
 //
 // kiln builds and runs without the CUDA toolkit: NVRTC (libnvrtc.so.13) is opened on first use,
 // then its builtins library by absolute path from libnvrtc's own directory (RTLD_GLOBAL; a
@@ -16,7 +16,9 @@ namespace kiln::cuda {
 
 struct NvrtcResult {
   bool ok = false;
-  std::string ptx;     // the PTX text (ok only)
+  std::string arch;    // what was compiled for: "sm_90" (a cubin) or "compute_90" (PTX)
+  std::string cubin;   // the cubin's bytes (ok, for an sm_ architecture)
+  std::string ptx;     // the PTX text (ok, for a compute_ architecture)
   std::string log;     // NVRTC's log (warnings when ok; the errors, or why NVRTC is missing, when not)
   std::string source;  // the source that was compiled, for dumps and error reports
 };
@@ -27,9 +29,20 @@ bool nvrtc_available(std::string* why = nullptr);
 // NVRTC's version as "major.minor" ("13.0"), or "" when it is not available.
 std::string nvrtc_version();
 
+// The real architectures this NVRTC compiles cubins for, as 10*major+minor (75, 80, ..., 90,
+// ...); empty when NVRTC is not available.
+std::vector<int> nvrtc_supported_archs();
+
 // Compiles `source` for the virtual architecture `arch` ("compute_90") to PTX. Options always
 // passed: --gpu-architecture=<arch>, -std=c++17 and -I<cuda include dir>; then extra_options.
+// (With an "sm_90" arch it produces a cubin instead, as compile_for_device.)
 NvrtcResult compile_to_ptx(const std::string& source, const std::string& arch = "compute_90",
                            std::vector<std::string> extra_options = {});
+
+// Compiles `source` for a device of compute capability `sm` (10*major+minor: 90 for H100,
+// 80 for A100): a cubin for sm_<sm> when NVRTC supports that architecture; for a device newer
+// than NVRTC, PTX for the newest architecture NVRTC has below it (arch "compute_XX"; the
+// driver compiles it at load), with a line in the log that says so.
+NvrtcResult compile_for_device(const std::string& source, int sm, std::vector<std::string> extra_options = {});
 
 }  // namespace kiln::cuda

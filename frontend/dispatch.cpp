@@ -68,6 +68,13 @@ void install_eager_executor(EagerExecutor fn) { g_eager_executor = fn; }
 
 void install_copy_kernel(CopyKernel fn) { g_copy_kernel = fn; }
 
+namespace {
+DeviceMover g_device_mover = nullptr;
+}  // namespace
+
+void install_device_mover(DeviceMover fn) { g_device_mover = fn; }
+DeviceMover installed_device_mover() { return g_device_mover; }
+
 void run_copy_kernel(const Tensor& dst, const Tensor& src) {
   if (!g_copy_kernel) internal_fail("copy_: no copy kernel is installed (the runtime installs it at load)");
   g_copy_kernel(dst, src);

@@ -17,4 +17,5 @@
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "runtime/compile.h"
+#include "runtime/cuda_device.h"
 #include "runtime/extend.h"

@@ -98,6 +98,8 @@ class Tensor {
   Tensor& copy_(const Tensor& src);
   Tensor to(ScalarType dtype) const;
   Tensor to(Device device) const;
+  Tensor cuda(int index = 0) const;  // to(cuda:index)
+  Tensor cpu() const;                // to(cpu)
   Tensor to(const TensorOptions& opts) const;
   Tensor& fill_(const Scalar& v);
   Tensor& zero_() { return fill_(0); }

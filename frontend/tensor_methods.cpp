@@ -122,9 +122,11 @@ Tensor Tensor::clone() const { return kiln::clone(*this); }
 Tensor Tensor::to(ScalarType dtype) const { return kiln::to(*this, dtype); }
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
-  fail("to", "cannot move a tensor from {} to {}: tensors live on the CPU until a device runtime is available",
-       this->device().str(), device.str());
+  if (DeviceMover move = installed_device_mover()) return move(*this, device);
+  fail("to", "cannot move a tensor from {} to {}: no device runtime is installed", this->device().str(), device.str());
 }
+Tensor Tensor::cuda(int index) const { return to(Device(kCUDA, index)); }
+Tensor Tensor::cpu() const { return to(Device(kCPU)); }
 Tensor Tensor::to(const TensorOptions& opts) const {
   Tensor out = *this;
   if (opts.dtype_) out = out.to(*opts.dtype_);

@@ -2,7 +2,7 @@
 //
 // The CUDA tests build kernels instruction by instruction (ld, st, cst, idx, op, loop, reduce),
 // verify them with ir::verify_kernel, render them with cuda::emit_cuda and compile the source
-// to PTX with NVRTC. compile_ptx() reports the NVRTC log and the source on failure; tests call
+// to PTX (compile_ptx) or to cubins (compile_cubin) with NVRTC. Both report the NVRTC log and the source on failure; tests call
 // KILN_SKIP_WITHOUT_NVRTC() before it so that a machine without NVRTC skips with the reason.
 #pragma once
 
@@ -125,5 +125,24 @@ inline ::testing::AssertionResult compile_ptx(const ir::Kernel& k, const std::st
     return ::testing::AssertionFailure() << "PTX has no .entry " << k.name << ":\n" << r.ptx;
   return ::testing::AssertionSuccess();
 }
+
+// The cubin of `source` for compute capability `sm`: an ELF image naming the kernel.
+inline ::testing::AssertionResult compile_cubin(const ir::Kernel& k, const std::string& source, int sm) {
+  const cuda::NvrtcResult r = cuda::compile_for_device(source, sm);
+  if (!r.ok)
+    return ::testing::AssertionFailure() << "NVRTC failed for " << k.name << " on sm_" << sm << ":\n" << r.log
+                                         << "\n---- source ----\n" << r.source;
+  if (r.arch != "sm_" + std::to_string(sm))
+    return ::testing::AssertionFailure() << k.name << ": compiled for " << r.arch << ", not sm_" << sm << ":\n" << r.log;
+  if (r.log.find("warning") != std::string::npos)
+    return ::testing::AssertionFailure() << "NVRTC warns for " << k.name << " on sm_" << sm << ":\n" << r.log;
+  if (r.cubin.rfind("\x7f" "ELF", 0) != 0) return ::testing::AssertionFailure() << k.name << ": the cubin is not an ELF image";
+  if (r.cubin.find(k.name) == std::string::npos)
+    return ::testing::AssertionFailure() << k.name << ": the cubin does not name the kernel";
+  return ::testing::AssertionSuccess();
+}
+
+// The architectures kiln's CI compiles every kernel for: A100 and H100.
+inline constexpr int kCubinArchs[] = {80, 90};
 
 }  // namespace kiln::test::cudak

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -37,6 +38,31 @@ TEST(CudaNvrtc, LoadsOrSaysWhy) {
   ASSERT_TRUE(r.ok) << r.log;
   EXPECT_NE(r.ptx.find(".entry kiln_probe"), std::string::npos) << r.ptx;
   EXPECT_NE(r.ptx.find(".target sm_90"), std::string::npos) << r.ptx;
+}
+
+TEST(CudaNvrtc, CubinsForTheDeviceAndPtxForANewerOne) {
+  KILN_SKIP_WITHOUT_NVRTC();
+  const std::vector<int> archs = cuda::nvrtc_supported_archs();
+  ASSERT_FALSE(archs.empty());
+  for (int sm : {80, 90}) EXPECT_NE(std::find(archs.begin(), archs.end(), sm), archs.end()) << sm;
+  const std::string src = "extern \"C\" __global__ void kiln_f(float* p) { p[threadIdx.x] = 1.0f; }";
+  const cuda::NvrtcResult cubin = cuda::compile_for_device(src, 90);
+  ASSERT_TRUE(cubin.ok) << cubin.log;
+  EXPECT_EQ(cubin.arch, "sm_90");
+  EXPECT_EQ(cubin.cubin.rfind("\x7f" "ELF", 0), 0u);
+  EXPECT_TRUE(cubin.ptx.empty());
+  // A compute capability beyond every architecture NVRTC knows: PTX of the newest one below,
+  // for the driver to compile at load, and the log says so.
+  const int newest = *std::max_element(archs.begin(), archs.end());
+  const cuda::NvrtcResult ptx = cuda::compile_for_device(src, newest + 1);
+  ASSERT_TRUE(ptx.ok) << ptx.log;
+  EXPECT_EQ(ptx.arch, fmt::format("compute_{}", newest));
+  EXPECT_NE(ptx.ptx.find(".entry kiln_f"), std::string::npos) << ptx.ptx;
+  EXPECT_NE(ptx.log.find(fmt::format("has no sm_{}", newest + 1)), std::string::npos) << ptx.log;
+  // Older than every architecture it knows: an error that lists what it supports.
+  const cuda::NvrtcResult old = cuda::compile_for_device(src, 10);
+  EXPECT_FALSE(old.ok);
+  EXPECT_NE(old.log.find("cannot compile for sm_10: it supports sm_"), std::string::npos) << old.log;
 }
 
 TEST(CudaNvrtc, BrokenSourceGivesLogAndSource) {
@@ -114,7 +140,9 @@ TEST(CudaNvrtc, EveryScalarOpCompilesForEveryDtype) {
   for (ScalarType t : kAllDtypes) {
     SCOPED_TRACE(dtype_name(t));
     const ir::Kernel k = all_ops_kernel(t);
-    EXPECT_TRUE(compile_ptx(k, cuda::emit_cuda(k)));
+    const std::string src = cuda::emit_cuda(k);
+    EXPECT_TRUE(compile_ptx(k, src));
+    for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(k, src, sm));
   }
 }
 
@@ -150,6 +178,7 @@ TEST(CudaNvrtc, EveryReductionCompilesForEveryDtype) {
     const std::string src = cuda::emit_cuda(k);
     EXPECT_NE(src.find("kiln_block_reduce(kiln_acc15, KilnArgMin()"), std::string::npos) << src;
     EXPECT_TRUE(compile_ptx(k, src));
+    for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(k, src, sm));
   }
 }
 
