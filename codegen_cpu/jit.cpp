@@ -17,6 +17,7 @@
 #include "codegen_cpu/jit.h"
 
 #include "base/error.h"
+#include "base/timing.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -62,11 +63,6 @@ std::string to_string(llvm::Error err) {
 template <typename T> T unwrap(llvm::Expected<T> v, std::string_view what) {
   if (!v) internal_fail("jit: {}: {}", what, to_string(v.takeError()));
   return std::move(*v);
-}
-
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 

@@ -14,6 +14,7 @@
 #include "codegen_cpu/llvm_scalar.h"
 #include "codegen_cpu/module_cache.h"
 #include "base/error.h"
+#include "base/timing.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -309,10 +310,6 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
   B_.CreateCall(body, call_args);
   B_.CreateRetVoid();
   return f;
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& ctx, const std::string& name) {

@@ -7,6 +7,8 @@
 
 #include "base/error.h"
 
+#include "codegen_cuda/dl_symbol.h"
+
 #include <fmt/format.h>
 
 #include <dlfcn.h>
@@ -39,11 +41,6 @@ struct Driver {
   }
 };
 
-template <typename Fn> void bind(void* lib, const char* name, Fn& fn, std::string& error) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn && error.empty()) error = fmt::format("libcuda.so.1 has no symbol {}", name);
-}
-
 Driver load() {
   Driver d;
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -55,11 +52,11 @@ Driver load() {
   }
   InitFn init = nullptr;
   DeviceGetCountFn count = nullptr;
-  bind(lib, "cuInit", init, d.error);
-  bind(lib, "cuDeviceGetCount", count, d.error);
-  bind(lib, "cuDeviceGet", d.device_get, d.error);
-  bind(lib, "cuDeviceGetAttribute", d.attribute, d.error);
-  bind(lib, "cuGetErrorString", d.error_string, d.error);
+  bind_symbol(lib, "libcuda.so.1", "cuInit", init, d.error);
+  bind_symbol(lib, "libcuda.so.1", "cuDeviceGetCount", count, d.error);
+  bind_symbol(lib, "libcuda.so.1", "cuDeviceGet", d.device_get, d.error);
+  bind_symbol(lib, "libcuda.so.1", "cuDeviceGetAttribute", d.attribute, d.error);
+  bind_symbol(lib, "libcuda.so.1", "cuGetErrorString", d.error_string, d.error);
   if (!d.error.empty()) return d;
   if (CUresult rc = init(0); rc != 0) {
     d.error = "cuInit failed: " + d.describe(rc);

@@ -7,6 +7,8 @@
 // path and RTLD_GLOBAL. The handles stay open for the life of the process.
 #include "codegen_cuda/nvrtc.h"
 
+#include "codegen_cuda/dl_symbol.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -68,12 +70,6 @@ struct Nvrtc {
   }
 };
 
-template <typename Fn> bool bind(void* lib, const char* name, Fn& fn, std::string& error) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn && error.empty()) error = fmt::format("libnvrtc has no symbol {}", name);
-  return fn != nullptr;
-}
-
 Nvrtc load() {
   Nvrtc n;
   void* lib = nullptr;
@@ -88,21 +84,21 @@ Nvrtc load() {
     n.error = "NVRTC is not available (libnvrtc.so.13 could not be loaded):" + tried;
     return n;
   }
-  bind(lib, "nvrtcVersion", n.version, n.error);
-  bind(lib, "nvrtcCreateProgram", n.create, n.error);
-  bind(lib, "nvrtcCompileProgram", n.compile, n.error);
-  bind(lib, "nvrtcDestroyProgram", n.destroy, n.error);
-  bind(lib, "nvrtcGetPTXSize", n.ptx_size, n.error);
-  bind(lib, "nvrtcGetPTX", n.ptx, n.error);
-  bind(lib, "nvrtcGetCUBINSize", n.cubin_size, n.error);
-  bind(lib, "nvrtcGetCUBIN", n.cubin, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcVersion", n.version, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcCreateProgram", n.create, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcCompileProgram", n.compile, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcDestroyProgram", n.destroy, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetPTXSize", n.ptx_size, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetPTX", n.ptx, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetCUBINSize", n.cubin_size, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetCUBIN", n.cubin, n.error);
   GetNumSupportedArchsFn num_archs = nullptr;
   GetSupportedArchsFn archs = nullptr;
-  bind(lib, "nvrtcGetNumSupportedArchs", num_archs, n.error);
-  bind(lib, "nvrtcGetSupportedArchs", archs, n.error);
-  bind(lib, "nvrtcGetProgramLogSize", n.log_size, n.error);
-  bind(lib, "nvrtcGetProgramLog", n.log, n.error);
-  bind(lib, "nvrtcGetErrorString", n.error_string, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetNumSupportedArchs", num_archs, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetSupportedArchs", archs, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetProgramLogSize", n.log_size, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetProgramLog", n.log, n.error);
+  bind_symbol(lib, "libnvrtc", "nvrtcGetErrorString", n.error_string, n.error);
   if (!n.error.empty()) return n;
   if (nvrtcResult rc = n.version(&n.major, &n.minor); rc != 0) {
     n.error = "nvrtcVersion failed: " + n.describe(rc);

@@ -8,6 +8,7 @@
 #include "runtime/compile.h"
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "ir/shape_env.h"
@@ -33,10 +34,6 @@
 namespace kiln::detail {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The guard view of a call's arguments, on the stack for up to kInline arguments (the warm
 // path allocates nothing and initializes only the arguments it has).

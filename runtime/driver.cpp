@@ -2,6 +2,7 @@
 #include "runtime/driver.h"
 
 #include "base/error.h"
+#include "base/timing.h"
 #include "frontend/decompositions.h"
 #include "frontend/factories.h"
 #include "ir/graph_dot.h"
@@ -23,10 +24,6 @@
 namespace kiln::rt {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // fold_constants' evaluator: the reference interpreter on 0-d tensors, so folding matches
 // execution bit for bit.
