@@ -1,0 +1,268 @@
+// kiln/test/test_support/opdb.cpp — the op database's assembly, sample builders and golden files.
+#include "test_support/opdb.h"
+
+#include "ir/text.h"
+#include "ir/verifier.h"
+#include "runtime/interpreter.h"
+#include "test_support/files.h"
+#include "test_support/make.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace kiln::opdb {
+
+namespace {
+
+std::string fmt_double(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string ints_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// "<dtype> [shape] : values" (the part of a line after its keyword).
+GoldenValue parse_value(std::istringstream& ss) {
+  GoldenValue g;
+  std::string tok;
+  ss >> tok;
+  if (tok == "random") {
+    g.random = true;
+    ss >> tok;
+  }
+  g.dtype = dtype_parse(tok);
+  ss >> tok;
+  std::string inner = tok.substr(1, tok.size() - 2);
+  std::stringstream is(inner);
+  for (std::string part; std::getline(is, part, ',');) g.shape.push_back(std::stoll(part));
+  ss >> tok;  // ':'
+  while (ss >> tok)
+    g.values.push_back(tok == "nan" ? NAN : tok == "inf" ? INFINITY : tok == "-inf" ? -INFINITY : std::stod(tok));
+  return g;
+}
+
+std::map<std::string, GoldenRecord> read_golden() {
+  std::map<std::string, GoldenRecord> recs;
+  const std::filesystem::path dir = std::filesystem::path(KILN_TEST_DATA_DIR) / "opdb_golden";
+  if (!std::filesystem::exists(dir)) return recs;
+  for (const std::filesystem::path& file : test::files_with_extension(dir, ".txt")) {
+    std::istringstream in(test::read_file(file));
+    std::string line, key;
+    GoldenRecord r;
+    while (std::getline(in, line)) {
+      if (line.rfind("begin ", 0) == 0) {
+        r = GoldenRecord{};
+        std::istringstream ss(line.substr(6));
+        std::string name, sample;
+        ss >> name >> sample;
+        key = name + "#" + sample;
+      } else if (line == "end") {
+        recs[key] = r;
+      } else if (line.rfind("torch: ", 0) == 0) {
+        r.torch = line.substr(7);
+      } else if (line.rfind("in ", 0) == 0) {
+        r.inputs.push_back(line.substr(3));
+      } else if (line.rfind("error ", 0) == 0) {
+        r.error = line.substr(6);
+      } else if (line.rfind("out ", 0) == 0) {
+        std::istringstream ss(line.substr(4));
+        r.outputs.push_back(parse_value(ss));
+      }
+    }
+  }
+  return recs;
+}
+
+}  // namespace
+
+const std::vector<OpEntry>& database() {
+  static const std::vector<OpEntry> db = [] {
+    std::vector<OpEntry> d;
+    add_pointwise(d);
+    add_reduce(d);
+    add_shape(d);
+    add_nn(d);
+    std::set<std::string> names;
+    for (const OpEntry& e : d)
+      if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
+    return d;
+  }();
+  return db;
+}
+
+const OpEntry* find(const std::string& name) {
+  for (const OpEntry& e : database())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+Tolerance tolerance_for(ScalarType dt) {
+  switch (dt) {
+    case kDouble: return {1e-12, 1e-12};
+    case kHalf: return {2e-3, 2e-3};
+    case kBFloat16: return {1.6e-2, 1.6e-2};
+    default: return {1e-5, 1e-6};
+  }
+}
+
+Tensor seq(std::vector<int64_t> shape, ScalarType dtype, double start, double step) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(start + step * static_cast<double>(i));
+  return test::make<double>(v, std::move(shape)).to(dtype);
+}
+
+Tensor ints(std::vector<int64_t> shape, int64_t start) {
+  return seq(std::move(shape), kLong, static_cast<double>(start), 1.0);
+}
+
+std::vector<Sample> unary_samples(ScalarType dtype) {
+  return {{seq({2, 3}, dtype)},
+          {seq({3, 2}, dtype).t()},
+          {seq({0, 4}, dtype)},
+          {seq({}, dtype, 0.5)},
+          {seq({2, 4}, dtype).slice(1, 0, 4, 2)}};
+}
+
+std::vector<Sample> binary_samples(ScalarType da, ScalarType db) {
+  return {{seq({2, 3}, da), seq({2, 3}, db, 1.25, 0.5)},
+          {seq({3, 1}, da), seq({4}, db, 1.25, 0.5)},
+          {seq({3, 2}, da).t(), seq({2, 3}, db, 0.5, 1.0)},
+          {seq({0, 3}, da), seq({3}, db)},
+          {seq({2, 3}, da), seq({}, db, 2.0)}};
+}
+
+std::string py_tensor(const Tensor& t) {
+  std::vector<double> v = t.to(kDouble).to_vector<double>();
+  std::string s = "torch.tensor([";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt_double(v[i]);
+  return s + "], dtype=torch." + std::string(dtype_name(t.dtype())) + ").reshape(" + ints_text(t.sizes().vec()) + ")";
+}
+
+std::string dtype_text(ScalarType t) { return std::string(dtype_short_name(t)); }
+
+ScalarType dtype_parse(const std::string& s) {
+  if (std::optional<ScalarType> t = dtype_from_short_name(s)) return *t;
+  throw std::runtime_error("opdb: unknown dtype " + s);
+}
+
+std::string values_line(const Tensor& t) {
+  std::string s = dtype_text(t.dtype()) + " " + ints_text(t.sizes().vec()) + " :";
+  for (double v : t.to(kDouble).to_vector<double>()) s += " " + fmt_double(v);
+  return s;
+}
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::Eager: return "eager";
+    case Mode::Traced: return "traced+interpret";
+    case Mode::Compiled: return "compiled";
+    case Mode::Dynamic: return "compiled Dynamic::True";
+    case Mode::InterpreterBackend: return "compiled on the interpreter backend";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<Tensor> run_compiled(const OpEntry& e, const Sample& in, const CompileOptions& o) {
+  const Fn& f = e.fn;
+  using T = const Tensor&;
+  switch (in.size()) {
+    case 1: return compile([&](T a) { return f({a}); }, o)(in[0]);
+    case 2: return compile([&](T a, T b) { return f({a, b}); }, o)(in[0], in[1]);
+    case 3: return compile([&](T a, T b, T c) { return f({a, b, c}); }, o)(in[0], in[1], in[2]);
+    case 4: return compile([&](T a, T b, T c, T d) { return f({a, b, c, d}); }, o)(in[0], in[1], in[2], in[3]);
+    default: break;
+  }
+  throw std::logic_error("opdb: " + e.name + " has " + std::to_string(in.size()) + " inputs; run() handles 1 to 4");
+}
+
+}  // namespace
+
+std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
+  switch (m) {
+    case Mode::Eager: return e.fn(in);
+    case Mode::Traced: {
+      TracedProgram p = trace(e.fn, in);
+      ir::verify(*p.graph);
+      const std::string text = ir::print_graph(*p.graph);
+      std::unique_ptr<ir::Graph> parsed = ir::parse_graph(text);
+      if (ir::print_graph(*parsed) != text) throw std::logic_error("opdb: the traced graph does not round-trip:\n" + text);
+      std::vector<Tensor> args = in;
+      args.insert(args.end(), p.lifted.begin(), p.lifted.end());
+      return rt::interpret(*parsed, args);
+    }
+    case Mode::Compiled: return run_compiled(e, in, {});
+    case Mode::Dynamic: {
+      CompileOptions o;
+      o.dynamic = Dynamic::True;
+      return run_compiled(e, in, o);
+    }
+    case Mode::InterpreterBackend: {
+      CompileOptions o;
+      o.backend = "interpreter";
+      return run_compiled(e, in, o);
+    }
+  }
+  return {};
+}
+
+Tolerance tolerance_of(const OpEntry& e, ScalarType dt) {
+  Tolerance t = tolerance_for(dt);
+  if (e.tol && dt != kDouble && dt != kHalf && dt != kBFloat16) t = *e.tol;
+  return t;
+}
+
+std::string compare(const Tensor& want, const Tensor& got, const Tolerance& tol, bool random) {
+  if (want.dtype() != got.dtype())
+    return "dtype " + dtype_text(got.dtype()) + ", expected " + dtype_text(want.dtype());
+  if (want.sizes().vec() != got.sizes().vec())
+    return "sizes " + shape_str(got.sizes()) + ", expected " + shape_str(want.sizes());
+  if (random) return "";
+  const std::vector<double> w = want.to(kDouble).to_vector<double>(), g = got.to(kDouble).to_vector<double>();
+  const bool exact = !is_floating_point(want.dtype());
+  for (size_t i = 0; i < w.size(); ++i) {
+    const bool both_nan = std::isnan(w[i]) && std::isnan(g[i]);
+    const bool ok = both_nan || (exact ? w[i] == g[i]
+                                       : (w[i] == g[i] || std::abs(w[i] - g[i]) <= tol.atol + tol.rtol * std::abs(w[i])));
+    if (!ok)
+      return "element " + std::to_string(i) + " is " + fmt_double(g[i]) + ", expected " + fmt_double(w[i]) + "\n  got:  " +
+             values_line(got) + "\n  want: " + values_line(want);
+  }
+  return "";
+}
+
+const std::map<std::string, GoldenRecord>& golden() {
+  static const std::map<std::string, GoldenRecord> g = read_golden();
+  return g;
+}
+
+Tensor to_tensor(const GoldenValue& v) {
+  return dispatch_dtype(v.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    int64_t n = 1;
+    for (int64_t s : v.shape) n *= s;
+    std::vector<double> vals = v.random ? std::vector<double>(static_cast<size_t>(n), 0.0) : v.values;
+    if (static_cast<int64_t>(vals.size()) != n) throw std::runtime_error("opdb: a golden value's count does not match its shape");
+    return test::mk<T>(vals, {n}).reshape(v.shape);
+  });
+}
+
+}  // namespace kiln::opdb

@@ -1,0 +1,119 @@
+// kiln/test/test_support/opdb.h — the op database: every op's samples, its PyTorch spelling and
+// its tolerances, keyed by op.
+//
+// An entry is one frontend call pattern ("elu", "elu:alpha", "sum:dim") with sample inputs
+// (broadcast, non-contiguous, zero-size, 0-dim, several dtypes, and inputs PyTorch rejects), the
+// same call written in PyTorch (a Python expression over a0, a1, ...) and, where the default
+// is not right, its float tolerances. The part of a name before ':' is the op it covers.
+// Families (pointwise, reduce, shape, nn) keep each file short and name the golden file:
+// test/opdb_golden/<family>.txt holds PyTorch's outputs for every sample, written by
+// tools/opdb_golden.py from what OpDbGolden.Emit prints (docs/testing.md). The tests that use
+// the database are test/test_opdb_*.cpp.
+#pragma once
+
+#include "frontend/kiln.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::opdb {
+
+using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+using Sample = std::vector<Tensor>;
+
+struct Tolerance {
+  double rtol = 0, atol = 0;
+};
+
+struct OpEntry {
+  OpEntry(std::string name_, std::string family_, Fn fn_, std::string torch_, std::vector<Sample> samples_,
+          std::optional<Tolerance> tol_ = std::nullopt, bool random_ = false)
+      : name(std::move(name_)), family(std::move(family_)), fn(std::move(fn_)), torch(std::move(torch_)),
+        samples(std::move(samples_)), tol(tol_), random(random_) {}
+
+  std::string name;    // unique; "<op>" or "<op>:<variant>"
+  std::string family;  // pointwise, reduce, shape, nn: the golden file
+  Fn fn;
+  std::string torch;   // a Python expression over a0, a1, ... giving a tensor or a tuple of tensors
+  std::vector<Sample> samples;
+  // Float tolerances by dtype when the defaults (tolerance_for) do not fit; empty: defaults.
+  std::optional<Tolerance> tol;
+  // Outputs are random draws: compared by dtype and shape only.
+  bool random = false;
+
+  std::string op() const { return name.substr(0, name.find(':')); }
+};
+
+// The whole database, built once.
+const std::vector<OpEntry>& database();
+const OpEntry* find(const std::string& name);
+
+// The default float tolerance against PyTorch and between kiln's modes for `dt`.
+Tolerance tolerance_for(ScalarType dt);
+
+// ---- sample builders ---------------------------------------------------------------------------
+
+// start, start + step, ... in `shape`, cast to dtype.
+Tensor seq(std::vector<int64_t> shape, ScalarType dtype = kFloat, double start = -2.5, double step = 0.75);
+Tensor ints(std::vector<int64_t> shape, int64_t start = -3);
+// Same shape, transposed, empty, 0-dim, strided slice.
+std::vector<Sample> unary_samples(ScalarType dtype);
+// Same shape, broadcast, transposed, empty broadcast, 0-dim operand.
+std::vector<Sample> binary_samples(ScalarType da, ScalarType db);
+// A Python list literal of `t`'s values with its shape (torch.tensor(...) argument).
+std::string py_tensor(const Tensor& t);
+
+// Wraps a one-result function.
+template <typename F> Fn one(F f) {
+  return [f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; };
+}
+
+// ---- the families ------------------------------------------------------------------------------
+
+void add_pointwise(std::vector<OpEntry>& db);
+void add_reduce(std::vector<OpEntry>& db);
+void add_shape(std::vector<OpEntry>& db);
+void add_nn(std::vector<OpEntry>& db);
+
+// ---- running an entry ---------------------------------------------------------------------------
+
+enum class Mode { Eager, Traced, Compiled, Dynamic, InterpreterBackend };
+inline constexpr Mode kModes[] = {Mode::Eager, Mode::Traced, Mode::Compiled, Mode::Dynamic, Mode::InterpreterBackend};
+// eager; traced and run by rt::interpret on the printed-and-parsed graph; compile() on the cpu
+// backend, static and Dynamic::True; compile() on the interpreter backend.
+const char* mode_name(Mode m);
+std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m);
+
+// Empty when `got` matches `want`: same dtype and sizes, integers and bools equal, floats
+// within `tol` (NaN equal to NaN); random outputs by dtype and sizes only. Else what differs.
+std::string compare(const Tensor& want, const Tensor& got, const Tolerance& tol, bool random = false);
+// The tolerance of `e` for an output of dtype dt.
+Tolerance tolerance_of(const OpEntry& e, ScalarType dt);
+
+// ---- golden values -----------------------------------------------------------------------------
+
+std::string dtype_text(ScalarType t);  // f32, i64, bool, bf16, ...
+ScalarType dtype_parse(const std::string& s);
+std::string values_line(const Tensor& t);  // "f32 [2,3] : 1.5 -0.25 ..."
+
+struct GoldenValue {
+  ScalarType dtype;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  bool random = false;
+};
+struct GoldenRecord {
+  std::string torch;
+  std::vector<std::string> inputs;  // values_line() of each input, as emitted
+  std::optional<std::string> error;  // PyTorch raised this
+  std::vector<GoldenValue> outputs;
+};
+// Records of test/opdb_golden/*.txt keyed by "<entry name>#<sample index>".
+const std::map<std::string, GoldenRecord>& golden();
+// A contiguous tensor holding a golden value.
+Tensor to_tensor(const GoldenValue& v);
+
+}  // namespace kiln::opdb

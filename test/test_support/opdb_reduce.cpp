@@ -1,0 +1,31 @@
+// kiln/test/test_support/opdb_reduce.cpp — op database entries: reductions and scans.
+#include "test_support/opdb.h"
+
+namespace kiln::opdb {
+
+void add_reduce(std::vector<OpEntry>& db) {
+  auto red = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "reduce", f, torch, {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {seq({2, 3}, kLong)}}});
+  };
+  red("sum", "a0.sum()", one([](const std::vector<Tensor>& in) { return in[0].sum(); }));
+  red("sum:dim", "a0.sum(-1, keepdim=True)", one([](const std::vector<Tensor>& in) { return in[0].sum({-1}, true); }));
+  red("prod:dim", "a0.prod(0)", one([](const std::vector<Tensor>& in) { return in[0].prod(0); }));
+  red("any:dim", "a0.any(1)", one([](const std::vector<Tensor>& in) { return in[0].any(1); }));
+  red("all", "a0.all()", one([](const std::vector<Tensor>& in) { return in[0].all(); }));
+  red("cumsum", "a0.cumsum(1)", one([](const std::vector<Tensor>& in) { return in[0].cumsum(1); }));
+  red("cumprod", "a0.cumprod(0)", one([](const std::vector<Tensor>& in) { return in[0].cumprod(0); }));
+  auto red_nonempty = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "reduce", f, torch, {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 3}, kLong)}, {seq({5})}}});
+  };
+  red_nonempty("amax", "a0.amax(0)", one([](const std::vector<Tensor>& in) { return in[0].amax({0}); }));
+  red_nonempty("amin", "a0.amin()", one([](const std::vector<Tensor>& in) { return in[0].amin(); }));
+  red_nonempty("argmax", "a0.argmax(-1, keepdim=True)", one([](const std::vector<Tensor>& in) { return in[0].argmax(-1, true); }));
+  red_nonempty("argmin", "a0.argmin()", one([](const std::vector<Tensor>& in) { return in[0].argmin(); }));
+  red_nonempty("mean", "a0.to(torch.float32).mean(-1)",
+               one([](const std::vector<Tensor>& in) { return in[0].to(kFloat).mean({-1}); }));
+  red_nonempty("mean:all", "a0.mean()", one([](const std::vector<Tensor>& in) { return in[0].mean(); }));  // PyTorch raises for the int64 sample
+  db.push_back({"amax:empty", "reduce", one([](const std::vector<Tensor>& in) { return in[0].amax({1}); }),
+                "a0.amax(1)", {{seq({0, 3})}, {seq({2, 0})}}});  // the second raises
+}
+
+}  // namespace kiln::opdb

@@ -1,0 +1,68 @@
+// kiln/test/test_support/opdb_shape.cpp — op database entries: views, joining, padding,
+// indexing, matmul and factories.
+#include "test_support/opdb.h"
+
+#include "test_support/make.h"
+
+namespace kiln::opdb {
+
+void add_shape(std::vector<OpEntry>& db) {
+  auto views = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "shape", f, torch, {{seq({2, 3, 4})}, {seq({4, 3, 2}).permute({2, 1, 0})}}});
+  };
+  views("reshape", "a0.reshape(4, -1) * 2", one([](const std::vector<Tensor>& in) { return in[0].reshape({4, -1}) * 2; }));
+  views("transpose", "a0.transpose(0, 2) + 1", one([](const std::vector<Tensor>& in) { return in[0].transpose(0, 2) + 1; }));
+  views("select", "a0.select(1, -1).narrow(1, 1, 2) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].select(1, -1).narrow(1, 1, 2) + 0; }));
+  views("slice", "a0[:, :, 0:4:3] - 1", one([](const std::vector<Tensor>& in) { return in[0].slice(2, 0, 4, 3) - 1; }));
+  views("flatten", "a0.flatten(1) * 1", one([](const std::vector<Tensor>& in) { return in[0].flatten(1) * 1; }));
+  views("expand", "a0.unsqueeze(0).expand(2, 2, 3, 4) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].unsqueeze(0).expand({2, 2, 3, 4}) + 0; }));
+  views("diagonal", "a0.diagonal(1, 1, 2) + 0", one([](const std::vector<Tensor>& in) { return in[0].diagonal(1, 1, 2) + 0; }));
+  views("movedim", "a0.movedim(0, -1).contiguous()",
+        one([](const std::vector<Tensor>& in) { return in[0].movedim(0, -1).contiguous(); }));
+  views("cat", "torch.cat(a0.chunk(2, 2), 0)", one([](const std::vector<Tensor>& in) { return cat(in[0].chunk(2, 2), 0); }));
+  views("stack", "torch.stack(a0.unbind(1), 2)", one([](const std::vector<Tensor>& in) { return stack(in[0].unbind(1), 2); }));
+  views("constant_pad_nd", "torch.constant_pad_nd(a0, [1, -1, 2, 0], 9)",
+        one([](const std::vector<Tensor>& in) { return constant_pad_nd(in[0], {1, -1, 2, 0}, 9); }));
+  views("squeeze", "a0[:, 1:2].squeeze(1) * 3", one([](const std::vector<Tensor>& in) { return in[0].slice(1, 1, 2).squeeze(1) * 3; }));
+  views("as_strided", "torch.as_strided(a0.contiguous(), (3, 2), (2, 5), 1) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].contiguous().as_strided({3, 2}, {2, 5}, 1) + 0; }));
+
+  const Tensor idx = test::make<int64_t>({2, 0, 1, 1}, {2, 2});
+  db.push_back({"gather", "shape", one([idx](const std::vector<Tensor>& in) { return in[0].gather(1, idx); }),
+                "a0.gather(1, " + py_tensor(idx) + ")", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  db.push_back({"scatter", "shape",
+                one([idx](const std::vector<Tensor>& in) { return in[0].scatter(1, idx, seq({2, 2}, kFloat, 10.0, 1.0)); }),
+                "a0.scatter(1, " + py_tensor(idx) + ", " + py_tensor(seq({2, 2}, kFloat, 10.0, 1.0)) + ")",
+                {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  db.push_back({"scatter_add", "shape",
+                one([idx](const std::vector<Tensor>& in) { return in[0].scatter_add(1, idx, ones({2, 2})); }),
+                "a0.scatter_add(1, " + py_tensor(idx) + ", torch.ones(2, 2))", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  const Tensor rows = test::make<int64_t>({1, 1, 0});
+  db.push_back({"index_select", "shape", one([rows](const std::vector<Tensor>& in) { return in[0].index_select(0, rows); }),
+                "a0.index_select(0, " + py_tensor(rows) + ")", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  db.push_back({"matmul", "shape", one([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }),
+                "torch.matmul(a0, a1)",
+                {{seq({2, 3}), seq({3, 4})},
+                 {seq({3}), seq({3, 2})},
+                 {seq({2, 2, 3}), seq({3, 4})},
+                 {seq({4, 3}).t(), seq({2, 1, 4, 2})},
+                 {seq({2, 0}), seq({0, 3})},
+                 {seq({2, 3}, kDouble), seq({3, 2}, kDouble)},
+                 {seq({2, 3}), seq({4, 2})}}});  // the last raises
+  db.push_back({"mm", "shape", one([](const std::vector<Tensor>& in) { return mm(in[0], in[1]); }), "torch.mm(a0, a1)",
+                {{seq({2, 3}), seq({3, 4})}, {seq({3, 2}).t(), seq({3, 1}, kDouble)}, {seq({2, 3}, kDouble), seq({3, 2}, kDouble)},
+                 {seq({2, 3}, kLong), ints({3, 2})}, {seq({3}), seq({3, 2})}}});  // mixed dtypes and 1-D raise
+  db.push_back({"bmm", "shape", one([](const std::vector<Tensor>& in) { return bmm(in[0], in[1]); }), "torch.bmm(a0, a1)",
+                {{seq({2, 2, 3}), seq({2, 3, 4})}, {seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 1})}}});
+  db.push_back({"factories", "shape",
+                one([](const std::vector<Tensor>& in) { return in[0] + arange(3) + zeros({3}) + full({3}, 2.0); }),
+                "a0 + torch.arange(3) + torch.zeros(3) + torch.full((3,), 2.0)", {{seq({2, 3})}}});
+  db.push_back({"rand_like", "shape", one([](const std::vector<Tensor>& in) { return rand_like(in[0]); }),
+                "torch.rand_like(a0)", {{seq({2, 3})}, {seq({4}, kDouble)}}, std::nullopt, /*random=*/true});
+  db.push_back({"randn_like", "shape", one([](const std::vector<Tensor>& in) { return randn_like(in[0]); }),
+                "torch.randn_like(a0)", {{seq({2, 3})}}, std::nullopt, /*random=*/true});
+}
+
+}  // namespace kiln::opdb
