@@ -41,6 +41,22 @@ Builtin composite_decomposition(ir::DecomposableOp op) {
     case ir::DecomposableOp::linear: return KILN_DECOMP(linear);
     case ir::DecomposableOp::cross_entropy: return KILN_DECOMP(cross_entropy);
     case ir::DecomposableOp::matmul: return KILN_DECOMP(matmul);
+    case ir::DecomposableOp::elu: return KILN_DECOMP(elu);
+    case ir::DecomposableOp::leaky_relu: return KILN_DECOMP(leaky_relu);
+    case ir::DecomposableOp::hardtanh: return KILN_DECOMP(hardtanh);
+    case ir::DecomposableOp::hardswish: return KILN_DECOMP(hardswish);
+    case ir::DecomposableOp::hardsigmoid: return KILN_DECOMP(hardsigmoid);
+    case ir::DecomposableOp::mish: return KILN_DECOMP(mish);
+    case ir::DecomposableOp::softplus: return KILN_DECOMP(softplus);
+    case ir::DecomposableOp::logsumexp: return KILN_DECOMP(logsumexp);
+    case ir::DecomposableOp::lerp: return KILN_DECOMP(lerp);
+    case ir::DecomposableOp::addcmul: return KILN_DECOMP(addcmul);
+    case ir::DecomposableOp::addcdiv: return KILN_DECOMP(addcdiv);
+    case ir::DecomposableOp::nan_to_num: return KILN_DECOMP(nan_to_num);
+    case ir::DecomposableOp::tril: return KILN_DECOMP(tril);
+    case ir::DecomposableOp::triu: return KILN_DECOMP(triu);
+    case ir::DecomposableOp::addmm: return KILN_DECOMP(addmm);
+    case ir::DecomposableOp::baddbmm: return KILN_DECOMP(baddbmm);
   }
   return nullptr;
 }

@@ -1,8 +1,9 @@
 // kiln/frontend/decompositions_detail.h — internal: the per-op decomposition functions.
 //
 // One function per composite op, defined in frontend/decompositions_nn.cpp (softmax,
-// log_softmax, layer_norm, rms_norm, gelu, silu, relu, mean, var) and
-// frontend/decompositions_linear.cpp (matmul, linear, cross_entropy); frontend/decompositions.cpp
+// log_softmax, logsumexp, layer_norm, rms_norm, gelu, silu, relu, mean, var),
+// frontend/decompositions_linear.cpp (matmul, addmm, baddbmm, linear, cross_entropy),
+// frontend/decompositions_activation.cpp and frontend/decompositions_pointwise.cpp; frontend/decompositions.cpp
 // puts them in the table indexed by OpKind. Each receives the node's inputs and attributes
 // through DecompArgs and returns the op's single result. Not part of the public API.
 #pragma once
@@ -46,5 +47,23 @@ Tensor var(const DecompArgs& a);
 Tensor linear(const DecompArgs& a);
 Tensor cross_entropy(const DecompArgs& a);
 Tensor matmul(const DecompArgs& a);
+Tensor addmm(const DecompArgs& a);
+Tensor baddbmm(const DecompArgs& a);
+Tensor logsumexp(const DecompArgs& a);
+// frontend/decompositions_activation.cpp
+Tensor elu(const DecompArgs& a);
+Tensor leaky_relu(const DecompArgs& a);
+Tensor hardtanh(const DecompArgs& a);
+Tensor hardswish(const DecompArgs& a);
+Tensor hardsigmoid(const DecompArgs& a);
+Tensor mish(const DecompArgs& a);
+Tensor softplus(const DecompArgs& a);
+// frontend/decompositions_pointwise.cpp
+Tensor lerp(const DecompArgs& a);
+Tensor addcmul(const DecompArgs& a);
+Tensor addcdiv(const DecompArgs& a);
+Tensor nan_to_num(const DecompArgs& a);
+Tensor tril(const DecompArgs& a);
+Tensor triu(const DecompArgs& a);
 
 }  // namespace kiln::decomp

@@ -54,6 +54,26 @@ Tensor matmul(const DecompArgs& args) {
   return sym_reshape(bmm(a3, b3), out_size);
 }
 
+namespace {
+
+// beta * self + alpha * product, as at::addmm: beta = 0 ignores self (NaN included), and the
+// scalars multiply only when they are not 1.
+Tensor scaled_sum(const Tensor& self, Tensor product, const Scalar& beta, const Scalar& alpha) {
+  if (!(alpha.to_double() == 1.0)) product = product * alpha;
+  if (beta.to_double() == 0.0) return product;
+  return (beta.to_double() == 1.0 ? self : self * beta) + product;
+}
+
+}  // namespace
+
+Tensor addmm(const DecompArgs& args) {
+  return scaled_sum(args.in(0), mm(args.in(1), args.in(2)), args.attr<Scalar>("beta"), args.attr<Scalar>("alpha"));
+}
+
+Tensor baddbmm(const DecompArgs& args) {
+  return scaled_sum(args.in(0), bmm(args.in(1), args.in(2)), args.attr<Scalar>("beta"), args.attr<Scalar>("alpha"));
+}
+
 // linear(x, W, b) = x W^T + b. For f16/bf16 the product stays in f32 until the bias is added
 // and the sum is rounded once, as PyTorch's addmm does (rounding x W^T first loses the low
 // bits that the bias may cancel).

@@ -74,6 +74,24 @@ Tensor log_softmax(const DecompArgs& a) {
   return (s - log(sum_dims(exp(s), {dim}, /*keepdim=*/true))).to(dtype);
 }
 
+// logsumexp(x) = log(sum(exp(x - m))) + m with m the maximum over dims, replaced by 0 where it
+// is infinite (so a row of -inf gives -inf and a row holding +inf gives +inf, not NaN). An
+// empty reduction gives -inf (the log of an empty sum).
+Tensor logsumexp(const DecompArgs& a) {
+  const std::vector<int64_t>& dims = a.attr<std::vector<int64_t>>("dims");
+  const bool keepdim = a.attr<bool>("keepdim");
+  const ScalarType dt = a.in(0).is_floating_point() ? a.in(0).dtype() : get_default_dtype();
+  Tensor x = a.in(0).to(opmath_dtype(dt));
+  if (dims.empty()) return x.to(dt);
+  for (int64_t d : dims)  // the log of an empty sum: -inf
+    if (ir::sym_eq(sym_size(x, d), ir::Expr(0))) return log(sum_dims(x, dims, keepdim)).to(dt);
+  Tensor m = amax(x, dims, /*keepdim=*/true);
+  m = where(isinf(m), zeros({}, m.options()), m);
+  Tensor out = log(sum_dims(exp(x - m), dims, /*keepdim=*/true)) + m;
+  if (!keepdim) out = out.squeeze(dims);
+  return out.to(dt);
+}
+
 // layer_norm(x) = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias over the trailing dims.
 Tensor layer_norm(const DecompArgs& a) {
   const Tensor& x = a.in(0);

@@ -7,6 +7,7 @@
 #include "frontend/tensor.h"
 
 #include <optional>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
@@ -63,6 +64,16 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);
+// self + weight * (end - self), computed exactly at weight 0 and 1 (floating dtypes only).
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
+// self + value * tensor1 * tensor2 and self + value * tensor1 / tensor2 (addcdiv: floating only).
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+// NaN, +inf, -inf replaced by nan (default 0) and posinf / neginf (default the dtype's largest
+// and lowest finite values); integer and bool tensors are returned as a copy.
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
 
 // ---- reductions ------------------------------------------------------------------------------
 // Integer and bool inputs sum/prod to int64 (PyTorch); `dtype` casts the input first.
@@ -79,7 +90,14 @@ Tensor max(const Tensor& self);
 Tensor min(const Tensor& self);
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// The largest / smallest value along dim and its index (the first, or the first NaN).
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
+// log(sum(exp(x))) over dims ({}: every dim), without overflow; integer inputs give the default float dtype.
+Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim = false);
 Tensor any(const Tensor& self);
+Tensor any(const Tensor& self, IntArrayRef dims, bool keepdim = false);
+Tensor all(const Tensor& self, IntArrayRef dims, bool keepdim = false);
 Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
 Tensor all(const Tensor& self);
 Tensor all(const Tensor& self, int64_t dim, bool keepdim = false);
@@ -105,6 +123,13 @@ Tensor mm(const Tensor& self, const Tensor& mat2);
 Tensor bmm(const Tensor& self, const Tensor& mat2);
 // torch.matmul: 1-D and 2-D cases, and batched with broadcasting of the batch dims.
 Tensor matmul(const Tensor& self, const Tensor& other);
+// beta * self + alpha * (mat1 @ mat2), self broadcast to the product; beta = 0 ignores self.
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
+// The lower / upper triangle of the trailing matrices, from the given diagonal (0: the main one).
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
 
 // ---- conversion ---------------------------------------------------------------------------------
 Tensor to(const Tensor& self, ScalarType dtype);

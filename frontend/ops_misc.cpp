@@ -240,27 +240,75 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 
 // ---- matrix products ------------------------------------------------------------------------------------
 
-Tensor mm(const Tensor& self, const Tensor& mat2) {
-  if (self.dim() != 2) fail("mm", "self must be a matrix");
-  if (mat2.dim() != 2) fail("mm", "mat2 must be a matrix");
-  check_same_dtype("mm", "m1", "m2", self, mat2);
+namespace {
+
+// mm's and bmm's checks (addmm and baddbmm make them too, with their own op name).
+void check_mm(std::string_view op, const Tensor& self, const Tensor& mat2) {
+  if (self.dim() != 2) fail(op, "self must be a matrix");
+  if (mat2.dim() != 2) fail(op, "mat2 must be a matrix");
+  check_same_dtype(op, "m1", "m2", self, mat2);
   if (!same_size(self, 1, mat2, 0)) {
-    fail("mm", "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", hint_size(self, 0), hint_size(self, 1),
+    fail(op, "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", hint_size(self, 0), hint_size(self, 1),
          hint_size(mat2, 0), hint_size(mat2, 1));
   }
+}
+
+void check_bmm(std::string_view op, const Tensor& self, const Tensor& mat2) {
+  if (self.dim() != 3) fail(op, "batch1 must be a 3D tensor");
+  if (mat2.dim() != 3) fail(op, "batch2 must be a 3D tensor");
+  check_same_dtype(op, "batch1", "batch2", self, mat2);
+  if (!same_size(mat2, 0, self, 0) || !same_size(mat2, 1, self, 2)) {
+    fail(op, "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+         hint_size(self, 0), hint_size(self, 2), hint_size(mat2, 0), hint_size(mat2, 1));
+  }
+}
+
+// addmm / baddbmm: self has the product's dtype and broadcasts to its shape.
+Tensor add_product(ir::OpKind kind, std::string_view op, const Tensor& self, const Tensor& a, const Tensor& b,
+                   const Scalar& beta, const Scalar& alpha) {
+  if (self.dtype() != a.dtype())
+    fail(op, "self and mat2 must have the same dtype, but got {} and {}", c10_type_name(self.dtype()), c10_type_name(a.dtype()));
+  if (a.dtype() == ScalarType::Bool) fail(op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+  std::vector<ir::Expr> out = {sym_size(a, -2), sym_size(b, -1)};
+  if (kind == OpKind::baddbmm) out.insert(out.begin(), sym_size(a, 0));
+  const std::vector<ir::Expr> s = sym_sizes(self);
+  if (!sym_expandable(s, out))
+    fail(op, "self of shape {} cannot be broadcast to the product's shape {}", ir::str(s), ir::str(out));
+  check_scalar_fits(op, beta, a.dtype());
+  check_scalar_fits(op, alpha, a.dtype());
+  return dispatch1(kind, {sym_expand(self, out), a, b}, {beta, alpha});
+}
+
+// tril / triu: a 2-D or batched matrix.
+Tensor triangle(ir::OpKind kind, std::string_view op, const Tensor& self, int64_t diagonal) {
+  if (self.dim() < 2) fail(op, "{}: input tensor must have at least 2 dimensions", op);
+  return dispatch1(kind, {self}, {diagonal});
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  check_mm("mm", self, mat2);
   return dispatch1(OpKind::mm, {self, mat2});
 }
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
-  if (self.dim() != 3) fail("bmm", "batch1 must be a 3D tensor");
-  if (mat2.dim() != 3) fail("bmm", "batch2 must be a 3D tensor");
-  check_same_dtype("bmm", "batch1", "batch2", self, mat2);
-  if (!same_size(mat2, 0, self, 0) || !same_size(mat2, 1, self, 2)) {
-    fail("bmm", "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
-         hint_size(self, 0), hint_size(self, 2), hint_size(mat2, 0), hint_size(mat2, 1));
-  }
+  check_bmm("bmm", self, mat2);
   return dispatch1(OpKind::bmm, {self, mat2});
 }
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  check_mm("addmm", mat1, mat2);
+  return add_product(OpKind::addmm, "addmm", self, mat1, mat2, beta, alpha);
+}
+
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
+  check_bmm("baddbmm", batch1, batch2);
+  return add_product(OpKind::baddbmm, "baddbmm", self, batch1, batch2, beta, alpha);
+}
+
+Tensor tril(const Tensor& self, int64_t diagonal) { return triangle(OpKind::tril, "tril", self, diagonal); }
+Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(OpKind::triu, "triu", self, diagonal); }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t da = a.dim();

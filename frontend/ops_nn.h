@@ -1,5 +1,6 @@
 // kiln/frontend/ops_nn.h — neural-network ops recorded as composite nodes: softmax,
-// log_softmax, layer_norm, rms_norm, gelu, silu, var (and std over it), linear, cross_entropy.
+// log_softmax, layer_norm, rms_norm, gelu, silu, the activations (elu, selu, celu, leaky_relu,
+// hardtanh, relu6, hardswish, hardsigmoid, mish, softplus), var (and std over it), linear, cross_entropy.
 //
 // Names, argument order, defaults and semantics follow libtorch (at::softmax, at::layer_norm,
 // torch::nn::functional::cross_entropy, ...). Each validates its arguments with PyTorch's
@@ -32,6 +33,20 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
 // approximate: "none" (erf) or "tanh".
 Tensor gelu(const Tensor& self, std::string_view approximate = "none");
 Tensor silu(const Tensor& self);
+
+// ---- activations (frontend/ops_activation.cpp), torch.nn.functional's defaults ----
+// scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1).
+Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0);
+Tensor selu(const Tensor& self);                     // elu with PyTorch's fixed alpha and scale
+Tensor celu(const Tensor& self, double alpha = 1.0);  // elu(x, alpha, 1, 1 / alpha); alpha != 0
+Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01);
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+Tensor relu6(const Tensor& self);  // hardtanh(x, 0, 6)
+Tensor hardswish(const Tensor& self);
+Tensor hardsigmoid(const Tensor& self);
+Tensor mish(const Tensor& self);
+// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0);
 
 // Variance over dims ({} means every dim); correction defaults to 1 (Bessel's correction).
 Tensor var(const Tensor& self, IntArrayRef dims, const std::optional<Scalar>& correction = std::nullopt,

@@ -13,6 +13,7 @@
 #include "frontend/views.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -435,6 +436,64 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::op
 
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, std::optional<Scalar>(min), std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, std::optional<Scalar>(max)); }
+
+// ---- lerp, addcmul, addcdiv, nan_to_num -----------------------------------------------------------
+
+namespace {
+
+// lerp's operands: self, end and a tensor weight share one floating dtype (PyTorch checks
+// them, it does not promote); all three broadcast.
+Tensor lerp_impl(const Tensor& self, const Tensor& end, const TensorOrScalar& weight) {
+  if (end.dtype() != self.dtype())
+    fail("lerp", "expected dtype {} for `end` but got dtype {}", c10_type_name(self.dtype()), c10_type_name(end.dtype()));
+  const Tensor* w = std::get_if<Tensor>(&weight);
+  if (w && w->dtype() != self.dtype())
+    fail("lerp", "expected dtype {} for `weight` but got dtype {}", c10_type_name(self.dtype()), c10_type_name(w->dtype()));
+  if (!is_floating_point(self.dtype()))
+    fail("lerp", "\"{}\" not implemented for '{}'", w ? "lerp_kernel_tensor" : "lerp_kernel_scalar", c10_type_name(self.dtype()));
+  std::vector<Tensor> ops = promote_and_broadcast("lerp", {self, end, weight}, self.dtype());
+  return dispatch1(OpKind::lerp, {ops[0], ops[1], ops[2]});
+}
+
+Tensor addc_impl(OpKind kind, std::string_view op, const Tensor& self, const Tensor& t1, const Tensor& t2,
+                 const Scalar& value) {
+  const ScalarType dt = result_type({self, t1, t2});
+  if (kind == OpKind::addcdiv && is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true))
+    fail(op, "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true "
+             "division of tensor1 and tensor2. Use (input + value * tensor1 / tensor2) for float inputs.");
+  if (kind == OpKind::addcmul && dt == ScalarType::Bool) fail(op, "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  if (kind == OpKind::addcdiv && !is_floating_point(dt)) fail(op, "\"addcdiv_cpu_out\" not implemented for '{}'", c10_type_name(dt));
+  check_scalar_fits(op, value, dt);
+  std::vector<Tensor> ops = promote_and_broadcast(op, {self, t1, t2}, dt);
+  return dispatch1(kind, {ops[0], ops[1], ops[2]}, {value});
+}
+
+// torch.finfo(t).max (f16: 65504, bf16: 3.3895e38).
+double finfo_max(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half: return 65504.0;
+    case ScalarType::BFloat16: return 3.3895313892515355e38;
+    case ScalarType::Float: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+}  // namespace
+
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) { return lerp_impl(self, end, weight); }
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) { return lerp_impl(self, end, weight); }
+
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
+  return addc_impl(OpKind::addcmul, "addcmul", self, tensor1, tensor2, value);
+}
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
+  return addc_impl(OpKind::addcdiv, "addcdiv", self, tensor1, tensor2, value);
+}
+
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  const double big = finfo_max(self.dtype());
+  return dispatch1(OpKind::nan_to_num, {self}, {nan.value_or(0.0), posinf.value_or(big), neginf.value_or(-big)});
+}
 
 // ---- operators ---------------------------------------------------------------------------------
 

@@ -169,6 +169,28 @@ Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return arg_reduce(OpKind::argmax, "argmax", self, dim, keepdim);
 }
 
+// max/min along a dim: the amax/amin prim for the values and argmax/argmin for the indices, so
+// a NaN is both the value and (its first position) the index, as in PyTorch. Bool inputs take
+// their indices from a uint8 copy (PyTorch's max.dim accepts bool; its argmax does not).
+static std::tuple<Tensor, Tensor> max_min_dim(bool is_max, const Tensor& self, int64_t dim, bool keepdim) {
+  const char* op = is_max ? "max" : "min";
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  if (self.dim() > 0 && ir::sym_eq(sym_size(self, d), ir::Expr(0)))
+    fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
+  std::vector<int64_t> dims = reduce_dims(op, self, IntArrayRef(d));
+  Tensor values = reduce(is_max ? OpKind::amax : OpKind::amin, self, dims, keepdim);
+  const Tensor keyed = self.dtype() == ScalarType::Bool ? self.to(ScalarType::UInt8) : self;
+  Tensor indices = dispatch1(is_max ? OpKind::argmax : OpKind::argmin, {keyed}, {d, keepdim});
+  return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) { return max_min_dim(true, self, dim, keepdim); }
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) { return max_min_dim(false, self, dim, keepdim); }
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return dispatch1(OpKind::logsumexp, {self}, {reduce_dims("logsumexp", self, dims), keepdim});
+}
+
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return arg_reduce(OpKind::argmin, "argmin", self, dim, keepdim);
 }
@@ -190,6 +212,12 @@ Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
 Tensor all(const Tensor& self) { return logical_reduce(OpKind::all, self, reduce_dims("all", self, {}), false); }
 Tensor all(const Tensor& self, int64_t dim, bool keepdim) {
   return logical_reduce(OpKind::all, self, reduce_dims("all", self, IntArrayRef(dim)), keepdim);
+}
+Tensor any(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return logical_reduce(OpKind::any, self, reduce_dims("any", self, dims), keepdim);
+}
+Tensor all(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  return logical_reduce(OpKind::all, self, reduce_dims("all", self, dims), keepdim);
 }
 
 // ---- scans ----------------------------------------------------------------------------------------

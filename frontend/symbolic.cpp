@@ -123,11 +123,15 @@ Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarT
   return dispatch1(ir::OpKind::full, {}, {shape, value, dtype, device});
 }
 
+Tensor sym_iota(const ir::Expr& length, ScalarType dtype, Device device) {
+  return dispatch1(ir::OpKind::iota, {}, {length, Scalar(int64_t{0}), Scalar(int64_t{1}), dtype, device});
+}
+
 Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device) {
   if (auto c = value.maybe_const()) return sym_full({}, Scalar(*c), dtype, device);
   // iota(value + 1)[value]: element `value` of 0, 1, 2, ... is the value itself, computed from
   // the sizes the kernel reads at run time. Fused, it costs one index expression.
-  Tensor ramp = dispatch1(ir::OpKind::iota, {}, {value + 1, Scalar(int64_t{0}), Scalar(int64_t{1}), dtype, device});
+  Tensor ramp = sym_iota(value + 1, dtype, device);
   Tensor one = dispatch1(ir::OpKind::slice, {ramp}, {int64_t{0}, value, value + 1, ir::Expr(1)});
   return sym_reshape(one, {});
 }

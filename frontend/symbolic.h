@@ -40,6 +40,8 @@ Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape);
 Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape);
 // full(shape, value) with symbolic sizes.
 Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarType dtype, Device device);
+// 0, 1, ..., length - 1 (the iota prim) for a symbolic length.
+Tensor sym_iota(const ir::Expr& length, ScalarType dtype, Device device);
 // A 0-dim tensor holding the value of a size expression (mean's element count): a constant
 // for static sizes, else read from the sizes at run time.
 Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device);

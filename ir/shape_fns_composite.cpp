@@ -212,6 +212,56 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
       return out;
     }
     case DecomposableOp::matmul: return infer_matmul_composite(op, x, in[1], device);
+    case DecomposableOp::elu:
+    case DecomposableOp::leaky_relu:
+    case DecomposableOp::hardswish:
+    case DecomposableOp::hardsigmoid:
+    case DecomposableOp::mish:
+    case DecomposableOp::softplus: {
+      const std::string kernel = op == OpKind::elu ? "elu_cpu" : fmt::format("{}_cpu", op_name(op));
+      check_floating(op, x.dtype, kernel);
+      return x;
+    }
+    case DecomposableOp::hardtanh:
+      if (x.dtype == ScalarType::Bool) fail(op_name(op), "Bool inputs not supported for hardtanh");
+      return x;
+    case DecomposableOp::logsumexp: {
+      const ScalarType dt = is_floating_point(x.dtype) ? x.dtype : ScalarType::Float;
+      return TensorType(dt, reduced_sizes(op, x, attrs.get<std::vector<int64_t>>(op, "dims"), attrs.get<bool>(op, "keepdim")),
+                        device);
+    }
+    case DecomposableOp::lerp:
+    case DecomposableOp::addcmul:
+    case DecomposableOp::addcdiv:
+      for (size_t i = 1; i < in.size(); ++i) {
+        check_same_dtype(op, x, in[i]);
+        check_same_shape(op, x, in[i]);
+      }
+      if (op == OpKind::lerp) check_floating(op, x.dtype, "lerp_kernel_tensor");
+      if (op == OpKind::addcmul && x.dtype == ScalarType::Bool) fail(op_name(op), "\"addcmul_cpu_out\" not implemented for 'Bool'");
+      if (op == OpKind::addcdiv && !is_floating_point(x.dtype)) fail(op_name(op), "Integer division with addcdiv is no longer supported");
+      return x;
+    case DecomposableOp::nan_to_num: return x;
+    case DecomposableOp::tril:
+    case DecomposableOp::triu:
+      if (x.rank() < 2) fail(op_name(op), "{}: input tensor must have at least 2 dimensions", op_name(op));
+      return x;
+    case DecomposableOp::addmm:
+    case DecomposableOp::baddbmm: {
+      const int64_t r = op == OpKind::addmm ? 2 : 3;
+      const TensorType& a = in[1];
+      const TensorType& b = in[2];
+      if (a.rank() != r || b.rank() != r)
+        fail(op_name(op), "{} must be {}-D tensors, got {}-D and {}-D", op == OpKind::addmm ? "mat1 and mat2" : "batch1 and batch2",
+             r, a.rank(), b.rank());
+      check_same_dtype(op, a, b);
+      check_same_dtype(op, x, a);
+      if (a.dtype == ScalarType::Bool) fail(op_name(op), "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+      TensorType out = infer_matmul_composite(op, a, b, device);
+      if (!same_sizes(broadcast_batch(op, out.sizes, x.sizes), out.sizes))
+        fail(op_name(op), "self of shape {} does not broadcast to the product's shape {}", sizes_str(x), sizes_str(out));
+      return out;
+    }
   }
   internal_fail("infer_composite: unhandled op {}", op_name(op));
 }

@@ -103,6 +103,23 @@ Sample sample_for(const ir::OpInfo& info) {
         case ir::DecomposableOp::cross_entropy:
           return {{f32({2, 3}), i64({2, 0}, {2})}, {std::string("mean"), int64_t{-100}, 0.1}};
         case ir::DecomposableOp::matmul: return {{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
+        case ir::DecomposableOp::elu: return {{f32({2, 3})}, {1.0, 1.0, 1.0}};
+        case ir::DecomposableOp::leaky_relu: return {{f32({2, 3})}, {0.01}};
+        case ir::DecomposableOp::hardtanh: return {{f32({2, 3})}, {Scalar(-1.0), Scalar(1.0)}};
+        case ir::DecomposableOp::hardswish:
+        case ir::DecomposableOp::hardsigmoid:
+        case ir::DecomposableOp::mish: return {{f32({2, 3})}, {}};
+        case ir::DecomposableOp::softplus: return {{f32({2, 3})}, {1.0, 20.0}};
+        case ir::DecomposableOp::logsumexp: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false}};
+        case ir::DecomposableOp::lerp: return {{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {}};
+        case ir::DecomposableOp::addcmul:
+        case ir::DecomposableOp::addcdiv: return {{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {Scalar(0.5)}};
+        case ir::DecomposableOp::nan_to_num: return {{f32({2, 3})}, {0.0, 1e30, -1e30}};
+        case ir::DecomposableOp::tril:
+        case ir::DecomposableOp::triu: return {{f32({2, 3})}, {int64_t{0}}};
+        case ir::DecomposableOp::addmm: return {{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {Scalar(0.5), Scalar(2.0)}};
+        case ir::DecomposableOp::baddbmm:
+          return {{f32({2, 2, 4}), f32({2, 2, 3}), f32({2, 3, 4})}, {Scalar(0.5), Scalar(2.0)}};
       }
       break;
     case ir::OpFamily::Custom: break;  // none among the built-in ops

@@ -163,6 +163,44 @@ void add_pointwise_ops(std::vector<OpSpec>& t) {
   KILN_FUZZ_UN(square, 0, Pref::Any);
   t.push_back({"silu", 1, 0, g_unary(Pref::Float), [](const std::vector<Tensor>& in, const Attrs&) { return kiln::silu(in[0]); },
                torch_fn("torch.nn.functional.silu")});
+  // Activations (torch.nn.functional's names); softplus and the elus are ill-conditioned only
+  // where exp overflows, which the fuzzer's values do not reach.
+#define KILN_FUZZ_ACT(name, flags, pref)                                                                              \
+  t.push_back({#name, 1, flags, g_unary(pref), [](const std::vector<Tensor>& in, const Attrs&) { return kiln::name(in[0]); }, \
+               torch_fn("torch.nn.functional." #name)})
+  KILN_FUZZ_ACT(elu, 0, Pref::Float);         KILN_FUZZ_ACT(selu, 0, Pref::Float);
+  KILN_FUZZ_ACT(celu, 0, Pref::Float);        KILN_FUZZ_ACT(leaky_relu, 0, Pref::Float);
+  KILN_FUZZ_ACT(hardtanh, E, Pref::NonBool);  KILN_FUZZ_ACT(relu6, E, Pref::NonBool);
+  KILN_FUZZ_ACT(hardswish, 0, Pref::Float);   KILN_FUZZ_ACT(hardsigmoid, 0, Pref::Float);
+  KILN_FUZZ_ACT(mish, 0, Pref::Float);        KILN_FUZZ_ACT(softplus, 0, Pref::Float);
+#undef KILN_FUZZ_ACT
+  t.push_back({"nan_to_num", 1, E, g_unary(Pref::Any),
+               [](const std::vector<Tensor>& in, const Attrs&) { return kiln::nan_to_num(in[0]); }, torch_fn("torch.nan_to_num")});
+  // lerp / addcmul / addcdiv: two more operands broadcastable with the first (lerp's weight may be a scalar).
+  auto g_three = [](Pref p, bool scalar_weight) -> GenFn {
+    return [=](GenCtx& c, Node& n) {
+      int a = pick_pref(c, p);
+      if (a < 0) return false;
+      n.args = {a, second_operand(c, a, false)};
+      if (scalar_weight && c.rng.chance(0.5)) n.attrs.set("weight", c.rng.chance(0.5) ? "0.25" : "0.75");
+      else n.args.push_back(second_operand(c, a, false));
+      if (!scalar_weight && c.rng.chance(0.5)) n.attrs.set("value", c.rng.chance(0.5) ? "2" : "-0.5");
+      return n.args[1] >= 0 && n.args.back() >= 0;
+    };
+  };
+  t.push_back({"lerp", 1, 0, g_three(Pref::Float, true),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 return in.size() > 2 ? kiln::lerp(in[0], in[1], in[2]) : kiln::lerp(in[0], in[1], a.scalar("weight"));
+               },
+               torch_fn("torch.lerp")});
+  for (bool mul : {true, false}) {
+    t.push_back({mul ? "addcmul" : "addcdiv", 1, mul ? 0u : F, g_three(mul ? Pref::Any : Pref::Float, false),
+                 [mul](const std::vector<Tensor>& in, const Attrs& a) {
+                   Scalar v = a.has("value") ? a.scalar("value") : Scalar(int64_t{1});
+                   return mul ? kiln::addcmul(in[0], in[1], in[2], v) : kiln::addcdiv(in[0], in[1], in[2], v);
+                 },
+                 torch_fn(mul ? "torch.addcmul" : "torch.addcdiv")});
+  }
 
   // add/sub with alpha; div with rounding modes.
   auto alpha = [](GenCtx& c, Node& n) {

@@ -113,6 +113,46 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                  torch_fn(std::string("torch.") + name)});
   };
   mat("mm", 2, kiln::mm);
+  // addmm / baddbmm: self broadcast to the product ([m], [n, m] or [b, n, m]).
+  for (bool batched : {false, true}) {
+    t.push_back({batched ? "baddbmm" : "addmm", 1, kReduces, [batched](GenCtx& c, Node& n) {
+                   int a = c.pick([&](const GenValue& g) {
+                     return is_floating_point(g.dtype) && static_cast<int>(g.dims.size()) == (batched ? 3 : 2);
+                   });
+                   if (a < 0) return false;
+                   const ScalarType dt = c.vals[static_cast<size_t>(a)].dtype;
+                   const Dims da = c.vals[static_cast<size_t>(a)].dims;
+                   const auto m = same(c.rng.range(1, 4));
+                   Dims db = batched ? Dims{da[0], da[2], m} : Dims{da[1], m};
+                   Dims out = batched ? Dims{da[0], da[1], m} : Dims{da[0], m};
+                   Dims self = c.rng.chance(0.5) ? out : Dims{m};
+                   n.args = {c.add_input(dt, self), a, fresh(c, dt, db)};
+                   if (c.rng.chance(0.5)) n.attrs.set("beta", c.rng.chance(0.3) ? "0" : "0.5");
+                   if (c.rng.chance(0.5)) n.attrs.set("alpha", "-2");
+                   return true;
+                 },
+                 [batched](const std::vector<Tensor>& in, const Attrs& a) {
+                   Scalar beta = a.has("beta") ? a.scalar("beta") : Scalar(int64_t{1});
+                   Scalar alpha = a.has("alpha") ? a.scalar("alpha") : Scalar(int64_t{1});
+                   return batched ? kiln::baddbmm(in[0], in[1], in[2], beta, alpha) : kiln::addmm(in[0], in[1], in[2], beta, alpha);
+                 },
+                 torch_fn(batched ? "torch.baddbmm" : "torch.addmm")});
+  }
+  // tril / triu of the trailing matrices, diagonal in [-2, 2].
+  for (bool lower : {true, false}) {
+    t.push_back({lower ? "tril" : "triu", 1, kExact, [](GenCtx& c, Node& n) {
+                   int a = c.pick([](const GenValue& g) { return g.dims.size() >= 2; });
+                   if (a < 0) return false;
+                   n.args = {a};
+                   if (c.rng.chance(0.6)) n.attrs.set("diagonal", std::to_string(c.rng.range(-2, 2)));
+                   return true;
+                 },
+                 [lower](const std::vector<Tensor>& in, const Attrs& a) {
+                   const int64_t k = a.has("diagonal") ? a.i("diagonal") : 0;
+                   return lower ? kiln::tril(in[0], k) : kiln::triu(in[0], k);
+                 },
+                 torch_fn(lower ? "torch.tril" : "torch.triu")});
+  }
   mat("bmm", 3, kiln::bmm);
   mat("matmul", 0, kiln::matmul);
   t.push_back({"linear", 2, kReduces, [](GenCtx& c, Node& n) {

@@ -52,6 +52,11 @@ void add_reduction_ops(std::vector<OpSpec>& t) {
                  return kiln::mean(in[0], a.ints("dim"), a.b("keepdim"), opt_dtype(a));
                },
                torch_fn("torch.mean")});
+  t.push_back({"logsumexp", 1, R, g_reduce(Pref::Any, true, false, false),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 return kiln::logsumexp(in[0], a.ints("dim"), a.has("keepdim") && a.b("keepdim"));
+               },
+               torch_fn("torch.logsumexp")});
   for (bool mx : {true, false}) {
     t.push_back({mx ? "amax" : "amin", 2, kExact, g_reduce(Pref::Any, true, false),
                  [mx](const std::vector<Tensor>& in, const Attrs& a) {

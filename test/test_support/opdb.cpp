@@ -148,6 +148,20 @@ std::vector<Sample> binary_samples(ScalarType da, ScalarType db) {
           {seq({2, 3}, da), seq({}, db, 2.0)}};
 }
 
+Tensor specials(ScalarType dtype) {
+  const double inf = INFINITY;
+  return test::make<double>({NAN, inf, -inf, 0.0, -0.0, 1e-30, -1e-30, 30.0, -30.0, 1e4, -1e4, 2.5}).to(dtype);
+}
+
+std::vector<Sample> float_samples() {
+  std::vector<Sample> s = unary_samples(kFloat);
+  s.push_back({specials()});
+  s.push_back({seq({2, 3}, kHalf)});
+  s.push_back({seq({2, 3}, kBFloat16)});
+  s.push_back({seq({7}, kDouble, -4.0, 1.25)});
+  return s;
+}
+
 std::string py_tensor(const Tensor& t) {
   std::vector<double> v = t.to(kDouble).to_vector<double>();
   std::string s = "torch.tensor([";

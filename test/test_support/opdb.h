@@ -63,6 +63,10 @@ Tensor ints(std::vector<int64_t> shape, int64_t start = -3);
 std::vector<Sample> unary_samples(ScalarType dtype);
 // Same shape, broadcast, transposed, empty broadcast, 0-dim operand.
 std::vector<Sample> binary_samples(ScalarType da, ScalarType db);
+// NaN, ±inf, ±0, tiny and large values of a floating dtype (1-D).
+Tensor specials(ScalarType dtype = kFloat);
+// unary_samples(kFloat) plus specials, f16, bf16 and f64 rows: for floating activations.
+std::vector<Sample> float_samples();
 // A Python list literal of `t`'s values with its shape (torch.tensor(...) argument).
 std::string py_tensor(const Tensor& t);
 

@@ -36,6 +36,38 @@ void add_nn(std::vector<OpEntry>& db) {
   db.push_back({"linear", "nn", one([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); }),
                 "torch.nn.functional.linear(a0, a1, a2)",
                 {{seq({2, 3}), seq({4, 3}), seq({4})}, {seq({3}), seq({2, 3}), seq({2})}, {seq({2, 2, 3}), seq({1, 3}), seq({})}}});
+  // Activations: floating inputs, special values, and an integer input PyTorch rejects.
+  auto act = [&](std::string name, std::string torch, Fn f) {
+    std::vector<Sample> samples = float_samples();
+    samples.push_back({ints({2, 3})});
+    db.push_back({name, "nn", f, torch, samples});
+  };
+  act("elu", "torch.nn.functional.elu(a0)", one([](const std::vector<Tensor>& in) { return elu(in[0]); }));
+  act("elu:params", "torch.ops.aten.elu(a0, 0.5, 2.0, 1.5)",
+      one([](const std::vector<Tensor>& in) { return elu(in[0], 0.5, 2.0, 1.5); }));
+  act("selu", "torch.nn.functional.selu(a0)", one([](const std::vector<Tensor>& in) { return selu(in[0]); }));
+  act("celu", "torch.nn.functional.celu(a0, alpha=0.5)", one([](const std::vector<Tensor>& in) { return celu(in[0], 0.5); }));
+  act("leaky_relu", "torch.nn.functional.leaky_relu(a0)", one([](const std::vector<Tensor>& in) { return leaky_relu(in[0]); }));
+  act("leaky_relu:slope", "torch.nn.functional.leaky_relu(a0, 0.2)",
+      one([](const std::vector<Tensor>& in) { return leaky_relu(in[0], 0.2); }));
+  act("hardswish", "torch.nn.functional.hardswish(a0)", one([](const std::vector<Tensor>& in) { return hardswish(in[0]); }));
+  act("hardsigmoid", "torch.nn.functional.hardsigmoid(a0)",
+      one([](const std::vector<Tensor>& in) { return hardsigmoid(in[0]); }));
+  act("mish", "torch.nn.functional.mish(a0)", one([](const std::vector<Tensor>& in) { return mish(in[0]); }));
+  act("softplus", "torch.nn.functional.softplus(a0)", one([](const std::vector<Tensor>& in) { return softplus(in[0]); }));
+  act("softplus:beta", "torch.nn.functional.softplus(a0, beta=2.0, threshold=3.0)",
+      one([](const std::vector<Tensor>& in) { return softplus(in[0], 2.0, 3.0); }));
+  // hardtanh also takes integers (not bool).
+  std::vector<Sample> ht = float_samples();
+  ht.push_back({ints({2, 3})});
+  ht.push_back({seq({2, 3}, kBool)});
+  db.push_back({"hardtanh", "nn", one([](const std::vector<Tensor>& in) { return hardtanh(in[0]); }),
+                "torch.nn.functional.hardtanh(a0)", ht});
+  db.push_back({"hardtanh:bounds", "nn", one([](const std::vector<Tensor>& in) { return hardtanh(in[0], -0.5, 2); }),
+                "torch.nn.functional.hardtanh(a0, -0.5, 2)", float_samples()});
+  db.push_back({"relu6", "nn", one([](const std::vector<Tensor>& in) { return relu6(in[0]); }),
+                "torch.nn.functional.relu6(a0)", ht});
+
   const Tensor target = test::make<int64_t>({2, -100, 0});
   db.push_back({"cross_entropy", "nn", one([target](const std::vector<Tensor>& in) { return cross_entropy(in[0], target); }),
                 "torch.nn.functional.cross_entropy(a0, " + py_tensor(target) + ")",

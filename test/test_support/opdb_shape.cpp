@@ -4,6 +4,8 @@
 
 #include "test_support/make.h"
 
+#include <cmath>
+
 namespace kiln::opdb {
 
 void add_shape(std::vector<OpEntry>& db) {
@@ -56,6 +58,38 @@ void add_shape(std::vector<OpEntry>& db) {
                  {seq({2, 3}, kLong), ints({3, 2})}, {seq({3}), seq({3, 2})}}});  // mixed dtypes and 1-D raise
   db.push_back({"bmm", "shape", one([](const std::vector<Tensor>& in) { return bmm(in[0], in[1]); }), "torch.bmm(a0, a1)",
                 {{seq({2, 2, 3}), seq({2, 3, 4})}, {seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 1})}}});
+  auto tri = [](ScalarType dt) {
+    return std::vector<Sample>{{seq({3, 4}, dt)}, {seq({4, 3}, dt).t()}, {seq({2, 3, 2}, dt)}, {seq({0, 3}, dt)}, {seq({5}, dt)}};
+  };
+  db.push_back({"tril", "shape", one([](const std::vector<Tensor>& in) { return tril(in[0]); }), "torch.tril(a0)", tri(kFloat)});
+  db.push_back({"tril:diag", "shape", one([](const std::vector<Tensor>& in) { return tril(in[0], -1); }), "torch.tril(a0, -1)",
+                tri(kLong)});
+  db.push_back({"triu", "shape", one([](const std::vector<Tensor>& in) { return triu(in[0]); }), "torch.triu(a0)", tri(kBool)});
+  db.push_back({"triu:diag", "shape", one([](const std::vector<Tensor>& in) { return triu(in[0], 2); }), "torch.triu(a0, 2)",
+                tri(kDouble)});
+  const double nan = NAN;
+  db.push_back({"addmm", "shape", one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2]); }),
+                "torch.addmm(a0, a1, a2)",
+                {{seq({2, 4}), seq({2, 3}), seq({3, 4})},
+                 {seq({4}), seq({3, 2}).t(), seq({3, 4})},
+                 {seq({}), seq({2, 3}, kDouble), seq({3, 4}, kDouble)},  // PyTorch raises: self's dtype
+                 {seq({2, 1}, kDouble), seq({2, 3}, kDouble), seq({3, 4}, kDouble)},
+                 {seq({3}), seq({2, 3}), seq({3, 4})}}});  // PyTorch raises: self does not broadcast
+  db.push_back({"addmm:scaled", "shape",
+                one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0.5, -2.0); }),
+                "torch.addmm(a0, a1, a2, beta=0.5, alpha=-2.0)", {{seq({2, 4}), seq({2, 3}), seq({3, 4})}}});
+  db.push_back({"addmm:beta0", "shape",
+                one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0, 1); }),
+                "torch.addmm(a0, a1, a2, beta=0, alpha=1)",
+                {{test::make<double>({nan, 1, nan, 2}, {4}).to(kFloat), seq({2, 3}), seq({3, 4})}}});
+  db.push_back({"addmm:int", "shape", one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 2, 3); }),
+                "torch.addmm(a0, a1, a2, beta=2, alpha=3)", {{ints({2, 4}), ints({2, 3}), ints({3, 4})}}});
+  db.push_back({"baddbmm", "shape",
+                one([](const std::vector<Tensor>& in) { return baddbmm(in[0], in[1], in[2], 0.25, 1.5); }),
+                "torch.baddbmm(a0, a1, a2, beta=0.25, alpha=1.5)",
+                {{seq({2, 2, 4}), seq({2, 2, 3}), seq({2, 3, 4})},
+                 {seq({4}), seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 4})},
+                 {seq({2, 2, 4}), seq({2, 2, 3}), seq({3, 3, 4})}}});  // PyTorch raises: batch sizes
   db.push_back({"factories", "shape",
                 one([](const std::vector<Tensor>& in) { return in[0] + arange(3) + zeros({3}) + full({3}, 2.0); }),
                 "a0 + torch.arange(3) + torch.zeros(3) + torch.full((3,), 2.0)", {{seq({2, 3})}}});
