@@ -117,6 +117,21 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+// frontend/ops_index.cpp. value where mask (bool, broadcast) is true, else self.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);  // a 0-dim value
+// int64 [..., num_classes] with a 1 at each class; num_classes -1 reads the largest value (eager only).
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+// Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim].
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// gather with the non-dim dims broadcast between self and indices; no dim: over the flattened self.
+Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
+// frontend/ops_rearrange.cpp, as torch's: Tensor.repeat, roll, flip, diff.
+Tensor repeat(const Tensor& self, IntArrayRef repeats);
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor flip(const Tensor& self, IntArrayRef dims);
+Tensor diff(const Tensor& self, int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
+            const std::optional<Tensor>& append = std::nullopt);
 
 // ---- linear algebra ------------------------------------------------------------------------------
 Tensor mm(const Tensor& self, const Tensor& mat2);

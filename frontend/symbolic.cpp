@@ -1,5 +1,6 @@
 // kiln/frontend/symbolic.cpp — symbolic sizes of traced tensors and the decisions on them.
 #include "frontend/symbolic.h"
+#include "frontend/tracer.h"
 
 #include "frontend/dispatch.h"
 #include "base/error.h"
@@ -94,7 +95,21 @@ bool sym_expandable(const std::vector<ir::Expr>& from, const std::vector<ir::Exp
   return true;
 }
 
-Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape) {
+namespace {
+
+// An eager tensor (a captured constant) given a symbolic target shape is lifted into the
+// trace first: the view must be recorded, it cannot run eagerly without integer sizes.
+Tensor lift_for(const Tensor& t, const std::vector<ir::Expr>& shape) {
+  if (t.is_traced() || !Tracer::current()) return t;
+  for (const ir::Expr& e : shape)
+    if (!e.is_const()) return Tracer::current()->lift(t);
+  return t;
+}
+
+}  // namespace
+
+Tensor sym_expand(const Tensor& t_in, const std::vector<ir::Expr>& shape) {
+  const Tensor t = lift_for(t_in, shape);
   std::vector<ir::Expr> from = sym_sizes(t);
   if (from == shape) return t;
   // A symbolic size that is 1 at the hints (s0//3, s2-1) and is broadcast to another size is
@@ -116,7 +131,7 @@ Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape) {
 }
 
 Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape) {
-  return dispatch1(ir::OpKind::reshape, {t}, {shape});
+  return dispatch1(ir::OpKind::reshape, {lift_for(t, shape)}, {shape});
 }
 
 Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarType dtype, Device device) {

@@ -90,6 +90,56 @@ void add_shape(std::vector<OpEntry>& db) {
                 {{seq({2, 2, 4}), seq({2, 2, 3}), seq({2, 3, 4})},
                  {seq({4}), seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 4})},
                  {seq({2, 2, 4}), seq({2, 2, 3}), seq({3, 3, 4})}}});  // PyTorch raises: batch sizes
+  // Indexing conveniences (frontend/ops_index.cpp).
+  const Tensor mask = test::make<bool>({true, false, false, true, true, false}, {2, 3});
+  db.push_back({"masked_fill", "shape", one([mask](const std::vector<Tensor>& in) { return masked_fill(in[0], mask, -1.5); }),
+                "torch.masked_fill(a0, " + py_tensor(mask) + ", -1.5)",
+                {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({3})}, {seq({2, 3}, kHalf)}, {ints({2, 3})}, {seq({4, 2, 3})}}});
+  db.push_back({"masked_fill:tensor", "shape",
+                one([](const std::vector<Tensor>& in) { return masked_fill(in[0], in[0] > 0, in[1]); }),
+                "torch.masked_fill(a0, a0 > 0, a1)",
+                {{seq({2, 3}), seq({}, kDouble, 7.0)}, {ints({2, 3}), seq({}, kFloat, 2.5)}, {seq({2, 3}), seq({1})},
+                 {seq({2, 3}), seq({2, 3})}}});  // the last two raise: the value is not 0-dim
+  db.push_back({"masked_fill:int_mask", "shape", one([](const std::vector<Tensor>& in) { return masked_fill(in[0], in[1], 0); }),
+                "torch.masked_fill(a0, a1, 0)", {{seq({2, 3}), ints({2, 3})}}});  // PyTorch raises
+  const Tensor classes = test::make<int64_t>({2, 0, 3, 1, 1, 0}, {2, 3});
+  db.push_back({"one_hot", "shape", one([](const std::vector<Tensor>& in) { return one_hot(in[0], 5); }),
+                "torch.nn.functional.one_hot(a0, 5)",
+                {{classes}, {classes.t()}, {test::make<int64_t>({4})}, {ints({0})}, {test::make<int64_t>({5, 1})},
+                 {test::make<int64_t>({-1, 1})}, {seq({3})}}});  // the last three raise
+  const Tensor tokens = test::make<int64_t>({3, 0, 3, 1}, {2, 2});
+  db.push_back({"embedding", "shape", one([tokens](const std::vector<Tensor>& in) { return embedding(in[0], tokens); }),
+                "torch.nn.functional.embedding(" + py_tensor(tokens) + ", a0)",
+                {{seq({4, 3})}, {seq({3, 4}).t()}, {seq({4, 2}, kHalf)}, {seq({3, 3})}, {seq({4})}}});  // the last two raise
+  db.push_back({"embedding:int32", "shape",
+                one([](const std::vector<Tensor>& in) { return embedding(in[0], in[1]); }),
+                "torch.nn.functional.embedding(a1, a0)",
+                {{seq({5, 2}), test::make<int32_t>({4, 4, 0})}, {seq({5, 2}), ints({0})}, {seq({5, 2}), seq({2})}}});
+  const Tensor along = test::make<int64_t>({2, 0, 1, 1}, {2, 2});
+  db.push_back({"take_along_dim", "shape",
+                one([along](const std::vector<Tensor>& in) { return take_along_dim(in[0], along, 1); }),
+                "torch.take_along_dim(a0, " + py_tensor(along) + ", 1)",
+                {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({1, 3})}, {seq({3})}}});  // the last raises
+  db.push_back({"take_along_dim:flat", "shape",
+                one([along](const std::vector<Tensor>& in) { return take_along_dim(in[0], along); }),
+                "torch.take_along_dim(a0, " + py_tensor(along) + ")", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  // Rearranging (frontend/ops_rearrange.cpp).
+  auto rearr = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "shape", f, torch,
+                  {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({0, 3})}, {ints({2, 3})}, {seq({2, 3, 2}, kHalf)}, {seq({2, 3}, kBool)}}});
+  };
+  rearr("repeat", "a0.repeat(2, 1, 3)", one([](const std::vector<Tensor>& in) { return repeat(in[0], {2, 1, 3}); }));
+  rearr("repeat:ones", "a0.repeat(1, 1, 1) + 0", one([](const std::vector<Tensor>& in) { return repeat(in[0], {1, 1, 1}) + 0; }));
+  rearr("roll", "torch.roll(a0, 1, 1)", one([](const std::vector<Tensor>& in) { return roll(in[0], {1}, {1}); }));
+  rearr("roll:dims", "torch.roll(a0, (-4, 5), (0, -1))", one([](const std::vector<Tensor>& in) { return roll(in[0], {-4, 5}, {0, -1}); }));
+  rearr("roll:flat", "torch.roll(a0, 2)", one([](const std::vector<Tensor>& in) { return roll(in[0], {2}); }));
+  rearr("flip", "torch.flip(a0, (0, 1))", one([](const std::vector<Tensor>& in) { return flip(in[0], {0, 1}); }));
+  rearr("flip:last", "torch.flip(a0, (-1,))", one([](const std::vector<Tensor>& in) { return flip(in[0], {-1}); }));
+  rearr("diff", "torch.diff(a0)", one([](const std::vector<Tensor>& in) { return diff(in[0]); }));
+  rearr("diff:n2_dim0", "torch.diff(a0, n=2, dim=0)", one([](const std::vector<Tensor>& in) { return diff(in[0], 2, 0); }));
+  db.push_back({"diff:prepend", "shape",
+                one([](const std::vector<Tensor>& in) { return diff(in[0], 1, -1, in[1], in[1]); }),
+                "torch.diff(a0, prepend=a1, append=a1)", {{seq({2, 3}), seq({2, 1})}, {seq({4}), seq({2})}}});
   db.push_back({"factories", "shape",
                 one([](const std::vector<Tensor>& in) { return in[0] + arange(3) + zeros({3}) + full({3}, 2.0); }),
                 "a0 + torch.arange(3) + torch.zeros(3) + torch.full((3,), 2.0)", {{seq({2, 3})}}});

@@ -1,0 +1,87 @@
+// kiln/frontend/ops_index.cpp — indexing conveniences over the prims: masked_fill, one_hot,
+// embedding, take_along_dim.
+//
+// Each records existing prims (where, scatter, index_select, gather, views), as PyTorch's own
+// decompositions of these ops do, after PyTorch's checks and with its wording. Index values are
+// checked where the prims read them (gather / scatter / index_select raise for an index out of
+// range, eagerly and compiled), so a bad class or token id is an error, never a wrong result.
+#include "base/error.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/symbolic.h"
+#include "frontend/views.h"
+
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  if (mask.dtype() != ScalarType::Bool)
+    fail("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype {}", c10_type_name(mask.dtype()));
+  if (value.dim() != 0)
+    fail("masked_fill", "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+         value.dim());
+  return where(mask, value.to(self.dtype()), self);
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill_impl(self, mask, scalar_tensor(value, TensorOptions(self.dtype()).device(self.device())));
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) { return masked_fill_impl(self, mask, value); }
+
+Tensor one_hot(const Tensor& self, int64_t num_classes) {
+  if (self.dtype() != ScalarType::Int64) fail("one_hot", "one_hot is only applicable to index tensor of type LongTensor.");
+  if (num_classes < -1) fail("one_hot", "num_classes should be positive");
+  if (num_classes == -1) {
+    if (self.is_traced())
+      fail("one_hot", "num_classes=-1 reads the largest class value, which a traced program does not have: pass num_classes");
+    if (self.numel() == 0) fail("one_hot", "Can not infer total number of classes from empty tensor.");
+    num_classes = max(self).item<int64_t>() + 1;
+  }
+  std::vector<ir::Expr> out = sym_sizes(self);
+  out.push_back(ir::Expr(num_classes));
+  // scatter raises for a class value outside [0, num_classes), as PyTorch's one_hot does.
+  Tensor zeros_out = sym_full(out, 0, ScalarType::Int64, self.device());
+  return scatter(zeros_out, -1, self.unsqueeze(-1), Scalar(int64_t{1}));
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  if (weight.dim() != 2) fail("embedding", "'weight' must be 2-D");
+  if (indices.dtype() != ScalarType::Int64 && indices.dtype() != ScalarType::Int32)
+    fail("embedding", "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
+                      "got {} instead (while checking arguments for embedding)",
+         c10_type_name(indices.dtype()));
+  std::vector<ir::Expr> out = sym_sizes(indices);
+  out.push_back(sym_size(weight, 1));
+  Tensor flat = sym_reshape(indices.to(ScalarType::Int64), {sym_numel(indices)});
+  return sym_reshape(weight.index_select(0, flat), out);
+}
+
+Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
+  if (indices.dtype() != ScalarType::Int64)
+    fail("take_along_dim", "torch.take_along_dim(): dtype of indices should be int64 but got {} instead.",
+         c10_type_name(indices.dtype()));
+  if (!dim) return sym_reshape(self, {sym_numel(self)}).gather(0, sym_reshape(indices, {sym_numel(indices)}));
+  if (self.dim() != indices.dim())
+    fail("take_along_dim", "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} "
+                           "dimensions for input, and {} dimensions for indices",
+         self.dim(), indices.dim());
+  const int64_t d = normalize_dim("take_along_dim", *dim, self.dim());
+  // Every dim but `d` broadcasts between the two; along `d` each keeps its own size.
+  std::vector<ir::Expr> si = sym_sizes(self), ii = sym_sizes(indices);
+  std::vector<ir::Expr> ss = si, is = ii;
+  ss[static_cast<size_t>(d)] = ir::Expr(1);
+  is[static_cast<size_t>(d)] = ir::Expr(1);
+  std::vector<ir::Expr> b = sym_broadcast_shapes("take_along_dim", ss, is);
+  std::vector<ir::Expr> self_to = b, idx_to = b;
+  self_to[static_cast<size_t>(d)] = si[static_cast<size_t>(d)];
+  idx_to[static_cast<size_t>(d)] = ii[static_cast<size_t>(d)];
+  return sym_expand(self, self_to).gather(d, sym_expand(indices, idx_to));
+}
+
+}  // namespace kiln
