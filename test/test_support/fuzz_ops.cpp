@@ -218,15 +218,6 @@ void add_pointwise_ops(std::vector<OpSpec>& t) {
   add_like("add", kiln::add, kiln::add);
   add_like("sub", kiln::sub, kiln::sub);
   KILN_FUZZ_BIN(mul, 0, Pref::Any, true);
-  t.push_back({"div", 2, 0, g_binary(Pref::Any, true, [](GenCtx& c, Node& n) {
-                 if (c.rng.chance(0.4)) n.attrs.set("rounding_mode", c.rng.chance(0.5) ? "floor" : "trunc");
-               }),
-               [](const std::vector<Tensor>& in, const Attrs& a) {
-                 std::optional<std::string_view> m;
-                 if (a.has("rounding_mode")) m = a.raw("rounding_mode");
-                 return in.size() > 1 ? kiln::div(in[0], in[1], m) : kiln::div(in[0], a.scalar("other"), m);
-               },
-               torch_fn("torch.div")});
   // Integer division by zero raises in PyTorch and is undefined here: integer divisors are
   // scalars (never 0).
   auto int_safe = [](GenCtx& c, Node& n) {
@@ -239,6 +230,20 @@ void add_pointwise_ops(std::vector<OpSpec>& t) {
     if (n.attrs.has("other") && (n.attrs.raw("other") == "0" || n.attrs.raw("other") == "False"))
       n.attrs.kv = {{"other", "2"}};
   };
+  t.push_back({"div", 2, 0, g_binary(Pref::Any, true, [int_safe](GenCtx& c, Node& n) {
+                 if (c.rng.chance(0.4)) n.attrs.set("rounding_mode", c.rng.chance(0.5) ? "floor" : "trunc");
+                 if (n.attrs.has("rounding_mode")) {  // integer division: a nonzero scalar divisor
+                   const std::string mode = n.attrs.raw("rounding_mode");
+                   int_safe(c, n);
+                   n.attrs.set("rounding_mode", mode);
+                 }
+               }),
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 std::optional<std::string_view> m;
+                 if (a.has("rounding_mode")) m = a.raw("rounding_mode");
+                 return in.size() > 1 ? kiln::div(in[0], in[1], m) : kiln::div(in[0], a.scalar("other"), m);
+               },
+               torch_fn("torch.div")});
   for (const char* name : {"remainder", "fmod", "floor_divide"}) {
     using B = Tensor (*)(const Tensor&, const Tensor&);
     using S = Tensor (*)(const Tensor&, const Scalar&);
