@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <array>
+#include <limits>
 
 namespace kiln {
 
@@ -36,6 +37,38 @@ constexpr std::array<std::string_view, kNumScalarTypes> kShortNames = {
 std::string_view dtype_name(ScalarType t) { return kNames.at(static_cast<size_t>(t)); }
 std::string_view c10_type_name(ScalarType t) { return kC10Names.at(static_cast<size_t>(t)); }
 std::string_view dtype_short_name(ScalarType t) { return kShortNames.at(static_cast<size_t>(t)); }
+
+double finfo_eps(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half: return 0.0009765625;   // 2^-10
+    case ScalarType::BFloat16: return 0.0078125;  // 2^-7
+    case ScalarType::Float: return std::numeric_limits<float>::epsilon();
+    case ScalarType::Double: return std::numeric_limits<double>::epsilon();
+    case ScalarType::Bool:
+    case ScalarType::UInt8:
+    case ScalarType::Int8:
+    case ScalarType::Int16:
+    case ScalarType::Int32:
+    case ScalarType::Int64: return 0.0;
+  }
+  return 0.0;
+}
+
+double finfo_max(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half: return 65504.0;
+    case ScalarType::BFloat16: return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+    case ScalarType::Float: return std::numeric_limits<float>::max();
+    case ScalarType::Double: return std::numeric_limits<double>::max();
+    case ScalarType::Bool:
+    case ScalarType::UInt8:
+    case ScalarType::Int8:
+    case ScalarType::Int16:
+    case ScalarType::Int32:
+    case ScalarType::Int64: return 0.0;
+  }
+  return 0.0;
+}
 
 std::optional<ScalarType> dtype_from_short_name(std::string_view s) {
   for (size_t i = 0; i < kShortNames.size(); ++i)

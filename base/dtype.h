@@ -56,6 +56,10 @@ std::string_view dtype_short_name(ScalarType t);
 std::optional<ScalarType> dtype_from_short_name(std::string_view s);
 // "Float", "Long", ... (c10's names, as PyTorch's error messages and libtorch print them).
 std::string_view c10_type_name(ScalarType t);
+// torch.finfo(t).eps and .max (f16: 2^-10 and 65504, bf16: 2^-7 and 3.39e38); 0 for
+// non-floating dtypes.
+double finfo_eps(ScalarType t);
+double finfo_max(ScalarType t);
 
 constexpr bool is_floating_point(ScalarType t) {
   return t == ScalarType::Half || t == ScalarType::BFloat16 || t == ScalarType::Float ||

@@ -40,23 +40,6 @@ ScalarType compute_dtype_of(ScalarType t) {
   return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
 }
 
-// torch.finfo(dtype).eps; 0 for non-floating dtypes (which the op then rejects).
-double finfo_eps(ScalarType t) {
-  switch (t) {
-    case ScalarType::Half: return 0.0009765625;      // 2^-10
-    case ScalarType::BFloat16: return 0.0078125;     // 2^-7
-    case ScalarType::Float: return std::numeric_limits<float>::epsilon();
-    case ScalarType::Double: return std::numeric_limits<double>::epsilon();
-    case ScalarType::Bool:
-    case ScalarType::UInt8:
-    case ScalarType::Int8:
-    case ScalarType::Int16:
-    case ScalarType::Int32:
-    case ScalarType::Int64: return 0.0;
-  }
-  return 0.0;
-}
-
 }  // namespace
 
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {

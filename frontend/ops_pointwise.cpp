@@ -468,16 +468,6 @@ Tensor addc_impl(OpKind kind, std::string_view op, const Tensor& self, const Ten
   return dispatch1(kind, {ops[0], ops[1], ops[2]}, {value});
 }
 
-// torch.finfo(t).max (f16: 65504, bf16: 3.3895e38).
-double finfo_max(ScalarType t) {
-  switch (t) {
-    case ScalarType::Half: return 65504.0;
-    case ScalarType::BFloat16: return 3.3895313892515355e38;
-    case ScalarType::Float: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
-  }
-}
-
 }  // namespace
 
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) { return lerp_impl(self, end, weight); }

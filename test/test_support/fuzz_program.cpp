@@ -9,6 +9,8 @@
 //   output %1
 #include "test_support/fuzz_program.h"
 
+#include "test_support/number_text.h"
+
 #include "test_support/make.h"
 
 #include <cmath>
@@ -90,13 +92,7 @@ ScalarType dtype_parse(std::string_view s) {
   throw std::runtime_error("fuzz: unknown dtype " + std::string(s));
 }
 std::string fmt_double(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
+  std::string s = test::shortest_double(v);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
 }

@@ -6,6 +6,7 @@
 #include "runtime/interpreter.h"
 #include "test_support/files.h"
 #include "test_support/make.h"
+#include "test_support/number_text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -18,17 +19,6 @@
 namespace kiln::opdb {
 
 namespace {
-
-std::string fmt_double(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
 
 std::string ints_text(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -165,7 +155,10 @@ std::vector<Sample> float_samples() {
 std::string py_tensor(const Tensor& t) {
   std::vector<double> v = t.to(kDouble).to_vector<double>();
   std::string s = "torch.tensor([";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt_double(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string x = test::shortest_double(v[i]);  // nan / inf / -inf as Python floats
+    s += (i ? ", " : "") + (std::isfinite(v[i]) ? x : "float('" + x + "')");
+  }
   return s + "], dtype=torch." + std::string(dtype_name(t.dtype())) + ").reshape(" + ints_text(t.sizes().vec()) + ")";
 }
 
@@ -178,7 +171,7 @@ ScalarType dtype_parse(const std::string& s) {
 
 std::string values_line(const Tensor& t) {
   std::string s = dtype_text(t.dtype()) + " " + ints_text(t.sizes().vec()) + " :";
-  for (double v : t.to(kDouble).to_vector<double>()) s += " " + fmt_double(v);
+  for (double v : t.to(kDouble).to_vector<double>()) s += " " + test::shortest_double(v);
   return s;
 }
 
@@ -214,10 +207,15 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
   switch (m) {
     case Mode::Eager: return e.fn(in);
     case Mode::Traced: {
-      TracedProgram p = trace(e.fn, in);
-      ir::verify(*p.graph);
+      TracedProgram p = trace(e.fn, in);  // may raise kiln::Error for a bad input, as eager does
       const std::string text = ir::print_graph(*p.graph);
-      std::unique_ptr<ir::Graph> parsed = ir::parse_graph(text);
+      std::unique_ptr<ir::Graph> parsed;
+      try {  // a traced graph that does not verify or parse is a kiln bug, never an expected error
+        ir::verify(*p.graph);
+        parsed = ir::parse_graph(text);
+      } catch (const Error& err) {
+        throw std::logic_error(std::string("opdb: the traced graph does not verify or parse: ") + err.what() + "\n" + text);
+      }
       if (ir::print_graph(*parsed) != text) throw std::logic_error("opdb: the traced graph does not round-trip:\n" + text);
       std::vector<Tensor> args = in;
       args.insert(args.end(), p.lifted.begin(), p.lifted.end());
@@ -257,7 +255,7 @@ std::string compare(const Tensor& want, const Tensor& got, const Tolerance& tol,
     const bool ok = both_nan || (exact ? w[i] == g[i]
                                        : (w[i] == g[i] || std::abs(w[i] - g[i]) <= tol.atol + tol.rtol * std::abs(w[i])));
     if (!ok)
-      return "element " + std::to_string(i) + " is " + fmt_double(g[i]) + ", expected " + fmt_double(w[i]) + "\n  got:  " +
+      return "element " + std::to_string(i) + " is " + test::shortest_double(g[i]) + ", expected " + test::shortest_double(w[i]) + "\n  got:  " +
              values_line(got) + "\n  want: " + values_line(want);
   }
   return "";
