@@ -280,6 +280,7 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Factory: return "factory";
     case OpFamily::Random: return "random";
     case OpFamily::Matmul: return "matmul";
+    case OpFamily::Conv: return "conv";
     case OpFamily::Decomposable: return "decomposable";
     case OpFamily::Custom: return "custom";
   }

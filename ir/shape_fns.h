@@ -17,5 +17,9 @@ std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& in
 
 // Checks an attribute list against the op's schema (count and types); throws kiln::Error.
 void check_attrs(OpKind op, const AttrList& attrs);
+// One spatial output size of a convolution (transposed: of its adjoint), PyTorch's formula
+// (ir/shape_fns_conv.cpp); the frontend decides "too small" on it with a guard.
+Expr conv_output_size(const Expr& in, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
+                      bool transposed, int64_t output_padding);
 
 }  // namespace kiln::ir

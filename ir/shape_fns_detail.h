@@ -32,6 +32,8 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_factory(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_random(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_matmul(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs);  // shape_fns_conv.cpp
+
 TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs);
 
 // "[2, s0]".

@@ -91,6 +91,7 @@ class GroupWalk {
       case OpFamily::Index:
       case OpFamily::Random:
       case OpFamily::Matmul:
+    case OpFamily::Conv:
       case OpFamily::Decomposable:
       case OpFamily::Custom: break;
     }
@@ -305,6 +306,7 @@ ir::Fusion Fuser::run() {
     grp.lowering = !lowering.empty()                       ? lowering
                    : grp.kind == GroupKind::Fallback       ? "interpreter"
                    : n->info().family == OpFamily::Matmul ? "blas"
+                   : n->info().family == OpFamily::Conv   ? "onednn"
                                                            : "custom op";
     for (const Value* in : n->inputs()) {
       if (grp.kind == GroupKind::Extern) {

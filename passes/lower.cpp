@@ -387,6 +387,7 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
+    case OpFamily::Conv:
     case OpFamily::Decomposable:
     case OpFamily::Custom: break;
   }

@@ -25,6 +25,7 @@ bool is_inlinable(const ir::Node* n) {
     case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
+    case OpFamily::Conv:
     case OpFamily::Decomposable:  // decomposed before lowering, or an extern lowering
     case OpFamily::Custom:
       return false;

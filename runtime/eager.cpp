@@ -5,6 +5,7 @@
 #include "frontend/dispatch.h"
 #include "base/tensor_impl.h"
 #include "frontend/views.h"
+#include "ir/shape_fns.h"
 #include "runtime/backend.h"
 #include "runtime/driver.h"
 #include "runtime/interp_kernels.h"
@@ -122,6 +123,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Factory:
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
+    case ir::OpFamily::Conv:
     case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: return false;
   }
@@ -200,6 +202,18 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
         return {r};
       }
     }
+  }
+  if (ir::op_info(op).family == ir::OpFamily::Conv) {
+    std::vector<ir::TensorType> types;
+    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+    const std::vector<int64_t> out = ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes);
+    const ScalarType dt = inputs[0].dtype();
+    Tensor r = Tensor(make_intrusive<TensorImpl>(
+        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel("convolution", out)) * element_size(dt), Device()),
+        dt, out, contiguous_strides(out), 0));
+    extern_conv(inputs, attrs, r);
+    c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+    return {r};
   }
   if (!runs_compiled(op, inputs)) {
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);

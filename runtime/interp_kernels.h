@@ -30,5 +30,6 @@ Tensor index(ir::IndexOp op, const std::vector<Tensor>& inputs, const ir::AttrLi
 Tensor factory(ir::FactoryOp op, const ir::AttrList& attrs);
 Tensor random(ir::RandomOp op, const ir::AttrList& attrs);
 Tensor matmul(ir::MatmulOp op, const Tensor& a, const Tensor& b);
+Tensor conv(ir::ConvOp op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 
 }  // namespace kiln::rt::interp

@@ -217,6 +217,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           extern_fns_[si](ins, attrs, outs);
           break;
         }
+        if (st.kind == StepKind::Extern && ir::op_info(st.op).family == ir::OpFamily::Conv) {
+          extern_conv(ins, attrs, ensure(st.buffers.back()));
+          break;
+        }
         if (ir::op_info(st.op).family == ir::OpFamily::Random) {
           // A random op draws fresh values on every call, from the default generator, exactly
           // as the eager op would at this point of the program (a traced (seed, offset) would

@@ -70,5 +70,8 @@ class Program {
 // Runs mm/bmm through the BLAS library when the dtype and layout allow (f32/f64, unit stride
 // in one of the last two dims); returns false when it cannot (the caller falls back).
 bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& out);
+// The convolution prim into `out` (runtime/extern_conv.cpp): oneDNN for f32, f16 and bf16
+// (computed in f32), im2col + dgemm for f64. ins: input, weight and the optional bias.
+void extern_conv(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 
 }  // namespace kiln::rt

@@ -88,6 +88,10 @@ Sample sample_for(const ir::OpInfo& info) {
     case ir::OpFamily::Matmul:
       if (info.kind == OpKind::mm) return {{f32({2, 3}), f32({3, 4})}, {}};
       return {{f32({2, 2, 3}), f32({2, 3, 4})}, {}};
+    case ir::OpFamily::Conv:  // [1, 2, 5] * [3, 2, 2] with a bias, stride 2, padding 1
+      return {{f32({1, 2, 5}), f32({3, 2, 2}), f32({3})},
+              {std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{1}, false, std::vector<int64_t>{0},
+               int64_t{1}}};
     case ir::OpFamily::Decomposable:
       switch (ir::as_decomposable(info.kind)) {
         case ir::DecomposableOp::softmax:
@@ -160,6 +164,7 @@ TEST(Registry, FamilyEnumsIndexTheirOps) {
   EXPECT_EQ(ir::as_binary(OpKind::bitwise_right_shift), ir::BinaryOp::bitwise_right_shift);
   EXPECT_EQ(ir::as_view(OpKind::as_strided), ir::ViewOp::as_strided);
   EXPECT_EQ(ir::as_matmul(OpKind::bmm), ir::MatmulOp::bmm);
+  EXPECT_EQ(ir::as_conv(OpKind::convolution), ir::ConvOp::convolution);
   EXPECT_EQ(ir::op_info(OpKind::div).schema.attr_args.at(0).type, ir::ArgType::OptStr);
   EXPECT_TRUE(ir::op_info(OpKind::cat).schema.variadic());
   EXPECT_EQ(ir::as_decomposable(OpKind::matmul), ir::DecomposableOp::matmul);

@@ -87,6 +87,7 @@ const std::vector<OpEntry>& database() {
     add_reduce(d);
     add_shape(d);
     add_nn(d);
+    add_conv(d);
     std::set<std::string> names;
     for (const OpEntry& e : d)
       if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);

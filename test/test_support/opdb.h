@@ -81,6 +81,7 @@ void add_pointwise(std::vector<OpEntry>& db);
 void add_reduce(std::vector<OpEntry>& db);
 void add_shape(std::vector<OpEntry>& db);
 void add_nn(std::vector<OpEntry>& db);
+void add_conv(std::vector<OpEntry>& db);  // convolutions and pooling
 
 // ---- running an entry ---------------------------------------------------------------------------
 

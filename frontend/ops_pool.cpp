@@ -1,0 +1,272 @@
+// kiln/frontend/ops_pool.cpp — the pooling ops of frontend/ops_pool.h, recorded as prims.
+//
+// Window pooling pads the input (left: padding; right: padding + stride - 1, enough for the
+// last window in ceil mode), takes one strided slice per kernel offset and stacks them on a
+// new last dim: [..., *out, K]. max pooling reduces it with amax (and argmax for indices,
+// mapped back to flat input positions with iota arithmetic); average pooling sums it and
+// divides by each window's element count, itself a window sum over a 1-D mask per dim
+// (separable, so the counts of a window are a product). Fused, the pad, the slices, the
+// stack and the reduction become one kernel. Sizes are expressions throughout, so a pooling
+// traced under Dynamic::True stays dynamic.
+//
+// Adaptive average pooling multiplies each pooled dim by a pooling matrix P [out, in] whose
+// row i holds 1 / (end_i - start_i) over PyTorch's window [floor(i * in / out),
+// ceil((i + 1) * in / out)), built from iota; the products run on BLAS (in f32 for f16/bf16).
+#include "frontend/ops_pool.h"
+
+#include "base/error.h"
+#include "frontend/dispatch.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/symbolic.h"
+#include "ir/shape_env.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+using ir::Expr;
+
+std::vector<int64_t> per_dim(std::string_view op, std::string_view what, IntArrayRef v, size_t n) {
+  if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+  if (v.size() != n) fail(op, "{} must either be a single int, or a tuple of {} ints, got {}", what, n, shape_str(v));
+  return v.vec();
+}
+
+// [C, *pooled] or [N, C, *pooled], with the channel and pooled dims non-empty.
+void check_pool_rank(std::string_view op, const Tensor& self, size_t n) {
+  const int64_t r = self.dim(), want = static_cast<int64_t>(n) + 2;
+  if (r != want && r != want - 1)
+    fail(op, "Expected {}D or {}D input tensor, but got input of size {}", want - 1, want, shape_str(self.sizes()));
+  for (int64_t d = r - static_cast<int64_t>(n) - 1; d < r; ++d)
+    if (ir::sym_eq(sym_size(self, d), Expr(0)))
+      fail(op, "Expected input's non-batch dimensions to have positive length, but input has a shape of {}",
+           shape_str(self.sizes()));
+}
+
+// Window geometry of one pooling over the last n dims.
+struct Pool {
+  size_t n;
+  std::vector<int64_t> k, s, p, d;
+  std::vector<Expr> in, out;
+  int64_t first;  // index of the first pooled dim
+};
+
+Pool geometry(std::string_view op, const Tensor& self, size_t n, IntArrayRef kernel_size, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, bool dilation_counts_in_pad_limit) {
+  check_pool_rank(op, self, n);
+  Pool g{n, per_dim(op, "kernel_size", kernel_size, n), {}, per_dim(op, "padding", padding, n),
+         per_dim(op, "dilation", dilation, n), {}, {}, self.dim() - static_cast<int64_t>(n)};
+  g.s = stride.empty() ? g.k : per_dim(op, "stride", stride, n);
+  for (size_t i = 0; i < n; ++i) {
+    if (g.k[i] <= 0) fail(op, "kernel_size must be greater than zero, but got {}", shape_str(g.k));
+    if (g.s[i] <= 0) fail(op, "stride must be greater than zero, but got {}", shape_str(g.s));
+    if (g.d[i] <= 0) fail(op, "dilation must be greater than zero, but got {}", shape_str(g.d));
+    const int64_t eff = g.d[i] * (g.k[i] - 1) + 1;
+    if (g.p[i] < 0 || g.p[i] > (dilation_counts_in_pad_limit ? eff : g.k[i]) / 2)
+      fail(op, "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+           g.p[i], g.k[i], g.d[i]);
+  }
+  std::vector<std::string> ins, outs;
+  bool too_small = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Expr L = sym_size(self, g.first + static_cast<int64_t>(i));
+    const int64_t eff = g.d[i] * (g.k[i] - 1) + 1;
+    Expr o = floordiv(L + Expr(2 * g.p[i] - eff + (ceil_mode ? g.s[i] - 1 : 0)), Expr(g.s[i])) + Expr(1);
+    // ceil mode: the last window must start inside the input or its left padding.
+    if (ceil_mode) o = ir::min(o, floordiv(L + Expr(g.p[i] - 1), Expr(g.s[i])) + Expr(1));
+    too_small = too_small || ir::sym_lt(o, Expr(1));
+    g.in.push_back(L);
+    g.out.push_back(o);
+    ins.push_back(L.str());
+    outs.push_back(o.str());
+  }
+  if (too_small)
+    fail(op, "Given input size: ({}). Calculated output size: ({}). Output size is too small", fmt::join(ins, "x"),
+         fmt::join(outs, "x"));
+  return g;
+}
+
+// The input padded for windowing: `value` on the left (padding) and right (padding + stride - 1).
+Tensor pad_for_windows(const Tensor& x, const Pool& g, const Scalar& value) {
+  std::vector<int64_t> pads;
+  for (size_t i = g.n; i-- > 0;) {
+    pads.push_back(g.p[i]);
+    pads.push_back(g.p[i] + g.s[i] - 1);
+  }
+  return constant_pad_nd(x, pads, value);
+}
+
+// [..., *out, K]: the windows of the padded input, kernel offsets in row-major order.
+Tensor windows(const Tensor& xp, const Pool& g) {
+  int64_t K = 1;
+  for (int64_t k : g.k) K *= k;
+  std::vector<Tensor> taps;
+  for (int64_t flat = 0; flat < K; ++flat) {
+    Tensor t = xp;
+    int64_t rest = flat;
+    for (size_t i = g.n; i-- > 0;) {
+      const int64_t ki = rest % g.k[i];
+      rest /= g.k[i];
+      const Expr start(ki * g.d[i]);
+      t = dispatch1(ir::OpKind::slice, {t},
+                    {g.first + static_cast<int64_t>(i), start, start + (g.out[i] - Expr(1)) * Expr(g.s[i]) + Expr(1),
+                     Expr(g.s[i])});
+    }
+    taps.push_back(t);
+  }
+  return stack(taps, -1);
+}
+
+// `v` [len] shaped to broadcast along pooled dim i of a rank-`rank` tensor.
+Tensor along(const Tensor& v, const Pool& g, size_t i, int64_t rank) {
+  std::vector<int64_t> shape(static_cast<size_t>(rank - g.first), 1);
+  shape[i] = -1;
+  return v.reshape(shape);
+}
+
+int64_t lowest_int(ScalarType t) {
+  switch (t) {
+    case kByte: return 0;
+    case kChar: return std::numeric_limits<int8_t>::min();
+    case kShort: return std::numeric_limits<int16_t>::min();
+    case kInt: return std::numeric_limits<int32_t>::min();
+    default: return std::numeric_limits<int64_t>::min();
+  }
+}
+
+Tensor size_tensor(const Expr& e, Device device) {
+  if (auto c = e.maybe_const()) return scalar_tensor(Scalar(*c), TensorOptions(kLong).device(device));
+  return sym_scalar_tensor(e, kLong, device);
+}
+
+std::tuple<Tensor, Tensor> max_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef kernel_size,
+                                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                         bool want_indices) {
+  if (self.dtype() == kBool) fail(op, "\"max_pool\" not implemented for 'Bool'");
+  const Pool g = geometry(op, self, n, kernel_size, stride, padding, dilation, ceil_mode, true);
+  // Padding never wins: -inf, or the integer dtype's lowest value.
+  const Scalar lowest = is_floating_point(self.dtype()) ? Scalar(-std::numeric_limits<double>::infinity())
+                                                        : Scalar(int64_t{lowest_int(self.dtype())});
+  const Tensor w = windows(pad_for_windows(self, g, lowest), g);
+  Tensor values = w.amax({-1});
+  if (!want_indices) return {values, Tensor()};
+  // Flat input position of each window's first maximum: sum_i pos_i * (product of the later
+  // input sizes), pos_i = out_i * stride - padding + k_i * dilation.
+  const Tensor k = w.argmax(-1);
+  const Device dev = self.device();
+  Tensor flat;
+  int64_t k_after = 1;
+  Expr plane_after(1);
+  for (size_t i = g.n; i-- > 0;) {
+    const Tensor ki = remainder(div(k, Scalar(k_after), "floor"), Scalar(g.k[i]));
+    const Tensor oi = along(sym_iota(g.out[i], kLong, dev), g, i, values.dim());
+    const Tensor pos = oi * g.s[i] - g.p[i] + ki * g.d[i];
+    const std::optional<int64_t> scale = plane_after.maybe_const();
+    const Tensor term = scale ? pos * *scale : pos * size_tensor(plane_after, dev);
+    flat = flat.defined() ? flat + term : term;
+    k_after *= g.k[i];
+    plane_after = plane_after * g.in[i];
+  }
+  return {values, flat};
+}
+
+Tensor avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                     IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                     std::optional<int64_t> divisor_override) {
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"{}\" not implemented for '{}'", op, c10_type_name(self.dtype()));
+  if (divisor_override && *divisor_override == 0) fail(op, "divisor must be not zero");
+  const Pool g = geometry(op, self, n, kernel_size, stride, padding, IntArrayRef(int64_t{1}), ceil_mode, false);
+  const ScalarType acc = (self.dtype() == kHalf || self.dtype() == kBFloat16) ? kFloat : self.dtype();
+  const Tensor sum = windows(pad_for_windows(self.to(acc), g, Scalar(0.0)), g).sum({-1});
+  Tensor divisor;
+  if (divisor_override) {
+    divisor = scalar_tensor(Scalar(*divisor_override), TensorOptions(acc).device(self.device()));
+  } else {
+    // Elements counted per window, one dim at a time: the window sums of a 1-D mask that is
+    // 1 over the input (and over its padding when count_include_pad), 0 past the padded end.
+    for (size_t i = 0; i < g.n; ++i) {
+      Pool g1{1, {g.k[i]}, {g.s[i]}, {g.p[i]}, {1}, {g.in[i]}, {g.out[i]}, 0};
+      const Tensor ones = sym_full({g.in[i]}, Scalar(1.0), acc, self.device());
+      const Tensor mask = constant_pad_nd(constant_pad_nd(ones, {g.p[i], g.p[i]}, Scalar(count_include_pad ? 1.0 : 0.0)),
+                                          {0, g.s[i] - 1}, Scalar(0.0));
+      const Tensor c = along(windows(mask, g1).sum({-1}), g, i, sum.dim());
+      divisor = divisor.defined() ? divisor * c : c;
+    }
+  }
+  return (sum / divisor).to(self.dtype());
+}
+
+// x contracted along pooled dim i with P [out, in]: the dim moved last, matmul(x, P^T), moved back.
+Tensor adaptive_avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef output_size) {
+  check_pool_rank(op, self, n);
+  if (output_size.size() != n) fail(op, "output_size must be {}, got {}", n, shape_str(output_size));
+  for (int64_t o : output_size)
+    if (o < 0) fail(op, "elements of output_size must be greater than or equal to 0 but received {}", shape_str(output_size));
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"adaptive_avg_pool{}d\" not implemented for '{}'", n, c10_type_name(self.dtype()));
+  const ScalarType acc = (self.dtype() == kHalf || self.dtype() == kBFloat16) ? kFloat : self.dtype();
+  const Device dev = self.device();
+  Tensor x = self.to(acc);
+  const int64_t first = self.dim() - static_cast<int64_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t dim = first + static_cast<int64_t>(i);
+    const Expr L = sym_size(self, dim);
+    const int64_t O = output_size[i];
+    const Tensor len = size_tensor(L, dev);
+    const Tensor oi = arange(O, TensorOptions(kLong).device(dev)).unsqueeze(1);  // [O, 1]
+    const Tensor j = sym_iota(L, kLong, dev).unsqueeze(0);                      // [1, L]
+    const Tensor start = div(oi * len, Scalar(O), "floor");
+    const Tensor end = div((oi + 1) * len + (O - 1), Scalar(O), "floor");
+    const Tensor inside = logical_and(ge(j, start), lt(j, end));
+    const Tensor P = where(inside, Scalar(1.0), Scalar(0.0)).to(acc) / (end - start).to(acc);  // [O, L]
+    x = matmul(x.transpose(dim, -1), P.t()).transpose(dim, -1);
+  }
+  return x.to(self.dtype());
+}
+
+}  // namespace
+
+#define KILN_POOL_ND(n)                                                                                                \
+  Tensor max_pool##n##d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,          \
+                        IntArrayRef dilation, bool ceil_mode) {                                                        \
+    return std::get<0>(                                                                                                \
+        max_pool_impl("max_pool" #n "d", n, self, kernel_size, stride, padding, dilation, ceil_mode, false));          \
+  }                                                                                                                    \
+  std::tuple<Tensor, Tensor> max_pool##n##d_with_indices(const Tensor& self, IntArrayRef kernel_size,                 \
+                                                         IntArrayRef stride, IntArrayRef padding,                     \
+                                                         IntArrayRef dilation, bool ceil_mode) {                      \
+    return max_pool_impl("max_pool" #n "d_with_indices", n, self, kernel_size, stride, padding, dilation, ceil_mode,   \
+                         true);                                                                                        \
+  }                                                                                                                    \
+  Tensor adaptive_avg_pool##n##d(const Tensor& self, IntArrayRef output_size) {                                       \
+    return adaptive_avg_pool_impl("adaptive_avg_pool" #n "d", n, self, output_size);                                   \
+  }
+KILN_POOL_ND(1)
+KILN_POOL_ND(2)
+KILN_POOL_ND(3)
+#undef KILN_POOL_ND
+
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  return avg_pool_impl("avg_pool1d", 1, self, kernel_size, stride, padding, ceil_mode, count_include_pad, std::nullopt);
+}
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return avg_pool_impl("avg_pool2d", 2, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override);
+}
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return avg_pool_impl("avg_pool3d", 3, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override);
+}
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// kiln/frontend/ops_pool.h — pooling: max_pool1d/2d/3d (with indices), avg_pool1d/2d/3d and
+// adaptive_avg_pool1d/2d/3d.
+//
+// Names, argument order, defaults and semantics follow libtorch (at::max_pool2d,
+// at::max_pool2d_with_indices, at::avg_pool2d, at::adaptive_avg_pool2d): the pooled dims are
+// the last 1, 2 or 3 of an input with or without a batch dim; an empty stride means the
+// kernel size; one-entry lists apply to every pooled dim; ceil_mode lets the last window
+// start past the end as long as it starts inside the input or its left padding. Indices are
+// flat positions within each input plane, as PyTorch returns them.
+//
+// They record prims (frontend/ops_pool.cpp says how): the windows are strided slices of the
+// padded input stacked on a new last dim and reduced, which the CPU backend fuses into one
+// generated kernel per pooling; adaptive average pooling is a product with a pooling matrix
+// per dim. docs/decisions.md explains why pooling has no node of its own yet.
+#pragma once
+
+#include "frontend/tensor.h"
+
+#include <optional>
+#include <tuple>
+
+namespace kiln {
+
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor max_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+// (values, int64 indices into each flattened input plane).
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                                                   IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                                                   bool ceil_mode = false);
+
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true);
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size);
+
+}  // namespace kiln

@@ -1,0 +1,154 @@
+// kiln/test/test_support/opdb_conv.cpp — op database entries: convolutions and pooling.
+//
+// Inputs are sine waves (values in [-1, 1] without ties, so a max pool's index is unique)
+// over batched and unbatched, strided, zero-batch, f64, f16 and bf16 samples; the error rows
+// are arguments PyTorch rejects (wrong channel counts, mixed dtypes, windows larger than the
+// padded input). PyTorch's CPU also convolves integer tensors; kiln rejects them (a known
+// difference, docs/decisions.md), so no integer convolution sample is here.
+#include "test_support/opdb.h"
+
+#include <string>
+
+namespace kiln::opdb {
+
+namespace {
+
+// sin(phase + 0.37 i) in `shape`, computed in f64 and cast.
+Tensor wave(std::vector<int64_t> shape, ScalarType dtype = kFloat, double phase = 0.0) {
+  return seq(std::move(shape), kDouble, phase, 0.37).sin().to(dtype);
+}
+
+std::vector<Tensor> pair(const std::tuple<Tensor, Tensor>& t) { return {std::get<0>(t), std::get<1>(t)}; }
+
+}  // namespace
+
+void add_conv(std::vector<OpEntry>& db) {
+  const std::string F = "torch.nn.functional.";
+  auto conv = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    db.push_back({std::move(name), "conv", std::move(f), F + torch, std::move(samples)});
+  };
+
+  // ---- conv2d ----
+  conv("conv2d", "conv2d(a0, a1, a2)", one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2]); }),
+       {{wave({2, 3, 5, 6}), wave({4, 3, 3, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+        {wave({2, 3, 6, 5}).transpose(2, 3), wave({4, 3, 3, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+        {wave({3, 5, 6}), wave({4, 3, 3, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},  // unbatched
+        {wave({0, 3, 5, 6}), wave({4, 3, 3, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+        {wave({2, 3, 5, 6}, kDouble), wave({4, 3, 3, 3}, kDouble, 1.0), wave({4}, kDouble, 2.0)},
+        {wave({2, 3, 5, 6}, kHalf), wave({4, 3, 3, 3}, kHalf, 1.0), wave({4}, kHalf, 2.0)},
+        {wave({2, 3, 5, 6}, kBFloat16), wave({4, 3, 3, 3}, kBFloat16, 1.0), wave({4}, kBFloat16, 2.0)},
+        {wave({2, 2, 5, 6}), wave({4, 3, 3, 3}), wave({4})},                 // channels differ: raises
+        {wave({2, 3, 2, 6}), wave({4, 3, 3, 3}), wave({4})},                 // output too small: raises
+        {wave({2, 3, 5, 6}), wave({4, 3, 3, 3}, kDouble), wave({4})}});      // dtypes differ: raises
+  conv("conv2d:stride_pad_dilation_groups", "conv2d(a0, a1, a2, stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2)",
+       one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], {2, 1}, {1, 2}, {2, 1}, 2); }),
+       {{wave({2, 4, 7, 6}), wave({6, 2, 3, 2}, kFloat, 1.0), wave({6}, kFloat, 2.0)},
+        {wave({1, 4, 7, 6}, kDouble), wave({6, 2, 3, 2}, kDouble, 1.0), wave({6}, kDouble, 2.0)},
+        {wave({2, 3, 7, 6}), wave({6, 2, 3, 2}), wave({6})}});  // 3 channels, 2 groups: raises
+  conv("conv2d:depthwise_nobias", "conv2d(a0, a1, None, 1, 1, 1, 3)",
+       one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], std::nullopt, 1, 1, 1, 3); }),
+       {{wave({2, 3, 6, 6}), wave({3, 1, 3, 3}, kFloat, 1.0)}});
+  conv("conv2d:same", "conv2d(a0, a1, a2, padding='same', dilation=(1, 2))",
+       one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], 1, "same", {1, 2}); }),
+       {{wave({2, 3, 5, 6}), wave({2, 3, 2, 4}, kFloat, 1.0), wave({2}, kFloat, 2.0)},
+        {wave({3, 5, 6}), wave({2, 3, 3, 3}, kFloat, 1.0), wave({2}, kFloat, 2.0)}});
+  conv("conv2d:valid", "conv2d(a0, a1, a2, stride=2, padding='valid')",
+       one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], 2, "valid"); }),
+       {{wave({2, 3, 5, 6}), wave({2, 3, 2, 2}, kFloat, 1.0), wave({2}, kFloat, 2.0)}});
+  conv("conv1d", "conv1d(a0, a1, a2, stride=2, padding=1)",
+       one([](const std::vector<Tensor>& in) { return conv1d(in[0], in[1], in[2], 2, 1); }),
+       {{wave({2, 3, 9}), wave({4, 3, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+        {wave({3, 9}, kDouble), wave({4, 3, 3}, kDouble, 1.0), wave({4}, kDouble, 2.0)},
+        {wave({2, 3, 9, 1}), wave({4, 3, 3}), wave({4})}});  // 4-D input: raises
+  conv("conv3d", "conv3d(a0, a1, a2, padding=(0, 1, 1), dilation=(1, 1, 2))",
+       one([](const std::vector<Tensor>& in) { return conv3d(in[0], in[1], in[2], 1, {0, 1, 1}, {1, 1, 2}); }),
+       {{wave({2, 2, 3, 4, 5}), wave({3, 2, 2, 3, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+        {wave({1, 2, 3, 4, 5}, kDouble), wave({3, 2, 2, 3, 2}, kDouble, 1.0), wave({3}, kDouble, 2.0)}});
+
+  // ---- transposed ----
+  conv("conv_transpose2d", "conv_transpose2d(a0, a1, a2, stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2))",
+       one([](const std::vector<Tensor>& in) { return conv_transpose2d(in[0], in[1], in[2], 2, 1, 1, 2, {1, 2}); }),
+       {{wave({2, 4, 3, 4}), wave({4, 3, 3, 2}, kFloat, 1.0), wave({6}, kFloat, 2.0)},
+        {wave({4, 3, 4}), wave({4, 3, 3, 2}, kFloat, 1.0), wave({6}, kFloat, 2.0)},
+        {wave({2, 4, 3, 4}, kDouble), wave({4, 3, 3, 2}, kDouble, 1.0), wave({6}, kDouble, 2.0)},
+        {wave({2, 4, 3, 4}, kHalf), wave({4, 3, 3, 2}, kHalf, 1.0), wave({6}, kHalf, 2.0)},
+        {wave({2, 3, 3, 4}), wave({4, 3, 3, 2}), wave({6})}});  // channels differ: raises
+  // output_padding beyond padding: the last output row and column get the bias alone.
+  conv("conv_transpose2d:output_padding", "conv_transpose2d(a0, a1, a2, stride=3, output_padding=2)",
+       one([](const std::vector<Tensor>& in) { return conv_transpose2d(in[0], in[1], in[2], 3, 0, 2); }),
+       {{wave({1, 2, 3, 3}), wave({2, 3, 2, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+        {wave({1, 2, 3, 3}, kDouble), wave({2, 3, 2, 2}, kDouble, 1.0), wave({3}, kDouble, 2.0)},
+        {wave({1, 2, 3, 3}), wave({2, 3, 2, 2}), wave({3})}});
+  conv("conv_transpose1d", "conv_transpose1d(a0, a1, a2, stride=2)",
+       one([](const std::vector<Tensor>& in) { return conv_transpose1d(in[0], in[1], in[2], 2); }),
+       {{wave({2, 3, 5}), wave({3, 2, 3}, kFloat, 1.0), wave({2}, kFloat, 2.0)}});
+  conv("conv_transpose3d", "conv_transpose3d(a0, a1, None, stride=(1, 2, 1), padding=1)",
+       one([](const std::vector<Tensor>& in) { return conv_transpose3d(in[0], in[1], std::nullopt, {1, 2, 1}, 1); }),
+       {{wave({1, 2, 3, 3, 4}), wave({2, 2, 3, 3, 3}, kFloat, 1.0)}});
+
+  // ---- pooling ----
+  auto pools = [](ScalarType dt) {
+    return std::vector<Sample>{{wave({2, 3, 7, 6}, dt)}, {wave({3, 6, 7}, dt).transpose(1, 2)}};
+  };
+  std::vector<Sample> mp = pools(kFloat);
+  for (Sample s : pools(kDouble)) mp.push_back(s);
+  mp.push_back({wave({2, 3, 7, 6}, kHalf)});
+  mp.push_back({wave({2, 3, 7, 6}, kBFloat16)});
+  mp.push_back({ints({1, 2, 7, 6})});
+  mp.push_back({wave({2, 3, 2, 2})});   // window larger than the input: raises
+  mp.push_back({wave({2, 3, 4, 5, 6})});  // 5-D: raises
+  conv("max_pool2d", "max_pool2d(a0, 3, 2, 1)",
+       one([](const std::vector<Tensor>& in) { return max_pool2d(in[0], 3, 2, 1); }), mp);
+  conv("max_pool2d:ceil_dilation", "max_pool2d(a0, (2, 3), (2, 1), (1, 0), dilation=(2, 1), ceil_mode=True)",
+       one([](const std::vector<Tensor>& in) { return max_pool2d(in[0], {2, 3}, {2, 1}, {1, 0}, {2, 1}, true); }),
+       pools(kFloat));
+  conv("max_pool2d_with_indices", "max_pool2d(a0, 3, 2, 1, ceil_mode=True, return_indices=True)",
+       [](const std::vector<Tensor>& in) { return pair(max_pool2d_with_indices(in[0], 3, 2, 1, 1, true)); },
+       {{wave({2, 3, 7, 6})}, {wave({3, 6, 7}).transpose(1, 2)}, {wave({2, 3, 7, 6}, kDouble)}});
+  conv("max_pool1d_with_indices", "max_pool1d(a0, 3, 2, return_indices=True)",
+       [](const std::vector<Tensor>& in) { return pair(max_pool1d_with_indices(in[0], 3, 2)); },
+       {{wave({2, 3, 9})}, {wave({3, 8})}});
+  conv("max_pool3d", "max_pool3d(a0, 2, padding=1)",
+       one([](const std::vector<Tensor>& in) { return max_pool3d(in[0], 2, {}, 1); }),
+       {{wave({1, 2, 3, 4, 5})}, {wave({2, 3, 4, 5})}});
+  conv("max_pool3d_with_indices", "max_pool3d(a0, (2, 2, 3), stride=(1, 2, 2), return_indices=True)",
+       [](const std::vector<Tensor>& in) { return pair(max_pool3d_with_indices(in[0], {2, 2, 3}, {1, 2, 2})); },
+       {{wave({1, 2, 3, 4, 5})}});
+
+  std::vector<Sample> ap = pools(kFloat);
+  ap.push_back({wave({2, 3, 7, 6}, kDouble)});
+  ap.push_back({wave({2, 3, 7, 6}, kHalf)});
+  ap.push_back({ints({1, 2, 7, 6})});  // integers: raises
+  conv("avg_pool2d", "avg_pool2d(a0, 3, 2, 1)",
+       one([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], 3, 2, 1); }), ap);
+  conv("avg_pool2d:ceil_exclude_pad", "avg_pool2d(a0, (3, 2), (2, 2), (1, 1), ceil_mode=True, count_include_pad=False)",
+       one([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], {3, 2}, {2, 2}, {1, 1}, true, false); }),
+       pools(kFloat));
+  conv("avg_pool2d:ceil_include_pad", "avg_pool2d(a0, 3, 2, 1, ceil_mode=True)",
+       one([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], 3, 2, 1, true); }), pools(kFloat));
+  conv("avg_pool2d:divisor", "avg_pool2d(a0, 2, divisor_override=3)",
+       one([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], 2, {}, 0, false, true, 3); }), pools(kFloat));
+  conv("avg_pool1d", "avg_pool1d(a0, 3, 2, 1, count_include_pad=False)",
+       one([](const std::vector<Tensor>& in) { return avg_pool1d(in[0], 3, 2, 1, false, false); }),
+       {{wave({2, 3, 9})}, {wave({3, 8}, kDouble)}});
+  conv("avg_pool3d", "avg_pool3d(a0, 2, padding=(0, 1, 1))",
+       one([](const std::vector<Tensor>& in) { return avg_pool3d(in[0], 2, {}, {0, 1, 1}); }),
+       {{wave({1, 2, 3, 4, 5})}, {wave({2, 3, 4, 5}, kDouble)}});
+
+  std::vector<Sample> aap = pools(kFloat);
+  aap.push_back({wave({2, 3, 7, 6}, kDouble)});
+  aap.push_back({wave({2, 3, 7, 6}, kBFloat16)});
+  aap.push_back({ints({1, 2, 7, 6})});  // integers: raises
+  conv("adaptive_avg_pool2d", "adaptive_avg_pool2d(a0, (3, 4))",
+       one([](const std::vector<Tensor>& in) { return adaptive_avg_pool2d(in[0], {3, 4}); }), aap);
+  conv("adaptive_avg_pool2d:global", "adaptive_avg_pool2d(a0, 1)",
+       one([](const std::vector<Tensor>& in) { return adaptive_avg_pool2d(in[0], {1, 1}); }), pools(kFloat));
+  conv("adaptive_avg_pool1d", "adaptive_avg_pool1d(a0, 4)",
+       one([](const std::vector<Tensor>& in) { return adaptive_avg_pool1d(in[0], {4}); }),
+       {{wave({2, 3, 9})}, {wave({3, 3}, kDouble)}});
+  conv("adaptive_avg_pool3d", "adaptive_avg_pool3d(a0, (2, 3, 2))",
+       one([](const std::vector<Tensor>& in) { return adaptive_avg_pool3d(in[0], {2, 3, 2}); }),
+       {{wave({1, 2, 3, 4, 5})}});
+}
+
+}  // namespace kiln::opdb
