@@ -180,12 +180,14 @@ std::tuple<Tensor, Tensor> max_pool_impl(std::string_view op, size_t n, const Te
 Tensor avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                      IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                      std::optional<int64_t> divisor_override) {
-  if (!is_floating_point(self.dtype()))
-    fail(op, "\"{}\" not implemented for '{}'", op, c10_type_name(self.dtype()));
+  if (self.dtype() == kBool) fail(op, "\"{}\" not implemented for 'Bool'", op);
   if (divisor_override && *divisor_override == 0) fail(op, "divisor must be not zero");
   const Pool g = geometry(op, self, n, kernel_size, stride, padding, IntArrayRef(int64_t{1}), ceil_mode, false);
-  const ScalarType acc = (self.dtype() == kHalf || self.dtype() == kBFloat16) ? kFloat : self.dtype();
-  const Tensor sum = windows(pad_for_windows(self.to(acc), g, Scalar(0.0)), g).sum({-1});
+  // Sums in f32 for f16/bf16 and in int64 for integers, whose average truncates as
+  // PyTorch's integer kernel divides.
+  const bool floating = is_floating_point(self.dtype());
+  const ScalarType acc = !floating ? kLong : (self.dtype() == kHalf || self.dtype() == kBFloat16) ? kFloat : self.dtype();
+  const Tensor sum = windows(pad_for_windows(self.to(acc), g, Scalar(int64_t{0})), g).sum({-1});
   Tensor divisor;
   if (divisor_override) {
     divisor = scalar_tensor(Scalar(*divisor_override), TensorOptions(acc).device(self.device()));
@@ -194,14 +196,15 @@ Tensor avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArray
     // 1 over the input (and over its padding when count_include_pad), 0 past the padded end.
     for (size_t i = 0; i < g.n; ++i) {
       Pool g1{1, {g.k[i]}, {g.s[i]}, {g.p[i]}, {1}, {g.in[i]}, {g.out[i]}, 0};
-      const Tensor ones = sym_full({g.in[i]}, Scalar(1.0), acc, self.device());
-      const Tensor mask = constant_pad_nd(constant_pad_nd(ones, {g.p[i], g.p[i]}, Scalar(count_include_pad ? 1.0 : 0.0)),
-                                          {0, g.s[i] - 1}, Scalar(0.0));
+      const Tensor ones = sym_full({g.in[i]}, Scalar(int64_t{1}), acc, self.device());
+      const Tensor mask =
+          constant_pad_nd(constant_pad_nd(ones, {g.p[i], g.p[i]}, Scalar(int64_t{count_include_pad ? 1 : 0})),
+                          {0, g.s[i] - 1}, Scalar(int64_t{0}));
       const Tensor c = along(windows(mask, g1).sum({-1}), g, i, sum.dim());
       divisor = divisor.defined() ? divisor * c : c;
     }
   }
-  return (sum / divisor).to(self.dtype());
+  return (floating ? sum / divisor : div(sum, divisor, "trunc")).to(self.dtype());
 }
 
 // x contracted along pooled dim i with P [out, in]: the dim moved last, matmul(x, P^T), moved back.

@@ -154,6 +154,17 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                  torch_fn(lower ? "torch.tril" : "torch.triu")});
   }
   mat("bmm", 3, kiln::bmm);
+  // conv1d on a fresh [2, 3, 5] input and [4, 3, 3] weight (oneDNN; f64: im2col + BLAS), padding 0 or 1.
+  t.push_back({"conv1d", 2, kReduces, [](GenCtx& c, Node& n) {
+                 const ScalarType dt = c.rng.chance(0.7) ? kFloat : kDouble;
+                 n.args = {c.add_input(dt, Dims{same(2), same(3), same(5)}), fresh(c, dt, Dims{same(4), same(3), same(3)})};
+                 if (c.rng.chance(0.5)) n.attrs.set("padding", "1");
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 return kiln::conv1d(in[0], in[1], std::nullopt, 1, a.has("padding") ? a.i("padding") : 0);
+               },
+               torch_fn("torch.nn.functional.conv1d")});
   mat("matmul", 0, kiln::matmul);
   t.push_back({"linear", 2, kReduces, [](GenCtx& c, Node& n) {
                  int a = c.pick([](const GenValue& g) { return is_floating_point(g.dtype) && !g.dims.empty(); });

@@ -5,7 +5,7 @@
 // (broadcast, non-contiguous, zero-size, 0-dim, several dtypes, and inputs PyTorch rejects), the
 // same call written in PyTorch (a Python expression over a0, a1, ...) and, where the default
 // is not right, its float tolerances. The part of a name before ':' is the op it covers.
-// Families (pointwise, reduce, shape, nn) keep each file short and name the golden file:
+// Families (pointwise, reduce, shape, nn, conv) keep each file short and name the golden file:
 // test/opdb_golden/<family>.txt holds PyTorch's outputs for every sample, written by
 // tools/opdb_golden.py from what OpDbGolden.Emit prints (docs/testing.md). The tests that use
 // the database are test/test_opdb_*.cpp.
@@ -35,7 +35,7 @@ struct OpEntry {
         samples(std::move(samples_)), tol(tol_), random(random_) {}
 
   std::string name;    // unique; "<op>" or "<op>:<variant>"
-  std::string family;  // pointwise, reduce, shape, nn: the golden file
+  std::string family;  // pointwise, reduce, shape, nn, conv: the golden file
   Fn fn;
   std::string torch;   // a Python expression over a0, a1, ... giving a tensor or a tuple of tensors
   std::vector<Sample> samples;

@@ -118,7 +118,7 @@ void add_conv(std::vector<OpEntry>& db) {
   std::vector<Sample> ap = pools(kFloat);
   ap.push_back({wave({2, 3, 7, 6}, kDouble)});
   ap.push_back({wave({2, 3, 7, 6}, kHalf)});
-  ap.push_back({ints({1, 2, 7, 6})});  // integers: raises
+  ap.push_back({ints({1, 2, 7, 6})});  // integers: the average truncates
   conv("avg_pool2d", "avg_pool2d(a0, 3, 2, 1)",
        one([](const std::vector<Tensor>& in) { return avg_pool2d(in[0], 3, 2, 1); }), ap);
   conv("avg_pool2d:ceil_exclude_pad", "avg_pool2d(a0, (3, 2), (2, 2), (1, 1), ceil_mode=True, count_include_pad=False)",
