@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
   const Tensor b = randn({64});
   const double gflop = 2.0 * 32 * 64 * 56 * 56 * 64 * 9 / 1e9;
 
-  // Memory limit: one read + one write of the input, timed as a copy.
-  Tensor dst = empty_like(x);
-  const double copy_ms = median_ms([&] { dst.copy_(x); });
+  // Memory limit: one read + one write of the input, timed as a compiled x + 1.
+  auto copy = compile([](const Tensor& a) { return a + 1.0; });
+  const double copy_ms = median_ms([&] { (void)copy(x); });
   const double read_ms = copy_ms / 2;  // the pools read the input once and write little
 
   std::printf("kiln_bench_conv: f32 [32, 64, 56, 56], %d runs (median), copy bandwidth %.1f GB/s\n\n", g_runs,
