@@ -35,9 +35,10 @@ std::vector<Tensor> dispatch(OpCall call) {
       tracer = t.impl()->tracer();
     }
   }
-  // Factories (no tensor inputs) record into the active trace so their values become
-  // constants of the graph rather than opaque inputs.
-  if (!tracer && call.inputs.empty()) tracer = Tracer::current();
+  // While a function is traced, every op records: factories become constants of the graph, and
+  // ops on captured eager tensors (weights, running statistics) read them by reference on every
+  // run instead of being folded into a value computed once at trace time.
+  if (!tracer) tracer = Tracer::current();
   if (tracer) return tracer->record(call);
 
   std::vector<ir::TensorType> in_types;

@@ -11,6 +11,7 @@
 #include "frontend/ops.h"
 #include "frontend/ops_conv.h"
 #include "frontend/ops_nn.h"
+#include "frontend/ops_norm.h"
 #include "frontend/ops_pool.h"
 #include "frontend/promotion.h"
 #include "frontend/random.h"

@@ -72,6 +72,20 @@ inline Tensor std(const Tensor& self) { return std(self, true); }
 // input @ weight^T + bias; weight is [out_features, in_features].
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
 
+// Zeroes each element with probability p (Philox draws, frontend/random.h) and scales the rest
+// by 1 / (1 - p) when `train`; the input itself otherwise. Floating inputs only.
+Tensor dropout(const Tensor& input, double p, bool train);
+
+// softmax(q k^T * scale + mask) v over query [..., L, E], key [..., S, E], value [..., S, Ev].
+// attn_mask: bool (true = attend) or the query's dtype (added), broadcast to [..., L, S];
+// is_causal: query i attends to keys j <= i (no attn_mask then); scale: 1 / sqrt(E) by default;
+// enable_gqa: key and value heads (dim -3) are shared by query heads in groups. A query row
+// whose keys are all masked gives zeros, as PyTorch's math kernel does.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    bool enable_gqa = false);
+
 // Cross entropy of logits [N, C] or [C] (or [N, C, d1, ...]) against int64 class indices.
 // reduction: "mean", "sum" or "none".
 Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,

@@ -187,10 +187,13 @@ Tensor& Tensor::assign_(const Tensor& src) {
            shape_str(sizes()));
     value = src.to(dtype()).expand(sizes());
   }
-  if (is_traced()) {
+  Tracer* tracer = is_traced() ? impl()->tracer() : Tracer::current();
+  if (tracer) {
     // Functionalized: the tensor now stands for the new value. A traced view would also need
     // its base updated, which recording cannot express; refuse rather than be silently wrong.
-    ir::Value* v = impl()->value();
+    // A captured eager tensor (running statistics) stands for its lifted input, and its new
+    // value is written back after every run of the compiled function.
+    ir::Value* v = tracer->lift(*this).impl()->value();
     if (v->producer() && v->producer()->info().has(ir::traits::View))
       fail("copy_", "in-place update of a view ({}) of a traced tensor cannot be recorded; "
                     "compute the new tensor out of place instead", op_name(v->producer()->op()));
@@ -199,8 +202,9 @@ Tensor& Tensor::assign_(const Tensor& src) {
       if (u.user && u.user->info().has(ir::traits::View))
         fail("copy_", "in-place update of a traced tensor that has views ({}) cannot be recorded; "
                       "compute the new tensor out of place instead", op_name(u.user->op()));
-    Tensor fresh = value.is_traced() ? value.clone() : Tracer::current()->lift(value).clone();
-    impl()->rebind(fresh.impl()->value());
+    Tensor fresh = tracer->lift(value).clone();
+    if (is_traced()) impl()->rebind(fresh.impl()->value());
+    else tracer->update_lifted(*this, fresh);
     return *this;
   }
   if (value.is_traced()) fail("copy_", "cannot copy a traced tensor into an eager tensor");

@@ -51,6 +51,19 @@ Tensor Tracer::lift(const Tensor& t) {
   return traced;
 }
 
+void Tracer::update_lifted(const Tensor& t, const Tensor& value) {
+  lift(t);
+  size_t k = 0;
+  while (lifted_map_[k].first != t.impl()) ++k;  // lifted_ and lifted_map_ share their order
+  lifted_map_[k].second = value;
+  for (auto& [index, v] : lifted_updates_)
+    if (index == k) {
+      v = value.impl()->value();
+      return;
+    }
+  lifted_updates_.emplace_back(k, value.impl()->value());
+}
+
 std::vector<Tensor> Tracer::record(const OpCall& call) {
   std::vector<ir::Value*> ins;
   ins.reserve(call.inputs.size());
@@ -71,8 +84,18 @@ TracedProgram finish(Tracer& tracer, const std::function<std::vector<Tensor>(con
     if (!r.defined()) fail("trace", "the traced function returned an undefined tensor");
     tracer.graph().add_output(tracer.lift(r).impl()->value());
   }
+  // A captured tensor updated in place is written back after each run; another captured
+  // tensor sharing its memory would have been read with the old contents.
+  const std::vector<Tensor>& lifted = tracer.lifted();
+  for (const auto& [k, v] : tracer.lifted_updates())
+    for (size_t j = 0; j < lifted.size(); ++j)
+      if (j != k && lifted[j].impl()->storage().get() == lifted[k].impl()->storage().get())
+        fail("copy_", "in-place update of a captured tensor of shape {} that shares memory with another captured "
+                      "tensor (shape {}) cannot be recorded; update the base tensor, or compute out of place",
+             shape_str(lifted[k].sizes()), shape_str(lifted[j].sizes()));
   TracedProgram prog;
-  prog.lifted = tracer.lifted();
+  prog.lifted = lifted;
+  prog.lifted_updates = tracer.lifted_updates();
   prog.graph = tracer.take_graph();
   return prog;
 }

@@ -35,6 +35,11 @@ class Tracer {
   std::vector<Tensor> record(const OpCall& call);
   // Eager tensors lifted into inputs, in graph input order after the user's inputs.
   const std::vector<Tensor>& lifted() const { return lifted_; }
+  // An in-place update of a captured eager tensor `t` (a module's running statistics): later
+  // reads of `t` in the trace see `value`, and TracedProgram::lifted_updates names it so that
+  // the compiled function copies it back into `t` after each run.
+  void update_lifted(const Tensor& t, const Tensor& value);
+  const std::vector<std::pair<size_t, ir::Value*>>& lifted_updates() const { return lifted_updates_; }
 
   // The tracer active on this thread (innermost), or null.
   static Tracer* current();
@@ -43,7 +48,8 @@ class Tracer {
   Tensor wrap(ir::Value* v);
   std::unique_ptr<ir::Graph> graph_;
   std::vector<Tensor> lifted_;
-  std::vector<std::pair<TensorImpl*, Tensor>> lifted_map_;
+  std::vector<std::pair<TensorImpl*, Tensor>> lifted_map_;  // eager tensor -> its current traced value
+  std::vector<std::pair<size_t, ir::Value*>> lifted_updates_;
   Tracer* prev_;
 };
 
@@ -51,6 +57,10 @@ class Tracer {
 struct TracedProgram {
   std::shared_ptr<ir::Graph> graph;
   std::vector<Tensor> lifted;  // passed after the user's inputs
+  // Captured tensors updated in place: (index in `lifted`, the graph value of their new
+  // contents). compile() makes each an extra output written back after every run; a caller
+  // of trace() that runs the graph itself must do the same.
+  std::vector<std::pair<size_t, ir::Value*>> lifted_updates;
 };
 
 // Traces fn on inputs shaped like `examples` (their values are not read).

@@ -122,7 +122,8 @@ struct Entry {
   guards::GuardSet guards;
   std::unique_ptr<rt::Executable> exe;       // what the backend made of the graph
   std::vector<Tensor> lifted;                // captured tensors, passed after the user's
-  // In-place updates of arguments: (tensor argument position, extra graph output) pairs,
+  // In-place updates of arguments and captured tensors: (position among the executable's
+  // inputs — tensor arguments, then lifted tensors —, extra graph output) pairs,
   // written back into the caller's tensors after each run; user outputs come first.
   std::vector<std::pair<size_t, size_t>> writebacks;
   size_t num_outputs = 0;
@@ -272,6 +273,11 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
       e->writebacks.push_back({k, tp.graph->outputs().size()});
       tp.graph->add_output(now);
     }
+  }
+  // So is a captured tensor updated in place (running statistics); it is passed after the arguments.
+  for (const auto& [k, now] : tp.lifted_updates) {
+    e->writebacks.push_back({traced_args.size() + k, tp.graph->outputs().size()});
+    tp.graph->add_output(now);
   }
   e->lifted = tp.lifted;
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp.graph));

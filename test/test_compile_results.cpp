@@ -153,6 +153,53 @@ TEST(CompileResults, InPlaceOpOnAnArgumentMutatesTheCallersTensor) {
   EXPECT_EQ(f.stats().compiles, 1);
 }
 
+// An op on a captured tensor alone (w * 2) is recorded, not folded into a constant at trace
+// time: a later in-place change of w reaches the compiled function.
+TEST(CompileResults, OpsOnCapturedTensorsAreRecordedNotFolded) {
+  Tensor w = mk<float>({1, 2});
+  auto f = compile([w](const Tensor& x) { return x + w * 2; });
+  Tensor x = mk<float>({10, 20});
+  test::expect_exact(f(x), kFloat32, {12, 24});
+  w.fill_(5);
+  test::expect_exact(f(x), kFloat32, {20, 30});
+  EXPECT_EQ(f.stats().traces, 1);
+}
+
+// A captured tensor updated in place (a module's running statistics) is written back after
+// every call, as an argument is; the update reads the value current at the call.
+TEST(CompileResults, InPlaceUpdateOfACapturedTensorIsWrittenBack) {
+  Tensor running = mk<float>({0, 10});
+  Tensor count = mk<int64_t>({0});
+  auto f = compile([running, count](const Tensor& x) {
+    Tensor r = running, c = count;
+    r.mul_(0.5).add_(x * 0.5);  // later reads in the trace see the new value
+    c.add_(1);
+    return r + 1;
+  });
+  test::expect_exact(f(mk<float>({2, 2})), kFloat32, {2, 7});
+  test::expect_exact(running, kFloat32, {1, 6});
+  test::expect_exact(f(mk<float>({3, 4})), kFloat32, {3, 6});  // a cache hit reads and writes back
+  test::expect_exact(running, kFloat32, {2, 5});
+  test::expect_exact(count, kInt64, {2});
+  running.fill_(0);  // the user's own update reaches the next call
+  test::expect_exact(f(mk<float>({4, 4})), kFloat32, {3, 3});
+  EXPECT_EQ(f.stats().traces, 1);
+}
+
+// Two captured tensors sharing memory: writing one back would leave the other read stale.
+TEST(CompileResults, InPlaceUpdateOfACapturedTensorSharingMemoryIsRefused) {
+  Tensor base = mk<float>({1, 2, 3, 4});
+  Tensor head = base.slice(0, 0, 2);
+  auto f = compile([base, head](const Tensor& x) {
+    Tensor h = head;
+    Tensor y = base.sum() + x;
+    h.add_(x);
+    return y;
+  });
+  const std::string e = test::error_of([&] { f(mk<float>({1, 1})); });
+  EXPECT_EQ(e.rfind("[copy_] in-place update of a captured tensor", 0), 0u) << e;
+}
+
 TEST(CompileResults, UnknownBackendIsAnErrorNamingIt) {
   CompileOptions o;
   o.backend = "tpu";

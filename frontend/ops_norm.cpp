@@ -1,0 +1,284 @@
+// kiln/frontend/ops_norm.cpp — batch, instance and group normalization (frontend/ops_norm.h).
+//
+// Every form reduces to one affine map per element once the statistics are known, as
+// PyTorch's CPU kernels compute it: scale = invstd * weight, shift = bias - mean * scale,
+// out = x * scale + shift, in the compute dtype (f32 for f16/bf16) and cast back. Statistics
+// are two-pass (mean, then the mean of squared deviations). Sizes may be symbolic: the
+// element count behind the unbiased variance is a symbolic scalar, and the size checks guard.
+#include "frontend/ops_norm.h"
+
+#include "base/error.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/ops_nn.h"
+#include "frontend/symbolic.h"
+#include "ir/shape_env.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+using ir::Expr;
+
+bool present(const std::optional<Tensor>& t) { return t.has_value() && t->defined(); }
+
+ScalarType compute_dtype(ScalarType t) {
+  return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
+}
+
+void check_input(std::string_view op, const Tensor& input, int64_t min_dim) {
+  if (!is_floating_point(input.dtype()))
+    fail(op, "\"{}\" not implemented for '{}': expected a floating-point input", op, c10_type_name(input.dtype()));
+  if (input.dim() < min_dim)
+    fail(op, "expected an input with at least {} dims ([N, C, *]), but got input of size {}", min_dim,
+         shape_str(input.sizes()));
+}
+
+// A per-channel tensor (weight, bias, running statistic) of `channels` elements whose dtype
+// is the input's, or f32 beside an f16/bf16 input, as PyTorch's CPU kernels accept.
+void check_param(std::string_view op, std::string_view what, const std::optional<Tensor>& p, const Expr& channels,
+                 ScalarType input_dtype) {
+  if (!present(p)) return;
+  if (!ir::sym_eq(sym_numel(*p), channels))
+    fail(op, "{} should contain {} elements not {}", what, channels.str(), p->numel());
+  const ScalarType acc = compute_dtype(input_dtype);
+  if (p->dtype() != input_dtype && p->dtype() != acc)
+    fail(op, "mixed dtype (CPU): expected {} of dtype {}{}, but got {}", what, c10_type_name(input_dtype),
+         acc != input_dtype ? " or " + std::string(c10_type_name(acc)) : std::string(), c10_type_name(p->dtype()));
+}
+
+// `t` (C elements) shaped [C, 1, ..., 1] with `trailing` ones, to broadcast against [N, C, *].
+Tensor per_channel(const Tensor& t, int64_t trailing, ScalarType dtype) {
+  Tensor r = t.reshape({-1}).to(dtype);
+  for (int64_t k = 0; k < trailing; ++k) r = r.unsqueeze(-1);
+  return r;
+}
+
+// The product of `input`'s sizes over `dims`, as a symbolic scalar.
+Expr count_over(const Tensor& input, const std::vector<int64_t>& dims) {
+  std::vector<Expr> sizes;
+  for (int64_t d : dims) sizes.push_back(sym_size(input, d));
+  return sym_product(sizes);
+}
+
+struct Moments {
+  Tensor mean, var;  // biased variance; both keep the reduced dims
+};
+
+Moments moments(const Tensor& xc, const std::vector<int64_t>& dims) {
+  Tensor mean = xc.mean(dims, /*keepdim=*/true);
+  Tensor centered = xc - mean;
+  return {mean, (centered * centered).mean(dims, /*keepdim=*/true)};
+}
+
+// x * scale + shift with scale = invstd * weight and shift = bias - mean * scale (all broadcast).
+Tensor affine(const Tensor& xc, const Tensor& mean, const Tensor& invstd, const std::optional<Tensor>& weight_b,
+              const std::optional<Tensor>& bias_b) {
+  Tensor scale = weight_b ? invstd * *weight_b : invstd;
+  Tensor shift = bias_b ? *bias_b - mean * scale : -(mean * scale);
+  return xc * scale + shift;
+}
+
+// running = (1 - momentum) * running + momentum * value, in place (written back when compiled).
+void update_running(const std::optional<Tensor>& running, const Tensor& value, double momentum) {
+  if (!present(running)) return;
+  Tensor r = *running;
+  const ScalarType acc = compute_dtype(value.dtype());
+  r.copy_(r.to(acc) * (1 - momentum) + value.reshape(r.sizes()).to(acc) * momentum);
+}
+
+// n / (n - 1): the factor turning a biased variance over n elements into an unbiased one.
+Tensor bessel(const Expr& n, ScalarType dtype, Device device) {
+  Tensor nt = sym_scalar_tensor(n, dtype, device);
+  return nt / (nt - 1);
+}
+
+struct BatchNormResult {
+  Tensor out, mean, invstd;  // mean and invstd: [C] in the compute dtype (training only)
+};
+
+BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const std::optional<Tensor>& weight,
+                                const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+                                const std::optional<Tensor>& running_var, bool training, double momentum, double eps) {
+  check_input(op, input, 2);
+  const Expr C = sym_size(input, 1);
+  check_param(op, "weight", weight, C, input.dtype());
+  check_param(op, "bias", bias, C, input.dtype());
+  check_param(op, "running_mean", running_mean, C, input.dtype());
+  check_param(op, "running_var", running_var, C, input.dtype());
+  if (!training && (!present(running_mean) || !present(running_var)))
+    fail(op, "running_mean and running_var must be defined in evaluation mode");
+  const ScalarType acc = compute_dtype(input.dtype());
+  const int64_t trailing = input.dim() - 2;
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  const Expr n = count_over(input, dims);
+  if (training && ir::sym_eq(n, Expr(1)))
+    fail(op, "Expected more than 1 value per channel when training, got input size {}", shape_str(input.sizes()));
+  std::optional<Tensor> w, b;
+  if (present(weight)) w = per_channel(*weight, trailing, acc);
+  if (present(bias)) b = per_channel(*bias, trailing, acc);
+  const Tensor xc = input.to(acc);
+  BatchNormResult r;
+  if (!training) {
+    const Tensor mean = per_channel(*running_mean, trailing, acc);
+    const Tensor invstd = rsqrt(per_channel(*running_var, trailing, acc) + eps);
+    r.out = affine(xc, mean, invstd, w, b).to(input.dtype());
+    return r;
+  }
+  const Moments m = moments(xc, dims);
+  const Tensor invstd = rsqrt(m.var + eps);
+  r.out = affine(xc, m.mean, invstd, w, b).to(input.dtype());
+  r.mean = m.mean.reshape({-1});
+  r.invstd = invstd.reshape({-1});
+  // An empty batch has no statistics: PyTorch leaves the running ones as they are.
+  if (!ir::sym_eq(n, Expr(0))) {
+    update_running(running_mean, m.mean, momentum);
+    update_running(running_var, m.var * bessel(n, acc, input.device()), momentum);
+  }
+  return r;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool /*cudnn_enabled*/) {
+  return batch_norm_impl("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps).out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps) {
+  BatchNormResult r =
+      batch_norm_impl("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps);
+  if (!training) {  // PyTorch returns empty statistics in evaluation, in the compute dtype
+    const TensorOptions opts = TensorOptions().dtype(compute_dtype(input.dtype())).device(input.device());
+    return {r.out, empty({0}, opts), empty({0}, opts)};
+  }
+  return {r.out, r.mean.to(input.dtype()), r.invstd.to(input.dtype())};
+}
+
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                     bool use_input_stats, double momentum, double eps, bool /*cudnn_enabled*/) {
+  const std::string_view op = "instance_norm";
+  if (!use_input_stats) {
+    if (!present(running_mean) || !present(running_var))
+      fail(op, "Expected running_mean and running_var to be defined when use_input_stats is false");
+    return batch_norm_impl(op, input, weight, bias, running_mean, running_var, false, momentum, eps).out;
+  }
+  check_input(op, input, 2);
+  const Expr C = sym_size(input, 1);
+  check_param(op, "weight", weight, C, input.dtype());
+  check_param(op, "bias", bias, C, input.dtype());
+  check_param(op, "running_mean", running_mean, C, input.dtype());
+  check_param(op, "running_var", running_var, C, input.dtype());
+  std::vector<int64_t> dims;
+  for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
+  const Expr n = count_over(input, dims);
+  if (ir::sym_eq(n, Expr(1)))
+    fail(op, "Expected more than 1 spatial element when training, got input size {}", shape_str(input.sizes()));
+  const ScalarType acc = compute_dtype(input.dtype());
+  const int64_t trailing = input.dim() - 2;
+  std::optional<Tensor> w, b;
+  if (present(weight)) w = per_channel(*weight, trailing, acc);
+  if (present(bias)) b = per_channel(*bias, trailing, acc);
+  const Tensor xc = input.to(acc);
+  const Moments m = moments(xc, dims);  // [N, C, 1, ...]
+  Tensor out = affine(xc, m.mean, rsqrt(m.var + eps), w, b).to(input.dtype());
+  // The running statistics take the batch mean of the per-sample ones.
+  if (!ir::sym_eq(sym_numel(input), Expr(0))) {
+    update_running(running_mean, m.mean.flatten(1).mean({0}), momentum);
+    update_running(running_var, (m.var * bessel(n, acc, input.device())).flatten(1).mean({0}), momentum);
+  }
+  return out;
+}
+
+namespace {
+
+struct GroupNormResult {
+  Tensor out, mean, rstd;  // mean and rstd: [N, group] in the compute dtype
+};
+
+// input [N, C, *] seen as [N, group, C / group, *]: statistics per (sample, group).
+GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_t group,
+                                const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps) {
+  if (input.dim() < 2)
+    fail(op, "Expected at least 2 dimensions for input tensor but received {}", input.dim());
+  check_input(op, input, 2);
+  if (group <= 0) fail(op, "Expected num_groups to be positive, but got num_groups={}", group);
+  const Expr N = sym_size(input, 0), C = sym_size(input, 1);
+  if (!ir::sym_eq(ir::mod(C, Expr(group)), Expr(0)))
+    fail(op, "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and "
+             "num_groups={}", shape_str(input.sizes()), group);
+  for (const auto& [p, what] : {std::pair{&weight, "weight"}, std::pair{&bias, "bias"}})
+    if (present(*p) && (p->value().dim() != 1 || !ir::sym_eq(sym_size(p->value(), 0), C)))
+      fail(op, "Expected {} to be a vector of size equal to the number of channels in input, but got {} of shape {} "
+               "and input of shape {}", what, what, shape_str(p->value().sizes()), shape_str(input.sizes()));
+  check_param(op, "weight", weight, C, input.dtype());
+  check_param(op, "bias", bias, C, input.dtype());
+  const ScalarType acc = compute_dtype(input.dtype());
+  const Expr per_group = ir::floordiv(C, Expr(group));
+  std::vector<Expr> grouped{N, Expr(group), per_group};
+  std::vector<int64_t> dims{2};
+  for (int64_t d = 2; d < input.dim(); ++d) {
+    grouped.push_back(sym_size(input, d));
+    dims.push_back(d + 1);
+  }
+  const int64_t trailing = input.dim() - 2;
+  auto grouped_param = [&](const std::optional<Tensor>& p) -> std::optional<Tensor> {
+    if (!present(p)) return std::nullopt;
+    return sym_reshape(per_channel(*p, trailing, acc), [&] {
+      std::vector<Expr> s{Expr(group), per_group};
+      for (int64_t k = 0; k < trailing; ++k) s.push_back(Expr(1));
+      return s;
+    }());
+  };
+  const Tensor xg = sym_reshape(input.to(acc), grouped);
+  const Moments m = moments(xg, dims);  // [N, group, 1, 1, ...]
+  const Tensor rstd = rsqrt(m.var + eps);
+  GroupNormResult r;
+  r.out = sym_reshape(affine(xg, m.mean, rstd, grouped_param(weight), grouped_param(bias)), sym_sizes(input))
+              .to(input.dtype());
+  r.mean = sym_reshape(m.mean, {N, Expr(group)});
+  r.rstd = sym_reshape(rstd, {N, Expr(group)});
+  return r;
+}
+
+}  // namespace
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps, bool /*cudnn_enabled*/) {
+  return group_norm_impl("group_norm", input, num_groups, weight, bias, eps).out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps) {
+  const std::string_view op = "native_group_norm";
+  if (N < 0 || C < 0 || HxW < 0 || !ir::sym_eq(sym_numel(input), Expr(N * C * HxW)))
+    fail(op, "Expected the input of size {} to hold N * C * HxW = {} * {} * {} elements", shape_str(input.sizes()), N,
+         C, HxW);
+  if (input.dim() < 2 || !ir::sym_eq(sym_size(input, 0), Expr(N)) || !ir::sym_eq(sym_size(input, 1), Expr(C)))
+    fail(op, "Expected input of shape [N, C, *] = [{}, {}, *], but got input of size {}", N, C, shape_str(input.sizes()));
+  GroupNormResult r = group_norm_impl(op, input, group, weight, bias, eps);
+  return {r.out, r.mean.to(input.dtype()), r.rstd.to(input.dtype())};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps) {
+  Tensor out = layer_norm(input, normalized_shape, weight, bias, eps);  // checks the shapes with PyTorch's wording
+  std::vector<int64_t> dims;
+  for (int64_t d = input.dim() - static_cast<int64_t>(normalized_shape.size()); d < input.dim(); ++d) dims.push_back(d);
+  const Moments m = moments(input.to(compute_dtype(input.dtype())), dims);
+  return {out, m.mean.to(input.dtype()), rsqrt(m.var + eps).to(input.dtype())};
+}
+
+}  // namespace kiln

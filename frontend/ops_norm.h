@@ -1,0 +1,48 @@
+// kiln/frontend/ops_norm.h — batch, instance and group normalization, and the native_* forms
+// that also return the statistics (layer_norm and rms_norm themselves are in ops_nn.h).
+//
+// Names, argument order, defaults and semantics follow libtorch (at::batch_norm,
+// at::native_batch_norm, at::instance_norm, at::group_norm, at::native_group_norm,
+// at::native_layer_norm). The input is [N, C, *]; statistics are computed in f32 for f16/bf16
+// inputs (f64 for f64), and a parameter or running statistic may be f32 beside an f16/bf16
+// input, as on PyTorch's CPU. In training, running_mean and running_var are updated in place
+// with `momentum` (the variance unbiased); inside a compiled function they are captured
+// tensors, and the update is written back after every call (docs/decisions.md).
+//
+// They record the ops they are made of (means, pointwise math) rather than a node of their
+// own: the IR has no multi-output nodes yet, and the pieces fuse into one or two kernels.
+#pragma once
+
+#include "frontend/tensor.h"
+
+#include <optional>
+#include <tuple>
+
+namespace kiln {
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps, bool cudnn_enabled = true);
+// (output, save_mean, save_invstd): the batch statistics in training, empty [0] tensors in evaluation.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var, bool training,
+                                                     double momentum, double eps);
+// Per-sample, per-channel statistics over the spatial dims; the running statistics (optional)
+// take the mean over the batch.
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                     bool use_input_stats, double momentum, double eps, bool cudnn_enabled = true);
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-05, bool cudnn_enabled = true);
+// (output, mean [N, group], rstd [N, group]); the input holds N * C * HxW elements.
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps);
+// (output, mean, rstd); mean and rstd keep the normalized dims with size 1.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps);
+
+}  // namespace kiln
