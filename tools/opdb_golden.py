@@ -14,6 +14,7 @@ import sys
 import torch
 
 from golden_values import DTYPES, NAMES, fmt
+import opdb_helpers
 
 
 def parse_input(text):
@@ -40,7 +41,7 @@ def run_block(header, lines):
     random = header.endswith(" random")
     expr = next(l[len("torch: "):] for l in lines if l.startswith("torch: "))
     inputs = [parse_input(l[len("in "):]) for l in lines if l.startswith("in ")]
-    env = {"torch": torch, "math": math}
+    env = {"torch": torch, "math": math, "h": opdb_helpers}
     for i, t in enumerate(inputs):
         env["a%d" % i] = t
     torch.manual_seed(0)

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <utility>
 #include <sstream>
 #include <stdexcept>
 
@@ -88,6 +89,8 @@ const std::vector<OpEntry>& database() {
     add_shape(d);
     add_nn(d);
     add_conv(d);
+    add_norm(d);
+    add_models(d);
     std::set<std::string> names;
     for (const OpEntry& e : d)
       if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
@@ -189,17 +192,22 @@ const char* mode_name(Mode m) {
 
 namespace {
 
+template <size_t> using TensorArg = const Tensor&;
+
+// compile() of a function with one Tensor parameter per sample input, called on the sample.
+template <size_t... I>
+std::vector<Tensor> run_compiled_n(const Fn& f, const Sample& in, const CompileOptions& o, std::index_sequence<I...>) {
+  return compile([&f](TensorArg<I>... a) { return f({a...}); }, o)(in[I]...);
+}
+
+constexpr size_t kMaxInputs = 13;  // the transformer block's
+
+template <size_t N = 1>
 std::vector<Tensor> run_compiled(const OpEntry& e, const Sample& in, const CompileOptions& o) {
-  const Fn& f = e.fn;
-  using T = const Tensor&;
-  switch (in.size()) {
-    case 1: return compile([&](T a) { return f({a}); }, o)(in[0]);
-    case 2: return compile([&](T a, T b) { return f({a, b}); }, o)(in[0], in[1]);
-    case 3: return compile([&](T a, T b, T c) { return f({a, b, c}); }, o)(in[0], in[1], in[2]);
-    case 4: return compile([&](T a, T b, T c, T d) { return f({a, b, c, d}); }, o)(in[0], in[1], in[2], in[3]);
-    default: break;
-  }
-  throw std::logic_error("opdb: " + e.name + " has " + std::to_string(in.size()) + " inputs; run() handles 1 to 4");
+  if (in.size() == N) return run_compiled_n(e.fn, in, o, std::make_index_sequence<N>{});
+  if constexpr (N < kMaxInputs) return run_compiled<N + 1>(e, in, o);
+  throw std::logic_error("opdb: " + e.name + " has " + std::to_string(in.size()) + " inputs; run() handles 1 to " +
+                         std::to_string(kMaxInputs));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // (broadcast, non-contiguous, zero-size, 0-dim, several dtypes, and inputs PyTorch rejects), the
 // same call written in PyTorch (a Python expression over a0, a1, ...) and, where the default
 // is not right, its float tolerances. The part of a name before ':' is the op it covers.
-// Families (pointwise, reduce, shape, nn, conv) keep each file short and name the golden file:
+// Families (pointwise, reduce, shape, nn, conv, norm, model) keep each file short and name the golden file:
 // test/opdb_golden/<family>.txt holds PyTorch's outputs for every sample, written by
 // tools/opdb_golden.py from what OpDbGolden.Emit prints (docs/testing.md). The tests that use
 // the database are test/test_opdb_*.cpp.
@@ -35,7 +35,7 @@ struct OpEntry {
         samples(std::move(samples_)), tol(tol_), random(random_) {}
 
   std::string name;    // unique; "<op>" or "<op>:<variant>"
-  std::string family;  // pointwise, reduce, shape, nn, conv: the golden file
+  std::string family;  // pointwise, reduce, shape, nn, conv, norm, model: the golden file
   Fn fn;
   std::string torch;   // a Python expression over a0, a1, ... giving a tensor or a tuple of tensors
   std::vector<Sample> samples;
@@ -82,6 +82,8 @@ void add_reduce(std::vector<OpEntry>& db);
 void add_shape(std::vector<OpEntry>& db);
 void add_nn(std::vector<OpEntry>& db);
 void add_conv(std::vector<OpEntry>& db);  // convolutions and pooling
+void add_norm(std::vector<OpEntry>& db);  // batch/instance/group norm, dropout, attention
+void add_models(std::vector<OpEntry>& db);  // a ResNet block, a transformer block, a text classifier
 
 // ---- running an entry ---------------------------------------------------------------------------
 

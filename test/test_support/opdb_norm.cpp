@@ -1,0 +1,172 @@
+// kiln/test/test_support/opdb_norm.cpp — op database entries: batch, instance and group
+// normalization, the native_* forms with their statistics, dropout and attention.
+//
+// Training-mode entries update running statistics in place: each entry clones them first and
+// returns them after the output, so every mode compares the updated statistics with PyTorch's
+// (tools/opdb_helpers.py holds the same steps in Python). Inputs are sine waves; f16 and bf16
+// samples pair with f32 parameters, as PyTorch's CPU kernels allow. Error rows are arguments
+// PyTorch rejects.
+#include "test_support/opdb.h"
+
+#include <limits>
+#include <string>
+
+namespace kiln::opdb {
+
+namespace {
+
+Tensor wave(std::vector<int64_t> shape, ScalarType dtype = kFloat, double phase = 0.0, double step = 0.37) {
+  return seq(std::move(shape), kDouble, phase, step).sin().to(dtype);
+}
+// Positive per-channel values (variances).
+Tensor positive(std::vector<int64_t> shape, ScalarType dtype = kFloat) {
+  return seq(std::move(shape), kDouble, 0.5, 0.25).to(dtype);
+}
+std::vector<Tensor> three(const std::tuple<Tensor, Tensor, Tensor>& t) {
+  return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
+}
+
+}  // namespace
+
+void add_norm(std::vector<OpEntry>& db) {
+  const std::string F = "torch.nn.functional.";
+  auto entry = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    db.push_back({std::move(name), "norm", std::move(f), std::move(torch), std::move(samples)});
+  };
+
+  // ---- batch_norm: (input, weight, bias, running_mean, running_var) ----
+  entry("batch_norm:eval", F + "batch_norm(a0, a3, a4, a1, a2, False, 0.1, 1e-5)",
+        one([](const std::vector<Tensor>& in) { return batch_norm(in[0], in[1], in[2], in[3], in[4], false, 0.1, 1e-5); }),
+        {{wave({2, 3, 4, 5}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({4, 3}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({2, 5, 3}).transpose(1, 2), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0),
+          positive({3})},
+         {wave({0, 3, 2}), wave({3}), wave({3}), wave({3}), positive({3})},
+         {wave({2, 3, 4}, kDouble), wave({3}, kDouble, 1.0), wave({3}, kDouble, 2.0), wave({3}, kDouble, 3.0),
+          positive({3}, kDouble)},
+         {wave({2, 3, 4}, kHalf), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({2, 3, 4}, kBFloat16), wave({3}, kBFloat16, 1.0), wave({3}, kBFloat16, 2.0), wave({3}, kBFloat16, 3.0),
+          positive({3}, kBFloat16)},
+         {wave({2, 3, 4}), wave({4}), wave({3}), wave({3}), positive({3})},              // weight of 4: raises
+         {wave({2, 3, 4}), wave({3}), wave({3}), wave({3}, kDouble), positive({3})},     // f64 mean, f32 input: raises
+         {ints({2, 3}), ints({3}), ints({3}), ints({3}), ints({3})}});                   // integers: raise
+  entry("batch_norm:train", "h.batch_norm_train(a0, a1, a2, a3, a4, 0.1, 1e-5)",
+        [](const std::vector<Tensor>& in) {
+          Tensor rm = in[3].clone(), rv = in[4].clone();
+          return std::vector<Tensor>{batch_norm(in[0], in[1], in[2], rm, rv, true, 0.1, 1e-5), rm, rv};
+        },
+        {{wave({2, 3, 4, 5}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({4, 3}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({2, 3, 4}, kDouble), wave({3}, kDouble, 1.0), wave({3}, kDouble, 2.0), wave({3}, kDouble, 3.0),
+          positive({3}, kDouble)},
+         {wave({2, 3, 4}, kHalf), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({1, 3}), wave({3}), wave({3}), wave({3}), positive({3})}});  // one value per channel: raises
+  entry("batch_norm:train_no_stats", F + "batch_norm(a0, None, None, training=True, momentum=0.3, eps=1e-3)",
+        one([](const std::vector<Tensor>& in) {
+          return batch_norm(in[0], std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.3, 1e-3);
+        }),
+        {{wave({3, 2, 5})}, {wave({3, 4}, kDouble)}});
+  entry("native_batch_norm", "h.native_batch_norm_train(a0, a1, a2, a3, a4, 0.2, 1e-4)",
+        [](const std::vector<Tensor>& in) {
+          Tensor rm = in[3].clone(), rv = in[4].clone();
+          std::vector<Tensor> r = three(native_batch_norm(in[0], in[1], in[2], rm, rv, true, 0.2, 1e-4));
+          r.push_back(rm);
+          r.push_back(rv);
+          return r;
+        },
+        {{wave({2, 3, 4}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})},
+         {wave({2, 3, 4}, kHalf), wave({3}, kHalf, 1.0), wave({3}, kHalf, 2.0), wave({3}, kHalf, 3.0),
+          positive({3}, kHalf)}});
+  entry("native_batch_norm:eval", "torch.native_batch_norm(a0, a1, a2, a3, a4, False, 0.1, 1e-5)",
+        [](const std::vector<Tensor>& in) { return three(native_batch_norm(in[0], in[1], in[2], in[3], in[4], false, 0.1, 1e-5)); },
+        {{wave({2, 3, 4}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0), wave({3}, kFloat, 3.0), positive({3})}});
+
+  // ---- instance_norm ----
+  entry("instance_norm", F + "instance_norm(a0, weight=a1, bias=a2, eps=1e-4)",
+        one([](const std::vector<Tensor>& in) {
+          return instance_norm(in[0], in[1], in[2], std::nullopt, std::nullopt, true, 0.1, 1e-4);
+        }),
+        {{wave({2, 3, 4, 5}), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+         {wave({2, 3, 6}, kDouble), wave({3}, kDouble, 1.0), wave({3}, kDouble, 2.0)},
+         {wave({2, 3, 6}, kBFloat16), wave({3}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+         {wave({2, 3}), wave({3}), wave({3})}});  // no spatial dims: raises
+  entry("instance_norm:running", "h.instance_norm_train(a0, a1, a2, 0.25, 1e-5)",
+        [](const std::vector<Tensor>& in) {
+          Tensor rm = in[1].clone(), rv = in[2].clone();
+          return std::vector<Tensor>{instance_norm(in[0], std::nullopt, std::nullopt, rm, rv, true, 0.25, 1e-5), rm, rv};
+        },
+        {{wave({2, 3, 4, 5}), wave({3}, kFloat, 3.0), positive({3})}});
+  entry("instance_norm:eval", F + "instance_norm(a0, a1, a2, use_input_stats=False)",
+        one([](const std::vector<Tensor>& in) {
+          return instance_norm(in[0], std::nullopt, std::nullopt, in[1], in[2], false, 0.1, 1e-5);
+        }),
+        {{wave({2, 3, 4}), wave({3}, kFloat, 3.0), positive({3})}});
+
+  // ---- group_norm ----
+  entry("group_norm", F + "group_norm(a0, 2, a1, a2, 1e-4)",
+        one([](const std::vector<Tensor>& in) { return group_norm(in[0], 2, in[1], in[2], 1e-4); }),
+        {{wave({2, 4, 3, 5}), wave({4}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+         {wave({3, 6}), wave({6}, kFloat, 1.0), wave({6}, kFloat, 2.0)},
+         {wave({2, 4, 5}, kDouble), wave({4}, kDouble, 1.0), wave({4}, kDouble, 2.0)},
+         {wave({2, 4, 5}, kHalf), wave({4}, kHalf, 1.0), wave({4}, kHalf, 2.0)},
+         {wave({0, 4, 5}), wave({4}), wave({4})},
+         {wave({2, 3, 5}), wave({3}), wave({3})},    // 3 channels in 2 groups: raises
+         {wave({2, 4, 5}), wave({3}), wave({4})}});  // weight of 3: raises
+  entry("group_norm:no_affine", F + "group_norm(a0, 3)",
+        one([](const std::vector<Tensor>& in) { return group_norm(in[0], 3); }), {{wave({2, 6, 4})}});
+  entry("native_group_norm", "torch.native_group_norm(a0, a1, a2, 2, 4, 6, 2, 1e-5)",
+        [](const std::vector<Tensor>& in) { return three(native_group_norm(in[0], in[1], in[2], 2, 4, 6, 2, 1e-5)); },
+        {{wave({2, 4, 2, 3}), wave({4}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+         {wave({2, 4, 6}, kHalf), wave({4}, kHalf, 1.0), wave({4}, kHalf, 2.0)}});
+
+  // ---- native_layer_norm ----
+  entry("native_layer_norm", "torch.native_layer_norm(a0, [3, 4], a1, a2, 1e-5)",
+        [](const std::vector<Tensor>& in) { return three(native_layer_norm(in[0], {3, 4}, in[1], in[2], 1e-5)); },
+        {{wave({2, 3, 4}), wave({3, 4}, kFloat, 1.0), wave({3, 4}, kFloat, 2.0)},
+         {wave({3, 4}, kDouble), wave({3, 4}, kDouble, 1.0), wave({3, 4}, kDouble, 2.0)},
+         {wave({2, 3, 4}, kHalf), wave({3, 4}, kHalf, 1.0), wave({3, 4}, kHalf, 2.0)},
+         {wave({2, 4, 3}), wave({3, 4}), wave({3, 4})}});  // trailing dims differ: raises
+
+  // ---- dropout: random; evaluation and p = 0 return the input ----
+  db.push_back({"dropout", "norm", one([](const std::vector<Tensor>& in) { return dropout(in[0], 0.5, true); }),
+                F + "dropout(a0, 0.5, True)", {{wave({4, 5})}, {wave({3}, kHalf)}, {ints({3})}}, std::nullopt,
+                /*random=*/true});
+  entry("dropout:eval", F + "dropout(a0, 0.5, False)",
+        one([](const std::vector<Tensor>& in) { return dropout(in[0], 0.5, false); }), {{wave({4, 5})}});
+  entry("dropout:p1", F + "dropout(a0, 1.0, True)",
+        one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.0, true); }),
+        {{wave({4, 5})}, {specials()}});
+  entry("dropout:bad_p", F + "dropout(a0, 1.5, True)",
+        one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.5, true); }), {{wave({2})}});
+
+  // ---- scaled_dot_product_attention: (query, key, value[, mask]) ----
+  entry("scaled_dot_product_attention", F + "scaled_dot_product_attention(a0, a1, a2)",
+        one([](const std::vector<Tensor>& in) { return scaled_dot_product_attention(in[0], in[1], in[2]); }),
+        {{wave({2, 3, 4, 8}), wave({2, 3, 5, 8}, kFloat, 1.0), wave({2, 3, 5, 6}, kFloat, 2.0)},
+         {wave({4, 8}), wave({5, 8}, kFloat, 1.0), wave({5, 8}, kFloat, 2.0)},
+         {wave({2, 4, 8}, kDouble), wave({2, 5, 8}, kDouble, 1.0), wave({2, 5, 8}, kDouble, 2.0)},
+         {wave({2, 8, 4}).transpose(1, 2), wave({2, 5, 8}, kFloat, 1.0), wave({2, 5, 8}, kFloat, 2.0)},
+         {wave({2, 0, 8}), wave({2, 5, 8}), wave({2, 5, 8})},
+         {wave({2, 4, 8}), wave({2, 5, 7}), wave({2, 5, 8})},                  // embedding dims differ: raises
+         {wave({2, 4, 8}), wave({2, 5, 8}, kDouble), wave({2, 5, 8}, kDouble)}});  // dtypes differ: raises
+  entry("scaled_dot_product_attention:causal_scale",
+        F + "scaled_dot_product_attention(a0, a1, a2, is_causal=True, scale=0.3)",
+        one([](const std::vector<Tensor>& in) {
+          return scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, true, 0.3);
+        }),
+        {{wave({2, 2, 5, 8}), wave({2, 2, 5, 8}, kFloat, 1.0), wave({2, 2, 5, 8}, kFloat, 2.0)},
+         {wave({3, 6, 4}), wave({3, 4, 4}, kFloat, 1.0), wave({3, 4, 4}, kFloat, 2.0)}});  // L > S
+  entry("scaled_dot_product_attention:mask", F + "scaled_dot_product_attention(a0, a1, a2, attn_mask=a3)",
+        one([](const std::vector<Tensor>& in) { return scaled_dot_product_attention(in[0], in[1], in[2], in[3]); }),
+        {{wave({2, 3, 4}), wave({2, 5, 4}, kFloat, 1.0), wave({2, 5, 4}, kFloat, 2.0),
+          logical_and(gt(wave({3, 5}, kFloat, 0.5, 1.1), -0.3), gt(seq({3, 1}, kFloat, -1.0, 1.0), -0.5))},  // row 0 fully masked
+         {wave({2, 3, 4}), wave({2, 5, 4}, kFloat, 1.0), wave({2, 5, 4}, kFloat, 2.0), wave({2, 1, 5}, kFloat, 3.0)},
+         {wave({2, 3, 4}), wave({2, 5, 4}), wave({2, 5, 4}), ints({3, 5})}});  // an integer mask: raises
+  entry("scaled_dot_product_attention:gqa", F + "scaled_dot_product_attention(a0, a1, a2, enable_gqa=True)",
+        one([](const std::vector<Tensor>& in) {
+          return scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, false, std::nullopt, true);
+        }),
+        {{wave({1, 4, 3, 8}), wave({1, 2, 5, 8}, kFloat, 1.0), wave({1, 2, 5, 8}, kFloat, 2.0)}});
+}
+
+}  // namespace kiln::opdb
