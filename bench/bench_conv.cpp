@@ -9,13 +9,10 @@
 //   max_pool2d 3x3/2 and adaptive_avg_pool2d(1): eager, compiled, and the memory limit (the
 //     input read once at the STREAM-like copy bandwidth measured here).
 // Each figure is the median of --runs calls (default 7) after one warm-up call.
+#include "bench/bench_median.h"
 #include "frontend/kiln.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -25,17 +22,7 @@ namespace {
 
 int g_runs = 7;
 
-double median_ms(const std::function<void()>& f) {
-  f();
-  std::vector<double> t;
-  for (int i = 0; i < g_runs; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+double median_ms(const std::function<void()>& f) { return bench::median_ms(f, g_runs); }
 
 // im2col + BLAS written with kiln ops: what the convolution would be without oneDNN.
 Tensor im2col_conv3x3(const Tensor& x, const Tensor& w) {
@@ -51,8 +38,7 @@ Tensor im2col_conv3x3(const Tensor& x, const Tensor& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--runs") == 0) g_runs = std::max(1, std::atoi(argv[i + 1]));
+  g_runs = bench::runs_arg(argc, argv, g_runs);
   manual_seed(0);
   const Tensor x = randn({32, 64, 56, 56});
   const Tensor w = randn({64, 64, 3, 3}) * 0.05;

@@ -10,13 +10,10 @@
 //     residuals; the limit is its matrix products alone (the four linears as mm and the two
 //     attention products as bmm, OpenBLAS as kiln calls it).
 // Each figure is the median of --runs calls (default 5) after one warm-up call.
+#include "bench/bench_median.h"
 #include "frontend/kiln.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -27,17 +24,7 @@ namespace {
 
 int g_runs = 5;
 
-double median_ms(const std::function<void()>& f) {
-  f();
-  std::vector<double> t;
-  for (int i = 0; i < g_runs; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+double median_ms(const std::function<void()>& f) { return bench::median_ms(f, g_runs); }
 
 void row(const char* name, double eager, double compiled, double limit, const char* limit_what) {
   std::printf("| %s | %.1f | %.1f | %.1f (%s) | %.2fx | %.2fx |\n", name, eager, compiled, limit, limit_what,
@@ -108,8 +95,7 @@ void transformer_block() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--runs") == 0) g_runs = std::max(1, std::atoi(argv[i + 1]));
+  g_runs = bench::runs_arg(argc, argv, g_runs);
   manual_seed(0);
   std::printf("kiln_bench_models: f32 inference, %d runs (median)\n\n", g_runs);
   std::printf("| block | eager ms | compiled ms | limit ms | eager/compiled | compiled/limit |\n");

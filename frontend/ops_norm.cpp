@@ -50,11 +50,27 @@ void check_param(std::string_view op, std::string_view what, const std::optional
          acc != input_dtype ? " or " + std::string(c10_type_name(acc)) : std::string(), c10_type_name(p->dtype()));
 }
 
+// The input [N, C, *] and its per-channel tensors, checked as batch_norm and instance_norm need.
+void check_channel_params(std::string_view op, const Tensor& input, const std::optional<Tensor>& weight,
+                          const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+                          const std::optional<Tensor>& running_var) {
+  check_input(op, input, 2);
+  const Expr C = sym_size(input, 1);
+  check_param(op, "weight", weight, C, input.dtype());
+  check_param(op, "bias", bias, C, input.dtype());
+  check_param(op, "running_mean", running_mean, C, input.dtype());
+  check_param(op, "running_var", running_var, C, input.dtype());
+}
+
 // `t` (C elements) shaped [C, 1, ..., 1] with `trailing` ones, to broadcast against [N, C, *].
 Tensor per_channel(const Tensor& t, int64_t trailing, ScalarType dtype) {
   Tensor r = t.reshape({-1}).to(dtype);
   for (int64_t k = 0; k < trailing; ++k) r = r.unsqueeze(-1);
   return r;
+}
+std::optional<Tensor> per_channel(const std::optional<Tensor>& t, int64_t trailing, ScalarType dtype) {
+  if (!present(t)) return std::nullopt;
+  return per_channel(*t, trailing, dtype);
 }
 
 // The product of `input`'s sizes over `dims`, as a symbolic scalar.
@@ -103,12 +119,7 @@ struct BatchNormResult {
 BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const std::optional<Tensor>& weight,
                                 const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
                                 const std::optional<Tensor>& running_var, bool training, double momentum, double eps) {
-  check_input(op, input, 2);
-  const Expr C = sym_size(input, 1);
-  check_param(op, "weight", weight, C, input.dtype());
-  check_param(op, "bias", bias, C, input.dtype());
-  check_param(op, "running_mean", running_mean, C, input.dtype());
-  check_param(op, "running_var", running_var, C, input.dtype());
+  check_channel_params(op, input, weight, bias, running_mean, running_var);
   if (!training && (!present(running_mean) || !present(running_var)))
     fail(op, "running_mean and running_var must be defined in evaluation mode");
   const ScalarType acc = compute_dtype(input.dtype());
@@ -118,9 +129,7 @@ BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const 
   const Expr n = count_over(input, dims);
   if (training && ir::sym_eq(n, Expr(1)))
     fail(op, "Expected more than 1 value per channel when training, got input size {}", shape_str(input.sizes()));
-  std::optional<Tensor> w, b;
-  if (present(weight)) w = per_channel(*weight, trailing, acc);
-  if (present(bias)) b = per_channel(*bias, trailing, acc);
+  const std::optional<Tensor> w = per_channel(weight, trailing, acc), b = per_channel(bias, trailing, acc);
   const Tensor xc = input.to(acc);
   BatchNormResult r;
   if (!training) {
@@ -173,12 +182,7 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
       fail(op, "Expected running_mean and running_var to be defined when use_input_stats is false");
     return batch_norm_impl(op, input, weight, bias, running_mean, running_var, false, momentum, eps).out;
   }
-  check_input(op, input, 2);
-  const Expr C = sym_size(input, 1);
-  check_param(op, "weight", weight, C, input.dtype());
-  check_param(op, "bias", bias, C, input.dtype());
-  check_param(op, "running_mean", running_mean, C, input.dtype());
-  check_param(op, "running_var", running_var, C, input.dtype());
+  check_channel_params(op, input, weight, bias, running_mean, running_var);
   std::vector<int64_t> dims;
   for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
   const Expr n = count_over(input, dims);
@@ -186,9 +190,7 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
     fail(op, "Expected more than 1 spatial element when training, got input size {}", shape_str(input.sizes()));
   const ScalarType acc = compute_dtype(input.dtype());
   const int64_t trailing = input.dim() - 2;
-  std::optional<Tensor> w, b;
-  if (present(weight)) w = per_channel(*weight, trailing, acc);
-  if (present(bias)) b = per_channel(*bias, trailing, acc);
+  const std::optional<Tensor> w = per_channel(weight, trailing, acc), b = per_channel(bias, trailing, acc);
   const Tensor xc = input.to(acc);
   const Moments m = moments(xc, dims);  // [N, C, 1, ...]
   Tensor out = affine(xc, m.mean, rsqrt(m.var + eps), w, b).to(input.dtype());
@@ -234,7 +236,7 @@ GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_
   const int64_t trailing = input.dim() - 2;
   auto grouped_param = [&](const std::optional<Tensor>& p) -> std::optional<Tensor> {
     if (!present(p)) return std::nullopt;
-    return sym_reshape(per_channel(*p, trailing, acc), [&] {
+    return sym_reshape(per_channel(p.value(), trailing, acc), [&] {
       std::vector<Expr> s{Expr(group), per_group};
       for (int64_t k = 0; k < trailing; ++k) s.push_back(Expr(1));
       return s;
