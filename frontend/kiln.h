@@ -13,6 +13,7 @@
 #include "frontend/ops_nn.h"
 #include "frontend/ops_norm.h"
 #include "frontend/ops_pool.h"
+#include "frontend/ops_resample.h"
 #include "frontend/promotion.h"
 #include "frontend/random.h"
 #include "base/scalar.h"

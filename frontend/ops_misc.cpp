@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
+#include "frontend/ops_resample.h"
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"
 #include "frontend/views.h"
@@ -199,7 +200,9 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
 Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
   if (mode == "constant") return constant_pad_nd(self, pad, value.value_or(0.0));
   if (mode == "reflect" || mode == "replicate" || mode == "circular") {
-    fail("pad", "padding mode \"{}\" is not supported; kiln implements only \"constant\" padding", mode);
+    if (value.has_value() && *value != 0)
+      fail("pad", "Padding mode \"{}\" doesn't take in value argument", mode);
+    return pad_by_mode(self, pad, mode);
   }
   fail("pad", "Unrecognised padding mode {}", mode);
 }

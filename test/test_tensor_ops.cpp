@@ -389,7 +389,11 @@ TEST(Joining, ConstantPad) {
   EXPECT_EQ(error_of([&] { (void)constant_pad_nd(x, {-2, -1}); }),
             "[constant_pad_nd] The input size 2, plus negative padding -2 and -1 resulted in a negative output size, "
             "which is invalid. Check dimension 1 of your input.");
-  EXPECT_THAT(error_of([&] { (void)pad(x, {1, 1}, "reflect"); }), HasSubstr("[pad] padding mode \"reflect\" is not supported"));
+  EXPECT_EQ(values<float>(pad(x, {1, 1}, "reflect")), (Floats{2, 1, 2, 1, 4, 3, 4, 3}));
+  EXPECT_EQ(values<float>(pad(x, {1, 2}, "replicate")), (Floats{1, 1, 2, 2, 2, 3, 3, 4, 4, 4}));
+  EXPECT_EQ(values<float>(pad(x, {2, 1}, "circular")), (Floats{1, 2, 1, 2, 1, 3, 4, 3, 4, 3}));
+  EXPECT_THAT(error_of([&] { (void)pad(x, {-1, 1}, "reflect"); }), HasSubstr("[pad] negative padding (-1, 1) crops only in constant mode"));
+  EXPECT_THAT(error_of([&] { (void)pad(x, {2, 0}, "reflect"); }), HasSubstr("Padding size should be less than"));
   EXPECT_EQ(error_of([&] { (void)pad(x, {1, 1}, "mirror"); }), "[pad] Unrecognised padding mode mirror");
 }
 

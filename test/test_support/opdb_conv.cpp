@@ -1,4 +1,5 @@
-// kiln/test/test_support/opdb_conv.cpp — op database entries: convolutions and pooling.
+// kiln/test/test_support/opdb_conv.cpp — op database entries: convolutions, pooling and resampling
+// (interpolate, upsample_*2d, pad by mode).
 //
 // Inputs are sine waves (values in [-1, 1] without ties, so a max pool's index is unique)
 // over batched and unbatched, strided, zero-batch, f64, f16 and bf16 samples; the error rows
@@ -7,6 +8,7 @@
 // difference, docs/decisions.md), so no integer convolution sample is here.
 #include "test_support/opdb.h"
 
+#include <limits>
 #include <string>
 
 namespace kiln::opdb {
@@ -149,6 +151,77 @@ void add_conv(std::vector<OpEntry>& db) {
   conv("adaptive_avg_pool3d", "adaptive_avg_pool3d(a0, (2, 3, 2))",
        one([](const std::vector<Tensor>& in) { return adaptive_avg_pool3d(in[0], {2, 3, 2}); }),
        {{wave({1, 2, 3, 4, 5})}});
+
+  // ---- resampling: interpolate, upsample_*2d; pad by mode ----
+  auto interp = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    conv(std::move(name), std::move(torch), std::move(f), std::move(samples));
+  };
+  Tensor with_specials = wave({1, 1, 3, 4});
+  with_specials = where(eq(seq({1, 1, 3, 4}, kFloat, 0, 1), 5.0), std::numeric_limits<double>::infinity(), with_specials);
+  with_specials = where(eq(seq({1, 1, 3, 4}, kFloat, 0, 1), 10.0), std::numeric_limits<double>::quiet_NaN(), with_specials);
+  interp("interpolate:nearest_scale2", "interpolate(a0, scale_factor=2.0)",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::nullopt, std::vector<double>{2.0}); }),
+         {{wave({2, 3, 3, 4})}, {wave({2, 3, 5})}, {wave({1, 2, 2, 3, 2}, kDouble)}, {ints({1, 2, 3, 2})},
+          {wave({3, 4})}});  // 2-D input: raises
+  interp("interpolate:nearest_size", "interpolate(a0, size=(5, 3))",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::vector<int64_t>{5, 3}); }),
+         {{wave({2, 3, 3, 4})}, {wave({2, 3, 7, 7}, kHalf)}, {wave({2, 3, 4})}});  // 1 spatial dim, 2 sizes: raises
+  interp("interpolate:nearest_fraction", "interpolate(a0, scale_factor=(1.7, 0.6))",
+         one([](const std::vector<Tensor>& in) {
+           return interpolate(in[0], std::nullopt, std::vector<double>{1.7, 0.6});
+         }),
+         {{wave({1, 2, 5, 6})}});
+  interp("interpolate:bilinear", "interpolate(a0, size=(5, 7), mode='bilinear')",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::vector<int64_t>{5, 7}, std::nullopt, "bilinear"); }),
+         {{wave({2, 3, 3, 4})}, {wave({2, 3, 6, 9}, kDouble)}, {wave({1, 2, 3, 4}, kBFloat16)},
+          {wave({1, 2, 3, 4}).transpose(2, 3)}, {with_specials}, {ints({1, 1, 3, 4})},  // integers: raise
+          {wave({2, 3, 4})}});                                                           // 3-D input: raises
+  interp("interpolate:bilinear_align_corners", "interpolate(a0, scale_factor=1.5, mode='bilinear', align_corners=True)",
+         one([](const std::vector<Tensor>& in) {
+           return interpolate(in[0], std::nullopt, std::vector<double>{1.5}, "bilinear", true);
+         }),
+         {{wave({2, 3, 3, 4})}, {wave({1, 1, 1, 4})}});
+  interp("interpolate:linear_recompute", "interpolate(a0, scale_factor=0.7, mode='linear', recompute_scale_factor=True)",
+         one([](const std::vector<Tensor>& in) {
+           return interpolate(in[0], std::nullopt, std::vector<double>{0.7}, "linear", std::nullopt, true);
+         }),
+         {{wave({2, 3, 10})}});
+  interp("interpolate:trilinear", "interpolate(a0, size=(3, 4, 2), mode='trilinear')",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::vector<int64_t>{3, 4, 2}, std::nullopt, "trilinear"); }),
+         {{wave({1, 2, 2, 3, 4})}});
+  interp("interpolate:area", "interpolate(a0, size=(2, 3), mode='area')",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::vector<int64_t>{2, 3}, std::nullopt, "area"); }),
+         {{wave({2, 3, 5, 6})}});
+  interp("interpolate:nearest_align_corners", "interpolate(a0, size=4, align_corners=True)",
+         one([](const std::vector<Tensor>& in) { return interpolate(in[0], std::vector<int64_t>{4}, std::nullopt, "nearest", true); }),
+         {{wave({1, 2, 3})}});  // raises
+  const std::string aten = "torch.ops.aten.";
+  db.push_back({"upsample_nearest2d", "conv",
+                one([](const std::vector<Tensor>& in) { return upsample_nearest2d(in[0], {6, 5}, 2.0, 1.5); }),
+                aten + "upsample_nearest2d(a0, [6, 5], 2.0, 1.5)", {{wave({2, 3, 3, 4})}, {wave({3, 3, 4})}}});
+  db.push_back({"upsample_bilinear2d", "conv",
+                one([](const std::vector<Tensor>& in) { return upsample_bilinear2d(in[0], {6, 5}, false); }),
+                aten + "upsample_bilinear2d(a0, [6, 5], False)", {{wave({2, 3, 3, 4})}, {wave({1, 1, 4, 9}, kDouble)}}});
+
+  auto padm = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    conv(std::move(name), std::move(torch), std::move(f), std::move(samples));
+  };
+  padm("pad:reflect", "pad(a0, (2, 1, 1, 3), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return pad(in[0], {2, 1, 1, 3}, "reflect"); }),
+       {{wave({2, 3, 4, 5})}, {wave({3, 4, 5}, kDouble)}, {wave({2, 3, 5, 4}).transpose(2, 3)}, {ints({1, 4, 4})},
+        {wave({2, 3, 3, 5})},    // padding 3 of a dim of 3: raises
+        {wave({2, 3, 4, 5, 6})}});  // 5-D input for 2 padded dims: raises
+  padm("pad:reflect1d", "pad(a0, (3, 2), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return pad(in[0], {3, 2}, "reflect"); }), {{wave({2, 3, 5})}, {wave({2, 4})}});
+  padm("pad:replicate", "pad(a0, (1, 2, 0, 3), mode='replicate')",
+       one([](const std::vector<Tensor>& in) { return pad(in[0], {1, 2, 0, 3}, "replicate"); }),
+       {{wave({2, 3, 4, 5})}, {wave({3, 1, 1}, kHalf)}, {wave({1, 2, 0, 3})}});  // an empty padded dim: raises
+  padm("pad:replicate3d", "pad(a0, (1, 0, 2, 1, 1, 1), mode='replicate')",
+       one([](const std::vector<Tensor>& in) { return pad(in[0], {1, 0, 2, 1, 1, 1}, "replicate"); }),
+       {{wave({1, 2, 2, 3, 2})}});
+  padm("pad:circular", "pad(a0, (2, 3, 1, 1), mode='circular')",
+       one([](const std::vector<Tensor>& in) { return pad(in[0], {2, 3, 1, 1}, "circular"); }),
+       {{wave({2, 3, 4, 5})}, {wave({1, 2, 3}, kDouble)}, {wave({1, 2, 2, 2})}});  // wraps twice: raises
 }
 
 }  // namespace kiln::opdb

@@ -1,0 +1,269 @@
+// kiln/frontend/ops_resample.cpp — interpolate, upsample_*2d and the index-based pad modes
+// (frontend/ops_resample.h).
+//
+// Resampling is separable: each spatial dim is resampled on its own, the last dim first, which
+// for bilinear gives PyTorch's h0 * (w0 * x00 + w1 * x01) + h1 * (...) term for term. Per dim
+// the source positions are integers computed here, in C++, from the static sizes: nearest
+// takes one source row (an expand of views when the size grows by an integer factor, else an
+// index_select), linear takes two (index_select) weighted by constant lambdas in the compute
+// dtype. Only the two neighbours enter a value, so an inf or NaN stays where PyTorch has it.
+// Padding by mode is a cat of slices: reflect's mirrored rows one by one, replicate's edge row
+// expanded, circular's opposite end.
+#include "frontend/ops_resample.h"
+
+#include "base/error.h"
+#include "frontend/dispatch.h"
+#include "frontend/factories.h"
+#include "frontend/ops.h"
+#include "frontend/ops_pool.h"
+#include "frontend/symbolic.h"
+#include "frontend/views.h"
+#include "ir/shape_env.h"
+
+#include <cmath>
+#include <string>
+
+namespace kiln {
+
+namespace {
+
+using ir::Expr;
+
+// Elements [start, end) of dim d, with symbolic bounds.
+Tensor slice_expr(const Tensor& t, int64_t d, const Expr& start, const Expr& end) {
+  return dispatch1(ir::OpKind::slice, {t}, {d, start, end, Expr(1)});
+}
+
+// `t` with dim d of size 1 expanded to `n`.
+Tensor expand_dim(const Tensor& t, int64_t d, int64_t n) {
+  std::vector<Expr> sizes = sym_sizes(t);
+  sizes[static_cast<size_t>(d)] = Expr(n);
+  return sym_expand(t, sizes);
+}
+
+ScalarType compute_dtype(ScalarType t) { return t == ScalarType::Double ? t : ScalarType::Float; }
+
+// ---- source positions, as PyTorch's CPU kernels compute them (UpSample.h) ----------------------
+
+// The scale from output to input positions: 1 / scale_factor when one was given, else in / out.
+double source_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) return out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  return scale && *scale > 0 ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
+}
+
+std::vector<int64_t> nearest_sources(int64_t in, int64_t out, std::optional<double> scale) {
+  std::vector<int64_t> src(static_cast<size_t>(out));
+  const float s = static_cast<float>(source_scale(in, out, false, scale));  // PyTorch computes in f32
+  for (int64_t o = 0; o < out; ++o) {
+    if (out == in) src[static_cast<size_t>(o)] = o;
+    else if (out == 2 * in) src[static_cast<size_t>(o)] = o >> 1;
+    else src[static_cast<size_t>(o)] = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * s)), in - 1);
+  }
+  return src;
+}
+
+struct LinearSources {
+  std::vector<int64_t> i0, i1;
+  std::vector<double> l0, l1;  // rounded to the compute dtype
+};
+
+template <typename T> LinearSources linear_sources_as(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  LinearSources r;
+  const T s = static_cast<T>(source_scale(in, out, align_corners, scale));
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t i0 = o, i1 = o;
+    T l1 = 0;
+    if (out != in) {
+      const T real = align_corners ? s * static_cast<T>(o) : std::max(s * (static_cast<T>(o) + T(0.5)) - T(0.5), T(0));
+      i0 = std::min(static_cast<int64_t>(real), in - 1);
+      l1 = std::min(std::max(real - static_cast<T>(i0), T(0)), T(1));
+      i1 = i0 + (i0 < in - 1 ? 1 : 0);
+    }
+    r.i0.push_back(i0);
+    r.i1.push_back(i1);
+    r.l0.push_back(static_cast<double>(T(1) - l1));
+    r.l1.push_back(static_cast<double>(l1));
+  }
+  return r;
+}
+
+// ---- one dim -------------------------------------------------------------------------------------
+
+Tensor index_tensor(const std::vector<int64_t>& idx, Device device) {
+  return tensor(idx, {static_cast<int64_t>(idx.size())}, TensorOptions(ScalarType::Int64).device(device));
+}
+
+// `x` with dim d taken from rows `src` (nearest).
+Tensor take_rows(const Tensor& x, int64_t d, const std::vector<int64_t>& src, int64_t in) {
+  const int64_t out = static_cast<int64_t>(src.size());
+  bool identity = out == in, repeat = out % in == 0;
+  for (int64_t o = 0; o < out; ++o) {
+    identity = identity && src[static_cast<size_t>(o)] == o;
+    repeat = repeat && src[static_cast<size_t>(o)] == o / (out / in);
+  }
+  if (identity) return x;
+  if (repeat) {  // each row k times: a view, fused into its consumer
+    std::vector<Expr> merged = sym_sizes(x);
+    merged[static_cast<size_t>(d)] = Expr(out);
+    return sym_reshape(expand_dim(x.unsqueeze(d + 1), d + 1, out / in), merged);
+  }
+  return x.index_select(d, index_tensor(src, x.device()));
+}
+
+// `x` (in the compute dtype) with dim d linearly resampled.
+Tensor blend_rows(const Tensor& x, int64_t d, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  const LinearSources s = x.dtype() == ScalarType::Double ? linear_sources_as<double>(in, out, align_corners, scale)
+                                                          : linear_sources_as<float>(in, out, align_corners, scale);
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[static_cast<size_t>(d)] = out;
+  const TensorOptions opts = TensorOptions(x.dtype()).device(x.device());
+  const Tensor l0 = tensor(s.l0, shape, opts), l1 = tensor(s.l1, shape, opts);
+  return x.index_select(d, index_tensor(s.i0, x.device())) * l0 + x.index_select(d, index_tensor(s.i1, x.device())) * l1;
+}
+
+struct Plan {
+  std::vector<int64_t> in, out;
+  std::vector<std::optional<double>> scales;  // passed to the source positions
+};
+
+Tensor resample(const Tensor& input, const Plan& p, bool linear, bool align_corners) {
+  // PyTorch's CPU kernels resample floating point and uint8 (nearest only) tensors.
+  if (!is_floating_point(input.dtype()) && (linear || input.dtype() != ScalarType::UInt8))
+    fail(linear ? "upsample_linear" : "upsample_nearest", "\"{}\" not implemented for '{}': expected a floating-point{} input",
+         linear ? "upsample_linear" : "upsample_nearest", c10_type_name(input.dtype()), linear ? "" : " or uint8");
+  const int64_t first = input.dim() - static_cast<int64_t>(p.in.size());
+  Tensor x = linear ? input.to(compute_dtype(input.dtype())) : input;
+  for (size_t i = p.in.size(); i-- > 0;) {
+    const int64_t d = first + static_cast<int64_t>(i);
+    x = linear ? blend_rows(x, d, p.in[i], p.out[i], align_corners, p.scales[i])
+               : take_rows(x, d, nearest_sources(p.in[i], p.out[i], p.scales[i]), p.in[i]);
+  }
+  return linear ? x.to(input.dtype()) : (x.is_same(input) ? input.clone() : x);
+}
+
+// The static spatial sizes of input (a symbolic one is pinned by the read).
+std::vector<int64_t> spatial_sizes(const Tensor& input, size_t k) {
+  std::vector<int64_t> in;
+  for (size_t i = 0; i < k; ++i) in.push_back(input.size(input.dim() - static_cast<int64_t>(k) + static_cast<int64_t>(i)));
+  return in;
+}
+
+void check_sizes(std::string_view op, const Plan& p) {
+  for (size_t i = 0; i < p.in.size(); ++i)
+    if (p.in[i] <= 0 || p.out[i] <= 0)
+      fail(op, "Input and output sizes should be greater than 0, but got input ({}) and output ({})", shape_str(p.in),
+           shape_str(p.out));
+}
+
+}  // namespace
+
+Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size,
+                   std::optional<std::vector<double>> scale_factor, std::string_view mode,
+                   std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor) {
+  const std::string_view op = "interpolate";
+  if (input.dim() < 3 || input.dim() > 5)
+    fail(op, "Input Error: Only 3D, 4D and 5D input Tensors supported (got {}D) for the modes: nearest | linear | "
+             "bilinear | trilinear | area (got {})", input.dim(), mode);
+  const size_t k = static_cast<size_t>(input.dim() - 2);
+  const bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  if (!linear && mode != "nearest" && mode != "area")
+    fail(op, "mode \"{}\" is not supported; kiln implements nearest, linear, bilinear, trilinear and area", mode);
+  if (linear) {
+    const size_t need = mode == "linear" ? 1 : mode == "bilinear" ? 2 : 3;
+    if (k != need) fail(op, "Got {}D input, but {} mode needs {}D input", input.dim(), mode, need + 2);
+  } else if (align_corners.has_value()) {
+    fail(op, "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear");
+  }
+  if (size && scale_factor) fail(op, "only one of size or scale_factor should be defined");
+  if (!size && !scale_factor) fail(op, "either size or scale_factor should be defined");
+  Plan p;
+  p.in = spatial_sizes(input, k);
+  if (size) {
+    if (size->size() != 1 && size->size() != k)
+      fail(op, "Input and output must have the same number of spatial dimensions, but got input with spatial "
+               "dimensions of {} and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+               "and output size in (o1, o2, ...,oK) format.", shape_str(p.in), shape_str(*size));
+    for (size_t i = 0; i < k; ++i) p.out.push_back((*size)[size->size() == 1 ? 0 : i]);
+    p.scales.assign(k, std::nullopt);
+  } else {
+    if (scale_factor->size() != 1 && scale_factor->size() != k)
+      fail(op, "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
+               "dimensions of {} and scale_factor of {} entries. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+               "format and scale_factor in (s1, s2, ...,sK) format.", shape_str(p.in), scale_factor->size());
+    for (size_t i = 0; i < k; ++i) {
+      const double s = (*scale_factor)[scale_factor->size() == 1 ? 0 : i];
+      p.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(p.in[i]) * s)));
+      // Recomputing the scale (or area mode) derives it from the sizes instead.
+      p.scales.push_back(recompute_scale_factor.value_or(false) ? std::nullopt : std::optional<double>(s));
+    }
+  }
+  check_sizes(op, p);
+  if (mode == "area") {
+    if (k == 1) return adaptive_avg_pool1d(input, p.out);
+    if (k == 2) return adaptive_avg_pool2d(input, p.out);
+    return adaptive_avg_pool3d(input, p.out);
+  }
+  return resample(input, p, linear, align_corners.value_or(false));
+}
+
+Tensor upsample_nearest2d(const Tensor& input, IntArrayRef output_size, std::optional<double> scales_h,
+                          std::optional<double> scales_w) {
+  const std::string_view op = "upsample_nearest2d";
+  if (input.dim() != 4) fail(op, "Non-empty 4D data tensor expected but got a tensor with sizes {}", shape_str(input.sizes()));
+  if (output_size.size() != 2) fail(op, "It is expected output_size equals to 2, but got size {}", output_size.size());
+  Plan p{spatial_sizes(input, 2), output_size.vec(), {scales_h, scales_w}};
+  check_sizes(op, p);
+  return resample(input, p, false, false);
+}
+
+Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool align_corners,
+                           std::optional<double> scales_h, std::optional<double> scales_w) {
+  const std::string_view op = "upsample_bilinear2d";
+  if (input.dim() != 4) fail(op, "Non-empty 4D data tensor expected but got a tensor with sizes {}", shape_str(input.sizes()));
+  if (output_size.size() != 2) fail(op, "It is expected output_size equals to 2, but got size {}", output_size.size());
+  Plan p{spatial_sizes(input, 2), output_size.vec(), {scales_h, scales_w}};
+  check_sizes(op, p);
+  return resample(input, p, true, align_corners);
+}
+
+Tensor pad_by_mode(const Tensor& self, IntArrayRef pad, std::string_view mode) {
+  const std::string_view op = "pad";
+  if (pad.size() % 2 != 0) fail(op, "Padding length must be divisible by 2");
+  const int64_t n = static_cast<int64_t>(pad.size() / 2);
+  if (n < 1 || n > 3 || (self.dim() != n + 1 && self.dim() != n + 2))
+    fail(op, "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now: padding {} dims in {} mode "
+             "needs a {}-D or {}-D input, but got input of size {}", n, mode, n + 1, n + 2, shape_str(self.sizes()));
+  Tensor out = self;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = self.dim() - 1 - i, l = pad[2 * i], r = pad[2 * i + 1];
+    const Expr L = sym_size(self, d);
+    if (l < 0 || r < 0)
+      fail(op, "negative padding ({}, {}) crops only in constant mode; kiln's {} mode takes non-negative padding", l, r, mode);
+    if (mode == "reflect" && (!ir::sym_lt(Expr(l), L) || !ir::sym_lt(Expr(r), L)))
+      fail(op, "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({}, "
+               "{}) at dimension {} of input {}", l, r, d, shape_str(self.sizes()));
+    if (mode == "circular" && (ir::sym_lt(L, Expr(l)) || ir::sym_lt(L, Expr(r))))
+      fail(op, "Padding value causes wrapping around more than once.");
+    if (mode == "replicate" && (l > 0 || r > 0) && ir::sym_eq(L, Expr(0)))
+      fail(op, "input tensor of size {} cannot be padded in replicate mode along dim {} of size 0",
+           shape_str(self.sizes()), d);
+    std::vector<Tensor> parts;
+    if (mode == "reflect") {
+      for (int64_t k = l; k >= 1; --k) parts.push_back(slice_expr(out, d, Expr(k), Expr(k + 1)));
+      parts.push_back(out);
+      for (int64_t k = 1; k <= r; ++k) parts.push_back(slice_expr(out, d, L - Expr(k + 1), L - Expr(k)));
+    } else if (mode == "replicate") {
+      if (l > 0) parts.push_back(expand_dim(slice_expr(out, d, Expr(0), Expr(1)), d, l));
+      parts.push_back(out);
+      if (r > 0) parts.push_back(expand_dim(slice_expr(out, d, L - Expr(1), L), d, r));
+    } else {  // circular
+      if (l > 0) parts.push_back(slice_expr(out, d, L - Expr(l), L));
+      parts.push_back(out);
+      if (r > 0) parts.push_back(slice_expr(out, d, Expr(0), Expr(r)));
+    }
+    if (parts.size() > 1) out = cat(parts, d);
+  }
+  return out.is_same(self) ? self.clone() : out;
+}
+
+}  // namespace kiln
