@@ -13,7 +13,7 @@ packages=(
   llvm-19-dev                                                  # CPU code generation (LLVM 19)
   libfmt-dev                                                   # formatting
   libopenblas-dev                                              # matmul reference library
-  libdnnl-dev                                                  # oneDNN: the convolution kernel
+  libdnnl-dev ocl-icd-opencl-dev                               # oneDNN: the convolution kernel (its CMake config needs OpenCL)
   libhiredis-dev                                               # shared compile cache on Redis
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests and benchmarks
 )
