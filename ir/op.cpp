@@ -196,7 +196,7 @@ struct Table {
   std::array<OpInfo, kNumOps> infos;
   std::unordered_map<std::string_view, OpKind> by_name;
   Table() {
-    std::array<uint16_t, 14> family_counts{};
+    std::array<uint16_t, static_cast<size_t>(OpFamily::Custom) + 1> family_counts{};  // Custom is the last family
     for (size_t i = 0; i < kNumOps; ++i) {
       const Row& r = kRows[i];
       if (static_cast<size_t>(r.kind) != i) internal_fail("ops.def row {} out of order", r.name);
@@ -281,6 +281,7 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Random: return "random";
     case OpFamily::Matmul: return "matmul";
     case OpFamily::Conv: return "conv";
+    case OpFamily::Sort: return "sort";
     case OpFamily::Decomposable: return "decomposable";
     case OpFamily::Custom: return "custom";
   }
