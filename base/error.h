@@ -18,6 +18,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& msg) : std::runtime_error(msg) {}
 };
 
+// An op whose result's size or dtype depends on tensor values (nonzero, unique, item()) was
+// called on a traced tensor. compile() catches it and runs the function eagerly for that
+// signature (a graph break; CompileOptions::fullgraph makes it an error instead).
+class DataDependentError : public Error {
+ public:
+  explicit DataDependentError(const std::string& msg) : Error(msg) {}
+};
+
 class InternalError : public std::logic_error {
  public:
   explicit InternalError(const std::string& msg) : std::logic_error("internal error: " + msg) {}
@@ -27,6 +35,12 @@ class InternalError : public std::logic_error {
 template <typename... Args>
 [[noreturn]] void fail(std::string_view op, fmt::format_string<Args...> f, Args&&... args) {
   throw Error(fmt::format("[{}] ", op) + fmt::format(f, std::forward<Args>(args)...));
+}
+
+// Throws kiln::DataDependentError("[op] message").
+template <typename... Args>
+[[noreturn]] void fail_data_dependent(std::string_view op, fmt::format_string<Args...> f, Args&&... args) {
+  throw DataDependentError(fmt::format("[{}] ", op) + fmt::format(f, std::forward<Args>(args)...));
 }
 
 template <typename... Args>

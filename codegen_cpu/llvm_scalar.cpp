@@ -245,6 +245,7 @@ llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::ve
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
     case ir::OpFamily::Conv:
+    case ir::OpFamily::Sort:
     case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: internal_fail("emit_compute: {} is not an elementwise prim", info.name);
   }

@@ -105,6 +105,10 @@ Tensor all(const Tensor& self, int64_t dim, bool keepdim = false);
 // ---- scans -------------------------------------------------------------------------------------
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// (running maximum / minimum, int64 position where it was last reached); NaN propagates.
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim);
+Tensor logcumsumexp(const Tensor& self, int64_t dim);
 
 // ---- joining, padding, indexing ----------------------------------------------------------------
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
@@ -122,12 +126,27 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);  // a 0-dim value
 // int64 [..., num_classes] with a 1 at each class; num_classes -1 reads the largest value (eager only).
 Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+// int64 [n, dim()] coordinates of the nonzero (true) elements in row-major order; argwhere is
+// the same. masked_select: the elements of self where mask (bool) is true, broadcast, as 1-D.
+// Their result's size depends on the values: traced, they raise DataDependentError.
+Tensor nonzero(const Tensor& self);
+Tensor argwhere(const Tensor& self);
+Tensor masked_select(const Tensor& self, const Tensor& mask);
 // Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 // gather with the non-dim dims broadcast between self and indices; no dim: over the flattened self.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
 // frontend/ops_rearrange.cpp, as torch's: Tensor.repeat, roll, flip, diff.
 Tensor repeat(const Tensor& self, IntArrayRef repeats);
+// Each element (each slice along dim; the flattened input without dim) `repeats` times in a row.
+// A tensor of repeats (one per slice, or one for all) decides the output size by its values:
+// traced, it raises DataDependentError (a compiled function runs eagerly). The repeats-only form
+// gives the indices [0] * repeats[0] + [1] * repeats[1] + ...
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size = std::nullopt);
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
 Tensor flip(const Tensor& self, IntArrayRef dims);
 Tensor diff(const Tensor& self, int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,

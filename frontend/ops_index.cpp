@@ -1,14 +1,20 @@
 // kiln/frontend/ops_index.cpp — indexing conveniences over the prims: masked_fill, one_hot,
-// embedding, take_along_dim.
+// embedding, take_along_dim; and the data-dependent selections nonzero, argwhere and
+// masked_select.
 //
 // Each records existing prims (where, scatter, index_select, gather, views), as PyTorch's own
 // decompositions of these ops do, after PyTorch's checks and with its wording. Index values are
 // checked where the prims read them (gather / scatter / index_select raise for an index out of
 // range, eagerly and compiled), so a bad class or token id is an error, never a wrong result.
+// nonzero and masked_select size their result by the values: they run on eager tensors only
+// (traced, they raise DataDependentError and a compiled function runs eagerly). They read the
+// count of true elements, then scatter each one's flat position to its rank among them (the
+// running count), with existing prims.
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
+#include "frontend/tracer.h"
 #include "frontend/views.h"
 
 #include <vector>
@@ -26,7 +32,41 @@ Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Tensor& va
   return where(mask, value.to(self.dtype()), self);
 }
 
+// The row-major flat positions (int64 [n]) of the true elements of the bool tensor `mask`.
+Tensor true_positions(std::string_view op, const Tensor& mask) {
+  if (mask.is_traced() || Tracer::current())
+    fail_data_dependent(op, "the size of the result depends on the values of the input, which a traced function does "
+                            "not have; compile() runs such a function eagerly");
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(mask.device());
+  const Tensor flat = mask.reshape({-1});
+  const int64_t total = flat.size(0);
+  const int64_t n = flat.sum().item<int64_t>();
+  // The k-th true element goes to slot k; the false ones all go to a spare slot n.
+  const Tensor rank = where(flat, cumsum(flat, 0) - 1, Scalar(n));
+  return zeros({n + 1}, i64).scatter(0, rank, arange(total, i64)).narrow(0, 0, n);
+}
+
 }  // namespace
+
+Tensor nonzero(const Tensor& self) {
+  const Tensor flat = true_positions("nonzero", self.dtype() == ScalarType::Bool ? self : ne(self, 0));
+  const int64_t n = flat.size(0);
+  std::vector<Tensor> coords;
+  const std::vector<int64_t> sizes = self.sizes().vec(), strides = contiguous_strides(sizes);
+  for (size_t d = 0; d < sizes.size(); ++d) coords.push_back(remainder(div(flat, Scalar(strides[d]), "floor"), Scalar(sizes[d])));
+  if (coords.empty()) return zeros({n, 0}, TensorOptions(ScalarType::Int64).device(self.device()));
+  return stack(coords, 1);
+}
+
+Tensor argwhere(const Tensor& self) { return nonzero(self); }
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  if (mask.dtype() != ScalarType::Bool)
+    fail("masked_select", "masked_select: expected BoolTensor for mask");
+  const std::vector<ir::Expr> shape = sym_broadcast_shapes("masked_select", sym_sizes(self), sym_sizes(mask));
+  const Tensor positions = true_positions("masked_select", sym_expand(mask, shape));
+  return sym_reshape(sym_expand(self, shape), {sym_product(shape)}).index_select(0, positions);
+}
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   return masked_fill_impl(self, mask, scalar_tensor(value, TensorOptions(self.dtype()).device(self.device())));
@@ -39,7 +79,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
   if (num_classes < -1) fail("one_hot", "num_classes should be positive");
   if (num_classes == -1) {
     if (self.is_traced())
-      fail("one_hot", "num_classes=-1 reads the largest class value, which a traced program does not have: pass num_classes");
+      fail_data_dependent("one_hot", "num_classes=-1 reads the largest class value, which a traced program does not have: pass num_classes");
     if (self.numel() == 0) fail("one_hot", "Can not infer total number of classes from empty tensor.");
     num_classes = max(self).item<int64_t>() + 1;
   }

@@ -7,7 +7,9 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
+#include "frontend/tracer.h"
 #include "frontend/views.h"
+#include "ir/shape_env.h"
 
 #include <algorithm>
 #include <vector>
@@ -33,6 +35,73 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   }
   Tensor r = sym_reshape(sym_expand(sym_reshape(self, split), expanded), out);
   return std::all_of(repeats.begin(), repeats.end(), [](int64_t k) { return k == 1; }) ? r.clone() : r;  // never a view
+}
+
+Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size) {
+  if (repeats < 0) fail("repeat_interleave", "repeats can not be negative");
+  const Tensor x = dim ? self : self.flatten();
+  const int64_t d = normalize_dim("repeat_interleave", dim.value_or(0), x.dim());
+  if (x.dim() == 0) return repeat_interleave(x.reshape({1}), repeats, 0, output_size);
+  std::vector<ir::Expr> grown = sym_sizes(x), merged = sym_sizes(x);
+  grown.insert(grown.begin() + d + 1, ir::Expr(repeats));
+  merged[static_cast<size_t>(d)] = merged[static_cast<size_t>(d)] * ir::Expr(repeats);
+  if (output_size && !ir::sym_eq(merged[static_cast<size_t>(d)], ir::Expr(*output_size)))
+    fail("repeat_interleave", "allocated size does not match required size: output_size {} for {} repeats of {} "
+                              "elements", *output_size, repeats, x.size(d));
+  return sym_reshape(sym_expand(x.unsqueeze(d + 1), grown), merged);  // views: fused into the consumer
+}
+
+namespace {
+
+// The repeat counts of an eager integer tensor, checked.
+std::vector<int64_t> repeat_counts(const Tensor& repeats) {
+  if (repeats.dtype() != ScalarType::Int64 && repeats.dtype() != ScalarType::Int32)
+    fail("repeat_interleave", "repeats has to be Long or Int tensor, but got {}", c10_type_name(repeats.dtype()));
+  if (repeats.dim() > 1) fail("repeat_interleave", "repeats must be 0-dim or 1-dim tensor, but got {} dims", repeats.dim());
+  if (repeats.is_traced() || Tracer::current())
+    fail_data_dependent("repeat_interleave", "a tensor of repeats decides the output size by its values, which a traced "
+                                             "function cannot read; pass an int number of repeats");
+  std::vector<int64_t> r = repeats.to(ScalarType::Int64).to_vector<int64_t>();
+  for (int64_t v : r)
+    if (v < 0) fail("repeat_interleave", "repeats can not be negative");
+  return r;
+}
+
+// Index i repeated counts[i] times, in order.
+std::vector<int64_t> repeated_indices(const std::vector<int64_t>& counts) {
+  std::vector<int64_t> idx;
+  for (size_t i = 0; i < counts.size(); ++i) idx.insert(idx.end(), static_cast<size_t>(counts[i]), static_cast<int64_t>(i));
+  return idx;
+}
+
+}  // namespace
+
+Tensor repeat_interleave(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim,
+                         std::optional<int64_t> output_size) {
+  if (repeats.dim() == 0 && !repeats.is_traced() && !Tracer::current())
+    return repeat_interleave(self, repeat_counts(repeats)[0], dim, output_size);
+  const Tensor x = dim ? self : self.flatten();
+  const int64_t d = normalize_dim("repeat_interleave", dim.value_or(0), x.dim());
+  std::vector<int64_t> counts = repeat_counts(repeats);
+  if (counts.size() == 1) counts.assign(static_cast<size_t>(x.size(d)), counts[0]);
+  if (static_cast<int64_t>(counts.size()) != x.size(d))
+    fail("repeat_interleave", "repeats must have the same size as input along dim, but got repeats.size(0) = {} and "
+                              "input.size({}) = {}", counts.size(), d, x.size(d));
+  const std::vector<int64_t> idx = repeated_indices(counts);
+  if (output_size && *output_size != static_cast<int64_t>(idx.size()))
+    fail("repeat_interleave", "allocated size does not match required size: output_size {} for {} repeated elements",
+         *output_size, idx.size());
+  return x.index_select(d, tensor(idx, {static_cast<int64_t>(idx.size())}, TensorOptions(ScalarType::Int64).device(x.device())));
+}
+
+Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size) {
+  if (repeats.dim() != 1) fail("repeat_interleave", "repeats must be 1-dim tensor, but got {} dims", repeats.dim());
+  const std::vector<int64_t> idx = repeated_indices(repeat_counts(repeats));
+  if (output_size && *output_size != static_cast<int64_t>(idx.size()))
+    fail("repeat_interleave", "allocated size does not match required size: output_size {} for {} repeated elements",
+         *output_size, idx.size());
+  return tensor(idx, {static_cast<int64_t>(idx.size())}, TensorOptions(repeats.dtype()).device(repeats.device()));
 }
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {

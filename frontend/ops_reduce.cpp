@@ -1,5 +1,5 @@
 // kiln/frontend/ops_reduce.cpp — reductions (sum, prod, mean, var, amax/amin, max/min,
-// argmax/argmin, any/all) and scans (cumsum, cumprod).
+// argmax/argmin, any/all) and scans (cumsum, cumprod, cummax/cummin with indices, logcumsumexp).
 //
 // Dims are normalized (negative dims count from the end), checked for duplicates and sorted
 // before the prim sees them; an empty dim list means every dim, as torch.sum(x, dim=[]).
@@ -7,6 +7,7 @@
 // casts the input first; mean and var need a floating dtype and are composites (their
 // decompositions compute float16/bfloat16 in float32).
 #include "frontend/dispatch.h"
+#include "frontend/factories.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
@@ -228,6 +229,29 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) 
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return scan(OpKind::cumprod, "cumprod", self, dim, dtype);
+}
+
+namespace {
+
+// cummax/cummin: the running extreme, and the latest position where the input equals it (or
+// both are NaN) — itself a running maximum of positions, as PyTorch's ">=" update gives.
+std::tuple<Tensor, Tensor> cum_extreme(OpKind kind, std::string_view op, const Tensor& self, int64_t dim) {
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  Tensor values = dispatch1(kind, {self}, {d});
+  Tensor reached = eq(self, values);
+  if (is_floating_point(self.dtype())) reached = logical_or(reached, logical_and(isnan(self), isnan(values)));
+  if (self.dim() == 0) return {values, zeros({}, TensorOptions(ScalarType::Int64).device(self.device()))};
+  const Tensor idx = dispatch1(OpKind::cummax, {where(reached, sym_positions(self, d), Scalar(int64_t{0}))}, {d});
+  return {values, idx};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return cum_extreme(OpKind::cummax, "cummax", self, dim); }
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return cum_extreme(OpKind::cummin, "cummin", self, dim); }
+
+Tensor logcumsumexp(const Tensor& self, int64_t dim) {
+  return dispatch1(OpKind::logcumsumexp, {self}, {normalize_dim("logcumsumexp", dim, self.dim())});
 }
 
 }  // namespace kiln

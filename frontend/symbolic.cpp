@@ -142,6 +142,12 @@ Tensor sym_iota(const ir::Expr& length, ScalarType dtype, Device device) {
   return dispatch1(ir::OpKind::iota, {}, {length, Scalar(int64_t{0}), Scalar(int64_t{1}), dtype, device});
 }
 
+Tensor sym_positions(const Tensor& t, int64_t dim) {
+  std::vector<ir::Expr> along(static_cast<size_t>(t.dim()), ir::Expr(1));
+  along.at(static_cast<size_t>(dim)) = sym_size(t, dim);
+  return sym_reshape(sym_iota(along[static_cast<size_t>(dim)], ScalarType::Int64, t.device()), along);
+}
+
 Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device) {
   if (auto c = value.maybe_const()) return sym_full({}, Scalar(*c), dtype, device);
   // iota(value + 1)[value]: element `value` of 0, 1, 2, ... is the value itself, computed from

@@ -42,6 +42,9 @@ Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape);
 Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarType dtype, Device device);
 // 0, 1, ..., length - 1 (the iota prim) for a symbolic length.
 Tensor sym_iota(const ir::Expr& length, ScalarType dtype, Device device);
+// The int64 positions 0..t.size(dim)-1 along dim, shaped [1, .., n, .., 1] to broadcast
+// against t (dim already normalized; t has at least one dim).
+Tensor sym_positions(const Tensor& t, int64_t dim);
 // A 0-dim tensor holding the value of a size expression (mean's element count): a constant
 // for static sizes, else read from the sizes at run time.
 Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device);

@@ -21,7 +21,7 @@ const TensorImpl& checked(const Tensor& t, std::string_view op) {
 
 void require_eager(const Tensor& t, std::string_view op) {
   if (checked(t, op).is_traced())
-    fail(op, "cannot read the data of a traced tensor inside a traced or compiled function; "
+    fail_data_dependent(op, "cannot read the data of a traced tensor inside a traced or compiled function; "
              "express data-dependent choices with tensor ops such as kiln::where");
 }
 

@@ -20,7 +20,7 @@ enum class OpKind : uint16_t {
 // Decomposable: ops defined by a decomposition (frontend/decompositions.h), at level Core or
 // Composite. Custom: an op defined at run time from a schema string (ir/custom_ops.h); its
 // kind is kNumOps or above.
-enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Conv, Decomposable, Custom };
+enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Conv, Sort, Decomposable, Custom };
 enum class OpLevel : uint8_t { Composite, Core, Prim };
 
 // Per-family enums, in ops.def order.
@@ -74,6 +74,10 @@ enum class MatmulOp : uint16_t {
 };
 enum class ConvOp : uint16_t {
 #define KILN_CONV_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class SortOp : uint16_t {
+#define KILN_SORT_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
 enum class DecomposableOp : uint16_t {
@@ -179,6 +183,7 @@ inline FactoryOp as_factory(OpKind k) { return static_cast<FactoryOp>(op_info(k)
 inline RandomOp as_random(OpKind k) { return static_cast<RandomOp>(op_info(k).family_index); }
 inline MatmulOp as_matmul(OpKind k) { return static_cast<MatmulOp>(op_info(k).family_index); }
 inline ConvOp as_conv(OpKind k) { return static_cast<ConvOp>(op_info(k).family_index); }
+inline SortOp as_sort(OpKind k) { return static_cast<SortOp>(op_info(k).family_index); }
 inline DecomposableOp as_decomposable(OpKind k) { return static_cast<DecomposableOp>(op_info(k).family_index); }
 
 }  // namespace kiln::ir

@@ -101,6 +101,7 @@ TensorType infer_one(OpKind op, const OpInfo& info, const std::vector<TensorType
     case OpFamily::Random: return infer_random(op, in, attrs);
     case OpFamily::Matmul: return infer_matmul(op, in, attrs);
     case OpFamily::Conv: return infer_conv(op, in, attrs);
+    case OpFamily::Sort: return infer_sort(op, in, attrs);
     case OpFamily::Decomposable: return infer_composite(op, in, attrs);
     case OpFamily::Custom: break;  // infer_custom
   }

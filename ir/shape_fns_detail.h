@@ -33,6 +33,7 @@ TensorType infer_factory(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_random(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_matmul(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs);  // shape_fns_conv.cpp
+TensorType infer_sort(OpKind op, const Types& in, const AttrList& attrs);  // shape_fns_structural.cpp
 
 TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs);
 

@@ -113,10 +113,25 @@ TensorType infer_scan(OpKind op, const Types& in, const AttrList& attrs) {
   switch (as_scan(op)) {
     case ScanOp::cumsum:
     case ScanOp::cumprod:
+    case ScanOp::cummax:
+    case ScanOp::cummin:
+    case ScanOp::logcumsumexp:
       check_dim(op, attrs.get<int64_t>(op, "dim"), in[0].rank(), /*allow_scalar=*/true);
       return in[0];
   }
   internal_fail("infer_scan: unhandled op {}", op_name(op));
+}
+
+TensorType infer_sort(OpKind op, const Types& in, const AttrList& attrs) {
+  switch (as_sort(op)) {
+    case SortOp::argsort: {
+      check_dim(op, attrs.get<int64_t>(op, "dim"), in[0].rank(), /*allow_scalar=*/true);
+      TensorType out = in[0];
+      out.dtype = ScalarType::Int64;
+      return out;
+    }
+  }
+  internal_fail("infer_sort: unhandled op {}", op_name(op));
 }
 
 namespace {

@@ -91,7 +91,8 @@ class GroupWalk {
       case OpFamily::Index:
       case OpFamily::Random:
       case OpFamily::Matmul:
-    case OpFamily::Conv:
+      case OpFamily::Conv:
+      case OpFamily::Sort:
       case OpFamily::Decomposable:
       case OpFamily::Custom: break;
     }
@@ -307,6 +308,7 @@ ir::Fusion Fuser::run() {
                    : grp.kind == GroupKind::Fallback       ? "interpreter"
                    : n->info().family == OpFamily::Matmul ? "blas"
                    : n->info().family == OpFamily::Conv   ? "onednn"
+                   : n->info().family == OpFamily::Sort   ? "sort"
                                                            : "custom op";
     for (const Value* in : n->inputs()) {
       if (grp.kind == GroupKind::Extern) {

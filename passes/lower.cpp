@@ -388,6 +388,7 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:
+    case OpFamily::Sort:
     case OpFamily::Decomposable:
     case OpFamily::Custom: break;
   }

@@ -26,6 +26,7 @@ bool is_inlinable(const ir::Node* n) {
     case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:
+    case OpFamily::Sort:
     case OpFamily::Decomposable:  // decomposed before lowering, or an extern lowering
     case OpFamily::Custom:
       return false;

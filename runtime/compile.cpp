@@ -4,7 +4,10 @@
 // first that passes runs its Program. A miss takes the function's compile lock (so one thread
 // compiles a new signature while others wait), looks again, then traces the callable on
 // traced tensors, runs the pass pipeline, generates and links the kernels and appends the
-// entry. Past cache_size_limit the function runs eagerly and warns once.
+// entry. Past cache_size_limit the function runs eagerly and warns once. A function whose trace
+// reaches an op with a data-dependent result (nonzero, item(), ...) gets an eager entry for
+// that signature instead: its guards are the static ones, and a hit calls the function as it
+// is (a graph break of the whole function; CompileOptions::fullgraph refuses it).
 #include "runtime/compile.h"
 
 #include "base/error.h"
@@ -128,6 +131,9 @@ struct Entry {
   std::vector<std::pair<size_t, size_t>> writebacks;
   size_t num_outputs = 0;
   int64_t kernels = 0;
+  // Non-empty: the trace reached a data-dependent op (this message) and a call runs the
+  // function eagerly; `exe` is null.
+  std::string eager_reason;
   // KILN_VERIFY / KILN_REPRO_DIR (runtime/repro_hooks.h): the traced graph before the passes.
   std::shared_ptr<const ir::Graph> traced;
   // What a miss compares (automatic dynamic).
@@ -159,6 +165,9 @@ class CompiledState {
   }
 
   std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
+  // The entry of a signature whose trace reached a data-dependent op: static guards, no executable.
+  std::unique_ptr<Entry> eager_entry(std::unique_ptr<Entry> e, const std::vector<ArgValue>& args,
+                                     const std::vector<std::string>& names, std::string reason);
   const std::string& backend_name() const { return backend->name(); }
   // Under Dynamic::Auto: the dims whose size differs from an entry traced with otherwise equal
   // arguments become dynamic for this and later compiles; returns their names.
@@ -167,7 +176,7 @@ class CompiledState {
   std::string arg_name(size_t i) const {
     return i < opts.arg_names.size() && !opts.arg_names[i].empty() ? opts.arg_names[i] : fmt::format("arg{}", i);
   }
-  std::vector<Tensor> run(const Entry& e, const std::vector<ArgValue>& args) const;
+  std::vector<Tensor> run(const Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn) const;
 
   CompileOptions opts;
   std::shared_ptr<const rt::Backend> backend;
@@ -258,6 +267,11 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
           return fn(targs);
         },
         types);
+  } catch (const DataDependentError& err) {
+    if (opts.fullgraph)
+      throw DataDependentError(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}); fullgraph is set, "
+                                           "so it cannot run eagerly)", err.what(), opts.name, signature_str(args)));
+    return eager_entry(std::move(e), args, names, err.what());
   } catch (const Error& err) {
     throw Error(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}))", err.what(), opts.name,
                             signature_str(args)));
@@ -351,7 +365,18 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   return e;
 }
 
-std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValue>& args) const {
+std::unique_ptr<Entry> CompiledState::eager_entry(std::unique_ptr<Entry> e, const std::vector<ArgValue>& args,
+                                                  const std::vector<std::string>& names, std::string reason) {
+  traces.fetch_add(1);
+  e->eager_reason = std::move(reason);
+  e->guards = guards::GuardSet::from_args(GuardView(args).args(), names);
+  e->guards_text = e->guards.str();
+  rt::warn(fmt::format("compiled function '{}' runs eagerly for ({}): {}", opts.name, signature_str(args), e->eager_reason));
+  return e;
+}
+
+std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn) const {
+  if (!e.exe) return fn(args);  // an eager entry
   std::vector<Tensor> inputs;
   inputs.reserve(args.size() + e.lifted.size());
   for (const ArgValue& a : args)
@@ -402,7 +427,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
         s.kernels.store(e->kernels, std::memory_order_relaxed);
         std::shared_ptr<const Entry> keep = e;
         lock.unlock();
-        return s.run(*keep, args);
+        return s.run(*keep, args, fn);
       }
   }
   std::unique_lock compile_lock(s.compile_mu);
@@ -416,7 +441,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
         std::shared_ptr<const Entry> keep = e;
         lock.unlock();
         compile_lock.unlock();
-        return s.run(*keep, args);
+        return s.run(*keep, args, fn);
       }
     if (!s.entries.empty()) last = s.entries.back();
   }
@@ -445,7 +470,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   }
   compile_lock.unlock();
   s.kernels.store(e->kernels);
-  return s.run(*e, args);
+  return s.run(*e, args, fn);
 }
 
 std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {
@@ -455,6 +480,9 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/true);
   const double total = ms_since(t0);
   s.traces.fetch_sub(1);  // explain does not count as a call
+  if (!e->eager_reason.empty())
+    return fmt::format("=== compiled function '{}' ({}) ===\nruns eagerly: {}\n\n--- guards ---\n{}", s.opts.name,
+                       signature_str(args), e->eager_reason, e->guards_text);
   s.compiles.fetch_sub(1);
   std::string out = fmt::format("=== compiled function '{}' ({}) ===\nbackend \"{}\", decomposed to level {}\n",
                                 s.opts.name, signature_str(args), s.backend_name(), ir::level_name(s.backend->level()));

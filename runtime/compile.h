@@ -44,7 +44,11 @@ struct CompileOptions {
   // Entries kept per function; past it calls run eagerly and a warning names the guard that
   // keeps failing.
   int cache_size_limit = 8;
-  bool fullgraph = false;  // tracing always captures the whole function (no graph breaks)
+  // An op whose result's size depends on tensor values (nonzero, unique, masked_select,
+  // item(), ...) cannot be traced. By default compile() then runs the function eagerly for
+  // that signature (an entry with static guards) and warns once; with fullgraph the call
+  // raises kiln::DataDependentError instead.
+  bool fullgraph = false;
   std::string name = "fn";  // used in logs, debug dumps and errors
   // Names of the parameters in guards and messages ("a" gives "a.size(0)"); missing or empty
   // entries read "arg0", "arg1", ...

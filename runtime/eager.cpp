@@ -124,6 +124,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
     case ir::OpFamily::Conv:
+    case ir::OpFamily::Sort:
     case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: return false;
   }
@@ -203,15 +204,16 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
       }
     }
   }
-  if (ir::op_info(op).family == ir::OpFamily::Conv) {
+  if (BuiltinExtern fn = builtin_extern(op)) {
     std::vector<ir::TensorType> types;
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
-    const std::vector<int64_t> out = ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes);
-    const ScalarType dt = inputs[0].dtype();
+    const ir::TensorType type = ir::infer_types(op, types, attrs).at(0);
+    const std::vector<int64_t> out = ir::to_ints(type.sizes);
     Tensor r = Tensor(make_intrusive<TensorImpl>(
-        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel("convolution", out)) * element_size(dt), Device()),
-        dt, out, contiguous_strides(out), 0));
-    extern_conv(inputs, attrs, r);
+        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel(ir::op_name(op), out)) * element_size(type.dtype),
+                                    Device()),
+        type.dtype, out, contiguous_strides(out), 0));
+    fn(inputs, attrs, r);
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
     return {r};
   }

@@ -31,5 +31,6 @@ Tensor factory(ir::FactoryOp op, const ir::AttrList& attrs);
 Tensor random(ir::RandomOp op, const ir::AttrList& attrs);
 Tensor matmul(ir::MatmulOp op, const Tensor& a, const Tensor& b);
 Tensor conv(ir::ConvOp op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
+Tensor sort(ir::SortOp op, const Tensor& a, const ir::AttrList& attrs);  // interp_sort.cpp
 
 }  // namespace kiln::rt::interp

@@ -1,5 +1,5 @@
 // kiln/runtime/interp_reduce.cpp — reference reductions (sum, prod, amax, amin, any, all,
-// argmax, argmin) and scans (cumsum, cumprod).
+// argmax, argmin) and scans (cumsum, cumprod, cummax, cummin, logcumsumexp).
 //
 // Inputs may have any strides (zero strides included); elements are read through them with
 // for_each_element, in row-major order, so every reduction accumulates in one fixed order.
@@ -242,18 +242,37 @@ Tensor reduction(ir::ReductionOp op, const Tensor& a, const ir::AttrList& attrs)
   });
 }
 
+namespace {
+
+// x is NaN (false for integers and bool).
+template <typename T> bool scan_isnan(T x) {
+  if constexpr (is_float_elem<T>) return std::isnan(static_cast<double>(static_cast<float>(x)));
+  else return false;
+}
+
+// log(exp(a) + exp(b)) in double: -inf is the empty sum, +inf absorbs, NaN propagates.
+double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  if (lo == -std::numeric_limits<double>::infinity() || hi == std::numeric_limits<double>::infinity()) return hi;
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
+}  // namespace
+
 Tensor scan(ir::ScanOp op, const Tensor& a, const ir::AttrList& attrs) {
-  bool is_sum = false;
-  int64_t d = 0;
+  ir::OpKind kind = ir::OpKind::cumsum;
   switch (op) {
-    case ir::ScanOp::cumsum:
-      is_sum = true;
-      d = attrs.get<int64_t>(ir::OpKind::cumsum, "dim");
-      break;
-    case ir::ScanOp::cumprod: d = attrs.get<int64_t>(ir::OpKind::cumprod, "dim"); break;
+    case ir::ScanOp::cumsum: kind = ir::OpKind::cumsum; break;
+    case ir::ScanOp::cumprod: kind = ir::OpKind::cumprod; break;
+    case ir::ScanOp::cummax: kind = ir::OpKind::cummax; break;
+    case ir::ScanOp::cummin: kind = ir::OpKind::cummin; break;
+    case ir::ScanOp::logcumsumexp: kind = ir::OpKind::logcumsumexp; break;
   }
+  const int64_t dim_attr = attrs.get<int64_t>(kind, "dim");
   const auto& sizes = a.impl()->sizes();
   const auto& strides = a.impl()->strides();
+  int64_t d = dim_attr;
   if (sizes.empty())
     d = 0;  // a 0-dim tensor scans its lone element
   else if (d < 0 || d >= static_cast<int64_t>(sizes.size()))
@@ -264,24 +283,51 @@ Tensor scan(ir::ScanOp op, const Tensor& a, const ir::AttrList& attrs) {
     T* po = static_cast<T*>(out.impl()->data());
     const T* in = static_cast<const T*>(a.impl()->data());
     std::vector<int64_t> out_strides = contiguous_strides(sizes);
-    if (sizes.empty()) {
-      po[0] = in[0];
-      return out;
-    }
     const size_t du = static_cast<size_t>(d);
-    const int64_t extent = sizes[du];
+    const int64_t extent = sizes.empty() ? 1 : sizes[du];
+    const int64_t in_step = sizes.empty() ? 0 : strides[du], out_step = sizes.empty() ? 0 : out_strides[du];
     std::vector<int64_t> outer(sizes);
-    outer[du] = 1;
+    if (!outer.empty()) outer[du] = 1;
     // Sequential along the dim: each output is the running accumulator rounded once.
     for_each_element<2>(outer, {strides.data(), out_strides.data()}, [&](const std::array<int64_t, 2>& o) {
-      SumAcc<T> acc = is_sum ? SumAcc<T>{0} : SumAcc<T>{1};
-      for (int64_t k = 0; k < extent; ++k) {
-        SumAcc<T> x = to_sum_acc(in[o[0] + k * strides[du]]);
-        if (is_sum)
-          acc += x;
-        else
-          acc *= x;
-        po[o[1] + k * out_strides[du]] = from_sum_acc<T>(acc);
+      auto x_at = [&](int64_t k) { return in[o[0] + k * in_step]; };
+      T* y = po + o[1];
+      switch (op) {
+        case ir::ScanOp::cumsum:
+        case ir::ScanOp::cumprod: {
+          const bool is_sum = op == ir::ScanOp::cumsum;
+          SumAcc<T> acc = is_sum ? SumAcc<T>{0} : SumAcc<T>{1};
+          for (int64_t k = 0; k < extent; ++k) {
+            SumAcc<T> x = to_sum_acc(x_at(k));
+            if (is_sum)
+              acc += x;
+            else
+              acc *= x;
+            y[k * out_step] = from_sum_acc<T>(acc);
+          }
+          break;
+        }
+        case ir::ScanOp::cummax:
+        case ir::ScanOp::cummin: {
+          const bool is_max = op == ir::ScanOp::cummax;
+          T acc = x_at(0);
+          for (int64_t k = 0; k < extent; ++k) {
+            const T x = x_at(k);
+            const bool beyond = is_max ? static_cast<double>(x) > static_cast<double>(acc)
+                                       : static_cast<double>(x) < static_cast<double>(acc);
+            if (!scan_isnan(acc) && (scan_isnan(x) || beyond)) acc = x;
+            y[k * out_step] = acc;
+          }
+          break;
+        }
+        case ir::ScanOp::logcumsumexp: {
+          double acc = -std::numeric_limits<double>::infinity();
+          for (int64_t k = 0; k < extent; ++k) {
+            acc = log_add_exp(acc, static_cast<double>(to_sum_acc(x_at(k))));
+            y[k * out_step] = from_sum_acc<T>(static_cast<SumAcc<T>>(acc));
+          }
+          break;
+        }
       }
     });
     return out;

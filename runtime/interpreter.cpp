@@ -58,6 +58,7 @@ std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& in, c
     case ir::OpFamily::Random: need(0); return {interp::random(ir::as_random(op), attrs)};
     case ir::OpFamily::Matmul: need(2); return {interp::matmul(ir::as_matmul(op), in[0], in[1])};
     case ir::OpFamily::Conv: return {interp::conv(ir::as_conv(op), in, attrs)};
+    case ir::OpFamily::Sort: need(1); return {interp::sort(ir::as_sort(op), in[0], attrs)};
     // A composite node runs its decomposition, prim by prim, exactly as the eager op does.
     case ir::OpFamily::Decomposable: return run_decomposition(op, in, attrs);
     // A custom op runs its author's eager implementation.

@@ -107,6 +107,28 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
   }
 }
 
+BuiltinExtern builtin_extern(ir::OpKind op) {
+  switch (ir::op_info(op).family) {
+    case ir::OpFamily::Conv: return &extern_conv;
+    case ir::OpFamily::Sort: return &extern_sort;
+    case ir::OpFamily::Unary:
+    case ir::OpFamily::Binary:
+    case ir::OpFamily::Ternary:
+    case ir::OpFamily::Cast:
+    case ir::OpFamily::Reduction:
+    case ir::OpFamily::Scan:
+    case ir::OpFamily::View:
+    case ir::OpFamily::Shape:
+    case ir::OpFamily::Index:
+    case ir::OpFamily::Factory:
+    case ir::OpFamily::Random:
+    case ir::OpFamily::Matmul:
+    case ir::OpFamily::Decomposable:
+    case ir::OpFamily::Custom: return nullptr;
+  }
+  return nullptr;
+}
+
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
   std::vector<int64_t> pv;
@@ -217,8 +239,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           extern_fns_[si](ins, attrs, outs);
           break;
         }
-        if (st.kind == StepKind::Extern && ir::op_info(st.op).family == ir::OpFamily::Conv) {
-          extern_conv(ins, attrs, ensure(st.buffers.back()));
+        if (BuiltinExtern fn = st.kind == StepKind::Extern ? builtin_extern(st.op) : nullptr) {
+          fn(ins, attrs, ensure(st.buffers.back()));
           break;
         }
         if (ir::op_info(st.op).family == ir::OpFamily::Random) {

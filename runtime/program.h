@@ -73,5 +73,14 @@ bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
 // The convolution prim into `out` (runtime/extern_conv.cpp): oneDNN for f32, f16 and bf16
 // (computed in f32), im2col + dgemm for f64. ins: input, weight and the optional bias.
 void extern_conv(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
+// The argsort prim into `out` (runtime/extern_sort.cpp): a stable sort per slice, in parallel.
+void extern_sort(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
+
+// The library kernel that computes an Extern prim with one output into a preallocated
+// contiguous `out`, for eager ops and compiled programs alike: extern_conv for the
+// convolution, extern_sort for argsort; null for other ops (matmul takes blas_matmul, which
+// may decline a layout).
+using BuiltinExtern = void (*)(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
+BuiltinExtern builtin_extern(ir::OpKind op);
 
 }  // namespace kiln::rt

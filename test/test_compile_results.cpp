@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -260,11 +261,71 @@ TEST(CompileErrors, MatmulErrorNamesOpAndSignature) {
   test::expect_exact(f(mk<float>({1, 2, 3, 4}, {2, 2}), mk<float>({1, 0, 0, 1}, {2, 2}), 3), kFloat32, {3, 6, 9, 12});
 }
 
-TEST(CompileErrors, ReadingDataWhileTracingIsAClearError) {
-  auto f = compile([](const Tensor& a) { return a.item<float>() > 0 ? a : -a; });
-  const std::string e = test::error_of([&] { f(mk<float>({1})); });
-  EXPECT_EQ(e.rfind("[item] ", 0), 0u) << e;
-  EXPECT_NE(e.find("(f32[1])"), std::string::npos) << e;
+// Reading values while tracing (item(), nonzero, unique) ends the trace: the signature gets
+// an eager entry (its guards static) that runs the function as it is, once warned; fullgraph
+// makes it an error naming the op and the signature.
+TEST(CompileDataDependent, ReadingDataRunsTheSignatureEagerly) {
+  int calls = 0;
+  auto f = compile([&calls](const Tensor& a) {
+    ++calls;
+    return a.item<float>() > 0 ? a * 2 : -a;
+  });
+  test::expect_exact(f(mk<float>({3})), kFloat32, {6});
+  test::expect_exact(f(mk<float>({-4})), kFloat32, {4});  // the same entry, run eagerly again
+  EXPECT_EQ(calls, 3);  // the aborted trace, then two eager runs
+  CompileStats st = f.stats();
+  EXPECT_EQ(st.traces, 1);
+  EXPECT_EQ(st.compiles, 0);
+  EXPECT_EQ(st.cache_hits, 1);
+  test::expect_exact(f(mk<double>({-1})), kFloat64, {1});  // another dtype: the f32 entry's guards fail
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_NE(f.explain(mk<float>({3})).find("runs eagerly: [item]"), std::string::npos) << f.explain(mk<float>({3}));
+}
+
+TEST(CompileDataDependent, NonzeroInsideACompiledFunction) {
+  auto f = compile([](const Tensor& a) { return nonzero(a * 2); });
+  const Tensor got = f(mk<float>({0, 1.5, 0, -2}, {2, 2}));
+  EXPECT_EQ(got.sizes().vec(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(got.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 1}));
+}
+
+TEST(CompileDataDependent, FullgraphIsAClearError) {
+  CompileOptions o;
+  o.fullgraph = true;
+  auto f = compile([](const Tensor& a) { return a.item<float>() > 0 ? a : -a; }, o);
+  try {
+    f(mk<float>({1}));
+    ADD_FAILURE() << "expected DataDependentError";
+  } catch (const DataDependentError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("[item] ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("(f32[1])"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fullgraph"), std::string::npos) << msg;
+  }
+}
+
+// argsort runs as a library call (runtime/extern_sort.cpp) in compiled programs and eager
+// ops: rows split among threads, NaNs moved aside, std::stable_sort on the rest. It must equal
+// the interpreter's reference position for position, ties and NaNs included, in every layout.
+TEST(CompiledSort, LibraryCallMatchesTheReference) {
+  manual_seed(7);
+  Tensor x = (randn({37, 1000}) * 4).round();  // many ties
+  x = where(rand({37, 1000}) < 0.05, std::numeric_limits<double>::quiet_NaN(), x);
+  CompileOptions ref;
+  ref.backend = "interpreter";
+  for (const Tensor& in : {x, x.t(), x.to(kHalf), x.to(kInt32).slice(1, 0, 1000, 3)}) {
+    for (int64_t d : {0, 1}) {
+      for (bool desc : {false, true}) {
+        auto fn = [d, desc](const Tensor& a) { return argsort(a, d, desc); };
+        const std::vector<int64_t> want = compile(fn, ref)(in).to_vector<int64_t>();
+        EXPECT_EQ(compile(fn)(in).to_vector<int64_t>(), want) << "dim " << d << (desc ? " descending" : "");
+        EXPECT_EQ(argsort(in, d, desc).to_vector<int64_t>(), want) << "eager, dim " << d;
+      }
+    }
+  }
+  auto f = compile([](const Tensor& a) { return argsort(a, 1); });
+  const std::string e = f.explain(x);
+  EXPECT_NE(e.find("extern argsort [sort]"), std::string::npos) << e;
 }
 
 }  // namespace

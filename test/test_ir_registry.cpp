@@ -92,6 +92,7 @@ Sample sample_for(const ir::OpInfo& info) {
       return {{f32({1, 2, 5}), f32({3, 2, 2}), f32({3})},
               {std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{1}, false, std::vector<int64_t>{0},
                int64_t{1}}};
+    case ir::OpFamily::Sort: return {{f32({2, 3})}, {int64_t{1}, true}};
     case ir::OpFamily::Decomposable:
       switch (ir::as_decomposable(info.kind)) {
         case ir::DecomposableOp::softmax:

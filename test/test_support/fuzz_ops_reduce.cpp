@@ -89,6 +89,34 @@ void add_reduction_ops(std::vector<OpSpec>& t) {
                    return std::string(s ? "torch.cumsum(" : "torch.cumprod(") + o[0] + py_kwargs(a, {"keepdim"}) + ")";
                  }});
   }
+  // Running extremes (values; the indices are built from the same prim) and logcumsumexp.
+  for (bool mx : {true, false}) {
+    t.push_back({mx ? "cummax" : "cummin", 1, kExact, g_reduce(Pref::Any, false, false, false),
+                 [mx](const std::vector<Tensor>& in, const Attrs& a) {
+                   return std::get<0>(mx ? kiln::cummax(in[0], a.i("dim")) : kiln::cummin(in[0], a.i("dim")));
+                 },
+                 [mx](const std::vector<std::string>& o, const Attrs& a) {
+                   return std::string(mx ? "torch.cummax(" : "torch.cummin(") + o[0] + py_kwargs(a, {"keepdim"}) + ")[0]";
+                 }});
+  }
+  t.push_back({"logcumsumexp", 1, R, g_reduce(Pref::Float, false, false, false),
+               [](const std::vector<Tensor>& in, const Attrs& a) { return kiln::logcumsumexp(in[0], a.i("dim")); },
+               [](const std::vector<std::string>& o, const Attrs& a) {
+                 return "torch.logcumsumexp(" + o[0] + py_kwargs(a, {"keepdim"}) + ")";
+               }});
+  // Sorting: argsort is stable in kiln; PyTorch's is only when asked, so the expression asks.
+  t.push_back({"argsort", 1, kExact | kFragile,
+               [](GenCtx& c, Node& n) {
+                 if (!g_reduce(Pref::NonBool, false, false, false)(c, n)) return false;
+                 if (c.rng.chance(0.5)) n.attrs.set("descending", "True");
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 return kiln::argsort(in[0], a.i("dim"), a.has("descending") && a.b("descending"));
+               },
+               [](const std::vector<std::string>& o, const Attrs& a) {
+                 return "torch.argsort(" + o[0] + py_kwargs(a, {"keepdim"}) + ", stable=True)";
+               }});
   t.push_back({"var", 2, R | kFragile,
                [](GenCtx& c, Node& n) {
                  int a = pick_pref(c, Pref::Float);

@@ -91,6 +91,8 @@ const std::vector<OpEntry>& database() {
     add_conv(d);
     add_norm(d);
     add_models(d);
+    add_linalg(d);
+    add_index(d);
     std::set<std::string> names;
     for (const OpEntry& e : d)
       if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
@@ -119,6 +121,19 @@ Tensor seq(std::vector<int64_t> shape, ScalarType dtype, double start, double st
   for (int64_t s : shape) n *= s;
   std::vector<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(start + step * static_cast<double>(i));
+  return test::make<double>(v, std::move(shape)).to(dtype);
+}
+
+Tensor wave(std::vector<int64_t> shape, ScalarType dtype, double phase, double step) {
+  const double pi = 3.141592653589793, two_pi = 2 * pi;
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = phase + step * static_cast<double>(i);
+    const double t = x - two_pi * std::floor((x + pi) / two_pi);  // in [-pi, pi)
+    v.push_back(4.0 / (pi * pi) * t * (pi - std::abs(t)));
+  }
   return test::make<double>(v, std::move(shape)).to(dtype);
 }
 
@@ -216,6 +231,14 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
   switch (m) {
     case Mode::Eager: return e.fn(in);
     case Mode::Traced: {
+      if (e.data_dependent) {
+        try {
+          trace(e.fn, in);
+        } catch (const DataDependentError&) {
+          return e.fn(in);
+        }
+        throw std::logic_error("opdb: " + e.name + " is marked data-dependent but traced without DataDependentError");
+      }
       TracedProgram p = trace(e.fn, in);  // may raise kiln::Error for a bad input, as eager does
       const std::string text = ir::print_graph(*p.graph);
       std::unique_ptr<ir::Graph> parsed;

@@ -5,7 +5,7 @@
 // (broadcast, non-contiguous, zero-size, 0-dim, several dtypes, and inputs PyTorch rejects), the
 // same call written in PyTorch (a Python expression over a0, a1, ...) and, where the default
 // is not right, its float tolerances. The part of a name before ':' is the op it covers.
-// Families (pointwise, reduce, shape, nn, conv, norm, model) keep each file short and name the golden file:
+// Families (pointwise, reduce, shape, nn, conv, norm, model, linalg, index) keep each file short and name the golden file:
 // test/opdb_golden/<family>.txt holds PyTorch's outputs for every sample, written by
 // tools/opdb_golden.py from what OpDbGolden.Emit prints (docs/testing.md). The tests that use
 // the database are test/test_opdb_*.cpp.
@@ -30,9 +30,9 @@ struct Tolerance {
 
 struct OpEntry {
   OpEntry(std::string name_, std::string family_, Fn fn_, std::string torch_, std::vector<Sample> samples_,
-          std::optional<Tolerance> tol_ = std::nullopt, bool random_ = false)
+          std::optional<Tolerance> tol_ = std::nullopt, bool random_ = false, bool data_dependent_ = false)
       : name(std::move(name_)), family(std::move(family_)), fn(std::move(fn_)), torch(std::move(torch_)),
-        samples(std::move(samples_)), tol(tol_), random(random_) {}
+        samples(std::move(samples_)), tol(tol_), random(random_), data_dependent(data_dependent_) {}
 
   std::string name;    // unique; "<op>" or "<op>:<variant>"
   std::string family;  // pointwise, reduce, shape, nn, conv, norm, model: the golden file
@@ -43,6 +43,10 @@ struct OpEntry {
   std::optional<Tolerance> tol;
   // Outputs are random draws: compared by dtype and shape only.
   bool random = false;
+  // The output's size depends on input values (nonzero, unique): tracing raises
+  // DataDependentError, and compile() runs the function eagerly (Mode::Traced checks the raise
+  // and then runs eagerly too).
+  bool data_dependent = false;
 
   std::string op() const { return name.substr(0, name.find(':')); }
 };
@@ -63,6 +67,10 @@ Tensor ints(std::vector<int64_t> shape, int64_t start = -3);
 std::vector<Sample> unary_samples(ScalarType dtype);
 // Same shape, broadcast, transposed, empty broadcast, 0-dim operand.
 std::vector<Sample> binary_samples(ScalarType da, ScalarType db);
+// A sine-shaped wave in [-1, 1] sampled at phase, phase + step, ... in `shape`, cast to dtype.
+// Computed in plain double arithmetic (a parabola per half period), not with kiln's sin, whose
+// last bit follows the host's vector width: golden inputs must be the same on every host.
+Tensor wave(std::vector<int64_t> shape, ScalarType dtype = kFloat, double phase = 0.0, double step = 0.37);
 // NaN, ±inf, ±0, tiny and large values of a floating dtype (1-D).
 Tensor specials(ScalarType dtype = kFloat);
 // unary_samples(kFloat) plus specials, f16, bf16 and f64 rows: for floating activations.
@@ -84,6 +92,8 @@ void add_nn(std::vector<OpEntry>& db);
 void add_conv(std::vector<OpEntry>& db);  // convolutions and pooling
 void add_norm(std::vector<OpEntry>& db);  // batch/instance/group norm, dropout, attention
 void add_models(std::vector<OpEntry>& db);  // a ResNet block, a transformer block, a text classifier
+void add_linalg(std::vector<OpEntry>& db);  // einsum, cdist
+void add_index(std::vector<OpEntry>& db);   // repeat_interleave, data-dependent indexing, sort and friends
 
 // ---- running an entry ---------------------------------------------------------------------------
 

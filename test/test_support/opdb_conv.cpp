@@ -15,11 +15,6 @@ namespace kiln::opdb {
 
 namespace {
 
-// sin(phase + 0.37 i) in `shape`, computed in f64 and cast.
-Tensor wave(std::vector<int64_t> shape, ScalarType dtype = kFloat, double phase = 0.0) {
-  return seq(std::move(shape), kDouble, phase, 0.37).sin().to(dtype);
-}
-
 std::vector<Tensor> pair(const std::tuple<Tensor, Tensor>& t) { return {std::get<0>(t), std::get<1>(t)}; }
 
 }  // namespace

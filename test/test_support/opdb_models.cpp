@@ -14,7 +14,7 @@ namespace kiln::opdb {
 namespace {
 
 Tensor wave(std::vector<int64_t> shape, double scale, double phase, ScalarType dtype = kFloat) {
-  return (seq(std::move(shape), kDouble, phase, 0.37).sin() * scale).to(dtype);
+  return (opdb::wave(std::move(shape), kDouble, phase) * scale).to(dtype);
 }
 Tensor positive(std::vector<int64_t> shape, ScalarType dtype = kFloat) {
   return seq(std::move(shape), kDouble, 0.5, 0.25).to(dtype);

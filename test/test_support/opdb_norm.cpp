@@ -15,9 +15,6 @@ namespace kiln::opdb {
 
 namespace {
 
-Tensor wave(std::vector<int64_t> shape, ScalarType dtype = kFloat, double phase = 0.0, double step = 0.37) {
-  return seq(std::move(shape), kDouble, phase, step).sin().to(dtype);
-}
 // Positive per-channel values (variances).
 Tensor positive(std::vector<int64_t> shape, ScalarType dtype = kFloat) {
   return seq(std::move(shape), kDouble, 0.5, 0.25).to(dtype);

@@ -52,6 +52,25 @@ void add_reduce(std::vector<OpEntry>& db) {
   });
   red("any:dims", "a0.any((0, 1))", one([](const std::vector<Tensor>& in) { return any(in[0], {0, 1}); }));
   red("all:dims", "torch.all(a0, (1, 0), keepdim=True)", one([](const std::vector<Tensor>& in) { return all(in[0], {1, 0}, true); }));
+  // Scans with indices: ties give the latest position, NaN propagates with its position.
+  auto scans = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "reduce", f, torch,
+                  {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {ints({2, 3})}, {seq({}, kFloat, 2.5)},
+                   {test::make<double>({1, 3, 3, 0, 3, 1}, {2, 3})}, {specials().reshape({3, 4})},
+                   {test::make<bool>({false, true, false, true, false, false}, {2, 3})}, {seq({2, 5}, kHalf)}}});
+  };
+  scans("cummax", "tuple(torch.cummax(a0, -1))", [](const std::vector<Tensor>& in) {
+    auto [v, i] = cummax(in[0], -1);
+    return std::vector<Tensor>{v, i};
+  });
+  scans("cummin", "tuple(torch.cummin(a0, 0))", [](const std::vector<Tensor>& in) {
+    auto [v, i] = cummin(in[0], 0);
+    return std::vector<Tensor>{v, i};
+  });
+  db.push_back({"logcumsumexp", "reduce", one([](const std::vector<Tensor>& in) { return logcumsumexp(in[0], -1); }),
+                "torch.logcumsumexp(a0, -1)",
+                {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {specials().reshape({3, 4})}, {seq({2, 5}, kBFloat16)},
+                 {seq({2, 3}, kDouble, 300.0, 100.0)}, {seq({2, 3}, kFloat, -200.0, 50.0)}, {ints({2, 3})}}});
   db.push_back({"amax:empty", "reduce", one([](const std::vector<Tensor>& in) { return in[0].amax({1}); }),
                 "a0.amax(1)", {{seq({0, 3})}, {seq({2, 0})}}});  // the second raises
 }
