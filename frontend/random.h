@@ -19,8 +19,13 @@
 //   normal(mean, std): mean + std * normal_f64 computed in double, rounded to the dtype.
 #pragma once
 
+#include "base/half.h"
+
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 namespace kiln {
 
@@ -52,5 +57,42 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, std::array<u
 float uniform_f32(uint64_t seed, uint64_t offset, uint64_t index);   // [0, 1), 24 random bits
 double uniform_f64(uint64_t seed, uint64_t offset, uint64_t index);  // [0, 1), 53 random bits
 double normal_f64(uint64_t seed, uint64_t offset, uint64_t index);   // Box-Muller on two words
+
+namespace random_detail {
+
+// A double rounded to a floating element type (f16/bf16 through float).
+template <typename T> T round_to(double v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else return T(static_cast<float>(v));
+}
+
+// The next representable value of T below x (x finite or +inf).
+template <typename T> T next_down(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::nextafter(x, -std::numeric_limits<T>::infinity());
+  } else {  // f16 / bf16: sign-magnitude bit patterns
+    uint16_t b = x.bits;
+    if ((b & 0x7fffu) == 0) b = 0x8001u;  // +-0 -> the smallest negative subnormal
+    else if (b & 0x8000u) b = static_cast<uint16_t>(b + 1);
+    else b = static_cast<uint16_t>(b - 1);
+    return T::from_bits(b);
+  }
+}
+
+}  // namespace random_detail
+
+// Element `index` of the uniform and normal prims of dtype T (f16, bf16, f32, f64), as
+// specified above; every CPU path (the interpreter, the library kernel) computes these.
+template <typename T> T uniform_element(double low, double high, uint64_t seed, uint64_t offset, uint64_t index) {
+  const double u = std::is_same_v<T, double> ? uniform_f64(seed, offset, index)
+                                             : static_cast<double>(uniform_f32(seed, offset, index));
+  T r = random_detail::round_to<T>(low + (high - low) * u);
+  if (high > low)
+    while (static_cast<double>(r) >= high) r = random_detail::next_down(r);
+  return r;
+}
+template <typename T> T normal_element(double mean, double std, uint64_t seed, uint64_t offset, uint64_t index) {
+  return random_detail::round_to<T>(mean + std * normal_f64(seed, offset, index));
+}
 
 }  // namespace kiln

@@ -33,8 +33,9 @@ struct LowerOptions {
   // the generated code depends on stays symbolic, so the plan is correct for all values.
   // A choice that depends on a symbol without a hint takes the plain path (no split).
   std::map<std::string, int64_t> hints;
-  // Ops a registered lowering runs as an extern call (runtime/extend.h): the lowering's
-  // name for such a node, "" otherwise. Their inputs are materialized; nothing fuses across.
+  // Ops the backend runs as extern calls — a registered lowering (runtime/extend.h) or one of
+  // its library kernels — named for plans ("lowering gelu_lib", "scan"); "" for the rest.
+  // Their inputs are materialized (a permute read in place); nothing fuses across.
   std::function<std::string(const ir::Node&)> extern_lowering;
 };
 

@@ -4,8 +4,9 @@
 // (passes/lower.h), then memory planning. compile(): the plan's kernels in one LLVM module
 // (codegen_cpu), its object code from this process, the persistent compile cache
 // (runtime/compile_cache.h) or LLVM, in that order; the
-// parameters bound to their typed sources, extern steps bound to their functions (BLAS for
-// mm/bmm, a registered lowering, a custom op's eager implementation), all in an rt::Program.
+// parameters bound to their typed sources, extern steps bound to their functions (a
+// registered lowering, a custom op's eager implementation, or kiln's library kernels:
+// runtime/extern_kernels.h), all in an rt::Program.
 #include "base/error.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "frontend/custom_op.h"
@@ -65,11 +66,13 @@ class CpuBackend final : public Backend {
     lo.name_prefix = c.prefix;
     lo.hints = c.opts.hints;
     if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
-    if (c.opts.use_lowerings)
-      lo.extern_lowering = [](const ir::Node& n) -> std::string {
-        const Lowering* l = find_lowering(kCpu, n.op());
-        return l && l->call ? fmt::format("lowering {}", l->name) : std::string();
-      };
+    // A user's lowering first, then kiln's library kernels (runtime/extern_kernels.h): every
+    // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
+    lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
+      if (const Lowering* l = use ? find_lowering(kCpu, n.op()) : nullptr; l && l->call)
+        return fmt::format("lowering {}", l->name);
+      return std::string(builtin_extern_name(n.op()));
+    };
     c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
     c.has_fusion = true;
     c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });

@@ -189,21 +189,6 @@ const bool installed = (install_eager_executor(&eager_execute), install_copy_ker
 
 std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   Cache& c = cache();
-  if (ir::op_info(op).family == ir::OpFamily::Matmul && inputs.size() == 2) {
-    const std::vector<int64_t> as = inputs[0].sizes().vec(), bs = inputs[1].sizes().vec();
-    std::vector<int64_t> out = as;
-    out.back() = bs.back();
-    const ScalarType dt = inputs[0].dtype();
-    if ((dt == ScalarType::Float || dt == ScalarType::Double) && inputs[1].dtype() == dt) {
-      Tensor r = Tensor(make_intrusive<TensorImpl>(
-          make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel("mm", out)) * element_size(dt), Device()), dt,
-          out, contiguous_strides(out), 0));
-      if (blas_matmul(op, inputs[0], inputs[1], r)) {
-        c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-        return {r};
-      }
-    }
-  }
   if (BuiltinExtern fn = builtin_extern(op)) {
     std::vector<ir::TensorType> types;
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
@@ -213,7 +198,7 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
         make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel(ir::op_name(op), out)) * element_size(type.dtype),
                                     Device()),
         type.dtype, out, contiguous_strides(out), 0));
-    fn(inputs, attrs, r);
+    fn(op, inputs, attrs, r);
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
     return {r};
   }

@@ -4,9 +4,10 @@
 // Debian does, and measured within a few percent of oneDNN's SGEMM on this machine
 // (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads for both); bench/ reports the figure. Inputs with a
 // unit stride in either of their last two dims are passed as they are (transposed where
-// needed); others are made contiguous first. f16/bf16/integer matmuls are not BLAS types:
-// the caller falls back to the interpreter for them.
-#include "runtime/program.h"
+// needed); others are made contiguous first. f16 and bf16 are computed in f32 by BLAS and
+// rounded once (PyTorch's CPU kernels accumulate them in f32); integers, which BLAS has no
+// type for, accumulate products in int64 with wrap-around, rows in parallel.
+#include "runtime/extern_kernels.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -118,6 +119,58 @@ bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
   if (dt == ScalarType::Float) run<float>(a, b, out, batched);
   else run<double>(a, b, out, batched);
   return true;
+}
+
+namespace {
+
+// Integer products: out[b, i, j] = sum_k a[b, i, k] * w[b, k, j], wrapping.
+template <typename T> void integer_matmul(const Tensor& a, const Tensor& w, const Tensor& out, bool batched) {
+  const std::vector<int64_t> as = a.strides().vec(), ws = w.strides().vec();
+  const int r = batched ? 1 : 0;
+  const int64_t batch = batched ? a.size(0) : 1, M = a.size(r), K = a.size(r + 1), N = w.size(r + 1);
+  const T* pa = static_cast<const T*>(a.data_ptr());
+  const T* pw = static_cast<const T*>(w.data_ptr());
+  T* po = static_cast<T*>(out.data_ptr());
+  parallel_for(batch * M, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, N * K)), [&](int64_t lo, int64_t hi) {
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t bi = row / M, i = row % M;
+      const T* ar = pa + (batched ? bi * as[0] : 0) + i * as[r];
+      const T* wb = pw + (batched ? bi * ws[0] : 0);
+      for (int64_t j = 0; j < N; ++j) {
+        uint64_t acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += static_cast<uint64_t>(static_cast<int64_t>(ar[k * as[r + 1]])) *
+                 static_cast<uint64_t>(static_cast<int64_t>(wb[k * ws[r] + j * ws[r + 1]]));
+        po[row * N + j] = static_cast<T>(acc);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void extern_matmul(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList&, const Tensor& out) {
+  const Tensor& a = ins.at(0);
+  const Tensor& b = ins.at(1);
+  if (blas_matmul(op, a, b, out)) return;
+  const ScalarType dt = a.dtype();
+  if (dt == ScalarType::Bool)  // PyTorch's CPU kernels have no bool product
+    fail(ir::op_name(op), "\"{}\" not implemented for 'Bool'", op == ir::OpKind::mm ? "addmm_impl_cpu_" : "bmm");
+  if (dt == ScalarType::Half || dt == ScalarType::BFloat16) {
+    Tensor wide = Tensor(make_intrusive<TensorImpl>(
+        make_intrusive<StorageImpl>(static_cast<size_t>(out.numel()) * sizeof(float), Device()), ScalarType::Float,
+        out.sizes().vec(), contiguous_strides(out.sizes().vec()), 0));
+    if (!blas_matmul(op, a.to(ScalarType::Float), b.to(ScalarType::Float), wide))
+      internal_fail("[{}] the f32 product of {} operands was declined", ir::op_name(op), dtype_name(dt));
+    Tensor(out).copy_(wide);
+    return;
+  }
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) integer_matmul<T>(a, b, out, op == ir::OpKind::bmm);
+    else internal_fail("[{}] no matmul kernel for {}", ir::op_name(op), dtype_name(dt));
+    return 0;
+  });
 }
 
 }  // namespace kiln::rt

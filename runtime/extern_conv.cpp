@@ -11,7 +11,7 @@
 // textbook im2col (col2im for a transposed convolution) around cblas_dgemm, batch by batch
 // and group by group. Integer and bool convolutions are rejected by the shape function, as
 // PyTorch's CPU kernels do.
-#include "runtime/program.h"
+#include "runtime/extern_kernels.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -289,7 +289,7 @@ Tensor channel_bias(const Tensor& bias, int64_t rank) {
 
 }  // namespace
 
-void extern_conv(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+void extern_conv(ir::OpKind, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
   const ConvArgs a = conv_args(attrs);
   const Tensor& x = ins.at(0);
   const Tensor& w = ins.at(1);
@@ -307,7 +307,7 @@ void extern_conv(const std::vector<Tensor>& ins, const ir::AttrList& attrs, cons
   if (dt != kFloat) {  // f16 / bf16: compute in f32, round once
     Tensor b32 = bias ? bias->to(kFloat) : Tensor();
     Tensor y32 = empty(y.sizes(), TensorOptions(kFloat));
-    extern_conv(bias ? std::vector<Tensor>{x.to(kFloat), w.to(kFloat), b32} : std::vector<Tensor>{x.to(kFloat), w.to(kFloat)},
+    extern_conv(ir::OpKind::convolution, bias ? std::vector<Tensor>{x.to(kFloat), w.to(kFloat), b32} : std::vector<Tensor>{x.to(kFloat), w.to(kFloat)},
                 attrs, y32);
     y.copy_(y32);
     return;

@@ -6,11 +6,11 @@
 // (after the numbers ascending, before them descending: PyTorch's order), and the rest is
 // ordered by std::stable_sort with a plain comparison, so equal values keep their order.
 // The result is bit-identical to the interpreter's reference (runtime/interp_sort.cpp).
-#include "runtime/program.h"
+#include "runtime/extern_kernels.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
-#include "runtime/thread_pool.h"
+#include "runtime/extern_lines.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,43 +47,22 @@ void argsort_slice(const T* in, int64_t stride, int64_t n, bool descending, int6
 
 }  // namespace
 
-void extern_sort(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+void extern_sort(ir::OpKind, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
   const Tensor& a = ins.at(0);
-  const int64_t d = attrs.get<int64_t>(ir::OpKind::argsort, "dim");
+  const Lines lines(a.sizes().vec(), attrs.get<int64_t>(ir::OpKind::argsort, "dim"));
   const bool descending = attrs.get<bool>(ir::OpKind::argsort, "descending");
-  const std::vector<int64_t> sizes = a.sizes().vec();
-  int64_t* po = static_cast<int64_t*>(out.data_ptr());
-  if (sizes.empty()) {
-    po[0] = 0;
-    return;
-  }
-  const size_t du = static_cast<size_t>(d);
-  const int64_t n = sizes[du], stride = a.strides()[du], out_stride = out.strides()[du];
-  // The slices, numbered row-major over the other dims: slice s starts at offsets[s].
-  std::vector<int64_t> outer(sizes);
-  outer[du] = 1;
-  int64_t slices = 1;
-  for (int64_t s : outer) slices *= s;
-  if (slices == 0 || n == 0) return;
-  auto offsets = [&](int64_t s, const std::vector<int64_t>& st) {
-    int64_t off = 0;
-    for (size_t k = sizes.size(); k-- > 0;) {
-      off += (s % outer[k]) * st[k];
-      s /= outer[k];
-    }
-    return off;
-  };
   const std::vector<int64_t> in_strides = a.strides().vec(), out_strides = out.strides().vec();
+  const int64_t n = lines.length(), stride = lines.step(in_strides), out_stride = lines.step(out_strides);
+  int64_t* po = static_cast<int64_t*>(out.data_ptr());
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* in = static_cast<const T*>(a.data_ptr());
-    // A chunk of at least ~16k compared elements per task.
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, n));
-    parallel_for(slices, grain, [&](int64_t b, int64_t e) {
+    lines.parallel([&](int64_t b, int64_t e) {
       std::vector<Key<T>> keys;
       std::vector<int64_t> order;
-      for (int64_t s = b; s < e; ++s)
-        argsort_slice<T>(in + offsets(s, in_strides), stride, n, descending, po + offsets(s, out_strides), out_stride, keys, order);
+      for (int64_t l = b; l < e; ++l)
+        argsort_slice<T>(in + lines.offset(l, in_strides), stride, n, descending, po + lines.offset(l, out_strides),
+                         out_stride, keys, order);
     });
     return 0;
   });

@@ -36,29 +36,7 @@ std::vector<int64_t> sym_ints(const ir::AttrValue& v) {
   internal_fail("expected a SymInt[] attribute, got {}", ir::attr_str(v));
 }
 
-// A double rounded to a floating element type (f16/bf16 through float).
-template <typename T> T round_to(double v) {
-  if constexpr (std::is_same_v<T, double>)
-    return v;
-  else
-    return T(static_cast<float>(v));
-}
-
-// The next representable value of T below x (x finite or +inf).
-template <typename T> T next_down(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::nextafter(x, -std::numeric_limits<T>::infinity());
-  } else {  // f16 / bf16: sign-magnitude bit patterns
-    uint16_t b = x.bits;
-    if ((b & 0x7fffu) == 0)
-      b = 0x8001u;  // +-0 -> the smallest negative subnormal
-    else if (b & 0x8000u)
-      b = static_cast<uint16_t>(b + 1);
-    else
-      b = static_cast<uint16_t>(b - 1);
-    return T::from_bits(b);
-  }
-}
+using random_detail::round_to;
 
 Tensor iota(int64_t length, const Scalar& start, const Scalar& step, ScalarType dtype) {
   if (length < 0) fail("iota", "length must be non-negative, got {}", length);
@@ -114,13 +92,7 @@ Tensor uniform(const std::vector<int64_t>& size, double low, double high, uint64
   if (!(low <= high)) fail("uniform", "expects to return a [from, to) range, but found from={} > to={}", low, high);
   return fill_random("uniform", size, dtype, [&](auto tag, uint64_t i) {
     using T = decltype(tag);
-    const double u =
-        std::is_same_v<T, double> ? uniform_f64(seed, offset, i) : static_cast<double>(uniform_f32(seed, offset, i));
-    T r = round_to<T>(low + (high - low) * u);
-    // Rounding may reach `high`: step down to the largest value of the dtype below it.
-    if (high > low)
-      while (static_cast<double>(r) >= high) r = next_down(r);
-    return r;
+    return uniform_element<T>(low, high, seed, offset, i);
   });
 }
 
@@ -129,7 +101,7 @@ Tensor normal(const std::vector<int64_t>& size, double mean, double std, uint64_
   if (!(std >= 0.0)) fail("normal", "expects std >= 0.0, but found std {}", std);
   return fill_random("normal", size, dtype, [&](auto tag, uint64_t i) {
     using T = decltype(tag);
-    return round_to<T>(mean + std * normal_f64(seed, offset, i));
+    return normal_element<T>(mean, std, seed, offset, i);
   });
 }
 

@@ -313,8 +313,12 @@ Tensor scan(ir::ScanOp op, const Tensor& a, const ir::AttrList& attrs) {
           T acc = x_at(0);
           for (int64_t k = 0; k < extent; ++k) {
             const T x = x_at(k);
-            const bool beyond = is_max ? static_cast<double>(x) > static_cast<double>(acc)
-                                       : static_cast<double>(x) < static_cast<double>(acc);
+            // f16/bf16 compare as float, everything else as itself (int64 exactly).
+            auto key = [](T v) {
+              if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return static_cast<float>(v);
+              else return v;
+            };
+            const bool beyond = is_max ? key(x) > key(acc) : key(x) < key(acc);
             if (!scan_isnan(acc) && (scan_isnan(x) || beyond)) acc = x;
             y[k * out_step] = acc;
           }

@@ -8,7 +8,9 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <optional>
 
 namespace kiln::rt {
 
@@ -107,27 +109,11 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
   }
 }
 
-BuiltinExtern builtin_extern(ir::OpKind op) {
-  switch (ir::op_info(op).family) {
-    case ir::OpFamily::Conv: return &extern_conv;
-    case ir::OpFamily::Sort: return &extern_sort;
-    case ir::OpFamily::Unary:
-    case ir::OpFamily::Binary:
-    case ir::OpFamily::Ternary:
-    case ir::OpFamily::Cast:
-    case ir::OpFamily::Reduction:
-    case ir::OpFamily::Scan:
-    case ir::OpFamily::View:
-    case ir::OpFamily::Shape:
-    case ir::OpFamily::Index:
-    case ir::OpFamily::Factory:
-    case ir::OpFamily::Random:
-    case ir::OpFamily::Matmul:
-    case ir::OpFamily::Decomposable:
-    case ir::OpFamily::Custom: return nullptr;
-  }
-  return nullptr;
-}
+namespace {
+std::atomic<int64_t> g_interpreted_steps{0};
+}  // namespace
+
+int64_t interpreted_steps() { return g_interpreted_steps.load(std::memory_order_relaxed); }
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
@@ -216,10 +202,6 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
         std::vector<Tensor> ins;
         for (size_t i = 0; i + n_out < st.buffers.size(); ++i) ins.push_back(ensure(st.buffers[i]));
-        if (st.kind == StepKind::Extern && ir::op_info(st.op).family == ir::OpFamily::Matmul) {
-          const Tensor& out = ensure(st.buffers.back());
-          if (blas_matmul(st.op, ins.at(0), ins.at(1), out)) break;
-        }
         std::vector<Tensor> res;
         // Symbolic attributes take this call's values.
         ir::AttrList concrete;
@@ -239,23 +221,24 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           extern_fns_[si](ins, attrs, outs);
           break;
         }
-        if (BuiltinExtern fn = st.kind == StepKind::Extern ? builtin_extern(st.op) : nullptr) {
-          fn(ins, attrs, ensure(st.buffers.back()));
-          break;
-        }
+        std::optional<ir::AttrList> drawn;
         if (ir::op_info(st.op).family == ir::OpFamily::Random) {
           // A random op draws fresh values on every call, from the default generator, exactly
           // as the eager op would at this point of the program (a traced (seed, offset) would
           // replay the trace's draw forever).
-          ir::AttrList a = attrs;
+          drawn = attrs;
           const ir::OpSchema& schema = ir::op_info(st.op).schema;
           Generator& g = default_generator();
-          a.values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
-          a.values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
-          res = interpret_op(st.op, ins, a);
-        } else {
-          res = interpret_op(st.op, ins, attrs);
+          drawn->values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
+          drawn->values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
         }
+        const ir::AttrList& call_attrs = drawn ? *drawn : attrs;
+        if (BuiltinExtern fn = st.kind == StepKind::Extern ? builtin_extern(st.op) : nullptr) {
+          fn(st.op, ins, call_attrs, ensure(st.buffers.back()));
+          break;
+        }
+        g_interpreted_steps.fetch_add(1, std::memory_order_relaxed);
+        res = interpret_op(st.op, ins, call_attrs);
         for (size_t i = 0; i < n_out; ++i) {
           const int b = st.buffers[st.buffers.size() - n_out + i];
           if (bufs[static_cast<size_t>(b)].defined()) bufs[static_cast<size_t>(b)].copy_(res[i]);

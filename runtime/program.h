@@ -12,6 +12,7 @@
 #include "ir/exec_plan.h"
 #include "ir/expr_eval.h"
 #include "runtime/extend.h"
+#include "runtime/extern_kernels.h"
 
 #include <vector>
 
@@ -67,20 +68,8 @@ class Program {
   std::vector<ir::FastExpr> slot_byte_exprs_;
 };
 
-// Runs mm/bmm through the BLAS library when the dtype and layout allow (f32/f64, unit stride
-// in one of the last two dims); returns false when it cannot (the caller falls back).
-bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& out);
-// The convolution prim into `out` (runtime/extern_conv.cpp): oneDNN for f32, f16 and bf16
-// (computed in f32), im2col + dgemm for f64. ins: input, weight and the optional bias.
-void extern_conv(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
-// The argsort prim into `out` (runtime/extern_sort.cpp): a stable sort per slice, in parallel.
-void extern_sort(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
-
-// The library kernel that computes an Extern prim with one output into a preallocated
-// contiguous `out`, for eager ops and compiled programs alike: extern_conv for the
-// convolution, extern_sort for argsort; null for other ops (matmul takes blas_matmul, which
-// may decline a layout).
-using BuiltinExtern = void (*)(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
-BuiltinExtern builtin_extern(ir::OpKind op);
+// How many Fallback steps (a prim on the reference interpreter) Programs have run in this
+// process. The cpu backend plans none: the op database asserts it stays 0 in compiled runs.
+int64_t interpreted_steps();
 
 }  // namespace kiln::rt

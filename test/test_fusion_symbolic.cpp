@@ -7,7 +7,7 @@
 // the others at modest values) and its outputs are compared with rt::interpret of the same
 // graph on the same inputs. The sweep covers empty, single, prime, below-vector-width and
 // above-threshold sizes, so vector-loop tails and every lowering path (row and column
-// reductions, split full reductions, views, cat/pad, extern matmul, interpreter fallbacks)
+// reductions, split full reductions, views, cat/pad, extern matmul, library calls)
 // are exercised with sizes the lowering did not see.
 #include "frontend/kiln.h"
 #include "ir/text.h"
@@ -431,8 +431,8 @@ graph(%x : f64[2, s0, s1], %y : f64[2, s1, 5]) {
   return v;
 }
 
-// Prims without kernels run on the interpreter inside the program, on symbolic buffers.
-std::vector<SymCase> fallback_cases() {
+// Prims without generated kernels run as library calls inside the program, on symbolic buffers.
+std::vector<SymCase> library_cases() {
   std::vector<SymCase> v;
   v.push_back(SymCase{"cumsum_between_kernels", R"(
 graph(%x : f64[s0, s1]) {
@@ -462,13 +462,13 @@ INSTANTIATE_TEST_SUITE_P(Reduction, FusionSymbolic, ::testing::ValuesIn(reductio
 INSTANTIATE_TEST_SUITE_P(Normalization, FusionSymbolic, ::testing::ValuesIn(normalization_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(View, FusionSymbolic, ::testing::ValuesIn(view_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Matmul, FusionSymbolic, ::testing::ValuesIn(matmul_cases()), case_name);
-INSTANTIATE_TEST_SUITE_P(Fallback, FusionSymbolic, ::testing::ValuesIn(fallback_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Library, FusionSymbolic, ::testing::ValuesIn(library_cases()), case_name);
 
 // ---------------------------------------------------------------------------------------------
 // Pieces the sweep cannot show on its own.
 
-// A random fallback with a symbolic size: the program evaluates the size per call.
-TEST(FusionSymbolicFallback, RandomOpTakesItsSymbolicSizePerCall) {
+// A random library call with a symbolic size: the program evaluates the size per call.
+TEST(FusionSymbolicLibrary, RandomOpTakesItsSymbolicSizePerCall) {
   SymCase c{"uniform_symbolic", R"(
 graph(%x : f32[s0, 4]) {
   %u : f32[s0, 4] = uniform(size=[s0, 4], low=0.0, high=1.0, seed=1, offset=0, dtype=f32, device=cpu)
@@ -476,7 +476,7 @@ graph(%x : f32[s0, 4]) {
   return (%y, %u)
 })", {"s0"}, {}};
   Compiled k = compile_case(c);
-  EXPECT_NE(k.plan_text.find("fallback uniform"), std::string::npos) << k.plan_text;
+  EXPECT_NE(k.plan_text.find("extern uniform [random]"), std::string::npos) << k.plan_text;
   for (int64_t n : {0, 1, 5, 1000}) {
     Tensor x = randn({n, 4});
     std::vector<Tensor> out = k.program->run({x});

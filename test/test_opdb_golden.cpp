@@ -14,6 +14,7 @@
 //   out f32 [2,3] : ...  |  out random f32 [2,3]  |  error <message>
 //   end
 #include "ir/graph.h"
+#include "runtime/program.h"
 #include "test_support/opdb.h"
 
 #include <gtest/gtest.h>
@@ -85,7 +86,12 @@ TEST(OpDbGolden, MatchesTorch) {
           continue;
         }
         std::vector<Tensor> got;
+        const int64_t interpreted = rt::interpreted_steps();
         ASSERT_NO_THROW(got = opdb::run(e, e.samples[s], m));
+        // Compiled programs run generated kernels and library calls only.
+        if (m == opdb::Mode::Compiled || m == opdb::Mode::Dynamic) {
+          EXPECT_EQ(rt::interpreted_steps(), interpreted) << "a compiled program ran a prim on the interpreter";
+        }
         ASSERT_EQ(got.size(), g.outputs.size());
         for (size_t k = 0; k < got.size(); ++k) {
           const Tensor want = opdb::to_tensor(g.outputs[k]);

@@ -1,0 +1,51 @@
+// kiln/runtime/extern_table.cpp — which library kernel computes each prim that no generated
+// kernel does (runtime/extern_kernels.h), switched on the op family with no default.
+#include "runtime/extern_kernels.h"
+
+namespace kiln::rt {
+
+BuiltinExtern builtin_extern(ir::OpKind op) {
+  switch (ir::op_info(op).family) {
+    case ir::OpFamily::Matmul: return &extern_matmul;
+    case ir::OpFamily::Conv: return &extern_conv;
+    case ir::OpFamily::Sort: return &extern_sort;
+    case ir::OpFamily::Scan: return &extern_scan;
+    case ir::OpFamily::Index: return &extern_index;
+    case ir::OpFamily::Random: return &extern_random;
+    case ir::OpFamily::Unary:
+    case ir::OpFamily::Binary:
+    case ir::OpFamily::Ternary:
+    case ir::OpFamily::Cast:
+    case ir::OpFamily::Reduction:
+    case ir::OpFamily::View:
+    case ir::OpFamily::Shape:
+    case ir::OpFamily::Factory:
+    case ir::OpFamily::Decomposable:
+    case ir::OpFamily::Custom: return nullptr;
+  }
+  return nullptr;
+}
+
+std::string_view builtin_extern_name(ir::OpKind op) {
+  switch (ir::op_info(op).family) {
+    case ir::OpFamily::Matmul: return "blas";
+    case ir::OpFamily::Conv: return "onednn";
+    case ir::OpFamily::Sort: return "sort";
+    case ir::OpFamily::Scan: return "scan";
+    case ir::OpFamily::Index: return "index";
+    case ir::OpFamily::Random: return "random";
+    case ir::OpFamily::Unary:
+    case ir::OpFamily::Binary:
+    case ir::OpFamily::Ternary:
+    case ir::OpFamily::Cast:
+    case ir::OpFamily::Reduction:
+    case ir::OpFamily::View:
+    case ir::OpFamily::Shape:
+    case ir::OpFamily::Factory:
+    case ir::OpFamily::Decomposable:
+    case ir::OpFamily::Custom: return "";
+  }
+  return "";
+}
+
+}  // namespace kiln::rt
