@@ -10,6 +10,7 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_conv.h"
+#include "frontend/ops_fold.h"
 #include "frontend/ops_linalg.h"
 #include "frontend/ops_nn.h"
 #include "frontend/ops_norm.h"

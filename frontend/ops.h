@@ -132,8 +132,37 @@ Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
 Tensor nonzero(const Tensor& self);
 Tensor argwhere(const Tensor& self);
 Tensor masked_select(const Tensor& self, const Tensor& mask);
+// frontend/ops_scatter.cpp. reduce: "sum", "prod", "mean", "amax", "amin"; include_self false
+// folds only the scattered values into the positions that receive some.
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                      bool include_self = true);
+// self with source's slices (times alpha) added at the positions index (1-D) names along dim.
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+// self with src written over self.slice(dim, start, end, step) / self.select(dim, index).
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);
+// self where mask (broadcast) is false; the k-th true position takes source's k-th element.
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source);
+// Advanced indexing, as self[i0, i1, ...] with tensors: an empty optional is a full slice ":",
+// int tensors broadcast together (negative positions count from the end), a bool mask selects
+// its nonzero() coordinates (eager only). Indexed dims that are consecutive keep their place
+// in the result; otherwise the index dims come first.
+Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices);
+// self with values (broadcast to index()'s result) written (accumulate: added) at those positions.
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate = false);
+Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false);
 // Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// torch.nn.functional.embedding_bag with the weight first (as at::embedding_bag): the rows of
+// each bag reduced by mode "sum", "mean" or "max" ([B, dim]; an empty bag gives zeros). A 2-D
+// input is B bags of equal length; a 1-D input starts bag b at offsets[b] (include_last_offset:
+// offsets has B + 1 entries, the last one the end). Indices equal to padding_idx are left out.
+Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optional<Tensor>& offsets = std::nullopt,
+                     std::string_view mode = "mean", const std::optional<Tensor>& per_sample_weights = std::nullopt,
+                     bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt);
 // gather with the non-dim dims broadcast between self and indices; no dim: over the flattened self.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
 // frontend/ops_rearrange.cpp, as torch's: Tensor.repeat, roll, flip, diff.

@@ -1,5 +1,5 @@
 // kiln/frontend/ops_index.cpp — indexing conveniences over the prims: masked_fill, one_hot,
-// embedding, take_along_dim; and the data-dependent selections nonzero, argwhere and
+// embedding, embedding_bag, take_along_dim; and the data-dependent selections nonzero, argwhere and
 // masked_select.
 //
 // Each records existing prims (where, scatter, index_select, gather, views), as PyTorch's own
@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
+#include "frontend/ops_sort.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
@@ -100,6 +101,68 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   out.push_back(sym_size(weight, 1));
   Tensor flat = sym_reshape(indices.to(ScalarType::Int64), {sym_numel(indices)});
   return sym_reshape(weight.index_select(0, flat), out);
+}
+
+Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optional<Tensor>& offsets, std::string_view mode,
+                     const std::optional<Tensor>& per_sample_weights, bool include_last_offset,
+                     std::optional<int64_t> padding_idx) {
+  const std::string_view op = "embedding_bag";
+  if (weight.dim() != 2) fail(op, "weight has to be a 2D Tensor, but got Tensor of dimension {}", weight.dim());
+  if (input.dtype() != ScalarType::Int64 && input.dtype() != ScalarType::Int32)
+    fail(op, "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} "
+             "instead (while checking arguments for embedding_bag)",
+         c10_type_name(input.dtype()));
+  if (mode != "sum" && mode != "mean" && mode != "max") fail(op, "mode has to be one of sum, mean or max");
+  if (per_sample_weights && mode != "sum")
+    fail(op, "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got "
+             "mode='{}'). Please open a feature request on GitHub.",
+         mode);
+  const bool has_offsets = offsets && offsets->defined();
+  if (input.dim() == 2 && has_offsets)
+    fail(op, "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences.");
+  if (input.dim() == 1 && !has_offsets) fail(op, "offsets has to be a 1D Tensor but got None");
+  if (input.dim() != 1 && input.dim() != 2) fail(op, "input has to be 1D or 2D Tensor, but got Tensor of dimension {}", input.dim());
+  if (has_offsets && offsets->dim() != 1) fail(op, "offsets has to be a 1D Tensor");
+  const int64_t V = weight.size(0);
+  std::optional<int64_t> pad = padding_idx;
+  if (pad) {
+    if (*pad < -V || *pad >= V) fail(op, "Padding_idx must be within num_embeddings");
+    if (*pad < 0) *pad += V;
+  }
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(weight.device());
+  const Tensor ids = input.reshape({-1}).to(ScalarType::Int64);
+  const int64_t n = ids.size(0);
+  // The bag of every index; padding_idx ones go to an extra bag B, dropped at the end.
+  Tensor bag;
+  int64_t B = 0;
+  if (input.dim() == 2) {
+    B = input.size(0);
+    bag = div(arange(n, i64), Scalar(std::max<int64_t>(input.size(1), 1)), "floor");
+  } else {
+    const Tensor off = offsets->to(ScalarType::Int64);
+    B = off.size(0) - (include_last_offset ? 1 : 0);
+    if (B < 0) fail(op, "offsets has to have at least one element when include_last_offset is true");
+    // The last bag runs to the end of the input: PyTorch reads include_last_offset's extra
+    // entry as the input's size, whatever it holds.
+    bag = B > 1 ? bucketize(arange(n, i64), off.narrow(0, 1, B - 1), false, /*right=*/true) : zeros({n}, i64);
+  }
+  if (pad) bag = where(eq(ids, *pad), Scalar(B), bag);
+  Tensor rows = weight.index_select(0, ids);  // [n, D]
+  if (per_sample_weights) {
+    if (per_sample_weights->sizes().vec() != input.sizes().vec())
+      fail(op, "expected per_sample_weights.shape to be the same as input.shape, but got {} and {}",
+           shape_str(per_sample_weights->sizes()), shape_str(input.sizes()));
+    rows = rows * per_sample_weights->reshape({n, 1});
+  }
+  const int64_t D = weight.size(1);
+  const TensorOptions wopts = TensorOptions(weight.dtype()).device(weight.device());
+  const Tensor spread = bag.unsqueeze(1).expand({n, D});
+  if (mode == "max")
+    return scatter_reduce(zeros({B + 1, D}, wopts), 0, spread, rows, "amax", /*include_self=*/false).narrow(0, 0, B);
+  const Tensor sums = zeros({B + 1, D}, wopts).scatter_add(0, spread, rows.to(weight.dtype())).narrow(0, 0, B);
+  if (mode == "sum") return sums;
+  const Tensor counts = zeros({B + 1}, i64).scatter_add(0, bag, ones({n}, i64)).narrow(0, 0, B);
+  return sums / clamp_min(counts, 1).unsqueeze(1).to(weight.dtype());
 }
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {

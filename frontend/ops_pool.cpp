@@ -141,6 +141,16 @@ int64_t lowest_int(ScalarType t) {
   }
 }
 
+// The position in the last dim of each window's maximum as PyTorch's CPU kernels pick it:
+// the first of equal maxima, but the last NaN (their update is `val > max || isnan(val)`).
+Tensor window_argmax(const Tensor& w) {
+  const Tensor first_max = w.argmax(-1);
+  if (!is_floating_point(w.dtype())) return first_max;
+  const Tensor nan = isnan(w);
+  const Tensor last = sym_scalar_tensor(sym_size(w, -1) - Expr(1), kLong, w.device()) - flip(nan, {-1}).to(kByte).argmax(-1);
+  return where(nan.any(-1), last, first_max);
+}
+
 Tensor size_tensor(const Expr& e, Device device) {
   if (auto c = e.maybe_const()) return scalar_tensor(Scalar(*c), TensorOptions(kLong).device(device));
   return sym_scalar_tensor(e, kLong, device);
@@ -157,9 +167,9 @@ std::tuple<Tensor, Tensor> max_pool_impl(std::string_view op, size_t n, const Te
   const Tensor w = windows(pad_for_windows(self, g, lowest), g);
   Tensor values = w.amax({-1});
   if (!want_indices) return {values, Tensor()};
-  // Flat input position of each window's first maximum: sum_i pos_i * (product of the later
-  // input sizes), pos_i = out_i * stride - padding + k_i * dilation.
-  const Tensor k = w.argmax(-1);
+  // Flat input position of each window's maximum: sum_i pos_i * (product of the later input
+  // sizes), pos_i = out_i * stride - padding + k_i * dilation.
+  const Tensor k = window_argmax(w);
   const Device dev = self.device();
   Tensor flat;
   int64_t k_after = 1;
@@ -235,6 +245,73 @@ Tensor adaptive_avg_pool_impl(std::string_view op, size_t n, const Tensor& self,
   return x.to(self.dtype());
 }
 
+// Adaptive max pooling: window o of a dim of length L covers [floor(o * L / O), ceil((o + 1)
+// * L / O)). Each pooled dim is expanded by an index_select into [O, k] (k: the longest
+// window; shorter windows repeat their last element, which changes neither the maximum nor
+// the first position of it), the window dims are moved last and flattened, and reduced as
+// max pooling does; the window position maps back through the same tables.
+std::tuple<Tensor, Tensor> adaptive_max_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef output_size) {
+  check_pool_rank(op, self, n);
+  if (output_size.size() != n) fail(op, "internal error: output_size must be {}, got {}", n, shape_str(output_size));
+  for (int64_t o : output_size)
+    if (o <= 0) fail(op, "{}(): Expected output_size to be positive, but got {}", op, shape_str(output_size));
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"{}\" not implemented for '{}'", op == "adaptive_max_pool1d" ? "adaptive_max_pool2d" : op,
+         c10_type_name(self.dtype()));
+  const Device dev = self.device();
+  const int64_t first = self.dim() - static_cast<int64_t>(n);
+  std::vector<Tensor> tables;  // per pooled dim: [O, k] source positions
+  std::vector<int64_t> lengths, ks;
+  Tensor x = self;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t L = self.size(first + static_cast<int64_t>(i)), O = output_size[i];
+    int64_t k = 1;
+    for (int64_t o = 0; o < O; ++o) k = std::max(k, (((o + 1) * L + O - 1) / O) - (o * L / O));
+    std::vector<int64_t> table;
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t j = 0; j < k; ++j) table.push_back(std::min(o * L / O + j, ((o + 1) * L + O - 1) / O - 1));
+    const Tensor t = tensor(table, {O * k}, TensorOptions(kLong).device(dev));
+    // Dim `first + 2 i` of x (earlier dims already became [O, k] pairs) turns into [O, k].
+    const int64_t d = first + 2 * static_cast<int64_t>(i);
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape[static_cast<size_t>(d)] = k;
+    shape.insert(shape.begin() + d, O);
+    x = x.index_select(d, t).reshape(shape);
+    tables.push_back(t);
+    lengths.push_back(L);
+    ks.push_back(k);
+  }
+  std::vector<int64_t> perm, out_shape;
+  for (int64_t d = 0; d < first; ++d) perm.push_back(d);
+  for (size_t i = 0; i < n; ++i) perm.push_back(first + 2 * static_cast<int64_t>(i));
+  for (size_t i = 0; i < n; ++i) perm.push_back(first + 2 * static_cast<int64_t>(i) + 1);
+  for (int64_t d = 0; d < first; ++d) out_shape.push_back(self.size(d));
+  int64_t K = 1;
+  for (size_t i = 0; i < n; ++i) {
+    out_shape.push_back(output_size[i]);
+    K *= ks[i];
+  }
+  std::vector<int64_t> win_shape = out_shape;
+  win_shape.push_back(K);
+  const Tensor w = x.permute(perm).reshape(win_shape);
+  const Tensor values = w.amax({-1});
+  const Tensor kidx = window_argmax(w);
+  Tensor flat;
+  int64_t k_after = 1, plane_after = 1;
+  for (size_t i = n; i-- > 0;) {
+    const Tensor ki = remainder(div(kidx, Scalar(k_after), "floor"), Scalar(ks[i]));
+    std::vector<int64_t> along_shape(static_cast<size_t>(values.dim() - first), 1);
+    along_shape[i] = output_size[i];
+    const Tensor oi = arange(output_size[i], TensorOptions(kLong).device(dev)).reshape(along_shape);
+    const Tensor pos = tables[i].index_select(0, (oi * ks[i] + ki).reshape({-1})).reshape(ki.sizes());
+    const Tensor term = pos * plane_after;
+    flat = flat.defined() ? flat + term : term;
+    k_after *= ks[i];
+    plane_after *= lengths[i];
+  }
+  return {values, flat};
+}
+
 }  // namespace
 
 #define KILN_POOL_ND(n)                                                                                                \
@@ -251,6 +328,10 @@ Tensor adaptive_avg_pool_impl(std::string_view op, size_t n, const Tensor& self,
   }                                                                                                                    \
   Tensor adaptive_avg_pool##n##d(const Tensor& self, IntArrayRef output_size) {                                       \
     return adaptive_avg_pool_impl("adaptive_avg_pool" #n "d", n, self, output_size);                                   \
+  }                                                                                                                    \
+  std::tuple<Tensor, Tensor> adaptive_max_pool##n##d(const Tensor& self, IntArrayRef output_size) {                   \
+    return adaptive_max_pool_impl("adaptive_max_pool" #n "d", n, self, per_dim("adaptive_max_pool" #n "d",           \
+                                                                                "output_size", output_size, n));       \
   }
 KILN_POOL_ND(1)
 KILN_POOL_ND(2)

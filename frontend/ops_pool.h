@@ -50,5 +50,10 @@ Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
 Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size);
+// (values, int64 indices into each flattened input plane) over PyTorch's adaptive windows
+// [floor(i * in / out), ceil((i + 1) * in / out)); floating inputs.
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
 
 }  // namespace kiln

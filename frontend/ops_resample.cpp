@@ -267,3 +267,92 @@ Tensor pad_by_mode(const Tensor& self, IntArrayRef pad, std::string_view mode) {
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+namespace {
+
+// PyTorch's reflect_coordinates: x reflected into [twice_low / 2, twice_high / 2].
+Tensor reflect(const Tensor& x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return zeros_like(x);
+  const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  const Tensor in = abs(x - low);
+  const Tensor extra = fmod(in, span);
+  const Tensor flips = floor(in / span);
+  return where(eq(fmod(flips, 2.0), 0.0), extra + low, span - extra + low);
+}
+
+// A grid coordinate in [-1, 1] as a source position along a dim of `size`, padded by mode.
+Tensor source_coordinate(const Tensor& c, int64_t size, std::string_view padding, bool align) {
+  const double n = static_cast<double>(size);
+  Tensor x = align ? (c + 1) / 2 * (n - 1) : ((c + 1) * n - 1) / 2;
+  if (padding == "border") return clamp(x, 0.0, n - 1);
+  if (padding == "reflection") return clamp(align ? reflect(x, 0, 2 * (n - 1)) : reflect(x, -1, 2 * n - 1), 0.0, n - 1);
+  return x;
+}
+
+}  // namespace
+
+Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode, std::string_view padding_mode,
+                   std::optional<bool> align_corners) {
+  const std::string_view op = "grid_sampler";
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    fail(op, "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{}'", mode);
+  if (padding_mode != "zeros" && padding_mode != "border" && padding_mode != "reflection")
+    fail(op, "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', but got: '{}'",
+         padding_mode);
+  if (!((input.dim() == 4 || input.dim() == 5) && grid.dim() == input.dim()))
+    fail(op, "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with sizes "
+             "{} and grid with sizes {}",
+         shape_str(input.sizes()), shape_str(grid.sizes()));
+  if (input.size(0) != grid.size(0))
+    fail(op, "grid_sampler(): expected grid and input to have same batch size, but got input with sizes {} and grid with "
+             "sizes {}",
+         shape_str(input.sizes()), shape_str(grid.sizes()));
+  if (grid.size(-1) != input.dim() - 2)
+    fail(op, "grid_sampler(): expected grid to have size {} in last dimension, but got grid with sizes {}", input.dim() - 2,
+         shape_str(grid.sizes()));
+  if (input.dtype() != grid.dtype())
+    fail(op, "grid_sampler(): expected input and grid to have same dtype, but input has {} and grid has {}",
+         c10_type_name(input.dtype()), c10_type_name(grid.dtype()));
+  if (!is_floating_point(input.dtype()))
+    fail(op, "\"grid_sampler_2d_cpu\" not implemented for '{}'", c10_type_name(input.dtype()));
+  if (input.dim() == 5) fail(op, "grid_sample of 5-D (volumetric) inputs is not supported by kiln yet");
+  if (mode == "bicubic") fail(op, "grid_sample's bicubic mode is not supported by kiln yet");
+  const bool align = align_corners.value_or(false);
+  const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
+  const int64_t Ho = grid.size(1), Wo = grid.size(2);
+  if (H == 0 || W == 0 || C == 0 || N == 0 || Ho == 0 || Wo == 0) return zeros({N, C, Ho, Wo}, TensorOptions(input.dtype()));
+  const Tensor x = source_coordinate(grid.select(-1, 0), W, padding_mode, align);  // [N, Ho, Wo]
+  const Tensor y = source_coordinate(grid.select(-1, 1), H, padding_mode, align);
+  const Tensor planes = input.reshape({N, C, H * W});
+  // The input at integer position (xi, yi) where it lies inside the input, else 0: [N, C, Ho, Wo].
+  auto at = [&](const Tensor& xi, const Tensor& yi) {
+    const Tensor inside = logical_and(logical_and(ge(xi, 0.0), le(xi, static_cast<double>(W - 1))),
+                                      logical_and(ge(yi, 0.0), le(yi, static_cast<double>(H - 1))));
+    const Tensor pos = (clamp(yi, 0.0, static_cast<double>(H - 1)) * static_cast<double>(W) +
+                        clamp(xi, 0.0, static_cast<double>(W - 1)))
+                           .to(ScalarType::Int64)
+                           .reshape({N, 1, Ho * Wo})
+                           .expand({N, C, Ho * Wo});
+    const Tensor v = planes.gather(2, pos).reshape({N, C, Ho, Wo});
+    return std::make_pair(v, inside.unsqueeze(1));
+  };
+  if (mode == "nearest") {
+    const auto [v, inside] = at(round(x), round(y));
+    return where(inside, v, 0.0);
+  }
+  const Tensor x0 = floor(x), y0 = floor(y), x1 = x0 + 1, y1 = y0 + 1;
+  // PyTorch's weights and order: nw, ne, sw, se.
+  const Tensor wx1 = x - x0, wx0 = x1 - x, wy1 = y - y0, wy0 = y1 - y;
+  Tensor out;
+  for (const auto& [xi, yi, w] : {std::make_tuple(x0, y0, wx0 * wy0), std::make_tuple(x1, y0, wx1 * wy0),
+                                  std::make_tuple(x0, y1, wx0 * wy1), std::make_tuple(x1, y1, wx1 * wy1)}) {
+    const auto [v, inside] = at(xi, yi);
+    const Tensor term = where(inside, v * w.unsqueeze(1), 0.0);
+    out = out.defined() ? out + term : term;
+  }
+  return out;
+}
+
+}  // namespace kiln

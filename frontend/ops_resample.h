@@ -40,4 +40,11 @@ Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool al
 // last dim backwards, for 1 to 3 dims of an input with one or two more dims than that.
 Tensor pad_by_mode(const Tensor& self, IntArrayRef pad, std::string_view mode);
 
+// Samples input [N, C, H, W] at grid [N, H_out, W_out, 2] (x, y in [-1, 1]): mode "bilinear"
+// or "nearest", padding_mode "zeros", "border" or "reflection", as
+// torch.nn.functional.grid_sample. Each corner is a gather from the flattened planes. 5-D
+// (volumetric) inputs and the bicubic mode are not supported yet and raise.
+Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode = "bilinear",
+                   std::string_view padding_mode = "zeros", std::optional<bool> align_corners = std::nullopt);
+
 }  // namespace kiln

@@ -117,7 +117,13 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs) {
       return out;
     }
     case IndexOp::scatter:
-    case IndexOp::scatter_add: {
+    case IndexOp::scatter_add:
+    case IndexOp::scatter_reduce: {
+      if (op == OpKind::scatter_reduce) {
+        const std::string& r = attrs.get<std::string>(op, "reduce");
+        if (r != "sum" && r != "prod" && r != "mean" && r != "amax" && r != "amin")
+          fail(op_name(op), "reduce argument must be either sum, prod, mean, amax or amin, got {}", r);
+      }
       const TensorType& src = in[2];
       if (src.dtype != self.dtype)
         fail(op_name(op), "Expected self.dtype to be equal to src.dtype, got {} and {}", dtype_short_name(self.dtype),

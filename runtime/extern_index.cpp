@@ -9,13 +9,14 @@
 //   scatter(_add) out starts as a copy of self; the lines of the index along the dim write
 //                 disjoint lines of out, so they run in parallel, each in order — repeated
 //                 positions end as the interpreter's do (the last write wins; sums in
-//                 row-major order).
+//                 row-major order); scatter_reduce folds the same way (runtime/scatter_fold.h).
 // A 0-dim operand acts as a 1-element 1-D one, as in PyTorch.
 #include "runtime/extern_kernels.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "runtime/extern_lines.h"
+#include "runtime/scatter_fold.h"
 #include "runtime/strided_loop.h"
 
 #include <cstdint>
@@ -137,6 +138,44 @@ void scatter(const Tensor& self, const Tensor& index0, const Tensor& src, int64_
   });
 }
 
+void scatter_reduce(const Tensor& self, const Tensor& index0, const Tensor& src, int64_t dim, const std::string& reduce,
+                    bool include_self, const Tensor& out) {
+  const Tensor index = as_int64(index0);
+  const Layout ix = nonempty(index), sr = nonempty(src), o = nonempty(out);
+  const int64_t len = o.sizes[static_cast<size_t>(dim)];
+  check_index("scatter_reduce", index, dim, len);
+  Tensor(out).copy_(self);
+  const Lines lines(ix.sizes, dim);
+  const int64_t* pi = static_cast<const int64_t*>(index.data_ptr());
+  const int64_t is = lines.step(ix.strides), rs = lines.step(sr.strides), os = lines.step(o.strides);
+  const Fold f = fold_of(reduce);
+  const bool mean = reduce == "mean";
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* ps = static_cast<const T*>(src.data_ptr());
+    T* po = static_cast<T*>(out.data_ptr());
+    lines.parallel([&](int64_t b, int64_t e) {
+      std::vector<int64_t> count(static_cast<size_t>(len));  // values each position of the line received
+      for (int64_t l = b; l < e; ++l) {
+        std::fill(count.begin(), count.end(), include_self ? 1 : 0);
+        const int64_t* idx = pi + lines.offset(l, ix.strides);
+        const T* x = ps + lines.offset(l, sr.strides);
+        T* dst = po + lines.offset(l, o.strides);
+        for (int64_t k = 0; k < lines.length(); ++k) {
+          const int64_t at = idx[k * is];
+          T& d = dst[at * os];
+          if (count[static_cast<size_t>(at)]++ == 0) d = fold_identity<T>(f);  // first value, self excluded
+          fold_into(f, d, x[k * rs]);
+        }
+        if (mean)
+          for (int64_t at = 0; at < len; ++at)
+            if (count[static_cast<size_t>(at)] > 0) dst[at * os] = mean_of(dst[at * os], count[static_cast<size_t>(at)]);
+      }
+    });
+    return 0;
+  });
+}
+
 }  // namespace
 
 void extern_index(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
@@ -146,6 +185,9 @@ void extern_index(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrL
     case ir::IndexOp::index_select: return index_select(ins.at(0), ins.at(1), dim, out);
     case ir::IndexOp::scatter: return scatter<false>(ins.at(0), ins.at(1), ins.at(2), dim, out);
     case ir::IndexOp::scatter_add: return scatter<true>(ins.at(0), ins.at(1), ins.at(2), dim, out);
+    case ir::IndexOp::scatter_reduce:
+      return scatter_reduce(ins.at(0), ins.at(1), ins.at(2), dim, attrs.get<std::string>(op, "reduce"),
+                            attrs.get<bool>(op, "include_self"), out);
   }
 }
 

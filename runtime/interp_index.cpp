@@ -11,11 +11,16 @@
 
 #include "base/error.h"
 #include "runtime/interp_kernels.h"
+#include "runtime/scatter_fold.h"
 #include "runtime/strided_loop.h"
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 namespace kiln::rt::interp {
@@ -150,6 +155,37 @@ template <bool Add> Tensor scatter(const Tensor& self, const Tensor& index, cons
   return out;
 }
 
+Tensor scatter_reduce(const Tensor& self, const Tensor& index, const Tensor& src, int64_t dim, const std::string& reduce,
+                      bool include_self) {
+  Layout s = nonempty_layout(self), ix = nonempty_layout(index), sr = nonempty_layout(src);
+  check_dim("scatter_reduce", dim, s.sizes.size());
+  const size_t du = static_cast<size_t>(dim);
+  const std::vector<int64_t> idx = index_values(index);
+  check_bounds("scatter_reduce", idx, dim, s.sizes[du]);
+  Tensor out = contiguous_copy(self);
+  const Fold f = fold_of(reduce);
+  std::vector<int64_t> walk = contiguous_strides(s.sizes);  // out strides with the indexed dim held still
+  const int64_t out_dim_stride = walk[du];
+  walk[du] = 0;
+  const int64_t n = out.numel();
+  std::vector<int64_t> count(static_cast<size_t>(n), include_self ? 1 : 0);
+  dispatch_dtype(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* po = static_cast<T*>(out.impl()->data());
+    const T* ps = static_cast<const T*>(src.impl()->data());
+    size_t i = 0;
+    for_each_element<2>(ix.sizes, {walk.data(), sr.strides.data()}, [&](const std::array<int64_t, 2>& o) {
+      const int64_t at = o[0] + idx[i++] * out_dim_stride;
+      if (count[static_cast<size_t>(at)]++ == 0) po[at] = fold_identity<T>(f);  // first value, self excluded
+      fold_into(f, po[at], ps[o[1]]);
+    });
+    if (reduce == "mean")
+      for (int64_t k = 0; k < n; ++k)
+        if (count[static_cast<size_t>(k)] > 0) po[k] = mean_of(po[k], count[static_cast<size_t>(k)]);
+  });
+  return out;
+}
+
 Tensor index_select(const Tensor& self, const Tensor& index, int64_t dim) {
   if (index.impl()->sizes().size() > 1)
     internal_fail("index_select: index must be 0-D or 1-D, got {}-D", index.impl()->sizes().size());
@@ -203,6 +239,12 @@ Tensor index(ir::IndexOp op, const std::vector<Tensor>& inputs, const ir::AttrLi
     case ir::IndexOp::index_select:
       need(2, "index_select");
       return index_select(inputs[0], inputs[1], attrs.get<int64_t>(ir::OpKind::index_select, "dim"));
+    case ir::IndexOp::scatter_reduce: {
+      need(3, "scatter_reduce");
+      constexpr ir::OpKind k = ir::OpKind::scatter_reduce;
+      return scatter_reduce(inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(k, "dim"), attrs.get<std::string>(k, "reduce"),
+                            attrs.get<bool>(k, "include_self"));
+    }
   }
   internal_fail("bad IndexOp {}", static_cast<int>(op));
 }

@@ -79,6 +79,7 @@ Sample sample_for(const ir::OpInfo& info) {
       Tensor idx = i64({0, 2, 1, 0}, {2, 2});
       if (info.kind == OpKind::gather) return {{f32({2, 3}), idx}, {int64_t{1}}};
       if (info.kind == OpKind::index_select) return {{f32({2, 3}), i64({2, 0}, {2})}, {int64_t{1}}};
+      if (info.kind == OpKind::scatter_reduce) return {{f32({2, 3}), idx, f32({2, 2})}, {int64_t{1}, std::string("amax"), false}};
       return {{f32({2, 3}), idx, f32({2, 2})}, {int64_t{1}}};
     }
     case ir::OpFamily::Factory:

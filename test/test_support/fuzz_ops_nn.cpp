@@ -71,6 +71,28 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                           ", " + (o.size() > 2 ? o[2] : "value=" + py_value(a.raw("value"))) + ")";
                  }});
   }
+  t.push_back({"scatter_reduce", 1, kReduces | kFragile, [](GenCtx& c, Node& n) {
+                 int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
+                 if (a < 0) return false;
+                 int64_t r = c.rank(a), d = random_dim(c, r), nd = norm_dim(d, r), m = c.min_size(a, nd);
+                 const int64_t len = m < 1 ? 0 : c.rng.range(1, 3);
+                 Dims idims = index_dims(c, a, nd, len);
+                 int idx = c.add_input(index_dtype(c), idims, "idx:" + std::to_string(std::max<int64_t>(m, 1)), Layout::Contiguous);
+                 ScalarType dt = c.vals[static_cast<size_t>(a)].dtype;
+                 n.args = {a, idx, c.add_input(c.rng.chance(0.9) ? dt : c.random_dtype(), idims)};
+                 n.attrs.set("dim", std::to_string(d));
+                 static const char* kReduce[] = {"sum", "prod", "mean", "amax", "amin"};
+                 n.attrs.set("reduce", kReduce[c.rng.range(0, 4)]);
+                 n.attrs.set("include_self", c.rng.chance(0.5) ? "True" : "False");
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) {
+                 return kiln::scatter_reduce(in[0], a.i("dim"), in[1], in[2], a.raw("reduce"), a.b("include_self"));
+               },
+               [](const std::vector<std::string>& o, const Attrs& a) {
+                 return "torch.scatter_reduce(" + o[0] + ", " + a.raw("dim") + ", " + o[1] + ", " + o[2] + ", " + py_value(a.raw("reduce")) +
+                        ", include_self=" + a.raw("include_self") + ")";
+               }});
   t.push_back({"index_select", 2, kExact, [](GenCtx& c, Node& n) {
                  int a = c.pick();
                  if (a < 0) return false;

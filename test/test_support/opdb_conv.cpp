@@ -147,6 +147,62 @@ void add_conv(std::vector<OpEntry>& db) {
        one([](const std::vector<Tensor>& in) { return adaptive_avg_pool3d(in[0], {2, 3, 2}); }),
        {{wave({1, 2, 3, 4, 5})}});
 
+  // Several NaNs in one window: PyTorch's index is the last NaN's.
+  Tensor nans = wave({1, 2, 4, 6});
+  nans = where(eq(remainder(seq({1, 2, 4, 6}, kFloat, 0, 1), 5.0), 1.0), std::numeric_limits<double>::quiet_NaN(), nans);
+  conv("max_pool2d_with_indices:nan", "max_pool2d(a0, (2, 3), return_indices=True)",
+       [](const std::vector<Tensor>& in) { return pair(max_pool2d_with_indices(in[0], {2, 3})); }, {{nans}});
+  auto amp = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    conv(std::move(name), std::move(torch), std::move(f), std::move(samples));
+  };
+  amp("adaptive_max_pool2d", "adaptive_max_pool2d(a0, (3, 4), return_indices=True)",
+      [](const std::vector<Tensor>& in) { return pair(adaptive_max_pool2d(in[0], {3, 4})); },
+      {{wave({2, 3, 7, 6})}, {wave({3, 6, 7}).transpose(1, 2)}, {wave({2, 3, 7, 6}, kDouble)}, {wave({1, 2, 5, 9}, kHalf)},
+       {nans}, {wave({1, 1, 2, 3})},  // output larger than the input: windows of one
+       {ints({1, 2, 7, 6})},            // integers: raise
+       {wave({2, 3, 0, 6})}});          // empty plane: raises
+  amp("adaptive_max_pool2d:global", "adaptive_max_pool2d(a0, 1, return_indices=True)",
+      [](const std::vector<Tensor>& in) { return pair(adaptive_max_pool2d(in[0], {1})); }, {{wave({2, 3, 5, 4})}});
+  amp("adaptive_max_pool1d", "adaptive_max_pool1d(a0, 4, return_indices=True)",
+      [](const std::vector<Tensor>& in) { return pair(adaptive_max_pool1d(in[0], {4})); },
+      {{wave({2, 3, 9})}, {wave({3, 10}, kDouble)}});
+  amp("adaptive_max_pool3d", "adaptive_max_pool3d(a0, (2, 3, 2), return_indices=True)",
+      [](const std::vector<Tensor>& in) { return pair(adaptive_max_pool3d(in[0], {2, 3, 2})); }, {{wave({1, 2, 3, 4, 5})}});
+
+  // ---- sliding blocks: unfold, fold ----
+  conv("unfold", "unfold(a0, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))",
+       one([](const std::vector<Tensor>& in) { return unfold(in[0], {2, 3}, {1, 2}, 1, {2, 1}); }),
+       {{wave({2, 3, 5, 6})}, {wave({3, 6, 5}).transpose(1, 2)}, {wave({2, 3, 5, 6}, kHalf)}, {ints({1, 2, 4, 5})},
+        {wave({2, 3, 1, 1})},   // no block fits: raises
+        {wave({2, 3, 5})}});    // unbatched [C, H, W]
+  conv("fold", "fold(a0, (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))",
+       one([](const std::vector<Tensor>& in) { return fold(in[0], {5, 6}, {2, 3}, {1, 2}, 1, {2, 1}); }),
+       {{wave({2, 18, 12})}, {wave({18, 12}, kDouble)}, {wave({12, 18}).t()}, {ints({1, 6, 12})},
+        {wave({2, 17, 12})},   // channels not divisible by the kernel: raises
+        {wave({2, 18, 11})}});  // wrong number of blocks: raises
+  conv("fold:overlap", "fold(a0, 4, 3)", one([](const std::vector<Tensor>& in) { return fold(in[0], {4}, {3}); }),
+       {{wave({1, 9, 4})}});
+
+  // ---- grid_sample ----
+  const Tensor grid = seq({2, 3, 4, 2}, kFloat, -1.3, 0.11);
+  for (const char* mode : {"bilinear", "nearest"}) {
+    for (const char* pad : {"zeros", "border", "reflection"}) {
+      for (bool align : {false, true}) {
+        const std::string m = mode, p = pad;
+        conv(std::string("grid_sample:") + m + "_" + p + (align ? "_align" : ""),
+             "grid_sample(a0, a1, mode='" + m + "', padding_mode='" + p + "', align_corners=" + (align ? "True" : "False") + ")",
+             one([m, p, align](const std::vector<Tensor>& in) { return grid_sample(in[0], in[1], m, p, align); }),
+             {{wave({2, 3, 4, 5}), grid}, {wave({2, 3, 5, 4}, kDouble).transpose(2, 3), grid.to(kDouble)}});
+      }
+    }
+  }
+  conv("grid_sample:errors", "grid_sample(a0, a1, align_corners=False)",
+       one([](const std::vector<Tensor>& in) { return grid_sample(in[0], in[1], "bilinear", "zeros", false); }),
+       {{wave({2, 3, 4, 5}), seq({1, 3, 4, 2})},          // batch sizes differ
+        {wave({2, 3, 4, 5}), seq({2, 3, 4, 3})},          // grid's last dim is not 2
+        {wave({2, 3, 4, 5}), seq({2, 3, 4, 2}, kDouble)},  // dtypes differ
+        {wave({3, 4, 5}), seq({3, 4, 2})}});               // 3-D input
+
   // ---- resampling: interpolate, upsample_*2d; pad by mode ----
   auto interp = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
     conv(std::move(name), std::move(torch), std::move(f), std::move(samples));

@@ -220,6 +220,118 @@ void add_index(std::vector<OpEntry>& db) {
         {{probes, bounds}, {i64({0, 3, 8}), i64({1, 3, 5})}, {probes, bounds.reshape({1, 5})}});  // the last raises
   entry("bucketize:right", "torch.bucketize(a0, a1, right=True)",
         one([](const std::vector<Tensor>& in) { return bucketize(in[0], in[1], false, true); }), {{probes, bounds}});
+
+  // ---- writing at positions (frontend/ops_scatter.cpp) ----
+  const Tensor idx23 = i64({0, 2, 0, 1, 1, 1}, {2, 3});
+  const std::vector<Sample> reducible = {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, 0.5)},
+                                         {seq({3, 2}).t(), seq({2, 3}, kFloat, -1.0, 1.5)},
+                                         {ints({2, 3}), ints({2, 3}, 1)},
+                                         {seq({2, 3}, kHalf), seq({2, 3}, kHalf, 1.0, 0.5)},
+                                         {f32({1, nan, 3, 4, 5, 6}, {2, 3}), f32({nan, 2, 3, 4, 5, 6}, {2, 3})}};
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
+    for (bool self_in : {true, false}) {
+      const std::string r = reduce;
+      entry("scatter_reduce:" + r + (self_in ? "" : "_exclude"),
+            "a0.scatter_reduce(1, " + py_tensor(idx23) + ", a1, '" + r + "', include_self=" + (self_in ? "True" : "False") +
+                ")",
+            one([idx23, r, self_in](const std::vector<Tensor>& in) { return scatter_reduce(in[0], 1, idx23, in[1], r, self_in); }),
+            reducible);
+    }
+  }
+  entry("scatter_reduce:max_alias", "a0.scatter_reduce(1, " + py_tensor(idx23) + ", a1, 'max')",
+        one([idx23](const std::vector<Tensor>& in) { return scatter_reduce(in[0], 1, idx23, in[1], "max"); }),
+        {{seq({2, 3}), seq({2, 3})}, {seq({2, 3}), seq({2, 3}, kDouble)}});  // the second raises: dtypes
+  entry("scatter_reduce:bad", "a0.scatter_reduce(1, " + py_tensor(idx23) + ", a1, 'add')",
+        one([idx23](const std::vector<Tensor>& in) { return scatter_reduce(in[0], 1, idx23, in[1], "add"); }),
+        {{seq({2, 3}), seq({2, 3})}});  // raises
+  const Tensor rows = i64({2, 0, 2});
+  entry("index_add", "a0.index_add(0, " + py_tensor(rows) + ", a1)",
+        one([rows](const std::vector<Tensor>& in) { return index_add(in[0], 0, rows, in[1]); }),
+        {{seq({3, 2}), seq({3, 2}, kFloat, 1.0, 0.5)}, {seq({2, 3}).t(), seq({3, 2})}, {ints({3, 2}), ints({3, 2})},
+         {seq({3, 2}), seq({2, 2})}, {seq({3, 2}), seq({3, 2}, kDouble)}});  // the last two raise
+  entry("index_add:alpha", "a0.index_add(1, " + py_tensor(i64({1, 1})) + ", a1, alpha=2.5)",
+        one([](const std::vector<Tensor>& in) { return index_add(in[0], 1, i64({1, 1}), in[1], 2.5); }),
+        {{seq({2, 3}), seq({2, 2})}, {ints({2, 3}), ints({2, 2})}});  // integers: alpha truncates to 2
+  entry("slice_scatter", "torch.slice_scatter(a0, a1, 1, 1, 5, 2)",
+        one([](const std::vector<Tensor>& in) { return slice_scatter(in[0], in[1], 1, 1, 5, 2); }),
+        {{seq({2, 5}), seq({2, 2}, kFloat, 10, 1)}, {seq({5, 2}).t(), seq({2, 2})}, {ints({2, 5}), ints({2, 2})},
+         {seq({2, 5}), seq({2, 3})}});  // raises
+  entry("slice_scatter:defaults", "torch.slice_scatter(a0, a1, -1, -2)",
+        one([](const std::vector<Tensor>& in) { return slice_scatter(in[0], in[1], -1, -2); }),
+        {{seq({3, 4}), seq({3, 2}, kFloat, 10, 1)}});
+  entry("select_scatter", "torch.select_scatter(a0, a1, 0, -1)",
+        one([](const std::vector<Tensor>& in) { return select_scatter(in[0], in[1], 0, -1); }),
+        {{seq({3, 4}), seq({4}, kFloat, 10, 1)}, {ints({2, 2}), ints({2})}, {seq({3, 4}), seq({3})}});  // the last raises
+  const Tensor pick = test::make<bool>({true, false, true, true, false, true}, {2, 3});
+  entry("masked_scatter", "a0.masked_scatter(a1, a2)",
+        one([](const std::vector<Tensor>& in) { return masked_scatter(in[0], in[1], in[2]); }),
+        {{seq({2, 3}), pick, seq({5}, kFloat, 10, 1)},
+         {seq({3, 2}).t(), pick, seq({2, 3}, kFloat, 10, 1)},
+         {seq({2, 3}), test::make<bool>({false, true, true}), seq({4}, kFloat, 10, 1)},
+         {ints({2, 3}), pick, ints({4})},
+         {seq({2, 3}), pick, seq({3}, kFloat, 10, 1)},   // raises: too few source elements
+         {seq({2, 3}), ints({2, 3}), seq({6})}});        // raises: int mask
+  // Advanced indexing: Tensor(), for a ":" slot.
+  const Tensor r01 = i64({1, 0, -1});
+  const Tensor c2 = i64({2, 0}, {2, 1});
+  entry("index:rows", "a0[" + py_tensor(r01) + "]", one([r01](const std::vector<Tensor>& in) { return index(in[0], {r01}); }),
+        {{seq({3, 4})}, {seq({4, 3}).t()}, {ints({3})}, {seq({2, 4})}, {seq({1, 4})}});  // the last raises: row 1 of 1
+  entry("index:cols", "a0[:, " + py_tensor(c2) + "]",
+        one([c2](const std::vector<Tensor>& in) { return index(in[0], {std::nullopt, c2}); }), {{seq({3, 4})}, {seq({2, 3, 4})}});
+  entry("index:pair", "a0[" + py_tensor(r01) + ", " + py_tensor(c2) + "]",
+        one([r01, c2](const std::vector<Tensor>& in) { return index(in[0], {r01, c2}); }), {{seq({3, 4})}, {seq({3, 4, 2})}});
+  entry("index:split", "a0[" + py_tensor(i64({0, 1})) + ", :, " + py_tensor(i64({1, 0})) + "]",
+        one([](const std::vector<Tensor>& in) { return index(in[0], {i64({0, 1}), std::nullopt, i64({1, 0})}); }),
+        {{seq({2, 3, 2})}});
+  entry("index:middle", "a0[:, " + py_tensor(i64({2, 0})) + ", " + py_tensor(i64({1})) + "]",
+        one([](const std::vector<Tensor>& in) { return index(in[0], {std::nullopt, i64({2, 0}), i64({1})}); }),
+        {{seq({2, 3, 2, 2})}});
+  entry("index:out_of_range", "a0[" + py_tensor(i64({3})) + "]",
+        one([](const std::vector<Tensor>& in) { return index(in[0], {i64({3})}); }), {{seq({3, 2})}});  // raises
+  const Tensor keep = test::make<bool>({true, false, true});
+  entry("index:mask", "a0[" + py_tensor(keep) + "]", one([keep](const std::vector<Tensor>& in) { return index(in[0], {keep}); }),
+        {{seq({3, 2})}, {seq({2, 2})}}, /*data_dependent=*/true);  // the second raises
+  entry("index_put", "a0.index_put((" + py_tensor(r01) + ",), a1)",
+        one([r01](const std::vector<Tensor>& in) { return index_put(in[0], {r01}, in[1]); }),
+        {{seq({3, 2}), seq({3, 2}, kFloat, 10, 1)}, {seq({3, 2}), seq({2}, kFloat, 10, 1)}, {seq({3, 2}), seq({3}, kFloat, 10)},
+         {ints({3, 2}), seq({2})}});  // the last two raise
+  entry("index_put:accumulate", "a0.index_put((" + py_tensor(i64({1, 1, 0})) + ", " + py_tensor(i64({0, 0, 1})) + "), a1, accumulate=True)",
+        one([](const std::vector<Tensor>& in) { return index_put(in[0], {i64({1, 1, 0}), i64({0, 0, 1})}, in[1], true); }),
+        {{seq({2, 3}), seq({3}, kFloat, 10, 1)}, {ints({2, 3}), ints({}, 5)}});
+  entry("index_put:middle", "(lambda t: (t.__setitem__((slice(None), " + py_tensor(i64({2, 0})) + "), a1), t)[1])(a0.clone())",
+        one([](const std::vector<Tensor>& in) { return index_put(in[0], {std::nullopt, i64({2, 0})}, in[1]); }),
+        {{seq({2, 3, 2}), seq({2, 2, 2}, kFloat, 10, 1)}, {seq({2, 3, 2}), seq({2}, kFloat, 10, 1)}});
+
+  // ---- embedding_bag ----
+  const Tensor bag_ids = i64({1, 2, 4, 4, 3, 0, 2});
+  const Tensor bag_offsets = i64({0, 3, 3, 5});
+  for (const char* mode : {"sum", "mean", "max"}) {
+    const std::string m = mode;
+    entry("embedding_bag:" + m, "torch.nn.functional.embedding_bag(" + py_tensor(bag_ids) + ", a0, " + py_tensor(bag_offsets) +
+                                    ", mode='" + m + "')",
+          one([bag_ids, bag_offsets, m](const std::vector<Tensor>& in) { return embedding_bag(in[0], bag_ids, bag_offsets, m); }),
+          {{seq({5, 3})}, {seq({3, 5}).t()}, {seq({5, 2}, kDouble)}, {seq({4, 3})}});  // the last raises: id 4 of 4 rows
+    entry("embedding_bag:" + m + "_2d", "torch.nn.functional.embedding_bag(a1, a0, mode='" + m + "')",
+          one([m](const std::vector<Tensor>& in) { return embedding_bag(in[0], in[1], std::nullopt, m); }),
+          {{seq({5, 3}), i64({1, 2, 4, 0, 0, 3}, {2, 3})}, {seq({5, 3}), i64({}, {0, 2})}});
+  }
+  entry("embedding_bag:last_offset_padding",
+        "torch.nn.functional.embedding_bag(" + py_tensor(bag_ids) + ", a0, " + py_tensor(i64({0, 2, 6})) +
+            ", mode='mean', include_last_offset=True, padding_idx=4)",
+        one([bag_ids](const std::vector<Tensor>& in) {
+          return embedding_bag(in[0], bag_ids, i64({0, 2, 6}), "mean", std::nullopt, true, 4);
+        }),
+        {{seq({5, 3})}});
+  entry("embedding_bag:per_sample_weights",
+        "torch.nn.functional.embedding_bag(" + py_tensor(bag_ids) + ", a0, " + py_tensor(bag_offsets) +
+            ", mode='sum', per_sample_weights=a1)",
+        one([bag_ids, bag_offsets](const std::vector<Tensor>& in) {
+          return embedding_bag(in[0], bag_ids, bag_offsets, "sum", in[1]);
+        }),
+        {{seq({5, 3}), seq({7}, kFloat, 0.5, 0.25)}, {seq({5, 3}), seq({6})}});  // the second raises
+  entry("embedding_bag:errors", "torch.nn.functional.embedding_bag(a1, a0, mode='max', per_sample_weights=a2)",
+        one([](const std::vector<Tensor>& in) { return embedding_bag(in[0], in[1], std::nullopt, "max", in[2]); }),
+        {{seq({5, 3}), i64({1, 2}, {1, 2}), seq({1, 2})}});  // raises: weights with max
 }
 
 }  // namespace kiln::opdb
