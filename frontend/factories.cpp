@@ -244,6 +244,12 @@ Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) {
   check_scalar_fits("full_like", value, o.dtype_or(t.dtype()));
   return sym_full(sym_sizes(t), value, o.dtype_or(t.dtype()), o.device_or());
 }
+Tensor fill(const Tensor& t, const Scalar& value) { return full_like(t, value); }
+Tensor fill(const Tensor& t, const Tensor& value) {
+  if (value.dim() != 0)
+    fail("fill", "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", value.dim());
+  return sym_expand(value.to(t.dtype()), sym_sizes(t)).clone();
+}
 Tensor rand_like(const Tensor& t, TensorOptions opts) { return rand(t.sizes(), like(t, opts)); }
 Tensor randn_like(const Tensor& t, TensorOptions opts) { return randn(t.sizes(), like(t, opts)); }
 

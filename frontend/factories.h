@@ -28,6 +28,9 @@ Tensor empty_like(const Tensor& t, TensorOptions opts = {});
 Tensor zeros_like(const Tensor& t, TensorOptions opts = {});
 Tensor ones_like(const Tensor& t, TensorOptions opts = {});
 Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts = {});
+// at::fill: a new tensor like t holding value (a Scalar, or a 0-dim tensor's value).
+Tensor fill(const Tensor& t, const Scalar& value);
+Tensor fill(const Tensor& t, const Tensor& value);
 Tensor rand_like(const Tensor& t, TensorOptions opts = {});
 Tensor randn_like(const Tensor& t, TensorOptions opts = {});
 

@@ -29,6 +29,7 @@ KILN_DECLARE_UNARY(bitwise_not) KILN_DECLARE_UNARY(logical_not) KILN_DECLARE_UNA
 KILN_DECLARE_UNARY(square)
 #undef KILN_DECLARE_UNARY
 Tensor negative(const Tensor& self);
+Tensor round(const Tensor& self, int64_t decimals);  // half to even at 10^-decimals
 
 // ---- binary pointwise (tensor-tensor, tensor-scalar and scalar-tensor) ----------------------
 #define KILN_DECLARE_BINARY(name)                        \

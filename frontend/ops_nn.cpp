@@ -120,6 +120,41 @@ Tensor dropout(const Tensor& input, double p, bool train) {
   return (input.to(acc) * where(keep, Scalar(1 / (1 - p)), Scalar(0.0))).to(input.dtype());
 }
 
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
+  if (!(p >= 0 && p <= 1)) fail("native_dropout", "dropout probability has to be between 0 and 1, but got {}", p);
+  // Evaluation copies any dtype (as PyTorch does); drawing a mask needs a floating input.
+  if (train.has_value() && !*train) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
+  if (!is_floating_point(input.dtype()))
+    fail("native_dropout", "expected a floating-point input, but got {}", c10_type_name(input.dtype()));
+  if (p == 1) return {input * 0, zeros_like(input, TensorOptions(ScalarType::Bool))};
+  const ScalarType acc = compute_dtype_of(input.dtype());
+  const Tensor keep = lt(rand_like(input, acc), 1 - p);
+  return {(input.to(acc) * where(keep, Scalar(1 / (1 - p)), Scalar(0.0))).to(input.dtype()), keep};
+}
+
+Tensor pdist(const Tensor& input, double p) {
+  const std::string_view op = "pdist";
+  if (input.dim() != 2) fail(op, "pdist only supports 2D tensors, got: {}D", input.dim());
+  if (!is_floating_point(input.dtype())) fail(op, "pdist only supports floating-point dtypes");
+  if (!(p >= 0)) fail(op, "pdist only supports non-negative p values");
+  const int64_t n = input.size(0);
+  std::vector<int64_t> first, second;  // the pairs i < j, row-major
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) {
+      first.push_back(i);
+      second.push_back(j);
+    }
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(input.device());
+  const int64_t pairs = static_cast<int64_t>(first.size());
+  const Tensor diff = abs(input.index_select(0, tensor(first, {pairs}, i64)) - input.index_select(0, tensor(second, {pairs}, i64)));
+  if (input.size(1) == 0) return diff.sum({-1});
+  if (p == 0) return ne(diff, 0).to(input.dtype()).sum({-1});
+  if (p == 1) return diff.sum({-1});
+  if (p == 2) return sqrt((diff * diff).sum({-1}));
+  if (p == std::numeric_limits<double>::infinity()) return diff.amax({-1});
+  return pow(pow(diff, p).sum({-1}), 1.0 / p);
+}
+
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, bool enable_gqa) {

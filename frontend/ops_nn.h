@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 namespace kiln {
@@ -75,6 +76,12 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 // Zeroes each element with probability p (Philox draws, frontend/random.h) and scales the rest
 // by 1 / (1 - p) when `train`; the input itself otherwise. Floating inputs only.
 Tensor dropout(const Tensor& input, double p, bool train);
+// (output, bool keep-mask) as at::native_dropout; train false (or p = 0): the input and all-true.
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train);
+
+// The p-norm distances between the rows of input [N, M], pairs i < j in row-major order:
+// [N * (N - 1) / 2], as torch.pdist.
+Tensor pdist(const Tensor& input, double p = 2.0);
 
 // softmax(q k^T * scale + mask) v over query [..., L, E], key [..., S, E], value [..., S, Ev].
 // attn_mask: bool (true = attend) or the query's dtype (added), broadcast to [..., L, S];

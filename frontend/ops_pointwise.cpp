@@ -13,6 +13,7 @@
 #include "frontend/views.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -289,6 +290,15 @@ KILN_FLOAT_UNARY(erfinv) KILN_FLOAT_UNARY(lgamma) KILN_FLOAT_UNARY(sigmoid)
 Tensor floor(const Tensor& self) { return rounding(OpKind::floor, "floor", self); }
 Tensor ceil(const Tensor& self) { return rounding(OpKind::ceil, "ceil", self); }
 Tensor round(const Tensor& self) { return rounding(OpKind::round, "round", self); }
+
+// PyTorch's round.decimals: x * 10^d rounded half to even, then / 10^d (for d < 0: x / 10^-d
+// rounded, then * 10^-d), in the input's dtype.
+Tensor round(const Tensor& self, int64_t decimals) {
+  if (decimals == 0) return round(self);
+  if (!is_floating_point(self.dtype())) fail("round", "round_decimals is not supported for integral tensors");
+  const double ten_pow = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  return decimals > 0 ? round(self * ten_pow) / ten_pow : round(self / ten_pow) * ten_pow;
+}
 Tensor trunc(const Tensor& self) { return rounding(OpKind::trunc, "trunc", self); }
 
 Tensor frac(const Tensor& self) {

@@ -356,3 +356,21 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mod
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+namespace {
+Tensor pad_dims(std::string_view op, const Tensor& self, IntArrayRef padding, size_t dims, std::string_view mode) {
+  if (padding.size() != 2 * dims) fail(op, "padding size is expected to be {}, but got: {}", 2 * dims, padding.size());
+  return pad_by_mode(self, padding, mode);
+}
+}  // namespace
+
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad1d", self, p, 1, "reflect"); }
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad2d", self, p, 2, "reflect"); }
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad3d", self, p, 3, "reflect"); }
+Tensor replication_pad1d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad1d", self, p, 1, "replicate"); }
+Tensor replication_pad2d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad2d", self, p, 2, "replicate"); }
+Tensor replication_pad3d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad3d", self, p, 3, "replicate"); }
+
+}  // namespace kiln

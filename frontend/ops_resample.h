@@ -39,6 +39,13 @@ Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool al
 // pad() for mode "reflect", "replicate" or "circular": `pad` lists (left, right) pairs from the
 // last dim backwards, for 1 to 3 dims of an input with one or two more dims than that.
 Tensor pad_by_mode(const Tensor& self, IntArrayRef pad, std::string_view mode);
+// libtorch's per-mode entry points (at::reflection_pad2d, ...): pad_by_mode for 1, 2 or 3 dims.
+Tensor reflection_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor reflection_pad3d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad1d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
+Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
 
 // Samples input [N, C, H, W] at grid [N, H_out, W_out, 2] (x, y in [-1, 1]): mode "bilinear"
 // or "nearest", padding_mode "zeros", "border" or "reflection", as

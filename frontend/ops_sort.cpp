@@ -214,6 +214,35 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool /*sorted*/, b
   return {values, inverse, counts};
 }
 
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool /*sorted*/, bool return_inverse,
+                                              bool return_counts) {
+  require_values("unique_dim", self);
+  const int64_t d = normalize_dim("unique_dim", dim, self.dim(), /*allow_scalar=*/false);
+  const int64_t n = self.size(d);
+  int64_t m = 1;  // elements per slice
+  for (int64_t k = 0; k < self.dim(); ++k)
+    if (k != d) m *= self.size(k);
+  const Tensor rows = self.movedim(d, 0).reshape({n, m});  // one row per slice
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(self.device());
+  // Lexicographic order of the rows: stable sorts by each column, the last column first.
+  Tensor order = arange(n, i64);
+  for (int64_t c = rows.size(1); c-- > 0;) {
+    const Tensor key = rows.index_select(0, order).select(1, c);
+    order = order.index_select(0, argsort_prim(key, 0, false));
+  }
+  const Tensor sorted = rows.index_select(0, order);
+  Tensor starts = empty({0}, TensorOptions(ScalarType::Bool));
+  if (n > 0) {
+    Tensor differs = ne(sorted.slice(0, 1, std::nullopt), sorted.slice(0, 0, -1));
+    differs = rows.size(1) == 0 ? zeros({n - 1}, TensorOptions(ScalarType::Bool)) : differs.any(1);
+    starts = cat({ones({1}, TensorOptions(ScalarType::Bool)), differs});
+  }
+  auto [values, group, counts] = runs(self.movedim(d, 0).index_select(0, order), 0, starts, return_inverse, return_counts);
+  Tensor inverse = group;
+  if (return_inverse) inverse = zeros({n}, i64).scatter(0, order, group);
+  return {values.movedim(0, d), inverse, counts};
+}
+
 std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool return_inverse, bool return_counts,
                                                       std::optional<int64_t> dim) {
   require_values("unique_consecutive", self);

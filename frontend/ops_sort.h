@@ -43,6 +43,10 @@ std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepd
 // are empty [0] tensors unless asked for, as at::_unique2 returns them. Each NaN is distinct.
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted = true, bool return_inverse = false,
                                           bool return_counts = false);
+// unique over the slices along dim, as at::unique_dim: the distinct slices in lexicographic
+// order (inverse: [self.size(dim)]); each slice holding a NaN is distinct.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false, bool return_counts = false);
 // The first of every run of equal consecutive elements (flattened when dim is not given).
 std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool return_inverse = false,
                                                       bool return_counts = false,

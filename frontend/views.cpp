@@ -706,4 +706,9 @@ std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+Tensor alias(const Tensor& self) {
+  if (self.is_traced()) return sym_reshape(self, sym_sizes(self));  // values, not storage, when traced
+  return as_strided(self, self.sizes(), self.strides(), self.impl()->storage_offset());
+}
+
 }  // namespace kiln

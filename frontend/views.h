@@ -73,6 +73,8 @@ Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_
 // offset defaulting to self's. A traced tensor has no storage: the recorded prim addresses
 // the row-major elements of its input value, with the offset defaulting to 0.
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt);
+// at::alias: a new tensor viewing the same elements with the same sizes and strides.
+Tensor alias(const Tensor& self);
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);

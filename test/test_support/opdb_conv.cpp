@@ -270,6 +270,15 @@ void add_conv(std::vector<OpEntry>& db) {
   padm("pad:replicate3d", "pad(a0, (1, 0, 2, 1, 1, 1), mode='replicate')",
        one([](const std::vector<Tensor>& in) { return pad(in[0], {1, 0, 2, 1, 1, 1}, "replicate"); }),
        {{wave({1, 2, 2, 3, 2})}});
+  padm("reflection_pad2d", "pad(a0, (2, 1, 1, 3), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return reflection_pad2d(in[0], {2, 1, 1, 3}); }), {{wave({2, 3, 4, 5})}});
+  padm("replication_pad1d", "pad(a0, (1, 2), mode='replicate')",
+       one([](const std::vector<Tensor>& in) { return replication_pad1d(in[0], {1, 2}); }),
+       {{wave({2, 3, 4})}, {wave({3, 4}, kDouble)}});
+  padm("replication_pad3d", "pad(a0, (1, 0, 2, 1, 1, 1), mode='replicate')",
+       one([](const std::vector<Tensor>& in) { return replication_pad3d(in[0], {1, 0, 2, 1, 1, 1}); }), {{wave({1, 2, 2, 3, 2})}});
+  padm("reflection_pad1d:bad", "pad(a0, (1, 2, 3), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return reflection_pad1d(in[0], {1, 2, 3}); }), {{wave({2, 3, 4})}});  // raises
   padm("pad:circular", "pad(a0, (2, 3, 1, 1), mode='circular')",
        one([](const std::vector<Tensor>& in) { return pad(in[0], {2, 3, 1, 1}, "circular"); }),
        {{wave({2, 3, 4, 5})}, {wave({1, 2, 3}, kDouble)}, {wave({1, 2, 2, 2})}});  // wraps twice: raises

@@ -177,6 +177,11 @@ void add_index(std::vector<OpEntry>& db) {
         true);
   entry("unique:inverse_counts", "torch.unique(a0, return_inverse=True, return_counts=True)",
         three([](const std::vector<Tensor>& in) { return unique(in[0], true, true, true); }), repeated, true);
+  entry("unique_dim", "torch.unique(a0, dim=0, return_inverse=True, return_counts=True)",
+        three([](const std::vector<Tensor>& in) { return unique_dim(in[0], 0, true, true, true); }),
+        {{i64({1, 2, 0, 5, 1, 2, 0, 1, 0, 5}, {5, 2})}, {i64({3, 1, 3, 2, 1, 2}, {2, 3}).t()}, {seq({0, 2})}}, true);
+  entry("unique_dim:1", "torch.unique(a0, dim=1)", one([](const std::vector<Tensor>& in) { return std::get<0>(unique_dim(in[0], 1)); }),
+        {{i64({1, 2, 1, 3, 0, 3, 0, 1}, {2, 4})}, {f32({0.5, 0.5, -1, -1, 2, 2}, {3, 2})}}, true);
   entry("unique_consecutive", "torch.unique_consecutive(a0, return_inverse=True, return_counts=True)",
         three([](const std::vector<Tensor>& in) { return unique_consecutive(in[0], true, true); }),
         {{i64({1, 1, 2, 2, 3, 1, 1, 2})}, {ties}, {f32({nan, nan, 1, 1})}, {seq({0})}}, true);

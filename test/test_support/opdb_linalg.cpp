@@ -2,7 +2,9 @@
 // (frontend/ops_linalg.h), whose golden values are test/opdb_golden/linalg.txt.
 #include "test_support/opdb.h"
 
+#include <cmath>
 #include <limits>
+#include <string>
 
 namespace kiln::opdb {
 
@@ -78,6 +80,15 @@ void add_linalg(std::vector<OpEntry>& db) {
        {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}});
   dist(":p3", ", p=3.0", 3.0, std::nullopt, {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}});
   dist(":pneg", ", p=-1.0", -1.0, std::nullopt, {{seq({3, 4}), seq({2, 4})}});  // raises
+
+  for (double p : {2.0, 1.0, 0.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    const std::string ps = std::isinf(p) ? "float('inf')" : std::to_string(p);
+    db.push_back({"pdist:p" + std::to_string(static_cast<int>(std::isinf(p) ? -1 : p)), "linalg",
+                  one([p](const std::vector<Tensor>& in) { return pdist(in[0], p); }), "torch.pdist(a0, p=" + ps + ")",
+                  {{seq({4, 3}, kFloat, -2.0, 0.4)}, {seq({3, 4}, kDouble).t()}, {seq({1, 3})}, {seq({3, 0})}}});
+  }
+  db.push_back({"pdist:errors", "linalg", one([](const std::vector<Tensor>& in) { return pdist(in[0]); }), "torch.pdist(a0)",
+                {{seq({2, 3, 4})}, {ints({3, 2})}}});  // both raise
 }
 
 }  // namespace kiln::opdb

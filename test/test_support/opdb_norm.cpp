@@ -133,6 +133,18 @@ void add_norm(std::vector<OpEntry>& db) {
   entry("dropout:p1", F + "dropout(a0, 1.0, True)",
         one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.0, true); }),
         {{wave({4, 5})}, {specials()}});
+  db.push_back({"native_dropout", "norm",
+                [](const std::vector<Tensor>& in) {
+                  auto [out, mask] = native_dropout(in[0], 0.25, true);
+                  return std::vector<Tensor>{out, mask};
+                },
+                "tuple(torch.native_dropout(a0, 0.25, True))", {{wave({4, 5})}}, std::nullopt, /*random=*/true});
+  entry("native_dropout:eval", "tuple(torch.native_dropout(a0, 0.5, False))",
+        [](const std::vector<Tensor>& in) {
+          auto [out, mask] = native_dropout(in[0], 0.5, false);
+          return std::vector<Tensor>{out, mask};
+        },
+        {{wave({4, 5})}, {ints({3})}});
   entry("dropout:bad_p", F + "dropout(a0, 1.5, True)",
         one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.5, true); }), {{wave({2})}});
 

@@ -37,6 +37,11 @@ void add_pointwise(std::vector<OpEntry>& db) {
     unary(db, name, f);
   }
   // Integer inputs: float ops promote to the default dtype, the rest keep the dtype.
+  db.push_back({"round:decimals", "pointwise", one([](const std::vector<Tensor>& in) { return round(in[0], 2); }),
+                "torch.round(a0, decimals=2)",
+                {{seq({2, 3}, kFloat, -2.5, 0.3333)}, {seq({4}, kDouble, 0.125, 1.0 / 3)}, {specials()}, {ints({3})}}});
+  db.push_back({"round:negative_decimals", "pointwise", one([](const std::vector<Tensor>& in) { return round(in[0], -1); }),
+                "torch.round(a0, decimals=-1)", {{seq({2, 3}, kFloat, -25.0, 10.0)}}});
   unary(db, "exp:int", exp, kLong);
   unary(db, "sqrt:int", sqrt, kInt);
   unary(db, "abs:int", abs, kInt);

@@ -140,6 +140,12 @@ void add_shape(std::vector<OpEntry>& db) {
   db.push_back({"diff:prepend", "shape",
                 one([](const std::vector<Tensor>& in) { return diff(in[0], 1, -1, in[1], in[1]); }),
                 "torch.diff(a0, prepend=a1, append=a1)", {{seq({2, 3}), seq({2, 1})}, {seq({4}), seq({2})}}});
+  db.push_back({"alias", "shape", one([](const std::vector<Tensor>& in) { return alias(in[0]) * 2; }),
+                "torch.ops.aten.alias(a0) * 2", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  db.push_back({"fill", "shape", one([](const std::vector<Tensor>& in) { return fill(in[0], 2.5) + in[0]; }),
+                "torch.ops.aten.fill(a0, 2.5) + a0", {{seq({2, 3})}, {ints({3})}}});
+  db.push_back({"fill:tensor", "shape", one([](const std::vector<Tensor>& in) { return fill(in[0], in[1]); }),
+                "torch.ops.aten.fill(a0, a1)", {{seq({2, 3}), seq({}, kDouble, 7.5)}, {seq({2}), seq({1})}}});  // the second raises
   db.push_back({"factories", "shape",
                 one([](const std::vector<Tensor>& in) { return in[0] + arange(3) + zeros({3}) + full({3}, 2.0); }),
                 "a0 + torch.arange(3) + torch.zeros(3) + torch.full((3,), 2.0)", {{seq({2, 3})}}});
