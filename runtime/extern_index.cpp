@@ -48,14 +48,6 @@ void check_index(const char* op, const Tensor& index, int64_t dim, int64_t size)
   });
 }
 
-template <typename T> void accumulate(T& dst, T x) {
-  if constexpr (std::is_same_v<T, bool>) dst = dst || x;
-  else if constexpr (std::is_integral_v<T>)  // wraps around
-    dst = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(dst)) + static_cast<uint64_t>(static_cast<int64_t>(x)));
-  else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) dst = T(static_cast<float>(dst) + static_cast<float>(x));
-  else dst = dst + x;
-}
-
 void gather(const Tensor& self, const Tensor& index0, int64_t dim, const Tensor& out) {
   const Tensor index = as_int64(index0);
   const Layout s = nonempty(self), ix = nonempty(index), o = nonempty(out);
@@ -129,7 +121,7 @@ void scatter(const Tensor& self, const Tensor& index0, const Tensor& src, int64_
         T* dst = po + lines.offset(l, o.strides);
         for (int64_t k = 0; k < lines.length(); ++k) {
           T& d = dst[idx[k * is] * os];
-          if constexpr (Add) accumulate(d, x[k * rs]);
+          if constexpr (Add) fold_into(Fold::Sum, d, x[k * rs]);
           else d = x[k * rs];
         }
       }

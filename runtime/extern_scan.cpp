@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "runtime/extern_lines.h"
+#include "runtime/scan_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,12 +52,6 @@ template <typename T> bool isnan_elem(T x) {
   else return false;
 }
 
-double log_add_exp(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
-  const double hi = std::max(a, b), lo = std::min(a, b);
-  if (lo == -std::numeric_limits<double>::infinity() || hi == std::numeric_limits<double>::infinity()) return hi;
-  return hi + std::log1p(std::exp(lo - hi));
-}
 
 // One line: n elements x[k * xs] scanned into y[k * ys].
 template <typename T> void scan_line(ir::ScanOp op, const T* x, int64_t xs, T* y, int64_t ys, int64_t n) {

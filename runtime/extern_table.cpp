@@ -4,14 +4,21 @@
 
 namespace kiln::rt {
 
-BuiltinExtern builtin_extern(ir::OpKind op) {
+namespace {
+
+struct Library {
+  BuiltinExtern fn = nullptr;
+  std::string_view name;
+};
+
+Library library_of(ir::OpKind op) {
   switch (ir::op_info(op).family) {
-    case ir::OpFamily::Matmul: return &extern_matmul;
-    case ir::OpFamily::Conv: return &extern_conv;
-    case ir::OpFamily::Sort: return &extern_sort;
-    case ir::OpFamily::Scan: return &extern_scan;
-    case ir::OpFamily::Index: return &extern_index;
-    case ir::OpFamily::Random: return &extern_random;
+    case ir::OpFamily::Matmul: return {&extern_matmul, "blas"};
+    case ir::OpFamily::Conv: return {&extern_conv, "onednn"};
+    case ir::OpFamily::Sort: return {&extern_sort, "sort"};
+    case ir::OpFamily::Scan: return {&extern_scan, "scan"};
+    case ir::OpFamily::Index: return {&extern_index, "index"};
+    case ir::OpFamily::Random: return {&extern_random, "random"};
     case ir::OpFamily::Unary:
     case ir::OpFamily::Binary:
     case ir::OpFamily::Ternary:
@@ -21,31 +28,14 @@ BuiltinExtern builtin_extern(ir::OpKind op) {
     case ir::OpFamily::Shape:
     case ir::OpFamily::Factory:
     case ir::OpFamily::Decomposable:
-    case ir::OpFamily::Custom: return nullptr;
+    case ir::OpFamily::Custom: return {};
   }
-  return nullptr;
+  return {};
 }
 
-std::string_view builtin_extern_name(ir::OpKind op) {
-  switch (ir::op_info(op).family) {
-    case ir::OpFamily::Matmul: return "blas";
-    case ir::OpFamily::Conv: return "onednn";
-    case ir::OpFamily::Sort: return "sort";
-    case ir::OpFamily::Scan: return "scan";
-    case ir::OpFamily::Index: return "index";
-    case ir::OpFamily::Random: return "random";
-    case ir::OpFamily::Unary:
-    case ir::OpFamily::Binary:
-    case ir::OpFamily::Ternary:
-    case ir::OpFamily::Cast:
-    case ir::OpFamily::Reduction:
-    case ir::OpFamily::View:
-    case ir::OpFamily::Shape:
-    case ir::OpFamily::Factory:
-    case ir::OpFamily::Decomposable:
-    case ir::OpFamily::Custom: return "";
-  }
-  return "";
-}
+}  // namespace
+
+BuiltinExtern builtin_extern(ir::OpKind op) { return library_of(op).fn; }
+std::string_view builtin_extern_name(ir::OpKind op) { return library_of(op).name; }
 
 }  // namespace kiln::rt

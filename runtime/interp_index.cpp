@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -107,9 +108,10 @@ Tensor gather(const Tensor& self, const Tensor& index, int64_t dim) {
   return out;
 }
 
-// scatter (Add = false) and scatter_add (Add = true).
-template <bool Add> Tensor scatter(const Tensor& self, const Tensor& index, const Tensor& src, int64_t dim) {
-  const char* name = Add ? "scatter_add" : "scatter";
+// scatter (no fold: the value replaces), scatter_add (fold Sum, self included) and
+// scatter_reduce, visiting index elements in row-major order.
+Tensor scatter_into(const char* name, const Tensor& self, const Tensor& index, const Tensor& src, int64_t dim,
+                    std::optional<Fold> fold, bool include_self, bool mean) {
   Layout s = nonempty_layout(self), ix = nonempty_layout(index), sr = nonempty_layout(src);
   check_dim(name, dim, s.sizes.size());
   if (ix.sizes.size() != s.sizes.size() || sr.sizes.size() != s.sizes.size())
@@ -130,45 +132,10 @@ template <bool Add> Tensor scatter(const Tensor& self, const Tensor& index, cons
   std::vector<int64_t> walk = contiguous_strides(s.sizes);  // out strides with the indexed dim held still
   const int64_t out_dim_stride = walk[du];
   walk[du] = 0;
-  dispatch_dtype(self.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* po = static_cast<T*>(out.impl()->data());
-    const T* ps = static_cast<const T*>(src.impl()->data());
-    size_t i = 0;
-    for_each_element<2>(ix.sizes, {walk.data(), sr.strides.data()}, [&](const std::array<int64_t, 2>& o) {
-      T& dst = po[o[0] + idx[i++] * out_dim_stride];
-      const T x = ps[o[1]];
-      if constexpr (!Add) {
-        dst = x;
-      } else if constexpr (std::is_same_v<T, bool>) {
-        dst = dst || x;
-      } else if constexpr (std::is_integral_v<T>) {  // wraps around
-        dst = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(dst)) +
-                             static_cast<uint64_t>(static_cast<int64_t>(x)));
-      } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-        dst = T(static_cast<float>(dst) + static_cast<float>(x));
-      } else {
-        dst = dst + x;
-      }
-    });
-  });
-  return out;
-}
-
-Tensor scatter_reduce(const Tensor& self, const Tensor& index, const Tensor& src, int64_t dim, const std::string& reduce,
-                      bool include_self) {
-  Layout s = nonempty_layout(self), ix = nonempty_layout(index), sr = nonempty_layout(src);
-  check_dim("scatter_reduce", dim, s.sizes.size());
-  const size_t du = static_cast<size_t>(dim);
-  const std::vector<int64_t> idx = index_values(index);
-  check_bounds("scatter_reduce", idx, dim, s.sizes[du]);
-  Tensor out = contiguous_copy(self);
-  const Fold f = fold_of(reduce);
-  std::vector<int64_t> walk = contiguous_strides(s.sizes);  // out strides with the indexed dim held still
-  const int64_t out_dim_stride = walk[du];
-  walk[du] = 0;
   const int64_t n = out.numel();
-  std::vector<int64_t> count(static_cast<size_t>(n), include_self ? 1 : 0);
+  // How many values each position holds (self counted when included): for include_self false
+  // and for mean.
+  std::vector<int64_t> count(fold ? static_cast<size_t>(n) : 0, include_self ? 1 : 0);
   dispatch_dtype(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* po = static_cast<T*>(out.impl()->data());
@@ -176,10 +143,14 @@ Tensor scatter_reduce(const Tensor& self, const Tensor& index, const Tensor& src
     size_t i = 0;
     for_each_element<2>(ix.sizes, {walk.data(), sr.strides.data()}, [&](const std::array<int64_t, 2>& o) {
       const int64_t at = o[0] + idx[i++] * out_dim_stride;
-      if (count[static_cast<size_t>(at)]++ == 0) po[at] = fold_identity<T>(f);  // first value, self excluded
-      fold_into(f, po[at], ps[o[1]]);
+      if (!fold) {
+        po[at] = ps[o[1]];
+        return;
+      }
+      if (count[static_cast<size_t>(at)]++ == 0) po[at] = fold_identity<T>(*fold);  // first value, self excluded
+      fold_into(*fold, po[at], ps[o[1]]);
     });
-    if (reduce == "mean")
+    if (mean)
       for (int64_t k = 0; k < n; ++k)
         if (count[static_cast<size_t>(k)] > 0) po[k] = mean_of(po[k], count[static_cast<size_t>(k)]);
   });
@@ -232,18 +203,21 @@ Tensor index(ir::IndexOp op, const std::vector<Tensor>& inputs, const ir::AttrLi
       return gather(inputs[0], inputs[1], attrs.get<int64_t>(ir::OpKind::gather, "dim"));
     case ir::IndexOp::scatter:
       need(3, "scatter");
-      return scatter<false>(inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(ir::OpKind::scatter, "dim"));
+      return scatter_into("scatter", inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(ir::OpKind::scatter, "dim"),
+                          std::nullopt, true, false);
     case ir::IndexOp::scatter_add:
       need(3, "scatter_add");
-      return scatter<true>(inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(ir::OpKind::scatter_add, "dim"));
+      return scatter_into("scatter_add", inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(ir::OpKind::scatter_add, "dim"),
+                          Fold::Sum, true, false);
     case ir::IndexOp::index_select:
       need(2, "index_select");
       return index_select(inputs[0], inputs[1], attrs.get<int64_t>(ir::OpKind::index_select, "dim"));
     case ir::IndexOp::scatter_reduce: {
       need(3, "scatter_reduce");
       constexpr ir::OpKind k = ir::OpKind::scatter_reduce;
-      return scatter_reduce(inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(k, "dim"), attrs.get<std::string>(k, "reduce"),
-                            attrs.get<bool>(k, "include_self"));
+      const std::string& reduce = attrs.get<std::string>(k, "reduce");
+      return scatter_into("scatter_reduce", inputs[0], inputs[1], inputs[2], attrs.get<int64_t>(k, "dim"), fold_of(reduce),
+                          attrs.get<bool>(k, "include_self"), reduce == "mean");
     }
   }
   internal_fail("bad IndexOp {}", static_cast<int>(op));

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "runtime/interp_kernels.h"
+#include "runtime/scan_math.h"
 #include "runtime/strided_loop.h"
 
 #include <cmath>
@@ -250,13 +251,6 @@ template <typename T> bool scan_isnan(T x) {
   else return false;
 }
 
-// log(exp(a) + exp(b)) in double: -inf is the empty sum, +inf absorbs, NaN propagates.
-double log_add_exp(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
-  const double hi = std::max(a, b), lo = std::min(a, b);
-  if (lo == -std::numeric_limits<double>::infinity() || hi == std::numeric_limits<double>::infinity()) return hi;
-  return hi + std::log1p(std::exp(lo - hi));
-}
 
 }  // namespace
 
