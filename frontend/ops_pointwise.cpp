@@ -475,7 +475,9 @@ Tensor addc_impl(OpKind kind, std::string_view op, const Tensor& self, const Ten
   if (kind == OpKind::addcdiv && !is_floating_point(dt)) fail(op, "\"addcdiv_cpu_out\" not implemented for '{}'", c10_type_name(dt));
   check_scalar_fits(op, value, dt);
   std::vector<Tensor> ops = promote_and_broadcast(op, {self, t1, t2}, dt);
-  return dispatch1(kind, {ops[0], ops[1], ops[2]}, {value});
+  // PyTorch converts value to the dtype: a float value truncates for integer tensors.
+  const Scalar v = is_floating_point(dt) || value.is_bool() ? value : Scalar(value.to_int());
+  return dispatch1(kind, {ops[0], ops[1], ops[2]}, {v});
 }
 
 }  // namespace

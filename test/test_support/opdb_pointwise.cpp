@@ -119,6 +119,10 @@ void add_pointwise(std::vector<OpEntry>& db) {
   addcmul_mixed.push_back({seq({2, 3}, kBool), seq({2, 3}, kBool), seq({3}, kBool)});  // PyTorch raises
   db.push_back({"addcmul:int", "pointwise", one([](const std::vector<Tensor>& in) { return addcmul(in[0], in[1], in[2], 2); }),
                 "torch.addcmul(a0, a1, a2, value=2)", addcmul_mixed});
+  // A float value on integer tensors is truncated to the dtype (found by the fuzzer, seed 20261862).
+  db.push_back({"addcmul:int_float_value", "pointwise",
+                one([](const std::vector<Tensor>& in) { return addcmul(in[0], in[1], in[2], -2.5); }),
+                "torch.addcmul(a0, a1, a2, value=-2.5)", {{ints({2, 3}), ints({2, 3}), ints({3})}, {ints({1, 0}), ints({1, 0}), ints({1, 0})}}});
   std::vector<Sample> addcdiv_samples = three(kFloat, kFloat, kFloat);
   addcdiv_samples.push_back({seq({2, 3}, kHalf), seq({2, 3}, kHalf), seq({2, 3}, kHalf, 0.5, 0.25)});
   addcdiv_samples.push_back({ints({2, 3}), ints({2, 3}), ints({2, 3}, 1)});  // PyTorch raises
