@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "frontend/decompositions_detail.h"
 #include "frontend/tracer.h"
+#include "ir/shape_fns.h"
 
 #include <array>
 #include <map>
@@ -25,6 +26,12 @@ using Builtin = std::vector<Tensor> (*)(const std::vector<Tensor>&, const ir::At
 #define KILN_DECOMP(name)                                                                  \
   [](const std::vector<Tensor>& in, const ir::AttrList& attrs) -> std::vector<Tensor> {    \
     return {decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs})};                \
+  }
+
+// Core ops shaped by their decomposition return all their results.
+#define KILN_DECOMP_N(name)                                                                \
+  [](const std::vector<Tensor>& in, const ir::AttrList& attrs) -> std::vector<Tensor> {    \
+    return decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs});                  \
   }
 
 Builtin composite_decomposition(ir::DecomposableOp op) {
@@ -57,10 +64,42 @@ Builtin composite_decomposition(ir::DecomposableOp op) {
     case ir::DecomposableOp::triu: return KILN_DECOMP(triu);
     case ir::DecomposableOp::addmm: return KILN_DECOMP(addmm);
     case ir::DecomposableOp::baddbmm: return KILN_DECOMP(baddbmm);
+    case ir::DecomposableOp::max_pool2d_with_indices: return KILN_DECOMP_N(max_pool2d_with_indices);
+    case ir::DecomposableOp::max_pool3d_with_indices: return KILN_DECOMP_N(max_pool3d_with_indices);
+    case ir::DecomposableOp::avg_pool2d: return KILN_DECOMP_N(avg_pool2d);
+    case ir::DecomposableOp::avg_pool3d: return KILN_DECOMP_N(avg_pool3d);
+    case ir::DecomposableOp::adaptive_avg_pool2d: return KILN_DECOMP_N(adaptive_avg_pool2d);
+    case ir::DecomposableOp::adaptive_avg_pool3d: return KILN_DECOMP_N(adaptive_avg_pool3d);
+    case ir::DecomposableOp::native_layer_norm: return KILN_DECOMP_N(native_layer_norm);
+    case ir::DecomposableOp::native_group_norm: return KILN_DECOMP_N(native_group_norm);
+    case ir::DecomposableOp::embedding: return KILN_DECOMP_N(embedding);
+    case ir::DecomposableOp::sort: return KILN_DECOMP_N(sort);
+    case ir::DecomposableOp::topk: return KILN_DECOMP_N(topk);
+    case ir::DecomposableOp::grid_sampler_2d: return KILN_DECOMP_N(grid_sampler_2d);
+    case ir::DecomposableOp::col2im: return KILN_DECOMP_N(col2im);
+    case ir::DecomposableOp::masked_scatter: return KILN_DECOMP_N(masked_scatter);
+    case ir::DecomposableOp::slice_scatter: return KILN_DECOMP_N(slice_scatter);
+    case ir::DecomposableOp::select_scatter: return KILN_DECOMP_N(select_scatter);
+    case ir::DecomposableOp::flip: return KILN_DECOMP_N(flip);
+    case ir::DecomposableOp::repeat: return KILN_DECOMP_N(repeat);
+    case ir::DecomposableOp::reflection_pad1d: return KILN_DECOMP_N(reflection_pad1d);
+    case ir::DecomposableOp::reflection_pad2d: return KILN_DECOMP_N(reflection_pad2d);
+    case ir::DecomposableOp::reflection_pad3d: return KILN_DECOMP_N(reflection_pad3d);
+    case ir::DecomposableOp::replication_pad1d: return KILN_DECOMP_N(replication_pad1d);
+    case ir::DecomposableOp::replication_pad2d: return KILN_DECOMP_N(replication_pad2d);
+    case ir::DecomposableOp::replication_pad3d: return KILN_DECOMP_N(replication_pad3d);
+    case ir::DecomposableOp::cdist: return KILN_DECOMP_N(cdist);
+    case ir::DecomposableOp::pdist: return KILN_DECOMP_N(pdist);
+    case ir::DecomposableOp::native_batch_norm: return KILN_DECOMP_N(native_batch_norm);
+    case ir::DecomposableOp::native_dropout: return KILN_DECOMP_N(native_dropout);
+    case ir::DecomposableOp::index: return KILN_DECOMP_N(index);
+    case ir::DecomposableOp::index_put: return KILN_DECOMP_N(index_put);
+    case ir::DecomposableOp::embedding_bag: return KILN_DECOMP_N(embedding_bag);
   }
   return nullptr;
 }
 #undef KILN_DECOMP
+#undef KILN_DECOMP_N
 
 const std::array<Builtin, ir::kNumOps>& builtins() {
   static const std::array<Builtin, ir::kNumOps> t = [] {
@@ -125,6 +164,23 @@ std::shared_ptr<ir::Graph> trace_rule(const ir::Node& n, const DecompositionFn& 
                   sub.lifted.size());
   return sub.graph;
 }
+
+namespace {
+
+// The result types of an op shaped by its decomposition (ir::install_decomposition_shapes):
+// the decomposition traced on the input types, which checks the arguments on the way.
+std::vector<ir::TensorType> decomposition_shapes(ir::OpKind op, const std::vector<ir::TensorType>& inputs,
+                                                 const ir::AttrList& attrs) {
+  const TracedProgram sub =
+      trace_types([&](const std::vector<Tensor>& in) { return run_decomposition(op, in, attrs); }, inputs);
+  std::vector<ir::TensorType> out;
+  for (const ir::Value* v : sub.graph->outputs()) out.push_back(v->type());
+  return out;
+}
+
+const bool installed = (ir::install_decomposition_shapes(&decomposition_shapes), true);
+
+}  // namespace
 
 std::shared_ptr<ir::Graph> trace_decomposition(const ir::Node& n) {
   if (!has_decomposition(n.op())) return nullptr;

@@ -58,6 +58,41 @@ Tensor hardswish(const DecompArgs& a);
 Tensor hardsigmoid(const DecompArgs& a);
 Tensor mish(const DecompArgs& a);
 Tensor softplus(const DecompArgs& a);
+// Core ops shaped by their decomposition (ir/ops.def), each defined beside its API function:
+// frontend/ops_pool.cpp, ops_norm.cpp, ops_index.cpp, ops_sort.cpp, ops_resample.cpp,
+// ops_fold.cpp, ops_scatter.cpp, ops_rearrange.cpp, ops_linalg.cpp, ops_nn.cpp.
+std::vector<Tensor> max_pool2d_with_indices(const DecompArgs& a);
+std::vector<Tensor> max_pool3d_with_indices(const DecompArgs& a);
+std::vector<Tensor> avg_pool2d(const DecompArgs& a);
+std::vector<Tensor> avg_pool3d(const DecompArgs& a);
+std::vector<Tensor> adaptive_avg_pool2d(const DecompArgs& a);
+std::vector<Tensor> adaptive_avg_pool3d(const DecompArgs& a);
+std::vector<Tensor> native_layer_norm(const DecompArgs& a);
+std::vector<Tensor> native_group_norm(const DecompArgs& a);
+std::vector<Tensor> embedding(const DecompArgs& a);
+std::vector<Tensor> sort(const DecompArgs& a);
+std::vector<Tensor> topk(const DecompArgs& a);
+std::vector<Tensor> grid_sampler_2d(const DecompArgs& a);
+std::vector<Tensor> col2im(const DecompArgs& a);
+std::vector<Tensor> masked_scatter(const DecompArgs& a);
+std::vector<Tensor> slice_scatter(const DecompArgs& a);
+std::vector<Tensor> select_scatter(const DecompArgs& a);
+std::vector<Tensor> flip(const DecompArgs& a);
+std::vector<Tensor> repeat(const DecompArgs& a);
+std::vector<Tensor> reflection_pad1d(const DecompArgs& a);
+std::vector<Tensor> reflection_pad2d(const DecompArgs& a);
+std::vector<Tensor> reflection_pad3d(const DecompArgs& a);
+std::vector<Tensor> replication_pad1d(const DecompArgs& a);
+std::vector<Tensor> replication_pad2d(const DecompArgs& a);
+std::vector<Tensor> replication_pad3d(const DecompArgs& a);
+std::vector<Tensor> cdist(const DecompArgs& a);
+std::vector<Tensor> pdist(const DecompArgs& a);
+std::vector<Tensor> native_batch_norm(const DecompArgs& a);
+std::vector<Tensor> native_dropout(const DecompArgs& a);
+std::vector<Tensor> index(const DecompArgs& a);
+std::vector<Tensor> index_put(const DecompArgs& a);
+std::vector<Tensor> embedding_bag(const DecompArgs& a);
+
 // frontend/decompositions_pointwise.cpp
 Tensor lerp(const DecompArgs& a);
 Tensor addcmul(const DecompArgs& a);

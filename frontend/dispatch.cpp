@@ -49,12 +49,14 @@ std::vector<Tensor> dispatch(OpCall call) {
     in_types.push_back(type_of(t));
   }
   ir::check_attrs(call.op, call.attrs);
-  // Validates shapes and dtypes, naming the op; factories also say where their result lives.
-  for (const ir::TensorType& out : ir::infer_types(call.op, in_types, call.attrs))
-    if (!out.device.is_cpu())
-      fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
-           out.device.str());
   const ir::OpInfo& info = ir::op_info(call.op);
+  // Validates shapes and dtypes, naming the op; factories also say where their result lives.
+  // (An op shaped by its decomposition is checked by running that decomposition, just below.)
+  if (!info.has(ir::traits::ShapeByDecomposition))
+    for (const ir::TensorType& out : ir::infer_types(call.op, in_types, call.attrs))
+      if (!out.device.is_cpu())
+        fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
+             out.device.str());
   if (info.family == ir::OpFamily::Custom) return run_custom_op(call.op, call.inputs, call.attrs);
   if (info.level != ir::OpLevel::Prim) return run_composite_eager(call);
   if (!g_eager_executor) internal_fail("{}: no eager executor is installed (the runtime installs it at load)", name);

@@ -9,6 +9,8 @@
 #include "frontend/ops_fold.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
+#include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 
@@ -77,8 +79,10 @@ Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
   return batched ? cols : cols.squeeze(0);
 }
 
-Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
-            IntArrayRef stride) {
+namespace {
+
+Tensor fold_prims(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
+                  IntArrayRef padding, IntArrayRef stride) {
   const std::string_view op = "col2im";
   const bool batched = input.dim() == 3;
   bool ok = input.dim() == 2 || batched;
@@ -103,18 +107,39 @@ Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_siz
          out[0], out[1], b.k[0], b.k[1], b.d[0], b.d[1], b.p[0], b.p[1], b.s[0], b.s[1], b.blocks_h, b.blocks_w,
          b.blocks_h * b.blocks_w, L);
   const int64_t C = x.size(1) / K, Hp = out[0] + 2 * b.p[0], Wp = out[1] + 2 * b.p[1];
-  std::vector<int64_t> where_to;  // padded-plane position of column element (i, j, block)
-  for (int64_t i = 0; i < b.k[0]; ++i)
-    for (int64_t j = 0; j < b.k[1]; ++j)
-      for (int64_t oh = 0; oh < b.blocks_h; ++oh)
-        for (int64_t ow = 0; ow < b.blocks_w; ++ow)
-          where_to.push_back((i * b.d[0] + oh * b.s[0]) * Wp + (j * b.d[1] + ow * b.s[1]));
-  const Tensor index =
-      tensor(where_to, {1, 1, K * L}, TensorOptions(ScalarType::Int64).device(x.device())).expand({N, C, K * L});
+  // The padded-plane position of column element (i, j, block (oh, ow)), from iotas (a
+  // decomposition records its constants): (i d0 + oh s0) Wp + (j d1 + ow s1).
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(x.device());
+  const Tensor i = arange(b.k[0], i64).reshape({b.k[0], 1, 1, 1}), j = arange(b.k[1], i64).reshape({1, b.k[1], 1, 1});
+  const Tensor oh = arange(b.blocks_h, i64).reshape({1, 1, b.blocks_h, 1});
+  const Tensor ow = arange(b.blocks_w, i64).reshape({1, 1, 1, b.blocks_w});
+  const Tensor where_to = (i * b.d[0] + oh * b.s[0]) * Wp + (j * b.d[1] + ow * b.s[1]);  // [kh, kw, bh, bw]
+  const Tensor index = where_to.reshape({1, 1, K * L}).expand({N, C, K * L});
   const Tensor planes = zeros({N, C, Hp * Wp}, TensorOptions(x.dtype()).device(x.device()))
                             .scatter_add(2, index, x.reshape({N, C, K * L}));
   const Tensor img = planes.reshape({N, C, Hp, Wp}).slice(2, b.p[0], b.p[0] + out[0]).slice(3, b.p[1], b.p[1] + out[1]);
   return batched ? img : img.squeeze(0);
 }
+
+}  // namespace
+
+// fold records the col2im node (Core ATen's name), its lists expanded to two entries.
+Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+            IntArrayRef stride) {
+  const std::string_view op = "col2im";
+  return dispatch1(ir::OpKind::col2im, {input},
+                   {pair_of(op, "output_size", output_size), pair_of(op, "kernel_size", kernel_size),
+                    pair_of(op, "dilation", dilation), pair_of(op, "padding", padding), pair_of(op, "stride", stride)});
+}
+
+namespace decomp {
+
+std::vector<Tensor> col2im(const DecompArgs& a) {
+  return {fold_prims(a.in(0), a.attr<std::vector<int64_t>>("output_size"), a.attr<std::vector<int64_t>>("kernel_size"),
+                     a.attr<std::vector<int64_t>>("dilation"), a.attr<std::vector<int64_t>>("padding"),
+                     a.attr<std::vector<int64_t>>("stride"))};
+}
+
+}  // namespace decomp
 
 }  // namespace kiln

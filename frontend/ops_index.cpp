@@ -11,6 +11,8 @@
 // count of true elements, then scatter each one's flat position to its rank among them (the
 // running count), with existing prims.
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
+#include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_sort.h"
@@ -92,6 +94,14 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  return dispatch1(ir::OpKind::embedding, {weight, indices});
+}
+
+namespace decomp {
+
+std::vector<Tensor> embedding(const DecompArgs& a) {
+  const Tensor& weight = a.in(0);
+  const Tensor& indices = a.in(1);
   if (weight.dim() != 2) fail("embedding", "'weight' must be 2-D");
   if (indices.dtype() != ScalarType::Int64 && indices.dtype() != ScalarType::Int32)
     fail("embedding", "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
@@ -100,8 +110,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   std::vector<ir::Expr> out = sym_sizes(indices);
   out.push_back(sym_size(weight, 1));
   Tensor flat = sym_reshape(indices.to(ScalarType::Int64), {sym_numel(indices)});
-  return sym_reshape(weight.index_select(0, flat), out);
+  return {sym_reshape(weight.index_select(0, flat), out)};
 }
+
+}  // namespace decomp
 
 Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optional<Tensor>& offsets, std::string_view mode,
                      const std::optional<Tensor>& per_sample_weights, bool include_last_offset,
@@ -113,7 +125,8 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optio
              "instead (while checking arguments for embedding_bag)",
          c10_type_name(input.dtype()));
   if (mode != "sum" && mode != "mean" && mode != "max") fail(op, "mode has to be one of sum, mean or max");
-  if (per_sample_weights && mode != "sum")
+  const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
+  if (weighted && mode != "sum")
     fail(op, "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' (got "
              "mode='{}'). Please open a feature request on GitHub.",
          mode);
@@ -123,47 +136,77 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optio
   if (input.dim() == 1 && !has_offsets) fail(op, "offsets has to be a 1D Tensor but got None");
   if (input.dim() != 1 && input.dim() != 2) fail(op, "input has to be 1D or 2D Tensor, but got Tensor of dimension {}", input.dim());
   if (has_offsets && offsets->dim() != 1) fail(op, "offsets has to be a 1D Tensor");
+  if (has_offsets && offsets->dtype() != ScalarType::Int64 && offsets->dtype() != ScalarType::Int32)
+    fail(op, "Expected tensor for argument #2 'offsets' to have one of the following scalar types: Long, Int; but got {} "
+             "instead (while checking arguments for embedding_bag)",
+         c10_type_name(offsets->dtype()));
+  if (weighted && per_sample_weights->sizes().vec() != input.sizes().vec())
+    fail(op, "expected per_sample_weights.shape to be the same as input.shape, but got {} and {}",
+         shape_str(per_sample_weights->sizes()), shape_str(input.sizes()));
   const int64_t V = weight.size(0);
-  std::optional<int64_t> pad = padding_idx;
-  if (pad) {
-    if (*pad < -V || *pad >= V) fail(op, "Padding_idx must be within num_embeddings");
-    if (*pad < 0) *pad += V;
+  int64_t pad = -1;
+  if (padding_idx) {
+    if (*padding_idx < -V || *padding_idx >= V) fail(op, "Padding_idx must be within num_embeddings");
+    pad = *padding_idx < 0 ? *padding_idx + V : *padding_idx;
   }
-  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(weight.device());
-  const Tensor ids = input.reshape({-1}).to(ScalarType::Int64);
-  const int64_t n = ids.size(0);
-  // The bag of every index; padding_idx ones go to an extra bag B, dropped at the end.
-  Tensor bag;
-  int64_t B = 0;
+  // A 2-D input is B bags of equal length: flat indices with offsets 0, L, 2L, ... (as ATen
+  // reads it), so the node sees one form.
+  std::vector<Tensor> in{weight};
+  bool last_offset = include_last_offset;
   if (input.dim() == 2) {
-    B = input.size(0);
-    bag = div(arange(n, i64), Scalar(std::max<int64_t>(input.size(1), 1)), "floor");
+    const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(input.device());
+    in.push_back(input.reshape({-1}));
+    in.push_back(arange(input.size(0), i64) * input.size(1));
+    last_offset = false;
   } else {
-    const Tensor off = offsets->to(ScalarType::Int64);
-    B = off.size(0) - (include_last_offset ? 1 : 0);
-    if (B < 0) fail(op, "offsets has to have at least one element when include_last_offset is true");
-    // The last bag runs to the end of the input: PyTorch reads include_last_offset's extra
-    // entry as the input's size, whatever it holds.
-    bag = B > 1 ? bucketize(arange(n, i64), off.narrow(0, 1, B - 1), false, /*right=*/true) : zeros({n}, i64);
+    in.push_back(input);
+    in.push_back(*offsets);
   }
-  if (pad) bag = where(eq(ids, *pad), Scalar(B), bag);
+  if (weighted) in.push_back(per_sample_weights->reshape({-1}));
+  const int64_t mode_code = mode == "sum" ? 0 : mode == "mean" ? 1 : 2;  // ATen's numbering
+  return dispatch1(ir::OpKind::embedding_bag, std::move(in), {mode_code, last_offset, pad});
+}
+
+namespace decomp {
+
+std::vector<Tensor> embedding_bag(const DecompArgs& a) {
+  const std::string_view op = "embedding_bag";
+  const Tensor& weight = a.in(0);
+  const int64_t mode = a.attr<int64_t>("mode"), pad = a.attr<int64_t>("padding_idx");
+  if (weight.dim() != 2 || a.in(1).dim() != 1 || a.in(2).dim() != 1 || mode < 0 || mode > 2)
+    fail(op, "expected a 2-D weight, 1-D indices and offsets and a mode of 0 (sum), 1 (mean) or 2 (max), but got weight "
+             "{}, indices {}, offsets {} and mode {}", shape_str(weight.sizes()), shape_str(a.in(1).sizes()),
+         shape_str(a.in(2).sizes()), mode);
+  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(weight.device());
+  const Tensor ids = a.in(1).to(ScalarType::Int64);
+  const Tensor off = a.in(2).to(ScalarType::Int64);
+  const int64_t n = ids.size(0);
+  const int64_t B = off.size(0) - (a.attr<bool>("include_last_offset") ? 1 : 0);
+  if (B < 0) fail(op, "offsets has to have at least one element when include_last_offset is true");
+  // The bag of index i counts the bag starts offsets[1..B) at or before i (the last bag runs
+  // to the end of the input, whatever include_last_offset's extra entry holds): the starts
+  // marked on [0, n] and summed as they run. padding_idx entries go to an extra bag B,
+  // dropped at the end.
+  Tensor bag = zeros({n}, i64);
+  if (B > 1) {
+    const Tensor starts = clamp(off.narrow(0, 1, B - 1), Scalar(0), Scalar(n));
+    bag = cumsum(zeros({n + 1}, i64).scatter_add(0, starts, ones({B - 1}, i64)), 0).narrow(0, 0, n);
+  }
+  if (pad >= 0) bag = where(eq(ids, pad), Scalar(B), bag);
   Tensor rows = weight.index_select(0, ids);  // [n, D]
-  if (per_sample_weights) {
-    if (per_sample_weights->sizes().vec() != input.sizes().vec())
-      fail(op, "expected per_sample_weights.shape to be the same as input.shape, but got {} and {}",
-           shape_str(per_sample_weights->sizes()), shape_str(input.sizes()));
-    rows = rows * per_sample_weights->reshape({n, 1});
-  }
+  if (const Tensor* psw = a.opt(3)) rows = rows * psw->reshape({n, 1});
   const int64_t D = weight.size(1);
   const TensorOptions wopts = TensorOptions(weight.dtype()).device(weight.device());
   const Tensor spread = bag.unsqueeze(1).expand({n, D});
-  if (mode == "max")
-    return scatter_reduce(zeros({B + 1, D}, wopts), 0, spread, rows, "amax", /*include_self=*/false).narrow(0, 0, B);
+  if (mode == 2)
+    return {scatter_reduce(zeros({B + 1, D}, wopts), 0, spread, rows, "amax", /*include_self=*/false).narrow(0, 0, B)};
   const Tensor sums = zeros({B + 1, D}, wopts).scatter_add(0, spread, rows.to(weight.dtype())).narrow(0, 0, B);
-  if (mode == "sum") return sums;
+  if (mode == 0) return {sums};
   const Tensor counts = zeros({B + 1}, i64).scatter_add(0, bag, ones({n}, i64)).narrow(0, 0, B);
-  return sums / clamp_min(counts, 1).unsqueeze(1).to(weight.dtype());
+  return {sums / clamp_min(counts, 1).unsqueeze(1).to(weight.dtype())};
 }
+
+}  // namespace decomp
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
   if (indices.dtype() != ScalarType::Int64)

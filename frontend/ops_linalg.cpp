@@ -10,6 +10,8 @@
 #include "frontend/ops_linalg.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
+#include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/views.h"
@@ -245,7 +247,7 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors) {
   return arrange(acc, out, out_sizes);
 }
 
-Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+static Tensor cdist_prims(const Tensor& x1, const Tensor& x2, double p, int64_t mode) {
   const std::string_view op = "cdist";
   if (x1.dim() < 2) fail(op, "cdist only supports at least 2D tensors, X1 got: {}D", x1.dim());
   if (x2.dim() < 2) fail(op, "cdist only supports at least 2D tensors, X2 got: {}D", x2.dim());
@@ -257,7 +259,6 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
   if (x1.dtype() != x2.dtype())
     fail(op, "X1 and X2 must have the same dtype, but got {} and {}", c10_type_name(x1.dtype()), c10_type_name(x2.dtype()));
   if (!(p >= 0)) fail(op, "cdist only supports non-negative p values");
-  const int64_t mode = compute_mode.value_or(0);
   if (mode < 0 || mode > 2) fail(op, "{} is not a valid value for compute_mode", mode);
   const int64_t P = x1.size(-2), R = x2.size(-2);
   const bool use_mm = p == 2 && (mode == 1 || (mode == 0 && (P > 25 || R > 25)));
@@ -278,5 +279,15 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
   if (p == std::numeric_limits<double>::infinity()) return diff.amax({-1});
   return pow(pow(diff, p).sum({-1}), 1.0 / p);
 }
+
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  return dispatch1(ir::OpKind::cdist, {x1, x2}, {p, compute_mode.value_or(0)});
+}
+
+namespace decomp {
+std::vector<Tensor> cdist(const DecompArgs& a) {
+  return {cdist_prims(a.in(0), a.in(1), a.attr<double>("p"), a.attr<int64_t>("compute_mode"))};
+}
+}  // namespace decomp
 
 }  // namespace kiln

@@ -9,6 +9,7 @@
 // ones, since only trailing optional tensors may be missing (docs/decisions.md).
 #include "frontend/ops_nn.h"
 
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
@@ -114,39 +115,57 @@ Tensor dropout(const Tensor& input, double p, bool train) {
   if (!is_floating_point(input.dtype()))
     fail("dropout", "expected a floating-point input, but got {}", c10_type_name(input.dtype()));
   if (!train || p == 0) return input;
-  if (p == 1) return input * 0;  // PyTorch multiplies too: inf and NaN stay NaN
-  const ScalarType acc = compute_dtype_of(input.dtype());
-  const Tensor keep = lt(rand_like(input, acc), 1 - p);
-  return (input.to(acc) * where(keep, Scalar(1 / (1 - p)), Scalar(0.0))).to(input.dtype());
+  return std::get<0>(native_dropout(input, p, true));
 }
 
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
   if (!(p >= 0 && p <= 1)) fail("native_dropout", "dropout probability has to be between 0 and 1, but got {}", p);
   // Evaluation copies any dtype (as PyTorch does); drawing a mask needs a floating input.
-  if (train.has_value() && !*train) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
-  if (!is_floating_point(input.dtype()))
+  const bool training = train.value_or(true);
+  if (training && !is_floating_point(input.dtype()))
     fail("native_dropout", "expected a floating-point input, but got {}", c10_type_name(input.dtype()));
-  if (p == 1) return {input * 0, zeros_like(input, TensorOptions(ScalarType::Bool))};
+  // The draw's (seed, offset) is taken now, as the eager op's; a compiled program draws anew
+  // on every call (runtime/program.cpp).
+  Generator& g = default_generator();
+  const auto seed = static_cast<int64_t>(g.seed());
+  const int64_t offset = training && p > 0 && p < 1 ? static_cast<int64_t>(g.next_offset()) : 0;
+  std::vector<Tensor> r = dispatch(OpCall{OpKind::native_dropout, {input}, ir::AttrList({p, training, seed, offset})});
+  return {r.at(0), r.at(1)};
+}
+
+namespace decomp {
+
+std::vector<Tensor> native_dropout(const DecompArgs& a) {
+  const Tensor& input = a.in(0);
+  const double p = a.attr<double>("p");
+  if (!a.attr<bool>("train")) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
+  if (p == 1) return {input * 0, zeros_like(input, TensorOptions(ScalarType::Bool))};  // inf and NaN stay NaN
+  if (p == 0) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
   const ScalarType acc = compute_dtype_of(input.dtype());
-  const Tensor keep = lt(rand_like(input, acc), 1 - p);
+  const Tensor u = dispatch1(OpKind::uniform, {},
+                             {sym_sizes(input), 0.0, 1.0, a.attr<int64_t>("seed"), a.attr<int64_t>("offset"), acc,
+                              input.device()});
+  const Tensor keep = lt(u, 1 - p);
   return {(input.to(acc) * where(keep, Scalar(1 / (1 - p)), Scalar(0.0))).to(input.dtype()), keep};
 }
 
-Tensor pdist(const Tensor& input, double p) {
+}  // namespace decomp
+
+static Tensor pdist_prims(const Tensor& input, double p) {
   const std::string_view op = "pdist";
   if (input.dim() != 2) fail(op, "pdist only supports 2D tensors, got: {}D", input.dim());
   if (!is_floating_point(input.dtype())) fail(op, "pdist only supports floating-point dtypes");
   if (!(p >= 0)) fail(op, "pdist only supports non-negative p values");
-  const int64_t n = input.size(0);
-  std::vector<int64_t> first, second;  // the pairs i < j, row-major
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = i + 1; j < n; ++j) {
-      first.push_back(i);
-      second.push_back(j);
-    }
+  const int64_t n = input.size(0), pairs = n * (n - 1) / 2;
+  // The pairs i < j in row-major order: the flat positions of the upper triangle of [n, n],
+  // compacted by their running count (iotas and a scatter: a decomposition records its
+  // constants).
   const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(input.device());
-  const int64_t pairs = static_cast<int64_t>(first.size());
-  const Tensor diff = abs(input.index_select(0, tensor(first, {pairs}, i64)) - input.index_select(0, tensor(second, {pairs}, i64)));
+  const Tensor upper = lt(arange(n, i64).unsqueeze(1), arange(n, i64).unsqueeze(0)).reshape({n * n});
+  const Tensor slot = where(upper, cumsum(upper, 0) - 1, Scalar(pairs));
+  const Tensor flat = zeros({pairs + 1}, i64).scatter(0, slot, arange(n * n, i64)).narrow(0, 0, pairs);
+  const Tensor first = div(flat, Scalar(std::max<int64_t>(n, 1)), "floor"), second = remainder(flat, Scalar(std::max<int64_t>(n, 1)));
+  const Tensor diff = abs(input.index_select(0, first) - input.index_select(0, second));
   if (input.size(1) == 0) return diff.sum({-1});
   if (p == 0) return ne(diff, 0).to(input.dtype()).sum({-1});
   if (p == 1) return diff.sum({-1});
@@ -154,6 +173,12 @@ Tensor pdist(const Tensor& input, double p) {
   if (p == std::numeric_limits<double>::infinity()) return diff.amax({-1});
   return pow(pow(diff, p).sum({-1}), 1.0 / p);
 }
+
+Tensor pdist(const Tensor& input, double p) { return dispatch1(ir::OpKind::pdist, {input}, {p}); }
+
+namespace decomp {
+std::vector<Tensor> pdist(const DecompArgs& a) { return {pdist_prims(a.in(0), a.attr<double>("p"))}; }
+}  // namespace decomp
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,

@@ -7,6 +7,9 @@
 // element count behind the unbiased variance is a symbolic scalar, and the size checks guard.
 #include "frontend/ops_norm.h"
 
+#include "frontend/decompositions_detail.h"
+#include "frontend/dispatch.h"
+
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -98,12 +101,44 @@ Tensor affine(const Tensor& xc, const Tensor& mean, const Tensor& invstd, const 
   return xc * scale + shift;
 }
 
-// running = (1 - momentum) * running + momentum * value, in place (written back when compiled).
+// A node's optional tensors are positional (the list ends at the last present one): an absent
+// one before a present one becomes a stand-in filled with `fill`, shaped `shape`, in the dtype
+// of the last present one.
+struct Slot {
+  const std::optional<Tensor>& t;
+  double fill;
+};
+std::vector<Tensor> positional_inputs(const Tensor& input, std::initializer_list<Slot> slots, IntArrayRef shape) {
+  const std::vector<Slot> list(slots);
+  size_t n = 0;
+  for (size_t k = 0; k < list.size(); ++k)
+    if (present(list[k].t)) n = k + 1;
+  std::vector<Tensor> in{input};
+  if (n == 0) return in;
+  const Tensor& last = *list[n - 1].t;
+  for (size_t k = 0; k < n; ++k)
+    in.push_back(present(list[k].t) ? *list[k].t
+                                    : full(shape, list[k].fill, TensorOptions(last.dtype()).device(last.device())));
+  return in;
+}
+
+std::optional<Tensor> input_at(const decomp::DecompArgs& a, size_t i) {
+  if (const Tensor* t = a.opt(i)) return *t;
+  return std::nullopt;
+}
+
+// (1 - momentum) * running + momentum * value, in running's dtype.
+Tensor running_next(const Tensor& running, const Tensor& value, double momentum) {
+  const ScalarType acc = compute_dtype(value.dtype());
+  return (running.to(acc) * (1 - momentum) + sym_reshape(value, sym_sizes(running)).to(acc) * momentum)
+      .to(running.dtype());
+}
+
+// running = running_next(...), in place (written back when compiled).
 void update_running(const std::optional<Tensor>& running, const Tensor& value, double momentum) {
   if (!present(running)) return;
   Tensor r = *running;
-  const ScalarType acc = compute_dtype(value.dtype());
-  r.copy_(r.to(acc) * (1 - momentum) + value.reshape(r.sizes()).to(acc) * momentum);
+  r.copy_(running_next(r, value, momentum));
 }
 
 // n / (n - 1): the factor turning a biased variance over n elements into an unbiased one.
@@ -114,6 +149,8 @@ Tensor bessel(const Expr& n, ScalarType dtype, Device device) {
 
 struct BatchNormResult {
   Tensor out, mean, invstd;  // mean and invstd: [C] in the compute dtype (training only)
+  // The running statistics after this batch (given ones only; unchanged in evaluation).
+  std::optional<Tensor> running_mean, running_var;
 };
 
 BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const std::optional<Tensor>& weight,
@@ -132,6 +169,8 @@ BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const 
   const std::optional<Tensor> w = per_channel(weight, trailing, acc), b = per_channel(bias, trailing, acc);
   const Tensor xc = input.to(acc);
   BatchNormResult r;
+  r.running_mean = running_mean;
+  r.running_var = running_var;
   if (!training) {
     const Tensor mean = per_channel(*running_mean, trailing, acc);
     const Tensor invstd = rsqrt(per_channel(*running_var, trailing, acc) + eps);
@@ -141,14 +180,42 @@ BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const 
   const Moments m = moments(xc, dims);
   const Tensor invstd = rsqrt(m.var + eps);
   r.out = affine(xc, m.mean, invstd, w, b).to(input.dtype());
-  r.mean = m.mean.reshape({-1});
-  r.invstd = invstd.reshape({-1});
+  r.mean = sym_reshape(m.mean, {sym_size(input, 1)});
+  r.invstd = sym_reshape(invstd, {sym_size(input, 1)});
   // An empty batch has no statistics: PyTorch leaves the running ones as they are.
   if (!ir::sym_eq(n, Expr(0))) {
-    update_running(running_mean, m.mean, momentum);
-    update_running(running_var, m.var * bessel(n, acc, input.device()), momentum);
+    if (present(running_mean)) r.running_mean = running_next(*running_mean, m.mean, momentum);
+    if (present(running_var)) r.running_var = running_next(*running_var, m.var * bessel(n, acc, input.device()), momentum);
   }
   return r;
+}
+
+
+}  // namespace
+
+namespace {
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_call(std::string_view op, const Tensor& input,
+                                                          const std::optional<Tensor>& weight,
+                                                          const std::optional<Tensor>& bias,
+                                                          const std::optional<Tensor>& running_mean,
+                                                          const std::optional<Tensor>& running_var, bool training,
+                                                          double momentum, double eps) {
+  // Checked here with the caller's name; the node checks again when it is shaped.
+  check_channel_params(op, input, weight, bias, running_mean, running_var);
+  if (!training && (!present(running_mean) || !present(running_var)))
+    fail(op, "running_mean and running_var must be defined in evaluation mode");
+  std::vector<Tensor> r =
+      dispatch(OpCall{ir::OpKind::native_batch_norm,
+                      positional_inputs(input, {{weight, 1}, {bias, 0}, {running_mean, 0}, {running_var, 1}},
+                                        IntArrayRef(input.size(1))),
+                      ir::AttrList({training, momentum, eps})});
+  // The node is functional: it returns the new running statistics, written back here.
+  if (training) {
+    if (present(running_mean)) Tensor(*running_mean).copy_(r.at(3));
+    if (present(running_var)) Tensor(*running_var).copy_(r.at(4));
+  }
+  return {r.at(0), r.at(1), r.at(2)};
 }
 
 }  // namespace
@@ -156,7 +223,8 @@ BatchNormResult batch_norm_impl(std::string_view op, const Tensor& input, const 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
                   double momentum, double eps, bool /*cudnn_enabled*/) {
-  return batch_norm_impl("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps).out;
+  return std::get<0>(
+      native_batch_norm_call("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps));
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
@@ -164,14 +232,30 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const std::optional<Tensor>& running_mean,
                                                      const std::optional<Tensor>& running_var, bool training,
                                                      double momentum, double eps) {
-  BatchNormResult r =
-      batch_norm_impl("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps);
-  if (!training) {  // PyTorch returns empty statistics in evaluation, in the compute dtype
-    const TensorOptions opts = TensorOptions().dtype(compute_dtype(input.dtype())).device(input.device());
-    return {r.out, empty({0}, opts), empty({0}, opts)};
-  }
-  return {r.out, r.mean.to(input.dtype()), r.invstd.to(input.dtype())};
+  return native_batch_norm_call("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum,
+                                eps);
 }
+
+namespace decomp {
+
+std::vector<Tensor> native_batch_norm(const DecompArgs& a) {
+  const Tensor& input = a.in(0);
+  const bool training = a.attr<bool>("training");
+  BatchNormResult r = batch_norm_impl("native_batch_norm", input, input_at(a, 1), input_at(a, 2), input_at(a, 3),
+                                      input_at(a, 4), training, a.attr<double>("momentum"), a.attr<double>("eps"));
+  // PyTorch returns empty statistics in evaluation, in the compute dtype; absent running
+  // statistics come back empty too, unchanged ones as a copy (results are new tensors).
+  const TensorOptions opts = TensorOptions().dtype(compute_dtype(input.dtype())).device(input.device());
+  auto next = [&](const std::optional<Tensor>& t, size_t i) {
+    if (!present(t)) return zeros({0}, opts);
+    return t->is_same(a.in(i)) ? t->clone() : *t;
+  };
+  if (!training) return {r.out, zeros({0}, opts), zeros({0}, opts), next(r.running_mean, 3), next(r.running_var, 4)};
+  return {r.out, r.mean.to(input.dtype()), r.invstd.to(input.dtype()), next(r.running_mean, 3),
+          next(r.running_var, 4)};
+}
+
+}  // namespace decomp
 
 Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                      const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
@@ -260,7 +344,9 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   return group_norm_impl("group_norm", input, num_groups, weight, bias, eps).out;
 }
 
-std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+namespace {
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_impl(const Tensor& input, const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, int64_t N, int64_t C,
                                                      int64_t HxW, int64_t group, double eps) {
   const std::string_view op = "native_group_norm";
@@ -273,7 +359,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   return {r.out, r.mean.to(input.dtype()), r.rstd.to(input.dtype())};
 }
 
-std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_impl(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps) {
   Tensor out = layer_norm(input, normalized_shape, weight, bias, eps);  // checks the shapes with PyTorch's wording
@@ -282,5 +368,40 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   const Moments m = moments(input.to(compute_dtype(input.dtype())), dims);
   return {out, m.mean.to(input.dtype()), rsqrt(m.var + eps).to(input.dtype())};
 }
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps) {
+  std::vector<Tensor> r = dispatch(OpCall{ir::OpKind::native_group_norm, positional_inputs(input, {{weight, 1}, {bias, 0}}, IntArrayRef(C)),
+                                          ir::AttrList({N, C, HxW, group, eps})});
+  return {r.at(0), r.at(1), r.at(2)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps) {
+  std::vector<Tensor> r = dispatch(OpCall{ir::OpKind::native_layer_norm, positional_inputs(input, {{weight, 1}, {bias, 0}}, normalized_shape),
+                                          ir::AttrList({normalized_shape.vec(), eps})});
+  return {r.at(0), r.at(1), r.at(2)};
+}
+
+namespace decomp {
+
+std::vector<Tensor> native_group_norm(const DecompArgs& a) {
+  auto [out, mean, rstd] = native_group_norm_impl(a.in(0), input_at(a, 1), input_at(a, 2), a.attr<int64_t>("N"),
+                                                  a.attr<int64_t>("C"), a.attr<int64_t>("HxW"), a.attr<int64_t>("group"),
+                                                  a.attr<double>("eps"));
+  return {out, mean, rstd};
+}
+
+std::vector<Tensor> native_layer_norm(const DecompArgs& a) {
+  auto [out, mean, rstd] = native_layer_norm_impl(a.in(0), a.attr<std::vector<int64_t>>("normalized_shape"),
+                                                  input_at(a, 1), input_at(a, 2), a.attr<double>("eps"));
+  return {out, mean, rstd};
+}
+
+}  // namespace decomp
 
 }  // namespace kiln

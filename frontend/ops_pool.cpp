@@ -15,6 +15,7 @@
 #include "frontend/ops_pool.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -314,20 +315,90 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_impl(std::string_view op, size_t n,
 
 }  // namespace
 
+// ---- the Core nodes: 2-D and 3-D pooling record one node each (ir/ops.def); their
+// decompositions are the implementations above. 1-D pooling records the prims directly.
+
+namespace {
+
+ir::OpKind max_pool_op(size_t n) { return n == 2 ? ir::OpKind::max_pool2d_with_indices : ir::OpKind::max_pool3d_with_indices; }
+ir::OpKind avg_pool_op(size_t n) { return n == 2 ? ir::OpKind::avg_pool2d : ir::OpKind::avg_pool3d; }
+ir::OpKind adaptive_avg_pool_op(size_t n) {
+  return n == 2 ? ir::OpKind::adaptive_avg_pool2d : ir::OpKind::adaptive_avg_pool3d;
+}
+
+std::tuple<Tensor, Tensor> max_pool_entry(std::string_view op, size_t n, const Tensor& self, IntArrayRef kernel_size,
+                                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                          bool want_indices) {
+  if (n == 1) return max_pool_impl(op, n, self, kernel_size, stride, padding, dilation, ceil_mode, want_indices);
+  const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, n);
+  const std::vector<int64_t> s = stride.empty() ? k : per_dim(op, "stride", stride, n);
+  std::vector<Tensor> r = dispatch(OpCall{max_pool_op(n), {self},
+                                          ir::AttrList({k, s, per_dim(op, "padding", padding, n),
+                                                        per_dim(op, "dilation", dilation, n), ceil_mode})});
+  return {r.at(0), r.at(1)};
+}
+
+Tensor avg_pool_entry(std::string_view op, size_t n, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                      IntArrayRef padding, bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  if (n == 1) return avg_pool_impl(op, n, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  if (divisor_override && *divisor_override == 0) fail(op, "divisor must be not zero");
+  const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, n);
+  const std::vector<int64_t> s = stride.empty() ? k : per_dim(op, "stride", stride, n);
+  return dispatch1(avg_pool_op(n), {self},
+                   {k, s, per_dim(op, "padding", padding, n), ceil_mode, count_include_pad, divisor_override.value_or(0)});
+}
+
+Tensor adaptive_avg_pool_entry(std::string_view op, size_t n, const Tensor& self, IntArrayRef output_size) {
+  if (n == 1) return adaptive_avg_pool_impl(op, n, self, output_size);
+  return dispatch1(adaptive_avg_pool_op(n), {self}, {output_size.vec()});
+}
+
+}  // namespace
+
+namespace decomp {
+
+namespace {
+std::vector<Tensor> max_pool(size_t n, const DecompArgs& a) {
+  auto [v, i] = max_pool_impl(ir::op_name(a.op), n, a.in(0), a.attr<std::vector<int64_t>>("kernel_size"),
+                              a.attr<std::vector<int64_t>>("stride"), a.attr<std::vector<int64_t>>("padding"),
+                              a.attr<std::vector<int64_t>>("dilation"), a.attr<bool>("ceil_mode"), true);
+  return {v, i};
+}
+std::vector<Tensor> avg_pool(size_t n, const DecompArgs& a) {
+  const int64_t divisor = a.attr<int64_t>("divisor_override");
+  return {avg_pool_impl(ir::op_name(a.op), n, a.in(0), a.attr<std::vector<int64_t>>("kernel_size"),
+                        a.attr<std::vector<int64_t>>("stride"), a.attr<std::vector<int64_t>>("padding"),
+                        a.attr<bool>("ceil_mode"), a.attr<bool>("count_include_pad"),
+                        divisor == 0 ? std::nullopt : std::optional<int64_t>(divisor))};
+}
+std::vector<Tensor> adaptive_avg_pool(size_t n, const DecompArgs& a) {
+  return {adaptive_avg_pool_impl(ir::op_name(a.op), n, a.in(0), a.attr<std::vector<int64_t>>("output_size"))};
+}
+}  // namespace
+
+std::vector<Tensor> max_pool2d_with_indices(const DecompArgs& a) { return max_pool(2, a); }
+std::vector<Tensor> max_pool3d_with_indices(const DecompArgs& a) { return max_pool(3, a); }
+std::vector<Tensor> avg_pool2d(const DecompArgs& a) { return avg_pool(2, a); }
+std::vector<Tensor> avg_pool3d(const DecompArgs& a) { return avg_pool(3, a); }
+std::vector<Tensor> adaptive_avg_pool2d(const DecompArgs& a) { return adaptive_avg_pool(2, a); }
+std::vector<Tensor> adaptive_avg_pool3d(const DecompArgs& a) { return adaptive_avg_pool(3, a); }
+
+}  // namespace decomp
+
 #define KILN_POOL_ND(n)                                                                                                \
   Tensor max_pool##n##d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,          \
                         IntArrayRef dilation, bool ceil_mode) {                                                        \
     return std::get<0>(                                                                                                \
-        max_pool_impl("max_pool" #n "d", n, self, kernel_size, stride, padding, dilation, ceil_mode, false));          \
+        max_pool_entry("max_pool" #n "d", n, self, kernel_size, stride, padding, dilation, ceil_mode, false));         \
   }                                                                                                                    \
   std::tuple<Tensor, Tensor> max_pool##n##d_with_indices(const Tensor& self, IntArrayRef kernel_size,                 \
                                                          IntArrayRef stride, IntArrayRef padding,                     \
                                                          IntArrayRef dilation, bool ceil_mode) {                      \
-    return max_pool_impl("max_pool" #n "d_with_indices", n, self, kernel_size, stride, padding, dilation, ceil_mode,   \
-                         true);                                                                                        \
+    return max_pool_entry("max_pool" #n "d_with_indices", n, self, kernel_size, stride, padding, dilation, ceil_mode,  \
+                          true);                                                                                       \
   }                                                                                                                    \
   Tensor adaptive_avg_pool##n##d(const Tensor& self, IntArrayRef output_size) {                                       \
-    return adaptive_avg_pool_impl("adaptive_avg_pool" #n "d", n, self, output_size);                                   \
+    return adaptive_avg_pool_entry("adaptive_avg_pool" #n "d", n, self, output_size);                                  \
   }                                                                                                                    \
   std::tuple<Tensor, Tensor> adaptive_max_pool##n##d(const Tensor& self, IntArrayRef output_size) {                   \
     return adaptive_max_pool_impl("adaptive_max_pool" #n "d", n, self, per_dim("adaptive_max_pool" #n "d",           \
@@ -344,13 +415,13 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 }
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
-  return avg_pool_impl("avg_pool2d", 2, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override);
+  return avg_pool_entry("avg_pool2d", 2, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override);
 }
 Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
-  return avg_pool_impl("avg_pool3d", 3, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                       divisor_override);
+  return avg_pool_entry("avg_pool3d", 3, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override);
 }
 
 }  // namespace kiln

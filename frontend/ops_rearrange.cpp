@@ -3,6 +3,8 @@
 //
 // Each records existing prims, as PyTorch's decompositions of these ops do, after PyTorch's
 // checks with its wording.
+#include "frontend/decompositions_detail.h"
+#include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -16,7 +18,7 @@
 
 namespace kiln {
 
-Tensor repeat(const Tensor& self, IntArrayRef repeats) {
+static Tensor repeat_prims(const Tensor& self, IntArrayRef repeats) {
   const int64_t n = static_cast<int64_t>(repeats.size());
   if (n < self.dim())
     fail("repeat", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
@@ -124,7 +126,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   return out.is_same(self) ? self.clone() : out;
 }
 
-Tensor flip(const Tensor& self, IntArrayRef dims) {
+static Tensor flip_prims(const Tensor& self, IntArrayRef dims) {
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
   Tensor out = self;
   for (int64_t dim : dims) {
@@ -137,6 +139,14 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
   }
   return out.is_same(self) ? self.clone() : out;
 }
+
+Tensor repeat(const Tensor& self, IntArrayRef repeats) { return dispatch1(ir::OpKind::repeat, {self}, {repeats.vec()}); }
+Tensor flip(const Tensor& self, IntArrayRef dims) { return dispatch1(ir::OpKind::flip, {self}, {dims.vec()}); }
+
+namespace decomp {
+std::vector<Tensor> repeat(const DecompArgs& a) { return {repeat_prims(a.in(0), a.attr<std::vector<int64_t>>("repeats"))}; }
+std::vector<Tensor> flip(const DecompArgs& a) { return {flip_prims(a.in(0), a.attr<std::vector<int64_t>>("dims"))}; }
+}  // namespace decomp
 
 Tensor diff(const Tensor& self, int64_t n, int64_t dim, const std::optional<Tensor>& prepend,
             const std::optional<Tensor>& append) {

@@ -12,6 +12,7 @@
 #include "frontend/ops_resample.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -20,6 +21,7 @@
 #include "frontend/views.h"
 #include "ir/shape_env.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -293,8 +295,10 @@ Tensor source_coordinate(const Tensor& c, int64_t size, std::string_view padding
 
 }  // namespace
 
-Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode, std::string_view padding_mode,
-                   std::optional<bool> align_corners) {
+namespace {
+
+Tensor grid_sample_impl(const Tensor& input, const Tensor& grid, std::string_view mode, std::string_view padding_mode,
+                        std::optional<bool> align_corners) {
   const std::string_view op = "grid_sampler";
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
     fail(op, "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{}'", mode);
@@ -355,22 +359,56 @@ Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mod
   return out;
 }
 
+constexpr std::string_view kInterpolation[] = {"bilinear", "nearest", "bicubic"};
+constexpr std::string_view kPadding[] = {"zeros", "border", "reflection"};
+
+}  // namespace
+
+// 4-D inputs record the grid_sampler_2d node (modes numbered as ATen numbers them); the rest
+// is checked (and refused) by the implementation itself.
+Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode, std::string_view padding_mode,
+                   std::optional<bool> align_corners) {
+  const auto* m = std::find(std::begin(kInterpolation), std::end(kInterpolation), mode);
+  const auto* p = std::find(std::begin(kPadding), std::end(kPadding), padding_mode);
+  if (input.dim() != 4 || m == std::end(kInterpolation) || p == std::end(kPadding) || mode == "bicubic")
+    return grid_sample_impl(input, grid, mode, padding_mode, align_corners);
+  return dispatch1(ir::OpKind::grid_sampler_2d, {input, grid},
+                   {static_cast<int64_t>(m - std::begin(kInterpolation)), static_cast<int64_t>(p - std::begin(kPadding)),
+                    align_corners.value_or(false)});
+}
+
+namespace decomp {
+
+std::vector<Tensor> grid_sampler_2d(const DecompArgs& a) {
+  const int64_t m = a.attr<int64_t>("interpolation_mode"), p = a.attr<int64_t>("padding_mode");
+  if (m < 0 || m > 1 || p < 0 || p > 2)
+    fail("grid_sampler_2d", "interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {} and {}",
+         m, p);
+  return {grid_sample_impl(a.in(0), a.in(1), kInterpolation[m], kPadding[p], a.attr<bool>("align_corners"))};
+}
+
+}  // namespace decomp
+
 }  // namespace kiln
 
 namespace kiln {
 
-namespace {
-Tensor pad_dims(std::string_view op, const Tensor& self, IntArrayRef padding, size_t dims, std::string_view mode) {
-  if (padding.size() != 2 * dims) fail(op, "padding size is expected to be {}, but got: {}", 2 * dims, padding.size());
-  return pad_by_mode(self, padding, mode);
-}
-}  // namespace
-
-Tensor reflection_pad1d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad1d", self, p, 1, "reflect"); }
-Tensor reflection_pad2d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad2d", self, p, 2, "reflect"); }
-Tensor reflection_pad3d(const Tensor& self, IntArrayRef p) { return pad_dims("reflection_pad3d", self, p, 3, "reflect"); }
-Tensor replication_pad1d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad1d", self, p, 1, "replicate"); }
-Tensor replication_pad2d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad2d", self, p, 2, "replicate"); }
-Tensor replication_pad3d(const Tensor& self, IntArrayRef p) { return pad_dims("replication_pad3d", self, p, 3, "replicate"); }
+// The per-mode pads record their Core node; its decomposition is pad_by_mode.
+#define KILN_PAD_NODE(name, dims, mode)                                                                           \
+  Tensor name(const Tensor& self, IntArrayRef p) { return dispatch1(ir::OpKind::name, {self}, {p.vec()}); }    \
+  namespace decomp {                                                                                            \
+  std::vector<Tensor> name(const DecompArgs& a) {                                                               \
+    const std::vector<int64_t>& p = a.attr<std::vector<int64_t>>("padding");                                   \
+    if (p.size() != 2 * (dims)) fail(#name, "padding size is expected to be {}, but got: {}", 2 * (dims), p.size()); \
+    return {pad_by_mode(a.in(0), p, mode)};                                                                      \
+  }                                                                                                             \
+  }
+KILN_PAD_NODE(reflection_pad1d, 1, "reflect")
+KILN_PAD_NODE(reflection_pad2d, 2, "reflect")
+KILN_PAD_NODE(reflection_pad3d, 3, "reflect")
+KILN_PAD_NODE(replication_pad1d, 1, "replicate")
+KILN_PAD_NODE(replication_pad2d, 2, "replicate")
+KILN_PAD_NODE(replication_pad3d, 3, "replicate")
+#undef KILN_PAD_NODE
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 //                    among the indices become their nonzero() coordinates (eager only).
 // Checks and messages are PyTorch's.
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -84,19 +85,13 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   return scatter_add(self, d, spread, scaled.to(self.dtype()));
 }
 
-Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
-                     std::optional<int64_t> end, int64_t step) {
-  const std::string_view op = "slice_scatter";
-  if (self.dim() == 0) fail(op, "slice() cannot be applied to a 0-dim tensor.");
-  const int64_t d = normalize_dim(op, dim, self.dim());
+namespace {
+
+// The scatter of src over self.slice(d, s, s + step * n, step), s and the end already resolved.
+Tensor slice_scatter_prims(std::string_view op, const Tensor& self, const Tensor& src, int64_t d, int64_t s, int64_t e,
+                           int64_t step) {
   if (step <= 0) fail(op, "slice step must be positive");
-  const int64_t size = self.size(d);
-  int64_t s = start.value_or(0), e = end.value_or(size);
-  if (s < 0) s += size;
-  if (e < 0) e += size;
-  s = std::clamp<int64_t>(s, 0, size);
-  e = std::clamp<int64_t>(e, s, size);
-  const int64_t len = (e - s + step - 1) / step;
+  const int64_t len = e > s ? (e - s + step - 1) / step : 0;
   std::vector<int64_t> want = self.sizes().vec();
   want[static_cast<size_t>(d)] = len;
   if (src.sizes().vec() != want)
@@ -109,23 +104,7 @@ Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::op
   return scatter(self, d, sym_expand(along(positions, d, self.dim()), sym_sizes(src)), src);
 }
 
-Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
-  const std::string_view op = "select_scatter";
-  if (self.dim() == 0) fail(op, "select() cannot be applied to a 0-dim tensor.");
-  const int64_t d = normalize_dim(op, dim, self.dim());
-  const int64_t size = self.size(d);
-  if (index < -size || index >= size)
-    fail(op, "select(): index {} out of range for tensor of size {} at dimension {}", index, shape_str(self.sizes()), d);
-  const int64_t i = index < 0 ? index + size : index;
-  std::vector<int64_t> want = self.sizes().vec();
-  want.erase(want.begin() + d);
-  if (src.sizes().vec() != want)
-    fail(op, "expected src to have a size equal to the slice of self. src size = {}, slice size = {}",
-         shape_str(src.sizes()), shape_str(want));
-  return slice_scatter(self, src.unsqueeze(d), d, i, i + 1, 1);
-}
-
-Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+Tensor masked_scatter_prims(const Tensor& self, const Tensor& mask, const Tensor& source) {
   const std::string_view op = "masked_scatter";
   if (mask.dtype() != ScalarType::Bool)
     fail(op, "masked_scatter_ only supports boolean masks, but got mask with dtype {}", c10_type_name(mask.dtype()));
@@ -147,6 +126,59 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   return where(m, sym_reshape(padded.gather(0, pos), shape), x);
 }
 
+}  // namespace
+
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                     std::optional<int64_t> end, int64_t step) {
+  const std::string_view op = "slice_scatter";
+  if (self.dim() == 0) fail(op, "slice() cannot be applied to a 0-dim tensor.");
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  const int64_t size = self.size(d);
+  int64_t s = start.value_or(0), e = end.value_or(size);
+  if (s < 0) s += size;
+  if (e < 0) e += size;
+  s = std::clamp<int64_t>(s, 0, size);
+  e = std::clamp<int64_t>(e, s, size);
+  return dispatch1(OpKind::slice_scatter, {self, src}, {d, s, e, step});
+}
+
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  const std::string_view op = "select_scatter";
+  if (self.dim() == 0) fail(op, "select() cannot be applied to a 0-dim tensor.");
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  const int64_t size = self.size(d);
+  if (index < -size || index >= size)
+    fail(op, "select(): index {} out of range for tensor of size {} at dimension {}", index, shape_str(self.sizes()), d);
+  return dispatch1(OpKind::select_scatter, {self, src}, {d, index < 0 ? index + size : index});
+}
+
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  return dispatch1(OpKind::masked_scatter, {self, mask, source});
+}
+
+namespace decomp {
+
+std::vector<Tensor> slice_scatter(const DecompArgs& a) {
+  return {slice_scatter_prims("slice_scatter", a.in(0), a.in(1), a.attr<int64_t>("dim"), a.attr<int64_t>("start"),
+                              a.attr<int64_t>("end"), a.attr<int64_t>("step"))};
+}
+
+std::vector<Tensor> select_scatter(const DecompArgs& a) {
+  const Tensor& self = a.in(0);
+  const Tensor& src = a.in(1);
+  const int64_t d = a.attr<int64_t>("dim"), i = a.attr<int64_t>("index");
+  std::vector<int64_t> want = self.sizes().vec();
+  want.erase(want.begin() + d);
+  if (src.sizes().vec() != want)
+    fail("select_scatter", "expected src to have a size equal to the slice of self. src size = {}, slice size = {}",
+         shape_str(src.sizes()), shape_str(want));
+  return {slice_scatter_prims("select_scatter", self, src.unsqueeze(d), d, i, i + 1, 1)};
+}
+
+std::vector<Tensor> masked_scatter(const DecompArgs& a) { return {masked_scatter_prims(a.in(0), a.in(1), a.in(2))}; }
+
+}  // namespace decomp
+
 // ---- advanced indexing ----------------------------------------------------------------------
 
 namespace {
@@ -158,41 +190,62 @@ struct Advanced {
   bool adjacent = true;               // the indexed dims are consecutive
 };
 
-// Bool masks become their coordinates; int indices are checked, wrapped and broadcast.
-Advanced advanced_indices(std::string_view op, const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
-  std::vector<std::optional<Tensor>> per_dim;
+// The integer index tensors of `indices` and the dims of self they index: bool masks become
+// their coordinates (eager only: nonzero's size depends on the data), None entries skip a dim.
+// These are the inputs of the index and index_put nodes.
+struct IndexList {
+  std::vector<int64_t> dims;
+  std::vector<Tensor> index;
+};
+
+IndexList index_list(std::string_view op, const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
+  IndexList r;
+  int64_t d = 0;
   for (const std::optional<Tensor>& ix : indices) {
     if (!ix || !ix->defined()) {
-      per_dim.push_back(std::nullopt);
+      ++d;
       continue;
     }
     const ScalarType dt = ix->dtype();
     if (dt == ScalarType::Bool || dt == ScalarType::UInt8) {
-      const int64_t first = static_cast<int64_t>(per_dim.size());
       for (int64_t k = 0; k < ix->dim(); ++k) {
-        if (first + k >= self.dim() || ix->size(k) != self.size(first + k))
+        if (d + k >= self.dim() || ix->size(k) != self.size(d + k))
           fail(op, "The shape of the mask {} at index {} does not match the shape of the indexed tensor {} at index {}",
-               shape_str(ix->sizes()), k, shape_str(self.sizes()), first + k);
+               shape_str(ix->sizes()), k, shape_str(self.sizes()), d + k);
       }
       const Tensor coords = nonzero(dt == ScalarType::Bool ? *ix : ne(*ix, 0));  // eager only
-      for (int64_t k = 0; k < ix->dim(); ++k) per_dim.push_back(coords.select(1, k));
+      for (int64_t k = 0; k < ix->dim(); ++k, ++d) {
+        r.dims.push_back(d);
+        r.index.push_back(coords.select(1, k));
+      }
       continue;
     }
     if (dt != ScalarType::Int64 && dt != ScalarType::Int32 && dt != ScalarType::Int16 && dt != ScalarType::Int8)
       fail(op, "tensors used as indices must be long, int, byte or bool tensors");
-    per_dim.push_back(*ix);
+    r.dims.push_back(d++);
+    r.index.push_back(*ix);
   }
-  if (static_cast<int64_t>(per_dim.size()) > self.dim())
-    fail(op, "too many indices for tensor of dimension {} (got {})", self.dim(), per_dim.size());
+  if (d > self.dim()) fail(op, "too many indices for tensor of dimension {} (got {})", self.dim(), d);
+  if (r.dims.empty()) fail(op, "at least one index must be a tensor");  // x[:, :] is a view, not this op
+  return r;
+}
+
+// The index tensors checked, wrapped and broadcast (the nodes' decompositions).
+Advanced advanced_indices(std::string_view op, const Tensor& self, const std::vector<int64_t>& dims,
+                          const std::vector<Tensor>& index) {
+  if (dims.size() != index.size() || dims.empty() || !std::is_sorted(dims.begin(), dims.end()) ||
+      std::adjacent_find(dims.begin(), dims.end()) != dims.end() || dims.front() < 0 || dims.back() >= self.dim())
+    fail(op, "expected one index tensor per indexed dim, with the dims ascending and within the {} dims of self, but got "
+             "{} index tensors for dims {}", self.dim(), index.size(), shape_str(dims));
   Advanced a;
+  a.dims = dims;
   std::vector<ir::Expr> shape;
-  for (size_t d = 0; d < per_dim.size(); ++d)
-    if (per_dim[d]) {
-      a.dims.push_back(static_cast<int64_t>(d));
-      shape = a.index.size() == 0 ? sym_sizes(*per_dim[d]) : sym_broadcast_shapes(op, shape, sym_sizes(*per_dim[d]));
-      a.index.push_back(*per_dim[d]);
-    }
-  if (a.dims.empty()) fail(op, "at least one index must be a tensor");  // x[:, :] is a view, not this op
+  for (const Tensor& ix : index) {
+    if (!is_integral(ix.dtype(), /*include_bool=*/false))
+      fail(op, "tensors used as indices must be long, int, byte or bool tensors");
+    shape = a.index.empty() ? sym_sizes(ix) : sym_broadcast_shapes(op, shape, sym_sizes(ix));
+    a.index.push_back(ix);
+  }
   for (int64_t d = 0; d < self.dim(); ++d)
     if (std::find(a.dims.begin(), a.dims.end(), d) == a.dims.end()) a.rest.push_back(d);
   a.adjacent = a.dims.back() - a.dims.front() + 1 == static_cast<int64_t>(a.dims.size());
@@ -231,30 +284,52 @@ std::pair<Tensor, Tensor> flatten_advanced(const Tensor& self, const Advanced& a
 }  // namespace
 
 Tensor index(const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
-  const Advanced a = advanced_indices("index", self, indices);
+  IndexList l = index_list("index", self, indices);
+  std::vector<Tensor> in{self};
+  in.insert(in.end(), l.index.begin(), l.index.end());
+  return dispatch1(ir::OpKind::index, std::move(in), {l.dims});
+}
+
+Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                 bool accumulate) {
+  IndexList l = index_list("index_put", self, indices);
+  std::vector<Tensor> in{self, values};
+  in.insert(in.end(), l.index.begin(), l.index.end());
+  return dispatch1(ir::OpKind::index_put, std::move(in), {l.dims, accumulate});
+}
+
+namespace decomp {
+
+std::vector<Tensor> index(const DecompArgs& args) {
+  const Tensor& self = args.in(0);
+  const Advanced a = advanced_indices("index", self, args.attr<std::vector<int64_t>>("dims"),
+                                      std::vector<Tensor>(args.inputs.begin() + 1, args.inputs.end()));
   const auto [flat, pos] = flatten_advanced(self, a);
   std::vector<ir::Expr> out = index_shape(a);
   const size_t nb = out.size();
   for (int64_t d : a.rest) out.push_back(sym_size(self, d));
   Tensor r = sym_reshape(flat.index_select(0, pos), out);
-  if (!a.adjacent || a.dims.front() == 0) return r;
+  if (!a.adjacent || a.dims.front() == 0) return {r};
   // Consecutive indexed dims keep their place: the rest dims before them move back in front.
   std::vector<int64_t> perm;
   const int64_t before = a.dims.front();
   for (int64_t k = 0; k < before; ++k) perm.push_back(static_cast<int64_t>(nb) + k);
   for (size_t k = 0; k < nb; ++k) perm.push_back(static_cast<int64_t>(k));
   for (size_t k = nb + static_cast<size_t>(before); k < out.size(); ++k) perm.push_back(static_cast<int64_t>(k));
-  return r.permute(perm);
+  return {r.permute(perm)};
 }
 
-Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
-                 bool accumulate) {
+std::vector<Tensor> index_put(const DecompArgs& args) {
   const std::string_view op = "index_put";
+  const Tensor& self = args.in(0);
+  const Tensor& values = args.in(1);
+  const bool accumulate = args.attr<bool>("accumulate");
   if (values.dtype() != self.dtype())
     fail(op, "Index put requires the source and destination dtypes match, got {} for the destination and {} for the "
              "source.",
          c10_type_name(self.dtype()), c10_type_name(values.dtype()));
-  const Advanced a = advanced_indices(op, self, indices);
+  const Advanced a = advanced_indices(op, self, args.attr<std::vector<int64_t>>("dims"),
+                                      std::vector<Tensor>(args.inputs.begin() + 2, args.inputs.end()));
   const auto [flat, pos] = flatten_advanced(self, a);
   // values broadcast to the shape index() returns, then laid out as [index elements, rest...].
   const std::vector<ir::Expr> b = index_shape(a);
@@ -293,8 +368,10 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
   perm.insert(perm.end(), a.rest.begin(), a.rest.end());
   std::vector<int64_t> inverse(perm.size());
   for (size_t k = 0; k < perm.size(); ++k) inverse[static_cast<size_t>(perm[k])] = static_cast<int64_t>(k);
-  return sym_reshape(written, unflat).permute(inverse);
+  return {sym_reshape(written, unflat).permute(inverse)};
 }
+
+}  // namespace decomp
 
 Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values, bool accumulate) {
   self.copy_(index_put(self, indices, values, accumulate));

@@ -16,6 +16,7 @@
 #include "frontend/ops_sort.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/factories.h"
 #include "frontend/ops.h"
@@ -135,9 +136,8 @@ std::tuple<Tensor, Tensor, Tensor> runs(const Tensor& x, int64_t d, const Tensor
 // ---- sort, argsort, topk, kthvalue ---------------------------------------------------------------
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending) {
-  const int64_t d = normalize_dim("sort", dim, self.dim());
-  const Tensor idx = argsort_prim(self, d, descending);
-  return {take(self, d, idx), idx};
+  std::vector<Tensor> r = dispatch(OpCall{OpKind::sort, {self}, ir::AttrList({normalize_dim("sort", dim, self.dim()), descending})});
+  return {r.at(0), r.at(1)};
 }
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> /*stable*/, int64_t dim, bool descending) {
@@ -150,14 +150,32 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending) {
 
 Tensor msort(const Tensor& self) { return std::get<0>(sort(self, 0)); }
 
-std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
-  const int64_t d = normalize_dim("topk", dim, self.dim());
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+  std::vector<Tensor> r = dispatch(OpCall{OpKind::topk, {self},
+                                          ir::AttrList({k, normalize_dim("topk", dim, self.dim()), largest, sorted})});
+  return {r.at(0), r.at(1)};
+}
+
+namespace decomp {
+
+std::vector<Tensor> sort(const DecompArgs& a) {
+  const Tensor& self = a.in(0);
+  const int64_t d = a.attr<int64_t>("dim");
+  const Tensor idx = argsort_prim(self, d, a.attr<bool>("descending"));
+  return {take(self, d, idx), idx};
+}
+
+std::vector<Tensor> topk(const DecompArgs& a) {
+  const Tensor& self = a.in(0);
+  const int64_t k = a.attr<int64_t>("k"), d = a.attr<int64_t>("dim");
   if (self.dtype() == ScalarType::Bool) fail("topk", "\"topk_cpu\" not implemented for 'Bool'");
   if (k < 0 || !sym_le(ir::Expr(k), dim_size(self, d))) fail("topk", "selected index k out of range");
-  Tensor idx = argsort_prim(self, d, largest);
+  Tensor idx = argsort_prim(self, d, a.attr<bool>("largest"));  // sorted or not, the order is sorted
   if (self.dim() > 0) idx = idx.narrow(d, 0, k);
   return {take(self, d, idx), idx};
 }
+
+}  // namespace decomp
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   const int64_t d = normalize_dim("kthvalue", dim, self.dim());

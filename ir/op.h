@@ -97,6 +97,9 @@ inline constexpr uint32_t FloatOnly = 1u << 6;
 inline constexpr uint32_t IntOnly = 1u << 7;
 inline constexpr uint32_t NoBool = 1u << 8;
 inline constexpr uint32_t BoolOut = 1u << 9;
+// A Core op defined by its decomposition: its result types are those the decomposition gives
+// when traced on the input types (ir/shape_fns.h, install_decomposition_shapes).
+inline constexpr uint32_t ShapeByDecomposition = 1u << 10;
 }  // namespace traits
 
 enum class ArgType : uint8_t {

@@ -121,6 +121,12 @@ std::vector<TensorType> infer_custom(OpKind op, const OpInfo& info, const std::v
 
 }  // namespace
 
+namespace {
+DecompositionShapes g_decomposition_shapes = nullptr;
+}  // namespace
+
+void install_decomposition_shapes(DecompositionShapes fn) { g_decomposition_shapes = fn; }
+
 std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& inputs, const AttrList& attrs) {
   const OpInfo& info = op_info(op);
   check_input_count(info, inputs);
@@ -129,6 +135,13 @@ std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& in
     for (const Expr& s : t.sizes) check_size_nonneg(op, s, "sizes");
   }
   if (info.family == OpFamily::Custom) return infer_custom(op, info, inputs, attrs);
+  if (info.has(traits::ShapeByDecomposition)) {
+    if (!g_decomposition_shapes) internal_fail("{}: no decomposition shape function is installed", info.name);
+    std::vector<TensorType> out = g_decomposition_shapes(op, inputs, attrs);
+    if (out.size() != static_cast<size_t>(info.schema.num_outputs))
+      internal_fail("{}: the decomposition gives {} results for {}", info.name, out.size(), info.schema.num_outputs);
+    return out;
+  }
   TensorType out = infer_one(op, info, inputs, attrs);
   if (info.has(traits::BoolOut)) out.dtype = ScalarType::Bool;
   return {std::move(out)};

@@ -15,6 +15,13 @@ namespace kiln::ir {
 
 std::vector<TensorType> infer_types(OpKind op, const std::vector<TensorType>& inputs, const AttrList& attrs);
 
+// The result types of an op with the ShapeByDecomposition trait: its decomposition traced on
+// `inputs`, which also checks the arguments as the op does. The frontend, which owns the
+// decompositions, installs it when the library loads (frontend/decompositions.cpp).
+using DecompositionShapes = std::vector<TensorType> (*)(OpKind op, const std::vector<TensorType>& inputs,
+                                                        const AttrList& attrs);
+void install_decomposition_shapes(DecompositionShapes fn);
+
 // Checks an attribute list against the op's schema (count and types); throws kiln::Error.
 void check_attrs(OpKind op, const AttrList& attrs);
 // One spatial output size of a convolution (transposed: of its adjoint), PyTorch's formula

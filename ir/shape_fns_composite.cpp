@@ -262,6 +262,38 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
         fail(op_name(op), "self of shape {} does not broadcast to the product's shape {}", sizes_str(x), sizes_str(out));
       return out;
     }
+    case DecomposableOp::max_pool2d_with_indices:
+    case DecomposableOp::max_pool3d_with_indices:
+    case DecomposableOp::avg_pool2d:
+    case DecomposableOp::avg_pool3d:
+    case DecomposableOp::adaptive_avg_pool2d:
+    case DecomposableOp::adaptive_avg_pool3d:
+    case DecomposableOp::native_layer_norm:
+    case DecomposableOp::native_group_norm:
+    case DecomposableOp::embedding:
+    case DecomposableOp::sort:
+    case DecomposableOp::topk:
+    case DecomposableOp::grid_sampler_2d:
+    case DecomposableOp::col2im:
+    case DecomposableOp::masked_scatter:
+    case DecomposableOp::slice_scatter:
+    case DecomposableOp::select_scatter:
+    case DecomposableOp::flip:
+    case DecomposableOp::repeat:
+    case DecomposableOp::reflection_pad1d:
+    case DecomposableOp::reflection_pad2d:
+    case DecomposableOp::reflection_pad3d:
+    case DecomposableOp::replication_pad1d:
+    case DecomposableOp::replication_pad2d:
+    case DecomposableOp::replication_pad3d:
+    case DecomposableOp::cdist:
+    case DecomposableOp::pdist:
+    case DecomposableOp::native_batch_norm:
+    case DecomposableOp::native_dropout:
+    case DecomposableOp::index:
+    case DecomposableOp::index_put:
+    case DecomposableOp::embedding_bag:
+      break;  // shaped by their decomposition (infer_types never asks)
   }
   internal_fail("infer_composite: unhandled op {}", op_name(op));
 }

@@ -138,6 +138,43 @@ TEST(CompileResults, RandomFactoryInsideDrawsFreshValuesPerCall) {
   EXPECT_TRUE(equal(r3, randn({64})));
 }
 
+// dropout is one native_dropout node holding the (seed, offset) of its draw when traced; the
+// compiled program draws anew on each call, what the eager op draws at that point.
+TEST(CompileResults, DropoutDrawsFreshMasksPerCallLikeEager) {
+  auto f = compile([](const Tensor& x) { return dropout(x, 0.5, true); });
+  Tensor x = ones({256});
+  f(x);  // traces and compiles (tracing takes a draw of its own, as for every random op)
+  manual_seed(11);
+  Tensor r1 = f(x), r2 = f(x);
+  EXPECT_FALSE(equal(r1, r2)) << "two calls returned the same mask";
+  manual_seed(11);
+  Tensor e1 = dropout(x, 0.5, true), e2 = dropout(x, 0.5, true);
+  EXPECT_TRUE(equal(r1, e1));
+  EXPECT_TRUE(equal(r2, e2));
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
+// native_batch_norm is functional in the graph (it returns the new running statistics); the
+// frontend writes them back, so a compiled training step updates the caller's buffers on every
+// call, as the eager op does.
+TEST(CompileResults, BatchNormTrainingUpdatesRunningStatisticsPerCall) {
+  Tensor x = arange(24, kFloat32).reshape({4, 3, 2}) * 0.25;
+  auto step = [](const Tensor& in, const Tensor& rm, const Tensor& rv) {
+    return batch_norm(in, std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5);
+  };
+  Tensor rm = zeros({3}), rv = ones({3});
+  Tensor erm = zeros({3}), erv = ones({3});
+  auto f = compile(step);
+  for (int k = 0; k < 3; ++k) {
+    Tensor got = f(x, rm, rv), want = step(x, erm, erv);
+    test::expect_close(got, test::doubles(want), 1e-5);
+    test::expect_close(rm, test::doubles(erm), 1e-5);
+    test::expect_close(rv, test::doubles(erv), 1e-5);
+  }
+  EXPECT_GT(erm.to_vector<float>()[0], 0.0f);  // three updates moved the eager buffers
+  EXPECT_EQ(f.stats().compiles, 1);
+}
+
 // Eager semantics: an in-place op on an argument mutates the caller's tensor.
 // The tracer rebinds a.add_(1) to a functional add; compile() writes the new value back into
 // the caller's tensor after every run.

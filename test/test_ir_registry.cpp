@@ -37,6 +37,8 @@ Tensor f32(std::vector<int64_t> shape) {
 
 Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape) { return make<int64_t>(values, std::move(shape)); }
 
+using v64 = std::vector<int64_t>;
+
 Sample sample_for(const ir::OpInfo& info) {
   const bool int_only = info.has(ir::traits::IntOnly);
   auto operand = [&](std::vector<int64_t> shape) {
@@ -126,6 +128,46 @@ Sample sample_for(const ir::OpInfo& info) {
         case ir::DecomposableOp::addmm: return {{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {Scalar(0.5), Scalar(2.0)}};
         case ir::DecomposableOp::baddbmm:
           return {{f32({2, 2, 4}), f32({2, 2, 3}), f32({2, 3, 4})}, {Scalar(0.5), Scalar(2.0)}};
+        // Core ops shaped by their decomposition.
+        case ir::DecomposableOp::max_pool2d_with_indices:
+          return {{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};
+        case ir::DecomposableOp::max_pool3d_with_indices:
+          return {{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, v64{1, 1, 1}, false}};
+        case ir::DecomposableOp::avg_pool2d: return {{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{1, 1}, true, false, int64_t{0}}};
+        case ir::DecomposableOp::avg_pool3d:
+          return {{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, false, true, int64_t{3}}};
+        case ir::DecomposableOp::adaptive_avg_pool2d: return {{f32({1, 2, 5, 4})}, {v64{2, 3}}};
+        case ir::DecomposableOp::adaptive_avg_pool3d: return {{f32({1, 2, 2, 5, 4})}, {v64{1, 2, 3}}};
+        case ir::DecomposableOp::native_layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {v64{3}, 1e-5}};
+        case ir::DecomposableOp::native_group_norm:
+          return {{f32({2, 4, 3}), f32({4}), f32({4})}, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5}};
+        case ir::DecomposableOp::embedding: return {{f32({4, 3}), i64({3, 0, 1}, {3})}, {}};
+        case ir::DecomposableOp::sort: return {{f32({2, 3})}, {int64_t{1}, true}};
+        case ir::DecomposableOp::topk: return {{f32({2, 3})}, {int64_t{2}, int64_t{1}, true, true}};
+        case ir::DecomposableOp::grid_sampler_2d: return {{f32({1, 2, 3, 4}), f32({1, 2, 2, 2})}, {int64_t{0}, int64_t{1}, false}};
+        case ir::DecomposableOp::col2im:
+          return {{f32({1, 8, 4})}, {v64{3, 3}, v64{2, 2}, v64{1, 1}, v64{0, 0}, v64{1, 1}}};
+        case ir::DecomposableOp::masked_scatter:
+          return {{f32({2, 3}), Tensor(make<bool>({true, false, true, false, false, true}, {2, 3})), f32({4})}, {}};
+        case ir::DecomposableOp::slice_scatter: return {{f32({2, 5}), f32({2, 2})}, {int64_t{1}, int64_t{1}, int64_t{5}, int64_t{2}}};
+        case ir::DecomposableOp::select_scatter: return {{f32({2, 3}), f32({3})}, {int64_t{0}, int64_t{1}}};
+        case ir::DecomposableOp::flip: return {{f32({2, 3})}, {v64{0, 1}}};
+        case ir::DecomposableOp::repeat: return {{f32({2, 3})}, {v64{2, 1, 2}}};
+        case ir::DecomposableOp::reflection_pad1d:
+        case ir::DecomposableOp::replication_pad1d: return {{f32({1, 2, 4})}, {v64{1, 2}}};
+        case ir::DecomposableOp::reflection_pad2d:
+        case ir::DecomposableOp::replication_pad2d: return {{f32({1, 2, 4, 4})}, {v64{1, 2, 0, 1}}};
+        case ir::DecomposableOp::reflection_pad3d:
+        case ir::DecomposableOp::replication_pad3d: return {{f32({1, 2, 3, 4, 4})}, {v64{1, 1, 0, 1, 1, 0}}};
+        case ir::DecomposableOp::cdist: return {{f32({3, 4}), f32({2, 4})}, {2.0, int64_t{0}}};
+        case ir::DecomposableOp::pdist: return {{f32({3, 4})}, {1.0}};
+        case ir::DecomposableOp::native_batch_norm:
+          return {{f32({2, 3, 2}), f32({3}), f32({3}), f32({3}), f32({3})}, {true, 0.1, 1e-5}};
+        case ir::DecomposableOp::native_dropout: return {{f32({2, 3})}, {0.5, true, int64_t{7}, int64_t{0}}};
+        case ir::DecomposableOp::index: return {{f32({2, 3}), i64({2, 0}, {2})}, {v64{1}}};
+        case ir::DecomposableOp::index_put: return {{f32({2, 3}), f32({2, 2}), i64({2, 0}, {2})}, {v64{1}, true}};
+        case ir::DecomposableOp::embedding_bag:
+          return {{f32({4, 3}), i64({3, 0, 1, 3}, {4}), i64({0, 1}, {2})}, {int64_t{1}, false, int64_t{-1}}};
       }
       break;
     case ir::OpFamily::Custom: break;  // none among the built-in ops

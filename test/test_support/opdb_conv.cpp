@@ -277,6 +277,13 @@ void add_conv(std::vector<OpEntry>& db) {
        {{wave({2, 3, 4})}, {wave({3, 4}, kDouble)}});
   padm("replication_pad3d", "pad(a0, (1, 0, 2, 1, 1, 1), mode='replicate')",
        one([](const std::vector<Tensor>& in) { return replication_pad3d(in[0], {1, 0, 2, 1, 1, 1}); }), {{wave({1, 2, 2, 3, 2})}});
+  padm("reflection_pad1d", "pad(a0, (3, 2), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return reflection_pad1d(in[0], {3, 2}); }), {{wave({2, 3, 5})}});
+  padm("reflection_pad3d", "pad(a0, (1, 0, 2, 1, 1, 1), mode='reflect')",
+       one([](const std::vector<Tensor>& in) { return reflection_pad3d(in[0], {1, 0, 2, 1, 1, 1}); }),
+       {{wave({1, 2, 3, 4, 3})}});
+  padm("replication_pad2d", "pad(a0, (1, 2, 0, 3), mode='replicate')",
+       one([](const std::vector<Tensor>& in) { return replication_pad2d(in[0], {1, 2, 0, 3}); }), {{wave({2, 3, 4, 5})}});
   padm("reflection_pad1d:bad", "pad(a0, (1, 2, 3), mode='reflect')",
        one([](const std::vector<Tensor>& in) { return reflection_pad1d(in[0], {1, 2, 3}); }), {{wave({2, 3, 4})}});  // raises
   padm("pad:circular", "pad(a0, (2, 3, 1, 1), mode='circular')",
