@@ -22,6 +22,8 @@
 #include "ir/shape_env.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <cmath>
 #include <string>
 
@@ -284,13 +286,29 @@ Tensor reflect(const Tensor& x, double twice_low, double twice_high) {
   return where(eq(fmod(flips, 2.0), 0.0), extra + low, span - extra + low);
 }
 
-// A grid coordinate in [-1, 1] as a source position along a dim of `size`, padded by mode.
-Tensor source_coordinate(const Tensor& c, int64_t size, std::string_view padding, bool align) {
+// A grid coordinate in [-1, 1] as a position along a dim of `size` (PyTorch's
+// grid_sampler_unnormalize).
+Tensor unnormalize(const Tensor& c, int64_t size, bool align) {
   const double n = static_cast<double>(size);
-  Tensor x = align ? (c + 1) / 2 * (n - 1) : ((c + 1) * n - 1) / 2;
+  return align ? (c + 1) / 2 * (n - 1) : ((c + 1) * n - 1) / 2;
+}
+
+// A position moved inside [0, size - 1] by the padding mode (compute_coordinates); "zeros"
+// leaves it, and the reads outside count as 0.
+Tensor pad_coordinate(const Tensor& x, int64_t size, std::string_view padding, bool align) {
+  const double n = static_cast<double>(size);
   if (padding == "border") return clamp(x, 0.0, n - 1);
   if (padding == "reflection") return clamp(align ? reflect(x, 0, 2 * (n - 1)) : reflect(x, -1, 2 * n - 1), 0.0, n - 1);
   return x;
+}
+
+// PyTorch's cubic convolution weights (A = -0.75) of the four taps around t in [0, 1).
+std::array<Tensor, 4> cubic_weights(const Tensor& t) {
+  const double A = -0.75;
+  auto near = [&](const Tensor& x) { return ((x * (A + 2) - (A + 3)) * x) * x + 1; };        // |x| <= 1
+  auto far = [&](const Tensor& x) { return ((x * A - 5 * A) * x + 8 * A) * x - 4 * A; };     // 1 < |x| < 2
+  const Tensor u = 1 - t;
+  return {far(t + 1), near(t), near(u), far(u + 1)};
 }
 
 }  // namespace
@@ -320,40 +338,95 @@ Tensor grid_sample_impl(const Tensor& input, const Tensor& grid, std::string_vie
     fail(op, "grid_sampler(): expected input and grid to have same dtype, but input has {} and grid has {}",
          c10_type_name(input.dtype()), c10_type_name(grid.dtype()));
   if (!is_floating_point(input.dtype()))
-    fail(op, "\"grid_sampler_2d_cpu\" not implemented for '{}'", c10_type_name(input.dtype()));
-  if (input.dim() == 5) fail(op, "grid_sample of 5-D (volumetric) inputs is not supported by kiln yet");
-  if (mode == "bicubic") fail(op, "grid_sample's bicubic mode is not supported by kiln yet");
+    fail(op, "\"grid_sampler_{}d_cpu\" not implemented for '{}'", input.dim() - 2, c10_type_name(input.dtype()));
   const bool align = align_corners.value_or(false);
-  const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
-  const int64_t Ho = grid.size(1), Wo = grid.size(2);
-  if (H == 0 || W == 0 || C == 0 || N == 0 || Ho == 0 || Wo == 0) return zeros({N, C, Ho, Wo}, TensorOptions(input.dtype()));
-  const Tensor x = source_coordinate(grid.select(-1, 0), W, padding_mode, align);  // [N, Ho, Wo]
-  const Tensor y = source_coordinate(grid.select(-1, 1), H, padding_mode, align);
-  const Tensor planes = input.reshape({N, C, H * W});
-  // The input at integer position (xi, yi) where it lies inside the input, else 0: [N, C, Ho, Wo].
-  auto at = [&](const Tensor& xi, const Tensor& yi) {
-    const Tensor inside = logical_and(logical_and(ge(xi, 0.0), le(xi, static_cast<double>(W - 1))),
-                                      logical_and(ge(yi, 0.0), le(yi, static_cast<double>(H - 1))));
-    const Tensor pos = (clamp(yi, 0.0, static_cast<double>(H - 1)) * static_cast<double>(W) +
-                        clamp(xi, 0.0, static_cast<double>(W - 1)))
-                           .to(ScalarType::Int64)
-                           .reshape({N, 1, Ho * Wo})
-                           .expand({N, C, Ho * Wo});
-    const Tensor v = planes.gather(2, pos).reshape({N, C, Ho, Wo});
-    return std::make_pair(v, inside.unsqueeze(1));
+  const int64_t k = input.dim() - 2;  // spatial dims
+  const int64_t N = input.size(0), C = input.size(1);
+  // Per spatial dim, outermost first: its size, its stride in a plane and its grid coordinate
+  // (the grid lists x (the last dim) first).
+  std::vector<int64_t> size, stride(static_cast<size_t>(k), 1), out_sizes{N, C};
+  int64_t plane = 1, points = 1;
+  for (int64_t d = 0; d < k; ++d) size.push_back(input.size(2 + d));
+  for (int64_t d = k; d-- > 0;) {
+    stride[static_cast<size_t>(d)] = plane;
+    plane *= size[static_cast<size_t>(d)];
+  }
+  for (int64_t d = 1; d <= k; ++d) {
+    out_sizes.push_back(grid.size(d));
+    points *= grid.size(d);
+  }
+  if (plane == 0 || C == 0 || N == 0 || points == 0) return zeros(out_sizes, TensorOptions(input.dtype()));
+  std::vector<Tensor> pos;  // [N, *out], the unnormalized position along each spatial dim
+  for (int64_t d = 0; d < k; ++d) pos.push_back(unnormalize(grid.select(-1, k - 1 - d), size[static_cast<size_t>(d)], align));
+  const Tensor planes = input.reshape({N, C, plane});
+  // The input at integer positions `at` (one per dim) where they lie inside it, else 0.
+  auto read = [&](const std::vector<Tensor>& at) {
+    Tensor inside, flat;
+    for (size_t d = 0; d < at.size(); ++d) {
+      const double hi = static_cast<double>(size[d] - 1);
+      const Tensor in_d = logical_and(ge(at[d], 0.0), le(at[d], hi));
+      inside = inside.defined() ? logical_and(inside, in_d) : in_d;
+      const Tensor term = clamp(at[d], 0.0, hi) * static_cast<double>(stride[d]);
+      flat = flat.defined() ? flat + term : term;
+    }
+    const Tensor index = flat.to(ScalarType::Int64).reshape({N, 1, points}).expand({N, C, points});
+    std::vector<int64_t> shape = out_sizes;
+    const Tensor v = planes.gather(2, index).reshape(shape);
+    return where(inside.unsqueeze(1), v, 0.0);
   };
   if (mode == "nearest") {
-    const auto [v, inside] = at(round(x), round(y));
-    return where(inside, v, 0.0);
+    std::vector<Tensor> at;
+    for (int64_t d = 0; d < k; ++d)
+      at.push_back(round(pad_coordinate(pos[static_cast<size_t>(d)], size[static_cast<size_t>(d)], padding_mode, align)));
+    return read(at);
   }
-  const Tensor x0 = floor(x), y0 = floor(y), x1 = x0 + 1, y1 = y0 + 1;
-  // PyTorch's weights and order: nw, ne, sw, se.
-  const Tensor wx1 = x - x0, wx0 = x1 - x, wy1 = y - y0, wy0 = y1 - y;
+  if (mode == "bicubic") {
+    // PyTorch pads each tap's integer position, not the sampled one. Four taps per dim with
+    // cubic convolution weights: rows along x are blended first, then those along y (and z).
+    std::vector<Tensor> base;
+    std::vector<std::array<Tensor, 4>> weights;
+    for (int64_t d = 0; d < k; ++d) {
+      base.push_back(floor(pos[static_cast<size_t>(d)]));
+      weights.push_back(cubic_weights(pos[static_cast<size_t>(d)] - base.back()));
+    }
+    std::vector<Tensor> at(static_cast<size_t>(k));
+    std::function<Tensor(int64_t)> blend = [&](int64_t d) -> Tensor {
+      if (d == k) return read(at);
+      Tensor sum;
+      for (int64_t i = 0; i < 4; ++i) {
+        at[static_cast<size_t>(d)] = pad_coordinate(base[static_cast<size_t>(d)] + static_cast<double>(i - 1),
+                                                    size[static_cast<size_t>(d)], padding_mode, align);
+        const Tensor term = blend(d + 1) * weights[static_cast<size_t>(d)][static_cast<size_t>(i)].unsqueeze(1);
+        sum = sum.defined() ? sum + term : term;
+      }
+      return sum;
+    };
+    return blend(0);
+  }
+  // (Bi/tri)linear: the 2^k corners in PyTorch's order (the outermost dim slowest; x fastest),
+  // each weighted by the product of its per-dim weights, x's first.
+  std::vector<Tensor> lo, w_lo, w_hi;
+  for (int64_t d = 0; d < k; ++d) {
+    const Tensor p = pad_coordinate(pos[static_cast<size_t>(d)], size[static_cast<size_t>(d)], padding_mode, align);
+    const Tensor p0 = floor(p);
+    lo.push_back(p0);
+    w_lo.push_back(p0 + 1 - p);
+    w_hi.push_back(p - p0);
+  }
   Tensor out;
-  for (const auto& [xi, yi, w] : {std::make_tuple(x0, y0, wx0 * wy0), std::make_tuple(x1, y0, wx1 * wy0),
-                                  std::make_tuple(x0, y1, wx0 * wy1), std::make_tuple(x1, y1, wx1 * wy1)}) {
-    const auto [v, inside] = at(xi, yi);
-    const Tensor term = where(inside, v * w.unsqueeze(1), 0.0);
+  for (int64_t corner = 0; corner < (int64_t{1} << k); ++corner) {
+    std::vector<Tensor> at;
+    Tensor w;
+    for (int64_t d = k; d-- > 0;) {  // x first in the weight's product
+      const bool hi = (corner >> (k - 1 - d)) & 1;
+      const Tensor wd = hi ? w_hi[static_cast<size_t>(d)] : w_lo[static_cast<size_t>(d)];
+      w = w.defined() ? w * wd : wd;
+    }
+    for (int64_t d = 0; d < k; ++d) {
+      const bool hi = (corner >> (k - 1 - d)) & 1;
+      at.push_back(hi ? lo[static_cast<size_t>(d)] + 1 : lo[static_cast<size_t>(d)]);
+    }
+    const Tensor term = read(at) * w.unsqueeze(1);
     out = out.defined() ? out + term : term;
   }
   return out;
@@ -364,13 +437,13 @@ constexpr std::string_view kPadding[] = {"zeros", "border", "reflection"};
 
 }  // namespace
 
-// 4-D inputs record the grid_sampler_2d node (modes numbered as ATen numbers them); the rest
-// is checked (and refused) by the implementation itself.
+// 4-D inputs record the grid_sampler_2d node (modes numbered as ATen numbers them); 5-D ones
+// (Core ATen has no grid_sampler_3d) and bad arguments go to the implementation itself.
 Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode, std::string_view padding_mode,
                    std::optional<bool> align_corners) {
   const auto* m = std::find(std::begin(kInterpolation), std::end(kInterpolation), mode);
   const auto* p = std::find(std::begin(kPadding), std::end(kPadding), padding_mode);
-  if (input.dim() != 4 || m == std::end(kInterpolation) || p == std::end(kPadding) || mode == "bicubic")
+  if (input.dim() != 4 || m == std::end(kInterpolation) || p == std::end(kPadding))
     return grid_sample_impl(input, grid, mode, padding_mode, align_corners);
   return dispatch1(ir::OpKind::grid_sampler_2d, {input, grid},
                    {static_cast<int64_t>(m - std::begin(kInterpolation)), static_cast<int64_t>(p - std::begin(kPadding)),
@@ -381,9 +454,9 @@ namespace decomp {
 
 std::vector<Tensor> grid_sampler_2d(const DecompArgs& a) {
   const int64_t m = a.attr<int64_t>("interpolation_mode"), p = a.attr<int64_t>("padding_mode");
-  if (m < 0 || m > 1 || p < 0 || p > 2)
-    fail("grid_sampler_2d", "interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {} and {}",
-         m, p);
+  if (m < 0 || m > 2 || p < 0 || p > 2)
+    fail("grid_sampler_2d", "interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic) and padding_mode 0, 1 or 2, "
+         "got {} and {}", m, p);
   return {grid_sample_impl(a.in(0), a.in(1), kInterpolation[m], kPadding[p], a.attr<bool>("align_corners"))};
 }
 

@@ -47,10 +47,10 @@ Tensor replication_pad1d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad2d(const Tensor& self, IntArrayRef padding);
 Tensor replication_pad3d(const Tensor& self, IntArrayRef padding);
 
-// Samples input [N, C, H, W] at grid [N, H_out, W_out, 2] (x, y in [-1, 1]): mode "bilinear"
-// or "nearest", padding_mode "zeros", "border" or "reflection", as
-// torch.nn.functional.grid_sample. Each corner is a gather from the flattened planes. 5-D
-// (volumetric) inputs and the bicubic mode are not supported yet and raise.
+// Samples input [N, C, H, W] at grid [N, H_out, W_out, 2] (x, y in [-1, 1]), or [N, C, D, H, W]
+// at [N, D_out, H_out, W_out, 3] (x, y, z): mode "bilinear" (trilinear for 5-D), "nearest" or
+// "bicubic" (tricubic for 5-D), padding_mode "zeros", "border" or "reflection", as
+// torch.nn.functional.grid_sample. Each tap is a gather from the flattened planes.
 Tensor grid_sample(const Tensor& input, const Tensor& grid, std::string_view mode = "bilinear",
                    std::string_view padding_mode = "zeros", std::optional<bool> align_corners = std::nullopt);
 

@@ -185,14 +185,18 @@ void add_conv(std::vector<OpEntry>& db) {
 
   // ---- grid_sample ----
   const Tensor grid = seq({2, 3, 4, 2}, kFloat, -1.3, 0.11);
-  for (const char* mode : {"bilinear", "nearest"}) {
+  const Tensor grid3 = seq({2, 2, 3, 4, 3}, kFloat, -1.3, 0.02);  // [N, D_out, H_out, W_out, (x, y, z)]
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
     for (const char* pad : {"zeros", "border", "reflection"}) {
       for (bool align : {false, true}) {
         const std::string m = mode, p = pad;
-        conv(std::string("grid_sample:") + m + "_" + p + (align ? "_align" : ""),
-             "grid_sample(a0, a1, mode='" + m + "', padding_mode='" + p + "', align_corners=" + (align ? "True" : "False") + ")",
-             one([m, p, align](const std::vector<Tensor>& in) { return grid_sample(in[0], in[1], m, p, align); }),
+        const std::string args = "mode='" + m + "', padding_mode='" + p + "', align_corners=" + (align ? "True" : "False") + ")";
+        const Fn f = one([m, p, align](const std::vector<Tensor>& in) { return grid_sample(in[0], in[1], m, p, align); });
+        conv(std::string("grid_sample:") + m + "_" + p + (align ? "_align" : ""), "grid_sample(a0, a1, " + args, f,
              {{wave({2, 3, 4, 5}), grid}, {wave({2, 3, 5, 4}, kDouble).transpose(2, 3), grid.to(kDouble)}});
+        // Volumetric: trilinear, nearest and tricubic.
+        conv(std::string("grid_sample3d:") + m + "_" + p + (align ? "_align" : ""), "grid_sample(a0, a1, " + args, f,
+             {{wave({2, 3, 3, 4, 5}), grid3}, {wave({2, 3, 5, 4, 3}, kDouble).permute({0, 1, 4, 3, 2}), grid3.to(kDouble)}});
       }
     }
   }
