@@ -51,8 +51,10 @@ TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs) {
     fail(name, "Expected {}-dimensional input for {}-dimensional weight {}, but got {}-dimensional input of size {} instead",
          w.rank(), w.rank(), sizes_str(w), x.rank(), sizes_str(x));
   check_same_dtype(op, x, w);
-  if (!is_floating_point(x.dtype))
-    fail(name, "\"slow_conv2d_cpu\" not implemented for '{}'", c10_type_name(x.dtype));
+  // PyTorch's CPU convolves every integer dtype but bool; transposed, only int64.
+  if (x.dtype == ScalarType::Bool || (transposed && !is_floating_point(x.dtype) && x.dtype != ScalarType::Int64))
+    fail(name, "\"{}\" not implemented for '{}'", transposed ? "slow_conv_transpose2d_out_cpu" : "slow_conv2d_cpu",
+         c10_type_name(x.dtype));
   const size_t spatial = static_cast<size_t>(x.rank() - 2);
   for (const auto* list : {&stride, &padding, &dilation, &output_padding})
     if (list->size() != spatial)

@@ -9,9 +9,12 @@
 // includes. Primitives are cached by everything that shapes them (dims, strides, dtype and
 // attributes), so a warm call only executes. oneDNN has no f64 convolution: f64 runs the
 // textbook im2col (col2im for a transposed convolution) around cblas_dgemm, batch by batch
-// and group by group. Integer and bool convolutions are rejected by the shape function, as
-// PyTorch's CPU kernels do.
+// and group by group. Integer convolutions (which no library here computes) run the direct
+// loops of runtime/conv_loops.h, the interpreter's own, in wrapping integer arithmetic as
+// PyTorch's; bool ones are rejected by the shape function, as PyTorch's CPU kernels do.
 #include "runtime/extern_kernels.h"
+
+#include "runtime/conv_loops.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -280,6 +283,26 @@ void dgemm_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias, const Te
   if (!yc.is_same(y)) Tensor(y).copy_(yc);
 }
 
+// Integer dtypes: the direct loops over contiguous operands, into y (through a contiguous
+// buffer when y is strided).
+void integer_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias0, const Tensor& y, const ir::AttrList& attrs) {
+  const Tensor x = x0.contiguous(), w = w0.contiguous();
+  const Tensor bias = bias0 ? bias0->contiguous() : Tensor();
+  std::vector<int64_t> out_sizes;
+  const ConvParams p = conv_params(x.sizes().vec(), w.sizes().vec(), attrs, &out_sizes);
+  Tensor yc = y.is_contiguous() ? y : empty(y.sizes(), TensorOptions(y.dtype()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      conv_loops<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
+                    bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr, static_cast<T*>(yc.data_ptr()));
+    } else {
+      internal_fail("integer_conv: {}", dtype_name(x.dtype()));
+    }
+  });
+  if (!yc.is_same(y)) Tensor(y).copy_(yc);
+}
+
 // The bias [C] shaped to add over an output of rank `rank` ([C, 1, ...]).
 Tensor channel_bias(const Tensor& bias, int64_t rank) {
   std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
@@ -304,6 +327,7 @@ void extern_conv(ir::OpKind, const std::vector<Tensor>& ins, const ir::AttrList&
   }
   const ScalarType dt = x.dtype();
   if (dt == kDouble) return dgemm_conv(x, w, bias, y, a);
+  if (is_integral(dt, /*include_bool=*/false)) return integer_conv(x, w, bias, y, attrs);
   if (dt != kFloat) {  // f16 / bf16: compute in f32, round once
     Tensor b32 = bias ? bias->to(kFloat) : Tensor();
     Tensor y32 = empty(y.sizes(), TensorOptions(kFloat));

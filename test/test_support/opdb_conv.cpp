@@ -4,8 +4,8 @@
 // Inputs are sine waves (values in [-1, 1] without ties, so a max pool's index is unique)
 // over batched and unbatched, strided, zero-batch, f64, f16 and bf16 samples; the error rows
 // are arguments PyTorch rejects (wrong channel counts, mixed dtypes, windows larger than the
-// padded input). PyTorch's CPU also convolves integer tensors; kiln rejects them (a known
-// difference, docs/decisions.md), so no integer convolution sample is here.
+// padded input). Integer convolutions wrap in their dtype, as PyTorch's CPU computes them
+// (int8 products that overflow are sampled); transposed ones exist for int64 only.
 #include "test_support/opdb.h"
 
 #include <limits>
@@ -61,6 +61,24 @@ void add_conv(std::vector<OpEntry>& db) {
        one([](const std::vector<Tensor>& in) { return conv3d(in[0], in[1], in[2], 1, {0, 1, 1}, {1, 1, 2}); }),
        {{wave({2, 2, 3, 4, 5}), wave({3, 2, 2, 3, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
         {wave({1, 2, 3, 4, 5}, kDouble), wave({3, 2, 2, 3, 2}, kDouble, 1.0), wave({3}, kDouble, 2.0)}});
+
+  // ---- integer dtypes (wrapping sums; bool raises) ----
+  const Tensor big8 = ints({1, 2, 4, 4}, 90).to(kChar);  // 90..121: every sum wraps
+  conv("conv2d:integer", "conv2d(a0, a1, a2, stride=(1, 2), padding=1, groups=2)",
+       one([](const std::vector<Tensor>& in) { return conv2d(in[0], in[1], in[2], {1, 2}, 1, 1, 2); }),
+       {{ints({2, 4, 5, 6}), ints({6, 2, 3, 2}, -5), ints({6}, 7)},
+        {ints({2, 4, 6, 5}).transpose(2, 3).to(kInt), ints({6, 2, 3, 2}, -5).to(kInt), ints({6}, 7).to(kInt)},
+        {ints({1, 4, 5, 6}).to(kShort), ints({6, 2, 3, 2}, -5).to(kShort), ints({6}).to(kShort)},
+        {ints({1, 4, 5, 6}, 0).to(kByte), ints({6, 2, 3, 2}, 0).to(kByte), ints({6}, 0).to(kByte)},
+        {ints({1, 4, 3, 3}, 80).to(kChar), ints({6, 2, 3, 2}, 20).to(kChar), ints({6}, 50).to(kChar)},
+        {ints({1, 4, 5, 6}).to(kBool), ints({6, 2, 3, 2}).to(kBool), ints({6}).to(kBool)}});  // bool: raises
+  conv("conv3d:integer", "conv3d(a0, a1, None, padding=1)",
+       one([](const std::vector<Tensor>& in) { return conv3d(in[0], in[1], std::nullopt, 1, 1); }),
+       {{ints({1, 2, 3, 4, 4}), ints({3, 2, 2, 2, 2}, -4)}, {big8.unsqueeze(2), ints({3, 2, 1, 3, 3}, 30).to(kChar)}});
+  conv("conv_transpose2d:integer", "conv_transpose2d(a0, a1, a2, stride=2, padding=1, output_padding=1)",
+       one([](const std::vector<Tensor>& in) { return conv_transpose2d(in[0], in[1], in[2], 2, 1, 1); }),
+       {{ints({2, 2, 3, 4}), ints({2, 3, 3, 2}, -6), ints({3}, 4)},
+        {ints({2, 2, 3, 4}).to(kInt), ints({2, 3, 3, 2}, -6).to(kInt), ints({3}, 4).to(kInt)}});  // int32: raises
 
   // ---- transposed ----
   conv("conv_transpose2d", "conv_transpose2d(a0, a1, a2, stride=2, padding=1, output_padding=1, groups=2, dilation=(1, 2))",
