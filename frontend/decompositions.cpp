@@ -95,6 +95,8 @@ Builtin composite_decomposition(ir::DecomposableOp op) {
     case ir::DecomposableOp::index: return KILN_DECOMP_N(index);
     case ir::DecomposableOp::index_put: return KILN_DECOMP_N(index_put);
     case ir::DecomposableOp::embedding_bag: return KILN_DECOMP_N(embedding_bag);
+    case ir::DecomposableOp::upsample_nearest2d: return KILN_DECOMP_N(upsample_nearest2d);
+    case ir::DecomposableOp::upsample_bilinear2d: return KILN_DECOMP_N(upsample_bilinear2d);
   }
   return nullptr;
 }

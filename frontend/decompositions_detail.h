@@ -92,6 +92,8 @@ std::vector<Tensor> native_dropout(const DecompArgs& a);
 std::vector<Tensor> index(const DecompArgs& a);
 std::vector<Tensor> index_put(const DecompArgs& a);
 std::vector<Tensor> embedding_bag(const DecompArgs& a);
+std::vector<Tensor> upsample_nearest2d(const DecompArgs& a);
+std::vector<Tensor> upsample_bilinear2d(const DecompArgs& a);
 
 // frontend/decompositions_pointwise.cpp
 Tensor lerp(const DecompArgs& a);

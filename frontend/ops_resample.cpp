@@ -3,10 +3,12 @@
 //
 // Resampling is separable: each spatial dim is resampled on its own, the last dim first, which
 // for bilinear gives PyTorch's h0 * (w0 * x00 + w1 * x01) + h1 * (...) term for term. Per dim
-// the source positions are integers computed here, in C++, from the static sizes: nearest
-// takes one source row (an expand of views when the size grows by an integer factor, else an
-// index_select), linear takes two (index_select) weighted by constant lambdas in the compute
-// dtype. Only the two neighbours enter a value, so an inf or NaN stays where PyTorch has it.
+// the source positions are computed in the graph from iotas, with PyTorch's formulas in its
+// compute dtype (a decomposition records no eager constants): nearest takes one source row
+// (an expand of views when the size grows by an integer factor, decided from the static
+// sizes, else an index_select), linear takes two (index_select) weighted by lambdas. Only the
+// two neighbours enter a value, so an inf or NaN stays where PyTorch has it. upsample_nearest2d
+// and upsample_bilinear2d are Core nodes whose decomposition is this resampling.
 // Padding by mode is a cat of slices: reflect's mirrored rows one by one, replicate's edge row
 // expanded, circular's opposite end.
 #include "frontend/ops_resample.h"
@@ -66,39 +68,19 @@ std::vector<int64_t> nearest_sources(int64_t in, int64_t out, std::optional<doub
   return src;
 }
 
-struct LinearSources {
-  std::vector<int64_t> i0, i1;
-  std::vector<double> l0, l1;  // rounded to the compute dtype
-};
-
-template <typename T> LinearSources linear_sources_as(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
-  LinearSources r;
-  const T s = static_cast<T>(source_scale(in, out, align_corners, scale));
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t i0 = o, i1 = o;
-    T l1 = 0;
-    if (out != in) {
-      const T real = align_corners ? s * static_cast<T>(o) : std::max(s * (static_cast<T>(o) + T(0.5)) - T(0.5), T(0));
-      i0 = std::min(static_cast<int64_t>(real), in - 1);
-      l1 = std::min(std::max(real - static_cast<T>(i0), T(0)), T(1));
-      i1 = i0 + (i0 < in - 1 ? 1 : 0);
-    }
-    r.i0.push_back(i0);
-    r.i1.push_back(i1);
-    r.l0.push_back(static_cast<double>(T(1) - l1));
-    r.l1.push_back(static_cast<double>(l1));
-  }
-  return r;
-}
-
 // ---- one dim -------------------------------------------------------------------------------------
 
-Tensor index_tensor(const std::vector<int64_t>& idx, Device device) {
-  return tensor(idx, {static_cast<int64_t>(idx.size())}, TensorOptions(ScalarType::Int64).device(device));
+// Positions 0..n-1 of dim d of a rank-`rank` tensor, shaped to broadcast along it.
+Tensor positions_along(int64_t n, int64_t d, int64_t rank, ScalarType dtype, Device device) {
+  std::vector<Expr> shape(static_cast<size_t>(rank), Expr(1));
+  shape[static_cast<size_t>(d)] = Expr(n);
+  return sym_reshape(sym_iota(Expr(n), dtype, device), shape);
 }
 
-// `x` with dim d taken from rows `src` (nearest).
-Tensor take_rows(const Tensor& x, int64_t d, const std::vector<int64_t>& src, int64_t in) {
+// `x` with dim d taken from rows `src` (nearest). The rows are known here (static sizes),
+// which picks the form; the general one computes them in the graph, as PyTorch does in f32:
+// min(floor(o * scale), in - 1).
+Tensor take_rows(const Tensor& x, int64_t d, const std::vector<int64_t>& src, int64_t in, std::optional<double> scale) {
   const int64_t out = static_cast<int64_t>(src.size());
   bool identity = out == in, repeat = out % in == 0;
   for (int64_t o = 0; o < out; ++o) {
@@ -111,18 +93,30 @@ Tensor take_rows(const Tensor& x, int64_t d, const std::vector<int64_t>& src, in
     merged[static_cast<size_t>(d)] = Expr(out);
     return sym_reshape(expand_dim(x.unsqueeze(d + 1), d + 1, out / in), merged);
   }
-  return x.index_select(d, index_tensor(src, x.device()));
+  const float s = static_cast<float>(source_scale(in, out, false, scale));
+  const Tensor o = sym_iota(Expr(out), ScalarType::Float, x.device());
+  const Tensor rows = clamp_max(floor(o * Scalar(static_cast<double>(s))).to(ScalarType::Int64), Scalar(in - 1));
+  return x.index_select(d, rows);
 }
 
-// `x` (in the compute dtype) with dim d linearly resampled.
+// `x` (in the compute dtype T) with dim d linearly resampled: PyTorch's source index i0, its
+// neighbour i1 and the weights l0, l1, computed in the graph in T as its CPU kernels compute
+// them (UpSample.h: area_pixel_compute_source_index, guard_index_and_lambda).
 Tensor blend_rows(const Tensor& x, int64_t d, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
-  const LinearSources s = x.dtype() == ScalarType::Double ? linear_sources_as<double>(in, out, align_corners, scale)
-                                                          : linear_sources_as<float>(in, out, align_corners, scale);
-  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
-  shape[static_cast<size_t>(d)] = out;
-  const TensorOptions opts = TensorOptions(x.dtype()).device(x.device());
-  const Tensor l0 = tensor(s.l0, shape, opts), l1 = tensor(s.l1, shape, opts);
-  return x.index_select(d, index_tensor(s.i0, x.device())) * l0 + x.index_select(d, index_tensor(s.i1, x.device())) * l1;
+  const ScalarType T = x.dtype();
+  const Tensor o = positions_along(out, d, x.dim(), T, x.device());
+  const double s = T == ScalarType::Double ? source_scale(in, out, align_corners, scale)
+                                           : static_cast<double>(static_cast<float>(source_scale(in, out, align_corners, scale)));
+  Tensor i0 = o.to(ScalarType::Int64), i1 = i0, l1 = zeros_like(o);
+  if (out != in) {
+    const Tensor real = align_corners ? o * Scalar(s) : clamp_min((o + Scalar(0.5)) * Scalar(s) - Scalar(0.5), Scalar(0.0));
+    i0 = clamp_max(real.to(ScalarType::Int64), Scalar(in - 1));
+    l1 = clamp(real - i0.to(T), Scalar(0.0), Scalar(1.0));
+    i1 = where(lt(i0, in - 1), i0 + 1, i0);
+  }
+  const Tensor l0 = 1 - l1;
+  auto rows = [&](const Tensor& i) { return x.index_select(d, sym_reshape(i, {Expr(out)})); };
+  return rows(i0) * l0 + rows(i1) * l1;
 }
 
 struct Plan {
@@ -140,7 +134,7 @@ Tensor resample(const Tensor& input, const Plan& p, bool linear, bool align_corn
   for (size_t i = p.in.size(); i-- > 0;) {
     const int64_t d = first + static_cast<int64_t>(i);
     x = linear ? blend_rows(x, d, p.in[i], p.out[i], align_corners, p.scales[i])
-               : take_rows(x, d, nearest_sources(p.in[i], p.out[i], p.scales[i]), p.in[i]);
+               : take_rows(x, d, nearest_sources(p.in[i], p.out[i], p.scales[i]), p.in[i], p.scales[i]);
   }
   return linear ? x.to(input.dtype()) : (x.is_same(input) ? input.clone() : x);
 }
@@ -207,28 +201,53 @@ Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size
     if (k == 2) return adaptive_avg_pool2d(input, p.out);
     return adaptive_avg_pool3d(input, p.out);
   }
+  // 4-D nearest and bilinear record their Core nodes, as PyTorch's interpolate calls them.
+  if (k == 2 && mode == "nearest")
+    return upsample_nearest2d(input, p.out, p.scales[0], p.scales[1]);
+  if (k == 2 && mode == "bilinear")
+    return upsample_bilinear2d(input, p.out, align_corners.value_or(false), p.scales[0], p.scales[1]);
   return resample(input, p, linear, align_corners.value_or(false));
 }
 
+// The upsample nodes: scales are attributes, 0 for none (as PyTorch, a scale <= 0 is unused).
 Tensor upsample_nearest2d(const Tensor& input, IntArrayRef output_size, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  const std::string_view op = "upsample_nearest2d";
-  if (input.dim() != 4) fail(op, "Non-empty 4D data tensor expected but got a tensor with sizes {}", shape_str(input.sizes()));
-  if (output_size.size() != 2) fail(op, "It is expected output_size equals to 2, but got size {}", output_size.size());
-  Plan p{spatial_sizes(input, 2), output_size.vec(), {scales_h, scales_w}};
-  check_sizes(op, p);
-  return resample(input, p, false, false);
+  return dispatch1(ir::OpKind::upsample_nearest2d, {input},
+                   {output_size.vec(), scales_h.value_or(0.0), scales_w.value_or(0.0)});
 }
 
 Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool align_corners,
                            std::optional<double> scales_h, std::optional<double> scales_w) {
-  const std::string_view op = "upsample_bilinear2d";
+  return dispatch1(ir::OpKind::upsample_bilinear2d, {input},
+                   {output_size.vec(), align_corners, scales_h.value_or(0.0), scales_w.value_or(0.0)});
+}
+
+namespace {
+
+Tensor upsample2d(std::string_view op, const decomp::DecompArgs& a, bool linear, bool align_corners) {
+  const Tensor& input = a.in(0);
+  const std::vector<int64_t>& output_size = a.attr<std::vector<int64_t>>("output_size");
   if (input.dim() != 4) fail(op, "Non-empty 4D data tensor expected but got a tensor with sizes {}", shape_str(input.sizes()));
   if (output_size.size() != 2) fail(op, "It is expected output_size equals to 2, but got size {}", output_size.size());
-  Plan p{spatial_sizes(input, 2), output_size.vec(), {scales_h, scales_w}};
+  auto scale = [&](std::string_view name) -> std::optional<double> {
+    const double v = a.attr<double>(name);
+    return v > 0 ? std::optional<double>(v) : std::nullopt;
+  };
+  Plan p{spatial_sizes(input, 2), output_size, {scale("scales_h"), scale("scales_w")}};
   check_sizes(op, p);
-  return resample(input, p, true, align_corners);
+  return resample(input, p, linear, align_corners);
 }
+
+}  // namespace
+
+namespace decomp {
+
+std::vector<Tensor> upsample_nearest2d(const DecompArgs& a) { return {upsample2d("upsample_nearest2d", a, false, false)}; }
+std::vector<Tensor> upsample_bilinear2d(const DecompArgs& a) {
+  return {upsample2d("upsample_bilinear2d", a, true, a.attr<bool>("align_corners"))};
+}
+
+}  // namespace decomp
 
 Tensor pad_by_mode(const Tensor& self, IntArrayRef pad, std::string_view mode) {
   const std::string_view op = "pad";

@@ -293,6 +293,8 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
     case DecomposableOp::index:
     case DecomposableOp::index_put:
     case DecomposableOp::embedding_bag:
+    case DecomposableOp::upsample_nearest2d:
+    case DecomposableOp::upsample_bilinear2d:
       break;  // shaped by their decomposition (infer_types never asks)
   }
   internal_fail("infer_composite: unhandled op {}", op_name(op));

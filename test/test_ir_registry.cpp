@@ -168,6 +168,8 @@ Sample sample_for(const ir::OpInfo& info) {
         case ir::DecomposableOp::index_put: return {{f32({2, 3}), f32({2, 2}), i64({2, 0}, {2})}, {v64{1}, true}};
         case ir::DecomposableOp::embedding_bag:
           return {{f32({4, 3}), i64({3, 0, 1, 3}, {4}), i64({0, 1}, {2})}, {int64_t{1}, false, int64_t{-1}}};
+        case ir::DecomposableOp::upsample_nearest2d: return {{f32({1, 2, 2, 3})}, {v64{3, 5}, 0.0, 0.0}};
+        case ir::DecomposableOp::upsample_bilinear2d: return {{f32({1, 2, 2, 3})}, {v64{3, 5}, true, 0.0, 0.0}};
       }
       break;
     case ir::OpFamily::Custom: break;  // none among the built-in ops
