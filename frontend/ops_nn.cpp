@@ -138,9 +138,9 @@ namespace decomp {
 std::vector<Tensor> native_dropout(const DecompArgs& a) {
   const Tensor& input = a.in(0);
   const double p = a.attr<double>("p");
-  if (!a.attr<bool>("train")) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
+  // Nothing dropped (evaluation or p = 0): a copy and an all-true mask.
+  if (!a.attr<bool>("train") || p == 0) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
   if (p == 1) return {input * 0, zeros_like(input, TensorOptions(ScalarType::Bool))};  // inf and NaN stay NaN
-  if (p == 0) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
   const ScalarType acc = compute_dtype_of(input.dtype());
   const Tensor u = dispatch1(OpKind::uniform, {},
                              {sym_sizes(input), 0.0, 1.0, a.attr<int64_t>("seed"), a.attr<int64_t>("offset"), acc,
