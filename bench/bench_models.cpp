@@ -9,6 +9,8 @@
 //     linear, scaled_dot_product_attention, projection) and MLP (768 -> 3072, gelu -> 768) with
 //     residuals; the limit is its matrix products alone (the four linears as mm and the two
 //     attention products as bmm, OpenBLAS as kiln calls it).
+//   attention [8, 12, 512, 64], causal: scaled_dot_product_attention alone; the limit is its
+//     two products as bmm.
 // Each figure is the median of --runs calls (default 5) after one warm-up call.
 #include "bench/bench_median.h"
 #include "frontend/kiln.h"
@@ -92,6 +94,26 @@ void transformer_block() {
   row("transformer block [8, 512, 768], 12 heads", eager_ms, compiled_ms, mm_ms, "its matmuls");
 }
 
+// Attention alone, as the transformer block calls it ([8, 12, 512, 64], causal): the limit is
+// its two products (q @ k^T and probabilities @ v as bmm, OpenBLAS as kiln calls it).
+void attention() {
+  const int64_t B = 8, H = 12, T = 512, E = 64;
+  const Tensor q = randn({B, H, T, E}), k = randn({B, H, T, E}), v = randn({B, H, T, E});
+  auto sdpa = [](const Tensor& a, const Tensor& b, const Tensor& c) {
+    return scaled_dot_product_attention(a, b, c, std::nullopt, 0.0, true);
+  };
+  auto compiled = compile(sdpa);
+  const double eager_ms = median_ms([&] { (void)sdpa(q, k, v); });
+  const double compiled_ms = median_ms([&] { (void)compiled(q, k, v); });
+  const Tensor qh = q.reshape({B * H, T, E}), kt = k.reshape({B * H, T, E}).transpose(1, 2).contiguous();
+  const Tensor vh = v.reshape({B * H, T, E}), p = rand({B * H, T, T});
+  const double mm_ms = median_ms([&] {
+    (void)bmm(qh, kt);
+    (void)bmm(p, vh);
+  });
+  row("attention [8, 12, 512, 64], causal", eager_ms, compiled_ms, mm_ms, "its two bmm");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,5 +124,6 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|\n");
   resnet_block();
   transformer_block();
+  attention();
   return 0;
 }
