@@ -90,6 +90,7 @@ Builtin composite_decomposition(ir::DecomposableOp op) {
     case ir::DecomposableOp::replication_pad3d: return KILN_DECOMP_N(replication_pad3d);
     case ir::DecomposableOp::cdist: return KILN_DECOMP_N(cdist);
     case ir::DecomposableOp::pdist: return KILN_DECOMP_N(pdist);
+    case ir::DecomposableOp::scaled_dot_product_attention: return KILN_DECOMP_N(scaled_dot_product_attention);
     case ir::DecomposableOp::native_batch_norm: return KILN_DECOMP_N(native_batch_norm);
     case ir::DecomposableOp::native_dropout: return KILN_DECOMP_N(native_dropout);
     case ir::DecomposableOp::index: return KILN_DECOMP_N(index);

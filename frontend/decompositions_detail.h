@@ -87,6 +87,7 @@ std::vector<Tensor> replication_pad2d(const DecompArgs& a);
 std::vector<Tensor> replication_pad3d(const DecompArgs& a);
 std::vector<Tensor> cdist(const DecompArgs& a);
 std::vector<Tensor> pdist(const DecompArgs& a);
+std::vector<Tensor> scaled_dot_product_attention(const DecompArgs& a);
 std::vector<Tensor> native_batch_norm(const DecompArgs& a);
 std::vector<Tensor> native_dropout(const DecompArgs& a);
 std::vector<Tensor> index(const DecompArgs& a);

@@ -1,8 +1,9 @@
 // kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
 //
-// Eagerly, a prim runs on the executor the runtime installs (runtime/eager.cpp), a composite
-// op runs its decomposition (run_composite_eager), whose ops dispatch one by one, and a
-// custom op runs its eager implementation.
+// Eagerly, a prim runs on the executor the runtime installs (runtime/eager.cpp), and so does a
+// Core op with the Extern trait (its library kernel); any other composite or core op runs
+// its decomposition (run_composite_eager), whose ops dispatch one by one, and a custom op
+// runs its eager implementation.
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
@@ -58,7 +59,8 @@ std::vector<Tensor> dispatch(OpCall call) {
         fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
              out.device.str());
   if (info.family == ir::OpFamily::Custom) return run_custom_op(call.op, call.inputs, call.attrs);
-  if (info.level != ir::OpLevel::Prim) return run_composite_eager(call);
+  // A Core op with the Extern trait has a library kernel of its own (the eager executor's).
+  if (info.level != ir::OpLevel::Prim && !info.has(ir::traits::Extern)) return run_composite_eager(call);
   if (!g_eager_executor) internal_fail("{}: no eager executor is installed (the runtime installs it at load)", name);
   return g_eager_executor(call.op, call.inputs, call.attrs);
 }

@@ -180,6 +180,33 @@ namespace decomp {
 std::vector<Tensor> pdist(const DecompArgs& a) { return {pdist_prims(a.in(0), a.attr<double>("p"))}; }
 }  // namespace decomp
 
+namespace {
+
+// The math path: softmax(q @ k^T * scale + mask) @ v, with PyTorch's rule that a masked row
+// seeing no key is zeros, and dropout on the probabilities.
+Tensor sdpa_math(const Tensor& query, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_mask,
+                 double dropout_p, bool is_causal, double s) {
+  Tensor scores = matmul(query, k.transpose(-2, -1)) * s;
+  std::optional<Tensor> allowed;  // bool [.., L, S]: which keys each query attends to
+  if (is_causal) {
+    const Tensor i = sym_iota(sym_size(query, -2), kLong, query.device()).unsqueeze(1);
+    const Tensor j = sym_iota(sym_size(k, -2), kLong, query.device()).unsqueeze(0);
+    allowed = le(j, i);
+  } else if (present(attn_mask)) {
+    if (attn_mask->dtype() == ScalarType::Bool) allowed = *attn_mask;
+    else scores = scores + *attn_mask;
+  }
+  if (allowed) scores = masked_fill(scores, logical_not(*allowed), -std::numeric_limits<double>::infinity());
+  Tensor probs = softmax(scores, -1);
+  // A row with every key masked (all -inf) would be NaN: PyTorch's math kernel gives zeros.
+  if (present(attn_mask))
+    probs = masked_fill(probs, all(eq(scores, -std::numeric_limits<double>::infinity()), -1, /*keepdim=*/true), 0);
+  if (dropout_p > 0) probs = dropout(probs, dropout_p, true);
+  return matmul(probs, v);
+}
+
+}  // namespace
+
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, bool enable_gqa) {
@@ -218,24 +245,19 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     v = share(value);
   }
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
-  Tensor scores = matmul(query, k.transpose(-2, -1)) * s;
-  std::optional<Tensor> allowed;  // bool [.., L, S]: which keys each query attends to
-  if (is_causal) {
-    const Tensor i = sym_iota(sym_size(query, -2), kLong, query.device()).unsqueeze(1);
-    const Tensor j = sym_iota(sym_size(k, -2), kLong, query.device()).unsqueeze(0);
-    allowed = le(j, i);
-  } else if (present(attn_mask)) {
-    if (attn_mask->dtype() == ScalarType::Bool) allowed = *attn_mask;
-    else scores = scores + *attn_mask;
-  }
-  if (allowed) scores = masked_fill(scores, logical_not(*allowed), -std::numeric_limits<double>::infinity());
-  Tensor probs = softmax(scores, -1);
-  // A row with every key masked (all -inf) would be NaN: PyTorch's math kernel gives zeros.
-  if (present(attn_mask))
-    probs = masked_fill(probs, all(eq(scores, -std::numeric_limits<double>::infinity()), -1, /*keepdim=*/true), 0);
-  if (dropout_p > 0) probs = dropout(probs, dropout_p, true);
-  return matmul(probs, v);
+  // Without dropout the op is recorded whole (the cpu backend fuses it; others decompose it).
+  if (dropout_p > 0) return sdpa_math(query, k, v, attn_mask, dropout_p, is_causal, s);
+  std::vector<Tensor> ins{query, k, v};
+  if (present(attn_mask)) ins.push_back(*attn_mask);
+  return dispatch1(ir::OpKind::scaled_dot_product_attention, std::move(ins), {is_causal, s});
 }
+
+namespace decomp {
+std::vector<Tensor> scaled_dot_product_attention(const DecompArgs& a) {
+  const std::optional<Tensor> mask = a.inputs.size() > 3 ? std::optional<Tensor>(a.in(3)) : std::nullopt;
+  return {sdpa_math(a.in(0), a.in(1), a.in(2), mask, 0.0, a.attr<bool>("is_causal"), a.attr<double>("scale"))};
+}
+}  // namespace decomp
 
 // ---- Tensor methods -------------------------------------------------------------------------------
 

@@ -288,6 +288,7 @@ TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs) {
     case DecomposableOp::replication_pad3d:
     case DecomposableOp::cdist:
     case DecomposableOp::pdist:
+    case DecomposableOp::scaled_dot_product_attention:
     case DecomposableOp::native_batch_norm:
     case DecomposableOp::native_dropout:
     case DecomposableOp::index:

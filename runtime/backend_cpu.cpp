@@ -54,9 +54,11 @@ class CpuBackend final : public Backend {
  public:
   const std::string& name() const override { return kCpu; }
   ir::OpLevel level() const override { return ir::OpLevel::Prim; }
+  // A user's lowering, or a Core op kiln runs whole as a library call (trait Extern).
   bool lowers(const ir::Node& n) const override {
     const Lowering* l = find_lowering(kCpu, n.op());
-    return l && l->call;
+    if (l && l->call) return true;
+    return n.info().level != ir::OpLevel::Prim && n.info().has(ir::traits::Extern) && builtin_extern(n.op());
   }
   bool runs_extern_lowerings() const override { return true; }
 

@@ -20,9 +20,11 @@ namespace kiln::rt {
 
 using BuiltinExtern = void (*)(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 
-// The library kernel of a prim, or null for prims that generated kernels compute.
+// The library kernel of a prim (or of a Core op with the Extern trait), or null for prims that
+// generated kernels compute.
 BuiltinExtern builtin_extern(ir::OpKind op);
-// Its name in plans and explain() ("blas", "onednn", "sort", "scan", "scatter", "random"), or "".
+// Its name in plans and explain() ("blas", "onednn", "sort", "scan", "index", "random",
+// "attention"), or "".
 std::string_view builtin_extern_name(ir::OpKind op);
 
 // mm/bmm through BLAS when the dtype and layout allow (f32/f64, unit stride in one of the last
@@ -42,5 +44,9 @@ void extern_scan(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrLi
 void extern_index(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // uniform, normal (runtime/extern_random.cpp): Philox draws (frontend/random.h) in parallel.
 void extern_random(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
+// scaled_dot_product_attention, a Core op the cpu runs whole (runtime/extern_attention.cpp):
+// per block of query rows, the scores by BLAS, the masked softmax in cache, the product with v
+// by BLAS; a causal block reads only the keys its rows can see. ins: q, k, v and the optional mask.
+void extern_attention(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 
 }  // namespace kiln::rt

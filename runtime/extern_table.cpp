@@ -1,5 +1,6 @@
 // kiln/runtime/extern_table.cpp — which library kernel computes each prim that no generated
-// kernel does (runtime/extern_kernels.h), switched on the op family with no default.
+// kernel does, and each Core op the cpu runs whole (runtime/extern_kernels.h), switched on
+// the op family with no default.
 #include "runtime/extern_kernels.h"
 
 namespace kiln::rt {
@@ -27,7 +28,9 @@ Library library_of(ir::OpKind op) {
     case ir::OpFamily::View:
     case ir::OpFamily::Shape:
     case ir::OpFamily::Factory:
-    case ir::OpFamily::Decomposable:
+    case ir::OpFamily::Decomposable:  // the Core ops the cpu runs whole (trait Extern)
+      if (op == ir::OpKind::scaled_dot_product_attention) return {&extern_attention, "attention"};
+      return {};
     case ir::OpFamily::Custom: return {};
   }
   return {};

@@ -365,5 +365,69 @@ TEST(CompiledSort, LibraryCallMatchesTheReference) {
   EXPECT_NE(e.find("extern argsort [sort]"), std::string::npos) << e;
 }
 
+
+// scaled_dot_product_attention runs whole as a library call (runtime/extern_attention.cpp):
+// blocks of query rows, scores by BLAS, the masked softmax in cache, the product with v by BLAS.
+// Compiled and eager it must agree with the interpreter, which runs the decomposition, across
+// row blocks, causal masks with L < S and L > S, bool and additive masks (broadcast, strided,
+// a row that sees no key), NaN and inf inputs, broadcast batch dims, strided operands, f64,
+// and f16/bf16 (computed in f32: compared with the f32 reference rounded once).
+TEST(CompiledAttention, LibraryCallMatchesTheReference) {
+  manual_seed(11);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CompileOptions ref;
+  ref.backend = "interpreter";
+  auto check = [&](const std::string& what, const Tensor& q, const Tensor& k, const Tensor& v,
+                   const std::optional<Tensor>& mask, bool causal, std::optional<double> scale, double tol) {
+    SCOPED_TRACE(what);
+    auto fn = [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+      return scaled_dot_product_attention(a, b, c, mask, 0.0, causal, scale);
+    };
+    const bool narrow = q.dtype() == kHalf || q.dtype() == kBFloat16;
+    // The reference in f32 for f16/bf16 inputs (the kernel's own precision), rounded once.
+    const Tensor want = narrow ? compile(fn, ref)(q.to(kFloat), k.to(kFloat), v.to(kFloat)).to(q.dtype())
+                               : compile(fn, ref)(q, k, v);
+    auto compiled = compile(fn);
+    for (const auto& [mode, got] : {std::pair<const char*, Tensor>{"compiled", compiled(q, k, v)},
+                                    std::pair<const char*, Tensor>{"eager", fn(q, k, v)}}) {
+      ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << mode;
+      ASSERT_EQ(got.dtype(), want.dtype()) << mode;
+      const std::vector<double> g = got.to(kDouble).contiguous().to_vector<double>();
+      const std::vector<double> w = want.to(kDouble).contiguous().to_vector<double>();
+      int bad = 0;
+      for (size_t i = 0; i < w.size() && bad < 5; ++i) {
+        const bool ok = std::isnan(w[i]) ? std::isnan(g[i]) : std::fabs(g[i] - w[i]) <= tol * (1 + std::fabs(w[i]));
+        if (!ok) ++bad;
+        EXPECT_TRUE(ok) << mode << " element " << i << ": got " << g[i] << ", want " << w[i];
+      }
+    }
+    const std::string e = compiled.explain(q, k, v);
+    EXPECT_NE(e.find("[attention]"), std::string::npos) << e;
+  };
+  const Tensor q = randn({2, 2, 300, 32}), k = randn({2, 2, 700, 32}), v = randn({2, 2, 700, 24});
+  check("several row blocks", q, k, v, std::nullopt, false, std::nullopt, 1e-5);
+  check("causal, L < S", q, k, v, std::nullopt, true, 0.2, 1e-5);
+  const Tensor ql = randn({1, 2, 500, 16}), kl = randn({1, 2, 200, 16}), vl = randn({1, 2, 200, 16});
+  check("causal, L > S", ql, kl, vl, std::nullopt, true, std::nullopt, 1e-5);
+  Tensor allowed = rand({300, 700}) > 0.3;
+  allowed.select(0, 5).fill_(false);  // row 5 sees no key: zeros
+  check("bool mask", q, k, v, allowed, false, std::nullopt, 1e-5);
+  Tensor add = randn({700});
+  add.slice(0, 0, 700, 7).fill_(-inf);
+  check("additive mask over keys", q, k, v, add, false, std::nullopt, 1e-5);
+  check("additive mask over queries (stride 0 along keys)", q, k, v, randn({300, 1}), false, std::nullopt, 1e-5);
+  Tensor qn = q.clone(), kn = k.clone();
+  qn.select(2, 7).fill_(nan);
+  kn.select(2, 9).fill_(inf);
+  check("NaN and inf", qn, kn, v, std::nullopt, false, std::nullopt, 1e-5);
+  check("broadcast batch dims", q, k.select(0, 1), v.slice(0, 0, 1), std::nullopt, false, std::nullopt, 1e-5);
+  check("strided operands", randn({2, 2, 32, 300}).transpose(-1, -2), randn({2, 2, 700, 64}).slice(-1, 0, 64, 2),
+        v.transpose(-1, -2).contiguous().transpose(-1, -2), std::nullopt, true, std::nullopt, 1e-5);
+  check("f64", q.to(kDouble), k.to(kDouble), v.to(kDouble), allowed, false, std::nullopt, 1e-12);
+  check("f16", q.to(kHalf), k.to(kHalf), v.to(kHalf), std::nullopt, true, std::nullopt, 2e-3);
+  check("bf16", q.to(kBFloat16), k.to(kBFloat16), v.to(kBFloat16), std::nullopt, false, std::nullopt, 1e-2);
+  check("no keys", randn({2, 4, 8}), randn({2, 0, 8}), randn({2, 0, 5}), std::nullopt, false, std::nullopt, 0);
+}
+
 }  // namespace
 }  // namespace kiln

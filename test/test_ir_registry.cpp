@@ -161,6 +161,8 @@ Sample sample_for(const ir::OpInfo& info) {
         case ir::DecomposableOp::replication_pad3d: return {{f32({1, 2, 3, 4, 4})}, {v64{1, 1, 0, 1, 1, 0}}};
         case ir::DecomposableOp::cdist: return {{f32({3, 4}), f32({2, 4})}, {2.0, int64_t{0}}};
         case ir::DecomposableOp::pdist: return {{f32({3, 4})}, {1.0}};
+        case ir::DecomposableOp::scaled_dot_product_attention:
+          return {{f32({2, 3, 4}), f32({2, 5, 4}), f32({2, 5, 6})}, {false, 0.5}};
         case ir::DecomposableOp::native_batch_norm:
           return {{f32({2, 3, 2}), f32({3}), f32({3}), f32({3}), f32({3})}, {true, 0.1, 1e-5}};
         case ir::DecomposableOp::native_dropout: return {{f32({2, 3})}, {0.5, true, int64_t{7}, int64_t{0}}};
