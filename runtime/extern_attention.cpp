@@ -61,19 +61,15 @@ void* libmvec_symbol(const char* name) {
   return lib ? dlsym(lib, name) : nullptr;
 }
 
-// Horizontal max / sum through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized at -O3).
-__attribute__((target("avx512f"))) float hmax16(__m512 v) {
-  alignas(64) float a[16];
-  _mm512_store_ps(a, v);
-  return *std::max_element(a, a + 16);
-}
-__attribute__((target("avx512f"))) float hsum16(__m512 v) {
-  alignas(64) float a[16];
-  _mm512_store_ps(a, v);
-  for (int w = 8; w >= 1; w /= 2)  // pairwise
+// Horizontal max / pairwise sum of W lanes stored to memory (GCC 12's _mm512_reduce_* trip
+// -Wuninitialized at -O3).
+template <int W> float lanes_max(const float* a) { return *std::max_element(a, a + W); }
+template <int W> float lanes_sum(float* a) {
+  for (int w = W / 2; w >= 1; w /= 2)
     for (int i = 0; i < w; ++i) a[i] = a[i] + a[i + w];
   return a[0];
 }
+
 __attribute__((target("avx512f"))) float prep_max_avx512(float* x, int64_t n, float scale, const float* add) {
   __m512 m = _mm512_set1_ps(kNegInf);
   const __m512 s = _mm512_set1_ps(scale);
@@ -84,7 +80,9 @@ __attribute__((target("avx512f"))) float prep_max_avx512(float* x, int64_t n, fl
     _mm512_mask_storeu_ps(x + j, k, v);
     m = _mm512_mask_max_ps(m, k, m, v);
   }
-  return hmax16(m);
+  alignas(64) float a[16];
+  _mm512_store_ps(a, m);
+  return lanes_max<16>(a);
 }
 __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, int64_t n, float mx) {
   using Exp = __m512 (*)(__m512);
@@ -98,7 +96,9 @@ __attribute__((target("avx512f"))) float exp_sum_avx512(float* x, int64_t n, flo
     _mm512_mask_storeu_ps(x + j, k, e);
     sum = _mm512_mask_add_ps(sum, k, sum, e);
   }
-  return hsum16(sum);
+  alignas(64) float a[16];
+  _mm512_store_ps(a, sum);
+  return lanes_sum<16>(a);
 }
 __attribute__((target("avx512f"))) void divide_avx512(float* x, int64_t n, float d) {
   const __m512 v = _mm512_set1_ps(d);
@@ -113,16 +113,6 @@ __attribute__((target("avx2"))) __m256i tail_mask8(int64_t left) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(left, 8))), lane);
 }
-__attribute__((target("avx2"))) float hmax8(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return *std::max_element(a, a + 8);
-}
-__attribute__((target("avx2"))) float hsum8(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
 __attribute__((target("avx2"))) float prep_max_avx2(float* x, int64_t n, float scale, const float* add) {
   __m256 m = _mm256_set1_ps(kNegInf);
   const __m256 s = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(kNegInf);
@@ -133,7 +123,9 @@ __attribute__((target("avx2"))) float prep_max_avx2(float* x, int64_t n, float s
     _mm256_maskstore_ps(x + j, k, v);
     m = _mm256_max_ps(m, _mm256_blendv_ps(ninf, v, _mm256_castsi256_ps(k)));
   }
-  return hmax8(m);
+  alignas(32) float a[8];
+  _mm256_store_ps(a, m);
+  return lanes_max<8>(a);
 }
 __attribute__((target("avx2"))) float exp_sum_avx2(float* x, int64_t n, float mx) {
   using Exp = __m256 (*)(__m256);
@@ -147,7 +139,9 @@ __attribute__((target("avx2"))) float exp_sum_avx2(float* x, int64_t n, float mx
     _mm256_maskstore_ps(x + j, k, e);
     sum = _mm256_add_ps(sum, _mm256_blendv_ps(zero, e, _mm256_castsi256_ps(k)));
   }
-  return hsum8(sum);
+  alignas(32) float a[8];
+  _mm256_store_ps(a, sum);
+  return lanes_sum<8>(a);
 }
 __attribute__((target("avx2"))) void divide_avx2(float* x, int64_t n, float d) {
   const __m256 v = _mm256_set1_ps(d);
