@@ -254,7 +254,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 
 namespace decomp {
 std::vector<Tensor> scaled_dot_product_attention(const DecompArgs& a) {
-  const std::optional<Tensor> mask = a.inputs.size() > 3 ? std::optional<Tensor>(a.in(3)) : std::nullopt;
+  const std::optional<Tensor> mask = a.opt(3) ? std::optional<Tensor>(*a.opt(3)) : std::nullopt;
   return {sdpa_math(a.in(0), a.in(1), a.in(2), mask, 0.0, a.attr<bool>("is_causal"), a.attr<double>("scale"))};
 }
 }  // namespace decomp
