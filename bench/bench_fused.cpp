@@ -7,17 +7,14 @@
 // rt::parallel_for, the same pool and thread count that kiln's generated kernels use.
 #include "bench/bench_fused.h"
 
+#include "runtime/blas_library.h"
 #include "runtime/thread_pool.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace kiln::bench {
 
@@ -156,17 +153,18 @@ float fused_cross_entropy(const float* logits, const int64_t* target, int64_t ro
 }
 
 void blas_matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c,
-              static_cast<int>(n));
+  rt::blas().sgemm(rt::BlasLibrary::kRowMajor, rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kNoTrans,
+                   static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
+                   static_cast<int>(n), 0.0f, c, static_cast<int>(n));
 }
 
 namespace {
 
 template <bool Relu>
 void linear_impl(const float* x, const float* w, const float* bias, float* out, int64_t m, int64_t n, int64_t k) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-              1.0f, x, static_cast<int>(k), w, static_cast<int>(k), 0.0f, out, static_cast<int>(n));
+  rt::blas().sgemm(rt::BlasLibrary::kRowMajor, rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kTrans, static_cast<int>(m),
+                   static_cast<int>(n), static_cast<int>(k), 1.0f, x, static_cast<int>(k), w, static_cast<int>(k), 0.0f, out,
+                   static_cast<int>(n));
   rt::parallel_for(m, row_grain(n), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* o = out + r * n;
@@ -194,7 +192,5 @@ void stream_copy(const float* src, float* dst, int64_t n) {
     std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin) * sizeof(float));
   });
 }
-
-void set_blas_threads(int threads) { openblas_set_num_threads(threads); }
 
 }  // namespace kiln::bench

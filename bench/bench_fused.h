@@ -40,7 +40,4 @@ void fused_linear_bias(const float* x, const float* w, const float* bias, float*
 // STREAM copy: dst = src, n floats, split over the pool's threads.
 void stream_copy(const float* src, float* dst, int64_t n);
 
-// Makes OpenBLAS use `threads` threads (the bench sets it to rt::num_threads()).
-void set_blas_threads(int threads);
-
 }  // namespace kiln::bench

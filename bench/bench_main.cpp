@@ -14,6 +14,7 @@
 #include "bench/bench_common.h"
 #include "bench/bench_fused.h"
 
+#include "runtime/blas_library.h"
 #include "runtime/thread_pool.h"
 
 #include <benchmark/benchmark.h>
@@ -173,7 +174,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
 
-  set_blas_threads(kiln::rt::num_threads());  // the cblas baseline uses kiln's thread count
+  // The cblas baseline and kiln's matmuls share one OpenBLAS, on kiln's thread count.
+  std::printf("OpenBLAS kernels: %s, %d threads\n", kiln::rt::blas().core.c_str(), kiln::rt::num_threads());
   register_stream_benchmark();
   register_workload_benchmarks();
   register_dynamic_benchmarks();

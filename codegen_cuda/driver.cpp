@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 
-#include "codegen_cuda/dl_symbol.h"
+#include "base/dl_symbol.h"
 
 #include <fmt/format.h>
 

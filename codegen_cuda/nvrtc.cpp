@@ -7,7 +7,7 @@
 // path and RTLD_GLOBAL. The handles stay open for the life of the process.
 #include "codegen_cuda/nvrtc.h"
 
-#include "codegen_cuda/dl_symbol.h"
+#include "base/dl_symbol.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

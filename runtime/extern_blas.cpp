@@ -2,7 +2,8 @@
 //
 // OpenBLAS was chosen over oneDNN because it is already a dependency, installs everywhere
 // Debian does, and measured within a few percent of oneDNN's SGEMM on this machine
-// (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads for both); bench/ reports the figure. Inputs with a
+// (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads for both); bench/ reports the figure. It is opened
+// at run time with the host's kernel set (runtime/blas_library.h). Inputs with a
 // unit stride in either of their last two dims are passed as they are (transposed where
 // needed); others are made contiguous first. f16 and bf16 are computed in f32 by BLAS and
 // rounded once (PyTorch's CPU kernels accumulate them in f32); integers, which BLAS has no
@@ -11,15 +12,11 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
+#include "runtime/blas_library.h"
 #include "runtime/thread_pool.h"
-
-#include <cblas.h>
 
 #include <climits>
 #include <cstring>
-#include <mutex>
-
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace kiln::rt {
 
@@ -28,7 +25,7 @@ namespace {
 // A matrix operand as BLAS wants it: base pointer, transposition and leading dimension.
 struct MatArg {
   const void* data;
-  CBLAS_TRANSPOSE trans;
+  int trans;  // BlasLibrary::kNoTrans or kTrans
   int64_t ld;
 };
 
@@ -40,14 +37,14 @@ bool as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs, const void* dat
   if (cols <= 1 || cs == 1) {  // row-major: rows are `ld` apart
     const int64_t ld = rows <= 1 ? need_rows : rs;
     if (ld >= need_rows && ld <= INT_MAX) {
-      out = {data, CblasNoTrans, ld};
+      out = {data, BlasLibrary::kNoTrans, ld};
       return true;
     }
   }
   if (rows <= 1 || rs == 1) {  // column-major: columns are `ld` apart
     const int64_t ld = cols <= 1 ? need_cols : cs;
     if (ld >= need_cols && ld <= INT_MAX) {
-      out = {data, CblasTrans, ld};
+      out = {data, BlasLibrary::kTrans, ld};
       return true;
     }
   }
@@ -70,11 +67,11 @@ MatArg blas_operand(Tensor& t, int r, int64_t rows, int64_t cols) {
 template <typename T>
 void gemm(int64_t M, int64_t N, int64_t K, const MatArg& a, const MatArg& b, T* c) {
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
+    blas().sgemm(BlasLibrary::kRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
                 static_cast<const float*>(a.data), static_cast<int>(a.ld), static_cast<const float*>(b.data),
                 static_cast<int>(b.ld), 0.0f, c, static_cast<int>(N));
   else
-    cblas_dgemm(CblasRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0,
+    blas().dgemm(BlasLibrary::kRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0,
                 static_cast<const double*>(a.data), static_cast<int>(a.ld), static_cast<const double*>(b.data),
                 static_cast<int>(b.ld), 0.0, c, static_cast<int>(N));
 }
@@ -113,8 +110,6 @@ template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor&
 bool blas_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& out) {
   const ScalarType dt = a.dtype();
   if ((dt != ScalarType::Float && dt != ScalarType::Double) || b.dtype() != dt || out.dtype() != dt) return false;
-  static std::once_flag threads_set;
-  std::call_once(threads_set, [] { openblas_set_num_threads(num_threads()); });
   const bool batched = op == ir::OpKind::bmm;
   if (dt == ScalarType::Float) run<float>(a, b, out, batched);
   else run<double>(a, b, out, batched);

@@ -14,6 +14,7 @@
 // PyTorch's; bool ones are rejected by the shape function, as PyTorch's CPU kernels do.
 #include "runtime/extern_kernels.h"
 
+#include "runtime/blas_library.h"
 #include "runtime/conv_loops.h"
 
 #include "base/error.h"
@@ -21,7 +22,6 @@
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 
-#include <cblas.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <fmt/format.h>
@@ -254,13 +254,13 @@ void dgemm_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias, const Te
             col[static_cast<size_t>(r * L + o)] = i < 0 ? 0.0 : xg[c * g.in_numel + i];
           }
         }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(c_big), static_cast<int>(L),
+        blas().dgemm(BlasLibrary::kRowMajor, BlasLibrary::kNoTrans, BlasLibrary::kNoTrans, static_cast<int>(c_big), static_cast<int>(L),
                     static_cast<int>(rows), 1.0, wg, static_cast<int>(rows), col.data(), static_cast<int>(L), 0.0,
                     yp + (n * ys[1] + gi * c_big) * L, static_cast<int>(L));
       } else {
         // col = W_g^T [rows, c_big] @ x[n, g] [c_big, L]; then scatter-add (col2im) into y.
         const double* xg = xp + (n * xs[1] + gi * c_big) * L;
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(L),
+        blas().dgemm(BlasLibrary::kRowMajor, BlasLibrary::kTrans, BlasLibrary::kNoTrans, static_cast<int>(rows), static_cast<int>(L),
                     static_cast<int>(c_big), 1.0, wg, static_cast<int>(rows), xg, static_cast<int>(L), 0.0, col.data(),
                     static_cast<int>(L));
         double* yg = yp + (n * ys[1] + gi * c_small) * g.in_numel;

@@ -12,7 +12,7 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config git ccache  # toolchain
   llvm-19-dev                                                  # CPU code generation (LLVM 19)
   libfmt-dev                                                   # formatting
-  libopenblas-dev                                              # matmul reference library
+  libopenblas-dev                                              # matmul library (opened at run time)
   libdnnl-dev ocl-icd-opencl-dev                               # oneDNN: the convolution kernel (its CMake config needs OpenCL)
   libhiredis-dev                                               # shared compile cache on Redis
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests and benchmarks

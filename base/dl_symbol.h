@@ -1,5 +1,5 @@
-// kiln/codegen_cuda/dl_symbol.h — binding a dlopen'ed library's entry points to typed function
-// pointers (the NVRTC and driver loaders): the first missing symbol is recorded in `error`.
+// kiln/base/dl_symbol.h — binding a dlopen'ed library's entry points to typed function
+// pointers (the NVRTC, driver and OpenBLAS loaders): the first missing symbol is recorded in `error`.
 #pragma once
 
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace kiln::cuda {
+namespace kiln {
 
 template <typename Fn> bool bind_symbol(void* lib, const char* library, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(dlsym(lib, name));
@@ -16,4 +16,4 @@ template <typename Fn> bool bind_symbol(void* lib, const char* library, const ch
   return fn != nullptr;
 }
 
-}  // namespace kiln::cuda
+}  // namespace kiln
