@@ -75,6 +75,8 @@ void mark_pure(llvm::Function* f) {
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args) {
   const MathEntry en = entry(fn);
   KILN_INTERNAL_ASSERT(static_cast<int>(args.size()) == en.arity);
+  if (en.arity == 1)
+    if (llvm::Value* own = emit_own_math(e, fn, args[0])) return own;
   llvm::Type* t = args[0]->getType();
   KILN_INTERNAL_ASSERT(t->isFloatTy() || t->isDoubleTy());
   const bool is_f32 = t->isFloatTy();

@@ -1,7 +1,9 @@
-// kiln/codegen_cpu/llvm_math.h — libm calls with vector variants, and IR helpers shared by the
-// scalar emitter's files (private to codegen_cpu).
+// kiln/codegen_cpu/llvm_math.h — math functions (kiln's own inline f32 code, else libm calls with
+// vector variants), and IR helpers shared by the scalar emitter's files (private to codegen_cpu).
 //
-// Transcendental functions are emitted as calls to the C library's scalar functions (expf,
+// f32 exp, exp2, expm1, log, log1p, tanh and erf are kiln's own straight-line IR
+// (llvm_vecmath.cpp, with its accuracy table in docs/compiler.md). Other transcendental
+// functions, and every f64 one, are emitted as calls to the C library's scalar functions (expf,
 // tanh, ...) declared `memory(none) nounwind willreturn`, each call site carrying a
 // `vector-function-abi-variant` attribute that names glibc's libmvec variants (SSE _ZGVb,
 // AVX2 _ZGVd and, when the host has AVX-512F, _ZGVe). The loop vectorizer then replaces the
@@ -31,8 +33,13 @@ enum class MathFn : uint8_t {
   pow, atan2, hypot,  // binary
 };
 
-// Emits fn(args...) for float or double arguments (the type of args[0]).
+// Emits fn(args...) for float or double arguments (the type of args[0]): kiln's own inline
+// code where emit_own_math has it, else a libm call with libmvec variants.
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args);
+
+// kiln's own branch-free f32 code for exp, exp2, expm1, log, log1p, tanh and erf
+// (llvm_vecmath.cpp), or null for other functions and types.
+llvm::Value* emit_own_math(ScalarEmitter& e, MathFn fn, llvm::Value* x);
 
 // erfinv as in runtime/interp_unary.cpp (rational first guess, Newton steps on erf / erfc).
 llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y);

@@ -39,8 +39,8 @@ TEST(BlasLibrary, SgemmAndDgemmComputeARowMajorProduct) {
   EXPECT_EQ(ct, c);
   const std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
   std::vector<double> cd(4);
-  l.dgemm(BlasLibrary::kRowMajor, BlasLibrary::kNoTrans, BlasLibrary::kNoTrans, 2, 2, 3, 1.0, ad.data(), 3, bd.data(), 2,
-          0.0, cd.data(), 2);
+  l.dgemm(BlasLibrary::kRowMajor, BlasLibrary::kNoTrans, BlasLibrary::kNoTrans, 2, 2, 3, 1.0, ad.data(), 3, bd.data(),
+          2, 0.0, cd.data(), 2);
   EXPECT_EQ(cd, (std::vector<double>{58, 64, 139, 154}));
 }
 
