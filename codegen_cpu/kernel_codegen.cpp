@@ -11,6 +11,7 @@
 // dim with one accumulator per tile point.
 #include "codegen_cpu/kernel_codegen.h"
 
+#include "codegen_cpu/llvm_math.h"
 #include "codegen_cpu/llvm_scalar.h"
 #include "codegen_cpu/module_cache.h"
 #include "base/error.h"
@@ -35,6 +36,13 @@ namespace {
 
 using ir::Expr;
 using ir::ExprKind;
+
+// On AVX-512 hosts, loops vectorize to 512 bits: LLVM's tuning for Intel server CPUs prefers
+// 256, which halves the throughput of compute-bound loops (inline math) and costs memory-bound
+// ones nothing.
+void set_vector_width(llvm::Function* f) {
+  if (detail::host_has("avx512f")) f->addFnAttr("prefer-vector-width", "512");
+}
 
 class KernelGen {
  public:
@@ -282,6 +290,7 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
                               llvm::Function::InternalLinkage, symbol + ".body", M_);
   F_->addFnAttr(llvm::Attribute::AlwaysInline);
   F_->addFnAttr(llvm::Attribute::NoUnwind);
+  set_vector_width(F_);
   for (size_t i = 0; i < k_.args.size(); ++i) {
     F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
     F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::getWithAlignment(C_, llvm::Align(element_size(k_.args[i].dtype))));
@@ -302,6 +311,7 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
       llvm::FunctionType::get(B_.getVoidTy(), {ptr, ptr, i64(), i64()}, false), llvm::Function::ExternalLinkage,
       symbol, M_);
   f->addFnAttr(llvm::Attribute::NoUnwind);
+  set_vector_width(f);
   B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
   std::vector<llvm::Value*> call_args;
   for (size_t i = 0; i < k_.args.size(); ++i)

@@ -57,11 +57,6 @@ MathEntry entry(MathFn fn) {
   internal_fail("emit_math: unknown function {}", static_cast<int>(fn));
 }
 
-bool host_has(const char* feature) {
-  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return features.lookup(feature);
-}
-
 void mark_pure(llvm::Function* f) {
   f->setDoesNotAccessMemory();
   f->setDoesNotThrow();
@@ -71,6 +66,11 @@ void mark_pure(llvm::Function* f) {
 }
 
 }  // namespace
+
+bool host_has(const char* feature) {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup(feature);
+}
 
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args) {
   const MathEntry en = entry(fn);
