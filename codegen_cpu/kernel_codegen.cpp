@@ -59,8 +59,9 @@ class KernelGen {
     return eb.CreateAlloca(t, n);
   }
 
-  // for (iv = lo; iv < hi; ++iv) body(iv)
-  void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body) {
+  // for (iv = lo; iv < hi; ++iv) body(iv); `interleave` > 0 asks the vectorizer for that many
+  // independent vector accumulators (llvm.loop.interleave.count).
+  void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body, unsigned interleave = 0) {
     llvm::BasicBlock* pre = B_.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(C_, "loop", F_);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(C_, "loop.exit", F_);
@@ -71,18 +72,29 @@ class KernelGen {
     body(iv);
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
-    B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
+    llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
+    if (interleave > 0) {
+      llvm::Metadata* count[] = {llvm::MDString::get(C_, "llvm.loop.interleave.count"),
+                                 llvm::ConstantAsMetadata::get(B_.getInt32(interleave))};
+      llvm::MDNode* md = llvm::MDNode::getDistinct(C_, {nullptr, llvm::MDNode::get(C_, count)});
+      md->replaceOperandWith(0, md);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, md);
+    }
     B_.SetInsertPoint(exit);
   }
 
-  // Nested loops over extents, binding var(i) to each induction variable.
+  // Nested loops over extents, binding var(i) to each induction variable; `interleave` applies
+  // to the innermost loop.
   void nest(const std::vector<Expr>& extents, std::string (*var)(size_t), size_t i,
-            const std::function<void()>& body) {
+            const std::function<void()>& body, unsigned interleave = 0) {
     if (i == extents.size()) return body();
-    loop(c64(0), expr(extents[i]), [&](llvm::Value* iv) {
-      syms_[var(i)] = iv;
-      nest(extents, var, i + 1, body);
-    });
+    loop(
+        c64(0), expr(extents[i]),
+        [&](llvm::Value* iv) {
+          syms_[var(i)] = iv;
+          nest(extents, var, i + 1, body, interleave);
+        },
+        i + 1 == extents.size() ? interleave : 0);
   }
 
   llvm::Value* expr(const Expr& e);
@@ -210,6 +222,9 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   } else {
     B_.CreateStore(reduce_identity(E_, st.reduce_op, st.acc_dtype), acc);
   }
+  // A NaN-propagating max/min combines in several dependent instructions per vector; four
+  // independent accumulators hide that latency (the result is the same in any order).
+  const bool minmax = st.reduce_op == ir::ReductionOp::amax || st.reduce_op == ir::ReductionOp::amin;
   nest(st.extents, ir::stage_var, 0, [&] {
     for (const ir::KInst& in : st.body) emit_inst(in);
     llvm::Value* x = vals_.at(st.yield);
@@ -225,7 +240,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
     B_.CreateStore(B_.CreateSelect(take, x, a), acc);
     B_.CreateStore(B_.CreateSelect(take, expr(pos), B_.CreateLoad(i64(), best)), best);
     B_.CreateStore(B_.getFalse(), first);
-  });
+  }, minmax ? 4u : 0u);
   vals_[st.result] = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
   dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
 }

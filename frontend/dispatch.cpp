@@ -17,6 +17,7 @@ namespace kiln {
 namespace {
 
 EagerExecutor g_eager_executor = nullptr;
+EagerFastPath g_eager_fast_path = nullptr;
 CopyKernel g_copy_kernel = nullptr;
 
 ir::TensorType type_of(const Tensor& t) {
@@ -41,6 +42,10 @@ std::vector<Tensor> dispatch(OpCall call) {
   // run instead of being folded into a value computed once at trace time.
   if (!tracer) tracer = Tracer::current();
   if (tracer) return tracer->record(call);
+  if (g_eager_fast_path) {
+    std::vector<Tensor> out;
+    if (g_eager_fast_path(call.op, call.inputs, call.attrs, out)) return out;
+  }
 
   std::vector<ir::TensorType> in_types;
   in_types.reserve(call.inputs.size());
@@ -70,6 +75,7 @@ std::vector<Tensor> run_composite_eager(const OpCall& call) {
 }
 
 void install_eager_executor(EagerExecutor fn) { g_eager_executor = fn; }
+void install_eager_fast_path(EagerFastPath fn) { g_eager_fast_path = fn; }
 
 void install_copy_kernel(CopyKernel fn) { g_copy_kernel = fn; }
 

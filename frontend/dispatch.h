@@ -29,6 +29,14 @@ std::vector<Tensor> run_composite_eager(const OpCall& call);
 // reaches execution without including the runtime.
 using EagerExecutor = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 void install_eager_executor(EagerExecutor fn);
+// The warm path of an eager pointwise prim, tried before validation: runs the op and returns
+// true only when the executor already holds a kernel for exactly this op, attributes, dtypes
+// and layout, built after the op's shape function accepted them, and the inputs are cpu
+// tensors of one shape (so validation could not fail). Otherwise returns false and the full
+// path runs. Installed by the runtime (runtime/eager.cpp).
+using EagerFastPath = bool (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
+                               std::vector<Tensor>& out);
+void install_eager_fast_path(EagerFastPath fn);
 
 // How Tensor::copy_ writes `src` (same sizes, any strides and dtype) into `dst` in place;
 // also installed by the runtime (the interpreter's strided loop).

@@ -477,11 +477,14 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
   kb.close_stage();
 
   // A lone reduction over outer dims (a column sum) iterates its rows outside a tile of
-  // columns so that loads are contiguous.
+  // columns, accumulating each row's tile into the tile's accumulators (in cache), so that
+  // the input is read row by row, contiguously, as a stream.
   ir::Kernel& k = kb.kernel();
   if (row_kernel && grp.reductions.size() == 1 && grp.reductions.front()->output() == v && k.stages.size() == 2 &&
-      !grid.empty() && !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(grp.reductions.front()).op))
-    k.schedule.outer_reduction_tile = 64;
+      !grid.empty() && !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(grp.reductions.front()).op)) {
+    const int64_t acc_bytes = static_cast<int64_t>(element_size(k.stages.front().acc_dtype));
+    k.schedule.outer_reduction_tile = std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / acc_bytes);
+  }
   add_kernel(kb, grp);
 }
 

@@ -28,6 +28,11 @@ struct LowerOptions {
   std::string name_prefix = "k";
   // Work (elements) below which a full reduction is not split into partials.
   int64_t split_reduction_min = 1 << 16;
+  // Bytes of accumulators a reduction over outer dims (a column sum) keeps per tile of output
+  // points: it reads each input row's tile contiguously and adds it into the tile's
+  // accumulators, which must stay in the fastest cache. The CPU backend passes half the host's
+  // L1 data cache.
+  int64_t outer_reduction_tile_bytes = 16 << 10;
   // Symbolic plans: the value each size symbol had when the graph was traced. Only
   // performance choices read them (split a full reduction, its chunk count); every size
   // the generated code depends on stays symbolic, so the plan is correct for all values.

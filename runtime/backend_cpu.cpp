@@ -22,9 +22,20 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 namespace kiln::rt {
 
 namespace {
+
+// The host's L1 data cache (32 KiB where the C library cannot say).
+int64_t host_l1d_bytes() {
+  static const int64_t bytes = [] {
+    const long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return v >= 4096 ? static_cast<int64_t>(v) : int64_t{32} << 10;
+  }();
+  return bytes;
+}
 
 const std::string kCpu = "cpu";
 
@@ -68,6 +79,7 @@ class CpuBackend final : public Backend {
     lo.name_prefix = c.prefix;
     lo.hints = c.opts.hints;
     if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
+    lo.outer_reduction_tile_bytes = host_l1d_bytes() / 2;
     // A user's lowering first, then kiln's library kernels (runtime/extern_kernels.h): every
     // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -71,17 +72,22 @@ uint64_t hash_attr(const ir::AttrValue& v) {
   return h;
 }
 
+constexpr size_t kMaxKeyInputs = 4;  // the kernel families run here take at most three
+
 struct Key {
   ir::OpKind op;
   uint8_t rank;
-  std::vector<uint8_t> inputs;  // dtype << 2 | layout, per input
+  uint8_t n_inputs;
+  std::array<uint8_t, kMaxKeyInputs> inputs;  // dtype << 2 | layout, per input (no allocation)
   ir::AttrList attrs;
-  bool operator==(const Key& o) const { return op == o.op && rank == o.rank && inputs == o.inputs && attrs == o.attrs; }
+  bool operator==(const Key& o) const {
+    return op == o.op && rank == o.rank && n_inputs == o.n_inputs && inputs == o.inputs && attrs == o.attrs;
+  }
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
     uint64_t h = mix(static_cast<uint64_t>(k.op), k.rank);
-    for (uint8_t b : k.inputs) h = mix(h, b);
+    for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
     for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
     return h;
   }
@@ -128,7 +134,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: return false;
   }
-  if (inputs.empty()) return false;
+  if (inputs.empty() || inputs.size() > kMaxKeyInputs) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
   for (const Tensor& t : inputs)
     if (!t.device().is_cpu() || t.impl()->sizes().size() != rank) return false;
@@ -181,9 +187,46 @@ std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) 
   return e;
 }
 
+Key make_key(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
+  Key key{op, static_cast<uint8_t>(inputs[0].impl()->sizes().size()), static_cast<uint8_t>(inputs.size()), {}, attrs};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    key.inputs[i] = static_cast<uint8_t>(static_cast<unsigned>(inputs[i].dtype()) << 2 | layout_of(*inputs[i].impl()));
+  return key;
+}
+
+std::shared_ptr<const Entry> lookup(Cache& c, const Key& key) {
+  std::shared_lock lock(c.mu);
+  auto it = c.map.find(key);
+  return it == c.map.end() ? nullptr : it->second;
+}
+
+bool is_pointwise(ir::OpFamily f) {
+  return f == ir::OpFamily::Unary || f == ir::OpFamily::Binary || f == ir::OpFamily::Ternary || f == ir::OpFamily::Cast;
+}
+
+// frontend/dispatch.h's EagerFastPath: a pointwise prim on cpu tensors of one shape whose
+// kernel is cached (its build ran the shape function on these dtypes and attributes).
+bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
+                     std::vector<Tensor>& out) {
+  if (!is_pointwise(ir::op_info(op).family) || inputs.empty() || inputs.size() > kMaxKeyInputs) return false;
+  const TensorImpl* first = inputs[0].impl();
+  if (!first) return false;
+  for (const Tensor& t : inputs) {
+    const TensorImpl* ti = t.impl();
+    if (!ti || ti->is_traced() || !ti->device().is_cpu() || ti->sizes() != first->sizes()) return false;
+  }
+  Cache& c = cache();
+  const std::shared_ptr<const Entry> e = lookup(c, make_key(op, inputs, attrs));
+  if (!e || !e->exe) return false;
+  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  out = e->exe->run(inputs);
+  return true;
+}
+
 // The frontend reaches eager execution and in-place copies through these hooks
 // (frontend/dispatch.h).
-const bool installed = (install_eager_executor(&eager_execute), install_copy_kernel(&interp::copy_into), true);
+const bool installed = (install_eager_executor(&eager_execute), install_eager_fast_path(&eager_fast_path),
+                        install_copy_kernel(&interp::copy_into), true);
 
 }  // namespace
 
@@ -206,16 +249,8 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   }
-  Key key{op, static_cast<uint8_t>(inputs[0].impl()->sizes().size()), {}, attrs};
-  key.inputs.reserve(inputs.size());
-  for (const Tensor& t : inputs)
-    key.inputs.push_back(static_cast<uint8_t>(static_cast<unsigned>(t.dtype()) << 2 | layout_of(*t.impl())));
-  std::shared_ptr<const Entry> e;
-  {
-    std::shared_lock lock(c.mu);
-    auto it = c.map.find(key);
-    if (it != c.map.end()) e = it->second;
-  }
+  const Key key = make_key(op, inputs, attrs);
+  std::shared_ptr<const Entry> e = lookup(c, key);
   if (!e) {
     std::shared_ptr<const Entry> fresh = build(key, inputs);
     std::unique_lock lock(c.mu);

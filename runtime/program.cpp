@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <optional>
 
 namespace kiln::rt {
@@ -115,29 +116,76 @@ std::atomic<int64_t> g_interpreted_steps{0};
 
 int64_t interpreted_steps() { return g_interpreted_steps.load(std::memory_order_relaxed); }
 
-std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
-  // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
+namespace {
+
+// The working vectors of one Program::run, kept per thread and reused so that a warm call does
+// not allocate them again. Runs nest (an extern step may run eager ops, each a Program), so
+// each nesting depth has its own.
+struct RunScratch {
   std::vector<int64_t> pv;
-  const std::vector<std::vector<int64_t>>* sizes = &buffer_sizes_;
   std::vector<std::vector<int64_t>> dyn_sizes;
   std::vector<int64_t> dyn_slots;
+  std::vector<Tensor> bufs;
+  std::vector<Storage> slots;
+  std::vector<void*> args;
+  std::vector<int64_t> kparams;
+};
+
+class ScratchLease {
+ public:
+  ScratchLease() {
+    if (depth_ == stack_.size()) stack_.push_back(std::make_unique<RunScratch>());
+    s_ = stack_[depth_++].get();
+  }
+  ~ScratchLease() {
+    // Drop the references (buffers, slots) now; keep the capacity.
+    s_->bufs.clear();
+    s_->slots.clear();
+    --depth_;
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  RunScratch& operator*() const { return *s_; }
+
+ private:
+  RunScratch* s_;
+  static thread_local std::vector<std::unique_ptr<RunScratch>> stack_;
+  static thread_local size_t depth_;
+};
+thread_local std::vector<std::unique_ptr<RunScratch>> ScratchLease::stack_;
+thread_local size_t ScratchLease::depth_ = 0;
+
+}  // namespace
+
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+  const ScratchLease lease;
+  RunScratch& scratch = *lease;
+  // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
+  std::vector<int64_t>& pv = scratch.pv;
+  pv.clear();
+  const std::vector<std::vector<int64_t>>* sizes = &buffer_sizes_;
   const std::vector<int64_t>* slot_bytes = &slot_bytes_;
   if (!static_) {
-    pv.reserve(param_sources_.size());
     for (const ParamSource& src : param_sources_) {
       const TensorImpl& t = *inputs.at(static_cast<size_t>(src.input)).impl();
       pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
     }
-    dyn_sizes.resize(buffer_size_exprs_.size());
-    for (size_t b = 0; b < buffer_size_exprs_.size(); ++b)
+    std::vector<std::vector<int64_t>>& dyn_sizes = scratch.dyn_sizes;
+    if (dyn_sizes.size() < buffer_size_exprs_.size()) dyn_sizes.resize(buffer_size_exprs_.size());
+    for (size_t b = 0; b < buffer_size_exprs_.size(); ++b) {
+      dyn_sizes[b].clear();
       for (const ir::FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
-    for (const ir::FastExpr& e : slot_byte_exprs_) dyn_slots.push_back(e.eval(pv.data()));
+    }
+    scratch.dyn_slots.clear();
+    for (const ir::FastExpr& e : slot_byte_exprs_) scratch.dyn_slots.push_back(e.eval(pv.data()));
     sizes = &dyn_sizes;
-    slot_bytes = &dyn_slots;
+    slot_bytes = &scratch.dyn_slots;
   }
 
-  std::vector<Tensor> bufs(plan_.buffers.size());
-  std::vector<Storage> slots(plan_.slots.size());
+  std::vector<Tensor>& bufs = scratch.bufs;
+  bufs.resize(plan_.buffers.size());
+  std::vector<Storage>& slots = scratch.slots;
+  slots.resize(plan_.slots.size());
   auto ensure_plain = [&](int b) -> const Tensor& {
     Tensor& t = bufs[static_cast<size_t>(b)];
     if (t.defined()) return t;
@@ -171,8 +219,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     return t;
   };
 
-  std::vector<void*> args;
-  std::vector<int64_t> kparams;
+  std::vector<void*>& args = scratch.args;
+  std::vector<int64_t>& kparams = scratch.kparams;
   for (size_t si = 0; si < plan_.steps.size(); ++si) {
     const ir::PlanStep& st = plan_.steps[si];
     const StepInfo& info = steps_[si];

@@ -2,8 +2,9 @@
 //
 // Every sample runs eagerly and as a traced graph executed by the interpreter: the two must
 // agree exactly (dtype, sizes, values) unless the result depends on the order of float
-// additions: a library kernel (an Extern op: BLAS, oneDNN) or a float sum or product, which
-// eager kernels vectorize (so their order follows the host's vector width). And each traced graph must verify and survive a
+// additions — a library kernel (an Extern op: BLAS, oneDNN) or a float sum or product, which
+// eager kernels vectorize — or on kiln's own f32 vector math (exp, log, tanh, erf, ...; within
+// 4 ulp of the C library the interpreter calls, docs/compiler.md). And each traced graph must verify and survive a
 // print -> parse -> print round trip. Compiled execution (fused, generated kernels), static and
 // Dynamic::True, must agree with the interpreter on the same program within the entry's float
 // tolerance (libmvec's transcendental functions are within 4 ulp; float sums accumulate in a
@@ -17,7 +18,18 @@
 namespace kiln {
 namespace {
 
-// Whether the sample's traced graph adds floats in an order its kernels choose.
+bool vector_math(ir::OpKind op) {
+  switch (op) {
+    case ir::OpKind::exp: case ir::OpKind::exp2: case ir::OpKind::expm1: case ir::OpKind::log:
+    case ir::OpKind::log1p: case ir::OpKind::tanh: case ir::OpKind::erf: case ir::OpKind::erfinv:
+    case ir::OpKind::sigmoid:
+      return true;
+    default: return false;
+  }
+}
+
+// Whether the sample's traced graph adds floats in an order its kernels choose, or computes
+// f32 (f16, bf16) math with kiln's own vector functions.
 bool order_dependent(const opdb::OpEntry& e, const opdb::Sample& in) {
   try {
     TracedProgram p = trace(e.fn, in);
@@ -25,6 +37,9 @@ bool order_dependent(const opdb::OpEntry& e, const opdb::Sample& in) {
       if (n->info().has(ir::traits::Extern)) return true;
       const bool sums = n->op() == ir::OpKind::sum || n->op() == ir::OpKind::prod;
       if (sums && is_floating_point(n->input(0)->type().dtype)) return true;
+      if (vector_math(n->op()) && n->output()->type().dtype != ScalarType::Double &&
+          is_floating_point(n->output()->type().dtype))
+        return true;
     }
   } catch (const Error&) {
   }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# kiln/bench/peers.sh — kiln against PyTorch eager, torch.compile and jax.jit on the kiln_bench
+# workloads, in one session, with both allocator settings; prints the table for bench/README.md.
+#
+#   bench/peers.sh [BUILD_DIR]     (default build/release; builds kiln_bench there if needed)
+#
+# Makes a venv with torch and jax from PyPI on first use (KILN_PEER_VENV, default
+# ~/.cache/kiln/peer-venv; a few minutes, ~3 GB), runs kiln_bench on the same workloads
+# (JSON medians), then the peers twice: with glibc's default allocator, and with freed memory
+# kept (no mmap for large blocks, no trimming) so that the peers do not page-fault fresh memory on
+# every call, as kiln's caching allocator does not. Threads: KILN_NUM_THREADS (default: all
+# CPUs) for kiln, torch.set_num_threads for torch; XLA uses the machine.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-$here/../build/release}"
+venv="${KILN_PEER_VENV:-$HOME/.cache/kiln/peer-venv}"
+out="${KILN_PEER_OUT:-$(mktemp -d)}"
+
+if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, numpy" 2>/dev/null; then
+  echo "peers: making $venv (torch, jax[cpu], numpy from PyPI)" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet torch "jax[cpu]" numpy
+fi
+
+ninja -C "$build" kiln_bench >&2
+filter='^(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|mlp|cross_entropy)/[^/]*)/(compiled|fused)$'
+echo "peers: kiln_bench" >&2
+"$build/bench/kiln_bench" --benchmark_filter="$filter" --benchmark_out="$out/kiln.json" --benchmark_out_format=json >&2
+
+echo "peers: torch and jax, default allocator" >&2
+"$venv/bin/python" "$here/peers.py" measure "$out/default.json"
+echo "peers: torch and jax, freed memory kept" >&2
+GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736 \
+  "$venv/bin/python" "$here/peers.py" measure "$out/kept.json"
+
+"$venv/bin/python" "$here/peers.py" table "$out/kiln.json" "$out/default.json" "$out/kept.json"
+echo "peers: raw figures in $out" >&2
