@@ -155,6 +155,7 @@ def kiln_figures(path):
         if b.get("aggregate_name") != "median":
             continue
         name = b["run_name"] if "run_name" in b else b["name"].rsplit("_median", 1)[0]
+        name = name.removesuffix("/real_time")
         key, _, mode = name.rpartition("/")
         scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
         out.setdefault(key, {})[mode] = b["real_time"] * scale

@@ -15,6 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../build/release}"
 venv="${KILN_PEER_VENV:-$HOME/.cache/kiln/peer-venv}"
 out="${KILN_PEER_OUT:-$(mktemp -d)}"
+mkdir -p "$out"
 
 if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, numpy" 2>/dev/null; then
   echo "peers: making $venv (torch, jax[cpu], numpy from PyPI)" >&2
@@ -23,7 +24,7 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, 
 fi
 
 ninja -C "$build" kiln_bench >&2
-filter='^(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|mlp|cross_entropy)/[^/]*)/(compiled|fused)$'
+filter='^(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|mlp|cross_entropy)/[^/]*)/(compiled|fused)/real_time$'
 echo "peers: kiln_bench" >&2
 "$build/bench/kiln_bench" --benchmark_filter="$filter" --benchmark_out="$out/kiln.json" --benchmark_out_format=json >&2
 
