@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -44,6 +45,18 @@ void set_vector_width(llvm::Function* f) {
   if (detail::host_has("avx512f")) f->addFnAttr("prefer-vector-width", "512");
 }
 
+// f32 lanes in one vector register of the host (0: let the vectorizer choose).
+unsigned f32_lanes() {
+  static const unsigned lanes = detail::host_has("avx512f") ? 16 : detail::host_has("avx2") ? 8 : 0;
+  return lanes;
+}
+
+// What the loop vectorizer is told about a loop (0: its own choice).
+struct LoopHint {
+  unsigned interleave = 0;  // independent vector accumulators
+  unsigned width = 0;       // lanes
+};
+
 class KernelGen {
  public:
   KernelGen(llvm::Module& m, const ir::Kernel& k) : C_(m.getContext()), M_(m), B_(C_), E_{B_, m}, k_(k) {}
@@ -59,9 +72,8 @@ class KernelGen {
     return eb.CreateAlloca(t, n);
   }
 
-  // for (iv = lo; iv < hi; ++iv) body(iv); `interleave` > 0 asks the vectorizer for that many
-  // independent vector accumulators (llvm.loop.interleave.count).
-  void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body, unsigned interleave = 0) {
+  // for (iv = lo; iv < hi; ++iv) body(iv); the hint, where set, goes to the loop vectorizer.
+  void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body, LoopHint hint = {}) {
     llvm::BasicBlock* pre = B_.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(C_, "loop", F_);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(C_, "loop.exit", F_);
@@ -73,28 +85,33 @@ class KernelGen {
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
     llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
-    if (interleave > 0) {
-      llvm::Metadata* count[] = {llvm::MDString::get(C_, "llvm.loop.interleave.count"),
-                                 llvm::ConstantAsMetadata::get(B_.getInt32(interleave))};
-      llvm::MDNode* md = llvm::MDNode::getDistinct(C_, {nullptr, llvm::MDNode::get(C_, count)});
+    if (hint.interleave > 0 || hint.width > 0) {
+      llvm::SmallVector<llvm::Metadata*, 3> ops{nullptr};
+      auto add = [&](const char* name, unsigned v) {
+        llvm::Metadata* kv[] = {llvm::MDString::get(C_, name), llvm::ConstantAsMetadata::get(B_.getInt32(v))};
+        ops.push_back(llvm::MDNode::get(C_, kv));
+      };
+      if (hint.interleave > 0) add("llvm.loop.interleave.count", hint.interleave);
+      if (hint.width > 0) add("llvm.loop.vectorize.width", hint.width);
+      llvm::MDNode* md = llvm::MDNode::getDistinct(C_, ops);
       md->replaceOperandWith(0, md);
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);
     }
     B_.SetInsertPoint(exit);
   }
 
-  // Nested loops over extents, binding var(i) to each induction variable; `interleave` applies
-  // to the innermost loop.
+  // Nested loops over extents, binding var(i) to each induction variable; the hint applies to
+  // the innermost loop.
   void nest(const std::vector<Expr>& extents, std::string (*var)(size_t), size_t i,
-            const std::function<void()>& body, unsigned interleave = 0) {
+            const std::function<void()>& body, LoopHint hint = {}) {
     if (i == extents.size()) return body();
     loop(
         c64(0), expr(extents[i]),
         [&](llvm::Value* iv) {
           syms_[var(i)] = iv;
-          nest(extents, var, i + 1, body, interleave);
+          nest(extents, var, i + 1, body, hint);
         },
-        i + 1 == extents.size() ? interleave : 0);
+        i + 1 == extents.size() ? hint : LoopHint{});
   }
 
   llvm::Value* expr(const Expr& e);
@@ -222,9 +239,21 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   } else {
     B_.CreateStore(reduce_identity(E_, st.reduce_op, st.acc_dtype), acc);
   }
-  // A NaN-propagating max/min combines in several dependent instructions per vector; four
-  // independent accumulators hide that latency (the result is the same in any order).
+  // Independent vector accumulators hide the latency of the combine (a NaN-propagating max/min
+  // takes several dependent instructions per vector, an add four cycles): four for max/min,
+  // whose result is the same in any order, and for float sums, which accumulate in f64 and
+  // whose order the vectorizer already chooses (they carry `reassoc`).
+  // A float sum of f32 (f16, bf16) values accumulates in f64, which would make the vectorizer
+  // size the whole loop to f64 lanes: it is told to use a full register of f32 lanes instead,
+  // so the body (an exp, say) runs at full width and each vector adds into two of f64.
   const bool minmax = st.reduce_op == ir::ReductionOp::amax || st.reduce_op == ir::ReductionOp::amin;
+  const bool float_sum = st.reduce_op == ir::ReductionOp::sum && is_floating_point(st.acc_dtype);
+  const bool narrow_body = std::any_of(st.body.begin(), st.body.end(), [](const ir::KInst& in) {
+    return in.dtype == ScalarType::Float || in.dtype == ScalarType::Half || in.dtype == ScalarType::BFloat16;
+  });
+  LoopHint hint;
+  if (minmax || float_sum) hint.interleave = 4;
+  if (float_sum && st.acc_dtype == ScalarType::Double && narrow_body) hint.width = f32_lanes();
   nest(st.extents, ir::stage_var, 0, [&] {
     for (const ir::KInst& in : st.body) emit_inst(in);
     llvm::Value* x = vals_.at(st.yield);
@@ -240,7 +269,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
     B_.CreateStore(B_.CreateSelect(take, x, a), acc);
     B_.CreateStore(B_.CreateSelect(take, expr(pos), B_.CreateLoad(i64(), best)), best);
     B_.CreateStore(B_.getFalse(), first);
-  }, minmax ? 4u : 0u);
+  }, hint);
   vals_[st.result] = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
   dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
 }

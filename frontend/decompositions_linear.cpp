@@ -101,11 +101,23 @@ Tensor cross_entropy(const DecompArgs& args) {
   const int64_t class_dim = x.dim() == 1 ? 0 : 1;
   const int64_t classes = x.size(class_dim);
 
-  Tensor logp = kiln::log_softmax(x, class_dim);
   Tensor ignored = eq(target, Scalar(ignore_index));
   Tensor valid = logical_not(ignored);
   Tensor safe_target = where(ignored, Scalar(int64_t{0}), target);
-  Tensor picked = logp.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim);
+  const Tensor index = safe_target.unsqueeze(class_dim);
+  Tensor logp, picked;  // logp: the whole log_softmax, written only for label smoothing
+  if (smoothing > 0.0 || classes == 0) {
+    logp = kiln::log_softmax(x, class_dim);
+    picked = logp.gather(class_dim, index).squeeze(class_dim);
+  } else {
+    // log_softmax(x)[t] = (x[t] - m) - log sum_c exp(x_c - m), as log_softmax computes it, from
+    // the row's statistics (one fused row kernel) and the target's logit alone: no [N, C]
+    // log_softmax is written and read back.
+    const Tensor xc = x.to(opmath_dtype(x.dtype()));
+    const Tensor m = amax(xc, {class_dim}, /*keepdim=*/true);
+    const Tensor log_sum = log(kiln::sum(exp(xc - m), {class_dim}, /*keepdim=*/true));
+    picked = ((xc.gather(class_dim, index) - m) - log_sum).to(x.dtype()).squeeze(class_dim);
+  }
 
   Tensor nll, weight_sum;
   if (weight) {

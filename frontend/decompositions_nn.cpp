@@ -54,14 +54,16 @@ Tensor shifted(const Tensor& x, int64_t dim) { return x - amax(x, {dim}, /*keepd
 
 }  // namespace
 
-// softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x)
+// softmax(x)_i = exp(x_i - max x) * (1 / sum_j exp(x_j - max x))
 Tensor softmax(const DecompArgs& a) {
   const int64_t dim = a.attr<int64_t>("dim");
   const ScalarType dtype = a.attr<ScalarType>("dtype");
   Tensor x = a.in(0).to(dtype).to(opmath_dtype(dtype));
   if (x.dim() > 0 && ir::sym_eq(sym_size(x, dim), ir::Expr(0))) return x.to(dtype);
   Tensor e = exp(shifted(x, dim));
-  return (e / sum_dims(e, {dim}, /*keepdim=*/true)).to(dtype);
+  // Times the reciprocal of the sum, as PyTorch's CPU kernel: one division per row, not per
+  // element.
+  return (e * reciprocal(sum_dims(e, {dim}, /*keepdim=*/true))).to(dtype);
 }
 
 // log_softmax(x)_i = (x_i - max x) - log sum_j exp(x_j - max x)

@@ -175,14 +175,18 @@ TEST(DecompPass, SoftmaxExpandsToTheExpectedPrims) {
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::amax), 1);
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::exp), 1);
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::sum), 1);
-  EXPECT_EQ(count_op(*p.graph, ir::OpKind::div), 1);
+  EXPECT_EQ(count_op(*p.graph, ir::OpKind::reciprocal), 1);
+  EXPECT_EQ(count_op(*p.graph, ir::OpKind::mul), 1);
   EXPECT_EQ(count_op(*p.graph, ir::OpKind::softmax), 0);
 }
 
 TEST(DecompPass, NestedCompositesNeedSeveralRounds) {
   Tensor target = test::make<int64_t>({1, 0});
   TracedProgram p = trace(
-      [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{cross_entropy(linear(x[0], x[1]), target)}; },
+      [&](const std::vector<Tensor>& x) {
+        // With label smoothing, cross_entropy is written over the whole log_softmax.
+        return std::vector<Tensor>{cross_entropy(linear(x[0], x[1]), target, std::nullopt, "mean", -100, 0.1)};
+      },
       {seq({2, 3}), seq({4, 3})});
   ir::Graph& g = *p.graph;
   EXPECT_EQ(count_op(g, ir::OpKind::linear), 1);
@@ -201,12 +205,13 @@ TEST(DecompPass, NestedCompositesNeedSeveralRounds) {
 }
 
 TEST(DecompPass, ToCoreStopsAtCoreOps) {
-  // cross_entropy and linear are composite: they decompose; log_softmax (from cross_entropy)
-  // is core and stays, as do the prims; matmul (from linear) is composite and goes on to mm.
+  // cross_entropy and linear are composite: they decompose; log_softmax (from cross_entropy with
+  // label smoothing) is core and stays, as do the prims; matmul (from linear) is composite and goes on to mm.
   Tensor target = test::make<int64_t>({1, 0});
   TracedProgram p = trace(
       [&](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{cross_entropy(linear(x[0], x[1]), target) + gelu(x[0]).sum()};
+        return std::vector<Tensor>{cross_entropy(linear(x[0], x[1]), target, std::nullopt, "mean", -100, 0.1) +
+                                   gelu(x[0]).sum()};
       },
       {seq({2, 3}), seq({4, 3})});
   ir::Graph& g = *p.graph;
