@@ -11,11 +11,11 @@
 // dim with one accumulator per tile point.
 #include "codegen_cpu/kernel_codegen.h"
 
+#include "base/error.h"
+#include "base/timing.h"
 #include "codegen_cpu/llvm_math.h"
 #include "codegen_cpu/llvm_scalar.h"
 #include "codegen_cpu/module_cache.h"
-#include "base/error.h"
-#include "base/timing.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -55,6 +55,10 @@ unsigned f32_lanes() {
 struct LoopHint {
   unsigned interleave = 0;  // independent vector accumulators
   unsigned width = 0;       // lanes
+  // Keeps LLVM's full unroller, which runs before the vectorizer, off a short loop of constant
+  // length: unrolled, a 64-element row becomes a serial chain of scalar adds the vectorizer
+  // never sees (layer_norm [64, 64] took 6 µs that way).
+  bool no_unroll = false;
 };
 
 class KernelGen {
@@ -85,14 +89,15 @@ class KernelGen {
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
     llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
-    if (hint.interleave > 0 || hint.width > 0) {
-      llvm::SmallVector<llvm::Metadata*, 3> ops{nullptr};
+    if (hint.interleave > 0 || hint.width > 0 || hint.no_unroll) {
+      llvm::SmallVector<llvm::Metadata*, 4> ops{nullptr};
       auto add = [&](const char* name, unsigned v) {
         llvm::Metadata* kv[] = {llvm::MDString::get(C_, name), llvm::ConstantAsMetadata::get(B_.getInt32(v))};
         ops.push_back(llvm::MDNode::get(C_, kv));
       };
       if (hint.interleave > 0) add("llvm.loop.interleave.count", hint.interleave);
       if (hint.width > 0) add("llvm.loop.vectorize.width", hint.width);
+      if (hint.no_unroll) ops.push_back(llvm::MDNode::get(C_, {llvm::MDString::get(C_, "llvm.loop.unroll.disable")}));
       llvm::MDNode* md = llvm::MDNode::getDistinct(C_, ops);
       md->replaceOperandWith(0, md);
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);
@@ -102,8 +107,8 @@ class KernelGen {
 
   // Nested loops over extents, binding var(i) to each induction variable; the hint applies to
   // the innermost loop.
-  void nest(const std::vector<Expr>& extents, std::string (*var)(size_t), size_t i,
-            const std::function<void()>& body, LoopHint hint = {}) {
+  void nest(const std::vector<Expr>& extents, std::string (*var)(size_t), size_t i, const std::function<void()>& body,
+            LoopHint hint = {}) {
     if (i == extents.size()) return body();
     loop(
         c64(0), expr(extents[i]),
@@ -176,10 +181,14 @@ llvm::Value* KernelGen::expr(const Expr& e) {
       return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateSelect(B_.CreateICmpSLT(a, b), a, b); });
     case ExprKind::Max:
       return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateSelect(B_.CreateICmpSGT(a, b), a, b); });
-    case ExprKind::Eq: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpEQ(a, b), i64()); });
-    case ExprKind::Ne: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpNE(a, b), i64()); });
-    case ExprKind::Lt: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLT(a, b), i64()); });
-    case ExprKind::Le: return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLE(a, b), i64()); });
+    case ExprKind::Eq:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpEQ(a, b), i64()); });
+    case ExprKind::Ne:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpNE(a, b), i64()); });
+    case ExprKind::Lt:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLT(a, b), i64()); });
+    case ExprKind::Le:
+      return both([&](llvm::Value* a, llvm::Value* b) { return B_.CreateZExt(B_.CreateICmpSLE(a, b), i64()); });
   }
   internal_fail("kernel codegen: unhandled expression kind");
 }
@@ -201,8 +210,10 @@ void KernelGen::emit_inst(const ir::KInst& in) {
     case ir::KOp::Const: vals_[in.id] = emit_const(E_, in.dtype, in.value); break;
     case ir::KOp::Index: {
       llvm::Value* v = expr(in.index);
-      if (in.dtype == ScalarType::Bool) v = B_.CreateICmpNE(v, c64(0));
-      else if (in.dtype != ScalarType::Int64) v = from_index(E_, in.dtype, v);
+      if (in.dtype == ScalarType::Bool)
+        v = B_.CreateICmpNE(v, c64(0));
+      else if (in.dtype != ScalarType::Int64)
+        v = from_index(E_, in.dtype, v);
       vals_[in.id] = v;
       break;
     }
@@ -222,9 +233,12 @@ void KernelGen::emit_inst(const ir::KInst& in) {
 
 void KernelGen::emit_stage(const ir::KStage& st) {
   if (st.kind == ir::StageKind::Loop) {
-    nest(st.extents, ir::stage_var, 0, [&] {
-      for (const ir::KInst& in : st.body) emit_inst(in);
-    });
+    nest(
+        st.extents, ir::stage_var, 0,
+        [&] {
+          for (const ir::KInst& in : st.body) emit_inst(in);
+        },
+        LoopHint{.no_unroll = true});
     return;
   }
   const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
@@ -251,25 +265,29 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   const bool narrow_body = std::any_of(st.body.begin(), st.body.end(), [](const ir::KInst& in) {
     return in.dtype == ScalarType::Float || in.dtype == ScalarType::Half || in.dtype == ScalarType::BFloat16;
   });
-  LoopHint hint;
+  LoopHint hint{.no_unroll = true};
   if (minmax || float_sum) hint.interleave = 4;
   if (float_sum && st.acc_dtype == ScalarType::Double && narrow_body) hint.width = f32_lanes();
-  nest(st.extents, ir::stage_var, 0, [&] {
-    for (const ir::KInst& in : st.body) emit_inst(in);
-    llvm::Value* x = vals_.at(st.yield);
-    llvm::Value* a = B_.CreateLoad(ty, acc);
-    if (!arg) {
-      B_.CreateStore(reduce_combine(E_, st.reduce_op, st.acc_dtype, a, x), acc);
-      return;
-    }
-    // Flat position of this iteration in the stage's loop nest.
-    Expr pos = 0;
-    for (size_t i = 0; i < st.extents.size(); ++i) pos = pos * st.extents[i] + ir::stage_expr(i);
-    llvm::Value* take = B_.CreateOr(B_.CreateLoad(B_.getInt1Ty(), first), emit_argcmp(E_, st.reduce_op, st.acc_dtype, a, x));
-    B_.CreateStore(B_.CreateSelect(take, x, a), acc);
-    B_.CreateStore(B_.CreateSelect(take, expr(pos), B_.CreateLoad(i64(), best)), best);
-    B_.CreateStore(B_.getFalse(), first);
-  }, hint);
+  nest(
+      st.extents, ir::stage_var, 0,
+      [&] {
+        for (const ir::KInst& in : st.body) emit_inst(in);
+        llvm::Value* x = vals_.at(st.yield);
+        llvm::Value* a = B_.CreateLoad(ty, acc);
+        if (!arg) {
+          B_.CreateStore(reduce_combine(E_, st.reduce_op, st.acc_dtype, a, x), acc);
+          return;
+        }
+        // Flat position of this iteration in the stage's loop nest.
+        Expr pos = 0;
+        for (size_t i = 0; i < st.extents.size(); ++i) pos = pos * st.extents[i] + ir::stage_expr(i);
+        llvm::Value* take =
+            B_.CreateOr(B_.CreateLoad(B_.getInt1Ty(), first), emit_argcmp(E_, st.reduce_op, st.acc_dtype, a, x));
+        B_.CreateStore(B_.CreateSelect(take, x, a), acc);
+        B_.CreateStore(B_.CreateSelect(take, expr(pos), B_.CreateLoad(i64(), best)), best);
+        B_.CreateStore(B_.getFalse(), first);
+      },
+      hint);
   vals_[st.result] = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
   dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
 }
@@ -296,7 +314,8 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
         syms_[last] = B_.CreateAdd(t0, j);
         for (const ir::KInst& in : red.body) emit_inst(in);
         llvm::Value* slot = B_.CreateGEP(ty, acc, j);
-        B_.CreateStore(reduce_combine(E_, red.reduce_op, red.acc_dtype, B_.CreateLoad(ty, slot), vals_.at(red.yield)), slot);
+        B_.CreateStore(reduce_combine(E_, red.reduce_op, red.acc_dtype, B_.CreateLoad(ty, slot), vals_.at(red.yield)),
+                       slot);
       });
     });
     loop(c64(0), n, [&](llvm::Value* j) {
@@ -337,7 +356,8 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
   set_vector_width(F_);
   for (size_t i = 0; i < k_.args.size(); ++i) {
     F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
-    F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::getWithAlignment(C_, llvm::Align(element_size(k_.args[i].dtype))));
+    F_->addParamAttr(static_cast<unsigned>(i),
+                     llvm::Attribute::getWithAlignment(C_, llvm::Align(element_size(k_.args[i].dtype))));
     ptrs_.push_back(F_->getArg(static_cast<unsigned>(i)));
   }
   llvm::Value* params = F_->getArg(static_cast<unsigned>(k_.args.size()));
@@ -351,9 +371,8 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
   llvm::Function* body = F_;
 
   // The entry point with the KernelFn signature.
-  llvm::Function* f = llvm::Function::Create(
-      llvm::FunctionType::get(B_.getVoidTy(), {ptr, ptr, i64(), i64()}, false), llvm::Function::ExternalLinkage,
-      symbol, M_);
+  llvm::Function* f = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr, ptr, i64(), i64()}, false),
+                                             llvm::Function::ExternalLinkage, symbol, M_);
   f->addFnAttr(llvm::Attribute::NoUnwind);
   set_vector_width(f);
   B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
@@ -385,7 +404,8 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   for (size_t i = 0; i < kernels.size(); ++i) names.push_back(fmt::format("kiln_k{}", i));
   res.key = module_key(kernels);
   auto finish = [&](const std::vector<void*>& addrs, CodeSource source) {
-    for (size_t i = 0; i < kernels.size(); ++i) res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
+    for (size_t i = 0; i < kernels.size(); ++i)
+      res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
     res.source = source;
     return res;
   };

@@ -1,9 +1,10 @@
 // kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
 //
 // Eagerly, a prim runs on the executor the runtime installs (runtime/eager.cpp), and so does a
-// Core op with the Extern trait (its library kernel); any other composite or core op runs
-// its decomposition (run_composite_eager), whose ops dispatch one by one, and a custom op
-// runs its eager implementation.
+// Core op with the Extern trait (its library kernel); any other composite or core op runs as
+// one compiled program where the runtime can (runtime/eager_composite.cpp), else its
+// decomposition (run_composite_eager), whose ops dispatch one by one; a custom op runs its
+// eager implementation.
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
@@ -18,6 +19,7 @@ namespace {
 
 EagerExecutor g_eager_executor = nullptr;
 EagerFastPath g_eager_fast_path = nullptr;
+EagerComposite g_eager_composite = nullptr;
 CopyKernel g_copy_kernel = nullptr;
 
 ir::TensorType type_of(const Tensor& t) {
@@ -65,7 +67,11 @@ std::vector<Tensor> dispatch(OpCall call) {
              out.device.str());
   if (info.family == ir::OpFamily::Custom) return run_custom_op(call.op, call.inputs, call.attrs);
   // A Core op with the Extern trait has a library kernel of its own (the eager executor's).
-  if (info.level != ir::OpLevel::Prim && !info.has(ir::traits::Extern)) return run_composite_eager(call);
+  if (info.level != ir::OpLevel::Prim && !info.has(ir::traits::Extern)) {
+    std::vector<Tensor> out;
+    if (g_eager_composite && g_eager_composite(call, out)) return out;
+    return run_composite_eager(call);
+  }
   if (!g_eager_executor) internal_fail("{}: no eager executor is installed (the runtime installs it at load)", name);
   return g_eager_executor(call.op, call.inputs, call.attrs);
 }
@@ -76,6 +82,7 @@ std::vector<Tensor> run_composite_eager(const OpCall& call) {
 
 void install_eager_executor(EagerExecutor fn) { g_eager_executor = fn; }
 void install_eager_fast_path(EagerFastPath fn) { g_eager_fast_path = fn; }
+void install_eager_composite(EagerComposite fn) { g_eager_composite = fn; }
 
 void install_copy_kernel(CopyKernel fn) { g_copy_kernel = fn; }
 

@@ -37,6 +37,11 @@ void install_eager_executor(EagerExecutor fn);
 using EagerFastPath = bool (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                                std::vector<Tensor>& out);
 void install_eager_fast_path(EagerFastPath fn);
+// How a composite or core op (validated, no library kernel) may run eagerly as one compiled
+// program rather than its decomposition op by op: returns true with the results, or false and
+// the decomposition runs. Installed by the runtime (runtime/eager_composite.cpp).
+using EagerComposite = bool (*)(const OpCall& call, std::vector<Tensor>& out);
+void install_eager_composite(EagerComposite fn);
 
 // How Tensor::copy_ writes `src` (same sizes, any strides and dtype) into `dst` in place;
 // also installed by the runtime (the interpreter's strided loop).

@@ -2,8 +2,8 @@
 #include "runtime/eager.h"
 
 #include "base/error.h"
-#include "frontend/dispatch.h"
 #include "base/tensor_impl.h"
+#include "frontend/dispatch.h"
 #include "frontend/views.h"
 #include "ir/shape_fns.h"
 #include "runtime/backend.h"

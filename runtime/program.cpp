@@ -2,8 +2,8 @@
 #include "runtime/program.h"
 
 #include "base/error.h"
-#include "frontend/random.h"
 #include "base/tensor_impl.h"
+#include "frontend/random.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 
@@ -54,7 +54,9 @@ int64_t grain_for(int64_t work) { return std::max<int64_t>(1, (int64_t{1} << 14)
 
 Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params,
                  std::vector<ExternKernelFn> extern_fns)
-    : plan_(std::move(plan)), kernel_fns_(std::move(kernel_fns)), param_sources_(std::move(params)),
+    : plan_(std::move(plan)),
+      kernel_fns_(std::move(kernel_fns)),
+      param_sources_(std::move(params)),
       extern_fns_(std::move(extern_fns)) {
   if (!extern_fns_.empty() && extern_fns_.size() != plan_.steps.size())
     internal_fail("Program: {} extern functions for {} steps", extern_fns_.size(), plan_.steps.size());
@@ -74,8 +76,8 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
         info.grid0_expr = ir::FastExpr(grid0, plan_.params);
         info.work_expr = ir::FastExpr(work_per_row(st.kernel), plan_.params);
         for (const std::string& p : st.kernel.params)
-          info.param_index.push_back(static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) -
-                                                      plan_.params.begin()));
+          info.param_index.push_back(
+              static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) - plan_.params.begin()));
       }
     } else if (!static_) {
       const std::vector<ir::AttrValue>& av = st.attrs.values();
@@ -84,7 +86,8 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
           info.sym_attrs.push_back({a, -1, ir::FastExpr(*e, plan_.params)});
         if (const auto* list = std::get_if<std::vector<ir::Expr>>(&av[a]))
           for (size_t i = 0; i < list->size(); ++i)
-            if (!(*list)[i].is_const()) info.sym_attrs.push_back({a, static_cast<int>(i), ir::FastExpr((*list)[i], plan_.params)});
+            if (!(*list)[i].is_const())
+              info.sym_attrs.push_back({a, static_cast<int>(i), ir::FastExpr((*list)[i], plan_.params)});
       }
     }
     steps_.push_back(std::move(info));
@@ -105,8 +108,10 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
     buffer_size_exprs_.push_back(std::move(sz));
   }
   for (const ir::MemorySlot& s : plan_.slots) {
-    if (static_) slot_bytes_.push_back(s.bytes.as_const());
-    else slot_byte_exprs_.emplace_back(s.bytes, plan_.params);
+    if (static_)
+      slot_bytes_.push_back(s.bytes.as_const());
+    else
+      slot_byte_exprs_.emplace_back(s.bytes, plan_.params);
   }
 }
 
@@ -200,7 +205,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         Storage& s = slots[static_cast<size_t>(pb.slot)];
-        if (!s) s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), Device());
+        if (!s)
+          s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), Device());
         t = tensor_on(s, pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
         break;
       }
@@ -258,8 +264,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           for (const StepInfo::SymAttr& sa : info.sym_attrs) {
             ir::AttrValue& v = concrete.values()[sa.attr];
             const ir::Expr val(sa.value.eval(pv.data()));
-            if (sa.element < 0) v = val;
-            else std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
+            if (sa.element < 0)
+              v = val;
+            else
+              std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
           }
         }
         const ir::AttrList& attrs = info.sym_attrs.empty() ? st.attrs : concrete;
@@ -289,8 +297,10 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         res = interpret_op(st.op, ins, call_attrs);
         for (size_t i = 0; i < n_out; ++i) {
           const int b = st.buffers[st.buffers.size() - n_out + i];
-          if (bufs[static_cast<size_t>(b)].defined()) bufs[static_cast<size_t>(b)].copy_(res[i]);
-          else bufs[static_cast<size_t>(b)] = res[i].contiguous();
+          if (bufs[static_cast<size_t>(b)].defined())
+            bufs[static_cast<size_t>(b)].copy_(res[i]);
+          else
+            bufs[static_cast<size_t>(b)] = res[i].contiguous();
         }
         break;
       }
