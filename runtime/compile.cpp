@@ -181,6 +181,9 @@ class CompiledState {
   CompileOptions opts;
   std::shared_ptr<const rt::Backend> backend;
   bool traces_graphs;  // backend->traces(), read on every call
+  // Whether users' registered lowerings apply (false for kiln's eager composites, whose
+  // programs a user's extern call may itself run eagerly).
+  bool use_lowerings = true;
   mutable std::shared_mutex entries_mu;
   std::vector<std::shared_ptr<const Entry>> entries;
   std::mutex compile_mu;
@@ -300,6 +303,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   const bool dump = rt::debug_dir_enabled();
   rt::DriverOptions dopts;
   dopts.name = opts.name;
+  dopts.use_lowerings = use_lowerings;
   dopts.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
   dopts.want_code = inspect;
   if (dump) dopts.dump_dir = rt::debug_dump_dir(opts.name);
@@ -408,8 +412,10 @@ std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args) {
   return out;
 }
 
-std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts) {
-  return std::make_shared<CompiledState>(std::move(opts));
+std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts, bool use_lowerings) {
+  auto s = std::make_shared<CompiledState>(std::move(opts));
+  s->use_lowerings = use_lowerings;
+  return s;
 }
 
 std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn) {

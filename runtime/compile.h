@@ -84,7 +84,8 @@ std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args);
 using TraceFn = std::function<std::vector<Tensor>(const std::vector<ArgValue>&)>;
 
 class CompiledState;
-std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts);
+// use_lowerings = false: users' registered lowerings do not apply (kiln's eager composites).
+std::shared_ptr<CompiledState> make_compiled_state(CompileOptions opts, bool use_lowerings = true);
 std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn);
 std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args, const TraceFn& fn);
 CompileStats compiled_stats(const CompiledState& s);

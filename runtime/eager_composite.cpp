@@ -97,7 +97,9 @@ std::shared_ptr<detail::CompiledState> new_state(ir::OpKind op) {
   opts.fullgraph = true;  // a data-dependent op raises instead of warning and running eagerly
   opts.cache_size_limit = 64;
   opts.name = fmt::format("eager {}", ir::op_name(op));
-  return detail::make_compiled_state(std::move(opts));
+  // A user's lowering of this op may run the op eagerly itself (as the prims' eager kernels,
+  // these programs do without lowerings; eager ops never ran them).
+  return detail::make_compiled_state(std::move(opts), /*use_lowerings=*/false);
 }
 
 // frontend/dispatch.h's EagerComposite.
