@@ -257,8 +257,11 @@ void run(benchmark::State& st, const Workload* w, Mode mode) {
                                       : mode == Mode::Dynamic  ? inst.dynamic
                                                                : inst.fused;
   if (mode == Mode::Eager && !inst.warmed_eager) {
+    // Keep one-time work out of the timing: an eager composite op's first call runs its
+    // decomposition, the second compiles it into one program (runtime/eager_composite.cpp).
     inst.warmed_eager = true;
-    if (!w->large()) body();  // small: keep one-time work out of the timing
+    body();
+    body();
   }
   for (auto _ : st) body();
   if (w->bytes > 0) st.SetBytesProcessed(static_cast<int64_t>(w->bytes * static_cast<double>(st.iterations())));
