@@ -268,7 +268,8 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
 
 EagerStats eager_stats() {
   Cache& c = cache();
-  return {c.built.load(), c.compiled_calls.load(), c.interpreted_calls.load()};
+  const auto [programs, decomposed] = eager_composite_counts();
+  return {c.built.load(), c.compiled_calls.load(), c.interpreted_calls.load(), programs, decomposed};
 }
 
 }  // namespace kiln::rt

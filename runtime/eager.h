@@ -18,6 +18,7 @@
 #include "ir/op.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kiln::rt {
@@ -28,7 +29,11 @@ struct EagerStats {
   int64_t kernels_compiled = 0;  // distinct (op, attrs, dtypes, rank, layout) kernels built
   int64_t compiled_calls = 0;    // calls that ran a compiled kernel
   int64_t interpreted_calls = 0; // calls that ran on the interpreter
+  int64_t composite_programs = 0;  // composite ops' calls that ran one compiled program
+  int64_t composite_decomposed = 0;  // composite ops' calls that ran their decomposition
 };
 EagerStats eager_stats();
+// The composite half of eager_stats (runtime/eager_composite.cpp): {programs, decomposed}.
+std::pair<int64_t, int64_t> eager_composite_counts();
 
 }  // namespace kiln::rt

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -30,6 +31,8 @@
 namespace kiln::rt {
 
 namespace {
+
+std::atomic<int64_t> g_programs{0}, g_decomposed{0};
 
 thread_local int t_in_fallback = 0;  // > 0 while this thread runs a composite's decomposition
 
@@ -102,16 +105,27 @@ std::shared_ptr<detail::CompiledState> new_state(ir::OpKind op) {
   return detail::make_compiled_state(std::move(opts), /*use_lowerings=*/false);
 }
 
+enum class Ran : uint8_t { Program, Decomposition, Neither };
+Ran try_program(const OpCall& call, std::vector<Tensor>& out);
+
 // frontend/dispatch.h's EagerComposite.
 bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
-  if (t_in_fallback > 0) return false;
+  const Ran ran = try_program(call, out);
+  (ran == Ran::Program ? g_programs : g_decomposed).fetch_add(1, std::memory_order_relaxed);
+  return ran != Ran::Neither;
+}
+
+// The call run as one compiled program; or, on the first call of a key, its decomposition (run
+// here, to see whether it returns a view); or neither (dispatch then runs the decomposition).
+Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
+  if (t_in_fallback > 0) return Ran::Neither;
   const ir::OpInfo& info = ir::op_info(call.op);
-  if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Custom) return false;
-  if (call.inputs.empty() || call.inputs.size() > kMaxInputs) return false;
+  if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Custom) return Ran::Neither;
+  if (call.inputs.empty() || call.inputs.size() > kMaxInputs) return Ran::Neither;
   Key key{call.op, static_cast<uint8_t>(call.inputs.size()), {}, call.attrs};
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const TensorImpl* t = call.inputs[i].impl();
-    if (!t || !t->device().is_cpu() || t->is_traced() || t->sizes().size() > 255) return false;
+    if (!t || !t->device().is_cpu() || t->is_traced() || t->sizes().size() > 255) return Ran::Neither;
     key.inputs[i] = input_code(*t);
   }
   std::shared_ptr<Entry> e;
@@ -124,7 +138,7 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
   }
   {
     std::unique_lock lock(e->mu);
-    if (e->mode == Mode::Decompose) return false;
+    if (e->mode == Mode::Decompose) return Ran::Neither;
     if (e->mode == Mode::Unchecked) {
       // The first call runs the decomposition and looks whether the op returns a view.
       {
@@ -137,7 +151,7 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
         e->mode = Mode::Compiled;
         e->state = new_state(call.op);
       }
-      return true;
+      return Ran::Decomposition;
     }
   }
   std::vector<detail::ArgValue> args(call.inputs.begin(), call.inputs.end());
@@ -151,7 +165,7 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
   auto give_up = [&] {
     std::lock_guard lock(e->mu);
     if (detail::compiled_stats(*e->state).compiles == 0) e->mode = Mode::Decompose;
-    return false;
+    return Ran::Neither;
   };
   // A data-dependent op, a shape the compiler cannot handle, or the user's own mistake: the
   // decomposition runs instead (and raises the user's error where there is one). An internal
@@ -160,7 +174,7 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
   // sizes; docs/compiler.md).
   try {
     out = detail::call_compiled(*e->state, args, trace);
-    return true;
+    return Ran::Program;
   } catch (const Error&) {
     return give_up();
   } catch (const InternalError&) {
@@ -171,5 +185,7 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
 const bool installed = (install_eager_composite(&run_eager_composite), true);
 
 }  // namespace
+
+std::pair<int64_t, int64_t> eager_composite_counts() { return {g_programs.load(), g_decomposed.load()}; }
 
 }  // namespace kiln::rt

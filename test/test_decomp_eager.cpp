@@ -6,6 +6,7 @@
 // 0.8413447..., tanh approximation 0.8411920...). f64 inputs are compared to 1e-12 relative,
 // f32 inputs to 1e-6, f16 results to their rounding (2^-10 relative).
 #include "frontend/kiln.h"
+#include "runtime/eager.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 
@@ -221,6 +222,42 @@ TEST(DecompEager, ErrorsNameTheCompositeWithPyTorchWording) {
             "[cross_entropy] avg is not a valid value for reduction");
   EXPECT_EQ(error_of([&] { matmul(mk<float>({1, 2}), mk<float>({1, 2, 3}, {3, 1})); }),
             "[matmul] shapes [2] and [3, 1] cannot be multiplied");
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// From its second call on, an eager composite op runs as one compiled program
+// (runtime/eager_composite.cpp), whose results agree with its decomposition, for every size
+// (one program serves them: Dynamic::True).
+TEST(EagerComposite, SoftmaxRunsAsOneCompiledProgramAfterItsFirstCall) {
+  const Tensor x = randn({6, 37});
+  const rt::EagerStats before = rt::eager_stats();
+  const Tensor first = softmax(x, -1);   // the decomposition (it returns no view: checked)
+  const Tensor second = softmax(x, -1);  // compiled now
+  const Tensor other = softmax(randn({11, 5}), -1);
+  const rt::EagerStats after = rt::eager_stats();
+  EXPECT_EQ(after.composite_programs - before.composite_programs, 2);
+  EXPECT_TRUE(allclose(second, first, 1e-6, 1e-7));
+  EXPECT_TRUE(allclose(other.sum(-1), ones({11}), 1e-6, 1e-6));
+  // Bad input still raises the op's own error, from the decomposition.
+  EXPECT_NE(error_of([&] { softmax(x, 5); }).find("softmax"), std::string::npos);
+}
+
+// A user's lowering that runs its own op eagerly does not recurse: eager composites compile
+// without users' lowerings (test_extend_lowering.cpp registers one for gelu on cpu).
+TEST(EagerComposite, LayerNormAndGeluAgreeWithTheirDecompositions) {
+  const Tensor x = randn({4, 64}), w = randn({64}), b = randn({64});
+  for (int call = 0; call < 3; ++call) {
+    const Tensor ln = layer_norm(x, {64}, w, b);
+    const Tensor mean = x.mean({1}, true);
+    const Tensor var = ((x - mean) * (x - mean)).mean({1}, true);
+    EXPECT_TRUE(allclose(ln, (x - mean) / sqrt(var + 1e-5) * w + b, 1e-5, 1e-5)) << "call " << call;
+    EXPECT_TRUE(allclose(gelu(x), x * 0.5 * (erf(x / std::sqrt(2.0)) + 1), 1e-6, 1e-6)) << "call " << call;
+  }
 }
 
 }  // namespace
