@@ -5,10 +5,12 @@
 # Run by bench/peers.sh (which makes the venv, runs kiln_bench and calls this twice: with the
 # C library's default allocator and with freed memory kept). Modes:
 #   peers.py measure OUT.json      time every workload through the three peers, write medians
-#   peers.py table KILN.json DEFAULT.json KEPT.json
-#                                   print the markdown table: kiln compiled and its hand-fused
-#                                   loop, each peer under both allocator settings, and
-#                                   kiln / best peer per setting
+#   peers.py table DIR ROUNDS       print the markdown table from DIR/kiln_<r>.json,
+#                                   DIR/default_<r>.json and DIR/kept_<r>.json, r < ROUNDS: kiln
+#                                   compiled and its hand-fused loop, each peer under both
+#                                   allocator settings, and kiln / best peer per setting; each
+#                                   cell is the smallest of the rounds' medians (this shared VM's
+#                                   timings move by 10-50% between minutes)
 # Inputs are f32 (targets int64), the shapes of bench/bench_workloads.cpp; each figure is the
 # median of timed calls after warm-up (compilation excluded), with the result made ready
 # (jax's block_until_ready) inside the timed region.
@@ -168,14 +170,30 @@ def fmt_us(us):
     return f"{us / 1e3:.2f} ms" if us >= 1000 else f"{us:.1f} µs"
 
 
-def table(kiln_path, default_path, kept_path):
-    kiln = kiln_figures(kiln_path)
-    runs = {}
-    for name, path in (("default", default_path), ("kept", kept_path)):
-        with open(path) as f:
-            runs[name] = json.load(f)
-    meta = runs["default"]
-    print(f"Host: {meta['host']}; {meta['threads']} threads; torch {meta['torch']}, jax {meta['jax']}.")
+def min_merge(dicts):
+    """{key: {column: us}} dicts -> the smallest value per cell."""
+    out = {}
+    for d in dicts:
+        for key, row in d.items():
+            for col, us in row.items():
+                cur = out.setdefault(key, {}).get(col)
+                out[key][col] = us if cur is None else min(cur, us)
+    return out
+
+
+def table(folder, rounds):
+    rounds = int(rounds)
+    kiln = min_merge(kiln_figures(os.path.join(folder, f"kiln_{r}.json")) for r in range(rounds))
+    runs, meta = {}, None
+    for name in ("default", "kept"):
+        loaded = []
+        for r in range(rounds):
+            with open(os.path.join(folder, f"{name}_{r}.json")) as f:
+                loaded.append(json.load(f))
+        meta = meta or loaded[0]
+        runs[name] = min_merge(x["results"] for x in loaded)
+    print(f"Host: {meta['host']}; {meta['threads']} threads; torch {meta['torch']}, jax {meta['jax']}; "
+          f"each cell the best of {rounds} rounds' medians.")
     print("Allocators: *default* is glibc's malloc as it comes (large blocks are mmap'ed and unmapped on free, so")
     print("every call page-faults fresh memory); *kept* sets GLIBC_TUNABLES=glibc.malloc.mmap_max=0:")
     print("glibc.malloc.trim_threshold=… so freed memory is reused, as kiln's caching allocator does.\n")
@@ -191,7 +209,7 @@ def table(kiln_path, default_path, kept_path):
         cells = [label, fmt_us(comp), fmt_us(k.get("fused"))]
         ratios = []
         for setting in ("default", "kept"):
-            row = runs[setting]["results"].get(key, {})
+            row = runs[setting].get(key, {})
             cells += [fmt_us(row.get(p)) for p in PEERS]
             best = min((row[p] for p in ("torch.compile", "jax.jit") if p in row), default=None)
             ratios.append(f"{comp / best:.2f}x" if comp and best else "—")
@@ -204,7 +222,7 @@ def table(kiln_path, default_path, kept_path):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "measure":
         measure(sys.argv[2])
-    elif len(sys.argv) == 5 and sys.argv[1] == "table":
+    elif len(sys.argv) == 4 and sys.argv[1] == "table":
         table(*sys.argv[2:])
     else:
-        sys.exit("usage: peers.py measure OUT.json | peers.py table KILN.json DEFAULT.json KEPT.json")
+        sys.exit("usage: peers.py measure OUT.json | peers.py table DIR ROUNDS")

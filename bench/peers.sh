@@ -8,7 +8,8 @@
 # ~/.cache/kiln/peer-venv; a few minutes, ~3 GB), runs kiln_bench on the same workloads
 # (JSON medians), then the peers twice: with glibc's default allocator, and with freed memory
 # kept (no mmap for large blocks, no trimming) so that the peers do not page-fault fresh memory on
-# every call, as kiln's caching allocator does not. Threads: KILN_NUM_THREADS (default: all
+# every call, as kiln's caching allocator does not. KILN_PEER_ROUNDS rounds (default 3) of all of
+# it; each table cell is the best round's median (this kind of shared VM drifts by minutes). Threads: KILN_NUM_THREADS (default: all
 # CPUs) for kiln, torch.set_num_threads for torch; XLA uses the machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,15 +25,18 @@ if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, 
 fi
 
 ninja -C "$build" kiln_bench >&2
+rounds="${KILN_PEER_ROUNDS:-3}"
 filter='^(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|mlp|cross_entropy)/[^/]*)/(compiled|fused)/real_time$'
-echo "peers: kiln_bench" >&2
-"$build/bench/kiln_bench" --benchmark_filter="$filter" --benchmark_out="$out/kiln.json" --benchmark_out_format=json >&2
+for ((r = 0; r < rounds; r++)); do
+  echo "peers: round $((r + 1)) of $rounds: kiln_bench" >&2
+  "$build/bench/kiln_bench" --benchmark_filter="$filter" --benchmark_out="$out/kiln_$r.json" \
+    --benchmark_out_format=json >&2
+  echo "peers: round $((r + 1)): torch and jax, default allocator" >&2
+  "$venv/bin/python" "$here/peers.py" measure "$out/default_$r.json"
+  echo "peers: round $((r + 1)): torch and jax, freed memory kept" >&2
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736 \
+    "$venv/bin/python" "$here/peers.py" measure "$out/kept_$r.json"
+done
 
-echo "peers: torch and jax, default allocator" >&2
-"$venv/bin/python" "$here/peers.py" measure "$out/default.json"
-echo "peers: torch and jax, freed memory kept" >&2
-GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736 \
-  "$venv/bin/python" "$here/peers.py" measure "$out/kept.json"
-
-"$venv/bin/python" "$here/peers.py" table "$out/kiln.json" "$out/default.json" "$out/kept.json"
+"$venv/bin/python" "$here/peers.py" table "$out" "$rounds"
 echo "peers: raw figures in $out" >&2
