@@ -33,9 +33,14 @@ using ir::Value;
 
 namespace {
 
-// Thrown while checking a group: this reduction must be materialized first.
+// Thrown while checking a group: this reduction must be materialized first — or, where the
+// walk reached it through a value of the reduction's own row shape (`row_value`), that value:
+// its group is a row kernel of the reduction's domain that computes the reduction and the
+// pointwise work on its result (cross_entropy's per-row loss, from the row maximum and sum),
+// instead of a kernel for the reduction alone whose result the consumer reads back.
 struct Refuse {
   const Node* reduction;
+  const Value* row_value = nullptr;
 };
 
 // One group's inlined computation, walked at the indices the kernel builder evaluates it.
@@ -48,7 +53,9 @@ class GroupWalk {
   void eval(const Value* v, const std::vector<Expr>& idx) {
     if (mem_.count(v)) return;
     if (v->is_input()) internal_fail("fuse: graph input {} is not in memory", v->name());
+    path_.push_back(v);
     eval_node(v->producer(), idx);
+    path_.pop_back();
   }
   // The root: computed here even though it is in memory (its buffer is the destination).
   void eval_root(const Value* v, const std::vector<Expr>& idx) { eval_node(v->producer(), idx); }
@@ -102,7 +109,7 @@ class GroupWalk {
   // A reduction becomes a reduce stage only over this kernel's row domain, read at its row.
   void reduce_stage(const Node* n, const std::vector<Expr>& idx) {
     const ReduceInfo ri = reduce_info(n);
-    if (!row_ || !(ri.dom == *row_) || idx != ri.dom.row_index(grid_idx_, ri.keepdim)) throw Refuse{n};
+    if (!row_ || !(ri.dom == *row_) || idx != ri.dom.row_index(grid_idx_, ri.keepdim)) throw Refuse{n, row_value(ri)};
     if (!reduced_.insert(n).second) return;
     covered_.insert(n);
     const std::vector<Expr> extents = ri.dom.reduced();
@@ -111,8 +118,22 @@ class GroupWalk {
     eval(n->input(0), ri.dom.interleave(grid_idx_, red_idx));
   }
 
+  // The outermost value on the walk's path that has the reduction's row shape (its kept dims,
+  // with or without the reduced dims as 1) and is computed inline, or null.
+  const Value* row_value(const ReduceInfo& ri) const {
+    std::vector<Expr> keep1 = ri.dom.sizes;
+    for (int64_t d : ri.dom.dims) keep1[static_cast<size_t>(d)] = 1;
+    const std::vector<Expr> kept = ri.dom.kept();
+    for (const Value* v : path_) {
+      const std::vector<Expr>& sz = v->type().sizes;
+      if ((sz == kept || sz == keep1) && !is_reduction(v->producer())) return v;
+    }
+    return nullptr;
+  }
+
   const std::unordered_set<const Value*>& mem_;
   const RowDomain* row_;
+  std::vector<const Value*> path_;  // the values being evaluated, outermost first
   std::vector<Expr> grid_idx_;
   std::set<std::pair<const Node*, std::vector<const void*>>> seen_;
   std::set<const Node*> reduced_;
@@ -236,8 +257,12 @@ void Fuser::materialize(const Value* v) {
       out_.groups.push_back(try_group(v));
       return;
     } catch (const Refuse& r) {
-      force_.insert(r.reduction);
-      materialize(r.reduction->output());
+      if (r.row_value && r.row_value != v && !mem_.count(r.row_value)) {
+        materialize(r.row_value);
+      } else {
+        force_.insert(r.reduction);
+        materialize(r.reduction->output());
+      }
     }
   }
   internal_fail("fuse: the group of a value of type {} did not converge", v->type().str());
