@@ -1,5 +1,6 @@
 // kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
 #include "runtime/eager.h"
+#include "runtime/eager_key.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -14,9 +15,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -26,73 +25,6 @@ namespace kiln::rt {
 
 namespace {
 
-enum Layout : uint8_t { Contiguous = 0, InnerUnit = 1, General = 2 };
-
-Layout layout_of(const TensorImpl& t) {
-  if (t.is_contiguous()) return Contiguous;
-  const auto& sz = t.sizes();
-  if (!sz.empty() && t.strides().back() == 1) return InnerUnit;
-  return General;
-}
-
-uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
-
-uint64_t hash_attr(const ir::AttrValue& v) {
-  uint64_t h = v.index();
-  std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, bool>) {
-          h = mix(h, static_cast<uint64_t>(x));
-        } else if constexpr (std::is_same_v<T, double>) {
-          uint64_t b;
-          std::memcpy(&b, &x, sizeof b);
-          h = mix(h, b);
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          h = mix(h, std::hash<std::string>()(x));
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          for (int64_t i : x) h = mix(h, static_cast<uint64_t>(i));
-        } else if constexpr (std::is_same_v<T, ScalarType>) {
-          h = mix(h, static_cast<uint64_t>(x));
-        } else if constexpr (std::is_same_v<T, Scalar>) {
-          const double d = x.to_double();
-          uint64_t b;
-          std::memcpy(&b, &d, sizeof b);
-          h = mix(mix(h, b), x.is_floating_point());
-        } else if constexpr (std::is_same_v<T, ir::Expr>) {
-          h = mix(h, x.hash());
-        } else if constexpr (std::is_same_v<T, std::vector<ir::Expr>>) {
-          for (const ir::Expr& e : x) h = mix(h, e.hash());
-        } else {
-          h = mix(h, std::hash<std::string>()(x.str()));
-        }
-      },
-      v);
-  return h;
-}
-
-constexpr size_t kMaxKeyInputs = 4;  // the kernel families run here take at most three
-
-struct Key {
-  ir::OpKind op;
-  uint8_t rank;
-  uint8_t n_inputs;
-  std::array<uint8_t, kMaxKeyInputs> inputs;  // dtype << 2 | layout, per input (no allocation)
-  ir::AttrList attrs;
-  bool operator==(const Key& o) const {
-    return op == o.op && rank == o.rank && n_inputs == o.n_inputs && inputs == o.inputs && attrs == o.attrs;
-  }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    uint64_t h = mix(static_cast<uint64_t>(k.op), k.rank);
-    for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
-    for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
-    return h;
-  }
-};
-
 // nullptr exe: this key runs on the interpreter (its shape function could not be
 // specialized symbolically).
 struct Entry {
@@ -101,7 +33,7 @@ struct Entry {
 
 struct Cache {
   std::shared_mutex mu;
-  std::unordered_map<Key, std::shared_ptr<const Entry>, KeyHash> map;
+  std::unordered_map<EagerKey, std::shared_ptr<const Entry>, EagerKeyHash> map;
   std::atomic<int64_t> built{0}, compiled_calls{0}, interpreted_calls{0};
 };
 Cache& cache() {
@@ -134,16 +66,16 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Decomposable:
     case ir::OpFamily::Custom: return false;
   }
-  if (inputs.empty() || inputs.size() > kMaxKeyInputs) return false;
+  if (inputs.empty() || !keyable(inputs)) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
   for (const Tensor& t : inputs)
     if (!t.device().is_cpu() || t.impl()->sizes().size() != rank) return false;
   return rank < 64;
 }
 
-std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) {
+std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
-  const size_t rank = key.rank;
+  const size_t rank = key.rank(0);
   // Sizes s0.. of input 0 (all inputs have the same rank and, for these ops, broadcast-free
   // equal sizes); strides t<i>_<d> of inputs that are not contiguous. Each symbol's source is
   // recorded as it is made.
@@ -157,7 +89,7 @@ std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) 
   std::vector<ir::Value*> ins;
   for (size_t i = 0; i < inputs.size(); ++i) {
     ins.push_back(g->add_input(ir::TensorType(inputs[i].dtype(), sizes), fmt::format("in{}", i)));
-    const Layout l = static_cast<Layout>(key.inputs[i] & 3);
+    const EagerLayout l = key.layout(i);
     std::vector<ir::Expr> st;
     if (l == Contiguous) {
       st = ir::contiguous_strides(sizes);
@@ -187,14 +119,7 @@ std::unique_ptr<Entry> build(const Key& key, const std::vector<Tensor>& inputs) 
   return e;
 }
 
-Key make_key(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
-  Key key{op, static_cast<uint8_t>(inputs[0].impl()->sizes().size()), static_cast<uint8_t>(inputs.size()), {}, attrs};
-  for (size_t i = 0; i < inputs.size(); ++i)
-    key.inputs[i] = static_cast<uint8_t>(static_cast<unsigned>(inputs[i].dtype()) << 2 | layout_of(*inputs[i].impl()));
-  return key;
-}
-
-std::shared_ptr<const Entry> lookup(Cache& c, const Key& key) {
+std::shared_ptr<const Entry> lookup(Cache& c, const EagerKey& key) {
   std::shared_lock lock(c.mu);
   auto it = c.map.find(key);
   return it == c.map.end() ? nullptr : it->second;
@@ -208,15 +133,14 @@ bool is_pointwise(ir::OpFamily f) {
 // kernel is cached (its build ran the shape function on these dtypes and attributes).
 bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                      std::vector<Tensor>& out) {
-  if (!is_pointwise(ir::op_info(op).family) || inputs.empty() || inputs.size() > kMaxKeyInputs) return false;
+  if (!is_pointwise(ir::op_info(op).family) || inputs.empty() || !keyable(inputs)) return false;
   const TensorImpl* first = inputs[0].impl();
-  if (!first) return false;
   for (const Tensor& t : inputs) {
     const TensorImpl* ti = t.impl();
     if (!ti || ti->is_traced() || !ti->device().is_cpu() || ti->sizes() != first->sizes()) return false;
   }
   Cache& c = cache();
-  const std::shared_ptr<const Entry> e = lookup(c, make_key(op, inputs, attrs));
+  const std::shared_ptr<const Entry> e = lookup(c, make_eager_key(op, inputs, attrs));
   if (!e || !e->exe) return false;
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
   out = e->exe->run(inputs);
@@ -249,7 +173,7 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   }
-  const Key key = make_key(op, inputs, attrs);
+  const EagerKey key = make_eager_key(op, inputs, attrs);
   std::shared_ptr<const Entry> e = lookup(c, key);
   if (!e) {
     std::shared_ptr<const Entry> fresh = build(key, inputs);

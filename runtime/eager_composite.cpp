@@ -19,13 +19,14 @@
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
 #include "runtime/compile.h"
+#include "runtime/eager_key.h"
 
 #include <fmt/format.h>
 
-#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 namespace kiln::rt {
@@ -43,43 +44,19 @@ struct InFallback {
   InFallback& operator=(const InFallback&) = delete;
 };
 
-constexpr size_t kMaxInputs = 8;
-
-struct Key {
-  ir::OpKind op;
-  uint8_t n_inputs;
-  std::array<uint16_t, kMaxInputs> inputs;  // rank << 8 | dtype << 2 | layout
-  ir::AttrList attrs;
-  bool operator==(const Key& o) const {
-    return op == o.op && n_inputs == o.n_inputs && inputs == o.inputs && attrs == o.attrs;
-  }
-};
-
-// Attributes are compared, not hashed: keys that differ only in them share a bucket.
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = std::hash<int>()(static_cast<int>(k.op));
-    for (size_t i = 0; i < k.n_inputs; ++i) h = h * 1000003u ^ k.inputs[i];
-    return h;
-  }
-};
-
-uint16_t input_code(const TensorImpl& t) {
-  const unsigned layout = t.is_contiguous() ? 0u : (!t.sizes().empty() && t.strides().back() == 1) ? 1u : 2u;
-  return static_cast<uint16_t>(t.sizes().size() << 8 | static_cast<unsigned>(t.dtype()) << 2 | layout);
-}
-
 enum class Mode : uint8_t { Unchecked, Compiled, Decompose };
 
+// mode is read on every call without a lock; mu serializes the first call and the switch to
+// Decompose. state is set once, before mode becomes Compiled.
 struct Entry {
   std::mutex mu;
-  Mode mode = Mode::Unchecked;
+  std::atomic<Mode> mode{Mode::Unchecked};
   std::shared_ptr<detail::CompiledState> state;
 };
 
 struct Cache {
-  std::mutex mu;
-  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> map;
+  std::shared_mutex mu;
+  std::unordered_map<EagerKey, std::shared_ptr<Entry>, EagerKeyHash> map;
 };
 
 Cache& cache() {
@@ -87,10 +64,28 @@ Cache& cache() {
   return *c;
 }
 
+std::shared_ptr<Entry> entry_for(const EagerKey& key) {
+  Cache& c = cache();
+  {
+    std::shared_lock lock(c.mu);
+    if (auto it = c.map.find(key); it != c.map.end()) return it->second;
+  }
+  std::unique_lock lock(c.mu);
+  std::shared_ptr<Entry>& slot = c.map[key];
+  if (!slot) slot = std::make_shared<Entry>();
+  return slot;
+}
+
 bool shares_storage(const std::vector<Tensor>& outs, const std::vector<Tensor>& ins) {
   for (const Tensor& o : outs)
     for (const Tensor& i : ins)
       if (o.defined() && i.defined() && o.impl()->storage().get() == i.impl()->storage().get()) return true;
+  return false;
+}
+
+bool any_empty(const std::vector<Tensor>& outs) {
+  for (const Tensor& o : outs)
+    if (o.defined() && o.numel() == 0) return true;
   return false;
 }
 
@@ -121,35 +116,30 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   if (t_in_fallback > 0) return Ran::Neither;
   const ir::OpInfo& info = ir::op_info(call.op);
   if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Custom) return Ran::Neither;
-  if (call.inputs.empty() || call.inputs.size() > kMaxInputs) return Ran::Neither;
-  Key key{call.op, static_cast<uint8_t>(call.inputs.size()), {}, call.attrs};
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const TensorImpl* t = call.inputs[i].impl();
-    if (!t || !t->device().is_cpu() || t->is_traced() || t->sizes().size() > 255) return Ran::Neither;
-    key.inputs[i] = input_code(*t);
-  }
-  std::shared_ptr<Entry> e;
-  {
-    Cache& c = cache();
-    std::lock_guard lock(c.mu);
-    std::shared_ptr<Entry>& slot = c.map[key];
-    if (!slot) slot = std::make_shared<Entry>();
-    e = slot;
-  }
-  {
+  if (call.inputs.empty() || !keyable(call.inputs)) return Ran::Neither;
+  for (const Tensor& t : call.inputs)
+    if (!t.device().is_cpu() || t.is_traced()) return Ran::Neither;
+  const std::shared_ptr<Entry> e = entry_for(make_eager_key(call.op, call.inputs, call.attrs));
+  Mode mode = e->mode.load(std::memory_order_acquire);
+  if (mode == Mode::Decompose) return Ran::Neither;
+  if (mode == Mode::Unchecked) {
     std::unique_lock lock(e->mu);
-    if (e->mode == Mode::Decompose) return Ran::Neither;
-    if (e->mode == Mode::Unchecked) {
+    mode = e->mode.load(std::memory_order_acquire);
+    if (mode == Mode::Decompose) return Ran::Neither;
+    if (mode == Mode::Unchecked) {
       // The first call runs the decomposition and looks whether the op returns a view.
       {
         const InFallback guard;
         out = run_composite_eager(call);
       }
+      // An empty result tells nothing (softmax over an empty dim returns its input as is):
+      // the key stays unchecked until a call with elements.
+      if (any_empty(out)) return Ran::Decomposition;
       if (shares_storage(out, call.inputs)) {
-        e->mode = Mode::Decompose;
+        e->mode.store(Mode::Decompose, std::memory_order_release);
       } else {
-        e->mode = Mode::Compiled;
         e->state = new_state(call.op);
+        e->mode.store(Mode::Compiled, std::memory_order_release);
       }
       return Ran::Decomposition;
     }
@@ -164,7 +154,7 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   };
   auto give_up = [&] {
     std::lock_guard lock(e->mu);
-    if (detail::compiled_stats(*e->state).compiles == 0) e->mode = Mode::Decompose;
+    if (detail::compiled_stats(*e->state).compiles == 0) e->mode.store(Mode::Decompose, std::memory_order_release);
     return Ran::Neither;
   };
   // A data-dependent op, a shape the compiler cannot handle, or the user's own mistake: the

@@ -15,6 +15,7 @@
 #include "runtime/interpreter.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
+#include "test_support/vector_math.h"
 
 #include <gtest/gtest.h>
 
@@ -112,13 +113,7 @@ void decompose_node(ir::Graph& g, ir::Node* n) { passes::inline_expansion(g, n, 
 // call (docs/compiler.md, "Vector math"); everything else must agree exactly.
 bool uses_vector_math(const ir::Graph& g) {
   for (const ir::Node* n : g.nodes())
-    switch (n->op()) {
-      case ir::OpKind::exp: case ir::OpKind::exp2: case ir::OpKind::expm1: case ir::OpKind::log:
-      case ir::OpKind::log1p: case ir::OpKind::tanh: case ir::OpKind::erf: case ir::OpKind::erfinv:
-    case ir::OpKind::sigmoid:
-        return true;
-      default: break;
-    }
+    if (test::uses_vector_math(n->op())) return true;
   return false;
 }
 

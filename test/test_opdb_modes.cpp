@@ -12,21 +12,12 @@
 // test_opdb_golden.cpp checks the same samples against PyTorch.
 #include "ir/graph.h"
 #include "test_support/opdb.h"
+#include "test_support/vector_math.h"
 
 #include <gtest/gtest.h>
 
 namespace kiln {
 namespace {
-
-bool vector_math(ir::OpKind op) {
-  switch (op) {
-    case ir::OpKind::exp: case ir::OpKind::exp2: case ir::OpKind::expm1: case ir::OpKind::log:
-    case ir::OpKind::log1p: case ir::OpKind::tanh: case ir::OpKind::erf: case ir::OpKind::erfinv:
-    case ir::OpKind::sigmoid:
-      return true;
-    default: return false;
-  }
-}
 
 // Whether the sample's traced graph adds floats in an order its kernels choose, or computes
 // f32 (f16, bf16) math with kiln's own vector functions.
@@ -37,7 +28,7 @@ bool order_dependent(const opdb::OpEntry& e, const opdb::Sample& in) {
       if (n->info().has(ir::traits::Extern)) return true;
       const bool sums = n->op() == ir::OpKind::sum || n->op() == ir::OpKind::prod;
       if (sums && is_floating_point(n->input(0)->type().dtype)) return true;
-      if (vector_math(n->op()) && n->output()->type().dtype != ScalarType::Double &&
+      if (test::uses_vector_math(n->op()) && n->output()->type().dtype != ScalarType::Double &&
           is_floating_point(n->output()->type().dtype))
         return true;
     }
