@@ -23,6 +23,7 @@ Allocator* system_allocator() {
 }
 
 std::atomic<Allocator*> g_cpu{nullptr};
+std::atomic<DeviceAllocator*> g_cuda{nullptr};
 
 }  // namespace
 
@@ -32,5 +33,8 @@ Allocator& cpu_allocator() {
 }
 
 void set_cpu_allocator(Allocator* a) { g_cpu.store(a, std::memory_order_release); }
+
+DeviceAllocator* cuda_allocator() { return g_cuda.load(std::memory_order_acquire); }
+void set_cuda_allocator(DeviceAllocator* a) { g_cuda.store(a, std::memory_order_release); }
 
 }  // namespace kiln

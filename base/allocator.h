@@ -3,8 +3,9 @@
 // Storage (base/storage.h) allocates through the process's CPU allocator and remembers
 // which allocator gave each block, so it is freed by the same one whichever is installed
 // later. The default is the system's aligned allocator; the runtime installs its caching
-// allocator (runtime/allocator.h) when the library loads. A device backend (CUDA) will add
-// its allocator the same way. Blocks are 64-byte aligned; 0 bytes gives a valid block.
+// allocator (runtime/allocator.h) when the library loads. Device storage comes from the
+// DeviceAllocator installed for its device type (the CUDA runtime installs one when the
+// library loads: runtime/cuda_allocator.h). Blocks are 64-byte aligned; 0 bytes gives a valid block.
 #pragma once
 
 #include <cstddef>
@@ -27,5 +28,19 @@ class Allocator {
 Allocator& cpu_allocator();
 // Installs `a` (it must outlive every block it gives; the runtime's is never destroyed).
 void set_cpu_allocator(Allocator* a);
+
+// Memory of an accelerator: blocks of device `index`, addressed in the process's unified
+// address space (a device pointer is never dereferenced on the host).
+class DeviceAllocator {
+ public:
+  virtual ~DeviceAllocator() = default;
+  // A block of at least `bytes` on device `index`; throws kiln::Error when it cannot be had.
+  virtual void* allocate(size_t bytes, int index) = 0;
+  virtual void deallocate(void* p, size_t bytes, int index) = 0;
+};
+
+// The allocator of CUDA storage; nullptr until a CUDA runtime is installed.
+DeviceAllocator* cuda_allocator();
+void set_cuda_allocator(DeviceAllocator* a);
 
 }  // namespace kiln

@@ -1,4 +1,4 @@
-// kiln/base/storage.cpp — 64-byte aligned host allocations for tensor storage.
+// kiln/base/storage.cpp — tensor storage: 64-byte aligned host blocks or device blocks.
 //
 // CPU storage comes from the installed CPU allocator (base/allocator.h): the runtime's caching
 // allocator once the library has loaded (KILN_ALLOCATOR=system, or an ASan build, goes
@@ -11,13 +11,24 @@
 namespace kiln {
 
 StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
-  KILN_CHECK(device.is_cpu(), "empty", "device {} has no allocator yet; tensors live on the CPU", device.str());
+  if (device.is_cuda()) {
+    device_allocator_ = cuda_allocator();
+    KILN_CHECK(device_allocator_ != nullptr, "empty", "cannot allocate on {}: no CUDA runtime is installed",
+               device.str());
+    data_ = device_allocator_->allocate(nbytes, device.index);  // throws when out of memory
+    return;
+  }
   static_assert(kAlignment == kCpuAlignment);
   allocator_ = &cpu_allocator();
   data_ = allocator_->allocate(nbytes);  // at least one 64-byte line, even for nbytes == 0
   if (data_ == nullptr) fail("empty", "out of memory allocating {} bytes", nbytes);
 }
 
-StorageImpl::~StorageImpl() { allocator_->deallocate(data_, nbytes_); }
+StorageImpl::~StorageImpl() {
+  if (device_allocator_)
+    device_allocator_->deallocate(data_, nbytes_, device_.index);
+  else
+    allocator_->deallocate(data_, nbytes_);
+}
 
 }  // namespace kiln

@@ -64,7 +64,8 @@ IntrusivePtr<T> make_intrusive(Args&&... args) {
 
 class StorageImpl : public RefCounted {
  public:
-  // Allocates nbytes (64-byte aligned, uninitialized) on `device` (cpu only for now).
+  // Allocates nbytes (64-byte aligned, uninitialized) on `device`: the cpu allocator, or the
+  // installed device allocator of a cuda device.
   StorageImpl(size_t nbytes, Device device);
   ~StorageImpl() override;
 
@@ -78,7 +79,8 @@ class StorageImpl : public RefCounted {
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
-  Allocator* allocator_ = nullptr;  // the one that gave data_
+  Allocator* allocator_ = nullptr;  // the one that gave data_ (cpu)
+  DeviceAllocator* device_allocator_ = nullptr;  // or the one that gave it (cuda)
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

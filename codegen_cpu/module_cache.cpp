@@ -41,8 +41,12 @@ std::string module_key(const std::vector<const ir::Kernel*>& kernels) {
     k.name = fmt::format("kiln_k{}", i);
     text += k.str() + "\n";
   }
+  return sha256_hex(text);
+}
+
+std::string sha256_hex(std::string_view text) {
   llvm::SHA256 h;
-  h.update(llvm::StringRef(text));
+  h.update(llvm::StringRef(text.data(), text.size()));
   std::string hex;
   for (uint8_t b : h.final()) hex += fmt::format("{:02x}", b);
   return hex;

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::cpu {
@@ -20,6 +21,8 @@ namespace kiln::cpu {
 // Kernels in module order. Their names do not count: the module names them kiln_k0,
 // kiln_k1, ... by position, so that equal kernels of different compilations share a key.
 std::string module_key(const std::vector<const ir::Kernel*>& kernels);
+// The hex SHA-256 of `text` (LLVM's implementation; the CUDA backend keys its cubins with it).
+std::string sha256_hex(std::string_view text);
 
 // The addresses of a module's kernels when this process already linked it.
 std::optional<std::vector<void*>> linked_module(const std::string& key);

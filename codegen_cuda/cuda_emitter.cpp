@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <map>
@@ -244,11 +245,13 @@ struct Emitter {
       check_name(k, a.name, "argument");
       sig += fmt::format("{}{}* {}, ", a.output ? "" : "const ", storage_type(a.dtype), a.name);
     }
-    line(fmt::format("extern \"C\" __global__ void {}({}const kiln_i64* params, kiln_i64 grid0)", k.name, sig));
+    // The parameters travel by value (cuLaunchKernel copies them), so a launch needs no upload.
+    line(fmt::format("struct {}_params {{ kiln_i64 v[{}]; }};", k.name, std::max<size_t>(1, k.params.size())));
+    line(fmt::format("extern \"C\" __global__ void {0}({1}const {0}_params params, kiln_i64 grid0)", k.name, sig));
     open("");
     for (size_t i = 0; i < k.params.size(); ++i) {
       check_name(k, k.params[i], "parameter");
-      line(fmt::format("const kiln_i64 {} = params[{}];", k.params[i], i));
+      line(fmt::format("const kiln_i64 {} = params.v[{}];", k.params[i], i));
     }
     for (size_t i = 1; i < k.grid.size(); ++i)  // the outermost extent is implied by grid0
       line(fmt::format("const kiln_i64 kiln_grid{} = {};", i, render_expr(k.grid[i])));

@@ -3,11 +3,12 @@
 // The emitter only prints: every decision (fusion, loop order, the schedule) was made by the
 // passes that built the Kernel. The generated kernel is
 //
-//   extern "C" __global__ void <name>(<T>* in0, ..., <T>* out0, ..., const kiln_i64* params, kiln_i64 grid0)
+//   struct <name>_params { kiln_i64 v[max(1, P)]; };
+//   extern "C" __global__ void <name>(<T>* in0, ..., <T>* out0, ..., const <name>_params params, kiln_i64 grid0)
 //
 // one typed pointer per ir::KernelArg in order (`const` for inputs; f16 as __half, bf16 as
-// __nv_bfloat16, bool as unsigned char), then `params[i]`, the runtime value of the int64
-// parameter k.params[i], then `grid0`, the number of points of the grid (the product of the
+// __nv_bfloat16, bool as unsigned char), then the P int64 parameters by value (`params.v[i]`
+// is the runtime value of k.params[i]; the launch passes a pointer to P int64s), then `grid0`, the number of points of the grid (the product of the
 // grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by launch_kind():
 //  - ThreadPerPoint (pointwise kernels, and the outer_reduction_tile schedule): any 1-D launch;
 //    each thread takes grid points in a grid-stride loop over the flattened grid (last grid

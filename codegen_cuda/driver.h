@@ -4,8 +4,16 @@
 // cuInit(0) called once. A machine without the driver, or whose driver finds no device, is
 // not an error here: available() is false and says why, so callers fail with a clear message
 // (a cuda tensor requested) or skip (GPU tests). No CUDA header is needed to include this.
+//
+// Everything past availability is a thin, checked wrapper of one driver call: the device's
+// primary context is made current on the calling thread first (use_device), and a failing
+// call throws kiln::Error "[cuda] <call> failed on cuda:N: <driver's name for the error>".
+// Device memory is addressed as void* (a CUdeviceptr in the process's unified address space);
+// a stream is an opaque handle, nullptr being the device's legacy default stream.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace kiln::cuda {
@@ -20,5 +28,50 @@ int driver_device_count();
 // The compute capability of `device` as 10*major+minor (90 for H100); throws kiln::Error for
 // a device index out of range or without a driver.
 int compute_capability(int device);
+
+using StreamHandle = void*;  // CUstream
+using ModuleHandle = void*;  // CUmodule
+using FunctionHandle = void*;  // CUfunction
+using EventHandle = void*;   // CUevent
+
+// Checks `device` (driver present, index in range) and makes its primary context current on
+// this thread; cheap when it already is.
+void use_device(int device);
+
+std::string device_name(int device);
+int multiprocessor_count(int device);
+// Free and total bytes of device memory (cuMemGetInfo).
+void memory_info(int device, size_t* free_bytes, size_t* total_bytes);
+
+// cuMemAlloc: nullptr when the device is out of memory (other failures throw).
+void* try_mem_alloc(int device, size_t bytes);
+void mem_free(int device, void* p);
+
+// Copies on `stream`, asynchronous with respect to the host where the driver allows (a copy
+// to or from pageable host memory returns once the host side is done with it). Host memory
+// read by dtoh must not be reused before the stream is synchronized.
+void memcpy_htod(int device, void* dst, const void* src, size_t bytes, StreamHandle stream);
+void memcpy_dtoh(int device, void* dst, const void* src, size_t bytes, StreamHandle stream);
+void memcpy_dtod(int device, void* dst, const void* src, size_t bytes, StreamHandle stream);
+void memset_d8(int device, void* dst, unsigned char value, size_t bytes, StreamHandle stream);
+
+StreamHandle stream_create(int device);  // a non-blocking stream
+void stream_destroy(int device, StreamHandle s);
+void stream_synchronize(int device, StreamHandle s);
+void device_synchronize(int device);  // every stream of the device's context
+
+EventHandle event_create(int device, bool timing);
+void event_destroy(int device, EventHandle e);
+void event_record(int device, EventHandle e, StreamHandle s);
+void event_synchronize(int device, EventHandle e);
+void stream_wait_event(int device, StreamHandle s, EventHandle e);
+float event_elapsed_ms(int device, EventHandle start, EventHandle end);
+
+// Loads a cubin or PTX image (the driver JIT-compiles PTX) into the device's context.
+ModuleHandle module_load(int device, const std::string& image);
+FunctionHandle module_function(int device, ModuleHandle m, const std::string& name);
+// cuLaunchKernel with a 1-D grid and block; `args` points at each parameter's value.
+void launch_kernel(int device, FunctionHandle f, unsigned grid, unsigned block, unsigned shared_bytes,
+                   StreamHandle stream, void** args);
 
 }  // namespace kiln::cuda

@@ -49,22 +49,30 @@ std::vector<Tensor> dispatch(OpCall call) {
     if (g_eager_fast_path(call.op, call.inputs, call.attrs, out)) return out;
   }
 
+  // Every tensor input lives on one device; a 0-dim cpu tensor joins a cuda op as a scalar
+  // (as in PyTorch), copied to the device.
+  Device device;
+  for (const Tensor& t : call.inputs)
+    if (t.device().is_cuda()) {
+      device = t.device();
+      break;
+    }
   std::vector<ir::TensorType> in_types;
   in_types.reserve(call.inputs.size());
-  for (const Tensor& t : call.inputs) {
-    if (!t.device().is_cpu())
-      fail(name, "tensor on {} has no eager backend yet; move it to the cpu", t.device().str());
+  for (Tensor& t : call.inputs) {
+    if (t.device() != device) {
+      if (!(t.device().is_cpu() && t.impl()->sizes().empty()))
+        fail(name, "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+             device.str(), t.device().str());
+      t = t.to(device);
+    }
     in_types.push_back(type_of(t));
   }
   ir::check_attrs(call.op, call.attrs);
   const ir::OpInfo& info = ir::op_info(call.op);
-  // Validates shapes and dtypes, naming the op; factories also say where their result lives.
-  // (An op shaped by its decomposition is checked by running that decomposition, just below.)
-  if (!info.has(ir::traits::ShapeByDecomposition))
-    for (const ir::TensorType& out : ir::infer_types(call.op, in_types, call.attrs))
-      if (!out.device.is_cpu())
-        fail(name, "cannot create a tensor on {}: there is no eager backend for that device yet; use the cpu",
-             out.device.str());
+  // Validates shapes and dtypes, naming the op. (An op shaped by its decomposition is checked
+  // by running that decomposition, just below.)
+  if (!info.has(ir::traits::ShapeByDecomposition)) (void)ir::infer_types(call.op, in_types, call.attrs);
   if (info.family == ir::OpFamily::Custom) return run_custom_op(call.op, call.inputs, call.attrs);
   // A Core op with the Extern trait has a library kernel of its own (the eager executor's).
   if (info.level != ir::OpLevel::Prim && !info.has(ir::traits::Extern)) {

@@ -26,6 +26,15 @@
 namespace kiln {
 
 namespace {
+thread_local Device t_default_device;
+}  // namespace
+
+Device default_device() { return t_default_device; }
+DefaultDeviceScope::DefaultDeviceScope(Device d) : previous_(t_default_device) { t_default_device = d; }
+DefaultDeviceScope::~DefaultDeviceScope() { t_default_device = previous_; }
+
+
+namespace {
 
 using ir::OpKind;
 

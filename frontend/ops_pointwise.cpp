@@ -91,6 +91,7 @@ std::vector<Tensor> promote_and_broadcast(std::string_view op, const std::vector
     Tensor t;
     if (const Tensor* pt = std::get_if<Tensor>(&o)) {
       t = pt->to(dtype);
+      if (t.device() != device && !t.is_traced()) t = t.to(device);  // a 0-dim cpu tensor joins as a scalar
     } else {
       t = scalar_tensor(std::get<Scalar>(o), TensorOptions(dtype).device(device));
     }

@@ -82,6 +82,7 @@ template <typename T> T* Tensor::data_ptr() const {
 Scalar Tensor::item() const {
   require_eager(*this, "item");
   if (numel() != 1) fail("item", "a Tensor with {} elements cannot be converted to Scalar", numel());
+  if (!is_cpu()) return cpu().item();  // copies and waits for the device
   const void* p = impl()->data();
   return dispatch_dtype(dtype(), [&](auto tag) -> Scalar {
     using T = decltype(tag);
@@ -97,6 +98,7 @@ template <typename T> T Tensor::item() const {
 
 template <typename T> std::vector<T> Tensor::to_vector() const {
   require_eager(*this, "to_vector");
+  if (!is_cpu()) return cpu().to_vector<T>();
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
   const auto& sz = impl()->sizes();

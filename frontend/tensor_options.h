@@ -8,6 +8,22 @@
 
 namespace kiln {
 
+// The device a factory uses when its options name none: the cpu, or within a
+// DefaultDeviceScope that scope's device. kiln runs a composite op's decomposition on cuda
+// tensors inside one, so the constants the decomposition makes (arange, scalar tensors) live
+// beside its inputs. Per thread.
+Device default_device();
+class DefaultDeviceScope {
+ public:
+  explicit DefaultDeviceScope(Device d);
+  ~DefaultDeviceScope();
+  DefaultDeviceScope(const DefaultDeviceScope&) = delete;
+  DefaultDeviceScope& operator=(const DefaultDeviceScope&) = delete;
+
+ private:
+  Device previous_;
+};
+
 struct TensorOptions {
   std::optional<ScalarType> dtype_;
   std::optional<Device> device_;
@@ -28,7 +44,8 @@ struct TensorOptions {
     return o;
   }
   ScalarType dtype_or(ScalarType fallback) const { return dtype_.value_or(fallback); }
-  Device device_or(Device fallback = Device()) const { return device_.value_or(fallback); }
+  Device device_or() const { return device_ ? *device_ : default_device(); }
+  Device device_or(Device fallback) const { return device_.value_or(fallback); }
 };
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }

@@ -19,7 +19,7 @@ struct Registry {
   std::shared_mutex mu;
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends;
   Registry() {
-    for (auto b : {make_cpu_backend(), make_interpreter_backend(), make_eager_backend()}) backends.emplace(b->name(), b);
+    for (auto b : {make_cpu_backend(), make_cuda_backend(), make_interpreter_backend(), make_eager_backend()}) backends.emplace(b->name(), b);
   }
 };
 Registry& registry() {

@@ -6,8 +6,8 @@
 // backends fuse the graph into an ir::ExecPlan and plan its memory there) and compile(),
 // which returns an Executable or a status carrying the error and the compiler's log (the
 // caller decides: report or fall back). The compile driver (runtime/driver.h) calls these in
-// order. "cpu", "interpreter" and "eager" are registered at start-up; users add theirs with
-// kiln::register_backend (runtime/extend.h) and "cuda" is registered the same way.
+// order. "cpu", "cuda", "interpreter" and "eager" are registered at start-up; users add theirs
+// with kiln::register_backend (runtime/extend.h).
 #pragma once
 
 #include "frontend/tensor.h"
@@ -73,6 +73,7 @@ std::vector<std::string> backend_names();
 
 // The built-in backends (runtime/backend_cpu.cpp; backend_interpreter.cpp has both others).
 std::shared_ptr<const Backend> make_cpu_backend();
+std::shared_ptr<const Backend> make_cuda_backend();  // runtime/backend_cuda.cpp
 std::shared_ptr<const Backend> make_interpreter_backend();
 std::shared_ptr<const Backend> make_eager_backend();
 

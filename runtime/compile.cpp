@@ -180,6 +180,7 @@ class CompiledState {
 
   CompileOptions opts;
   std::shared_ptr<const rt::Backend> backend;
+  std::shared_ptr<const rt::Backend> cuda_backend = rt::find_backend("cuda");
   bool traces_graphs;  // backend->traces(), read on every call
   // Whether users' registered lowerings apply (false for kiln's eager composites, whose
   // programs a user's extern call may itself run eagerly).
@@ -318,8 +319,17 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     const bool symbolic = k < types.size() && !ir::all_const(types[k].sizes);
     dopts.input_strides.push_back(symbolic ? ir::contiguous_strides(types[k].sizes) : ir::to_exprs(t.strides().vec()));
   }
+  // Without a named backend, the inputs' device picks it: "cuda" for cuda tensors (captured
+  // ones included), else "cpu". The guards pin every input's device.
+  const rt::Backend* be = backend.get();
+  for (const Tensor& t : dopts.example_inputs)
+    if (t.defined() && t.device().is_cuda()) {
+      dopts.device = t.device();
+      if (opts.backend.empty()) be = cuda_backend.get();
+      break;
+    }
   try {
-    e->comp = rt::compile_graph(tp.graph, *backend, std::move(dopts));
+    e->comp = rt::compile_graph(tp.graph, *be, std::move(dopts));
   } catch (const Error&) {
     throw;  // the user's mistake: nothing to reproduce
   } catch (const std::exception& err) {

@@ -33,7 +33,7 @@ struct CompileOptions {
   // A registered backend (runtime/backend.h): "cpu" (generated kernels), "interpreter" (the
   // reference interpreter on the traced, decomposed graph), "eager" (no tracing) or one a
   // user registered (kiln::register_backend, runtime/extend.h). Empty: the inputs' device,
-  // i.e. "cpu". An unknown name is an error listing the registered ones.
+  // "cuda" for cuda tensors, else "cpu". An unknown name is an error listing the registered ones.
   std::string backend{};
   // Which input sizes become symbolic (docs/dynamic_shapes.md). Auto: the first compile is
   // static; a later miss in which only sizes differ recompiles with the dims that changed

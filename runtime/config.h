@@ -45,6 +45,8 @@ struct Config {
   // KILN_VERIFY: true = every call of a compiled function (cpu backend) also runs the
   // reference interpreter on the traced graph and raises kiln::Error when results differ.
   bool verify = false;
+  // KILN_ALLOW_TF32: f32 matmul on cuda may use TF32 tensor cores (PyTorch's allow_tf32).
+  bool allow_tf32 = false;
   // KILN_REPRO_DIR: directory where compile() writes a (minimized) repro when a backend
   // fails with a non-user error or KILN_VERIFY finds a mismatch; empty = no repros.
   std::string repro_dir;

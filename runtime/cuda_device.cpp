@@ -1,10 +1,10 @@
-// kiln/runtime/cuda_device.cpp — CUDA availability and Tensor::to's device mover.
+// kiln/runtime/cuda_device.cpp — CUDA availability, streams (a current one per thread and device) and synchronization.
 #include "runtime/cuda_device.h"
 
 #include "base/error.h"
 #include "codegen_cuda/driver.h"
-#include "frontend/dispatch.h"
-#include "frontend/tensor.h"
+
+#include <unordered_map>
 
 namespace kiln::cuda {
 
@@ -18,23 +18,42 @@ std::string unavailable_reason() {
 
 int device_count() { return driver_device_count(); }
 
+std::string get_device_name(int device) { return device_name(device); }
+
 namespace {
 
-Tensor move_to_device(const Tensor& src, Device to) {
-  const Device from = src.device();
-  const Device cuda_side = to.is_cuda() ? to : from;
-  std::string why;
-  if (!driver_available(&why))
-    fail("to", "cannot move a tensor from {} to {}: CUDA is not available: {}", from.str(), to.str(), why);
-  if (cuda_side.index < 0 || cuda_side.index >= driver_device_count())
-    fail("to", "cannot move a tensor from {} to {}: device index {} is out of range (this machine has {} CUDA device(s))",
-         from.str(), to.str(), cuda_side.index, driver_device_count());
-  fail("to", "cannot move a tensor from {} to {}: kiln has no CUDA device tensors yet (the CUDA backend is not built); "
-       "{} CUDA device(s) are present", from.str(), to.str(), driver_device_count());
-}
-
-const bool installed = (install_device_mover(&move_to_device), true);
+thread_local std::unordered_map<int, void*> t_current;
 
 }  // namespace
+
+Stream Stream::create(int device) {
+  return Stream(device, stream_create(device));
+}
+
+Stream Stream::default_stream(int device) {
+  use_device(device);  // checks the index
+  return Stream(device, nullptr);
+}
+
+void Stream::synchronize() const { stream_synchronize(device_, handle_); }
+
+Stream current_stream(int device) {
+  auto it = t_current.find(device);
+  if (it == t_current.end()) return Stream::default_stream(device);
+  return Stream::wrap(device, it->second);
+}
+
+void set_current_stream(const Stream& s) {
+  use_device(s.device());
+  t_current[s.device()] = s.handle();
+}
+
+StreamGuard::StreamGuard(const Stream& s) : previous_(current_stream(s.device())) { set_current_stream(s); }
+StreamGuard::~StreamGuard() { t_current[previous_.device()] = previous_.handle(); }
+
+void synchronize(int device) {
+  if (device >= 0) return device_synchronize(device);
+  for (int d = 0; d < device_count(); ++d) device_synchronize(d);
+}
 
 }  // namespace kiln::cuda

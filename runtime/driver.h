@@ -34,6 +34,7 @@ namespace kiln::rt {
 
 struct DriverOptions {
   std::string name = "graph";  // logs, dumps, kernel names (made unique per compilation)
+  Device device;  // where a device backend's code runs (cuda:N); compile() takes the inputs'
   // One per graph input: what a user backend receives as example inputs (may be empty for
   // backends that need none: cpu and interpreter read only types).
   std::vector<Tensor> example_inputs;

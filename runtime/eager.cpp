@@ -12,6 +12,8 @@
 #include "runtime/interp_kernels.h"
 #include "runtime/interpreter.h"
 #include "runtime/program.h"
+#include "runtime/cuda_matmul.h"
+#include "codegen_cuda/driver.h"
 
 #include <fmt/format.h>
 
@@ -68,8 +70,9 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
   }
   if (inputs.empty() || !keyable(inputs)) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
+  const Device device = inputs[0].impl()->device();
   for (const Tensor& t : inputs)
-    if (!t.device().is_cpu() || t.impl()->sizes().size() != rank) return false;
+    if (t.device() != device || t.impl()->sizes().size() != rank) return false;
   return rank < 64;
 }
 
@@ -113,7 +116,8 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   }
   opts.name = fmt::format("eager_{}", ir::op_name(key.op));
   opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
-  Compilation c = compile_graph(std::move(g), *find_backend("cpu"), std::move(opts));
+  opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
+  Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
   if (!c.status.ok()) internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
   e->exe = std::move(c.status.exe);
   return e;
@@ -129,7 +133,7 @@ bool is_pointwise(ir::OpFamily f) {
   return f == ir::OpFamily::Unary || f == ir::OpFamily::Binary || f == ir::OpFamily::Ternary || f == ir::OpFamily::Cast;
 }
 
-// frontend/dispatch.h's EagerFastPath: a pointwise prim on cpu tensors of one shape whose
+// frontend/dispatch.h's EagerFastPath: a pointwise prim on tensors of one shape and device whose
 // kernel is cached (its build ran the shape function on these dtypes and attributes).
 bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                      std::vector<Tensor>& out) {
@@ -137,7 +141,7 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
   const TensorImpl* first = inputs[0].impl();
   for (const Tensor& t : inputs) {
     const TensorImpl* ti = t.impl();
-    if (!ti || ti->is_traced() || !ti->device().is_cpu() || ti->sizes() != first->sizes()) return false;
+    if (!ti || ti->is_traced() || ti->device() != first->device() || ti->sizes() != first->sizes()) return false;
   }
   Cache& c = cache();
   const std::shared_ptr<const Entry> e = lookup(c, make_eager_key(op, inputs, attrs));
@@ -147,15 +151,72 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
   return true;
 }
 
-// The frontend reaches eager execution and in-place copies through these hooks
-// (frontend/dispatch.h).
-const bool installed = (install_eager_executor(&eager_execute), install_eager_fast_path(&eager_fast_path),
-                        install_copy_kernel(&interp::copy_into), true);
+// Where an eager op runs: its inputs' device, or a factory's device attribute.
+Device eager_device(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
+  if (!inputs.empty()) return inputs[0].impl()->device();
+  for (const ir::AttrValue& v : attrs.values())
+    if (const auto* d = std::get_if<Device>(&v)) return *d;
+  (void)op;
+  return Device();
+}
+
+// A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt; views as
+// metadata (a reshape or as_strided that must copy copies on the device first); anything else
+// on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
+// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort, scans,
+// indexing, random draws: the same Philox stream as the cpu, since the cpu draws it).
+std::vector<Tensor> cuda_eager_other(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
+                                     Device d) {
+  const ir::OpInfo& info = ir::op_info(op);
+  if (inputs.empty()) {  // a factory: the device must exist (an input on it proves it does)
+    std::string why;
+    if (!cuda::driver_available(&why))
+      fail(info.name, "cannot create a tensor on {}: CUDA is not available: {}", d.str(), why);
+    if (d.index >= cuda::driver_device_count())
+      fail(info.name, "cannot create a tensor on {}: device index {} is out of range (this machine has {} CUDA device(s))",
+           d.str(), d.index, cuda::driver_device_count());
+  }
+  if (info.family == ir::OpFamily::View) {
+    std::vector<Tensor> in = inputs;
+    const TensorImpl& t = *in.at(0).impl();
+    const bool copies =
+        (op == ir::OpKind::reshape &&
+         !compute_view_strides(t.sizes(), t.strides(), ir::to_ints(attrs.get<std::vector<ir::Expr>>(op, "size")))) ||
+        (op == ir::OpKind::as_strided && !t.is_contiguous());
+    if (copies) in[0] = in[0].clone();
+    return {interp::view(ir::as_view(op), in[0], attrs)};
+  }
+  if (op == ir::OpKind::mm || op == ir::OpKind::bmm) {
+    std::vector<ir::TensorType> types;
+    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+    const std::vector<int64_t> out = ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes);
+    Tensor r = Tensor(make_intrusive<TensorImpl>(
+        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel(ir::op_name(op), out)) * element_size(inputs[0].dtype()), d),
+        inputs[0].dtype(), out, contiguous_strides(out), 0));
+    if (cuda_matmul(op, inputs[0], inputs[1], r)) return {r};
+  }
+  std::vector<Tensor> host;
+  for (const Tensor& t : inputs) host.push_back(t.to(Device()));
+  ir::AttrList host_attrs = attrs;
+  for (ir::AttrValue& v : host_attrs.values())
+    if (std::holds_alternative<Device>(v)) v = Device();
+  std::vector<Tensor> out = eager_execute(op, host, host_attrs);
+  for (Tensor& t : out) t = t.to(d);
+  return out;
+}
+
+// The frontend reaches eager execution through these hooks (frontend/dispatch.h).
+// (Tensor::copy_'s kernel is installed by runtime/cuda_copy.cpp, which handles every device.)
+const bool installed = (install_eager_executor(&eager_execute), install_eager_fast_path(&eager_fast_path), true);
 
 }  // namespace
 
 std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   Cache& c = cache();
+  if (const Device d = eager_device(op, inputs, attrs); d.is_cuda() && !runs_compiled(op, inputs)) {
+    c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+    return cuda_eager_other(op, inputs, attrs, d);
+  }
   if (BuiltinExtern fn = builtin_extern(op)) {
     std::vector<ir::TensorType> types;
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());

@@ -118,7 +118,7 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Custom) return Ran::Neither;
   if (call.inputs.empty() || !keyable(call.inputs)) return Ran::Neither;
   for (const Tensor& t : call.inputs)
-    if (!t.device().is_cpu() || t.is_traced()) return Ran::Neither;
+    if (t.device() != call.inputs[0].device() || t.is_traced()) return Ran::Neither;
   const std::shared_ptr<Entry> e = entry_for(make_eager_key(call.op, call.inputs, call.attrs));
   Mode mode = e->mode.load(std::memory_order_acquire);
   if (mode == Mode::Decompose) return Ran::Neither;

@@ -68,6 +68,8 @@ EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const 
   k.op = op;
   k.n_inputs = static_cast<uint8_t>(inputs.size());
   k.attrs = attrs;
+  if (!inputs.empty() && inputs[0].impl()->device().is_cuda())
+    k.device = static_cast<int8_t>(inputs[0].impl()->device().index);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& t = *inputs[i].impl();
     k.inputs[i] = static_cast<uint16_t>(t.sizes().size() << 8 | static_cast<unsigned>(t.dtype()) << 2 | layout_of(t));
@@ -76,7 +78,7 @@ EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const 
 }
 
 size_t EagerKeyHash::operator()(const EagerKey& k) const {
-  uint64_t h = mix(static_cast<uint64_t>(k.op), k.n_inputs);
+  uint64_t h = mix(mix(static_cast<uint64_t>(k.op), k.n_inputs), static_cast<uint64_t>(k.device + 1));
   for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
   for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
   return h;

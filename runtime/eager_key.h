@@ -1,5 +1,5 @@
 // kiln/runtime/eager_key.h — the cache key of an eager op's compiled code: the op, its
-// attributes and, per tensor input, its rank, dtype and layout class. Shared by the prims'
+// attributes, the inputs' device and, per tensor input, its rank, dtype and layout class. Shared by the prims'
 // kernel cache (runtime/eager.cpp) and the composites' program cache
 // (runtime/eager_composite.cpp). Building one allocates nothing but the attribute copy.
 #pragma once
@@ -24,6 +24,7 @@ struct EagerKey {
   static constexpr size_t kMaxInputs = 8;
   ir::OpKind op{};
   uint8_t n_inputs = 0;
+  int8_t device = -1;  // -1: the cpu; else the cuda device index of the inputs
   std::array<uint16_t, kMaxInputs> inputs{};  // per input: rank << 8 | dtype << 2 | layout
   ir::AttrList attrs;
 

@@ -25,10 +25,10 @@ Tensor tensor_on(const Storage& s, ScalarType dt, std::vector<int64_t> sizes) {
   return Tensor(make_intrusive<TensorImpl>(s, dt, std::move(sizes), std::move(strides), 0));
 }
 
-Tensor fresh(ScalarType dt, std::vector<int64_t> sizes) {
+Tensor fresh(ScalarType dt, std::vector<int64_t> sizes, Device device = Device()) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
-  Storage st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), Device());
+  Storage st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), device);
   return tensor_on(st, dt, std::move(sizes));
 }
 
@@ -58,6 +58,21 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
       kernel_fns_(std::move(kernel_fns)),
       param_sources_(std::move(params)),
       extern_fns_(std::move(extern_fns)) {
+  init();
+}
+
+Program::Program(ir::ExecPlan plan, Device device, std::shared_ptr<const KernelLauncher> launcher,
+                 std::vector<ParamSource> params, std::vector<ExternKernelFn> extern_fns)
+    : plan_(std::move(plan)),
+      device_(device),
+      launcher_(std::move(launcher)),
+      param_sources_(std::move(params)),
+      extern_fns_(std::move(extern_fns)) {
+  if (!launcher_) internal_fail("Program on {}: no kernel launcher", device_.str());
+  init();
+}
+
+void Program::init() {
   if (!extern_fns_.empty() && extern_fns_.size() != plan_.steps.size())
     internal_fail("Program: {} extern functions for {} steps", extern_fns_.size(), plan_.steps.size());
   static_ = plan_.params.empty();
@@ -67,7 +82,8 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
   for (const ir::PlanStep& st : plan_.steps) {
     StepInfo info;
     if (st.kind == StepKind::Kernel) {
-      info.fn = kernel_fns_.at(kernel_index++);
+      info.kernel_index = kernel_index++;
+      if (!launcher_) info.fn = kernel_fns_.at(info.kernel_index);
       const ir::Expr grid0 = st.kernel.grid.empty() ? ir::Expr(1) : st.kernel.grid[0];
       if (static_) {
         info.grid0 = grid0.as_const();
@@ -92,8 +108,9 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
     }
     steps_.push_back(std::move(info));
   }
-  if (kernel_index != kernel_fns_.size())
+  if (!launcher_ && kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
+  num_kernels_ = kernel_index;
   for (const ir::PlanBuffer& b : plan_.buffers) {
     std::vector<ir::FastExpr> vs;
     if (b.role == BufferRole::View)
@@ -117,9 +134,11 @@ Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::
 
 namespace {
 std::atomic<int64_t> g_interpreted_steps{0};
+std::atomic<int64_t> g_staged_steps{0};
 }  // namespace
 
 int64_t interpreted_steps() { return g_interpreted_steps.load(std::memory_order_relaxed); }
+int64_t staged_steps() { return g_staged_steps.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -198,15 +217,15 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     switch (pb.role) {
       case BufferRole::Input: t = inputs.at(static_cast<size_t>(pb.input_index)); break;
       case BufferRole::View: break;  // below (a view's base is never a view)
-      case BufferRole::Output: t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)]); break;
+      case BufferRole::Output: t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)], device_); break;
       case BufferRole::Temp: {
         if (pb.slot < 0) {
-          t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
+          t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)], device_);
           break;
         }
         Storage& s = slots[static_cast<size_t>(pb.slot)];
         if (!s)
-          s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), Device());
+          s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), device_);
         t = tensor_on(s, pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
         break;
       }
@@ -241,9 +260,13 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           grid0 = info.grid0_expr.eval(pv.data());
           grain = grain_for(info.work_expr.eval(pv.data()));
         }
-        cpu::KernelFn fn = info.fn;
         void* const* a = args.data();
         const int64_t* p = kparams.data();
+        if (launcher_) {
+          if (grid0 > 0) launcher_->launch(info.kernel_index, a, p, kparams.size(), grid0);
+          break;
+        }
+        cpu::KernelFn fn = info.fn;
         if (st.kernel.grid.empty() || grid0 <= grain) {
           if (grid0 > 0) fn(a, p, 0, grid0);
         } else {
@@ -271,10 +294,40 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
         }
         const ir::AttrList& attrs = info.sym_attrs.empty() ? st.attrs : concrete;
-        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op
+        const size_t first_out = st.buffers.size() - n_out;
+        auto device_outs = [&] {
           std::vector<Tensor> outs;
-          for (size_t i = st.buffers.size() - n_out; i < st.buffers.size(); ++i) outs.push_back(ensure(st.buffers[i]));
-          extern_fns_[si](ins, attrs, outs);
+          for (size_t i = first_out; i < st.buffers.size(); ++i) outs.push_back(ensure(st.buffers[i]));
+          return outs;
+        };
+        // A device Program runs the step on the host unless its launcher runs it: the inputs
+        // copied to the cpu, host outputs of the buffers' sizes, then copied into the buffers.
+        const bool staged = launcher_ != nullptr;
+        std::vector<Tensor> host_ins;
+        auto host_outs = [&] {
+          std::vector<Tensor> outs;
+          for (size_t i = first_out; i < st.buffers.size(); ++i) {
+            const int b = st.buffers[i];
+            outs.push_back(fresh(plan_.buffers[static_cast<size_t>(b)].type.dtype, (*sizes)[static_cast<size_t>(b)]));
+          }
+          return outs;
+        };
+        auto stage_in = [&] {
+          g_staged_steps.fetch_add(1, std::memory_order_relaxed);
+          for (const Tensor& t : ins) host_ins.push_back(t.to(Device()));
+        };
+        auto stage_out = [&](const std::vector<Tensor>& host) {
+          for (size_t i = 0; i < n_out; ++i) Tensor(ensure(st.buffers[first_out + i])).copy_(host[i]);
+        };
+        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op
+          if (!staged) {
+            extern_fns_[si](ins, attrs, device_outs());
+            break;
+          }
+          stage_in();
+          const std::vector<Tensor> outs = host_outs();
+          extern_fns_[si](host_ins, attrs, outs);
+          stage_out(outs);
           break;
         }
         std::optional<ir::AttrList> drawn;
@@ -289,18 +342,27 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           drawn->values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
         }
         const ir::AttrList& call_attrs = drawn ? *drawn : attrs;
+        if (staged && launcher_->run_step(st, ins, call_attrs, device_outs())) break;
+        if (staged) stage_in();
+        const std::vector<Tensor>& run_ins = staged ? host_ins : ins;
         if (BuiltinExtern fn = st.kind == StepKind::Extern ? builtin_extern(st.op) : nullptr) {
-          fn(st.op, ins, call_attrs, ensure(st.buffers.back()));
+          if (!staged) {
+            fn(st.op, ins, call_attrs, ensure(st.buffers.back()));
+            break;
+          }
+          const std::vector<Tensor> outs = host_outs();
+          fn(st.op, run_ins, call_attrs, outs.back());
+          stage_out(outs);
           break;
         }
         g_interpreted_steps.fetch_add(1, std::memory_order_relaxed);
-        res = interpret_op(st.op, ins, call_attrs);
+        res = interpret_op(st.op, run_ins, call_attrs);
         for (size_t i = 0; i < n_out; ++i) {
-          const int b = st.buffers[st.buffers.size() - n_out + i];
+          const int b = st.buffers[first_out + i];
           if (bufs[static_cast<size_t>(b)].defined())
             bufs[static_cast<size_t>(b)].copy_(res[i]);
           else
-            bufs[static_cast<size_t>(b)] = res[i].contiguous();
+            bufs[static_cast<size_t>(b)] = staged ? res[i].to(device_) : res[i].contiguous();
         }
         break;
       }

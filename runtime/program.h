@@ -5,6 +5,11 @@
 // size precomputed, so a call is: allocate the outputs and memory slots (from the caching
 // allocator), then for each step fill an argument array and launch — grid dim 0 split across
 // the thread pool — or call the BLAS library, or the interpreter for fallback prims.
+// A Program of a device backend (cuda) allocates its buffers on that device and launches its
+// kernels through the backend's KernelLauncher; an extern or fallback step the launcher does
+// not run itself is staged through the host (inputs copied to the cpu, the cpu's library
+// kernel or the interpreter run there, results copied back), so every plan runs, and the
+// steps that do so are counted (staged_steps()).
 #pragma once
 
 #include "codegen_cpu/jit.h"
@@ -14,6 +19,7 @@
 #include "runtime/extend.h"
 #include "runtime/extern_kernels.h"
 
+#include <memory>
 #include <vector>
 
 namespace kiln::rt {
@@ -25,6 +31,23 @@ struct ParamSource {
   bool stride = false;
 };
 
+// How a device backend runs a Program's steps (runtime/backend_cuda.cpp).
+class KernelLauncher {
+ public:
+  virtual ~KernelLauncher() = default;
+  // Launches kernel `index` (kernel steps counted in step order) asynchronously: `args` are
+  // the buffers' device pointers in the kernel's argument order, `params` its parameters,
+  // `outer_extent` the extent of its grid dim 0 (1 for an empty grid; never 0).
+  virtual void launch(size_t index, void* const* args, const int64_t* params, size_t num_params,
+                      int64_t outer_extent) const = 0;
+  // Runs an extern or fallback step on the device itself (its inputs and outputs live there);
+  // false: the Program stages it through the host.
+  virtual bool run_step(const ir::PlanStep& /*st*/, const std::vector<Tensor>& /*inputs*/,
+                        const ir::AttrList& /*attrs*/, const std::vector<Tensor>& /*outputs*/) const {
+    return false;
+  }
+};
+
 class Program {
  public:
   // kernel_fns: the compiled function of each Kernel step, in step order.
@@ -32,15 +55,21 @@ class Program {
   // op calls (empty entries elsewhere; an empty vector when there are none).
   Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params = {},
           std::vector<ExternKernelFn> extern_fns = {});
+  // A Program of device `device` whose kernels `launcher` runs (num_kernels: the plan's kernel steps).
+  Program(ir::ExecPlan plan, Device device, std::shared_ptr<const KernelLauncher> launcher,
+          std::vector<ParamSource> params = {}, std::vector<ExternKernelFn> extern_fns = {});
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
   const ir::ExecPlan& plan() const { return plan_; }
-  size_t num_kernels() const { return kernel_fns_.size(); }
+  size_t num_kernels() const { return num_kernels_; }
+  Device device() const { return device_; }
 
  private:
+  void init();
   struct StepInfo {
     cpu::KernelFn fn = nullptr;
+    size_t kernel_index = 0;  // kernel steps: the position among them
     int64_t grid0 = 1;   // static extent of grid dim 0
     int64_t grain = 1;   // grid-0 points per chunk that keep a chunk worth a thread
     // Symbolic plans: the same, evaluated per call, and the kernel's parameters as indices
@@ -57,6 +86,9 @@ class Program {
   };
   ir::ExecPlan plan_;
   std::vector<cpu::KernelFn> kernel_fns_;
+  Device device_;
+  std::shared_ptr<const KernelLauncher> launcher_;  // device Programs
+  size_t num_kernels_ = 0;
   std::vector<ParamSource> param_sources_;
   std::vector<ExternKernelFn> extern_fns_;
   std::vector<StepInfo> steps_;
@@ -71,5 +103,7 @@ class Program {
 // How many Fallback steps (a prim on the reference interpreter) Programs have run in this
 // process. The cpu backend plans none: the op database asserts it stays 0 in compiled runs.
 int64_t interpreted_steps();
+// How many extern or fallback steps device Programs have run through the host.
+int64_t staged_steps();
 
 }  // namespace kiln::rt

@@ -41,8 +41,8 @@ TEST(CudaEmit, PointwiseChainWithBroadcast) {
   EXPECT_EQ(cuda::launch_kind(k), cuda::LaunchKind::ThreadPerPoint);
   const std::string src = cuda::emit_cuda(k);
   EXPECT_HAS(src, "extern \"C\" __global__ void k_pointwise(const float* in0, const float* in1, float* out0, "
-                  "const kiln_i64* params, kiln_i64 grid0)");
-  EXPECT_HAS(src, "const kiln_i64 s1 = params[1];");
+                  "const k_pointwise_params params, kiln_i64 grid0)");
+  EXPECT_HAS(src, "const kiln_i64 s1 = params.v[1];");
   EXPECT_HAS(src, "kiln_q += (kiln_i64)gridDim.x * blockDim.x");  // grid-stride over points
   EXPECT_HAS(src, "const kiln_i64 p1 = kiln_q_rest % kiln_grid1;");
   EXPECT_HAS(src, "const float v1 = fabsf(v0);");

@@ -201,6 +201,9 @@ const char* mode_name(Mode m) {
     case Mode::Compiled: return "compiled";
     case Mode::Dynamic: return "compiled Dynamic::True";
     case Mode::InterpreterBackend: return "compiled on the interpreter backend";
+    case Mode::CudaEager: return "eager on cuda";
+    case Mode::CudaCompiled: return "compiled on cuda";
+    case Mode::CudaDynamic: return "compiled on cuda, Dynamic::True";
   }
   return "?";
 }
@@ -263,6 +266,20 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
       CompileOptions o;
       o.backend = "interpreter";
       return run_compiled(e, in, o);
+    }
+    case Mode::CudaEager:
+    case Mode::CudaCompiled:
+    case Mode::CudaDynamic: {
+      // Factories inside the function make cuda tensors too (torch.set_default_device's analog).
+      const DefaultDeviceScope scope(Device(kCUDA, 0));
+      Sample dev;
+      for (const Tensor& t : in) dev.push_back(t.defined() ? t.cuda() : t);
+      CompileOptions o;
+      if (m == Mode::CudaDynamic) o.dynamic = Dynamic::True;
+      std::vector<Tensor> out = m == Mode::CudaEager ? e.fn(dev) : run_compiled(e, dev, o);
+      for (Tensor& t : out)
+        if (t.defined()) t = t.cpu();
+      return out;
     }
   }
   return {};

@@ -97,10 +97,13 @@ void add_index(std::vector<OpEntry>& db);   // repeat_interleave, data-dependent
 
 // ---- running an entry ---------------------------------------------------------------------------
 
-enum class Mode { Eager, Traced, Compiled, Dynamic, InterpreterBackend };
+enum class Mode { Eager, Traced, Compiled, Dynamic, InterpreterBackend, CudaEager, CudaCompiled, CudaDynamic };
 inline constexpr Mode kModes[] = {Mode::Eager, Mode::Traced, Mode::Compiled, Mode::Dynamic, Mode::InterpreterBackend};
 // eager; traced and run by rt::interpret on the printed-and-parsed graph; compile() on the cpu
-// backend, static and Dynamic::True; compile() on the interpreter backend.
+// backend, static and Dynamic::True; compile() on the interpreter backend. The Cuda modes (not
+// in kModes: they need a GPU) copy the sample to cuda:0, run eagerly or compiled (static,
+// Dynamic::True) there with cuda:0 as the factories' default device, and copy the outputs back
+// to the cpu. (Tensors an entry's function captured, such as gather's index, stay on the cpu.)
 const char* mode_name(Mode m);
 std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m);
 

@@ -1,0 +1,150 @@
+// kiln/bench/cuda_bench.cpp — kiln on a CUDA device: eager and compiled workloads against device-to-device copy bandwidth.
+//
+// One process, one device. Every row is timed the same way: warm-up calls (compiling), then
+// five batches of back-to-back calls, each batch ended by cuda::synchronize() and sized to last
+// at least 20 ms; the median batch's time per call is reported. Memory-bound rows report the
+// bytes they must move (inputs read once, outputs written once) per second and that rate over
+// the copy bandwidth measured in the same run (x.clone() of 256 MiB: read + write). Matmul rows
+// report TFLOP/s. `--cold` times only the first call of a compiled softmax (run it twice with
+// one fresh KILN_CACHE_DIR: NVRTC, then the disk cache). `--json FILE` writes every row as
+// {"row", "mode", "us", "gbps"} for bench/cuda_peers.py, which prints the table beside PyTorch.
+#include "frontend/kiln.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median_us(const std::function<void()>& call) {
+  for (int i = 0; i < 3; ++i) call();
+  cuda::synchronize();
+  int n = 1;
+  for (;;) {  // size a batch to >= 20 ms
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) call();
+    cuda::synchronize();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (ms >= 20 || n >= (1 << 16)) break;
+    n *= 2;
+  }
+  std::vector<double> us;
+  for (int b = 0; b < 5; ++b) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) call();
+    cuda::synchronize();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n);
+  }
+  std::sort(us.begin(), us.end());
+  return us[2];
+}
+
+struct Row {
+  std::string row, mode;
+  double us = 0, gbps = 0;
+};
+std::vector<Row> rows;
+
+void report(const std::string& row, const std::string& mode, double us, double bytes) {
+  const double gbps = bytes > 0 ? bytes / us / 1e3 : 0;
+  rows.push_back({row, mode, us, gbps});
+  std::printf("%-28s %-9s %10.1f us %8.0f GB/s\n", row.c_str(), mode.c_str(), us, gbps);
+  std::fflush(stdout);
+}
+
+// Eager and compiled timings of one memory-bound workload.
+template <typename F, typename... T> void both(const std::string& row, double bytes, F f, const T&... in) {
+  report(row, "eager", median_us([&] { (void)f(in...); }), bytes);
+  auto c = compile(f);
+  report(row, "compiled", median_us([&] { (void)c(in...); }), bytes);
+}
+
+int cold() {
+  Tensor x = randn({4096, 1000}).cuda();
+  auto f = compile([](const Tensor& t) { return softmax(t, -1); });
+  cuda::synchronize();
+  const auto t0 = Clock::now();
+  (void)f(x);
+  cuda::synchronize();
+  std::printf("first call of compiled softmax [4096, 1000]: %.2f ms\n",
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda::is_available()) {
+    std::printf("cuda_bench: no CUDA device: %s\n", cuda::unavailable_reason().c_str());
+    return 0;
+  }
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--cold")) return cold();
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+  }
+  std::printf("device: %s\n", cuda::get_device_name(0).c_str());
+  manual_seed(0);
+  const int64_t R = 8192, C = 8192;
+  const double f4 = 4.0 * R * C;  // bytes of one f32 [8192, 8192]
+  const Tensor x = randn({R, C}).cuda(), y = randn({R, C}).cuda(), z = randn({R, C}).cuda();
+
+  // The physical limit: a device-to-device copy (read + write).
+  report("copy (clone)", "eager", median_us([&] { (void)x.clone(); }), 2 * f4);
+  const double copy_gbps = rows.back().gbps;
+
+  both("a * b + c", 4 * f4, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, x, y, z);
+  both("gelu tanh", 2 * f4, [](const Tensor& a) { return gelu(a, "tanh"); }, x);
+  both("softmax", 2 * f4, [](const Tensor& a) { return softmax(a, -1); }, x);
+  both("layer_norm", 2 * f4, [](const Tensor& a) { return layer_norm(a, {8192}); }, x);
+  both("rms_norm", 2 * f4, [](const Tensor& a) { return rms_norm(a, {8192}); }, x);
+  both("sum dim 1", f4, [](const Tensor& a) { return a.sum({1}); }, x);
+  both("sum dim 0", f4, [](const Tensor& a) { return a.sum({0}); }, x);
+  both("sum all", f4, [](const Tensor& a) { return a.sum(); }, x);
+  {
+    const Tensor logits = randn({8192, 32000}).cuda();
+    const Tensor target = randint(0, 32000, {8192}).cuda();
+    both("cross_entropy [8192,32000]", 4.0 * 8192 * 32000,
+         [](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); }, logits, target);
+  }
+  // Matmul through cuBLASLt: TFLOP/s in the "gbps" column.
+  auto mm_row = [&](const std::string& name, ScalarType dt, int64_t n) {
+    const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();
+    const double us = median_us([&] { (void)a.matmul(b); });
+    rows.push_back({name, "eager", us, 2.0 * n * n * n / us / 1e6});
+    std::printf("%-28s %-9s %10.1f us %8.1f TFLOP/s\n", name.c_str(), "eager", us, rows.back().gbps);
+  };
+  mm_row("matmul f32 4096", kFloat, 4096);
+  mm_row("matmul f16 8192", kHalf, 8192);
+  {  // A transformer block's MLP half: layer_norm -> linear -> gelu -> linear, plus the residual.
+    const Tensor h = randn({8192, 1024}).cuda();
+    const Tensor w1 = (randn({4096, 1024}) * 0.03).cuda(), b1 = randn({4096}).cuda();
+    const Tensor w2 = (randn({1024, 4096}) * 0.03).cuda(), b2 = randn({1024}).cuda();
+    auto block = [](const Tensor& h, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
+      return h + linear(gelu(linear(layer_norm(h, {1024}), w1, b1)), w2, b2);
+    };
+    both("transformer MLP block", 0, block, h, w1, b1, w2, b2);
+  }
+  std::printf("\n| row | mode | us | GB/s | of copy |\n|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %.1f | %.0f | %s |\n", r.row.c_str(), r.mode.c_str(), r.us, r.gbps,
+                r.gbps > 0 && r.row.rfind("matmul", 0) != 0 ? (std::to_string(static_cast<int>(100 * r.gbps / copy_gbps)) + "%").c_str() : "");
+  if (!json.empty()) {
+    FILE* f = std::fopen(json.c_str(), "w");
+    std::fprintf(f, "[\n");
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::fprintf(f, "  {\"row\": \"%s\", \"mode\": \"%s\", \"us\": %.3f, \"gbps\": %.3f}%s\n", rows[i].row.c_str(),
+                   rows[i].mode.c_str(), rows[i].us, rows[i].gbps, i + 1 < rows.size() ? "," : "");
+    std::fprintf(f, "]\n");
+    std::fclose(f);
+  }
+  return 0;
+}

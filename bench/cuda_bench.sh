@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# kiln/bench/cuda_bench.sh — the GPU benchmark: kiln_cuda_bench, then the same rows in PyTorch, one table.
+#
+#   bench/cuda_bench.sh <dir holding kiln_cuda_bench> <out dir>     (BENCH_PEER_TIMEOUT: seconds for PyTorch, default 900)
+# Cold compile of a softmax twice with one fresh KILN_CACHE_DIR (NVRTC, then the disk cache),
+# every row of kiln (eager and compiled) with --json, then bench/cuda_peers.py (PyTorch eager
+# and torch.compile) merging both into one Markdown table; everything is kept in <out>/cuda_bench.txt.
+set -uo pipefail
+bin=$1
+out=$2
+mkdir -p "$out"
+log="$out/cuda_bench.txt"
+cache=$(mktemp -d)
+{
+  echo "== cold compile (NVRTC), then disk-warm, of a compiled softmax in a fresh process"
+  KILN_CACHE_DIR=$cache "$bin/kiln_cuda_bench" --cold
+  KILN_CACHE_DIR=$cache "$bin/kiln_cuda_bench" --cold
+  echo "== kiln"
+  "$bin/kiln_cuda_bench" --json "$out/kiln_cuda.json" || echo "kiln_cuda_bench failed: $?"
+  echo "== PyTorch (eager, torch.compile) and the merged table"
+  PYTHONUNBUFFERED=1 timeout "${BENCH_PEER_TIMEOUT:-900}" python3 bench/cuda_peers.py --json "$out/torch_cuda.json" --kiln "$out/kiln_cuda.json" ||
+    echo "cuda_peers.py failed: $?"
+} 2>&1 | tee "$log"
+rm -rf "$cache"

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""kiln/bench/cuda_peers.py — bench/cuda_bench.cpp's rows in PyTorch eager and torch.compile on the same GPU.
+
+Timing as kiln_cuda_bench: warm-up (compiling), then five batches of back-to-back calls, each
+ended by torch.cuda.synchronize() and sized to last >= 20 ms; the median batch's time per call.
+f32 matmuls are exact (allow_tf32 off), as kiln's default. With --kiln FILE (kiln_cuda_bench
+--json) it prints one table: kiln eager, kiln compiled, torch eager, torch.compile, the ratio of
+kiln compiled to torch.compile, and each memory-bound row's rate against the copy bandwidth
+measured by each side in its own run.
+"""
+import argparse
+import json
+import time
+
+import torch
+import torch.nn.functional as F
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+
+
+def median_us(call):
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        torch.cuda.synchronize()
+        if time.perf_counter() - t0 >= 0.02 or n >= 1 << 16:
+            break
+        n *= 2
+    us = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        torch.cuda.synchronize()
+        us.append((time.perf_counter() - t0) * 1e6 / n)
+    return sorted(us)[2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--kiln")
+    args = ap.parse_args()
+    dev = "cuda"
+    torch.manual_seed(0)
+    R = C = 8192
+    f4 = 4.0 * R * C
+    x, y, z = (torch.randn(R, C, device=dev) for _ in range(3))
+    rows = []
+
+    def add(row, mode, fn, inputs, nbytes):
+        try:
+            us = median_us(lambda: fn(*inputs))
+            rows.append({"row": row, "mode": mode, "us": us, "gbps": nbytes / us / 1e3 if nbytes else 0})
+        except Exception as e:  # a row torch.compile cannot run is reported, not fatal
+            rows.append({"row": row, "mode": mode, "us": None, "gbps": None, "error": str(e)[:200]})
+        print(rows[-1], flush=True)
+
+    def both(row, nbytes, fn, *inputs):
+        add(row, "torch eager", fn, inputs, nbytes)
+        add(row, "torch.compile", torch.compile(fn), inputs, nbytes)
+
+    add("copy (clone)", "torch eager", lambda a: a.clone(), (x,), 2 * f4)
+    both("a * b + c", 4 * f4, lambda a, b, c: a * b + c, x, y, z)
+    both("gelu tanh", 2 * f4, lambda a: F.gelu(a, approximate="tanh"), x)
+    both("softmax", 2 * f4, lambda a: torch.softmax(a, -1), x)
+    both("layer_norm", 2 * f4, lambda a: F.layer_norm(a, (8192,)), x)
+    both("rms_norm", 2 * f4, lambda a: F.rms_norm(a, (8192,)), x)
+    both("sum dim 1", f4, lambda a: a.sum(1), x)
+    both("sum dim 0", f4, lambda a: a.sum(0), x)
+    both("sum all", f4, lambda a: a.sum(), x)
+    logits = torch.randn(8192, 32000, device=dev)
+    target = torch.randint(0, 32000, (8192,), device=dev)
+    both("cross_entropy [8192,32000]", 4.0 * 8192 * 32000, lambda l, t: F.cross_entropy(l, t), logits, target)
+    for name, dt, n in (("matmul f32 4096", torch.float32, 4096), ("matmul f16 8192", torch.float16, 8192)):
+        a = torch.randn(n, n, device=dev, dtype=dt)
+        b = torch.randn(n, n, device=dev, dtype=dt)
+        us = median_us(lambda: a @ b)
+        rows.append({"row": name, "mode": "torch eager", "us": us, "gbps": 2.0 * n ** 3 / us / 1e6})
+        print(rows[-1], flush=True)
+    h = torch.randn(8192, 1024, device=dev)
+    w1, b1 = torch.randn(4096, 1024, device=dev) * 0.03, torch.randn(4096, device=dev)
+    w2, b2 = torch.randn(1024, 4096, device=dev) * 0.03, torch.randn(1024, device=dev)
+    both("transformer MLP block", 0,
+         lambda h, w1, b1, w2, b2: h + F.linear(F.gelu(F.linear(F.layer_norm(h, (1024,)), w1, b1)), w2, b2),
+         h, w1, b1, w2, b2)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if not args.kiln:
+        return
+    with open(args.kiln) as f:
+        rows += json.load(f)
+    by = {(r["row"], r["mode"]): r for r in rows}
+    kcopy = by.get(("copy (clone)", "eager"), {}).get("gbps") or 0
+    tcopy = by.get(("copy (clone)", "torch eager"), {}).get("gbps") or 0
+    print(f"\ncopy bandwidth (read + write): kiln {kcopy:.0f} GB/s, torch {tcopy:.0f} GB/s\n")
+    print("| row | kiln eager us | kiln compiled us | torch eager us | torch.compile us | kiln compiled / torch.compile | kiln compiled of copy BW |")
+    print("|---|---|---|---|---|---|---|")
+    names = []
+    for r in rows:
+        if r["row"] not in names:
+            names.append(r["row"])
+
+    def us(row, mode):
+        r = by.get((row, mode))
+        if not r:
+            return None
+        return r.get("us")
+
+    def fmt(v):
+        return "error" if v is None else f"{v:.1f}"
+
+    for name in names:
+        ke, kc, te, tc = us(name, "eager"), us(name, "compiled"), us(name, "torch eager"), us(name, "torch.compile")
+        ratio = f"{kc / tc:.2f}x" if kc and tc else ""
+        kg = by.get((name, "compiled"), {}).get("gbps")
+        of_copy = f"{100 * kg / kcopy:.0f}%" if kg and kcopy and not name.startswith("matmul") else ""
+        if name.startswith("matmul"):
+            kt = by.get((name, "eager"), {}).get("gbps")
+            tt = by.get((name, "torch eager"), {}).get("gbps")
+            of_copy = f"{kt:.1f} vs {tt:.1f} TFLOP/s ({100 * kt / tt:.0f}% of cuBLAS via torch)" if kt and tt else ""
+        print(f"| {name} | {fmt(ke)} | {fmt(kc) if kc or name != 'copy (clone)' else ''} | {fmt(te)} | {fmt(tc) if tc else ''} | {ratio} | {of_copy} |")
+
+
+if __name__ == "__main__":
+    main()

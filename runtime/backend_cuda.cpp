@@ -1,0 +1,341 @@
+// kiln/runtime/backend_cuda.cpp — the "cuda" backend: the cpu backend's fused kernels printed as CUDA C, NVRTC to cubin, launched by a Program.
+//
+// level Prim. lower(): the same passes as the cpu backend (fusion groups, kernel building,
+// memory planning), so both backends run the same ir::Kernels. compile(): each kernel printed
+// by codegen_cuda, its cubin for the device's architecture taken from this process, the
+// persistent compile cache or NVRTC (kernels compiled in parallel), loaded once per device
+// (modules are cached by key and device), all in a device rt::Program whose launcher picks
+// each launch's geometry from the kernel's shape (codegen_cuda/cuda_emitter.h): one thread per
+// grid point for pointwise kernels (256 threads, grid-stride), one block per grid point for
+// kernels with loop stages, its width from the stage's work (a warp for rows up to 64
+// elements, up to 1024 threads, about four elements per thread). mm and bmm in f32, f16 and
+// bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern step is
+// staged through the host by the Program (runtime/program.h).
+#include "base/error.h"
+#include "base/tensor_impl.h"
+#include "codegen_cpu/module_cache.h"
+#include "codegen_cuda/cuda_emitter.h"
+#include "codegen_cuda/driver.h"
+#include "codegen_cuda/nvrtc.h"
+#include "base/build_id.h"
+#include "passes/fuse.h"
+#include "passes/lower.h"
+#include "runtime/backend.h"
+#include "runtime/compile_cache.h"
+#include "runtime/config.h"
+#include "runtime/cuda_device.h"
+#include "runtime/cuda_matmul.h"
+#include "runtime/driver.h"
+#include "runtime/extend.h"
+#include "runtime/log.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+
+#ifndef KILN_VERSION_STRING
+#define KILN_VERSION_STRING "unknown"
+#endif
+
+namespace kiln::rt {
+
+namespace {
+
+const std::string kCuda = "cuda";
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ---- code: cubins by key, modules by (device, key) --------------------------------------------------
+
+struct LoadedKernel {
+  cuda::FunctionHandle fn = nullptr;
+};
+
+std::mutex& modules_mu() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::map<std::pair<int, std::string>, LoadedKernel>& modules() {
+  static auto* m = new std::map<std::pair<int, std::string>, LoadedKernel>();  // never destroyed
+  return *m;
+}
+
+struct KernelCode {
+  std::string key, source, image, log, arch;
+  CodeSource from = CodeSource::Compiled;
+  std::string error;  // set when NVRTC failed
+};
+
+// The cubin (or PTX) of one kernel's source for architecture `sm`.
+KernelCode kernel_code(const std::string& source, int sm, ObjectStore* store) {
+  KernelCode kc;
+  kc.source = source;
+  kc.key = cpu::sha256_hex(fmt::format("kiln {} cuda; {}; nvrtc {}; sm_{}\n{}", KILN_VERSION_STRING, build_id(),
+                                       cuda::nvrtc_version(), sm, source));
+  if (store) {
+    if (std::optional<std::string> img = store->load("cuda-" + kc.key, kc.from)) {
+      kc.image = std::move(*img);
+      return kc;
+    }
+  }
+  kc.from = CodeSource::Compiled;
+  cuda::NvrtcResult r = cuda::compile_for_device(source, sm);
+  kc.log = r.log;
+  kc.arch = r.arch;
+  if (!r.ok) {
+    kc.error = fmt::format("NVRTC could not compile a kernel for {}", r.arch);
+    return kc;
+  }
+  kc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
+  if (store) store->save("cuda-" + kc.key, kc.image);
+  return kc;
+}
+
+cuda::FunctionHandle load_kernel(int device, const KernelCode& kc, const std::string& name) {
+  std::lock_guard lock(modules_mu());
+  auto [it, inserted] = modules().try_emplace({device, kc.key});
+  if (inserted) {
+    try {
+      cuda::ModuleHandle m = cuda::module_load(device, kc.image);
+      it->second.fn = cuda::module_function(device, m, name);
+    } catch (...) {
+      modules().erase(it);
+      throw;
+    }
+  }
+  return it->second.fn;
+}
+
+// ---- launching ---------------------------------------------------------------------------------------
+
+struct LaunchInfo {
+  cuda::FunctionHandle fn = nullptr;
+  cuda::LaunchKind kind = cuda::LaunchKind::ThreadPerPoint;
+  // BlockPerPoint: the largest stage's work per grid point at grid point 0 (an Expr over the
+  // plan's parameters when symbolic).
+  ir::FastExpr stage_work;
+  bool static_work = true;
+  int64_t work = 1;
+  // The number of grid points (the product of the grid extents), the kernel's `grid0`.
+  ir::FastExpr points_expr;
+  bool static_points = true;
+  int64_t points = 1;
+};
+
+unsigned block_for_work(int64_t work) {
+  // About four elements per thread, a whole number of warps, 32..1024 threads.
+  int64_t t = 32;
+  while (t < 1024 && t * 4 < work) t *= 2;
+  return static_cast<unsigned>(t);
+}
+
+class CudaLauncher final : public KernelLauncher {
+ public:
+  CudaLauncher(int device, std::vector<LaunchInfo> kernels) : device_(device), kernels_(std::move(kernels)) {
+    sms_ = cuda::multiprocessor_count(device);
+  }
+
+  void launch(size_t index, void* const* args, const int64_t* params, size_t num_params,
+              int64_t /*outer_extent*/) const override {
+    const LaunchInfo& k = kernels_.at(index);
+    // Symbolic extents are written over the kernel's own parameters, which `params` holds in order.
+    int64_t grid0 = k.static_points ? k.points : k.points_expr.eval(params);
+    if (grid0 <= 0) return;
+    unsigned block = 256;
+    int64_t blocks = 0;
+    if (k.kind == cuda::LaunchKind::ThreadPerPoint) {
+      blocks = std::min<int64_t>((grid0 + block - 1) / block, int64_t{sms_} * 16);
+    } else {
+      const int64_t work = k.static_work ? k.work : k.stage_work.eval(params);
+      block = block_for_work(work);
+      blocks = std::min<int64_t>(grid0, int64_t{sms_} * (2048 / block) * 4);
+    }
+    blocks = std::max<int64_t>(blocks, 1);
+    // Argument values: the buffer pointers, the parameter array (by value), grid0.
+    thread_local std::vector<void*> values;
+    values.clear();
+    const size_t n_args = num_args_.at(index);
+    for (size_t i = 0; i < n_args; ++i) values.push_back(const_cast<void**>(args + i));
+    int64_t none = 0;
+    values.push_back(num_params ? const_cast<int64_t*>(params) : &none);
+    values.push_back(&grid0);
+    cuda::launch_kernel(device_, k.fn, static_cast<unsigned>(blocks), block, 0,
+                        cuda::current_stream(device_).handle(), values.data());
+  }
+
+  bool run_step(const ir::PlanStep& st, const std::vector<Tensor>& ins, const ir::AttrList& /*attrs*/,
+                const std::vector<Tensor>& outs) const override {
+    if (st.kind != ir::StepKind::Extern || (st.op != ir::OpKind::mm && st.op != ir::OpKind::bmm)) return false;
+    return cuda_matmul(st.op, ins.at(0), ins.at(1), outs.at(0));
+  }
+
+  std::vector<size_t> num_args_;  // per kernel: its buffer arguments
+
+ private:
+  int device_;
+  int sms_ = 1;
+  std::vector<LaunchInfo> kernels_;
+};
+
+class CudaExecutable final : public Executable {
+ public:
+  explicit CudaExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    for (const Tensor& t : inputs)
+      if (t.device() != program_->device())
+        fail("compile", "this function was compiled for {}, but an input is on {}", program_->device().str(),
+             t.device().str());
+    return program_->run(inputs);
+  }
+  int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
+
+ private:
+  std::unique_ptr<Program> program_;
+};
+
+// The largest stage's work per grid point, evaluated at grid point 0.
+ir::Expr stage_work(const ir::Kernel& k) {
+  std::map<std::string, ir::Expr> at0;
+  for (size_t d = 0; d < k.grid.size(); ++d) at0[ir::grid_var(d)] = ir::Expr(0);
+  ir::Expr most = 1;
+  for (const ir::KStage& st : k.stages) {
+    ir::Expr w = 1;
+    for (const ir::Expr& e : st.extents) w = w * e.substitute(at0);
+    most = ir::max(most, w);
+  }
+  return most;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kCuda; }
+  ir::OpLevel level() const override { return ir::OpLevel::Prim; }
+  bool lowers(const ir::Node& n) const override {
+    const Lowering* l = find_lowering(kCuda, n.op());
+    return l && l->call;
+  }
+  bool runs_extern_lowerings() const override { return true; }
+
+  void lower(Compilation& c) const override {
+    passes::LowerOptions lo;
+    lo.input_strides = c.opts.input_strides;
+    lo.name_prefix = c.prefix;
+    lo.hints = c.opts.hints;
+    if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
+    lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
+      if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
+        return fmt::format("lowering {}", l->name);
+      if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
+      const std::string_view lib = builtin_extern_name(n.op());
+      return lib.empty() ? std::string() : fmt::format("host {}", lib);
+    };
+    c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
+    c.has_fusion = true;
+    c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
+    c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
+    c.has_plan = true;
+  }
+
+  CompileStatus compile(Compilation& c) const override {
+    const Device device = c.opts.device.is_cuda() ? c.opts.device : Device(kCUDA, 0);
+    std::string why;
+    if (!cuda::driver_available(&why))
+      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': CUDA is not available: {}",
+                                                c.opts.name, why));
+    const int sm = cuda::compute_capability(device.index);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<const ir::Kernel*> kernels = c.plan.kernels();
+    std::vector<std::string> sources;
+    for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_cuda(*k));
+    c.stages.push_back({"cuda_emit", ms_since(t0), true});
+    ObjectStore* store = compile_cache();
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<KernelCode> code(kernels.size());
+    {
+      std::vector<std::future<KernelCode>> jobs;
+      for (size_t i = 1; i < kernels.size(); ++i)
+        jobs.push_back(std::async(std::launch::async, [&, i] { return kernel_code(sources[i], sm, store); }));
+      if (!kernels.empty()) code[0] = kernel_code(sources[0], sm, store);
+      for (size_t i = 1; i < kernels.size(); ++i) code[i] = jobs[i - 1].get();
+    }
+    bool compiled = false;
+    std::string all_source, log;
+    for (size_t i = 0; i < code.size(); ++i) {
+      all_source += sources[i] + "\n";
+      if (!code[i].log.empty()) log += fmt::format("{}:\n{}\n", kernels[i]->name, code[i].log);
+      compiled = compiled || code[i].from == CodeSource::Compiled;
+      if (!code[i].error.empty())
+        return CompileStatus::failure(
+            fmt::format("backend 'cuda' cannot compile '{}': kernel {}: {}\n--- source ---\n{}", c.opts.name,
+                        kernels[i]->name, code[i].error, sources[i]),
+            code[i].log);
+    }
+    c.stages.push_back({compiled ? "nvrtc" : "cubin_lookup", ms_since(t1), true});
+    c.code_source = code.empty() ? CodeSource::Memory : code[0].from;
+    for (const KernelCode& kc : code)
+      if (kc.from == CodeSource::Compiled) c.code_source = CodeSource::Compiled;
+    c.keep("kernels.cu", all_source);
+    const auto t2 = std::chrono::steady_clock::now();
+    std::vector<LaunchInfo> infos;
+    std::vector<size_t> num_args;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      LaunchInfo li;
+      li.fn = load_kernel(device.index, code[i], kernels[i]->name);
+      li.kind = cuda::launch_kind(*kernels[i]);
+      const ir::Expr w = stage_work(*kernels[i]);
+      li.static_work = w.is_const();
+      if (li.static_work)
+        li.work = w.as_const();
+      else
+        li.stage_work = ir::FastExpr(w, kernels[i]->params);
+      ir::Expr points = 1;
+      for (const ir::Expr& e : kernels[i]->grid) points = points * e;
+      li.static_points = points.is_const();
+      if (li.static_points)
+        li.points = points.as_const();
+      else
+        li.points_expr = ir::FastExpr(points, kernels[i]->params);
+      infos.push_back(std::move(li));
+      num_args.push_back(kernels[i]->args.size());
+    }
+    c.stages.push_back({"module_load", ms_since(t2), true});
+    std::vector<ParamSource> params;
+    for (const std::string& p : c.plan.params) {
+      auto it = c.opts.params.find(p);
+      if (it == c.opts.params.end()) internal_fail("cuda backend: plan parameter {} has no source", p);
+      params.push_back(it->second);
+    }
+    std::vector<ExternKernelFn> externs;
+    bool any_extern = false;
+    for (const ir::PlanStep& st : c.plan.steps) {
+      ExternKernelFn fn;
+      if (st.kind == ir::StepKind::Extern && c.opts.use_lowerings)
+        if (const Lowering* l = find_lowering(kCuda, st.op); l && l->call) fn = l->call;
+      any_extern = any_extern || static_cast<bool>(fn);
+      externs.push_back(std::move(fn));
+    }
+    if (!any_extern) externs.clear();
+    KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels for sm_{}, code {} in {:.2f} ms", c.opts.name,
+                kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
+    auto launcher = std::make_shared<CudaLauncher>(device.index, std::move(infos));
+    launcher->num_args_ = std::move(num_args);
+    CompileStatus s;
+    s.log = log;
+    s.exe = std::make_unique<CudaExecutable>(
+        std::make_unique<Program>(c.plan, device, std::move(launcher), std::move(params), std::move(externs)));
+    return s;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+}  // namespace kiln::rt

@@ -1,0 +1,99 @@
+// kiln/runtime/cuda_copy.cpp — moving tensors between the host and CUDA devices, and Tensor::copy_ across devices.
+//
+// Installed into the frontend when the library loads (frontend/dispatch.h's device mover and
+// copy kernel). A move copies the tensor's elements in row-major order into fresh contiguous
+// storage on the other side: to a device with one host-to-device copy on the device's current
+// stream (a non-contiguous source is made contiguous on the host first), to the host after
+// making the tensor contiguous on its device (a generated clone kernel) with one
+// device-to-host copy, then a wait for the stream. A move between two devices goes through
+// the host. copy_ into a contiguous device tensor is one copy of the converted source; into a
+// strided device view it round-trips the view's storage through the host (correct, not fast:
+// no generated kernel writes a strided destination yet).
+#include "base/error.h"
+#include "base/tensor_impl.h"
+#include "codegen_cuda/driver.h"
+#include "frontend/dispatch.h"
+#include "frontend/tensor.h"
+#include "runtime/cuda_device.h"
+#include "runtime/interp_kernels.h"
+
+namespace kiln::rt {
+
+namespace {
+
+Tensor fresh_on(Device device, ScalarType dtype, const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  auto st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), device);
+  return Tensor(make_intrusive<TensorImpl>(st, dtype, sizes, contiguous_strides(sizes), 0));
+}
+
+size_t nbytes_of(const Tensor& t) { return static_cast<size_t>(t.numel()) * element_size(t.dtype()); }
+
+void* stream_of(Device d) { return cuda::current_stream(d.index).handle(); }
+
+void check_device(const Tensor& src, Device to) {
+  const Device from = src.device();
+  const Device cuda_side = to.is_cuda() ? to : from;
+  std::string why;
+  if (!cuda::driver_available(&why))
+    fail("to", "cannot move a tensor from {} to {}: CUDA is not available: {}", from.str(), to.str(), why);
+  if (cuda_side.index < 0 || cuda_side.index >= cuda::driver_device_count())
+    fail("to", "cannot move a tensor from {} to {}: device index {} is out of range (this machine has {} CUDA device(s))",
+         from.str(), to.str(), cuda_side.index, cuda::driver_device_count());
+}
+
+Tensor upload(const Tensor& src, Device to) {
+  const Tensor h = src.contiguous();
+  Tensor d = fresh_on(to, h.dtype(), h.sizes().vec());
+  cuda::memcpy_htod(to.index, d.impl()->data(), h.impl()->data(), nbytes_of(h), stream_of(to));
+  return d;
+}
+
+Tensor download(const Tensor& src) {
+  const Device from = src.device();
+  const Tensor d = src.contiguous();  // a clone kernel on the device when strided
+  Tensor h = fresh_on(Device(), d.dtype(), d.sizes().vec());
+  cuda::memcpy_dtoh(from.index, h.impl()->data(), d.impl()->data(), nbytes_of(d), stream_of(from));
+  cuda::stream_synchronize(from.index, stream_of(from));
+  return h;
+}
+
+Tensor move_to_device(const Tensor& src, Device to) {
+  check_device(src, to);
+  if (src.device().is_cpu()) return upload(src, to);
+  const Tensor host = download(src);
+  return to.is_cpu() ? host : upload(host, to);
+}
+
+// copy_: `src` has dst's sizes (any strides, dtype and device).
+void copy_any(const Tensor& dst, const Tensor& src) {
+  if (dst.device().is_cpu()) {
+    interp::copy_into(dst, src.device().is_cpu() ? src : move_to_device(src, Device()));
+    return;
+  }
+  const Device to = dst.device();
+  if (dst.numel() == 0) return;
+  if (dst.is_contiguous()) {
+    // The converted, materialized source on dst's device (a host source converts on the host).
+    Tensor v = src.device() == to ? src.to(dst.dtype()).contiguous() : move_to_device(src.to(dst.dtype()), to);
+    cuda::memcpy_dtod(to.index, dst.impl()->data(), v.impl()->data(), nbytes_of(dst), stream_of(to));
+    return;
+  }
+  // A strided view: its whole storage through the host.
+  const Storage& storage = dst.impl()->storage();
+  auto host = make_intrusive<StorageImpl>(storage->nbytes(), Device());
+  cuda::memcpy_dtoh(to.index, host->data(), storage->data(), storage->nbytes(), stream_of(to));
+  cuda::stream_synchronize(to.index, stream_of(to));
+  Tensor view(make_intrusive<TensorImpl>(host, dst.dtype(), dst.sizes().vec(), dst.strides().vec(),
+                                         dst.storage_offset()));
+  interp::copy_into(view, src.device().is_cpu() ? src : move_to_device(src, Device()));
+  cuda::memcpy_htod(to.index, storage->data(), host->data(), storage->nbytes(), stream_of(to));
+  cuda::stream_synchronize(to.index, stream_of(to));  // the host buffer dies here
+}
+
+const bool installed = (install_device_mover(&move_to_device), install_copy_kernel(&copy_any), true);
+
+}  // namespace
+
+}  // namespace kiln::rt

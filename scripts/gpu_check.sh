@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# scripts/gpu_check.sh — every check of the CUDA backend that needs a GPU, in one run.
+#
+# On a machine with an NVIDIA GPU and the CUDA 13 toolkit, from the repository root:
+#   scripts/gpu_check.sh [carry-dir=build/gpu_carry] [out-dir=${OUT:-/tmp/kiln_gpu_out}] [--bench]
+# The carry dir is what scripts/gpu_pack.sh made on a machine that builds kiln. It runs:
+#   1. the CUDA tests (kiln_test_cuda: copies, eager, compiled, Dynamic::True, the allocator
+#      and out of memory, two streams, threads, cuBLASLt, NVRTC and the corpus cubins);
+#   2. the op database on cuda against the interpreter (kiln_test_opdb --gtest_filter=OpDbCuda.*),
+#      eager, compiled and Dynamic::True, each in 4 shards (KILN_OPDB_SHARD) run at once;
+#   0. with --bench, first, the GPU benchmark against PyTorch eager and torch.compile
+#      (bench/cuda_bench.sh);
+# Logs go to the out dir; the exit status is non-zero when a test failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+carry=${1:-build/gpu_carry}
+out=${2:-${OUT:-/tmp/kiln_gpu_out}}
+bench=${3:-}
+mkdir -p "$out"
+root=/tmp/kiln_gpu
+rm -rf "$root" && mkdir -p "$root/lib" "$root/cache"
+unpack() { xz -dc "$1" | tar -C "$2" -xf - || python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$1" "$2"; }
+unpack "$carry/deps.tar.xz" "$root/lib"
+unpack "$carry/kiln.tar.xz" "$root/lib"
+export LD_LIBRARY_PATH="$root/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export KILN_CACHE_DIR="$root/cache"
+# The test binaries read their data from the checkout they were built in.
+[ -d /work/main/test ] || { mkdir -p /work && ln -sfn "$PWD" /work/main; }
+nvidia-smi -L 2>&1 | tee "$out/gpu.txt"
+status=0
+# The benchmark first, when asked for: its numbers come back even if a later step runs out of time.
+if [ "$bench" = "--bench" ]; then
+  BENCH_PEER_TIMEOUT=150 bench/cuda_bench.sh "$root/lib" "$out" || status=1
+fi
+timeout 90 "$root/lib/kiln_test_cuda" 2>&1 | tee "$out/test_cuda.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==|Failure|error" | head -80
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+# The op-database runs compile hundreds of programs with NVRTC: 4 shards of each of the three
+# tests, 12 processes at once.
+pids=()
+for t in EagerAgreesWithInterpreter CompiledAgreesWithInterpreter DynamicCompiledAgreesWithInterpreter; do
+  for i in 0 1 2 3; do
+    KILN_OPDB_SHARD=$i/4 timeout 150 "$root/lib/kiln_test_opdb" --gtest_filter="OpDbCuda.$t" > "$out/opdb_cuda_${t}_$i.txt" 2>&1 &
+    pids+=($!)
+  done
+done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+for f in "$out"/opdb_cuda_*.txt; do
+  echo "== $(basename "$f")"
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|^  [a-z_0-9:]+ sample" "$f" | cut -c1-250 | head -30
+done
+echo "gpu_check: exit status $status"
+exit $status

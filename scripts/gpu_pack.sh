@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# scripts/gpu_pack.sh — packs a Release build of kiln for a GPU machine that cannot build it.
+#
+# The GPU machine (the `device` tool) has the CUDA driver, toolkit and PyTorch but no LLVM 19
+# and no package installs, so kiln is built here and carried there: libkiln, the CUDA test
+# binaries, the GPU benchmark and every shared library they need beyond glibc and libstdc++
+# (libLLVM and its dependencies, oneDNN, OpenBLAS, fmt, hiredis), xz-compressed (the carry
+# limit is 64 MiB; the libraries are ~270 MB raw, ~55 MB packed). scripts/gpu_check.sh unpacks
+# and runs them there.
+#
+#   scripts/gpu_pack.sh [build-dir=build/release] [out-dir=build/gpu_carry]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+out=${2:-build/gpu_carry}
+mkdir -p "$out"
+targets="kiln kiln_test_cuda kiln_test_opdb"
+ninja -C "$build" -t targets all | grep -q '^kiln_cuda_bench:' && targets="$targets kiln_cuda_bench"
+ninja -C "$build" -j2 $targets
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+if [ ! -s "$out/deps.tar.xz" ]; then  # the system libraries change only with the packages
+  mkdir -p "$stage/deps"
+  for f in $(ldd "$build/libkiln.so" | awk '/=>/{print $3}' | grep -Ev 'lib(c|m|stdc\+\+|gcc_s)\.so'); do
+    cp -L "$f" "$stage/deps/"
+  done
+  cp -L /usr/lib/x86_64-linux-gnu/libopenblas.so.0 "$stage/deps/"
+  tar -C "$stage/deps" -cf - . | xz -9 -T2 > "$out/deps.tar.xz"
+fi
+mkdir -p "$stage/kiln"
+cp -L "$build"/libkiln.so.0 "$stage/kiln/"
+cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$stage/kiln/"
+[ -x "$build"/bench/kiln_cuda_bench ] && cp "$build"/bench/kiln_cuda_bench "$stage/kiln/"
+tar -C "$stage/kiln" -cf - . | xz -6 -T2 > "$out/kiln.tar.xz"
+du -ch "$out"/*.tar.xz

@@ -1,0 +1,275 @@
+// kiln/test/test_cuda_gpu.cpp — cuda tensors on a real device: copies, eager ops, compiled
+// functions, the caching allocator, streams, threads and cuBLASLt.
+//
+// Every test compares with the same computation on the cpu (kiln's cpu backend, itself tested
+// against the interpreter) or with known values. Without a GPU each test skips with the
+// reason (the machine CI runs on); tests/test_cuda_device.cpp checks the errors there.
+#include "runtime/cuda_device.h"
+#include "frontend/kiln.h"
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+#define KILN_SKIP_WITHOUT_GPU() \
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
+
+const Device kGpu(kCUDA, 0);
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// "" when `got` has want's dtype and sizes and every element is within atol + rtol * |want|
+// (NaN matching NaN); else the first difference.
+std::string diff(const Tensor& want, const Tensor& got, double rtol, double atol) {
+  if (want.dtype() != got.dtype()) return "dtype " + std::string(dtype_name(got.dtype()));
+  if (want.sizes().vec() != got.sizes().vec()) return "sizes " + shape_str(got.sizes());
+  const std::vector<double> w = want.to(kDouble).to_vector<double>(), g = got.to(kDouble).to_vector<double>();
+  for (size_t i = 0; i < w.size(); ++i) {
+    const bool ok = (std::isnan(w[i]) && std::isnan(g[i])) || w[i] == g[i] || std::abs(w[i] - g[i]) <= atol + rtol * std::abs(w[i]);
+    if (!ok) return "element " + std::to_string(i) + " is " + std::to_string(g[i]) + ", expected " + std::to_string(w[i]);
+  }
+  return "";
+}
+
+void expect_close(const Tensor& want, const Tensor& got, double rtol = 1e-5, double atol = 1e-6) {
+  ASSERT_TRUE(got.defined());
+  EXPECT_EQ(got.device(), Device()) << "compare host copies";
+  const std::string d = diff(want, got, rtol, atol);
+  EXPECT_TRUE(d.empty()) << d;
+}
+
+Tensor seq(std::vector<int64_t> shape, ScalarType dt) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (arange(n, kDouble) * 0.75 - 2.5).reshape(shape).to(dt);
+}
+
+TEST(CudaGpu, CopiesRoundTripEveryDtype) {
+  KILN_SKIP_WITHOUT_GPU();
+  for (ScalarType dt : {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kHalf, kBFloat16, kFloat, kDouble}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = seq({5, 7}, dt);
+    const Tensor d = x.cuda();
+    EXPECT_TRUE(d.is_cuda());
+    EXPECT_EQ(d.device(), kGpu);
+    EXPECT_EQ(d.dtype(), dt);
+    expect_close(x, d.cpu(), 0, 0);
+    // A non-contiguous source, both ways.
+    const Tensor xt = x.t();
+    expect_close(xt.contiguous(), xt.cuda().cpu(), 0, 0);
+    expect_close(xt.contiguous(), d.t().cpu(), 0, 0);
+  }
+  // Between dtypes on the device, and to(options).
+  const Tensor x = seq({3, 4}, kFloat);
+  expect_close(x.to(kHalf), x.cuda().to(kHalf).cpu(), 0, 0);
+  expect_close(x.to(kInt32), x.to(TensorOptions().device(kGpu).dtype(kInt32)).cpu(), 0, 0);
+}
+
+TEST(CudaGpu, PrintingMatchesPyTorch) {
+  KILN_SKIP_WITHOUT_GPU();
+  EXPECT_EQ(arange(3).cuda().str(), "tensor([0, 1, 2], device='cuda:0')");
+  EXPECT_EQ(ones({2}, kHalf).cuda().str(), "tensor([1., 1.], device='cuda:0', dtype=torch.float16)");
+  EXPECT_EQ(tensor({2.5}).cuda().sum().item<double>(), 2.5);
+}
+
+TEST(CudaGpu, FactoriesOnTheDevice) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Tensor z = zeros({4, 3}, TensorOptions().device(kGpu));
+  EXPECT_EQ(z.device(), kGpu);
+  expect_close(zeros({4, 3}), z.cpu(), 0, 0);
+  expect_close(full({2, 2}, 7, kInt64), full({2, 2}, 7, TensorOptions(kInt64).device(kGpu)).cpu(), 0, 0);
+  // Random draws: the same Philox stream as the cpu.
+  manual_seed(123);
+  const Tensor a = randn({64});
+  manual_seed(123);
+  const Tensor b = randn({64}, TensorOptions().device(kGpu));
+  expect_close(a, b.cpu(), 0, 0);
+}
+
+TEST(CudaGpu, EagerOpsMatchTheCpu) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(1);
+  const Tensor a = randn({33, 257}), b = randn({257});
+  const Tensor da = a.cuda(), db = b.cuda();
+  expect_close(a + b, (da + db).cpu());
+  expect_close(a * 2 - b, (da * 2 - db).cpu());
+  expect_close(exp(a), exp(da).cpu(), 2e-6, 1e-6);
+  expect_close(softmax(a, -1), softmax(da, -1).cpu(), 1e-5, 1e-7);
+  expect_close(a.sum({1}), da.sum({1}).cpu(), 1e-5, 1e-4);
+  expect_close(a.sum({0}), da.sum({0}).cpu(), 1e-5, 1e-4);
+  expect_close(a.sum(), da.sum().cpu(), 1e-5, 1e-3);
+  expect_close(a.argmax(1), da.argmax(1).cpu(), 0, 0);
+  expect_close(layer_norm(a, {257}), layer_norm(da, {257}).cpu(), 1e-4, 1e-5);
+  expect_close(a.t().contiguous(), da.t().contiguous().cpu(), 0, 0);
+  expect_close(cat({a, a}, 0), cat({da, da}, 0).cpu(), 0, 0);
+  // In place, through views.
+  Tensor h = a.clone();
+  Tensor d = da.clone();
+  h.slice(1, 0, 10).mul_(3);
+  d.slice(1, 0, 10).mul_(3);
+  expect_close(h, d.cpu(), 0, 0);
+  // A cpu 0-dim tensor joins as a scalar; a cpu tensor with dims is refused.
+  expect_close(a + scalar_tensor(2.0), (da + scalar_tensor(2.0)).cpu());
+  EXPECT_NE(error_of([&] { (void)(da + b); }).find("Expected all tensors to be on the same device"), std::string::npos);
+}
+
+// Indexing ops with every operand on the device (the op database's entries capture their index
+// tensors on the cpu, which a cuda run refuses as PyTorch does).
+TEST(CudaGpu, IndexingOpsOnTheDevice) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(6);
+  const Tensor x = randn({6, 5});
+  const Tensor idx = tensor({0, 4, 2, 2, 1, 3, 0, 0, 4, 1, 2, 3}, kInt64).reshape({6, 2});
+  const Tensor rows = tensor({5, 0, 3}, kInt64);
+  const Tensor dx = x.cuda(), didx = idx.cuda(), drows = rows.cuda();
+  expect_close(x.gather(1, idx), dx.gather(1, didx).cpu(), 0, 0);
+  expect_close(x.scatter(1, idx, 7.0), dx.scatter(1, didx, 7.0).cpu(), 0, 0);
+  expect_close(x.scatter_add(1, idx, ones({6, 2})), dx.scatter_add(1, didx, ones({6, 2}).cuda()).cpu(), 1e-6, 1e-6);
+  expect_close(x.index_select(0, rows), dx.index_select(0, drows).cpu(), 0, 0);
+  expect_close(masked_fill(x, x > 0, -1.0), masked_fill(dx, dx > 0, -1.0).cpu(), 0, 0);
+  expect_close(embedding(x, rows), embedding(dx, drows).cpu(), 0, 0);
+  expect_close(index(x, {rows}), index(dx, {drows}).cpu(), 0, 0);
+  expect_close(index(x, {std::nullopt, rows.remainder(5)}), index(dx, {std::nullopt, drows.remainder(5)}).cpu(), 0, 0);
+  const Tensor target = tensor({4, 0, 1, 3, 2, 2}, kInt64);
+  expect_close(cross_entropy(x, target), cross_entropy(dx, target.cuda()).cpu(), 1e-5, 1e-6);
+  auto ce = compile([](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); });
+  expect_close(ce(x, target), ce(dx, target.cuda()).cpu(), 1e-5, 1e-6);
+  const auto [u, inv, counts] = unique(idx, true, true, true);
+  const auto [du, dinv, dcounts] = unique(didx, true, true, true);
+  expect_close(u, du.cpu(), 0, 0);
+  expect_close(inv, dinv.cpu(), 0, 0);
+  expect_close(counts, dcounts.cpu(), 0, 0);
+}
+
+TEST(CudaGpu, CompiledFunctionsRunOnTheInputsDevice) {
+  KILN_SKIP_WITHOUT_GPU();
+  auto f = compile([](const Tensor& x, const Tensor& w) { return softmax(gelu(x * w, "tanh") + 1, -1); });
+  manual_seed(2);
+  const Tensor x = randn({128, 1000}), w = randn({1000});
+  const Tensor want = f(x, w);
+  const Tensor got = f(x.cuda(), w.cuda());
+  EXPECT_EQ(got.device(), kGpu);
+  expect_close(want, got.cpu(), 1e-5, 1e-7);
+  EXPECT_EQ(f.stats().compiles, 2);  // one per device: the guards pin it
+  // Dynamic::True: one compile serves every batch size.
+  auto g = compile([](const Tensor& x) { return (x - x.mean({1}, true)).pow(2).sum({1}); },
+                   CompileOptions{.dynamic = Dynamic::True});
+  for (int64_t n : {3, 17, 300}) {
+    const Tensor y = randn({n, 129});
+    expect_close(g(y), g(y.cuda()).cpu(), 1e-5, 1e-4);
+  }
+}
+
+TEST(CudaGpu, MatmulThroughCublasLt) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(3);
+  const Tensor a = randn({65, 130}), b = randn({130, 47});
+  expect_close(a.matmul(b), a.cuda().matmul(b.cuda()).cpu(), 1e-4, 1e-4);
+  expect_close(a.matmul(b), a.t().contiguous().t().cuda().matmul(b.cuda()).cpu(), 1e-4, 1e-4);  // a transposed view
+  expect_close(a.t().matmul(a), a.cuda().t().matmul(a.cuda()).cpu(), 1e-4, 1e-3);
+  const Tensor x = randn({4, 33, 20}), y = randn({4, 20, 9});
+  expect_close(x.matmul(y), x.cuda().matmul(y.cuda()).cpu(), 1e-4, 1e-4);
+  // f16 and bf16 with f32 accumulation, f64 on the host.
+  expect_close(a.to(kHalf).matmul(b.to(kHalf)), a.to(kHalf).cuda().matmul(b.to(kHalf).cuda()).cpu(), 2e-3, 2e-2);
+  expect_close(a.to(kBFloat16).matmul(b.to(kBFloat16)), a.to(kBFloat16).cuda().matmul(b.to(kBFloat16).cuda()).cpu(),
+               1.6e-2, 1e-1);
+  expect_close(a.to(kDouble).matmul(b.to(kDouble)), a.to(kDouble).cuda().matmul(b.to(kDouble).cuda()).cpu(), 1e-12, 1e-12);
+  // linear with bias and gelu, compiled.
+  const Tensor w = randn({64, 130}), bias = randn({64});
+  auto mlp = compile([](const Tensor& x, const Tensor& w, const Tensor& b) { return gelu(linear(x, w, b)); });
+  expect_close(mlp(a, w, bias), mlp(a.cuda(), w.cuda(), bias.cuda()).cpu(), 1e-4, 1e-4);
+}
+
+TEST(CudaGpu, AllocatorReusesBlocksAndReportsOutOfMemory) {
+  KILN_SKIP_WITHOUT_GPU();
+  cuda::synchronize();
+  cuda::empty_cache();
+  const cuda::MemoryStats s0 = cuda::memory_stats();
+  { const Tensor t = empty({1 << 20}, TensorOptions().device(kGpu)); }
+  const cuda::MemoryStats s1 = cuda::memory_stats();
+  EXPECT_EQ(s1.allocated_bytes, s0.allocated_bytes);
+  EXPECT_GE(s1.reserved_bytes, s0.reserved_bytes + (4 << 20));  // cached, not returned
+  { const Tensor t = empty({1 << 20}, TensorOptions().device(kGpu)); }
+  const cuda::MemoryStats s2 = cuda::memory_stats();
+  EXPECT_EQ(s2.driver_allocations, s1.driver_allocations);  // the same block again
+  EXPECT_EQ(s2.cache_hits, s1.cache_hits + 1);
+  EXPECT_GE(s2.peak_allocated_bytes, 4 << 20);
+  cuda::empty_cache();
+  EXPECT_EQ(cuda::memory_stats().reserved_bytes, cuda::memory_stats().allocated_bytes);
+  // Out of memory: the cache is emptied, the request retried once, then a clear error.
+  const std::string e = error_of([] { (void)empty({int64_t{1} << 42}, TensorOptions().device(kGpu)); });
+  EXPECT_NE(e.find("out of memory on cuda:0: tried to allocate"), std::string::npos) << e;
+  EXPECT_GE(cuda::memory_stats().oom_retries, 1);
+  // And the device still works.
+  expect_close(ones({3}) * 2, (ones({3}, TensorOptions().device(kGpu)) * 2).cpu(), 0, 0);
+}
+
+TEST(CudaGpu, TwoStreams) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(4);
+  const Tensor a = randn({1024, 512}), b = randn({1024, 512});
+  const Tensor da = a.cuda(), db = b.cuda();
+  cuda::synchronize();
+  const cuda::Stream s1 = cuda::Stream::create(), s2 = cuda::Stream::create();
+  EXPECT_FALSE(s1 == s2);
+  Tensor r1, r2;
+  {
+    cuda::StreamGuard g(s1);
+    EXPECT_EQ(cuda::current_stream(), s1);
+    r1 = softmax(da * 3, -1);
+  }
+  {
+    cuda::StreamGuard g(s2);
+    r2 = (db + 1).sum({1});
+  }
+  EXPECT_EQ(cuda::current_stream(), cuda::Stream::default_stream());
+  s1.synchronize();
+  s2.synchronize();
+  expect_close(softmax(a * 3, -1), r1.cpu(), 1e-5, 1e-7);
+  expect_close((b + 1).sum({1}), r2.cpu(), 1e-5, 1e-4);
+}
+
+TEST(CudaGpu, ThreadsCallOneCompiledFunction) {
+  KILN_SKIP_WITHOUT_GPU();
+  auto f = compile([](const Tensor& x) { return relu(x) * 2 + x.amax({1}, true); });
+  manual_seed(5);
+  const Tensor x = randn({256, 300});
+  const Tensor want = f(x);
+  const Tensor dx = x.cuda();
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        const Tensor got = f(dx).cpu();
+        if (!diff(want, got, 1e-6, 1e-6).empty()) ++bad;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(CudaGpu, DeviceErrorsAreClear) {
+  KILN_SKIP_WITHOUT_GPU();
+  const std::string far = error_of([] { (void)ones({2}).to(Device("cuda:63")); });
+  EXPECT_NE(far.find("device index 63 is out of range"), std::string::npos) << far;
+  EXPECT_FALSE(cuda::get_device_name(0).empty());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,113 @@
+// kiln/test/test_opdb_cuda.cpp — the op database (test_support/opdb.h) on a CUDA device.
+//
+// Every sample is copied to cuda:0 and run there eagerly, compiled (static) and compiled with
+// Dynamic::True; the outputs, copied back, must match the traced graph on the interpreter (the
+// reference, run on the cpu copies of the inputs) within the entry's float tolerance, and a
+// sample the interpreter rejects must raise kiln::Error on the device too. Failures are
+// collected per entry (its first failing sample) and reported together, so that one run on
+// the GPU machine lists every op that disagrees. An entry whose function captured a cpu tensor
+// outside its sample (gather's index, a cross_entropy target) is refused on cuda with PyTorch's
+// device error, as it would be in PyTorch: such entries are listed and counted, not compared
+// (test_cuda_gpu.cpp runs those ops with every operand on the device), and a test fails if the
+// error names anything else. Without a GPU each test skips with the reason.
+#include "runtime/cuda_device.h"
+#include "test_support/opdb.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+#define KILN_SKIP_WITHOUT_GPU() \
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
+
+// KILN_OPDB_SHARD=i/n: only entries i, i + n, i + 2n, ... (scripts/gpu_check.sh runs n
+// processes at once, since each compiled entry waits for NVRTC).
+std::pair<size_t, size_t> shard() {
+  const char* v = std::getenv("KILN_OPDB_SHARD");
+  size_t i = 0, n = 1;
+  if (v && std::sscanf(v, "%zu/%zu", &i, &n) == 2 && n > 0 && i < n) return {i, n};
+  return {0, 1};
+}
+
+// Returns the number of samples compared; every entry with a failing sample is reported.
+int check_on_cuda(opdb::Mode m) {
+  int checked = 0;
+  std::vector<std::string> failures, captured;
+  const auto [part, parts] = shard();
+  size_t index = 0;
+  for (const opdb::OpEntry& e : opdb::database()) {
+    if (index++ % parts != part) continue;
+    std::string first;
+    for (size_t s = 0; s < e.samples.size() && first.empty(); ++s) {
+      const opdb::Sample& in = e.samples[s];
+      const std::string where = e.name + " sample " + std::to_string(s) + ": ";
+      std::vector<Tensor> ref;
+      try {
+        ref = opdb::run(e, in, opdb::Mode::Traced);
+      } catch (const Error&) {
+        try {
+          opdb::run(e, in, m);
+          first = where + "the interpreter raised; " + opdb::mode_name(m) + " did not";
+        } catch (const Error&) {
+        } catch (const std::exception& x) {
+          first = where + "raised a non-kiln error: " + x.what();
+        }
+        continue;
+      }
+      std::vector<Tensor> got;
+      try {
+        got = opdb::run(e, in, m);
+      } catch (const std::exception& x) {
+        const std::string what = x.what();
+        if (what.find("Expected all tensors to be on the same device") != std::string::npos &&
+            what.find("cpu") != std::string::npos) {
+          captured.push_back(e.name);
+          break;
+        }
+        first = where + "raised: " + what.substr(0, 400);
+        continue;
+      }
+      if (got.size() != ref.size()) {
+        first = where + std::to_string(got.size()) + " outputs, expected " + std::to_string(ref.size());
+        continue;
+      }
+      for (size_t k = 0; k < ref.size() && first.empty(); ++k) {
+        const std::string diff = opdb::compare(ref[k], got[k], opdb::tolerance_of(e, ref[k].dtype()), e.random);
+        if (!diff.empty()) first = where + "output " + std::to_string(k) + ": " + diff.substr(0, 400);
+      }
+      ++checked;
+    }
+    if (!first.empty()) failures.push_back(first);
+  }
+  std::string report, refused;
+  for (const std::string& f : failures) report += "\n  " + f;
+  for (const std::string& c : captured) refused += " " + c;
+  std::cout << captured.size() << " entries capture cpu tensors and are refused on cuda:" << refused << "\n";
+  EXPECT_LE(captured.size(), 45u / parts + 8) << "more entries than before are refused with a device error";
+  EXPECT_TRUE(failures.empty()) << failures.size() << " entries disagree " << opdb::mode_name(m) << ":" << report;
+  return checked;
+}
+
+TEST(OpDbCuda, EagerAgreesWithInterpreter) {
+  KILN_SKIP_WITHOUT_GPU();
+  EXPECT_GT(check_on_cuda(opdb::Mode::CudaEager), 300 / static_cast<int>(shard().second));
+}
+TEST(OpDbCuda, CompiledAgreesWithInterpreter) {
+  KILN_SKIP_WITHOUT_GPU();
+  EXPECT_GT(check_on_cuda(opdb::Mode::CudaCompiled), 300 / static_cast<int>(shard().second));
+}
+TEST(OpDbCuda, DynamicCompiledAgreesWithInterpreter) {
+  KILN_SKIP_WITHOUT_GPU();
+  EXPECT_GT(check_on_cuda(opdb::Mode::CudaDynamic), 300 / static_cast<int>(shard().second));
+}
+
+}  // namespace
+}  // namespace kiln
