@@ -232,9 +232,11 @@ struct Emitter {
     if (reduce) {
       std::string r = acc;
       if (block && !st.extents.empty()) r = fmt::format("kiln_block_reduce({}, {}(), {})", acc, functor(st.reduce_op), ident);
-      if (arg_op) r = fmt::format("(({})({}).i)", compute_type(st.acc_dtype), r);
-      line(fmt::format("const {} {} = {};", compute_type(st.acc_dtype), v(st.result), r));
-      dtype_of[st.result] = st.acc_dtype;
+      // An arg reduction's result is the i64 position (acc_dtype is the compared values' dtype).
+      const ScalarType rdt = arg_op ? ScalarType::Int64 : st.acc_dtype;
+      if (arg_op) r = fmt::format("(({}).i)", r);
+      line(fmt::format("const {} {} = {};", compute_type(rdt), v(st.result), r));
+      dtype_of[st.result] = rdt;
     }
   }
 

@@ -374,7 +374,7 @@ Tensor grid_sample_impl(const Tensor& input, const Tensor& grid, std::string_vie
     out_sizes.push_back(grid.size(d));
     points *= grid.size(d);
   }
-  if (plane == 0 || C == 0 || N == 0 || points == 0) return zeros(out_sizes, TensorOptions(input.dtype()));
+  if (plane == 0 || C == 0 || N == 0 || points == 0) return zeros(out_sizes, TensorOptions(input.dtype()).device(input.device()));
   std::vector<Tensor> pos;  // [N, *out], the unnormalized position along each spatial dim
   for (int64_t d = 0; d < k; ++d) pos.push_back(unnormalize(grid.select(-1, k - 1 - d), size[static_cast<size_t>(d)], align));
   const Tensor planes = input.reshape({N, C, plane});

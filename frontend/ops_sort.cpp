@@ -222,13 +222,13 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool /*sorted*/, b
   const Tensor flat = self.reshape({-1});
   const auto [sorted, order] = sort(flat, 0);
   const int64_t n = flat.size(0);
-  const Tensor starts = n == 0 ? empty({0}, TensorOptions(ScalarType::Bool))
-                               : cat({ones({1}, TensorOptions(ScalarType::Bool)), ne(sorted.slice(0, 1, std::nullopt),
+  const Tensor starts = n == 0 ? empty({0}, TensorOptions(ScalarType::Bool).device(self.device()))
+                               : cat({ones({1}, TensorOptions(ScalarType::Bool).device(self.device())), ne(sorted.slice(0, 1, std::nullopt),
                                                                                    sorted.slice(0, 0, -1))});
   auto [values, group, counts] = runs(sorted, 0, starts, return_inverse, return_counts);
   Tensor inverse = group;
   if (return_inverse)
-    inverse = zeros({n}, TensorOptions(ScalarType::Int64)).scatter(0, order, group).reshape(self.sizes());
+    inverse = zeros({n}, TensorOptions(ScalarType::Int64).device(self.device())).scatter(0, order, group).reshape(self.sizes());
   return {values, inverse, counts};
 }
 
@@ -249,11 +249,11 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, b
     order = order.index_select(0, argsort_prim(key, 0, false));
   }
   const Tensor sorted = rows.index_select(0, order);
-  Tensor starts = empty({0}, TensorOptions(ScalarType::Bool));
+  Tensor starts = empty({0}, TensorOptions(ScalarType::Bool).device(self.device()));
   if (n > 0) {
     Tensor differs = ne(sorted.slice(0, 1, std::nullopt), sorted.slice(0, 0, -1));
-    differs = rows.size(1) == 0 ? zeros({n - 1}, TensorOptions(ScalarType::Bool)) : differs.any(1);
-    starts = cat({ones({1}, TensorOptions(ScalarType::Bool)), differs});
+    differs = rows.size(1) == 0 ? zeros({n - 1}, TensorOptions(ScalarType::Bool).device(self.device())) : differs.any(1);
+    starts = cat({ones({1}, TensorOptions(ScalarType::Bool).device(self.device())), differs});
   }
   auto [values, group, counts] = runs(self.movedim(d, 0).index_select(0, order), 0, starts, return_inverse, return_counts);
   Tensor inverse = group;
@@ -267,11 +267,11 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool r
   const Tensor x = dim ? self : self.reshape({-1});
   const int64_t d = normalize_dim("unique_consecutive", dim.value_or(0), x.dim(), /*allow_scalar=*/false);
   const int64_t n = x.size(d);
-  Tensor starts = empty({0}, TensorOptions(ScalarType::Bool));
+  Tensor starts = empty({0}, TensorOptions(ScalarType::Bool).device(self.device()));
   if (n > 0) {
     Tensor differs = ne(x.slice(d, 1, std::nullopt), x.slice(d, 0, -1)).movedim(d, 0);
     if (differs.dim() > 1) differs = differs.reshape({n - 1, -1}).any(1);
-    starts = cat({ones({1}, TensorOptions(ScalarType::Bool)), differs});
+    starts = cat({ones({1}, TensorOptions(ScalarType::Bool).device(self.device())), differs});
   }
   auto [values, inverse, counts] = runs(x, d, starts, return_inverse, return_counts);
   if (return_inverse && !dim) inverse = inverse.reshape(self.sizes());

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -87,6 +88,9 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   for (size_t d = 0; d < rank; ++d) {
     sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
     opts.params.emplace(sizes.back().symbol_name(), ParamSource{0, static_cast<int>(d), false});
+    // The first call's sizes guide performance choices only (whether a full reduction is
+    // split across the device), as a compiled function's trace-time sizes do.
+    opts.hints.emplace(sizes.back().symbol_name(), inputs[0].impl()->sizes()[d]);
   }
   auto g = std::make_shared<ir::Graph>();
   std::vector<ir::Value*> ins;
@@ -213,7 +217,12 @@ const bool installed = (install_eager_executor(&eager_execute), install_eager_fa
 
 std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   Cache& c = cache();
-  if (const Device d = eager_device(op, inputs, attrs); d.is_cuda() && !runs_compiled(op, inputs)) {
+  const Device d = eager_device(op, inputs, attrs);
+  // The op's implementation makes its temporaries where it runs, whatever default device a
+  // decomposition around it set (frontend/tensor_options.h).
+  std::optional<DefaultDeviceScope> scope;
+  if (default_device() != d) scope.emplace(d);
+  if (d.is_cuda() && !runs_compiled(op, inputs)) {
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
     return cuda_eager_other(op, inputs, attrs, d);
   }

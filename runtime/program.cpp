@@ -312,7 +312,9 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           }
           return outs;
         };
+        std::optional<DefaultDeviceScope> host_scope;  // the host code makes host temporaries
         auto stage_in = [&] {
+          host_scope.emplace(Device());
           g_staged_steps.fetch_add(1, std::memory_order_relaxed);
           for (const Tensor& t : ins) host_ins.push_back(t.to(Device()));
         };

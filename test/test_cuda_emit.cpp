@@ -151,7 +151,7 @@ TEST(CudaEmit, ArgmaxRows) {
   const std::string src = cuda::emit_cuda(k);
   EXPECT_HAS(src, "KilnArg<float> kiln_acc1 = KilnArg<float>{0.0f, -1};");
   EXPECT_HAS(src, "kiln_acc1 = KilnArgMax()(kiln_acc1, KilnArg<float>{v0, kiln_t});");
-  EXPECT_HAS(src, "const kiln_i64 v1 = ((kiln_i64)(kiln_block_reduce(kiln_acc1, KilnArgMax(), KilnArg<float>{0.0f, -1})).i);");
+  EXPECT_HAS(src, "const kiln_i64 v1 = ((kiln_block_reduce(kiln_acc1, KilnArgMax(), KilnArg<float>{0.0f, -1})).i);");
   EXPECT_HAS(src, "out0[p0] = v1;");
   KILN_SKIP_WITHOUT_NVRTC();
   EXPECT_TRUE(compile_ptx(k, src));
