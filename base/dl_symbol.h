@@ -6,9 +6,21 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <string>
 
 namespace kiln {
+
+// dlopen()s the first of `paths` that loads (RTLD_NOW | RTLD_LOCAL); nullptr when none does,
+// with each path and the loader's reason appended to `tried`.
+template <size_t N> void* dlopen_first(const char* const (&paths)[N], std::string& tried) {
+  for (const char* path : paths) {
+    if (void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) return lib;
+    const char* err = dlerror();
+    tried += fmt::format("\n  {}: {}", path, err ? err : "not found");
+  }
+  return nullptr;
+}
 
 template <typename Fn> bool bind_symbol(void* lib, const char* library, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(dlsym(lib, name));

@@ -162,14 +162,8 @@ struct Lt {
 
 Lt* load() {
   auto* lt = new Lt();  // never destroyed: matmuls may run during static destruction
-  void* lib = nullptr;
   std::string tried;
-  for (const char* path : kLibraryCandidates) {
-    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    const char* err = dlerror();
-    tried += fmt::format("\n  {}: {}", path, err ? err : "not found");
-  }
+  void* lib = dlopen_first(kLibraryCandidates, tried);
   if (!lib) {
     lt->error = "cuBLASLt is not available (libcublasLt.so.13 could not be loaded):" + tried;
     return lt;

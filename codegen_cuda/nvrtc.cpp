@@ -72,14 +72,8 @@ struct Nvrtc {
 
 Nvrtc load() {
   Nvrtc n;
-  void* lib = nullptr;
   std::string tried;
-  for (const char* path : kLibraryCandidates) {
-    lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    const char* err = dlerror();
-    tried += fmt::format("\n  {}: {}", path, err ? err : "not found");
-  }
+  void* lib = dlopen_first(kLibraryCandidates, tried);
   if (!lib) {
     n.error = "NVRTC is not available (libnvrtc.so.13 could not be loaded):" + tried;
     return n;

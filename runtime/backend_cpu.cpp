@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "frontend/custom_op.h"
-#include "passes/fuse.h"
 #include "passes/lower.h"
 #include "runtime/backend.h"
 #include "runtime/compile_cache.h"
@@ -75,10 +74,6 @@ class CpuBackend final : public Backend {
 
   void lower(Compilation& c) const override {
     passes::LowerOptions lo;
-    lo.input_strides = c.opts.input_strides;
-    lo.name_prefix = c.prefix;
-    lo.hints = c.opts.hints;
-    if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
     lo.outer_reduction_tile_bytes = host_l1d_bytes() / 2;
     // A user's lowering first, then kiln's library kernels (runtime/extern_kernels.h): every
     // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
@@ -87,11 +82,7 @@ class CpuBackend final : public Backend {
         return fmt::format("lowering {}", l->name);
       return std::string(builtin_extern_name(n.op()));
     };
-    c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
-    c.has_fusion = true;
-    c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
-    c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
-    c.has_plan = true;
+    lower_to_kernels(c, std::move(lo));
   }
 
   CompileStatus compile(Compilation& c) const override {
@@ -112,12 +103,7 @@ class CpuBackend final : public Backend {
     }
     std::vector<cpu::KernelFn> fns;
     for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
-    std::vector<ParamSource> params;
-    for (const std::string& p : c.plan.params) {
-      auto it = c.opts.params.find(p);
-      if (it == c.opts.params.end()) internal_fail("cpu backend: plan parameter {} has no source", p);
-      params.push_back(it->second);
-    }
+    std::vector<ParamSource> params = plan_param_sources(c, kCpu);
     std::vector<ExternKernelFn> externs;
     bool any_extern = false;
     for (const ir::PlanStep& st : c.plan.steps) {

@@ -18,7 +18,6 @@
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
 #include "base/build_id.h"
-#include "passes/fuse.h"
 #include "passes/lower.h"
 #include "runtime/backend.h"
 #include "runtime/compile_cache.h"
@@ -225,10 +224,6 @@ class CudaBackend final : public Backend {
 
   void lower(Compilation& c) const override {
     passes::LowerOptions lo;
-    lo.input_strides = c.opts.input_strides;
-    lo.name_prefix = c.prefix;
-    lo.hints = c.opts.hints;
-    if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
       if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
@@ -236,11 +231,7 @@ class CudaBackend final : public Backend {
       const std::string_view lib = builtin_extern_name(n.op());
       return lib.empty() ? std::string() : fmt::format("host {}", lib);
     };
-    c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
-    c.has_fusion = true;
-    c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
-    c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
-    c.has_plan = true;
+    lower_to_kernels(c, std::move(lo));
   }
 
   CompileStatus compile(Compilation& c) const override {
@@ -306,12 +297,7 @@ class CudaBackend final : public Backend {
       num_args.push_back(kernels[i]->args.size());
     }
     c.stages.push_back({"module_load", ms_since(t2), true});
-    std::vector<ParamSource> params;
-    for (const std::string& p : c.plan.params) {
-      auto it = c.opts.params.find(p);
-      if (it == c.opts.params.end()) internal_fail("cuda backend: plan parameter {} has no source", p);
-      params.push_back(it->second);
-    }
+    std::vector<ParamSource> params = plan_param_sources(c, kCuda);
     std::vector<ExternKernelFn> externs;
     bool any_extern = false;
     for (const ir::PlanStep& st : c.plan.steps) {

@@ -9,6 +9,7 @@
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "passes/decompose.h"
+#include "passes/fuse.h"
 #include "passes/simplify.h"
 #include "runtime/extend.h"
 #include "runtime/interpreter.h"
@@ -109,6 +110,28 @@ double Compilation::total_ms() const {
   double t = 0;
   for (const StageRecord& s : stages) t += s.ms;
   return t;
+}
+
+void lower_to_kernels(Compilation& c, passes::LowerOptions lo) {
+  lo.input_strides = c.opts.input_strides;
+  lo.name_prefix = c.prefix;
+  lo.hints = c.opts.hints;
+  if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
+  c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
+  c.has_fusion = true;
+  c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
+  c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
+  c.has_plan = true;
+}
+
+std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_view backend) {
+  std::vector<ParamSource> params;
+  for (const std::string& p : c.plan.params) {
+    auto it = c.opts.params.find(p);
+    if (it == c.opts.params.end()) internal_fail("{} backend: plan parameter {} has no source", backend, p);
+    params.push_back(it->second);
+  }
+  return params;
 }
 
 Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backend, DriverOptions opts) {

@@ -21,6 +21,7 @@
 #include "ir/fusion.h"
 #include "ir/graph.h"
 #include "runtime/backend.h"
+#include "passes/lower.h"
 #include "runtime/program.h"
 
 #include <functional>
@@ -95,6 +96,14 @@ struct Compilation {
   const std::string& text(const std::string& label) const;  // "" when not kept
   double total_ms() const;
 };
+
+// The lowering stages every kernel backend runs ("fuse", "build_kernels", "plan_memory"),
+// with the options the driver knows (input strides, names, hints, split threshold) filled in
+// over the backend's own `lo`; sets Compilation::fusion and ::plan.
+void lower_to_kernels(Compilation& c, passes::LowerOptions lo);
+// The source of each of the plan's parameters, in the plan's order (InternalError naming
+// `backend` for one without a source).
+std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_view backend);
 
 // Runs every stage on `graph` (modified in place) for `backend`. A backend that cannot
 // compile the graph says so in Compilation::status; user errors and compiler bugs throw.

@@ -9,6 +9,8 @@
 
 #include "base/error.h"
 
+#include "test_support/check.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,14 +22,7 @@ namespace {
 
 constexpr const char* kToolkitLibrary = "/usr/local/cuda/lib64/libcublasLt.so.13";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using test::error_of;
 
 // A well-formed 2 x 3 times 3 x 4 f32 problem on pointers that are never dereferenced: every
 // case below breaks one argument, which the checks reject before cuBLASLt is called.

@@ -8,6 +8,8 @@
 #include "frontend/kiln.h"
 #include <cmath>
 
+#include "test_support/check.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -24,14 +26,7 @@ namespace {
 
 const Device kGpu(kCUDA, 0);
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using test::error_of;
 
 // "" when `got` has want's dtype and sizes and every element is within atol + rtol * |want|
 // (NaN matching NaN); else the first difference.
