@@ -1,0 +1,76 @@
+// kiln/test/test_cuda_backend.cpp — the "cuda" backend's plans and its errors, on any machine.
+//
+// The backend lowers with the cpu backend's passes; what differs is which steps are library
+// calls: mm/bmm on cuBLASLt, every other library prim staged through the host, and no Core
+// op taken whole (attention decomposes into bmm and a fused softmax). Without a GPU its
+// compile() reports that CUDA is not available instead of throwing.
+#include "frontend/kiln.h"
+#include "runtime/driver.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kiln {
+namespace {
+
+rt::Compilation plan_for_cuda(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& in, bool stop = true) {
+  TracedProgram p = trace(fn, in);
+  rt::DriverOptions o;
+  o.name = "cuda_plan";
+  o.stop_before_compile = stop;
+  return rt::compile_graph(p.graph, *rt::find_backend("cuda"), o);
+}
+
+TEST(CudaBackend, MatmulOnCublasLtAndIndexOpsOnTheHost) {
+  const Tensor x = randn({8, 16}), w = randn({16, 4});
+  const Tensor idx = tensor({0, 3, 1, 2, 2, 0, 1, 3}, kInt64).reshape({8, 1});
+  rt::Compilation c = plan_for_cuda(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{relu(in[0].matmul(in[1])).gather(1, in[2]) + 1};
+      },
+      {x, w, idx});
+  ASSERT_TRUE(c.has_plan);
+  std::string mm, gather;
+  int kernels = 0;
+  for (const ir::PlanStep& st : c.plan.steps) {
+    if (st.kind == ir::StepKind::Kernel) ++kernels;
+    if (st.op == ir::OpKind::mm && st.kind == ir::StepKind::Extern) mm = st.lowering;
+    if (st.op == ir::OpKind::gather && st.kind == ir::StepKind::Extern) gather = st.lowering;
+  }
+  EXPECT_EQ(mm, "cublaslt") << c.plan.str();
+  EXPECT_EQ(gather, "host index") << c.plan.str();
+  EXPECT_GE(kernels, 1) << "relu and + 1 are generated kernels";
+}
+
+TEST(CudaBackend, AttentionDecomposesIntoBmmAndAFusedSoftmax) {
+  const Tensor q = randn({2, 8, 16}), k = randn({2, 8, 16}), v = randn({2, 8, 16});
+  rt::Compilation c = plan_for_cuda(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{scaled_dot_product_attention(in[0], in[1], in[2])};
+      },
+      {q, k, v});
+  int bmm = 0;
+  for (const ir::PlanStep& st : c.plan.steps) {
+    EXPECT_NE(st.op, ir::OpKind::scaled_dot_product_attention) << c.plan.str();
+    if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::bmm) {
+      ++bmm;
+      EXPECT_EQ(st.lowering, "cublaslt");
+    }
+  }
+  EXPECT_EQ(bmm, 2) << c.plan.str();
+}
+
+TEST(CudaBackend, CompileWithoutAGpuReportsWhy) {
+  if (cuda::is_available()) GTEST_SKIP() << "a GPU is present: test_cuda_gpu.cpp runs the backend";
+  rt::Compilation c = plan_for_cuda([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2}; },
+                                    {randn({4})}, /*stop=*/false);
+  EXPECT_FALSE(c.status.ok());
+  EXPECT_NE(c.status.error.find("backend 'cuda' cannot compile 'cuda_plan"), std::string::npos) << c.status.error;
+  EXPECT_NE(c.status.error.find("CUDA is not available: " + cuda::unavailable_reason()), std::string::npos)
+      << c.status.error;
+}
+
+}  // namespace
+}  // namespace kiln
