@@ -249,7 +249,9 @@ struct Emitter {
     }
     // The parameters travel by value (cuLaunchKernel copies them), so a launch needs no upload.
     line(fmt::format("struct {}_params {{ kiln_i64 v[{}]; }};", k.name, std::max<size_t>(1, k.params.size())));
-    line(fmt::format("extern \"C\" __global__ void {0}({1}const {0}_params params, kiln_i64 grid0)", k.name, sig));
+    // Blocks of up to 1024 threads: the bound keeps the compiler's register use launchable.
+    line(fmt::format("extern \"C\" __global__ void {2}{0}({1}const {0}_params params, kiln_i64 grid0)", k.name, sig,
+                     block ? "__launch_bounds__(1024) " : ""));
     open("");
     for (size_t i = 0; i < k.params.size(); ++i) {
       check_name(k, k.params[i], "parameter");

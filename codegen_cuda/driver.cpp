@@ -5,7 +5,7 @@
 // pointers). Where cuda.h maps a name to a versioned symbol (cuMemAlloc -> cuMemAlloc_v2) the
 // versioned one is bound. Loading and cuInit happen once per process (a function-local static);
 // the handle stays open for the life of the process. Each device's primary context is retained
-// on first use and never released, and made current per thread (a thread-local cache).
+// on first use and never released, and made current on the calling thread when it is not.
 #include "codegen_cuda/driver.h"
 
 #include "base/dl_symbol.h"
@@ -66,6 +66,7 @@ struct Driver {
   CUresult (*device_name)(char*, int, int) = nullptr;
   CUresult (*primary_retain)(CUcontext*, int) = nullptr;
   CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*ctx_synchronize)() = nullptr;
   CUresult (*mem_get_info)(size_t*, size_t*) = nullptr;
   CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
@@ -121,6 +122,7 @@ Driver* load() {
   bind_symbol(lib, so, "cuDeviceGetName", d->device_name, e);
   bind_symbol(lib, so, "cuDevicePrimaryCtxRetain", d->primary_retain, e);
   bind_symbol(lib, so, "cuCtxSetCurrent", d->ctx_set_current, e);
+  bind_symbol(lib, so, "cuCtxGetCurrent", d->ctx_get_current, e);
   bind_symbol(lib, so, "cuCtxSynchronize", d->ctx_synchronize, e);
   bind_symbol(lib, so, "cuMemGetInfo_v2", d->mem_get_info, e);
   bind_symbol(lib, so, "cuMemAlloc_v2", d->mem_alloc, e);
@@ -178,8 +180,6 @@ void check(const Driver& d, CUresult rc, const char* call, int device) {
 
 CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
 
-thread_local CUcontext t_current = nullptr;
-
 }  // namespace
 
 bool driver_available(std::string* why) {
@@ -217,9 +217,11 @@ void use_device(int device) {
     }
     ctx = slot;
   }
-  if (t_current == ctx) return;
+  // Asked of the driver each time: other code on this thread (a CUDA runtime user) may have
+  // made another context current since.
+  CUcontext current = nullptr;
+  if (d.ctx_get_current(&current) == 0 && current == ctx) return;
   check(d, d.ctx_set_current(ctx), "cuCtxSetCurrent", device);
-  t_current = ctx;
 }
 
 std::string device_name(int device) {

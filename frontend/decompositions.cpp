@@ -141,13 +141,16 @@ bool has_decomposition(ir::OpKind op) {
 }
 
 std::vector<Tensor> run_decomposition(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
-  // Constants the rule makes live on its inputs' device.
+  // Constants the rule makes live on its inputs' device (a rule without inputs keeps the
+  // surrounding default).
   Device device = default_device();
-  for (const Tensor& t : inputs)
-    if (t.defined() && t.device().is_cuda()) {
-      device = t.device();
-      break;
-    }
+  bool any = false;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) continue;
+    if (!any || t.device().is_cuda()) device = t.device();
+    any = true;
+    if (device.is_cuda()) break;
+  }
   const DefaultDeviceScope scope(device);
   if (!ir::is_custom(op)) {
     if (Builtin b = builtins().at(static_cast<size_t>(op))) return b(inputs, attrs);

@@ -9,7 +9,6 @@
 // runtime/extern_kernels.h), all in an rt::Program.
 #include "base/error.h"
 #include "codegen_cpu/kernel_codegen.h"
-#include "frontend/custom_op.h"
 #include "passes/lower.h"
 #include "runtime/backend.h"
 #include "runtime/compile_cache.h"
@@ -47,18 +46,6 @@ class CpuExecutable final : public Executable {
  private:
   std::unique_ptr<Program> program_;
 };
-
-// The function an Extern step calls, or an empty one (mm/bmm: BLAS, chosen at run time).
-ExternKernelFn extern_fn(const ir::PlanStep& st, bool use_lowerings) {
-  if (st.kind != ir::StepKind::Extern) return {};
-  if (const Lowering* l = use_lowerings ? find_lowering(kCpu, st.op) : nullptr; l && l->call) return l->call;
-  if (ir::op_info(st.op).family != ir::OpFamily::Custom) return {};
-  const ir::OpKind op = st.op;
-  return [op](const std::vector<Tensor>& in, const ir::AttrList& attrs, const std::vector<Tensor>& out) {
-    std::vector<Tensor> r = run_custom_op(op, in, attrs);
-    for (size_t i = 0; i < out.size(); ++i) Tensor(out[i]).copy_(r.at(i));
-  };
-}
 
 class CpuBackend final : public Backend {
  public:
@@ -104,13 +91,7 @@ class CpuBackend final : public Backend {
     std::vector<cpu::KernelFn> fns;
     for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
     std::vector<ParamSource> params = plan_param_sources(c, kCpu);
-    std::vector<ExternKernelFn> externs;
-    bool any_extern = false;
-    for (const ir::PlanStep& st : c.plan.steps) {
-      externs.push_back(extern_fn(st, c.opts.use_lowerings));
-      any_extern = any_extern || static_cast<bool>(externs.back());
-    }
-    if (!any_extern) externs.clear();
+    std::vector<ExternKernelFn> externs = plan_extern_fns(c, kCpu);
     KILN_LOG_IF(LogChannel::Kernels,
                 "{}: {} kernels, code {} in {:.2f} ms (lookup {:.2f}, build {:.2f}, optimize {:.2f}, emit/link {:.2f})",
                 c.opts.name, fns.size(), code_source_name(code.source),

@@ -187,10 +187,17 @@ class CudaExecutable final : public Executable {
  public:
   explicit CudaExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    const Device device = program_->device();
     for (const Tensor& t : inputs)
-      if (t.device() != program_->device())
-        fail("compile", "this function was compiled for {}, but an input is on {}", program_->device().str(),
-             t.device().str());
+      if (t.device() != device && !(t.device().is_cpu() && t.impl()->sizes().empty()))
+        fail("compile", "this function was compiled for {}, but an input is on {}", device.str(), t.device().str());
+    for (const Tensor& t : inputs)
+      if (t.device() != device) {  // a 0-dim cpu tensor joins as a scalar, as in eager ops
+        std::vector<Tensor> moved = inputs;
+        for (Tensor& m : moved)
+          if (m.device() != device) m = m.to(device);
+        return program_->run(moved);
+      }
     return program_->run(inputs);
   }
   int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
@@ -240,6 +247,8 @@ class CudaBackend final : public Backend {
     if (!cuda::driver_available(&why))
       return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': CUDA is not available: {}",
                                                 c.opts.name, why));
+    if (!cuda::nvrtc_available(&why))
+      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
     const int sm = cuda::compute_capability(device.index);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<const ir::Kernel*> kernels = c.plan.kernels();
@@ -298,16 +307,8 @@ class CudaBackend final : public Backend {
     }
     c.stages.push_back({"module_load", ms_since(t2), true});
     std::vector<ParamSource> params = plan_param_sources(c, kCuda);
-    std::vector<ExternKernelFn> externs;
-    bool any_extern = false;
-    for (const ir::PlanStep& st : c.plan.steps) {
-      ExternKernelFn fn;
-      if (st.kind == ir::StepKind::Extern && c.opts.use_lowerings)
-        if (const Lowering* l = find_lowering(kCuda, st.op); l && l->call) fn = l->call;
-      any_extern = any_extern || static_cast<bool>(fn);
-      externs.push_back(std::move(fn));
-    }
-    if (!any_extern) externs.clear();
+    // A user's lowering or a custom op's eager implementation receives the device tensors.
+    std::vector<ExternKernelFn> externs = plan_extern_fns(c, kCuda);
     KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels for sm_{}, code {} in {:.2f} ms", c.opts.name,
                 kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
     auto launcher = std::make_shared<CudaLauncher>(device.index, std::move(infos));

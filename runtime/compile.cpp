@@ -328,6 +328,10 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
       if (opts.backend.empty()) be = cuda_backend.get();
       break;
     }
+  // kiln's host backends read their inputs' memory on the cpu.
+  if (dopts.device.is_cuda() && (be->name() == "cpu" || be->name() == "interpreter"))
+    fail("compile", "function '{}': backend '{}' runs on the cpu, but an input is on {}; move the inputs with "
+         ".cpu() or compile for the \"cuda\" backend", opts.name, be->name(), dopts.device.str());
   try {
     e->comp = rt::compile_graph(tp.graph, *be, std::move(dopts));
   } catch (const Error&) {

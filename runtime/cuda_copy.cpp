@@ -7,8 +7,9 @@
 // making the tensor contiguous on its device (a generated clone kernel) with one
 // device-to-host copy, then a wait for the stream. A move between two devices goes through
 // the host. copy_ into a contiguous device tensor is one copy of the converted source; into a
-// strided device view it round-trips the view's storage through the host (correct, not fast:
-// no generated kernel writes a strided destination yet).
+// strided device view it round-trips the bytes the view spans through the host (correct, not
+// fast, and not atomic with other writers of those bytes: no generated kernel writes a strided
+// destination yet).
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cuda/driver.h"
@@ -47,6 +48,9 @@ Tensor upload(const Tensor& src, Device to) {
   const Tensor h = src.contiguous();
   Tensor d = fresh_on(to, h.dtype(), h.sizes().vec());
   cuda::memcpy_htod(to.index, d.impl()->data(), h.impl()->data(), nbytes_of(h), stream_of(to));
+  // `h` may be a temporary whose memory the cpu allocator hands out again at once: a copy from
+  // pageable memory is not promised to have read it all on return (PyTorch waits here too).
+  cuda::stream_synchronize(to.index, stream_of(to));
   return d;
 }
 
@@ -80,15 +84,19 @@ void copy_any(const Tensor& dst, const Tensor& src) {
     cuda::memcpy_dtod(to.index, dst.impl()->data(), v.impl()->data(), nbytes_of(dst), stream_of(to));
     return;
   }
-  // A strided view: its whole storage through the host.
-  const Storage& storage = dst.impl()->storage();
-  auto host = make_intrusive<StorageImpl>(storage->nbytes(), Device());
-  cuda::memcpy_dtoh(to.index, host->data(), storage->data(), storage->nbytes(), stream_of(to));
+  // A strided view: the bytes it spans, through the host (other bytes of the storage are
+  // neither read nor written back).
+  const size_t es = element_size(dst.dtype());
+  int64_t last = 0;  // element offset of the view's last element, from its first
+  for (size_t d = 0; d < dst.sizes().size(); ++d) last += (dst.sizes()[d] - 1) * dst.strides()[d];
+  const size_t span = static_cast<size_t>(last + 1) * es;
+  char* const base = static_cast<char*>(dst.impl()->data());
+  auto host = make_intrusive<StorageImpl>(span, Device());
+  cuda::memcpy_dtoh(to.index, host->data(), base, span, stream_of(to));
   cuda::stream_synchronize(to.index, stream_of(to));
-  Tensor view(make_intrusive<TensorImpl>(host, dst.dtype(), dst.sizes().vec(), dst.strides().vec(),
-                                         dst.storage_offset()));
+  Tensor view(make_intrusive<TensorImpl>(host, dst.dtype(), dst.sizes().vec(), dst.strides().vec(), 0));
   interp::copy_into(view, src.device().is_cpu() ? src : move_to_device(src, Device()));
-  cuda::memcpy_htod(to.index, storage->data(), host->data(), storage->nbytes(), stream_of(to));
+  cuda::memcpy_htod(to.index, base, host->data(), span, stream_of(to));
   cuda::stream_synchronize(to.index, stream_of(to));  // the host buffer dies here
 }
 

@@ -37,6 +37,17 @@ Stream Stream::default_stream(int device) {
 
 void Stream::synchronize() const { stream_synchronize(device_, handle_); }
 
+void Stream::wait_stream(const Stream& other) const {
+  if (other.device_ != device_)
+    fail("wait_stream", "streams of two devices (cuda:{} and cuda:{}): kiln orders streams of one device",
+         device_, other.device_);
+  if (other == *this) return;
+  EventHandle e = event_create(device_, /*timing=*/false);
+  event_record(device_, e, other.handle_);
+  stream_wait_event(device_, handle_, e);
+  event_destroy(device_, e);  // released once the wait has been satisfied
+}
+
 Stream current_stream(int device) {
   auto it = t_current.find(device);
   if (it == t_current.end()) return Stream::default_stream(device);
@@ -52,6 +63,8 @@ StreamGuard::StreamGuard(const Stream& s) : previous_(current_stream(s.device())
 StreamGuard::~StreamGuard() { t_current[previous_.device()] = previous_.handle(); }
 
 void synchronize(int device) {
+  std::string why;
+  if (!driver_available(&why)) fail("synchronize", "CUDA is not available: {}", why);
   if (device >= 0) return device_synchronize(device);
   for (int d = 0; d < device_count(); ++d) device_synchronize(d);
 }

@@ -34,6 +34,10 @@ class Stream {
   int device() const { return device_; }
   void* handle() const { return handle_; }  // the CUstream (nullptr: the default stream)
   void synchronize() const;
+  // Work queued on this stream from now on waits for the work queued on `other` so far (an
+  // event recorded on `other`), without blocking the host: how a tensor made on one stream is
+  // read on another.
+  void wait_stream(const Stream& other) const;
   bool operator==(const Stream& o) const { return device_ == o.device_ && handle_ == o.handle_; }
 
  private:
@@ -58,7 +62,8 @@ class StreamGuard {
   Stream previous_;
 };
 
-// Waits for all work on every stream of `device` (-1: every device).
+// Waits for all work on every stream of `device` (-1: every device); a kiln::Error when CUDA
+// is not available.
 void synchronize(int device = -1);
 
 struct MemoryStats {

@@ -12,9 +12,14 @@ namespace kiln::rt {
 
 namespace {
 
-// Whether one of dims r, c of `t` steps by one element (a row-major or transposed matrix).
-bool unit(const TensorImpl& t, size_t r, size_t c) {
-  return t.strides()[c] == 1 || t.sizes()[c] == 1 || t.strides()[r] == 1 || t.sizes()[r] == 1;
+// Whether dims (r, c) of `t` are a matrix cuBLASLt can read in place: row-major (unit column
+// stride, rows at least a row apart) or transposed (unit row stride, columns at least a
+// column apart). An expanded operand (a zero stride) is neither and goes to the host.
+bool lt_layout(const TensorImpl& t, size_t r, size_t c) {
+  const int64_t rows = t.sizes()[r], cols = t.sizes()[c], rs = t.strides()[r], cs = t.strides()[c];
+  const bool row_major = (cols == 1 || cs == 1) && (rows == 1 || rs >= cols);
+  const bool col_major = (rows == 1 || rs == 1) && (cols == 1 || cs >= rows);
+  return row_major || col_major;
 }
 
 }  // namespace
@@ -42,7 +47,7 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
     cuda::memset_d8(device, out.impl()->data(), 0, static_cast<size_t>(out.numel()) * element_size(out.dtype()), stream);
     return true;
   }
-  if (!unit(ai, o, o + 1) || !unit(bi, o, o + 1)) return false;
+  if (!lt_layout(ai, o, o + 1) || !lt_layout(bi, o, o + 1)) return false;
   p.a = ai.data();
   p.a_rs = ai.strides()[o];
   p.a_cs = ai.strides()[o + 1];
@@ -52,6 +57,7 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
   if (batched) {
     p.a_bs = ai.sizes()[0] == 1 ? 0 : ai.strides()[0];
     p.b_bs = bi.sizes()[0] == 1 ? 0 : bi.strides()[0];
+    if (p.a_bs < 0 || p.b_bs < 0) return false;
     p.c_bs = p.m * p.n;
   }
   p.c = out.impl()->data();

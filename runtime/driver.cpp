@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "base/timing.h"
+#include "frontend/custom_op.h"
 #include "frontend/decompositions.h"
 #include "frontend/factories.h"
 #include "ir/graph_dot.h"
@@ -132,6 +133,28 @@ std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_vi
     params.push_back(it->second);
   }
   return params;
+}
+
+std::vector<ExternKernelFn> plan_extern_fns(const Compilation& c, std::string_view backend) {
+  std::vector<ExternKernelFn> fns;
+  bool any = false;
+  for (const ir::PlanStep& st : c.plan.steps) {
+    ExternKernelFn fn;
+    if (st.kind == ir::StepKind::Extern) {
+      if (const Lowering* l = c.opts.use_lowerings ? find_lowering(backend, st.op) : nullptr; l && l->call) {
+        fn = l->call;
+      } else if (ir::op_info(st.op).family == ir::OpFamily::Custom) {
+        fn = [op = st.op](const std::vector<Tensor>& in, const ir::AttrList& attrs, const std::vector<Tensor>& out) {
+          std::vector<Tensor> r = run_custom_op(op, in, attrs);
+          for (size_t i = 0; i < out.size(); ++i) Tensor(out[i]).copy_(r.at(i));
+        };
+      }
+    }
+    any = any || static_cast<bool>(fn);
+    fns.push_back(std::move(fn));
+  }
+  if (!any) fns.clear();
+  return fns;
 }
 
 Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backend, DriverOptions opts) {

@@ -105,6 +105,11 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo);
 // `backend` for one without a source).
 std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_view backend);
 
+// Per plan step, the function an Extern step of `backend` calls: a registered lowering (when
+// the compilation uses them) or a custom op's eager implementation; empty for kiln's own
+// library steps. An empty vector when no step has one.
+std::vector<ExternKernelFn> plan_extern_fns(const Compilation& c, std::string_view backend);
+
 // Runs every stage on `graph` (modified in place) for `backend`. A backend that cannot
 // compile the graph says so in Compilation::status; user errors and compiler bugs throw.
 Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backend, DriverOptions opts);

@@ -122,7 +122,14 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
   opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
   Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
-  if (!c.status.ok()) internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
+  if (!c.status.ok()) {
+    // The cuda backend fails for reasons of the machine (no NVRTC, a compiler error with its
+    // log); the cpu backend compiles every prim it accepts, so there it is a bug.
+    if (key.device >= 0)
+      fail(ir::op_name(key.op), "cannot run on cuda:{}: {}{}", key.device, c.status.error,
+           c.status.log.empty() ? "" : "\n" + c.status.log);
+    internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
+  }
   e->exe = std::move(c.status.exe);
   return e;
 }

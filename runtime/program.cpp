@@ -321,15 +321,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
         auto stage_out = [&](const std::vector<Tensor>& host) {
           for (size_t i = 0; i < n_out; ++i) Tensor(ensure(st.buffers[first_out + i])).copy_(host[i]);
         };
-        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op
-          if (!staged) {
-            extern_fns_[si](ins, attrs, device_outs());
-            break;
-          }
-          stage_in();
-          const std::vector<Tensor> outs = host_outs();
-          extern_fns_[si](host_ins, attrs, outs);
-          stage_out(outs);
+        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op: on the Program's device
+          extern_fns_[si](ins, attrs, device_outs());
           break;
         }
         std::optional<ir::AttrList> drawn;

@@ -6,10 +6,11 @@
 // allocator), then for each step fill an argument array and launch — grid dim 0 split across
 // the thread pool — or call the BLAS library, or the interpreter for fallback prims.
 // A Program of a device backend (cuda) allocates its buffers on that device and launches its
-// kernels through the backend's KernelLauncher; an extern or fallback step the launcher does
-// not run itself is staged through the host (inputs copied to the cpu, the cpu's library
-// kernel or the interpreter run there, results copied back), so every plan runs, and the
-// steps that do so are counted (staged_steps()).
+// kernels through the backend's KernelLauncher. A user's lowering or a custom op receives the
+// device tensors; a kiln library or fallback step the launcher does not run itself is staged
+// through the host (inputs copied to the cpu, the cpu's library kernel or the interpreter run
+// there, results copied back), so every plan runs, and the steps that do so are counted
+// (staged_steps()).
 #pragma once
 
 #include "codegen_cpu/jit.h"

@@ -40,6 +40,7 @@ TEST(CudaDevice, AvailabilityAndItsReason) {
                 why.find("no CUDA device") != std::string::npos)
         << why;
     EXPECT_NE(error_of([] { cuda::compute_capability(0); }).find("no compute capability for cuda:0"), std::string::npos);
+    EXPECT_NE(error_of([] { cuda::synchronize(); }).find("[synchronize] CUDA is not available"), std::string::npos);
   }
   EXPECT_NE(error_of([] { cuda::compute_capability(-1); }), "<no error>");
 }

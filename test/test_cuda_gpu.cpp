@@ -179,6 +179,9 @@ TEST(CudaGpu, MatmulThroughCublasLt) {
   expect_close(a.t().matmul(a), a.cuda().t().matmul(a.cuda()).cpu(), 1e-4, 1e-3);
   const Tensor x = randn({4, 33, 20}), y = randn({4, 20, 9});
   expect_close(x.matmul(y), x.cuda().matmul(y.cuda()).cpu(), 1e-4, 1e-4);
+  // Operands cuBLASLt cannot read in place (an expanded row) run on the host.
+  const Tensor row = randn({1, 130});
+  expect_close(row.expand({65, 130}).matmul(b), row.cuda().expand({65, 130}).matmul(b.cuda()).cpu(), 1e-4, 1e-4);
   // f16 and bf16 with f32 accumulation, f64 on the host.
   expect_close(a.to(kHalf).matmul(b.to(kHalf)), a.to(kHalf).cuda().matmul(b.to(kHalf).cuda()).cpu(), 2e-3, 2e-2);
   expect_close(a.to(kBFloat16).matmul(b.to(kBFloat16)), a.to(kBFloat16).cuda().matmul(b.to(kBFloat16).cuda()).cpu(),
@@ -235,6 +238,19 @@ TEST(CudaGpu, TwoStreams) {
   EXPECT_EQ(cuda::current_stream(), cuda::Stream::default_stream());
   s1.synchronize();
   s2.synchronize();
+  // A tensor made on one stream, read on another after wait_stream, without a host wait.
+  Tensor made, read;
+  {
+    cuda::StreamGuard g(s1);
+    made = da * 5;
+  }
+  {
+    cuda::StreamGuard g(s2);
+    s2.wait_stream(s1);
+    read = made + 1;
+  }
+  s2.synchronize();
+  expect_close(a * 5 + 1, read.cpu(), 1e-6, 1e-6);
   expect_close(softmax(a * 3, -1), r1.cpu(), 1e-5, 1e-7);
   expect_close((b + 1).sum({1}), r2.cpu(), 1e-5, 1e-4);
 }
@@ -261,6 +277,9 @@ TEST(CudaGpu, ThreadsCallOneCompiledFunction) {
 
 TEST(CudaGpu, DeviceErrorsAreClear) {
   KILN_SKIP_WITHOUT_GPU();
+  auto on_cpu = compile([](const Tensor& x) { return x + 1; }, CompileOptions{.backend = "cpu"});
+  const std::string wrong = error_of([&] { (void)on_cpu(ones({2}).cuda()); });
+  EXPECT_NE(wrong.find("backend 'cpu' runs on the cpu, but an input is on cuda:0"), std::string::npos) << wrong;
   const std::string far = error_of([] { (void)ones({2}).to(Device("cuda:63")); });
   EXPECT_NE(far.find("device index 63 is out of range"), std::string::npos) << far;
   EXPECT_FALSE(cuda::get_device_name(0).empty());
