@@ -44,9 +44,10 @@ for t in EagerAgreesWithInterpreter CompiledAgreesWithInterpreter DynamicCompile
   done
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
-for f in "$out"/opdb_cuda_*.txt; do
-  echo "== $(basename "$f")"
-  grep -E "^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|^  [a-z_0-9:]+ sample" "$f" | cut -c1-250 | head -30
-done
+# One file for all shards (the device tool returns only a few files per call).
+for f in "$out"/opdb_cuda_*_[0-3].txt; do echo "== $(basename "$f")"; cat "$f"; done > "$out/opdb_cuda.txt"
+rm -f "$out"/opdb_cuda_*_[0-3].txt
+grep -E "^== |^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|^  [a-z_0-9:]+ sample" "$out/opdb_cuda.txt" |
+  cut -c1-250 | head -120
 echo "gpu_check: exit status $status"
 exit $status
