@@ -15,6 +15,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -88,7 +90,8 @@ struct Driver {
   CUresult (*module_function)(FunctionHandle*, ModuleHandle, const char*) = nullptr;
   CUresult (*launch)(FunctionHandle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                      StreamHandle, void**, void**) = nullptr;
-  std::vector<CUcontext> contexts;  // per device, retained on first use (guarded by mu)
+  // Per device, retained once on first use (under mu) and read without a lock afterwards.
+  std::unique_ptr<std::atomic<CUcontext>[]> contexts;
   std::mutex mu;
 
   std::string describe(CUresult rc) const {
@@ -156,7 +159,7 @@ Driver* load() {
     return d;
   }
   if (d->devices == 0) e = "the NVIDIA driver reports no CUDA device";
-  d->contexts.assign(static_cast<size_t>(d->devices), nullptr);
+  d->contexts = std::make_unique<std::atomic<CUcontext>[]>(static_cast<size_t>(d->devices));
   return d;
 }
 
@@ -182,6 +185,12 @@ CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_ca
 
 }  // namespace
 
+// The driver, with `device`'s context current on this thread.
+static Driver& on(int device) {
+  use_device(device);
+  return driver();
+}
+
 bool driver_available(std::string* why) {
   const Driver& d = driver();
   if (why) *why = d.error;
@@ -206,16 +215,17 @@ int compute_capability(int device) {
 
 void use_device(int device) {
   Driver& d = checked(device, "use_device");
-  CUcontext ctx = nullptr;
-  {
+  std::atomic<CUcontext>& slot = d.contexts[static_cast<size_t>(device)];
+  CUcontext ctx = slot.load(std::memory_order_acquire);
+  if (!ctx) {
     std::lock_guard lock(d.mu);
-    CUcontext& slot = d.contexts[static_cast<size_t>(device)];
-    if (!slot) {
+    ctx = slot.load(std::memory_order_relaxed);
+    if (!ctx) {
       int dev = 0;
       check(d, d.device_get(&dev, device), "cuDeviceGet", device);
-      check(d, d.primary_retain(&slot, dev), "cuDevicePrimaryCtxRetain", device);
+      check(d, d.primary_retain(&ctx, dev), "cuDevicePrimaryCtxRetain", device);
+      slot.store(ctx, std::memory_order_release);
     }
-    ctx = slot;
   }
   // Asked of the driver each time: other code on this thread (a CUDA runtime user) may have
   // made another context current since.
@@ -242,14 +252,12 @@ int multiprocessor_count(int device) {
 }
 
 void memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.mem_get_info(free_bytes, total_bytes), "cuMemGetInfo", device);
 }
 
 void* try_mem_alloc(int device, size_t bytes) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   CUdeviceptr p = 0;
   const CUresult rc = d.mem_alloc(&p, bytes == 0 ? 1 : bytes);
   if (rc == kOutOfMemory) return nullptr;
@@ -259,42 +267,36 @@ void* try_mem_alloc(int device, size_t bytes) {
 
 void mem_free(int device, void* p) {
   if (!p) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.mem_free(dptr(p)), "cuMemFree", device);
 }
 
 void memcpy_htod(int device, void* dst, const void* src, size_t bytes, StreamHandle stream) {
   if (bytes == 0) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.htod(dptr(dst), src, bytes, stream), "cuMemcpyHtoDAsync", device);
 }
 
 void memcpy_dtoh(int device, void* dst, const void* src, size_t bytes, StreamHandle stream) {
   if (bytes == 0) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.dtoh(dst, dptr(src), bytes, stream), "cuMemcpyDtoHAsync", device);
 }
 
 void memcpy_dtod(int device, void* dst, const void* src, size_t bytes, StreamHandle stream) {
   if (bytes == 0) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.dtod(dptr(dst), dptr(src), bytes, stream), "cuMemcpyDtoDAsync", device);
 }
 
 void memset_d8(int device, void* dst, unsigned char value, size_t bytes, StreamHandle stream) {
   if (bytes == 0) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.memset8(dptr(dst), value, bytes, stream), "cuMemsetD8Async", device);
 }
 
 StreamHandle stream_create(int device) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   StreamHandle s = nullptr;
   check(d, d.stream_create(&s, kStreamNonBlocking), "cuStreamCreate", device);
   return s;
@@ -302,26 +304,22 @@ StreamHandle stream_create(int device) {
 
 void stream_destroy(int device, StreamHandle s) {
   if (!s) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.stream_destroy(s), "cuStreamDestroy", device);
 }
 
 void stream_synchronize(int device, StreamHandle s) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.stream_sync(s), "cuStreamSynchronize", device);
 }
 
 void device_synchronize(int device) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.ctx_synchronize(), "cuCtxSynchronize", device);
 }
 
 EventHandle event_create(int device, bool timing) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   EventHandle e = nullptr;
   check(d, d.event_create(&e, timing ? 0u : kEventDisableTiming), "cuEventCreate", device);
   return e;
@@ -329,48 +327,41 @@ EventHandle event_create(int device, bool timing) {
 
 void event_destroy(int device, EventHandle e) {
   if (!e) return;
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.event_destroy(e), "cuEventDestroy", device);
 }
 
 void event_record(int device, EventHandle e, StreamHandle s) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.event_record(e, s), "cuEventRecord", device);
 }
 
 void event_synchronize(int device, EventHandle e) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.event_sync(e), "cuEventSynchronize", device);
 }
 
 void stream_wait_event(int device, StreamHandle s, EventHandle e) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.stream_wait(s, e, 0), "cuStreamWaitEvent", device);
 }
 
 float event_elapsed_ms(int device, EventHandle start, EventHandle end) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   float ms = 0;
   check(d, d.event_elapsed(&ms, start, end), "cuEventElapsedTime", device);
   return ms;
 }
 
 ModuleHandle module_load(int device, const std::string& image) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   ModuleHandle m = nullptr;
   check(d, d.module_load(&m, image.data()), "cuModuleLoadData", device);
   return m;
 }
 
 FunctionHandle module_function(int device, ModuleHandle m, const std::string& name) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   FunctionHandle f = nullptr;
   if (CUresult rc = d.module_function(&f, m, name.c_str()); rc != 0)
     fail("cuda", "cuModuleGetFunction({}) failed on cuda:{}: {}", name, device, d.describe(rc));
@@ -379,8 +370,7 @@ FunctionHandle module_function(int device, ModuleHandle m, const std::string& na
 
 void launch_kernel(int device, FunctionHandle f, unsigned grid, unsigned block, unsigned shared_bytes,
                    StreamHandle stream, void** args) {
-  use_device(device);
-  Driver& d = driver();
+  Driver& d = on(device);
   check(d, d.launch(f, grid, 1, 1, block, 1, 1, shared_bytes, stream, args, nullptr), "cuLaunchKernel", device);
 }
 

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <map>
 #include <memory>
@@ -57,16 +59,21 @@ struct DevicePool {
 
 class CudaCachingAllocator final : public DeviceAllocator {
  public:
+  static constexpr int kMaxDevices = 64;
+  // A device's pool: made once under mu_, read without a lock on every allocation.
   DevicePool& pool(int device) {
+    if (device < 0 || device >= kMaxDevices)
+      fail("cuda", "device index {} is out of range: kiln's allocator serves cuda:0 to cuda:{}", device, kMaxDevices - 1);
+    std::atomic<DevicePool*>& slot = pools_[static_cast<size_t>(device)];
+    if (DevicePool* p = slot.load(std::memory_order_acquire)) return *p;
     std::lock_guard lock(mu_);
-    auto& p = pools_[device];
-    if (!p) p = std::make_unique<DevicePool>();
-    return *p;
+    if (!slot.load(std::memory_order_relaxed)) slot.store(new DevicePool(), std::memory_order_release);  // never freed
+    return *slot.load(std::memory_order_relaxed);
   }
   std::vector<std::pair<int, DevicePool*>> pools() {
-    std::lock_guard lock(mu_);
     std::vector<std::pair<int, DevicePool*>> out;
-    for (auto& [d, p] : pools_) out.emplace_back(d, p.get());
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (DevicePool* p = pools_[static_cast<size_t>(d)].load(std::memory_order_acquire)) out.emplace_back(d, p);
     return out;
   }
 
@@ -122,7 +129,7 @@ class CudaCachingAllocator final : public DeviceAllocator {
 
  private:
   std::mutex mu_;
-  std::map<int, std::unique_ptr<DevicePool>> pools_;
+  std::array<std::atomic<DevicePool*>, kMaxDevices> pools_{};
 };
 
 CudaCachingAllocator& the_allocator() {

@@ -14,6 +14,7 @@
 #include "base/tensor_impl.h"
 #include "codegen_cuda/driver.h"
 #include "frontend/dispatch.h"
+#include "frontend/factories.h"
 #include "frontend/tensor.h"
 #include "runtime/cuda_device.h"
 #include "runtime/interp_kernels.h"
@@ -23,10 +24,7 @@ namespace kiln::rt {
 namespace {
 
 Tensor fresh_on(Device device, ScalarType dtype, const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  auto st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dtype), device);
-  return Tensor(make_intrusive<TensorImpl>(st, dtype, sizes, contiguous_strides(sizes), 0));
+  return empty(sizes, TensorOptions(dtype).device(device));
 }
 
 size_t nbytes_of(const Tensor& t) { return static_cast<size_t>(t.numel()) * element_size(t.dtype()); }

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
+#include "frontend/factories.h"
 #include "frontend/views.h"
 #include "ir/shape_fns.h"
 #include "runtime/backend.h"
@@ -200,10 +201,8 @@ std::vector<Tensor> cuda_eager_other(ir::OpKind op, const std::vector<Tensor>& i
   if (op == ir::OpKind::mm || op == ir::OpKind::bmm) {
     std::vector<ir::TensorType> types;
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
-    const std::vector<int64_t> out = ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes);
-    Tensor r = Tensor(make_intrusive<TensorImpl>(
-        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel(ir::op_name(op), out)) * element_size(inputs[0].dtype()), d),
-        inputs[0].dtype(), out, contiguous_strides(out), 0));
+    const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
+                           TensorOptions(inputs[0].dtype()).device(d));
     if (cuda_matmul(op, inputs[0], inputs[1], r)) return {r};
   }
   std::vector<Tensor> host;
