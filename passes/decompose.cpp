@@ -2,6 +2,7 @@
 #include "passes/decompose.h"
 
 #include "base/error.h"
+#include "ir/shape_env.h"
 
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,18 @@ constexpr int kMaxRounds = 16;
 
 // Composite < Core < Prim in the enum: an op is above `level` when its level is lower.
 bool above(ir::OpLevel op, ir::OpLevel level) { return static_cast<int>(op) < static_cast<int>(level); }
+
+// Whether a decomposition's result type equals the node's up to sizes the trace's ShapeEnv
+// decides (and guards) equal. A decomposition may take a size from another operand than the
+// node's shape function did: cross_entropy's batch from the logits rather than the target,
+// lerp's shape from a stride-0 weight whose sizes stayed static while the others became symbols.
+bool equal_under_guards(const ir::TensorType& a, const ir::TensorType& b) {
+  ir::ShapeEnv* env = ir::ShapeEnv::current();
+  if (!env || a.dtype != b.dtype || a.device != b.device || a.sizes.size() != b.sizes.size()) return false;
+  for (size_t d = 0; d < a.sizes.size(); ++d)
+    if (a.sizes[d] != b.sizes[d] && !env->guard_bool(ir::eq(a.sizes[d], b.sizes[d]))) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -38,6 +51,9 @@ void inline_expansion(ir::Graph& g, ir::Node* n, const ir::Graph& sub) {
   }
   for (size_t k = 0; k < n->outputs().size(); ++k) {
     ir::Value* result = map.at(sub.outputs()[k]);
+    // Sizes equal only by the guards: a reshape (a view, free) gives the uses the node's type.
+    if (result->type() != n->output(k)->type() && equal_under_guards(result->type(), n->output(k)->type()))
+      result = g.create_before(n, ir::OpKind::reshape, {result}, ir::AttrList({n->output(k)->type().sizes}))->output(0);
     if (result->type() != n->output(k)->type())
       internal_fail("decompose: the decomposition of {} gives {} where the node has {}", ir::op_name(op),
                     result->type().str(), n->output(k)->type().str());

@@ -159,9 +159,7 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   };
   // A data-dependent op, a shape the compiler cannot handle, or the user's own mistake: the
   // decomposition runs instead (and raises the user's error where there is one). An internal
-  // error is a compiler bug the eager op must not inherit (one is known: lerp traced directly
-  // on a stride-0 weight, whose shape function and decomposition disagree under symbolic
-  // sizes; docs/compiler.md).
+  // error is a compiler bug the eager op must not inherit.
   try {
     out = detail::call_compiled(*e->state, args, trace);
     return Ran::Program;

@@ -260,5 +260,24 @@ TEST(EagerComposite, LayerNormAndGeluAgreeWithTheirDecompositions) {
   }
 }
 
+// lerp with a scalar weight reaches the op as a stride-0 expanded tensor, whose sizes stay
+// static while the other operands' become symbols. The node's type and its decomposition's must
+// agree ([s0, s1] against [2, 3] was an InternalError that left lerp to its decomposition).
+TEST(EagerComposite, LerpWithAnExpandedScalarWeightRunsAsAProgram) {
+  const Tensor a = randn({2, 3}), b = randn({2, 3});
+  const Tensor w = full({2, 3}, 0.25);
+  const Tensor first = lerp(a, b, 0.25);
+  const rt::EagerStats before = rt::eager_stats();
+  const Tensor second = lerp(a, b, 0.25);
+  const Tensor third = addcmul(a, b, full({}, 2.0).expand({2, 3}));
+  const Tensor fourth = addcmul(a, b, full({}, 2.0).expand({2, 3}));
+  const rt::EagerStats after = rt::eager_stats();
+  EXPECT_EQ(after.composite_programs - before.composite_programs, 2);
+  EXPECT_TRUE(allclose(first, a + (b - a) * w, 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(second, first, 0, 0));
+  EXPECT_TRUE(allclose(third, a + b * 2.0, 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(fourth, third, 0, 0));
+}
+
 }  // namespace
 }  // namespace kiln
