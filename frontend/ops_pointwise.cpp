@@ -110,8 +110,16 @@ enum class Rule {
   Integral,    // result_type; must be integral, not bool (shifts)
 };
 
+// Two tensors of one dtype promote to it; result_type's operand list is built otherwise only.
+ScalarType common_dtype(const TensorOrScalar& a, const TensorOrScalar& b) {
+  const Tensor* x = std::get_if<Tensor>(&a);
+  const Tensor* y = std::get_if<Tensor>(&b);
+  if (x && y && x->defined() && y->defined() && x->dtype() == y->dtype()) return x->dtype();
+  return result_type({a, b});
+}
+
 ScalarType binary_dtype(std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, Rule rule) {
-  ScalarType dt = result_type({a, b});
+  ScalarType dt = common_dtype(a, b);
   switch (rule) {
     case Rule::Common: break;
     case Rule::NoBool:
@@ -137,10 +145,25 @@ ScalarType binary_dtype(std::string_view op, const TensorOrScalar& a, const Tens
   return dt;
 }
 
+// promote_and_broadcast of two operands. Two eager tensors of `dtype`, one shape and one device
+// (the common eager call) are already what it would return, and go on as they are.
+std::vector<Tensor> binary_operands(std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b,
+                                    ScalarType dtype) {
+  const Tensor* x = std::get_if<Tensor>(&a);
+  const Tensor* y = std::get_if<Tensor>(&b);
+  if (x && y && x->defined() && y->defined()) {
+    const TensorImpl* p = x->impl();
+    const TensorImpl* q = y->impl();
+    if (!p->is_traced() && !q->is_traced() && p->dtype() == dtype && q->dtype() == dtype &&
+        p->device() == q->device() && p->sizes() == q->sizes())
+      return {*x, *y};
+  }
+  return promote_and_broadcast(op, {a, b}, dtype);
+}
+
 Tensor binary(OpKind kind, std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, Rule rule) {
   ScalarType dt = binary_dtype(op, a, b, rule);
-  std::vector<Tensor> ops = promote_and_broadcast(op, {a, b}, dt);
-  return dispatch1(kind, {ops[0], ops[1]});
+  return dispatch1(kind, binary_operands(op, a, b, dt));
 }
 
 // logical_and/or/xor: each operand is tested against zero in its own dtype.
@@ -185,15 +208,14 @@ bool is_one(const Scalar& s) { return !s.is_floating_point() ? s.to_int() == 1 :
 // self + alpha * other, or self - alpha * other.
 Tensor add_sub(OpKind kind, std::string_view op, const TensorOrScalar& a, const TensorOrScalar& b, const Scalar& alpha) {
   if (kind == OpKind::sub) sub_check(op, operand_type(a), operand_type(b));
-  ScalarType dt = result_type({a, b});
+  ScalarType dt = common_dtype(a, b);
   alpha_check(op, dt, alpha);
-  std::vector<Tensor> ops = promote_and_broadcast(op, {a, b}, dt);
-  Tensor other = ops[1];
+  std::vector<Tensor> ops = binary_operands(op, a, b, dt);
   if (!is_one(alpha)) {
-    Tensor al = scalar_tensor(alpha, TensorOptions(dt).device(other.device()));
-    other = dispatch1(OpKind::mul, {other, sym_expand(al, sym_sizes(other))});
+    Tensor al = scalar_tensor(alpha, TensorOptions(dt).device(ops[1].device()));
+    ops[1] = dispatch1(OpKind::mul, {ops[1], sym_expand(al, sym_sizes(ops[1]))});
   }
-  return dispatch1(kind, {ops[0], other});
+  return dispatch1(kind, std::move(ops));
 }
 
 void check_rounding_mode(std::optional<std::string_view> mode) {
@@ -206,12 +228,10 @@ Tensor div_impl(const TensorOrScalar& a, const TensorOrScalar& b, std::optional<
   check_rounding_mode(mode);
   if (!mode) {
     ScalarType dt = binary_dtype("div", a, b, Rule::Float);
-    std::vector<Tensor> ops = promote_and_broadcast("div", {a, b}, dt);
-    return dispatch1(OpKind::div, {ops[0], ops[1]}, {std::monostate{}});
+    return dispatch1(OpKind::div, binary_operands("div", a, b, dt), {std::monostate{}});
   }
   ScalarType dt = binary_dtype("div", a, b, Rule::NoBool);
-  std::vector<Tensor> ops = promote_and_broadcast("div", {a, b}, dt);
-  return dispatch1(OpKind::div, {ops[0], ops[1]}, {std::string(*mode)});
+  return dispatch1(OpKind::div, binary_operands("div", a, b, dt), {std::string(*mode)});
 }
 
 Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b) {

@@ -3,6 +3,7 @@
 // A free list is intrusive: the first word of a cached block points to the next one, so
 // caching never allocates. The cap is enforced by reserving bytes_cached with an atomic add
 // before pushing a block (and undoing it when over), so concurrent frees cannot overshoot it.
+// Every other counter lives with its class's list, under that list's lock.
 #include "runtime/allocator.h"
 
 #include "base/error.h"
@@ -63,21 +64,22 @@ size_t class_size(int index) {
   return p + static_cast<size_t>(j % 8 + 1) * (p / 8);
 }
 
+// A class's free list and its counters, all under its mutex: an allocation or a free takes
+// that one lock and, for the cache's cap, one atomic (bytes_cached), not a lock and six atomics.
+// allocator_stats() adds the classes up.
 struct FreeList {
   std::mutex mutex;
   void* head = nullptr;
+  uint64_t allocs = 0, cache_hits = 0, frees = 0, system_allocs = 0, system_frees = 0;
+  uint64_t blocks_in_use = 0, blocks_cached = 0;
 };
 
 struct State {
   std::array<FreeList, kNumClasses> lists;
-  std::atomic<uint64_t> allocs{0};
-  std::atomic<uint64_t> cache_hits{0};
-  std::atomic<uint64_t> frees{0};
-  std::atomic<uint64_t> system_allocs{0};
-  std::atomic<uint64_t> system_frees{0};
-  std::atomic<uint64_t> bytes_in_use{0};
-  std::atomic<uint64_t> bytes_cached{0};
-  std::atomic<uint64_t> blocks_cached{0};
+  std::atomic<uint64_t> bytes_cached{0};  // the cap's reservation (counted before a block is pushed)
+  // Requests the caching classes do not describe (the system allocator, caching off):
+  std::mutex other_mutex;
+  uint64_t other_allocs = 0, other_frees = 0, other_bytes_in_use = 0;
 };
 
 State& state() {
@@ -87,20 +89,13 @@ State& state() {
 
 bool caching_on() { return kCachingCompiledIn && config().allocator == AllocatorKind::Caching; }
 
-void* system_alloc(State& st, size_t size) {
+void* system_alloc(size_t size) {
   void* p = std::aligned_alloc(kCpuAlignment, size);
   if (p == nullptr) {  // out of memory: give the cache back and try once more
     empty_cache();
     p = std::aligned_alloc(kCpuAlignment, size);
-    if (p == nullptr) return nullptr;
   }
-  st.system_allocs.fetch_add(1, std::memory_order_relaxed);
   return p;
-}
-
-void system_free(State& st, void* p) {
-  std::free(p);
-  st.system_frees.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -118,24 +113,37 @@ void* cpu_try_alloc(size_t bytes) {
   size_t size = cpu_alloc_size(bytes);
   if (size == 0) return nullptr;
   State& st = state();
+  if (!caching_on()) {
+    void* p = system_alloc(size);
+    if (p == nullptr) return nullptr;
+    std::lock_guard<std::mutex> lock(st.other_mutex);
+    ++st.other_allocs;
+    st.other_bytes_in_use += size;
+    return p;
+  }
+  FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
   void* p = nullptr;
-  if (caching_on()) {
-    FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
-    {
-      std::lock_guard<std::mutex> lock(list.mutex);
-      p = list.head;
-      if (p != nullptr) list.head = *static_cast<void**>(p);
-    }
+  {
+    std::lock_guard<std::mutex> lock(list.mutex);
+    p = list.head;
     if (p != nullptr) {
-      st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
-      st.blocks_cached.fetch_sub(1, std::memory_order_relaxed);
-      st.cache_hits.fetch_add(1, std::memory_order_relaxed);
+      list.head = *static_cast<void**>(p);
+      --list.blocks_cached;
+      ++list.cache_hits;
+      ++list.allocs;
+      ++list.blocks_in_use;
     }
   }
-  if (p == nullptr) p = system_alloc(st, size);
+  if (p != nullptr) {
+    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+    return p;
+  }
+  p = system_alloc(size);
   if (p == nullptr) return nullptr;
-  st.allocs.fetch_add(1, std::memory_order_relaxed);
-  st.bytes_in_use.fetch_add(size, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(list.mutex);
+  ++list.system_allocs;
+  ++list.allocs;
+  ++list.blocks_in_use;
   return p;
 }
 
@@ -150,35 +158,54 @@ void cpu_free(void* p, size_t bytes) {
   size_t size = cpu_alloc_size(bytes);
   KILN_INTERNAL_ASSERT(size != 0);
   State& st = state();
-  st.frees.fetch_add(1, std::memory_order_relaxed);
-  st.bytes_in_use.fetch_sub(size, std::memory_order_relaxed);
-  if (caching_on()) {
-    uint64_t cap = config().allocator_cache_bytes;
-    uint64_t before = st.bytes_cached.fetch_add(size, std::memory_order_relaxed);
-    if (before + size <= cap) {
-      FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
-      std::lock_guard<std::mutex> lock(list.mutex);
-      *static_cast<void**>(p) = list.head;
-      list.head = p;
-      st.blocks_cached.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+  if (!caching_on()) {
+    std::free(p);
+    std::lock_guard<std::mutex> lock(st.other_mutex);
+    ++st.other_frees;
+    st.other_bytes_in_use -= size;
+    return;
   }
-  system_free(st, p);
+  FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
+  const uint64_t before = st.bytes_cached.fetch_add(size, std::memory_order_relaxed);
+  const bool cache = before + size <= config().allocator_cache_bytes;
+  if (!cache) {
+    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+    std::free(p);
+  }
+  std::lock_guard<std::mutex> lock(list.mutex);
+  ++list.frees;
+  --list.blocks_in_use;
+  if (!cache) {
+    ++list.system_frees;
+    return;
+  }
+  *static_cast<void**>(p) = list.head;
+  list.head = p;
+  ++list.blocks_cached;
 }
 
 AllocatorStats allocator_stats() {
   State& st = state();
   AllocatorStats s;
-  s.allocs = st.allocs.load(std::memory_order_relaxed);
-  s.cache_hits = st.cache_hits.load(std::memory_order_relaxed);
-  s.frees = st.frees.load(std::memory_order_relaxed);
-  s.system_allocs = st.system_allocs.load(std::memory_order_relaxed);
-  s.system_frees = st.system_frees.load(std::memory_order_relaxed);
-  s.bytes_in_use = st.bytes_in_use.load(std::memory_order_relaxed);
-  s.bytes_cached = st.bytes_cached.load(std::memory_order_relaxed);
-  s.blocks_cached = st.blocks_cached.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < st.lists.size(); ++i) {
+    FreeList& list = st.lists[i];
+    const uint64_t size = class_size(static_cast<int>(i));
+    std::lock_guard<std::mutex> lock(list.mutex);
+    s.allocs += list.allocs;
+    s.cache_hits += list.cache_hits;
+    s.frees += list.frees;
+    s.system_allocs += list.system_allocs;
+    s.system_frees += list.system_frees;
+    s.bytes_in_use += list.blocks_in_use * size;
+    s.bytes_cached += list.blocks_cached * size;
+    s.blocks_cached += list.blocks_cached;
+  }
+  std::lock_guard<std::mutex> lock(st.other_mutex);
+  s.allocs += st.other_allocs;
+  s.frees += st.other_frees;
+  s.system_allocs += st.other_allocs;
+  s.system_frees += st.other_frees;
+  s.bytes_in_use += st.other_bytes_in_use;
   s.cache_limit_bytes = config().allocator_cache_bytes;
   return s;
 }
@@ -186,17 +213,19 @@ AllocatorStats allocator_stats() {
 void empty_cache() {
   State& st = state();
   for (size_t i = 0; i < st.lists.size(); ++i) {
+    FreeList& list = st.lists[i];
     void* head;
+    uint64_t blocks;
     {
-      std::lock_guard<std::mutex> lock(st.lists[i].mutex);
-      head = std::exchange(st.lists[i].head, nullptr);
+      std::lock_guard<std::mutex> lock(list.mutex);
+      head = std::exchange(list.head, nullptr);
+      blocks = std::exchange(list.blocks_cached, 0);
+      list.system_frees += blocks;
     }
-    size_t size = class_size(static_cast<int>(i));
+    st.bytes_cached.fetch_sub(blocks * class_size(static_cast<int>(i)), std::memory_order_relaxed);
     while (head != nullptr) {
       void* next = *static_cast<void**>(head);
-      system_free(st, head);
-      st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
-      st.blocks_cached.fetch_sub(1, std::memory_order_relaxed);
+      std::free(head);
       head = next;
     }
   }

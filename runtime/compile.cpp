@@ -445,9 +445,9 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
         s.hits.fetch_add(1, std::memory_order_relaxed);
         KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
         s.kernels.store(e->kernels, std::memory_order_relaxed);
-        std::shared_ptr<const Entry> keep = e;
+        const Entry& keep = *e;  // entries are never removed while the state lives
         lock.unlock();
-        return s.run(*keep, args, fn);
+        return s.run(keep, args, fn);
       }
   }
   std::unique_lock compile_lock(s.compile_mu);

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -141,6 +142,25 @@ std::shared_ptr<const Entry> lookup(Cache& c, const EagerKey& key) {
   return it == c.map.end() ? nullptr : it->second;
 }
 
+// A thread's recent lookups, direct-mapped by the key's hash, so that a warm eager op finds its
+// kernel without taking the cache's lock or a reference. Entries are never removed from the
+// cache (which is never destroyed), so the pointers stay valid.
+struct RecentLookup {
+  size_t hash = 0;
+  const Entry* entry = nullptr;
+  EagerKey key;
+};
+thread_local std::array<RecentLookup, 32> t_recent;
+
+const Entry* lookup_recent(Cache& c, const EagerKey& key) {
+  const size_t h = EagerKeyHash()(key);
+  RecentLookup& r = t_recent[h % t_recent.size()];
+  if (r.entry && r.hash == h && r.key == key) return r.entry;
+  const std::shared_ptr<const Entry> e = lookup(c, key);
+  if (e) r = RecentLookup{h, e.get(), key};
+  return e.get();
+}
+
 bool is_pointwise(ir::OpFamily f) {
   return f == ir::OpFamily::Unary || f == ir::OpFamily::Binary || f == ir::OpFamily::Ternary || f == ir::OpFamily::Cast;
 }
@@ -156,7 +176,7 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
     if (!ti || ti->is_traced() || ti->device() != first->device() || ti->sizes() != first->sizes()) return false;
   }
   Cache& c = cache();
-  const std::shared_ptr<const Entry> e = lookup(c, make_eager_key(op, inputs, attrs));
+  const Entry* e = lookup_recent(c, make_eager_key(op, inputs, attrs));
   if (!e || !e->exe) return false;
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
   out = e->exe->run(inputs);
