@@ -6,17 +6,25 @@
 
 namespace kiln {
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size());
+namespace {
+
+void fill_contiguous_strides(IntArrayRef sizes, int64_t* strides) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
     s *= sizes[i] > 0 ? sizes[i] : 1;
   }
+}
+
+}  // namespace
+
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  fill_contiguous_strides(sizes, strides.data());
   return strides;
 }
 
-bool is_contiguous_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] == 0) return true;
@@ -27,17 +35,23 @@ bool is_contiguous_layout(const std::vector<int64_t>& sizes, const std::vector<i
   return true;
 }
 
-TensorImpl::TensorImpl(Storage storage, ScalarType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
-                       int64_t offset)
-    : storage_(std::move(storage)), dtype_(dtype), sizes_(std::move(sizes)), strides_(std::move(strides)), offset_(offset) {
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
+    : storage_(std::move(storage)), dtype_(dtype), sizes_(sizes), strides_(strides), offset_(offset) {
   KILN_INTERNAL_ASSERT(sizes_.size() == strides_.size());
   if (storage_) device_ = storage_->device();
   refresh();
 }
 
-TensorImpl::TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Device device, std::vector<int64_t> sizes)
-    : dtype_(dtype), device_(device), sizes_(std::move(sizes)), tracer_(tracer), value_(value) {
-  strides_ = contiguous_strides(sizes_);
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
+    : storage_(std::move(storage)), dtype_(dtype), sizes_(sizes), strides_(sizes) {
+  fill_contiguous_strides(sizes_, strides_.data());
+  if (storage_) device_ = storage_->device();
+  refresh();
+}
+
+TensorImpl::TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Device device, IntArrayRef sizes)
+    : dtype_(dtype), device_(device), sizes_(sizes), strides_(sizes), tracer_(tracer), value_(value) {
+  fill_contiguous_strides(sizes_, strides_.data());
   refresh();
 }
 

@@ -6,7 +6,9 @@
 #pragma once
 
 #include "base/device.h"
+#include "base/dim_vector.h"
 #include "base/dtype.h"
+#include "base/int_array_ref.h"
 #include "base/storage.h"
 
 #include <cstdint>
@@ -21,15 +23,17 @@ class Tracer;
 
 class TensorImpl : public RefCounted {
  public:
-  TensorImpl(Storage storage, ScalarType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset);
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  // A contiguous tensor at offset 0.
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes);
   // A traced tensor.
-  TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Device device, std::vector<int64_t> sizes);
+  TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Device device, IntArrayRef sizes);
 
   const Storage& storage() const { return storage_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return device_; }
-  const std::vector<int64_t>& sizes() const { return sizes_; }
-  const std::vector<int64_t>& strides() const { return strides_; }
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
   int64_t storage_offset() const { return offset_; }
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return contiguous_; }
@@ -57,8 +61,8 @@ class TensorImpl : public RefCounted {
   Storage storage_;
   ScalarType dtype_;
   Device device_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> strides_;
+  DimVector sizes_;
+  DimVector strides_;
   int64_t offset_ = 0;
   int64_t numel_ = 1;
   bool contiguous_ = true;
@@ -69,8 +73,8 @@ class TensorImpl : public RefCounted {
 };
 
 // Contiguous (row-major) strides for `sizes`.
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 // Whether sizes/strides describe a row-major contiguous layout (size-1 dims ignored).
-bool is_contiguous_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 
 }  // namespace kiln

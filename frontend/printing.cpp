@@ -41,8 +41,8 @@ constexpr int64_t kLineWidth = 80;
 struct StridedData {
   const char* base;
   ScalarType dtype;
-  const std::vector<int64_t>& sizes;
-  const std::vector<int64_t>& strides;
+  IntArrayRef sizes;
+  IntArrayRef strides;
 
   const char* at(int64_t elem_offset) const { return base + elem_offset * static_cast<int64_t>(element_size(dtype)); }
   // A floating element as Python sees it after .item(): widened to double.

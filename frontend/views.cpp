@@ -40,7 +40,7 @@ constexpr const char* kViewIncompatible =
 
 ViewMeta meta_of(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return ViewMeta{impl.sizes(), impl.strides(), impl.storage_offset()};
+  return ViewMeta{impl.sizes().vec(), impl.strides().vec(), impl.storage_offset()};
 }
 
 ir::Expr sym(int64_t v) { return ir::Expr(v); }
@@ -621,7 +621,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   const int64_t itemsize = static_cast<int64_t>(element_size(self.dtype()));
   const int64_t storage_bytes = impl.storage() ? static_cast<int64_t>(impl.storage()->nbytes()) : 0;
   check_as_strided_bounds(size, stride, offset, itemsize, storage_bytes);
-  return Tensor(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size.vec(), stride.vec(), offset));
+  return Tensor(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size, stride, offset));
 }
 
 // ---- splitting -----------------------------------------------------------------------------------

@@ -620,6 +620,6 @@ std::vector<int64_t> to_ints(const std::vector<Expr>& list) {
   return out;
 }
 
-std::vector<Expr> to_exprs(const std::vector<int64_t>& list) { return std::vector<Expr>(list.begin(), list.end()); }
+std::vector<Expr> to_exprs(IntArrayRef list) { return std::vector<Expr>(list.begin(), list.end()); }
 
 }  // namespace kiln::ir

@@ -6,6 +6,8 @@
 // Exprs serve symbolic sizes, guard predicates and kernel index math.
 #pragma once
 
+#include "base/int_array_ref.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -94,7 +96,7 @@ Expr make_expr(ExprKind kind, std::vector<Expr> operands);
 std::string str(const std::vector<Expr>& list);  // "[s0, 4]"
 bool all_const(const std::vector<Expr>& list);
 std::vector<int64_t> to_ints(const std::vector<Expr>& list);   // throws InternalError if symbolic
-std::vector<Expr> to_exprs(const std::vector<int64_t>& list);
+std::vector<Expr> to_exprs(IntArrayRef list);
 
 }  // namespace kiln::ir
 

@@ -1,6 +1,6 @@
 // kiln/runtime/compile.cpp — the compiled-function cache: guards, tracing, compiling, running.
 //
-// A call checks the entries' guard sets in order under a shared lock (the fast path); the
+// A call checks the entries' guard sets in order, without a lock (the fast path); the
 // first that passes runs its Program. A miss takes the function's compile lock (so one thread
 // compiles a new signature while others wait), looks again, then traces the callable on
 // traced tensors, runs the pass pipeline, generates and links the kernels and appends the
@@ -31,7 +31,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <type_traits>
 
 namespace kiln::detail {
@@ -114,7 +113,7 @@ std::string meta_key(const std::vector<ArgValue>& args) {
 std::vector<std::vector<int64_t>> sizes_of(const std::vector<ArgValue>& args) {
   std::vector<std::vector<int64_t>> out;
   for (const ArgValue& a : args)
-    if (const Tensor* t = std::get_if<Tensor>(&a)) out.push_back(t->impl()->sizes());
+    if (const Tensor* t = std::get_if<Tensor>(&a)) out.push_back(t->impl()->sizes().vec());
     else out.emplace_back();
   return out;
 }
@@ -155,6 +154,44 @@ struct Entry {
   throw InternalError(fmt::format("{} (compiled function '{}'; repro: {})", msg, fn, dir));
 }
 
+// A compiled function's entries, append-only: a call walks them without a lock (an entry, once
+// published, never changes or goes away while its function lives); appends happen under the
+// function's compile lock, so there is one writer at a time.
+class EntryList {
+ public:
+  EntryList() = default;
+  EntryList(const EntryList&) = delete;
+  EntryList& operator=(const EntryList&) = delete;
+  ~EntryList() {
+    for (Node* n = head_.load(std::memory_order_relaxed); n != nullptr;) delete std::exchange(n, n->next.load());
+  }
+
+  // The first entry for which pred holds, or null.
+  template <typename Pred> const Entry* find(Pred&& pred) const {
+    for (const Node* n = head_.load(std::memory_order_acquire); n != nullptr; n = n->next.load(std::memory_order_acquire))
+      if (pred(*n->entry)) return n->entry.get();
+    return nullptr;
+  }
+  // Under the compile lock only:
+  void append(std::shared_ptr<const Entry> e) {
+    Node* n = new Node{std::move(e), {nullptr}};
+    (tail_ ? tail_->next : head_).store(n, std::memory_order_release);
+    tail_ = n;
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  const Entry* back() const { return tail_ ? tail_->entry.get() : nullptr; }
+
+ private:
+  struct Node {
+    std::shared_ptr<const Entry> entry;
+    std::atomic<Node*> next;
+  };
+  std::atomic<Node*> head_{nullptr};
+  Node* tail_ = nullptr;
+  size_t size_ = 0;
+};
+
 }  // namespace
 
 class CompiledState {
@@ -185,8 +222,7 @@ class CompiledState {
   // Whether users' registered lowerings apply (false for kiln's eager composites, whose
   // programs a user's extern call may itself run eagerly).
   bool use_lowerings = true;
-  mutable std::shared_mutex entries_mu;
-  std::vector<std::shared_ptr<const Entry>> entries;
+  EntryList entries;
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
   std::atomic<int64_t> code_from_memory{0}, code_from_disk{0}, code_from_remote{0};
@@ -199,14 +235,14 @@ std::vector<std::string> CompiledState::note_changed_sizes(const std::vector<Arg
   if (opts.dynamic != Dynamic::Auto) return added;
   const std::string meta = meta_key(args);
   const auto now = sizes_of(args);
-  std::shared_lock lock(entries_mu);
-  for (const auto& e : entries) {
-    if (e->meta != meta) continue;
+  entries.find([&](const Entry& e) {
+    if (e.meta != meta) return false;
     for (size_t i = 0; i < now.size(); ++i)
       for (size_t d = 0; d < now[i].size(); ++d)
-        if (now[i][d] != e->sizes[i][d] && auto_dynamic.insert({i, d}).second)
+        if (now[i][d] != e.sizes[i][d] && auto_dynamic.insert({i, d}).second)
           added.push_back(fmt::format("{}.size({})", arg_name(i), d));
-  }
+    return false;  // every entry
+  });
   return added;
 }
 
@@ -438,33 +474,21 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
   const GuardView view(args);
-  {
-    std::shared_lock lock(s.entries_mu);
-    for (const auto& e : s.entries)
-      if (e->guards.check(view.args())) {
-        s.hits.fetch_add(1, std::memory_order_relaxed);
-        KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
-        s.kernels.store(e->kernels, std::memory_order_relaxed);
-        const Entry& keep = *e;  // entries are never removed while the state lives
-        lock.unlock();
-        return s.run(keep, args, fn);
-      }
+  const auto passes = [&](const Entry& e) { return e.guards.check(view.args()); };
+  if (const Entry* e = s.entries.find(passes)) {
+    s.hits.fetch_add(1, std::memory_order_relaxed);
+    KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
+    s.kernels.store(e->kernels, std::memory_order_relaxed);
+    return s.run(*e, args, fn);
   }
   std::unique_lock compile_lock(s.compile_mu);
-  std::shared_ptr<const Entry> last;
-  {
-    std::shared_lock lock(s.entries_mu);
-    for (const auto& e : s.entries)
-      if (e->guards.check(view.args())) {  // compiled by another thread meanwhile
-        s.hits.fetch_add(1);
-        s.kernels.store(e->kernels);
-        std::shared_ptr<const Entry> keep = e;
-        lock.unlock();
-        compile_lock.unlock();
-        return s.run(*keep, args, fn);
-      }
-    if (!s.entries.empty()) last = s.entries.back();
+  if (const Entry* e = s.entries.find(passes)) {  // compiled by another thread meanwhile
+    s.hits.fetch_add(1);
+    s.kernels.store(e->kernels);
+    compile_lock.unlock();
+    return s.run(*e, args, fn);
   }
+  const Entry* last = s.entries.back();
   s.misses.fetch_add(1);
   KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache miss ({} entries)", s.opts.name, s.entries.size());
   std::string why = "no entry yet";
@@ -484,10 +508,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   for (const std::string& dim : s.note_changed_sizes(args))
     KILN_LOG_IF(rt::LogChannel::Recompiles, "{}: automatic dynamic: {}", s.opts.name, dim);
   std::shared_ptr<const Entry> e = s.build(args, fn, /*inspect=*/false);
-  {
-    std::unique_lock lock(s.entries_mu);
-    s.entries.push_back(e);
-  }
+  s.entries.append(e);
   compile_lock.unlock();
   s.kernels.store(e->kernels);
   return s.run(*e, args, fn);

@@ -92,7 +92,7 @@ void copy_any(const Tensor& dst, const Tensor& src) {
   auto host = make_intrusive<StorageImpl>(span, Device());
   cuda::memcpy_dtoh(to.index, host->data(), base, span, stream_of(to));
   cuda::stream_synchronize(to.index, stream_of(to));
-  Tensor view(make_intrusive<TensorImpl>(host, dst.dtype(), dst.sizes().vec(), dst.strides().vec(), 0));
+  Tensor view(make_intrusive<TensorImpl>(host, dst.dtype(), dst.sizes(), dst.strides(), 0));
   interp::copy_into(view, src.device().is_cpu() ? src : move_to_device(src, Device()));
   cuda::memcpy_htod(to.index, base, host->data(), span, stream_of(to));
   cuda::stream_synchronize(to.index, stream_of(to));  // the host buffer dies here

@@ -51,7 +51,7 @@ ConvArgs conv_args(const ir::AttrList& attrs) {
           attrs.get<bool>(k, "transposed"), attrs.get<int64_t>(k, "groups")};
 }
 
-memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+memory::dims dims_of(IntArrayRef v) { return memory::dims(v.begin(), v.end()); }
 
 // ---- oneDNN (f32) ----------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ struct Layout {
 
 Layout nonempty_layout(const Tensor& t) {
   if (t.impl()->sizes().empty()) return {{1}, {0}};
-  return {t.impl()->sizes(), t.impl()->strides()};
+  return {t.impl()->sizes().vec(), t.impl()->strides().vec()};
 }
 
 // The index values in row-major order, as int64.
@@ -169,7 +169,7 @@ Tensor index_select(const Tensor& self, const Tensor& index, int64_t dim) {
   if (self.impl()->sizes().empty()) {
     if (n != 1) fail("index_select", "Index to scalar can have only 1 value, got {} value(s)", n);
   } else {
-    out_sizes = self.impl()->sizes();
+    out_sizes = self.impl()->sizes().vec();
     out_sizes[du] = n;
   }
   check_bounds("index_select", idx, dim, s.sizes[du]);

@@ -14,7 +14,7 @@
 namespace kiln::rt::interp {
 
 // A fresh contiguous CPU tensor (uninitialized).
-Tensor empty_contiguous(const std::vector<int64_t>& sizes, ScalarType dtype);
+Tensor empty_contiguous(IntArrayRef sizes, ScalarType dtype);
 
 Tensor unary(ir::UnaryOp op, const Tensor& a);
 Tensor binary(ir::BinaryOp op, const Tensor& a, const Tensor& b, const ir::AttrList& attrs);

@@ -136,7 +136,7 @@ To convert(From x) {
 // Each calls fn on the input elements (as stored) and writes its result into `out`, which
 // has the inputs' sizes and any strides. Inputs may have any strides, zero included.
 
-inline const std::vector<int64_t>& sizes_of(const Tensor& t) { return t.impl()->sizes(); }
+inline IntArrayRef sizes_of(const Tensor& t) { return t.impl()->sizes(); }
 inline const int64_t* strides_of(const Tensor& t) { return t.impl()->strides().data(); }
 
 template <typename Out, typename A, typename Fn>

@@ -100,7 +100,7 @@ struct ReduceGeometry {
   std::vector<int64_t> out_strides;  // indexed by input dim
 };
 
-ReduceGeometry reduce_geometry(const std::vector<int64_t>& sizes, const std::vector<int64_t>& dims, bool keepdim) {
+ReduceGeometry reduce_geometry(IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim) {
   const size_t rank = sizes.size();
   std::vector<bool> reduced(rank, false);
   if (rank > 0) {  // a 0-dim tensor has nothing to reduce: any dims name its lone element
@@ -109,7 +109,7 @@ ReduceGeometry reduce_geometry(const std::vector<int64_t>& sizes, const std::vec
       reduced[static_cast<size_t>(d)] = true;
     }
   }
-  std::vector<int64_t> kept(sizes);
+  std::vector<int64_t> kept = sizes.vec();
   for (size_t d = 0; d < rank; ++d)
     if (reduced[d]) kept[d] = 1;
   ReduceGeometry g;
@@ -188,7 +188,7 @@ Tensor arg_extreme(const Tensor& a, std::optional<int64_t> dim, bool keepdim, co
   ReduceGeometry g = reduce_geometry(sizes, {d}, keepdim);
   Tensor out = empty_contiguous(g.out_sizes, kLong);
   int64_t* po = static_cast<int64_t*>(out.impl()->data());
-  std::vector<int64_t> outer(sizes);
+  std::vector<int64_t> outer = sizes.vec();
   outer[static_cast<size_t>(d)] = 1;
   const int64_t step = strides[static_cast<size_t>(d)];
   for_each_element<2>(outer, {strides.data(), g.out_strides.data()}, [&](const std::array<int64_t, 2>& o) {
@@ -280,7 +280,7 @@ Tensor scan(ir::ScanOp op, const Tensor& a, const ir::AttrList& attrs) {
     const size_t du = static_cast<size_t>(d);
     const int64_t extent = sizes.empty() ? 1 : sizes[du];
     const int64_t in_step = sizes.empty() ? 0 : strides[du], out_step = sizes.empty() ? 0 : out_strides[du];
-    std::vector<int64_t> outer(sizes);
+    std::vector<int64_t> outer = sizes.vec();
     if (!outer.empty()) outer[du] = 1;
     // Sequential along the dim: each output is the running accumulator rounded once.
     for_each_element<2>(outer, {strides.data(), out_strides.data()}, [&](const std::array<int64_t, 2>& o) {

@@ -19,8 +19,8 @@ namespace kiln::rt::interp {
 namespace {
 
 // Copies a `sizes` block of same-dtype elements between two strided layouts.
-void copy_block(char* dst, const std::vector<int64_t>& dst_strides, const char* src,
-                const std::vector<int64_t>& src_strides, const std::vector<int64_t>& sizes, size_t elsize) {
+void copy_block(char* dst, IntArrayRef dst_strides, const char* src, IntArrayRef src_strides, IntArrayRef sizes,
+                size_t elsize) {
   for_each_element<2>(sizes, {dst_strides.data(), src_strides.data()}, [&](const std::array<int64_t, 2>& o) {
     std::memcpy(dst + o[0] * static_cast<int64_t>(elsize), src + o[1] * static_cast<int64_t>(elsize), elsize);
   });
@@ -37,18 +37,18 @@ Tensor cat(const std::vector<Tensor>& inputs, int64_t dim) {
       ref = &t;
       break;
     }
-  const std::vector<int64_t>& ref_sizes = ref->impl()->sizes();
+  const IntArrayRef ref_sizes = ref->impl()->sizes();
   const int64_t rank = static_cast<int64_t>(ref_sizes.size());
   if (dim < 0 || dim >= rank) internal_fail("cat dim {} out of range for rank {}", dim, rank);
   const size_t du = static_cast<size_t>(dim);
   auto skipped = [&](const Tensor& t) { return rank != 1 && is_legacy_empty(t); };
 
-  std::vector<int64_t> out_sizes(ref_sizes);
+  std::vector<int64_t> out_sizes = ref_sizes.vec();
   out_sizes[du] = 0;
   for (const Tensor& t : inputs) {
     if (skipped(t)) continue;
     if (t.dtype() != ref->dtype()) internal_fail("cat inputs of different dtypes reached the interpreter");
-    const std::vector<int64_t>& sizes = t.impl()->sizes();
+    const IntArrayRef sizes = t.impl()->sizes();
     if (sizes.size() != ref_sizes.size()) internal_fail("cat inputs of different ranks reached the interpreter");
     for (size_t d = 0; d < sizes.size(); ++d)
       if (d != du && sizes[d] != ref_sizes[d]) internal_fail("cat inputs differ in size outside dim {}", dim);
@@ -61,7 +61,7 @@ Tensor cat(const std::vector<Tensor>& inputs, int64_t dim) {
   int64_t at = 0;  // position along `dim` where the next input goes
   for (const Tensor& t : inputs) {
     if (skipped(t)) continue;
-    const std::vector<int64_t>& sizes = t.impl()->sizes();
+    const IntArrayRef sizes = t.impl()->sizes();
     if (t.numel() > 0)
       copy_block(base + at * out_strides[du] * static_cast<int64_t>(elsize), out_strides,
                  static_cast<const char*>(t.impl()->data()), t.impl()->strides(), sizes, elsize);
@@ -71,7 +71,7 @@ Tensor cat(const std::vector<Tensor>& inputs, int64_t dim) {
 }
 
 Tensor constant_pad(const Tensor& a, const std::vector<int64_t>& pad, const Scalar& value) {
-  const std::vector<int64_t>& sizes = a.impl()->sizes();
+  const IntArrayRef sizes = a.impl()->sizes();
   const size_t rank = sizes.size();
   if (pad.size() % 2 != 0 || pad.size() > 2 * rank) internal_fail("constant_pad: bad pad length {}", pad.size());
   std::vector<int64_t> before(rank, 0), after(rank, 0);
@@ -97,7 +97,7 @@ Tensor constant_pad(const Tensor& a, const std::vector<int64_t>& pad, const Scal
   });
   // The kept region: per dim, skip what a negative `before` crops, drop what `after` crops.
   const std::vector<int64_t> out_strides = contiguous_strides(out_sizes);
-  const std::vector<int64_t>& strides = a.impl()->strides();
+  const IntArrayRef strides = a.impl()->strides();
   const size_t elsize = element_size(a.dtype());
   std::vector<int64_t> block(rank);
   int64_t src_off = 0, dst_off = 0;

@@ -51,7 +51,7 @@ Tensor sort(ir::SortOp op, const Tensor& a, const ir::AttrList& attrs) {
   if (d < 0 || d >= static_cast<int64_t>(sizes.size())) internal_fail("argsort dim {} out of range", d);
   const size_t du = static_cast<size_t>(d);
   const int64_t n = sizes[du];
-  std::vector<int64_t> outer(sizes);
+  std::vector<int64_t> outer = sizes.vec();
   outer[du] = 1;
   const std::vector<int64_t> out_strides = contiguous_strides(sizes);
   dispatch_dtype(a.dtype(), [&](auto tag) {

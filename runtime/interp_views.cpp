@@ -22,7 +22,7 @@ using ir::OpKind;
 
 ViewMeta meta_of(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return ViewMeta{impl.sizes(), impl.strides(), impl.storage_offset()};
+  return ViewMeta{impl.sizes().vec(), impl.strides().vec(), impl.storage_offset()};
 }
 
 Tensor make_view(const Tensor& base, ViewMeta m) {

@@ -20,7 +20,7 @@ namespace kiln::rt {
 
 namespace interp {
 
-Tensor empty_contiguous(const std::vector<int64_t>& sizes, ScalarType dtype) {
+Tensor empty_contiguous(IntArrayRef sizes, ScalarType dtype) {
   int64_t n = 1;
   for (int64_t s : sizes)
     if (s < 0 || __builtin_mul_overflow(n, s, &n))
@@ -29,7 +29,7 @@ Tensor empty_contiguous(const std::vector<int64_t>& sizes, ScalarType dtype) {
   if (__builtin_mul_overflow(n, static_cast<int64_t>(element_size(dtype)), &bytes))
     fail("empty", "cannot allocate a tensor of shape {}: its size in bytes overflows", shape_str(sizes));
   auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(bytes), Device());
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes));
 }
 
 }  // namespace interp

@@ -20,16 +20,14 @@ namespace {
 using ir::BufferRole;
 using ir::StepKind;
 
-Tensor tensor_on(const Storage& s, ScalarType dt, std::vector<int64_t> sizes) {
-  std::vector<int64_t> strides = contiguous_strides(sizes);
-  return Tensor(make_intrusive<TensorImpl>(s, dt, std::move(sizes), std::move(strides), 0));
+Tensor tensor_on(const Storage& s, ScalarType dt, IntArrayRef sizes) {
+  return Tensor(make_intrusive<TensorImpl>(s, dt, sizes));
 }
 
-Tensor fresh(ScalarType dt, std::vector<int64_t> sizes, Device device = Device()) {
+Tensor fresh(ScalarType dt, IntArrayRef sizes, Device device = Device()) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
-  Storage st = make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), device);
-  return tensor_on(st, dt, std::move(sizes));
+  return tensor_on(make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), device), dt, sizes);
 }
 
 // Work (element iterations) per grid-0 point: later grid dims times the stages' loop nests,

@@ -7,13 +7,15 @@
 
 #include <array>
 #include <cstddef>
+#include "base/int_array_ref.h"
+
 #include <cstdint>
 #include <vector>
 
 namespace kiln::rt {
 
 template <size_t N, typename Fn>
-void for_each_element(const std::vector<int64_t>& sizes, const std::array<const int64_t*, N>& strides, Fn&& fn) {
+void for_each_element(IntArrayRef sizes, const std::array<const int64_t*, N>& strides, Fn&& fn) {
   const size_t rank = sizes.size();
   for (int64_t s : sizes)
     if (s == 0) return;

@@ -37,8 +37,8 @@ Tensor arange_f(Ints shape) {
 }
 
 ::testing::AssertionResult has_meta(const Tensor& t, const Ints& sizes, const Ints& strides, int64_t offset) {
-  const Ints& sz = t.impl()->sizes();
-  const Ints& st = t.impl()->strides();
+  const Ints sz = t.impl()->sizes().vec();
+  const Ints st = t.impl()->strides().vec();
   const int64_t off = t.impl()->storage_offset();
   if (sz == sizes && st == strides && off == offset) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "got sizes " << shape_str(sz) << " strides " << shape_str(st) << " offset "
