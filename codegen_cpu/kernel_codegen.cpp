@@ -265,6 +265,15 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   const bool narrow_body = std::any_of(st.body.begin(), st.body.end(), [](const ir::KInst& in) {
     return in.dtype == ScalarType::Float || in.dtype == ScalarType::Half || in.dtype == ScalarType::BFloat16;
   });
+  // A float max/min folds with maxnum/minnum (one vmaxps) under nnan/nsz, which lets the
+  // vectorizer reduce it, and keeps a separate "saw a NaN" flag (one compare, one or) that
+  // gives NaN at the end: the result is PyTorch's (NaN propagates). llvm.maximum instead took
+  // six dependent instructions per vector. Under nnan a NaN input makes the folded value
+  // poison, but then the flag selects the NaN and that value is never used. A max of +0 and -0
+  // may give either zero (as PyTorch's vectorized kernels do).
+  const bool float_minmax = minmax && is_floating_point(st.acc_dtype);
+  llvm::AllocaInst* saw_nan = float_minmax ? entry_alloca(B_.getInt1Ty()) : nullptr;
+  if (saw_nan) B_.CreateStore(B_.getFalse(), saw_nan);
   LoopHint hint{.no_unroll = true};
   if (minmax || float_sum) hint.interleave = 4;
   if (float_sum && st.acc_dtype == ScalarType::Double && narrow_body) hint.width = f32_lanes();
@@ -274,6 +283,19 @@ void KernelGen::emit_stage(const ir::KStage& st) {
         for (const ir::KInst& in : st.body) emit_inst(in);
         llvm::Value* x = vals_.at(st.yield);
         llvm::Value* a = B_.CreateLoad(ty, acc);
+        if (float_minmax) {
+          llvm::Value* m = B_.CreateBinaryIntrinsic(
+              st.reduce_op == ir::ReductionOp::amax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, a, x);
+          if (auto* call = llvm::dyn_cast<llvm::Instruction>(m)) {
+            llvm::FastMathFlags f;
+            f.setNoNaNs();
+            f.setNoSignedZeros();
+            call->setFastMathFlags(f);
+          }
+          B_.CreateStore(m, acc);
+          B_.CreateStore(B_.CreateOr(B_.CreateLoad(B_.getInt1Ty(), saw_nan), B_.CreateFCmpUNO(x, x)), saw_nan);
+          return;
+        }
         if (!arg) {
           B_.CreateStore(reduce_combine(E_, st.reduce_op, st.acc_dtype, a, x), acc);
           return;
@@ -288,7 +310,10 @@ void KernelGen::emit_stage(const ir::KStage& st) {
         B_.CreateStore(B_.getFalse(), first);
       },
       hint);
-  vals_[st.result] = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
+  llvm::Value* result = arg ? static_cast<llvm::Value*>(B_.CreateLoad(i64(), best)) : B_.CreateLoad(ty, acc);
+  if (saw_nan)
+    result = B_.CreateSelect(B_.CreateLoad(B_.getInt1Ty(), saw_nan), llvm::ConstantFP::getNaN(ty), result);
+  vals_[st.result] = result;
   dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -258,6 +259,54 @@ TEST(CompileResults, InPlaceUpdateOfACapturedTensorSharingMemoryIsRefused) {
   });
   const std::string e = test::error_of([&] { f(mk<float>({1, 1})); });
   EXPECT_EQ(e.rfind("[copy_] in-place update of a captured tensor", 0), 0u) << e;
+}
+
+// Float max/min reductions fold with maxnum/minnum and a separate NaN flag (codegen_cpu's
+// emit_stage): a NaN anywhere in a row, in the vector body or the remainder, gives NaN, as the
+// interpreter's (and PyTorch's) amax/amin do; infinities are ordinary values. 1000 columns
+// leave a remainder on every vector width.
+TEST(CompileResults, MaxAndMinReductionsPropagateNaNFromAnyPosition) {
+  Tensor x = randn({6, 1000});
+  float* p = x.data_ptr<float>();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  p[1 * 1000 + 0] = nan;
+  p[2 * 1000 + 500] = nan;
+  p[3 * 1000 + 999] = nan;
+  p[4 * 1000 + 7] = inf;
+  p[4 * 1000 + 8] = -inf;
+  for (int i = 0; i < 1000; ++i) p[5 * 1000 + i] = nan;
+  auto fn = [](const Tensor& t) {
+    return std::make_tuple(t.amax({1}), t.amin({1}), softmax(t, -1).sum({1}), logsumexp(t, {1}), t.amax(), t.amin({0}));
+  };
+  const auto got = compile(fn)(x);
+  CompileOptions ref_opts;
+  ref_opts.backend = "interpreter";
+  const auto want = compile(fn, ref_opts)(x);
+  auto same = [](const Tensor& a, const Tensor& b, const char* what) {
+    const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+    ASSERT_EQ(va.size(), vb.size()) << what;
+    for (size_t i = 0; i < va.size(); ++i) {
+      if (std::isnan(vb[i])) {
+        EXPECT_TRUE(std::isnan(va[i])) << what << "[" << i << "] = " << va[i] << ", expected NaN";
+      } else if (std::isinf(vb[i])) {
+        EXPECT_EQ(va[i], vb[i]) << what << "[" << i << "]";
+      } else {
+        EXPECT_NEAR(va[i], vb[i], 1e-5 * (1 + std::fabs(vb[i]))) << what << "[" << i << "]";
+      }
+    }
+  };
+  same(std::get<0>(got), std::get<0>(want), "amax(1)");
+  same(std::get<1>(got), std::get<1>(want), "amin(1)");
+  same(std::get<2>(got), std::get<2>(want), "softmax(-1).sum(1)");
+  same(std::get<3>(got), std::get<3>(want), "logsumexp(1)");
+  same(std::get<4>(got), std::get<4>(want), "amax()");
+  same(std::get<5>(got), std::get<5>(want), "amin(0)");
+  const std::vector<float> mx = std::get<0>(got).to_vector<float>();
+  EXPECT_FALSE(std::isnan(mx[0]));
+  for (int r = 1; r <= 3; ++r) EXPECT_TRUE(std::isnan(mx[static_cast<size_t>(r)])) << "row " << r;
+  EXPECT_EQ(mx[4], inf);
+  EXPECT_EQ(std::get<1>(got).to_vector<float>()[4], -inf);
+  EXPECT_TRUE(std::isnan(std::get<4>(got).item<float>()));
 }
 
 TEST(CompileResults, UnknownBackendIsAnErrorNamingIt) {
