@@ -253,10 +253,10 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   } else {
     B_.CreateStore(reduce_identity(E_, st.reduce_op, st.acc_dtype), acc);
   }
-  // Independent vector accumulators hide the latency of the combine (a NaN-propagating max/min
-  // takes several dependent instructions per vector, an add four cycles): four for max/min,
-  // whose result is the same in any order, and for float sums, which accumulate in f64 and
-  // whose order the vectorizer already chooses (they carry `reassoc`).
+  // Independent vector accumulators hide the latency of the combine (a max four cycles, an add
+  // four): four for max/min, whose result is the same in any order (but for the sign of a zero
+  // maximum), and for float sums, which accumulate in f64 and whose order the vectorizer
+  // already chooses (they carry `reassoc`).
   // A float sum of f32 (f16, bf16) values accumulates in f64, which would make the vectorizer
   // size the whole loop to f64 lanes: it is told to use a full register of f32 lanes instead,
   // so the body (an exp, say) runs at full width and each vector adds into two of f64.

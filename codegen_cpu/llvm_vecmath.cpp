@@ -12,7 +12,7 @@
 //
 // The algorithms (classic range reduction and polynomials; the coefficients of exp and erf are
 // the output of tools/fit_erf.py):
-//   exp    n = round(x / ln2), r = x - n ln2 (two-part ln2), e^r a degree-6 polynomial fitted
+//   exp    n = round(x / ln2) (a shift by 1.5 * 2^23), r = x - n ln2 (two-part ln2), e^r a degree-6 polynomial fitted
 //          for relative error on |r| <= ln2/2 (5.5e-9, six fused multiply-adds); scaled by 2^n as
 //          two factors 2^(n/2) 2^(n - n/2) so that subnormal and near-overflow results round
 //          once. x is clamped to [-104, 89] first: the ends underflow to 0 and overflow to inf.
@@ -71,6 +71,11 @@ struct F32 {
   llvm::Value* clamp(llvm::Value* x, double lo, double hi) const {  // NaN becomes lo; callers select NaN back
     return intrinsic2(e, llvm::Intrinsic::minnum, intrinsic2(e, llvm::Intrinsic::maxnum, x, c(lo)), c(hi));
   }
+  // The same clamp with NaN passed through (selects on ordered compares, one max/min each).
+  llvm::Value* clamp_keeping_nan(llvm::Value* x, double lo, double hi) const {
+    llvm::Value* t = sel(b.CreateFCmpOLT(x, c(lo)), c(lo), x);
+    return sel(b.CreateFCmpOGT(t, c(hi)), c(hi), t);
+  }
   llvm::Value* copysign(llvm::Value* mag, llvm::Value* sign) const {
     return intrinsic2(e, llvm::Intrinsic::copysign, mag, sign);
   }
@@ -128,9 +133,17 @@ llvm::Value* exp_reduced(const F32& m, llvm::Value* r) {
                     0.0013814427657052875});
 }
 
+// A NaN passes through every step (the clamp keeps it, the exponent comes from a float's bits
+// rather than fptosi, whose NaN is poison), so no final select is needed. n = round(x / ln2)
+// by adding 1.5 * 2^23, whose sum keeps n in its low mantissa bits (round to nearest even).
 llvm::Value* exp_f32(const F32& m, llvm::Value* x) {
-  const Reduced rd = reduce_ln2(m, m.clamp(x, -104.0, 89.0));
-  return m.nan_to(x, scale(m, exp_reduced(m, rd.r), rd.n));
+  constexpr double kShift = 0x1.8p23;
+  llvm::Value* xc = m.clamp_keeping_nan(x, -104.0, 89.0);
+  llvm::Value* t = m.fma(xc, m.c(kLog2e), m.c(kShift));
+  llvm::Value* neg = m.b.CreateFNeg(m.sub(t, m.c(kShift)));
+  llvm::Value* r = m.fma(neg, m.c(kLn2Lo), m.fma(neg, m.c(kLn2Hi), xc));
+  llvm::Value* n = m.b.CreateSub(m.as_int(t), m.as_int(m.c(kShift)));
+  return scale(m, exp_reduced(m, r), n);
 }
 
 llvm::Value* exp2_f32(const F32& m, llvm::Value* x) {
