@@ -8,6 +8,7 @@
 // answer); as_strided over the storage eagerly and over the input's elements when traced.
 // Expected strides were derived by hand from PyTorch's rules (computeStride, inferExpandGeometry).
 #include "base/error.h"
+#include "frontend/ops.h"
 #include "frontend/tracer.h"
 #include "frontend/views.h"
 #include "runtime/interpreter.h"
@@ -119,6 +120,23 @@ TEST(ViewHelpers, BroadcastShapes) {
 }
 
 // ---- view / reshape / flatten ------------------------------------------------------------------
+
+// Sizes and strides live inline up to six dims (base/dim_vector.h) and on the heap beyond:
+// rank 8 views, copies and reductions keep their metadata and values across the boundary.
+TEST(Views, HighRankTensorsKeepTheirMetadata) {
+  const Tensor a = arange_f({2, 1, 3, 1, 2, 1, 2, 3});
+  EXPECT_TRUE(has_meta(a, {2, 1, 3, 1, 2, 1, 2, 3}, {36, 36, 12, 12, 6, 6, 3, 1}, 0));
+  const Tensor p = a.permute({7, 6, 5, 4, 3, 2, 1, 0});
+  EXPECT_TRUE(has_meta(p, {3, 2, 1, 2, 1, 3, 1, 2}, {1, 3, 6, 6, 12, 12, 36, 36}, 0));
+  const Tensor six = a.reshape({2, 3, 2, 2, 3, 1});  // back to inline storage
+  EXPECT_TRUE(has_meta(six, {2, 3, 2, 2, 3, 1}, {36, 12, 6, 3, 1, 1}, 0));
+  Tensor copy = p;  // shares the impl
+  copy = p.contiguous();
+  EXPECT_TRUE(has_meta(copy, {3, 2, 1, 2, 1, 3, 1, 2}, {24, 12, 12, 6, 6, 2, 2, 1}, 0));
+  EXPECT_TRUE(allclose(copy.permute({7, 6, 5, 4, 3, 2, 1, 0}), a, 0, 0));
+  EXPECT_EQ(p.sum().item<float>(), 71.0f * 72.0f / 2.0f);
+  EXPECT_TRUE(allclose(p.sum({0, 2, 4, 6}), a.sum({7, 5, 3, 1}).permute({3, 2, 1, 0}), 0, 0));
+}
 
 TEST(Views, ViewOfContiguous) {
   Tensor x = arange_f({3, 4});
