@@ -18,6 +18,7 @@
 #include "ir/text.h"
 #include "runtime/backend.h"
 #include "runtime/driver.h"
+#include "runtime/scratch.h"
 #include "runtime/log.h"
 #include "runtime/program.h"
 #include "runtime/repro_hooks.h"
@@ -429,10 +430,19 @@ std::unique_ptr<Entry> CompiledState::eager_entry(std::unique_ptr<Entry> e, cons
   return e;
 }
 
+// A call's input list, leased per thread and nesting depth (runtime/scratch.h): no allocation
+// on a warm call.
+namespace {
+struct CallInputs {
+  std::vector<Tensor> v;
+  void drop_references() { v.clear(); }
+};
+}  // namespace
+
 std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn) const {
   if (!e.exe) return fn(args);  // an eager entry
-  std::vector<Tensor> inputs;
-  inputs.reserve(args.size() + e.lifted.size());
+  const rt::ScratchLease<CallInputs> lease;
+  std::vector<Tensor>& inputs = (*lease).v;
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a)) inputs.push_back(*t);
   inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());

@@ -1,5 +1,6 @@
 // kiln/runtime/program.cpp — executes an ExecPlan step by step.
 #include "runtime/program.h"
+#include "runtime/scratch.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -140,9 +141,8 @@ int64_t staged_steps() { return g_staged_steps.load(std::memory_order_relaxed); 
 
 namespace {
 
-// The working vectors of one Program::run, kept per thread and reused so that a warm call does
-// not allocate them again. Runs nest (an extern step may run eager ops, each a Program), so
-// each nesting depth has its own.
+// The working vectors of one Program::run, leased per thread and nesting depth
+// (runtime/scratch.h) so that a warm call does not allocate them again.
 struct RunScratch {
   std::vector<int64_t> pv;
   std::vector<std::vector<int64_t>> dyn_sizes;
@@ -151,36 +151,16 @@ struct RunScratch {
   std::vector<Storage> slots;
   std::vector<void*> args;
   std::vector<int64_t> kparams;
-};
-
-class ScratchLease {
- public:
-  ScratchLease() {
-    if (depth_ == stack_.size()) stack_.push_back(std::make_unique<RunScratch>());
-    s_ = stack_[depth_++].get();
+  void drop_references() {
+    bufs.clear();
+    slots.clear();
   }
-  ~ScratchLease() {
-    // Drop the references (buffers, slots) now; keep the capacity.
-    s_->bufs.clear();
-    s_->slots.clear();
-    --depth_;
-  }
-  ScratchLease(const ScratchLease&) = delete;
-  ScratchLease& operator=(const ScratchLease&) = delete;
-  RunScratch& operator*() const { return *s_; }
-
- private:
-  RunScratch* s_;
-  static thread_local std::vector<std::unique_ptr<RunScratch>> stack_;
-  static thread_local size_t depth_;
 };
-thread_local std::vector<std::unique_ptr<RunScratch>> ScratchLease::stack_;
-thread_local size_t ScratchLease::depth_ = 0;
 
 }  // namespace
 
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
-  const ScratchLease lease;
+  const ScratchLease<RunScratch> lease;
   RunScratch& scratch = *lease;
   // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
   std::vector<int64_t>& pv = scratch.pv;
