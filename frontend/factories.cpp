@@ -64,9 +64,8 @@ Tensor iota_prim(int64_t length, const Scalar& start, const Scalar& step, Scalar
   return dispatch1(OpKind::iota, {}, {ir::Expr(length), start, step, dtype, device});
 }
 
-Tensor allocate(IntArrayRef size, IntArrayRef strides, int64_t storage_elems, ScalarType dtype, Device device) {
-  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(storage_elems) * element_size(dtype), device);
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, size, strides, 0));
+Storage storage_for(int64_t elems, ScalarType dtype, Device device) {
+  return make_intrusive<StorageImpl>(static_cast<size_t>(elems) * element_size(dtype), device);
 }
 
 void check_floating(std::string_view op, ScalarType dtype) {
@@ -111,7 +110,8 @@ Tensor empty(IntArrayRef size, TensorOptions opts) {
   check_sizes("empty", size);
   int64_t n = 1;
   for (int64_t s : size) n *= s;
-  return allocate(size, contiguous_strides(size), n, opts.dtype_or(get_default_dtype()), opts.device_or());
+  const ScalarType dtype = opts.dtype_or(get_default_dtype());
+  return Tensor(make_intrusive<TensorImpl>(storage_for(n, dtype, opts.device_or()), dtype, size));
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
@@ -131,7 +131,8 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
     }
     extent += (size[i] - 1) * stride[i];
   }
-  return allocate(size, stride, extent, opts.dtype_or(get_default_dtype()), opts.device_or());
+  const ScalarType dtype = opts.dtype_or(get_default_dtype());
+  return Tensor(make_intrusive<TensorImpl>(storage_for(extent, dtype, opts.device_or()), dtype, size, stride, 0));
 }
 
 Tensor zeros(IntArrayRef size, TensorOptions opts) {
@@ -318,7 +319,7 @@ Tensor tensor(const std::vector<T>& values, IntArrayRef shape, TensorOptions opt
          fmt::join(shape.begin(), shape.end(), ", "), n);
   }
   ScalarType dtype = opts.dtype_or(scalar_type_of<T>);
-  Tensor out = allocate(shape, contiguous_strides(shape), n, dtype, Device());
+  Tensor out(make_intrusive<TensorImpl>(storage_for(n, dtype, Device()), dtype, shape));
   dispatch_dtype(dtype, [&](auto tag) {
     using D = decltype(tag);
     D* p = static_cast<D*>(out.impl()->data());

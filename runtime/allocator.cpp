@@ -56,30 +56,23 @@ ClassOf size_class(size_t bytes) {
   return {s, 8 + (log2p - 9) * 8 + static_cast<int>((s - p) / step) - 1};
 }
 
-// The block size of class `index` (inverse of size_class).
-size_t class_size(int index) {
-  if (index < 8) return static_cast<size_t>(index + 1) * 64;
-  int j = index - 8;
-  size_t p = size_t{1} << (9 + j / 8);
-  return p + static_cast<size_t>(j % 8 + 1) * (p / 8);
-}
-
-// A class's free list and its counters, all under its mutex: an allocation or a free takes
-// that one lock and, for the cache's cap, one atomic (bytes_cached), not a lock and six atomics.
-// allocator_stats() adds the classes up.
-struct FreeList {
+// Counters (the fields of AllocatorStats) under their own mutex: one per size class,
+// kept with its free list, so that an allocation or a free takes that one lock and, for the
+// cache's cap, one atomic (bytes_cached), not a lock and six atomics; and one for requests no
+// class describes (the system allocator, caching off). allocator_stats() adds them up.
+struct Counted {
   std::mutex mutex;
+  AllocatorStats c;
+};
+
+struct FreeList : Counted {
   void* head = nullptr;
-  uint64_t allocs = 0, cache_hits = 0, frees = 0, system_allocs = 0, system_frees = 0;
-  uint64_t blocks_in_use = 0, blocks_cached = 0;
 };
 
 struct State {
   std::array<FreeList, kNumClasses> lists;
+  Counted other;
   std::atomic<uint64_t> bytes_cached{0};  // the cap's reservation (counted before a block is pushed)
-  // Requests the caching classes do not describe (the system allocator, caching off):
-  std::mutex other_mutex;
-  uint64_t other_allocs = 0, other_frees = 0, other_bytes_in_use = 0;
 };
 
 State& state() {
@@ -88,6 +81,20 @@ State& state() {
 }
 
 bool caching_on() { return kCachingCompiledIn && config().allocator == AllocatorKind::Caching; }
+
+// A block that comes from or goes back to the system.
+void count_system_alloc(Counted& k, size_t size) {
+  std::lock_guard<std::mutex> lock(k.mutex);
+  ++k.c.allocs;
+  ++k.c.system_allocs;
+  k.c.bytes_in_use += size;
+}
+void count_system_free(Counted& k, size_t size) {
+  std::lock_guard<std::mutex> lock(k.mutex);
+  ++k.c.frees;
+  ++k.c.system_frees;
+  k.c.bytes_in_use -= size;
+}
 
 void* system_alloc(size_t size) {
   void* p = std::aligned_alloc(kCpuAlignment, size);
@@ -113,37 +120,30 @@ void* cpu_try_alloc(size_t bytes) {
   size_t size = cpu_alloc_size(bytes);
   if (size == 0) return nullptr;
   State& st = state();
-  if (!caching_on()) {
-    void* p = system_alloc(size);
-    if (p == nullptr) return nullptr;
-    std::lock_guard<std::mutex> lock(st.other_mutex);
-    ++st.other_allocs;
-    st.other_bytes_in_use += size;
-    return p;
-  }
-  FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
-  void* p = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(list.mutex);
-    p = list.head;
-    if (p != nullptr) {
-      list.head = *static_cast<void**>(p);
-      --list.blocks_cached;
-      ++list.cache_hits;
-      ++list.allocs;
-      ++list.blocks_in_use;
+  Counted* counters = &st.other;
+  if (caching_on()) {
+    FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(list.mutex);
+      p = list.head;
+      if (p != nullptr) {
+        list.head = *static_cast<void**>(p);
+        ++list.c.allocs;
+        ++list.c.cache_hits;
+        list.c.bytes_in_use += size;
+        list.c.bytes_cached -= size;
+        --list.c.blocks_cached;
+      }
     }
+    if (p != nullptr) {
+      st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+      return p;
+    }
+    counters = &list;
   }
-  if (p != nullptr) {
-    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
-    return p;
-  }
-  p = system_alloc(size);
-  if (p == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(list.mutex);
-  ++list.system_allocs;
-  ++list.allocs;
-  ++list.blocks_in_use;
+  void* p = system_alloc(size);
+  if (p != nullptr) count_system_alloc(*counters, size);
   return p;
 }
 
@@ -160,74 +160,58 @@ void cpu_free(void* p, size_t bytes) {
   State& st = state();
   if (!caching_on()) {
     std::free(p);
-    std::lock_guard<std::mutex> lock(st.other_mutex);
-    ++st.other_frees;
-    st.other_bytes_in_use -= size;
+    count_system_free(st.other, size);
     return;
   }
   FreeList& list = st.lists[static_cast<size_t>(size_class(size).index)];
-  const uint64_t before = st.bytes_cached.fetch_add(size, std::memory_order_relaxed);
-  const bool cache = before + size <= config().allocator_cache_bytes;
-  if (!cache) {
-    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);
+  if (st.bytes_cached.fetch_add(size, std::memory_order_relaxed) + size > config().allocator_cache_bytes) {
+    st.bytes_cached.fetch_sub(size, std::memory_order_relaxed);  // over the cap
     std::free(p);
-  }
-  std::lock_guard<std::mutex> lock(list.mutex);
-  ++list.frees;
-  --list.blocks_in_use;
-  if (!cache) {
-    ++list.system_frees;
+    count_system_free(list, size);
     return;
   }
+  std::lock_guard<std::mutex> lock(list.mutex);
   *static_cast<void**>(p) = list.head;
   list.head = p;
-  ++list.blocks_cached;
+  ++list.c.frees;
+  list.c.bytes_in_use -= size;
+  list.c.bytes_cached += size;
+  ++list.c.blocks_cached;
 }
 
 AllocatorStats allocator_stats() {
   State& st = state();
   AllocatorStats s;
-  for (size_t i = 0; i < st.lists.size(); ++i) {
-    FreeList& list = st.lists[i];
-    const uint64_t size = class_size(static_cast<int>(i));
-    std::lock_guard<std::mutex> lock(list.mutex);
-    s.allocs += list.allocs;
-    s.cache_hits += list.cache_hits;
-    s.frees += list.frees;
-    s.system_allocs += list.system_allocs;
-    s.system_frees += list.system_frees;
-    s.bytes_in_use += list.blocks_in_use * size;
-    s.bytes_cached += list.blocks_cached * size;
-    s.blocks_cached += list.blocks_cached;
-  }
-  std::lock_guard<std::mutex> lock(st.other_mutex);
-  s.allocs += st.other_allocs;
-  s.frees += st.other_frees;
-  s.system_allocs += st.other_allocs;
-  s.system_frees += st.other_frees;
-  s.bytes_in_use += st.other_bytes_in_use;
+  auto add = [&s](Counted& k) {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    s.allocs += k.c.allocs;
+    s.cache_hits += k.c.cache_hits;
+    s.frees += k.c.frees;
+    s.system_allocs += k.c.system_allocs;
+    s.system_frees += k.c.system_frees;
+    s.bytes_in_use += k.c.bytes_in_use;
+    s.bytes_cached += k.c.bytes_cached;
+    s.blocks_cached += k.c.blocks_cached;
+  };
+  for (FreeList& list : st.lists) add(list);
+  add(st.other);
   s.cache_limit_bytes = config().allocator_cache_bytes;
   return s;
 }
 
 void empty_cache() {
   State& st = state();
-  for (size_t i = 0; i < st.lists.size(); ++i) {
-    FreeList& list = st.lists[i];
+  for (FreeList& list : st.lists) {
     void* head;
-    uint64_t blocks;
+    uint64_t bytes;
     {
       std::lock_guard<std::mutex> lock(list.mutex);
       head = std::exchange(list.head, nullptr);
-      blocks = std::exchange(list.blocks_cached, 0);
-      list.system_frees += blocks;
+      bytes = std::exchange(list.c.bytes_cached, 0);
+      list.c.system_frees += std::exchange(list.c.blocks_cached, 0);
     }
-    st.bytes_cached.fetch_sub(blocks * class_size(static_cast<int>(i)), std::memory_order_relaxed);
-    while (head != nullptr) {
-      void* next = *static_cast<void**>(head);
-      std::free(head);
-      head = next;
-    }
+    st.bytes_cached.fetch_sub(bytes, std::memory_order_relaxed);
+    while (head != nullptr) std::free(std::exchange(head, *static_cast<void**>(head)));
   }
 }
 

@@ -257,10 +257,8 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
     const ir::TensorType type = ir::infer_types(op, types, attrs).at(0);
     const std::vector<int64_t> out = ir::to_ints(type.sizes);
-    Tensor r = Tensor(make_intrusive<TensorImpl>(
-        make_intrusive<StorageImpl>(static_cast<size_t>(checked_numel(ir::op_name(op), out)) * element_size(type.dtype),
-                                    Device()),
-        type.dtype, out, contiguous_strides(out), 0));
+    (void)checked_numel(ir::op_name(op), out);  // an overflowing product names the op
+    const Tensor r = empty(out, TensorOptions(type.dtype));
     fn(op, inputs, attrs, r);
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
     return {r};

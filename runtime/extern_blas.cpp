@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
+#include "frontend/factories.h"
 #include "runtime/blas_library.h"
 #include "runtime/thread_pool.h"
 
@@ -152,9 +153,7 @@ void extern_matmul(ir::OpKind op, const std::vector<Tensor>& ins, const ir::Attr
   if (dt == ScalarType::Bool)  // PyTorch's CPU kernels have no bool product
     fail(ir::op_name(op), "\"{}\" not implemented for 'Bool'", op == ir::OpKind::mm ? "addmm_impl_cpu_" : "bmm");
   if (dt == ScalarType::Half || dt == ScalarType::BFloat16) {
-    Tensor wide = Tensor(make_intrusive<TensorImpl>(
-        make_intrusive<StorageImpl>(static_cast<size_t>(out.numel()) * sizeof(float), Device()), ScalarType::Float,
-        out.sizes().vec(), contiguous_strides(out.sizes().vec()), 0));
+    const Tensor wide = empty(out.sizes(), TensorOptions(ScalarType::Float));
     if (!blas_matmul(op, a.to(ScalarType::Float), b.to(ScalarType::Float), wide))
       internal_fail("[{}] the f32 product of {} operands was declined", ir::op_name(op), dtype_name(dt));
     Tensor(out).copy_(wide);
