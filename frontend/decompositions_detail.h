@@ -35,6 +35,13 @@ inline ScalarType opmath_dtype(ScalarType t) {
   return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
 }
 
+// The mean and biased variance of x (f32 or f64) over `dims`, both keeping the reduced dims:
+// one pass in f64 over shifted data for f32, two passes for f64 (frontend/decompositions_nn.cpp).
+struct Moments {
+  Tensor mean, var;
+};
+Moments moments(const Tensor& x, const std::vector<int64_t>& dims);
+
 Tensor softmax(const DecompArgs& a);
 Tensor log_softmax(const DecompArgs& a);
 Tensor layer_norm(const DecompArgs& a);

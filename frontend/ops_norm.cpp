@@ -3,7 +3,8 @@
 // Every form reduces to one affine map per element once the statistics are known, as
 // PyTorch's CPU kernels compute it: scale = invstd * weight, shift = bias - mean * scale,
 // out = x * scale + shift, in the compute dtype (f32 for f16/bf16) and cast back. Statistics
-// are two-pass (mean, then the mean of squared deviations). Sizes may be symbolic: the
+// come from decomp::moments (for f32 one pass in f64 over data shifted by a sample, for f64 the
+// two-pass mean of squared deviations). Sizes may be symbolic: the
 // element count behind the unbiased variance is a symbolic scalar, and the size checks guard.
 #include "frontend/ops_norm.h"
 
@@ -83,15 +84,8 @@ Expr count_over(const Tensor& input, const std::vector<int64_t>& dims) {
   return sym_product(sizes);
 }
 
-struct Moments {
-  Tensor mean, var;  // biased variance; both keep the reduced dims
-};
-
-Moments moments(const Tensor& xc, const std::vector<int64_t>& dims) {
-  Tensor mean = xc.mean(dims, /*keepdim=*/true);
-  Tensor centered = xc - mean;
-  return {mean, (centered * centered).mean(dims, /*keepdim=*/true)};
-}
+using decomp::Moments;
+using decomp::moments;
 
 // x * scale + shift with scale = invstd * weight and shift = bias - mean * scale (all broadcast).
 Tensor affine(const Tensor& xc, const Tensor& mean, const Tensor& invstd, const std::optional<Tensor>& weight_b,

@@ -78,6 +78,45 @@ TEST(DecompEager, LayerNormOfAKnownVector) {
   expect_close(h, plain, 1.0 / 1024);
 }
 
+// f32 norms take their statistics in one f64 pass over data shifted by the slice's first
+// element (decomp::moments). Rows far from zero (mean 1e6, spread 1: the textbook
+// E[x^2] - E[x]^2 in f64 loses most digits there, and centering on the f32-rounded mean, off by
+// up to 1/32, biased the variance by ~1e-3) keep mean and rstd within f32 rounding of the f64
+// two-pass statistics of the same f32 values, eagerly and compiled, and for batch_norm too.
+TEST(DecompEager, NormStatisticsOfRowsFarFromZero) {
+  Tensor x = randn({4, 1024}) + 1e6;
+  ASSERT_EQ(x.dtype(), kFloat32);
+  Tensor x64 = x.to(kFloat64);
+  Tensor mean64 = x64.mean({1}, /*keepdim=*/true);
+  Tensor var64 = ((x64 - mean64) * (x64 - mean64)).mean({1}, /*keepdim=*/true);
+  const std::vector<double> want_mean = mean64.flatten().to_vector<double>();
+  const std::vector<double> want_rstd = rsqrt(var64 + 1e-5).flatten().to_vector<double>();
+  auto f = [](const Tensor& t) { return native_layer_norm(t, {1024}, std::nullopt, std::nullopt, 1e-5); };
+  for (bool compiled : {false, true}) {
+    auto [out, mean, rstd] = compiled ? compile(f)(x) : f(x);
+    const std::vector<double> got_mean = mean.to(kFloat64).flatten().to_vector<double>();
+    const std::vector<double> got_rstd = rstd.to(kFloat64).flatten().to_vector<double>();
+    for (size_t r = 0; r < 4; ++r) {
+      EXPECT_NEAR(got_mean[r], want_mean[r], 1e6 * 6e-8) << "row " << r << (compiled ? " compiled" : " eager");
+      EXPECT_NEAR(got_rstd[r], want_rstd[r], 1e-6 * want_rstd[r]) << "row " << r << (compiled ? " compiled" : " eager");
+    }
+  }
+  // batch_norm in training mode: each channel's statistics over [N, H, W].
+  Tensor y = randn({2, 3, 16, 16}) + 1e6;
+  Tensor y64 = y.to(kFloat64);
+  Tensor ym = y64.mean({0, 2, 3});
+  Tensor yv = ((y64 - ym.view({1, 3, 1, 1})) * (y64 - ym.view({1, 3, 1, 1}))).mean({0, 2, 3});
+  auto [out, save_mean, save_invstd] =
+      native_batch_norm(y, std::nullopt, std::nullopt, std::nullopt, std::nullopt, /*training=*/true, 0.1, 1e-5);
+  const std::vector<double> bm = save_mean.to(kFloat64).to_vector<double>(), wm = ym.to_vector<double>();
+  const std::vector<double> bi = save_invstd.to(kFloat64).to_vector<double>(),
+                            wi = rsqrt(yv + 1e-5).to_vector<double>();
+  for (size_t c = 0; c < 3; ++c) {
+    EXPECT_NEAR(bm[c], wm[c], 1e6 * 6e-8) << "channel " << c;
+    EXPECT_NEAR(bi[c], wi[c], 1e-6 * wi[c]) << "channel " << c;
+  }
+}
+
 TEST(DecompEager, RmsNorm) {
   Tensor x = mk<float>({1, 2, 3, 4});
   expect_close(rms_norm(x, {4}), {0.3651483687681722, 0.7302967375363444, 1.0954451063045167, 1.4605934750726888},
