@@ -2,11 +2,12 @@
 // rms_norm, gelu, silu, relu, mean and var.
 //
 // Each reads like the math and follows PyTorch's numerics: f16/bf16 inputs compute in f32
-// (opmath_dtype) and cast the result back, softmax subtracts the row maximum, var uses the
-// two-pass (x - mean)^2 form, layer_norm (and ops_norm.cpp's norms) take moments(): for f32 one
-// pass in f64 over shifted data, rms_norm multiplies by its weight after casting
-// back as at::rms_norm does. A reduction over an empty dim list reduces nothing (IR
-// semantics), which only a rank-0 input produces from the frontend.
+// (opmath_dtype) and cast the result back, softmax subtracts the row maximum, var and
+// layer_norm (and ops_norm.cpp's norms, through moments()) take their statistics from
+// deviations() (for f32 one pass in f64 over shifted data, for f64 the two-pass (x - mean)^2
+// form), rms_norm multiplies by its weight after casting back as at::rms_norm does. A reduction
+// over an empty dim list reduces nothing (IR semantics), which only a rank-0 input produces from
+// the frontend.
 #include "frontend/factories.h"
 #include "frontend/ops.h"
 #include "frontend/ops_nn.h"
@@ -36,11 +37,15 @@ ir::Expr count(const Tensor& x, const std::vector<int64_t>& dims) {
   return n;
 }
 
-// Mean over `dims` (keepdim), computed as sum / count; a symbolic count is read at run time.
+// t / n in t's dtype; a symbolic count is read at run time.
+Tensor divide_by_count(const Tensor& t, const ir::Expr& n) {
+  if (auto c = n.maybe_const()) return t / Scalar(*c);
+  return t / sym_scalar_tensor(n, t.dtype(), t.device());
+}
+
+// Mean over `dims`, computed as sum / count.
 Tensor mean_dims(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  const ir::Expr n = count(x, dims);
-  if (auto c = n.maybe_const()) return sum_dims(x, dims, keepdim) / Scalar(*c);
-  return sum_dims(x, dims, keepdim) / sym_scalar_tensor(n, x.dtype(), x.device());
+  return divide_by_count(sum_dims(x, dims, keepdim), count(x, dims));
 }
 
 // The trailing dims that normalized_shape covers.
@@ -53,40 +58,43 @@ std::vector<int64_t> trailing_dims(const Tensor& x, size_t k) {
 // x shifted by its maximum along dim (so exp cannot overflow); x must have elements on dim.
 Tensor shifted(const Tensor& x, int64_t dim) { return x - amax(x, {dim}, /*keepdim=*/true); }
 
-}  // namespace
+// The mean of x over `dims` and the sum of squared deviations from it, both keepdim. An f32 x
+// (f16 and bf16 compute in f32) takes one pass in f64 over the data shifted by its slice's
+// first element K: s1 = sum(x - K), s2 = sum((x - K)^2), mean = K + s1/n, ss = s2 - s1 s1/n
+// (returned in f64, for the caller to divide before it rounds). The two sums read x
+// independently, so a row kernel no longer waits for the mean before it starts the second sum
+// (layer_norm [64, 64]: its kernel alone 2.26 -> 1.74 us on this host). f64 holds the squares of
+// f32 values exactly and the shift removes the cancellation of the textbook E[x^2] - E[x]^2 (K is
+// a sample of the slice, so |mean - K| is of the order of the spread): the error stays below the
+// two-pass form's, which centred on the mean rounded to f32 (docs/decisions.md). An f64 x keeps
+// the two-pass form (f64 has no wider type to take the cancellation), as does an empty slice.
+struct Deviations {
+  Tensor mean, ss;
+};
 
-// Mean and (population) variance over `dims`, keepdim, in x's dtype. An f32 x (f16 and bf16
-// compute in f32) takes one pass in f64 over the data shifted by its slice's first element K:
-// s1 = sum(x - K), s2 = sum((x - K)^2), mean = K + s1/n, var = (s2 - s1 s1/n)/n. The two sums
-// read x independently, so a row kernel no longer waits for the mean before it starts the
-// second sum (layer_norm [64, 64]: its kernel alone 2.26 -> 1.74 us on this host). f64 holds the
-// squares of f32 values exactly and the shift removes the cancellation of the textbook
-// E[x^2] - E[x]^2 (K is a sample of the slice, so |mean - K| is of the order of the spread):
-// the error stays below the two-pass form's, which rounds the mean to f32 before centering. An
-// f64 x keeps the two-pass form (f64 has no wider type to take the cancellation), as does an
-// empty slice.
-Moments moments(const Tensor& x, const std::vector<int64_t>& dims) {
+Deviations deviations(const Tensor& x, const std::vector<int64_t>& dims) {
   bool empty = dims.empty();
   for (int64_t d : dims) empty = empty || ir::sym_eq(sym_size(x, d), ir::Expr(0));
   if (x.dtype() != kFloat32 || empty) {
     Tensor mean = mean_dims(x, dims, /*keepdim=*/true);
     Tensor centered = x - mean;
-    return {mean, mean_dims(centered * centered, dims, /*keepdim=*/true)};
+    return {mean, sum_dims(centered * centered, dims, /*keepdim=*/true)};
   }
   Tensor k = x;
   for (int64_t d : dims) k = k.narrow(d, 0, 1);
   const Tensor k64 = k.to(kFloat64);
   const Tensor d = x.to(kFloat64) - k64;
-  const ir::Expr n = count(x, dims);
-  auto per_n = [&](const Tensor& t) {
-    if (auto c = n.maybe_const()) return t / Scalar(*c);
-    return t / sym_scalar_tensor(n, kFloat64, x.device());
-  };
   const Tensor s1 = sum_dims(d, dims, /*keepdim=*/true);
   const Tensor s2 = sum_dims(d * d, dims, /*keepdim=*/true);
-  const Tensor shift = per_n(s1);
-  const Tensor var = clamp_min(per_n(s2 - s1 * shift), 0);
-  return {(k64 + shift).to(kFloat32), var.to(kFloat32)};
+  const Tensor shift = divide_by_count(s1, count(x, dims));
+  return {(k64 + shift).to(kFloat32), clamp_min(s2 - s1 * shift, 0)};
+}
+
+}  // namespace
+
+Moments moments(const Tensor& x, const std::vector<int64_t>& dims) {
+  const Deviations d = deviations(x, dims);
+  return {d.mean, divide_by_count(d.ss, count(x, dims)).to(x.dtype())};
 }
 
 // softmax(x)_i = exp(x_i - max x) * (1 / sum_j exp(x_j - max x))
@@ -196,8 +204,8 @@ Tensor var(const DecompArgs& a) {
   const std::vector<int64_t>& dims = a.attr<std::vector<int64_t>>("dims");
   const double correction = a.attr<Scalar>("correction").to_double();
   Tensor xc = x.to(opmath_dtype(x.dtype()));
-  Tensor centered = xc - mean_dims(xc, dims, /*keepdim=*/true);
-  Tensor ss = sum_dims(centered * centered, dims, a.attr<bool>("keepdim"));
+  Tensor ss = deviations(xc, dims).ss;
+  if (!a.attr<bool>("keepdim") && !dims.empty()) ss = ss.squeeze(dims);
   const ir::Expr n = count(x, dims);
   if (!n.is_const() && correction == std::floor(correction) && std::fabs(correction) < 1e15) {
     // A symbolic count: max(n - correction, 0) is read at run time.

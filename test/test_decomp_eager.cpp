@@ -82,7 +82,7 @@ TEST(DecompEager, LayerNormOfAKnownVector) {
 // element (decomp::moments). Rows far from zero (mean 1e6, spread 1: the textbook
 // E[x^2] - E[x]^2 in f64 loses most digits there, and centering on the f32-rounded mean, off by
 // up to 1/32, biased the variance by ~1e-3) keep mean and rstd within f32 rounding of the f64
-// two-pass statistics of the same f32 values, eagerly and compiled, and for batch_norm too.
+// two-pass statistics of the same f32 values, eagerly and compiled, for var and batch_norm too.
 TEST(DecompEager, NormStatisticsOfRowsFarFromZero) {
   Tensor x = randn({4, 1024}) + 1e6;
   ASSERT_EQ(x.dtype(), kFloat32);
@@ -100,6 +100,15 @@ TEST(DecompEager, NormStatisticsOfRowsFarFromZero) {
       EXPECT_NEAR(got_mean[r], want_mean[r], 1e6 * 6e-8) << "row " << r << (compiled ? " compiled" : " eager");
       EXPECT_NEAR(got_rstd[r], want_rstd[r], 1e-6 * want_rstd[r]) << "row " << r << (compiled ? " compiled" : " eager");
     }
+  }
+  // var and std (unbiased) take the same statistics.
+  const std::vector<double> want_var =
+      (((x64 - mean64) * (x64 - mean64)).sum({1}) / 1023.0).to_vector<double>();
+  for (bool compiled : {false, true}) {
+    auto g = [](const Tensor& t) { return t.var({1}); };
+    const std::vector<double> got = (compiled ? compile(g)(x) : g(x)).to(kFloat64).to_vector<double>();
+    for (size_t r = 0; r < 4; ++r)
+      EXPECT_NEAR(got[r], want_var[r], 1e-6 * want_var[r]) << "var row " << r << (compiled ? " compiled" : " eager");
   }
   // batch_norm in training mode: each channel's statistics over [N, H, W].
   Tensor y = randn({2, 3, 16, 16}) + 1e6;
