@@ -14,7 +14,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -263,6 +265,33 @@ TEST(CompileResults, InPlaceUpdateOfACapturedTensorSharingMemoryIsRefused) {
   EXPECT_EQ(e.rfind("[copy_] in-place update of a captured tensor", 0), 0u) << e;
 }
 
+// got equals want element by element: NaN where want has NaN, infinities exactly, finite
+// values within rtol (relative, plus as much absolute).
+void expect_matches(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
+  const std::vector<double> vg = got.to(kFloat64).flatten().to_vector<double>();
+  const std::vector<double> vw = want.to(kFloat64).flatten().to_vector<double>();
+  ASSERT_EQ(vg.size(), vw.size()) << what;
+  for (size_t i = 0; i < vw.size(); ++i) {
+    if (std::isnan(vw[i])) {
+      EXPECT_TRUE(std::isnan(vg[i])) << what << "[" << i << "] = " << vg[i] << ", expected NaN";
+    } else if (std::isinf(vw[i])) {
+      EXPECT_EQ(vg[i], vw[i]) << what << "[" << i << "]";
+    } else {
+      EXPECT_NEAR(vg[i], vw[i], rtol * (1 + std::fabs(vw[i]))) << what << "[" << i << "]";
+    }
+  }
+}
+
+// Every output of two tuple results matches (expect_matches), named in order by `names`.
+template <typename... T>
+void expect_all_match(const std::tuple<T...>& got, const std::tuple<T...>& want, double rtol,
+                      const std::vector<std::string>& names, const std::string& what) {
+  ASSERT_EQ(names.size(), sizeof...(T));
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (expect_matches(std::get<I>(got), std::get<I>(want), rtol, names[I] + what), ...);
+  }(std::index_sequence_for<T...>{});
+}
+
 // Float max/min reductions fold with maxnum/minnum and a separate NaN flag (codegen_cpu's
 // emit_stage): a NaN anywhere in a row, in the vector body or the remainder, gives NaN, as the
 // interpreter's (and PyTorch's) amax/amin do; infinities are ordinary values. 1000 columns
@@ -284,25 +313,8 @@ TEST(CompileResults, MaxAndMinReductionsPropagateNaNFromAnyPosition) {
   CompileOptions ref_opts;
   ref_opts.backend = "interpreter";
   const auto want = compile(fn, ref_opts)(x);
-  auto same = [](const Tensor& a, const Tensor& b, const char* what) {
-    const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
-    ASSERT_EQ(va.size(), vb.size()) << what;
-    for (size_t i = 0; i < va.size(); ++i) {
-      if (std::isnan(vb[i])) {
-        EXPECT_TRUE(std::isnan(va[i])) << what << "[" << i << "] = " << va[i] << ", expected NaN";
-      } else if (std::isinf(vb[i])) {
-        EXPECT_EQ(va[i], vb[i]) << what << "[" << i << "]";
-      } else {
-        EXPECT_NEAR(va[i], vb[i], 1e-5 * (1 + std::fabs(vb[i]))) << what << "[" << i << "]";
-      }
-    }
-  };
-  same(std::get<0>(got), std::get<0>(want), "amax(1)");
-  same(std::get<1>(got), std::get<1>(want), "amin(1)");
-  same(std::get<2>(got), std::get<2>(want), "softmax(-1).sum(1)");
-  same(std::get<3>(got), std::get<3>(want), "logsumexp(1)");
-  same(std::get<4>(got), std::get<4>(want), "amax()");
-  same(std::get<5>(got), std::get<5>(want), "amin(0)");
+  expect_all_match(got, want, 1e-5, {"amax(1)", "amin(1)", "softmax(-1).sum(1)", "logsumexp(1)", "amax()", "amin(0)"},
+                   "");
   const std::vector<float> mx = std::get<0>(got).to_vector<float>();
   EXPECT_FALSE(std::isnan(mx[0]));
   for (int r = 1; r <= 3; ++r) EXPECT_TRUE(std::isnan(mx[static_cast<size_t>(r)])) << "row " << r;
@@ -336,25 +348,7 @@ TEST(CompileResults, RowReductionsAgreeAtEveryTailLength) {
     for (auto* f : {&fixed, &dynamic}) {
       const auto got = (*f)(x);
       const std::string what = fmt::format("n = {}, {}", n, f == &fixed ? "static" : "dynamic");
-      auto check = [&](const Tensor& g, const Tensor& w, const char* name) {
-        const Tensor g64 = g.to(kFloat64), w64 = w.to(kFloat64);
-        const std::vector<double> vg = g64.to_vector<double>(), vw = w64.to_vector<double>();
-        ASSERT_EQ(vg.size(), vw.size()) << name << ", " << what;
-        for (size_t i = 0; i < vg.size(); ++i) {
-          if (std::isnan(vw[i])) {
-            EXPECT_TRUE(std::isnan(vg[i])) << name << "[" << i << "], " << what << ": " << vg[i];
-          } else {
-            EXPECT_NEAR(vg[i], vw[i], 2e-6 * (1 + std::fabs(vw[i]))) << name << "[" << i << "], " << what;
-          }
-        }
-      };
-      check(std::get<0>(got), std::get<0>(want), "sum");
-      check(std::get<1>(got), std::get<1>(want), "amax");
-      check(std::get<2>(got), std::get<2>(want), "amin");
-      check(std::get<3>(got), std::get<3>(want), "softmax");
-      check(std::get<4>(got), std::get<4>(want), "logsumexp");
-      check(std::get<5>(got), std::get<5>(want), "sum f64");
-      check(std::get<6>(got), std::get<6>(want), "var");
+      expect_all_match(got, want, 2e-6, {"sum", "amax", "amin", "softmax", "logsumexp", "sum f64", "var"}, ", " + what);
     }
   }
   EXPECT_EQ(fixed.stats().compiles, 13);
