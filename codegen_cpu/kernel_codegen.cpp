@@ -73,6 +73,10 @@ struct LoopHint {
 // 16 f32 lanes x 4 accumulators on AVX-512, 8 x 4 on AVX2 divides it).
 constexpr int64_t kTailChunk = 64;
 
+// Rows an outer reduction (a column sum) adds into its tile of accumulators per pass (emit_tiled).
+constexpr int64_t kTileRows = 4;
+static_assert(kTileRows == 4, "emit_tiled groups rows with a shift by 2 and a pairwise combine of four");
+
 class KernelGen {
  public:
   KernelGen(llvm::Module& m, const ir::Kernel& k) : C_(m.getContext()), M_(m), B_(C_), E_{B_, m}, k_(k) {}
@@ -360,14 +364,35 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     loop(c64(0), n, [&](llvm::Value* j) {
       B_.CreateStore(reduce_identity(E_, red.reduce_op, red.acc_dtype), B_.CreateGEP(ty, acc, j));
     });
-    nest(red.extents, ir::stage_var, 0, [&] {
-      loop(c64(0), n, [&](llvm::Value* j) {
-        syms_[last] = B_.CreateAdd(t0, j);
-        for (const ir::KInst& in : red.body) emit_inst(in);
-        llvm::Value* slot = B_.CreateGEP(ty, acc, j);
-        B_.CreateStore(reduce_combine(E_, red.reduce_op, red.acc_dtype, B_.CreateLoad(ty, slot), vals_.at(red.yield)),
-                       slot);
+    // The innermost reduction extent (the rows) runs kTileRows rows per pass over the tile: each
+    // accumulator is loaded and stored once per group of rows, and the rows' values combine
+    // pairwise first. Then the remaining rows one at a time.
+    const std::vector<Expr> outer(red.extents.begin(), red.extents.end() - 1);
+    const std::string row = ir::stage_var(red.extents.size() - 1);
+    auto combine = [&](llvm::Value* a, llvm::Value* x) { return reduce_combine(E_, red.reduce_op, red.acc_dtype, a, x); };
+    // The yield of the body at column j of the tile and row r.
+    auto value_at = [&](llvm::Value* j, llvm::Value* r) {
+      syms_[row] = r;
+      syms_[last] = B_.CreateAdd(t0, j);
+      for (const ir::KInst& in : red.body) emit_inst(in);
+      return vals_.at(red.yield);
+    };
+    auto accumulate = [&](llvm::Value* j, llvm::Value* x) {
+      llvm::Value* slot = B_.CreateGEP(ty, acc, j);
+      B_.CreateStore(combine(B_.CreateLoad(ty, slot), x), slot);
+    };
+    nest(outer, ir::stage_var, 0, [&] {
+      llvm::Value* rows = expr(red.extents.back());
+      llvm::Value* grouped = B_.CreateAnd(rows, c64(-kTileRows));
+      loop(c64(0), B_.CreateLShr(grouped, c64(2)), [&](llvm::Value* g) {
+        llvm::Value* r0 = B_.CreateShl(g, c64(2));
+        loop(c64(0), n, [&](llvm::Value* j) {
+          llvm::Value* v[kTileRows];
+          for (int64_t u = 0; u < kTileRows; ++u) v[u] = value_at(j, B_.CreateAdd(r0, c64(u)));
+          accumulate(j, combine(combine(v[0], v[1]), combine(v[2], v[3])));
+        });
       });
+      loop(grouped, rows, [&](llvm::Value* r) { loop(c64(0), n, [&](llvm::Value* j) { accumulate(j, value_at(j, r)); }); });
     });
     loop(c64(0), n, [&](llvm::Value* j) {
       syms_[last] = B_.CreateAdd(t0, j);

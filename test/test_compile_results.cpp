@@ -355,6 +355,27 @@ TEST(CompileResults, RowReductionsAgreeAtEveryTailLength) {
   EXPECT_LE(dynamic.stats().compiles, 3);  // n = 1 and n = 2.. specialize, then one symbolic entry
 }
 
+// Column reductions (over outer dims) add kTileRows = 4 input rows into their tile of
+// accumulators per pass, then the remaining rows one by one (codegen_cpu's emit_tiled). Every
+// row count around the grouping, over one outer dim and over two, agrees with the interpreter,
+// and a NaN in the last (ungrouped) row propagates.
+TEST(CompileResults, ColumnReductionsAgreeAtEveryRowCount) {
+  auto fn = [](const Tensor& t) {
+    return std::make_tuple(t.sum({0}), t.amax({0}), t.amin({0}), t.sum({0, 1}), t.to(kFloat64).sum({0}),
+                           t.mean({0}));
+  };
+  CompileOptions ref_opts;
+  ref_opts.backend = "interpreter";
+  auto ref = compile(fn, ref_opts);
+  auto compiled = compile(fn);
+  for (int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9, 13}) {
+    Tensor x = randn({rows, 3, 300});
+    x.data_ptr<float>()[(rows - 1) * 900 + 5] = std::numeric_limits<float>::quiet_NaN();
+    expect_all_match(compiled(x), ref(x), 2e-6, {"sum(0)", "amax(0)", "amin(0)", "sum(0, 1)", "sum f64", "mean(0)"},
+                     fmt::format(", rows = {}", rows));
+  }
+}
+
 TEST(CompileResults, UnknownBackendIsAnErrorNamingIt) {
   CompileOptions o;
   o.backend = "tpu";
