@@ -4,10 +4,11 @@
 // operand nodes, and is never freed, so equal expressions share one pointer. make_expr is the
 // only place that builds composite nodes: it folds constants, flattens and orders sums and
 // products (constants first, then a structural order that never looks at pointer values),
-// collects like terms, pulls multiples of the divisor out of // and %, and folds comparisons
-// and min/max whose operands differ by a constant. Integer arithmetic wraps (two's
-// complement) rather than invoking undefined behaviour; // and % follow Python. min, max, ==
-// and != order their operands structurally with a constant last, so min(s0, 8) reads as written.
+// collects like terms (and d*(x // d) + x % d back into x), pulls multiples of the divisor out
+// of // and %, and folds comparisons and min/max whose operands differ by a constant. Integer
+// arithmetic wraps (two's complement) rather than invoking undefined behaviour; // and % follow
+// Python. min, max, == and != order their operands structurally with a constant last, so
+// min(s0, 8) reads as written.
 // The rewrites hold over mathematical integers: + - * agree with wrapped evaluation always, but
 // where an intermediate overflows, // % min max and comparisons may not ((s0 - 5) % 3 becomes
 // (s0 + 1) % 3, which differs at s0 = INT64_MAX). test_ir_expr_fuzz.cpp checks both.
@@ -167,6 +168,27 @@ Expr simplify_add(const std::vector<Expr>& in) {
   };
   for (const Expr& e : in)
     for (const Expr& t : terms_of(e)) add_term(t);
+  // k*d*(x // d) + k*(x % d) == k*x (floor division and Python's %, any d != 0), where x % d may
+  // have simplified further ((s0 % 64) % 8 is s0 % 8): the index of a view that splits dims and
+  // merges them back (a reshape of a reshape) returns to the flat index instead of a division
+  // and a remainder per element.
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Expr q = terms[i].first;
+    const int64_t kq = terms[i].second;
+    if (q.kind() != ExprKind::FloorDiv || !q.operands()[1].is_const() || kq == 0) continue;
+    const Expr x = q.operands()[0], d = q.operands()[1];
+    if (d.as_const() == 0 || kq % d.as_const() != 0) continue;
+    const int64_t k = kq / d.as_const();
+    const Expr m = make_expr(ExprKind::Mod, {x, d});
+    for (auto& [base, km] : terms) {
+      if (km != k || base != m) continue;
+      km = 0;
+      terms[i].second = 0;
+      for (const Expr& t : terms_of(make_expr(ExprKind::Mul, {Expr(k), x}))) add_term(t);
+      i = static_cast<size_t>(-1);  // the new terms may complete another pair: look again
+      break;
+    }
+  }
   std::stable_sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return less(x.first, y.first); });
   std::vector<Expr> ops;
   if (c != 0) ops.push_back(Expr(c));
@@ -272,7 +294,13 @@ Expr simplify_mod(const Expr& a, const Expr& b) {
       s.rest.push_back(Expr(reduced));
       return make_expr(ExprKind::Mod, {make_expr(ExprKind::Add, std::move(s.rest)), b});
     }
-    if (a.kind() == ExprKind::Mod && a.operands()[1] == b) return a;  // (x % d) % d
+    // (x % e) % d == x % d when d divides e: x % e differs from x by a multiple of e.
+    if (a.kind() == ExprKind::Mod) {
+      if (auto e = a.operands()[1].maybe_const(); e && *e % d == 0) {
+        if (*e == d) return a;
+        return make_expr(ExprKind::Mod, {a.operands()[0], b});
+      }
+    }
   }
   return ExprInterner::raw(ExprKind::Mod, {a, b});
 }

@@ -162,6 +162,23 @@ TEST(ExprSimplify, DistributesConstantsAndDivisions) {
   EXPECT_EQ(floordiv(s0 + 1, 2).kind(), ExprKind::FloorDiv);
 }
 
+// d*(x // d) + x % d is x for any integer x and d != 0 (floor division, Python's %): a view that
+// splits a dim and merges it back indexes with the flat index again.
+TEST(ExprSimplify, QuotientAndRemainderRecombine) {
+  const Expr x = s0 + 1024 * s1;
+  EXPECT_EQ(4096 * floordiv(x, 4096) + mod(x, 4096), x);
+  EXPECT_EQ(mod(x, 4096) + 4096 * floordiv(x, 4096) + 7, x + 7);
+  EXPECT_EQ(3 * (8 * floordiv(s0, 8) + mod(s0, 8)), 3 * s0);
+  EXPECT_EQ(-3 * floordiv(s0, -3) + mod(s0, -3), s0);
+  // Nested: the inner pair recombines, then the outer one.
+  EXPECT_EQ(64 * floordiv(s0, 64) + 8 * floordiv(mod(s0, 64), 8) + mod(s0, 8), s0);
+  // Coefficients that do not match, or different operands, stay.
+  EXPECT_EQ((2 * floordiv(s0, 4) + mod(s0, 4)).kind(), ExprKind::Add);
+  EXPECT_EQ((4 * floordiv(s0, 4) + mod(s1, 4)).kind(), ExprKind::Add);
+  for (int64_t v : {-9, -1, 0, 5, 4095, 4096, 123457})
+    EXPECT_EQ((64 * floordiv(s0, 64) + 8 * floordiv(mod(s0, 64), 8) + mod(s0, 8)).evaluate({{"s0", v}}), v);
+}
+
 // ---- evaluation, substitution ------------------------------------------------------------
 
 TEST(ExprEval, PythonFloorDivAndModOnNegatives) {
