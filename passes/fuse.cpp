@@ -217,7 +217,7 @@ FusionGroup Fuser::try_group(const Value* v) {
         // The partials read the input at a flat chunk index: no reduce stage can fuse there.
         grp.kind = GroupKind::SplitReduction;
         GroupWalk walk(mem_, nullptr, {});
-        walk.eval(v->producer()->input(0), split_layout(dom.sizes, opts_.hints).partial_index(dom.sizes));
+        walk.eval(v->producer()->input(0), split_layout(dom.sizes, opts_.hints, opts_.split_by_columns).partial_index(dom.sizes));
         grp.nodes = walk.nodes(index_);
         grp.nodes.push_back(index_.at(v->producer()));
         std::sort(grp.nodes.begin(), grp.nodes.end());

@@ -496,7 +496,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
   const ReduceInfo ri = reduce_info(n);
   const ScalarType out_dt = v->type().dtype;
   const ScalarType in_dt = n->input(0)->type().dtype;
-  const SplitLayout layout = split_layout(ri.dom.sizes, opts_.hints);
+  const SplitLayout layout = split_layout(ri.dom.sizes, opts_.hints, opts_.split_by_columns);
   // Partial buffer: one value per chunk, in the accumulation dtype.
   const ScalarType acc = accumulate_dtype(ri.op, in_dt, out_dt);
   PlanBuffer pb;
@@ -506,7 +506,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
   plan_.buffers.push_back(pb);
   const int partial = static_cast<int>(plan_.buffers.size() - 1);
 
-  {  // partials: grid [chunks], each reducing a contiguous run of the input
+  {  // partials: grid [chunks], each reducing a row, a column or a contiguous run of the input
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.covered.insert(n);
     kb.kernel().grid = {layout.chunks};
@@ -514,6 +514,10 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
     int x = kb.eval(n->input(0), layout.partial_index(ri.dom.sizes));
     x = kb.accumulator_input(ri.op, x, in_dt, out_dt);
     kb.store_stage(partial, ir::grid_expr(0), kb.finish_reduce(ri.op, x, acc), acc);
+    // Column partials: the reduction over dim 0 runs on the column-sum schedule.
+    if (layout.by_columns)
+      kb.kernel().schedule.outer_reduction_tile =
+          std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / static_cast<int64_t>(element_size(acc)));
     add_kernel(kb, grp);
   }
   {  // final: one reduce over the partials, in a fixed order

@@ -33,6 +33,13 @@ struct LowerOptions {
   // accumulators, which must stay in the fastest cache. The CPU backend passes half the host's
   // L1 data cache.
   int64_t outer_reduction_tile_bytes = 16 << 10;
+  // A full reduction of an input with a long dim 0 and at least kColumnSplitMin elements per
+  // row splits into column partials (a reduction over dim 0 on the tiled schedule above, then
+  // one over the partials) instead of one partial per row. The CPU backend sets it: the tiled
+  // kernel reads four rows at once, which this host streams faster than one row per thread
+  // (docs/compiler.md: a [4096, 4096] sum, 2.36 ms as row partials against 2.0 ms as columns).
+  // A GPU would get one thread per column from it.
+  bool split_by_columns = false;
   // Symbolic plans: the value each size symbol had when the graph was traced. Only
   // performance choices read them (split a full reduction, its chunk count); every size
   // the generated code depends on stays symbolic, so the plan is correct for all values.

@@ -97,19 +97,26 @@ std::optional<int64_t> hinted_numel(const std::vector<Expr>& sizes, const std::m
   return hinted(n, hints);
 }
 
-SplitLayout split_layout(const std::vector<Expr>& sizes, const std::map<std::string, int64_t>& hints) {
+SplitLayout split_layout(const std::vector<Expr>& sizes, const std::map<std::string, int64_t>& hints,
+                         bool columns) {
   SplitLayout l;
   l.total = 1;
   for (const Expr& e : sizes) l.total = l.total * e;
-  l.by_rows = sizes.size() >= 2 && hinted(sizes[0], hints).value_or(0) >= 16;
-  l.chunks = l.by_rows ? sizes[0]
-                       : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(l.total, hints).value_or(0) / 16384)));
+  Expr inner = 1;
+  for (size_t d = 1; d < sizes.size(); ++d) inner = inner * sizes[d];
+  const bool long_rows = sizes.size() >= 2 && hinted(sizes[0], hints).value_or(0) >= 16;
+  l.by_columns = columns && long_rows && hinted(inner, hints).value_or(0) >= kColumnSplitMin;
+  l.by_rows = long_rows && !l.by_columns;
+  l.chunks = l.by_columns ? inner
+             : l.by_rows  ? sizes[0]
+                          : Expr(std::min<int64_t>(256, std::max<int64_t>(1, hinted(l.total, hints).value_or(0) / 16384)));
   l.chunk = l.total.is_const() ? Expr((l.total.as_const() + l.chunks.as_const() - 1) / l.chunks.as_const())
                                : ir::floordiv(l.total + l.chunks - 1, l.chunks);
   return l;
 }
 
 std::vector<Expr> SplitLayout::partial_extents(const std::vector<Expr>& sizes) const {
+  if (by_columns) return {sizes[0]};
   if (by_rows) return std::vector<Expr>(sizes.begin() + 1, sizes.end());
   // Static sizes: no chunk is empty. Symbolic: a chunk past the end has length 0.
   Expr len = ir::min(chunk, total - ir::grid_expr(0) * chunk);
@@ -119,6 +126,11 @@ std::vector<Expr> SplitLayout::partial_extents(const std::vector<Expr>& sizes) c
 
 std::vector<Expr> SplitLayout::partial_index(const std::vector<Expr>& sizes) const {
   const std::vector<Expr> ext = partial_extents(sizes);
+  if (by_columns) {
+    std::vector<Expr> idx{ir::stage_expr(0)};
+    for (const Expr& i : unravel(ir::grid_expr(0), std::vector<Expr>(sizes.begin() + 1, sizes.end()))) idx.push_back(i);
+    return idx;
+  }
   if (by_rows) {
     std::vector<Expr> idx{ir::grid_expr(0)};
     for (size_t i = 0; i < ext.size(); ++i) idx.push_back(loop_var(ext[i], ir::stage_expr(i)));

@@ -51,10 +51,14 @@ std::optional<int64_t> hinted_numel(const std::vector<ir::Expr>& sizes, const st
 // How a full reduction of an input of `sizes` splits into partials (a split group): over dim 0
 // when it is long enough (each partial reduces the inner dims with plain index arithmetic),
 // else over a fixed number of chunks of the flattened input, each ceil(total / chunks) long
-// (the last ones shorter or empty). With symbolic sizes the choice and the chunk count come
-// from the hints; the lengths stay symbolic.
+// (the last ones shorter or empty). With `columns` allowed and rows of at least
+// kColumnSplitMin elements, each partial is instead a column: it reduces dim 0 at one point of
+// the inner dims. With symbolic sizes the choice and the chunk count come from the hints; the
+// lengths stay symbolic.
+inline constexpr int64_t kColumnSplitMin = 4096;
 struct SplitLayout {
   bool by_rows = false;
+  bool by_columns = false;
   ir::Expr total;   // elements of the input
   ir::Expr chunks;  // partials (the partial kernel's grid)
   ir::Expr chunk;   // elements per partial (flat layout)
@@ -62,6 +66,7 @@ struct SplitLayout {
   std::vector<ir::Expr> partial_extents(const std::vector<ir::Expr>& sizes) const;
   std::vector<ir::Expr> partial_index(const std::vector<ir::Expr>& sizes) const;
 };
-SplitLayout split_layout(const std::vector<ir::Expr>& sizes, const std::map<std::string, int64_t>& hints);
+SplitLayout split_layout(const std::vector<ir::Expr>& sizes, const std::map<std::string, int64_t>& hints,
+                         bool columns);
 
 }  // namespace kiln::passes

@@ -62,6 +62,7 @@ class CpuBackend final : public Backend {
   void lower(Compilation& c) const override {
     passes::LowerOptions lo;
     lo.outer_reduction_tile_bytes = host_l1d_bytes() / 2;
+    lo.split_by_columns = true;
     // A user's lowering first, then kiln's library kernels (runtime/extern_kernels.h): every
     // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {

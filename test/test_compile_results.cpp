@@ -376,6 +376,26 @@ TEST(CompileResults, ColumnReductionsAgreeAtEveryRowCount) {
   }
 }
 
+// A full reduction of rows of 4096 or more elements splits into column partials on the CPU
+// (passes' split_by_columns, 20_split_by_columns.kir): every row count around the four-row
+// grouping, static and symbolic, agrees with the interpreter, and a NaN propagates.
+TEST(CompileResults, FullReductionsSplitByColumnsAgree) {
+  auto fn = [](const Tensor& t) { return std::make_tuple(t.sum(), t.amax(), t.amin(), t.to(kFloat64).sum()); };
+  CompileOptions ref_opts, dyn_opts;
+  ref_opts.backend = "interpreter";
+  dyn_opts.dynamic = Dynamic::True;
+  auto ref = compile(fn, ref_opts);
+  auto fixed = compile(fn);
+  auto dynamic = compile(fn, dyn_opts);
+  for (int64_t rows : {16, 17, 18, 19, 23}) {
+    Tensor x = randn({rows, 4100});
+    for (auto* f : {&fixed, &dynamic})
+      expect_all_match((*f)(x), ref(x), 2e-6, {"sum", "amax", "amin", "sum f64"}, fmt::format(", rows = {}", rows));
+    x.data_ptr<float>()[(rows - 1) * 4100 + 4099] = std::numeric_limits<float>::quiet_NaN();
+    expect_all_match(dynamic(x), ref(x), 2e-6, {"sum", "amax", "amin", "sum f64"}, fmt::format(", NaN, rows = {}", rows));
+  }
+}
+
 TEST(CompileResults, UnknownBackendIsAnErrorNamingIt) {
   CompileOptions o;
   o.backend = "tpu";
