@@ -75,7 +75,6 @@ constexpr int64_t kTailChunk = 64;
 
 // Rows an outer reduction (a column sum) adds into its tile of accumulators per pass (emit_tiled).
 constexpr int64_t kTileRows = 4;
-static_assert(kTileRows == 4, "emit_tiled groups rows with a shift by 2 and a pairwise combine of four");
 
 class KernelGen {
  public:
@@ -384,12 +383,14 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     nest(outer, ir::stage_var, 0, [&] {
       llvm::Value* rows = expr(red.extents.back());
       llvm::Value* grouped = B_.CreateAnd(rows, c64(-kTileRows));
-      loop(c64(0), B_.CreateLShr(grouped, c64(2)), [&](llvm::Value* g) {
-        llvm::Value* r0 = B_.CreateShl(g, c64(2));
+      loop(c64(0), B_.CreateUDiv(grouped, c64(kTileRows)), [&](llvm::Value* g) {
+        llvm::Value* r0 = B_.CreateMul(g, c64(kTileRows));
         loop(c64(0), n, [&](llvm::Value* j) {
-          llvm::Value* v[kTileRows];
-          for (int64_t u = 0; u < kTileRows; ++u) v[u] = value_at(j, B_.CreateAdd(r0, c64(u)));
-          accumulate(j, combine(combine(v[0], v[1]), combine(v[2], v[3])));
+          std::vector<llvm::Value*> v;
+          for (int64_t u = 0; u < kTileRows; ++u) v.push_back(value_at(j, B_.CreateAdd(r0, c64(u))));
+          for (size_t w = 1; w < v.size(); w *= 2)  // pairwise: ((v0 v1) (v2 v3)) ...
+            for (size_t u = 0; u + w < v.size(); u += 2 * w) v[u] = combine(v[u], v[u + w]);
+          accumulate(j, v[0]);
         });
       });
       loop(grouped, rows, [&](llvm::Value* r) { loop(c64(0), n, [&](llvm::Value* j) { accumulate(j, value_at(j, r)); }); });

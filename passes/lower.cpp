@@ -237,6 +237,11 @@ class Lowerer {
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
   void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
+  // The column-sum schedule's tile: as many accumulators of `acc` as outer_reduction_tile_bytes
+  // holds, at least 64.
+  int64_t outer_tile(ScalarType acc) const {
+    return std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / static_cast<int64_t>(element_size(acc)));
+  }
 
   const ir::Graph& g_;
   const ir::Fusion& fusion_;
@@ -482,8 +487,7 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
   ir::Kernel& k = kb.kernel();
   if (row_kernel && grp.reductions.size() == 1 && grp.reductions.front()->output() == v && k.stages.size() == 2 &&
       !grid.empty() && !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(grp.reductions.front()).op)) {
-    const int64_t acc_bytes = static_cast<int64_t>(element_size(k.stages.front().acc_dtype));
-    k.schedule.outer_reduction_tile = std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / acc_bytes);
+    k.schedule.outer_reduction_tile = outer_tile(k.stages.front().acc_dtype);
   }
   add_kernel(kb, grp);
 }
@@ -515,9 +519,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
     x = kb.accumulator_input(ri.op, x, in_dt, out_dt);
     kb.store_stage(partial, ir::grid_expr(0), kb.finish_reduce(ri.op, x, acc), acc);
     // Column partials: the reduction over dim 0 runs on the column-sum schedule.
-    if (layout.by_columns)
-      kb.kernel().schedule.outer_reduction_tile =
-          std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / static_cast<int64_t>(element_size(acc)));
+    if (layout.by_columns) kb.kernel().schedule.outer_reduction_tile = outer_tile(acc);
     add_kernel(kb, grp);
   }
   {  // final: one reduce over the partials, in a fixed order

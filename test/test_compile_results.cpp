@@ -265,31 +265,18 @@ TEST(CompileResults, InPlaceUpdateOfACapturedTensorSharingMemoryIsRefused) {
   EXPECT_EQ(e.rfind("[copy_] in-place update of a captured tensor", 0), 0u) << e;
 }
 
-// got equals want element by element: NaN where want has NaN, infinities exactly, finite
-// values within rtol (relative, plus as much absolute).
-void expect_matches(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
-  const std::vector<double> vg = got.to(kFloat64).flatten().to_vector<double>();
-  const std::vector<double> vw = want.to(kFloat64).flatten().to_vector<double>();
-  ASSERT_EQ(vg.size(), vw.size()) << what;
-  for (size_t i = 0; i < vw.size(); ++i) {
-    if (std::isnan(vw[i])) {
-      EXPECT_TRUE(std::isnan(vg[i])) << what << "[" << i << "] = " << vg[i] << ", expected NaN";
-    } else if (std::isinf(vw[i])) {
-      EXPECT_EQ(vg[i], vw[i]) << what << "[" << i << "]";
-    } else {
-      EXPECT_NEAR(vg[i], vw[i], rtol * (1 + std::fabs(vw[i]))) << what << "[" << i << "]";
-    }
-  }
-}
-
-// Every output of two tuple results matches (expect_matches), named in order by `names`.
+// Every output of two tuple results is close (test::expect_close with rtol relative to
+// 1 + |want|; NaN and infinities exactly), named in order by `names`.
 template <typename... T>
 void expect_all_match(const std::tuple<T...>& got, const std::tuple<T...>& want, double rtol,
                       const std::vector<std::string>& names, const std::string& what) {
   ASSERT_EQ(names.size(), sizeof...(T));
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    (expect_matches(std::get<I>(got), std::get<I>(want), rtol, names[I] + what), ...);
-  }(std::index_sequence_for<T...>{});
+  auto one = [&](const Tensor& g, const Tensor& w, const std::string& name) {
+    SCOPED_TRACE(name + what);
+    test::expect_close(g, test::doubles(w), rtol, rtol);
+  };
+  [&]<size_t... I>(std::index_sequence<I...>) { (one(std::get<I>(got), std::get<I>(want), names[I]), ...); }(
+      std::index_sequence_for<T...>{});
 }
 
 // Float max/min reductions fold with maxnum/minnum and a separate NaN flag (codegen_cpu's

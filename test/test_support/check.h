@@ -4,8 +4,9 @@
 // error_of(fn) gives the message of the kiln::Error that fn throws ("<no error>" when it
 // throws none), so a test can assert the exact "[op] message". doubles(t) reads any tensor as
 // doubles; expect_exact compares dtype and every element exactly (sign of zero included, NaN
-// matches NaN only); expect_close compares within a relative tolerance (infinities, zeros and
-// NaN exactly). sizes_of(t) is t's sizes as a vector.
+// matches NaN only); expect_close compares within a relative tolerance, plus an optional
+// absolute one (infinities and NaN exactly, zeros too without the absolute one). sizes_of(t)
+// is t's sizes as a vector.
 #pragma once
 
 #include "base/dtype.h"
@@ -79,17 +80,18 @@ inline void expect_exact(const Tensor& t, ScalarType dtype, const std::vector<do
   }
 }
 
-// |got - want| <= rel * |want| elementwise (infinities, zeros and NaN must match exactly).
-inline void expect_close(const Tensor& t, const std::vector<double>& want, double rel) {
+// |got - want| <= rel * |want| + abs elementwise (NaN and infinities must match exactly, and
+// zeros too when abs is 0).
+inline void expect_close(const Tensor& t, const std::vector<double>& want, double rel, double abs = 0) {
   std::vector<double> got = doubles(t);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
-    else if (std::isinf(want[i]) || want[i] == 0)
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << ": got " << got[i];
+    else if (std::isinf(want[i]) || (want[i] == 0 && abs == 0))
       EXPECT_EQ(got[i], want[i]) << "element " << i;
     else
-      EXPECT_NEAR(got[i], want[i], rel * std::fabs(want[i])) << "element " << i;
+      EXPECT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + abs) << "element " << i;
   }
 }
 
