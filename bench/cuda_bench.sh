@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kiln/bench/cuda_bench.sh — the GPU benchmark: kiln_cuda_bench, then the same rows in PyTorch, one table.
 #
-#   bench/cuda_bench.sh <dir holding kiln_cuda_bench> <out dir>     (BENCH_PEER_TIMEOUT: seconds for PyTorch, default 900)
+#   bench/cuda_bench.sh <dir holding kiln_cuda_bench> <out dir>     (BENCH_PEER_TIMEOUT: seconds for PyTorch, default 900;
+#                                                                      BENCH_PEERS=0: kiln alone)
 # Cold compile of a softmax twice with one fresh KILN_CACHE_DIR (NVRTC, then the disk cache),
 # every row of kiln (eager and compiled) with --json, then bench/cuda_peers.py (PyTorch eager
 # and torch.compile) merging both into one Markdown table; everything is kept in <out>/cuda_bench.txt.
@@ -17,6 +18,7 @@ cache=$(mktemp -d)
   KILN_CACHE_DIR=$cache "$bin/kiln_cuda_bench" --cold
   echo "== kiln"
   "$bin/kiln_cuda_bench" --json "$out/kiln_cuda.json" || echo "kiln_cuda_bench failed: $?"
+  if [ "${BENCH_PEERS:-1}" = 0 ]; then echo "== PyTorch left out (BENCH_PEERS=0)"; exit 0; fi
   echo "== PyTorch (eager, torch.compile) and the merged table"
   PYTHONUNBUFFERED=1 timeout "${BENCH_PEER_TIMEOUT:-900}" python3 bench/cuda_peers.py --json "$out/torch_cuda.json" --kiln "$out/kiln_cuda.json" ||
     echo "cuda_peers.py failed: $?"

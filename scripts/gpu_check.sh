@@ -2,20 +2,32 @@
 # scripts/gpu_check.sh — every check of the CUDA backend that needs a GPU, in one run.
 #
 # On a machine with an NVIDIA GPU and the CUDA 13 toolkit, from the repository root:
-#   scripts/gpu_check.sh [carry-dir=build/gpu_carry] [out-dir=${OUT:-/tmp/kiln_gpu_out}] [--bench]
+#   scripts/gpu_check.sh [carry-dir=build/gpu_carry] [out-dir=${OUT:-/tmp/kiln_gpu_out}] [--bench] [--peers=0] [--sanitize]
 # The carry dir is what scripts/gpu_pack.sh made on a machine that builds kiln. It runs:
+#   0. with --bench, first, the GPU benchmark against PyTorch eager and torch.compile
+#      (bench/cuda_bench.sh; --peers=0 leaves PyTorch out and prints kiln's rows alone);
 #   1. the CUDA tests (kiln_test_cuda: copies, eager, compiled, Dynamic::True, the allocator
 #      and out of memory, two streams, threads, cuBLASLt, NVRTC and the corpus cubins);
 #   2. the op database on cuda against the interpreter (kiln_test_opdb --gtest_filter=OpDbCuda.*),
 #      eager, compiled and Dynamic::True, each in 4 shards (KILN_OPDB_SHARD) run at once;
-#   0. with --bench, first, the GPU benchmark against PyTorch eager and torch.compile
-#      (bench/cuda_bench.sh);
-# Logs go to the out dir; the exit status is non-zero when a test failed.
+#   3. with --sanitize, beside 2: compute-sanitizer's memcheck (out-of-bounds and misaligned
+#      device accesses, leaks) and racecheck (shared-memory hazards) over the GPU tests of
+#      kiln_test_cuda, one tool after another (SANITIZE_TOOLS adds synccheck or initcheck;
+#      SANITIZE_TIMEOUT: seconds per tool, default 150).
+# Logs go to the out dir; the exit status is non-zero when a test failed or a tool reported an error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-carry=${1:-build/gpu_carry}
-out=${2:-${OUT:-/tmp/kiln_gpu_out}}
-bench=${3:-}
+carry=build/gpu_carry
+out=${OUT:-/tmp/kiln_gpu_out}
+bench="" peers=1 sanitize=0 positional=0
+for a in "$@"; do
+  case "$a" in
+    --bench) bench=1 ;;
+    --peers=0) peers=0 ;;
+    --sanitize) sanitize=1 ;;
+    *) if [ $positional = 0 ]; then carry=$a; else out=$a; fi; positional=$((positional + 1)) ;;
+  esac
+done
 mkdir -p "$out"
 root=/tmp/kiln_gpu
 rm -rf "$root" && mkdir -p "$root/lib" "$root/cache"
@@ -27,13 +39,37 @@ export KILN_CACHE_DIR="$root/cache"
 # The test binaries read their data from the checkout they were built in.
 [ -d /work/main/test ] || { mkdir -p /work && ln -sfn "$PWD" /work/main; }
 nvidia-smi -L 2>&1 | tee "$out/gpu.txt"
+echo "kiln at $(cat "$carry/commit.txt" 2>/dev/null || echo "an unknown commit")" | tee -a "$out/gpu.txt"
 status=0
 # The benchmark first, when asked for: its numbers come back even if a later step runs out of time.
-if [ "$bench" = "--bench" ]; then
-  BENCH_PEER_TIMEOUT=150 bench/cuda_bench.sh "$root/lib" "$out" || status=1
+if [ -n "$bench" ]; then
+  BENCH_PEERS=$peers BENCH_PEER_TIMEOUT=${BENCH_PEER_TIMEOUT:-150} bench/cuda_bench.sh "$root/lib" "$out" || status=1
 fi
-timeout 90 "$root/lib/kiln_test_cuda" 2>&1 | tee "$out/test_cuda.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==|Failure|error" | head -80
+SECONDS=0
+timeout 120 "$root/lib/kiln_test_cuda" 2>&1 | tee "$out/test_cuda.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==|Failure|error" | head -80
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+echo "kiln_test_cuda: ${SECONDS} s"
+# The sanitizers run beside the op database (they are slow, mostly on the host).
+san_pid=
+if [ "$sanitize" = 1 ]; then
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  (
+    s=0
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+      extra=""
+      [ $tool = memcheck ] && extra="--leak-check full"
+      echo "== compute-sanitizer --tool $tool $extra"
+      # Only the tests that launch kernels; the NVRTC/corpus compiles need no device.
+      timeout "${SANITIZE_TIMEOUT:-150}" "$cs" --tool $tool $extra --error-exitcode 7 --print-limit 40 \
+        "$root/lib/kiln_test_cuda" --gtest_filter='CudaGpu.*:CudaCublasLt.*' --gtest_brief=1 2>&1 | tail -60
+      rc=${PIPESTATUS[0]}
+      echo "== $tool: exit status $rc"
+      [ "$rc" = 0 ] || s=1
+    done
+    exit $s
+  ) > "$out/sanitize.txt" 2>&1 &
+  san_pid=$!
+fi
 # The op-database runs compile hundreds of programs with NVRTC: 4 shards of each of the three
 # tests, 12 processes at once.
 pids=()
@@ -44,10 +80,16 @@ for t in EagerAgreesWithInterpreter CompiledAgreesWithInterpreter DynamicCompile
   done
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
+echo "op database: ${SECONDS} s"
 # One file for all shards (the device tool returns only a few files per call).
 for f in "$out"/opdb_cuda_*_[0-3].txt; do echo "== $(basename "$f")"; cat "$f"; done > "$out/opdb_cuda.txt"
 rm -f "$out"/opdb_cuda_*_[0-3].txt
 grep -E "^== |^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|^  [a-z_0-9:]+ sample" "$out/opdb_cuda.txt" |
   cut -c1-250 | head -120
+if [ -n "$san_pid" ]; then
+  wait "$san_pid" || status=1
+  echo "sanitizers: ${SECONDS} s"
+  grep -E "^== |ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^=========  *(Invalid|Race|Barrier|Leaked|Program hit)" "$out/sanitize.txt" | head -60
+fi
 echo "gpu_check: exit status $status"
 exit $status

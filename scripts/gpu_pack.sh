@@ -33,4 +33,6 @@ cp -L "$build"/libkiln.so.0 "$stage/kiln/"
 cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$stage/kiln/"
 [ -x "$build"/bench/kiln_cuda_bench ] && cp "$build"/bench/kiln_cuda_bench "$stage/kiln/"
 tar -C "$stage/kiln" -cf - . | xz -6 -T2 > "$out/kiln.tar.xz"
+# The commit the binaries were built from, "+" when the tree had uncommitted changes.
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ":!build" 2>/dev/null || echo +)" > "$out/commit.txt"
 du -ch "$out"/*.tar.xz
