@@ -24,6 +24,24 @@ StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device
   if (data_ == nullptr) fail("empty", "out of memory allocating {} bytes", nbytes);
 }
 
+int64_t checked_numel(std::string_view op, IntArrayRef sizes) {
+  for (int64_t s : sizes)
+    if (s < 0) fail(op, "Trying to create tensor with negative dimension {}: {}", s, shape_str(sizes));
+  int64_t n = 1;  // the running product must fit, as in TensorImpl (a later 0 does not excuse it)
+  for (int64_t s : sizes)
+    if (__builtin_mul_overflow(n, s, &n))
+      fail(op, "the number of elements of a tensor of shape {} overflows int64", shape_str(sizes));
+  return n;
+}
+
+size_t checked_nbytes(std::string_view op, IntArrayRef sizes, ScalarType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(checked_numel(op, sizes), static_cast<int64_t>(element_size(dtype)), &bytes))
+    fail(op, "storage size calculation overflowed with sizes={} and dtype {} ({} bytes per element)", shape_str(sizes),
+         dtype_name(dtype), element_size(dtype));
+  return static_cast<size_t>(bytes);
+}
+
 StorageImpl::~StorageImpl() {
   if (device_allocator_)
     device_allocator_->deallocate(data_, nbytes_, device_.index);

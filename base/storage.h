@@ -5,9 +5,13 @@
 
 #include "base/allocator.h"
 #include "base/device.h"
+#include "base/dtype.h"
+#include "base/int_array_ref.h"
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <utility>
 
 namespace kiln {
@@ -84,5 +88,12 @@ class StorageImpl : public RefCounted {
 };
 
 using Storage = IntrusivePtr<StorageImpl>;
+
+// The bytes a contiguous tensor of `sizes` and `dtype` needs: the element count times the
+// element size, both checked (a negative size, or a count or byte size past int64, fails as
+// "[op] ..." naming the sizes), so that no caller allocates a wrapped-around small buffer.
+size_t checked_nbytes(std::string_view op, IntArrayRef sizes, ScalarType dtype);
+// The element count of `sizes`, checked the same way.
+int64_t checked_numel(std::string_view op, IntArrayRef sizes);
 
 }  // namespace kiln

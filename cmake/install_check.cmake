@@ -27,6 +27,13 @@ foreach(required include/kiln/kiln.h include/kiln/frontend/tensor.h include/kiln
   endif()
 endforeach()
 
+# The installed tool starts from the prefix alone: its RUNPATH finds lib/libkiln.so (no
+# LD_LIBRARY_PATH; the variable is cleared for the run).
+run_step("run the installed bin/kiln" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/kiln ops)
+if(NOT step_output MATCHES "[0-9]+ ops")
+  message(FATAL_ERROR "install check: the installed bin/kiln printed no op list:\n${step_output}")
+endif()
+
 # Configures and builds the outside project in `source` against the installed prefix only.
 function(build_outside_project what source build)
   run_step("configure ${what}" ${CMAKE_COMMAND}

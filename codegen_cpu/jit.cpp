@@ -115,6 +115,7 @@ struct Jit::Impl {
   std::unique_ptr<llvm::orc::ObjectLinkingLayer> objects;
   llvm::orc::JITDylib* libraries = nullptr;  // libm, then libmvec: every module links against it
   std::atomic<uint64_t> dylibs{0};
+  std::atomic<int64_t> live{0};  // linked modules not released yet
 
   // Target machines are reused: a new one costs 2–3 ms of a small kernel's compile (its
   // subtarget and lowering tables are built on first use). One compilation holds one at a
@@ -209,9 +210,20 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
 Jit::~Jit() = default;
 
 Jit& Jit::instance() {
-  static Jit jit;
-  return jit;
+  static Jit* const jit = new Jit();  // never destroyed: LinkedCode owned by statics releases late
+  return *jit;
 }
+
+LinkedCode::~LinkedCode() { Jit::instance().release(dylib_); }
+
+void Jit::release(void* dylib) {
+  std::lock_guard<std::mutex> lock(impl_->link_mu);
+  if (llvm::Error e = impl_->es->removeJITDylib(*static_cast<llvm::orc::JITDylib*>(dylib)))
+    llvm::consumeError(std::move(e));
+  impl_->live.fetch_sub(1);
+}
+
+int64_t Jit::live_modules() const { return impl_->live.load(); }
 
 const std::string& Jit::data_layout() const {
   impl_->start_compiler();
@@ -281,7 +293,8 @@ std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artif
   return std::string(obj.str());
 }
 
-std::vector<void*> Jit::link_object(std::string_view object, const std::vector<std::string>& names, std::string* error) {
+std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, const std::vector<std::string>& names,
+                                                   std::string* error) {
   impl_->start_linker();
   std::lock_guard<std::mutex> lock(impl_->link_mu);
   llvm::orc::ExecutionSession& es = *impl_->es;
@@ -289,7 +302,7 @@ std::vector<void*> Jit::link_object(std::string_view object, const std::vector<s
   auto fail_with = [&](llvm::Error err) {
     if (error) *error = to_string(std::move(err));
     if (llvm::Error e = es.removeJITDylib(jd)) llvm::consumeError(std::move(e));
-    return std::vector<void*>{};
+    return std::shared_ptr<const LinkedCode>();
   };
   jd.addToLinkOrder(*impl_->libraries);  // libm, libmvec
   // A copy: the JIT keeps its own aligned buffer (the ELF reader rejects misaligned ones).
@@ -303,20 +316,21 @@ std::vector<void*> Jit::link_object(std::string_view object, const std::vector<s
   std::vector<void*> out;
   out.reserve(names.size());
   for (const std::string& name : names) out.push_back(found->at(es.intern(name)).getAddress().toPtr<void*>());
-  return out;
+  impl_->live.fetch_add(1);
+  return std::shared_ptr<const LinkedCode>(new LinkedCode(&jd, std::move(out)));
 }
 
-std::vector<void*> Jit::add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                                   const std::vector<std::string>& names, bool want_ir, bool want_asm,
-                                   JitArtifacts* artifacts, JitTimings* timings) {
+std::shared_ptr<const LinkedCode> Jit::add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                                  const std::vector<std::string>& names, bool want_ir, bool want_asm,
+                                                  JitArtifacts* artifacts, JitTimings* timings) {
   KILN_INTERNAL_ASSERT(m != nullptr && ctx != nullptr);
   KILN_INTERNAL_ASSERT(&m->getContext() == ctx.get());
   optimize(*m, want_ir, artifacts, timings);
   const auto t1 = std::chrono::steady_clock::now();
   const std::string object = emit_object(*m, want_asm, artifacts);
   std::string error;
-  std::vector<void*> out = link_object(object, names, &error);
-  if (out.empty() && !names.empty()) internal_fail("jit: linking module {}: {}", m->getModuleIdentifier(), error);
+  std::shared_ptr<const LinkedCode> out = link_object(object, names, &error);
+  if (!out) internal_fail("jit: linking module {}: {}", m->getModuleIdentifier(), error);
   if (timings) timings->codegen_ms = ms_since(t1);
   return out;
 }

@@ -31,6 +31,23 @@ namespace kiln::cpu {
 // params are the runtime integer parameters; [begin, end) is the range of grid dim 0 to run.
 using KernelFn = void (*)(void* const* args, const int64_t* params, int64_t begin, int64_t end);
 
+// Object code linked into the process: its kernels stay callable while a LinkedCode exists.
+// The last owner's release removes its JITDylib, which unmaps the code: a process that
+// compiles a fresh function per shape does not grow by each module it no longer runs.
+class LinkedCode {
+ public:
+  ~LinkedCode();
+  LinkedCode(const LinkedCode&) = delete;
+  LinkedCode& operator=(const LinkedCode&) = delete;
+  const std::vector<void*>& addrs() const { return addrs_; }
+
+ private:
+  friend class Jit;
+  LinkedCode(void* dylib, std::vector<void*> addrs) : dylib_(dylib), addrs_(std::move(addrs)) {}
+  void* dylib_;  // the llvm::orc::JITDylib
+  std::vector<void*> addrs_;
+};
+
 struct JitArtifacts {
   std::string llvm_ir;   // optimized module as text (when want_ir)
   std::string assembly;  // host assembly of the optimized module (when want_asm)
@@ -53,15 +70,18 @@ class Jit {
   // The module's object code for the host; want_asm: its assembly into artifacts as well.
   std::string emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts);
   // Links object code into a JITDylib of its own (names need only be unique within one
-  // object) and returns the addresses of `names` in order. Object code that does not link
-  // (a damaged cache entry, a missing symbol) is removed again: the result is empty and
-  // *error says why.
-  std::vector<void*> link_object(std::string_view object, const std::vector<std::string>& names, std::string* error);
+  // object) and returns the code, with the addresses of `names` in order. Object code that
+  // does not link (a damaged cache entry, a missing symbol) is removed again: the result is
+  // null and *error says why.
+  std::shared_ptr<const LinkedCode> link_object(std::string_view object, const std::vector<std::string>& names,
+                                                std::string* error);
   // optimize, emit_object and link_object in one call; a link failure is an InternalError.
   // May be called from several threads at once.
-  std::vector<void*> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                                const std::vector<std::string>& names, bool want_ir, bool want_asm,
-                                JitArtifacts* artifacts, JitTimings* timings);
+  std::shared_ptr<const LinkedCode> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                               const std::vector<std::string>& names, bool want_ir, bool want_asm,
+                                               JitArtifacts* artifacts, JitTimings* timings);
+  // JITDylibs of linked code that is still owned (tests of the code's lifetime).
+  int64_t live_modules() const;
 
   // Data layout / triple strings of the host target machine (the kernel builder sets them on modules).
   const std::string& data_layout() const;
@@ -73,12 +93,14 @@ class Jit {
   // machine): false while every kernel came from a cache.
   bool compiler_started() const;
 
-  ~Jit();
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
  private:
+  friend class LinkedCode;
   Jit();
+  ~Jit();  // never runs: the instance lives until exit, as code a static object owns may
+  void release(void* dylib);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

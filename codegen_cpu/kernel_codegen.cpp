@@ -6,7 +6,11 @@
 //     which is always inlined (so the noalias facts survive as alias scopes).
 //   k.body: for p0 in [begin, end): for p1 ...: { stage 0; stage 1; ... }
 // A Reduce stage keeps its accumulator in an alloca that SROA turns into a phi, so the loop
-// vectorizer sees an ordinary reduction (float sum/prod carry `reassoc`). The
+// vectorizer sees an ordinary reduction (float sum/prod carry `reassoc`). A kernel with Check
+// instructions takes args[n] after its n buffers: the ir::KernelFault of the launch. Each
+// check site keeps a "failed" flag (and, for bounds, the least and greatest value seen) in
+// allocas, reductions again, so checked loops still vectorize; the body's exit claims the
+// record for the first site whose flag is set (cmpxchg, threads race for it). The
 // outer-reduction-tile schedule iterates the reduce loop outside a tile of the last grid
 // dim with one accumulator per tile point.
 #include "codegen_cpu/kernel_codegen.h"
@@ -17,6 +21,8 @@
 #include "codegen_cpu/llvm_scalar.h"
 #include "codegen_cpu/module_cache.h"
 
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -28,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 
@@ -168,6 +175,18 @@ class KernelGen {
   std::map<std::string, llvm::Value*> syms_;
   std::map<int, llvm::Value*> vals_;
   std::map<int, ScalarType> dts_;
+  // Check sites: their flags and value ranges, and the fault record.
+  struct Site {
+    int number = 0;  // 1 + position in check_sites
+    llvm::AllocaInst* failed = nullptr;
+    llvm::AllocaInst* lo = nullptr;  // InBounds: least and greatest value seen
+    llvm::AllocaInst* hi = nullptr;
+  };
+  std::map<const ir::KInst*, Site> sites_;
+  llvm::Value* fault_ = nullptr;
+  void open_sites();
+  void report_faults();
+  llvm::Value* emit_check(const ir::KInst& in);
 };
 
 llvm::Value* KernelGen::expr(const Expr& e) {
@@ -255,8 +274,77 @@ void KernelGen::emit_inst(const ir::KInst& in) {
       vals_[in.id] = emit_compute(E_, in, in_dts, ops);
       break;
     }
+    case ir::KOp::Check: vals_[in.id] = emit_check(in); break;
   }
   dts_[in.id] = in.dtype;
+}
+
+// One alloca per site and flag, set up in the entry block.
+void KernelGen::open_sites() {
+  int number = 0;
+  for (const ir::KInst* c : ir::check_sites(k_)) {
+    Site s;
+    s.number = ++number;
+    s.failed = entry_alloca(B_.getInt1Ty());
+    B_.CreateStore(B_.getFalse(), s.failed);
+    if (c->check == ir::CheckKind::InBounds) {
+      s.lo = entry_alloca(i64());
+      s.hi = entry_alloca(i64());
+      B_.CreateStore(c64(INT64_MAX), s.lo);
+      B_.CreateStore(c64(INT64_MIN), s.hi);
+    }
+    sites_.emplace(c, s);
+  }
+}
+
+// x where the check holds; else a safe value, and the site's flag (and range) remember it.
+llvm::Value* KernelGen::emit_check(const ir::KInst& in) {
+  const Site& s = sites_.at(&in);
+  llvm::Value* x = vals_.at(in.operands.at(0));
+  llvm::Value* ok = nullptr;
+  llvm::Value* safe = nullptr;
+  if (in.check == ir::CheckKind::NonZero) {
+    ok = B_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+    safe = llvm::ConstantInt::get(x->getType(), 1);
+  } else {
+    llvm::Value* wide = x->getType() == i64() ? x : B_.CreateSExt(x, i64());
+    ok = B_.CreateAnd(B_.CreateICmpSGE(wide, c64(0)), B_.CreateICmpSLT(wide, expr(in.index)));
+    safe = llvm::Constant::getNullValue(x->getType());
+    B_.CreateStore(B_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, B_.CreateLoad(i64(), s.lo), wide), s.lo);
+    B_.CreateStore(B_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, B_.CreateLoad(i64(), s.hi), wide), s.hi);
+  }
+  B_.CreateStore(B_.CreateOr(B_.CreateLoad(B_.getInt1Ty(), s.failed), B_.CreateNot(ok)), s.failed);
+  return B_.CreateSelect(ok, x, safe);
+}
+
+// At the body's exit: the first site that failed claims the record (site 0 -> its number),
+// then writes the value and the bound.
+void KernelGen::report_faults() {
+  for (const ir::KInst* c : ir::check_sites(k_)) {
+    const Site& s = sites_.at(c);
+    llvm::BasicBlock* claim = llvm::BasicBlock::Create(C_, "fault", F_);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(C_, "fault.next", F_);
+    B_.CreateCondBr(B_.CreateLoad(B_.getInt1Ty(), s.failed), claim, next);
+    B_.SetInsertPoint(claim);
+    llvm::Value* value = c64(0);
+    llvm::Value* bound = c64(0);
+    if (c->check == ir::CheckKind::InBounds) {
+      llvm::Value* lo = B_.CreateLoad(i64(), s.lo);
+      value = B_.CreateSelect(B_.CreateICmpSLT(lo, c64(0)), lo, B_.CreateLoad(i64(), s.hi));
+      bound = expr(c->index);
+    }
+    llvm::Value* won = B_.CreateExtractValue(
+        B_.CreateAtomicCmpXchg(fault_, c64(0), c64(s.number), llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic,
+                               llvm::AtomicOrdering::Monotonic),
+        1);
+    llvm::BasicBlock* write = llvm::BasicBlock::Create(C_, "fault.write", F_);
+    B_.CreateCondBr(won, write, next);
+    B_.SetInsertPoint(write);
+    B_.CreateStore(value, B_.CreateConstGEP1_64(i64(), fault_, 1));
+    B_.CreateStore(bound, B_.CreateConstGEP1_64(i64(), fault_, 2));
+    B_.CreateBr(next);
+    B_.SetInsertPoint(next);
+  }
 }
 
 void KernelGen::emit_stage(const ir::KStage& st) {
@@ -423,8 +511,9 @@ void KernelGen::emit_grid(size_t d) {
 
 llvm::Function* KernelGen::build(const std::string& symbol) {
   llvm::Type* ptr = llvm::PointerType::get(C_, 0);
-  // The body, with one noalias pointer per buffer.
-  std::vector<llvm::Type*> body_params(k_.args.size(), ptr);
+  const bool checked = ir::has_checks(k_);
+  // The body, with one noalias pointer per buffer (and the fault record's after them).
+  std::vector<llvm::Type*> body_params(k_.args.size() + (checked ? 1 : 0), ptr);
   body_params.insert(body_params.end(), {ptr, i64(), i64()});
   F_ = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), body_params, false),
                               llvm::Function::InternalLinkage, symbol + ".body", M_);
@@ -437,13 +526,17 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
                      llvm::Attribute::getWithAlignment(C_, llvm::Align(element_size(k_.args[i].dtype))));
     ptrs_.push_back(F_->getArg(static_cast<unsigned>(i)));
   }
-  llvm::Value* params = F_->getArg(static_cast<unsigned>(k_.args.size()));
-  begin_ = F_->getArg(static_cast<unsigned>(k_.args.size() + 1));
-  end_ = F_->getArg(static_cast<unsigned>(k_.args.size() + 2));
+  const unsigned n_ptrs = static_cast<unsigned>(k_.args.size() + (checked ? 1 : 0));
+  if (checked) fault_ = F_->getArg(static_cast<unsigned>(k_.args.size()));
+  llvm::Value* params = F_->getArg(n_ptrs);
+  begin_ = F_->getArg(n_ptrs + 1);
+  end_ = F_->getArg(n_ptrs + 2);
   B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", F_));
   for (size_t i = 0; i < k_.params.size(); ++i)
     syms_[k_.params[i]] = B_.CreateLoad(i64(), B_.CreateConstGEP1_64(i64(), params, i), k_.params[i]);
+  open_sites();
   emit_grid(0);
+  report_faults();
   B_.CreateRetVoid();
   llvm::Function* body = F_;
 
@@ -454,12 +547,30 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
   set_vector_width(f);
   B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
   std::vector<llvm::Value*> call_args;
-  for (size_t i = 0; i < k_.args.size(); ++i)
+  for (size_t i = 0; i < n_ptrs; ++i)
     call_args.push_back(B_.CreateLoad(ptr, B_.CreateConstGEP1_64(ptr, f->getArg(0), i)));
   call_args.insert(call_args.end(), {f->getArg(1), f->getArg(2), f->getArg(3)});
   B_.CreateCall(body, call_args);
   B_.CreateRetVoid();
   return f;
+}
+
+// LLVM prints a context's diagnostics (warnings such as "loop not vectorized: the optimizer was
+// unable to perform the requested transformation", errors, and remarks that -pass-remarks
+// options turned on) to stderr unless the context has a handler: ours hands each one to
+// `sink` (when set) and prints nothing. Remarks nobody asked for are not even formatted.
+void route_diagnostics(llvm::LLVMContext& ctx, const std::function<void(std::string_view)>* sink) {
+  ctx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo* di, void* arg) {
+        const auto* out = static_cast<const std::function<void(std::string_view)>*>(arg);
+        if (!out || !*out) return;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        di->print(printer);
+        (*out)(fmt::format("llvm {}: {}", llvm::LLVMContext::getDiagnosticMessagePrefix(di->getSeverity()), os.str()));
+      },
+      const_cast<std::function<void(std::string_view)>*>(sink), /*RespectFilters=*/true);
 }
 
 std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& ctx, const std::string& name) {
@@ -480,10 +591,11 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   std::vector<std::string> names;
   for (size_t i = 0; i < kernels.size(); ++i) names.push_back(fmt::format("kiln_k{}", i));
   res.key = module_key(kernels);
-  auto finish = [&](const std::vector<void*>& addrs, CodeSource source) {
+  auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
     for (size_t i = 0; i < kernels.size(); ++i)
-      res.kernels.push_back({reinterpret_cast<KernelFn>(addrs.at(i)), names[i]});
+      res.kernels.push_back({reinterpret_cast<KernelFn>(code->addrs().at(i)), names[i]});
     res.source = source;
+    res.code = std::move(code);
     return res;
   };
 
@@ -491,9 +603,9 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   const bool inspect = opts.want_ir || opts.want_asm;
   Jit& jit = Jit::instance();
   if (!inspect) {
-    if (std::optional<std::vector<void*>> addrs = opts.reuse_linked ? linked_module(res.key) : std::nullopt) {
+    if (std::shared_ptr<const LinkedCode> code = opts.reuse_linked ? linked_module(res.key) : nullptr) {
       res.lookup_ms = ms_since(t0);
-      return finish(*addrs, CodeSource::Memory);
+      return finish(std::move(code), CodeSource::Memory);
     }
     CodeSource from = CodeSource::Disk;
     std::optional<std::string> object = opts.store ? opts.store->load(res.key, from) : std::nullopt;
@@ -501,11 +613,11 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
     if (object) {
       const auto t1 = std::chrono::steady_clock::now();
       std::string why;
-      std::vector<void*> addrs = jit.link_object(*object, names, &why);
+      std::shared_ptr<const LinkedCode> code = jit.link_object(*object, names, &why);
       res.codegen_ms = ms_since(t1);
-      if (!addrs.empty()) {
-        remember_linked_module(res.key, addrs);
-        return finish(addrs, from);
+      if (code) {
+        remember_linked_module(res.key, code);
+        return finish(std::move(code), from);
       }
       opts.store->discard(res.key, why);
     }
@@ -514,6 +626,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   if (inspect) res.lookup_ms = ms_since(t0);
   const auto t_build = std::chrono::steady_clock::now();
   auto ctx = std::make_unique<llvm::LLVMContext>();
+  route_diagnostics(*ctx, &opts.diagnostics);
   auto m = new_module(*ctx, "kiln_module");
   for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i]).build(names[i]);
   std::string err;
@@ -527,21 +640,22 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   const auto t2 = std::chrono::steady_clock::now();
   const std::string object = jit.emit_object(*m, opts.want_asm, &art);
   std::string why;
-  std::vector<void*> addrs = jit.link_object(object, names, &why);
-  if (addrs.empty()) internal_fail("jit: linking generated kernels: {}", why);
+  std::shared_ptr<const LinkedCode> code = jit.link_object(object, names, &why);
+  if (!code) internal_fail("jit: linking generated kernels: {}", why);
   res.optimize_ms = tim.optimize_ms;
   res.codegen_ms = ms_since(t2);
   res.llvm_ir = std::move(art.llvm_ir);
   res.assembly = std::move(art.assembly);
   if (!inspect) {
-    remember_linked_module(res.key, addrs);
+    remember_linked_module(res.key, code);
     if (opts.store) opts.store->save(res.key, object);
   }
-  return finish(addrs, CodeSource::Compiled);
+  return finish(std::move(code), CodeSource::Compiled);
 }
 
 std::string kernel_llvm_ir(const ir::Kernel& k) {
   llvm::LLVMContext ctx;
+  route_diagnostics(ctx, nullptr);
   auto m = new_module(ctx, k.name);
   KernelGen(*m, k).build(k.name);
   std::string s;

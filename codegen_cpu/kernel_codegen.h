@@ -12,7 +12,10 @@
 #include "base/object_store.h"
 #include "ir/kernel.h"
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::cpu {
@@ -30,6 +33,8 @@ struct CodegenResult {
   double build_ms = 0, optimize_ms = 0, codegen_ms = 0;  // codegen: emit + link, or link only
   CodeSource source = CodeSource::Compiled;
   std::string key;  // the module's cache key (hex SHA-256)
+  // The linked module: the kernels' addresses are valid while it is held.
+  std::shared_ptr<const LinkedCode> code;
 };
 
 struct CodegenOptions {
@@ -37,6 +42,9 @@ struct CodegenOptions {
   bool want_asm = false;
   ObjectStore* store = nullptr;  // the persistent caches, or none
   bool reuse_linked = true;      // link the same module again from this process's table
+  // LLVM's diagnostics while compiling (remarks such as "loop not vectorized", warnings), one
+  // message per call; none reach stderr. The runtime passes its KILN_LOG=kernels channel.
+  std::function<void(std::string_view)> diagnostics;
 };
 
 // Links the kernels' object code from this process, or from `store` (base/object_store.h),

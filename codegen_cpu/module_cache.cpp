@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -24,7 +25,8 @@ namespace {
 
 struct Linked {
   std::shared_mutex mu;
-  std::unordered_map<std::string, std::vector<void*>> modules;
+  std::unordered_map<std::string, std::weak_ptr<const LinkedCode>> modules;
+  size_t sweep_at = 64;  // entries at which expired ones are dropped (doubles with the live ones)
 };
 
 Linked& linked() {
@@ -52,18 +54,21 @@ std::string sha256_hex(std::string_view text) {
   return hex;
 }
 
-std::optional<std::vector<void*>> linked_module(const std::string& key) {
+std::shared_ptr<const LinkedCode> linked_module(const std::string& key) {
   Linked& l = linked();
   std::shared_lock lock(l.mu);
   auto it = l.modules.find(key);
-  if (it == l.modules.end()) return std::nullopt;
-  return it->second;
+  return it == l.modules.end() ? nullptr : it->second.lock();
 }
 
-void remember_linked_module(const std::string& key, std::vector<void*> addrs) {
+void remember_linked_module(const std::string& key, const std::shared_ptr<const LinkedCode>& code) {
   Linked& l = linked();
   std::unique_lock lock(l.mu);
-  l.modules.emplace(key, std::move(addrs));
+  l.modules[key] = code;
+  if (l.modules.size() < l.sweep_at) return;
+  // The table stays proportional to the code that is alive.
+  std::erase_if(l.modules, [](const auto& kv) { return kv.second.expired(); });
+  l.sweep_at = std::max<size_t>(64, 2 * l.modules.size());
 }
 
 void forget_linked_modules_for_testing() {

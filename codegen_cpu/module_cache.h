@@ -9,7 +9,10 @@
 // hit builds no LLVM IR. No LLVM header is included here.
 #pragma once
 
+#include "codegen_cpu/jit.h"
 #include "ir/kernel.h"
+
+#include <memory>
 
 #include <optional>
 #include <string>
@@ -24,9 +27,11 @@ std::string module_key(const std::vector<const ir::Kernel*>& kernels);
 // The hex SHA-256 of `text` (LLVM's implementation; the CUDA backend keys its cubins with it).
 std::string sha256_hex(std::string_view text);
 
-// The addresses of a module's kernels when this process already linked it.
-std::optional<std::vector<void*>> linked_module(const std::string& key);
-void remember_linked_module(const std::string& key, std::vector<void*> addrs);
+// A module this process linked and some compiled program still owns, by key (the table
+// holds no ownership: code nothing runs any more is unmapped, and linked again from the
+// compile cache when asked for).
+std::shared_ptr<const LinkedCode> linked_module(const std::string& key);
+void remember_linked_module(const std::string& key, const std::shared_ptr<const LinkedCode>& code);
 // Tests: the next compile of any module looks past this process (its code stays linked).
 void forget_linked_modules_for_testing();
 

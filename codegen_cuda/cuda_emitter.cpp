@@ -88,6 +88,7 @@ struct Emitter {
   int depth = 0;
   std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
   std::set<int> stored_args;           // args some earlier stage stores to
+  int check_site = 0;                  // Check instructions so far (their fault site numbers)
 
   void line(const std::string& s) {
     out.append(static_cast<size_t>(depth) * 2, ' ');
@@ -148,6 +149,16 @@ struct Emitter {
         line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
                          convert(render_expr(in.index), ScalarType::Int64, in.dtype)));
         break;
+      case ir::KOp::Check: {
+        const int site = ++check_site;
+        const ScalarType dt = type_of(in.operands.at(0));
+        line(in.check == ir::CheckKind::NonZero
+                 ? fmt::format("const {} {} = kiln_check_nonzero({}, kiln_fault, kiln_fault_kernel, {});",
+                               compute_type(dt), v(in.id), v(in.operands.at(0)), site)
+                 : fmt::format("const {} {} = kiln_check_bounds({}, {}, kiln_fault, kiln_fault_kernel, {});",
+                               compute_type(dt), v(in.id), v(in.operands.at(0)), render_expr(in.index), site));
+        break;
+      }
       case ir::KOp::Compute: {
         std::vector<std::string> names;
         for (int op : in.operands) names.push_back(v(op));
@@ -247,6 +258,9 @@ struct Emitter {
       check_name(k, a.name, "argument");
       sig += fmt::format("{}{}* {}, ", a.output ? "" : "const ", storage_type(a.dtype), a.name);
     }
+    // A kernel with checks reports to the device's fault record, naming itself by the id the
+    // launcher registered it under (ir/kernel_fault.h).
+    if (ir::has_checks(k)) sig += "kiln_i64* kiln_fault, const kiln_i64 kiln_fault_kernel, ";
     // The parameters travel by value (cuLaunchKernel copies them), so a launch needs no upload.
     line(fmt::format("struct {}_params {{ kiln_i64 v[{}]; }};", k.name, std::max<size_t>(1, k.params.size())));
     // Blocks of up to 1024 threads: the bound keeps the compiler's register use launchable.

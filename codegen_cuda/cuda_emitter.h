@@ -7,7 +7,9 @@
 //   extern "C" __global__ void <name>(<T>* in0, ..., <T>* out0, ..., const <name>_params params, kiln_i64 grid0)
 //
 // one typed pointer per ir::KernelArg in order (`const` for inputs; f16 as __half, bf16 as
-// __nv_bfloat16, bool as unsigned char), then the P int64 parameters by value (`params.v[i]`
+// __nv_bfloat16, bool as unsigned char), for a kernel with Check instructions then
+// `kiln_i64* kiln_fault, kiln_i64 kiln_fault_kernel` (the device's ir::KernelFault record, as
+// four int64s, and the id its launcher gave the kernel), then the P int64 parameters by value (`params.v[i]`
 // is the runtime value of k.params[i]; the launch passes a pointer to P int64s), then `grid0`, the number of points of the grid (the product of the
 // grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by launch_kind():
 //  - ThreadPerPoint (pointwise kernels, and the outer_reduction_tile schedule): any 1-D launch;

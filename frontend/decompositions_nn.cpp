@@ -17,6 +17,8 @@
 #include "frontend/decompositions_detail.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <numbers>
 #include <vector>
 
@@ -37,10 +39,20 @@ ir::Expr count(const Tensor& x, const std::vector<int64_t>& dims) {
   return n;
 }
 
-// t / n in t's dtype; a symbolic count is read at run time.
+// A quotient whose divisor may be 0: 0/0's NaN has no fixed sign (x86 computes a negative one
+// at run time, LLVM folds a constant 0/0 to a positive one), so a static and a dynamic program,
+// eager and compiled, would disagree in the sign bit. It is made the positive NaN, which every
+// mode gives and PyTorch prints (as kiln does) as nan. NaNs from the data pass as they are.
+Tensor canonical_nan(const Tensor& q) {
+  if (!is_floating_point(q.dtype())) return q;
+  return where(isnan(q), Scalar(std::numeric_limits<double>::quiet_NaN()), q);
+}
+
+// t / n in t's dtype; a symbolic count is read at run time. An empty count gives NaN (0/0).
 Tensor divide_by_count(const Tensor& t, const ir::Expr& n) {
-  if (auto c = n.maybe_const()) return t / Scalar(*c);
-  return t / sym_scalar_tensor(n, t.dtype(), t.device());
+  const std::optional<int64_t> c = n.maybe_const();
+  if (c && *c != 0) return t / Scalar(*c);
+  return canonical_nan(c ? t / Scalar(int64_t{0}) : t / sym_scalar_tensor(n, t.dtype(), t.device()));
 }
 
 // Mean over `dims`, computed as sum / count.
@@ -210,11 +222,12 @@ Tensor var(const DecompArgs& a) {
   if (!n.is_const() && correction == std::floor(correction) && std::fabs(correction) < 1e15) {
     // A symbolic count: max(n - correction, 0) is read at run time.
     const ir::Expr denom = ir::max(n - ir::Expr(static_cast<int64_t>(correction)), ir::Expr(0));
-    return (ss / sym_scalar_tensor(denom, ss.dtype(), ss.device())).to(x.dtype());
+    return canonical_nan(ss / sym_scalar_tensor(denom, ss.dtype(), ss.device())).to(x.dtype());
   }
   const int64_t count_value = n.is_const() ? n.as_const() : ir::ShapeEnv::current()->specialize(n);
   const double denom = std::max(static_cast<double>(count_value) - correction, 0.0);
-  return (ss / denom).to(x.dtype());
+  // No degrees of freedom: ss / 0 is inf, or NaN (0/0) for a constant or empty slice.
+  return (denom == 0.0 ? canonical_nan(ss / denom) : ss / denom).to(x.dtype());
 }
 
 }  // namespace kiln::decomp

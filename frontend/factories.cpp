@@ -64,8 +64,8 @@ Tensor iota_prim(int64_t length, const Scalar& start, const Scalar& step, Scalar
   return dispatch1(OpKind::iota, {}, {ir::Expr(length), start, step, dtype, device});
 }
 
-Storage storage_for(int64_t elems, ScalarType dtype, Device device) {
-  return make_intrusive<StorageImpl>(static_cast<size_t>(elems) * element_size(dtype), device);
+Storage storage_for(std::string_view op, IntArrayRef size, ScalarType dtype, Device device) {
+  return make_intrusive<StorageImpl>(checked_nbytes(op, size, dtype), device);
 }
 
 void check_floating(std::string_view op, ScalarType dtype) {
@@ -108,10 +108,8 @@ LinspaceConsts linspace_consts(const Scalar& start, const Scalar& end, int64_t s
 
 Tensor empty(IntArrayRef size, TensorOptions opts) {
   check_sizes("empty", size);
-  int64_t n = 1;
-  for (int64_t s : size) n *= s;
   const ScalarType dtype = opts.dtype_or(get_default_dtype());
-  return Tensor(make_intrusive<TensorImpl>(storage_for(n, dtype, opts.device_or()), dtype, size));
+  return Tensor(make_intrusive<TensorImpl>(storage_for("empty", size, dtype, opts.device_or()), dtype, size));
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
@@ -129,10 +127,14 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
       extent = 0;
       break;
     }
-    extent += (size[i] - 1) * stride[i];
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(size[i] - 1, stride[i], &reach) || __builtin_add_overflow(extent, reach, &extent))
+      fail("empty_strided", "storage size calculation overflowed with sizes={} and strides={}", shape_str(size),
+           shape_str(stride));
   }
   const ScalarType dtype = opts.dtype_or(get_default_dtype());
-  return Tensor(make_intrusive<TensorImpl>(storage_for(extent, dtype, opts.device_or()), dtype, size, stride, 0));
+  return Tensor(make_intrusive<TensorImpl>(storage_for("empty_strided", extent, dtype, opts.device_or()), dtype,
+                                           size, stride, 0));
 }
 
 Tensor zeros(IntArrayRef size, TensorOptions opts) {
@@ -168,17 +170,25 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
   if (dtype == ScalarType::Bool) fail("arange", "arange is not supported for dtype Bool");
   double size_d;
   if (is_integral(dtype, false)) {
-    // PyTorch's accumulate type for integers is int64: the bounds are truncated first.
-    int64_t xs = start.to_int(), xe = end.to_int(), xst = step.to_int();
-    if (xst == 0) fail("arange", "step must be nonzero");
-    if (!((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs))) {
-      fail("arange", "upper bound and larger bound inconsistent with step sign");
-    }
-    if (dtype == ScalarType::Int64) {
-      int64_t sgn = (xst > 0) - (xst < 0);
+    // PyTorch's accumulate type for integers is int64: the values are iota of the truncated
+    // start and step. Integral bounds size the range in int64; a floating bound or step sizes
+    // it in double, as PyTorch does (arange(0.25, 10, 0.5, dtype=int64) is 20 zeros: its step
+    // truncates to 0, its size does not).
+    const int64_t xs = start.to_int(), xst = step.to_int();
+    if (all_integral) {
+      const int64_t xe = end.to_int();
+      if (xst == 0) fail("arange", "step must be nonzero");
+      if (!((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs)))
+        fail("arange", "upper bound and larger bound inconsistent with step sign");
+      const int64_t sgn = (xst > 0) - (xst < 0);
       size_d = std::ceil(static_cast<double>((xe - xs + xst - sgn) / xst));
     } else {
-      size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());
+      const double ds = start.to_double(), de = end.to_double(), dst = step.to_double();
+      if (!(dst > 0 || dst < 0)) fail("arange", "step must be nonzero");
+      if (!std::isfinite(ds) || !std::isfinite(de)) fail("arange", "unsupported range: {} -> {}", ds, de);
+      if (!((dst > 0 && de >= ds) || (dst < 0 && de <= ds)))
+        fail("arange", "upper bound and larger bound inconsistent with step sign");
+      size_d = std::ceil((de - ds) / dst);
     }
     if (!(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()))) {
       fail("arange", "invalid size, possible overflow?");
@@ -319,7 +329,7 @@ Tensor tensor(const std::vector<T>& values, IntArrayRef shape, TensorOptions opt
          fmt::join(shape.begin(), shape.end(), ", "), n);
   }
   ScalarType dtype = opts.dtype_or(scalar_type_of<T>);
-  Tensor out(make_intrusive<TensorImpl>(storage_for(n, dtype, Device()), dtype, shape));
+  Tensor out(make_intrusive<TensorImpl>(storage_for("tensor", shape, dtype, Device()), dtype, shape));
   dispatch_dtype(dtype, [&](auto tag) {
     using D = decltype(tag);
     D* p = static_cast<D*>(out.impl()->data());

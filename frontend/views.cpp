@@ -74,15 +74,6 @@ int64_t wrap_add(int64_t a, int64_t b) {
 
 // ---- metadata arithmetic ----------------------------------------------------------------------
 
-int64_t checked_numel(std::string_view op, IntArrayRef sizes) {
-  for (int64_t s : sizes)
-    if (s < 0) fail(op, "Trying to create tensor with negative dimension {}: {}", s, shape_str(sizes));
-  int64_t n = 1;  // the running product must fit, as in TensorImpl (a later 0 does not excuse it)
-  for (int64_t s : sizes)
-    if (__builtin_mul_overflow(n, s, &n)) fail_numel_overflow(op, sizes);
-  return n;
-}
-
 void check_as_strided_bounds(IntArrayRef size, IntArrayRef stride, int64_t offset, int64_t itemsize,
                              int64_t available_bytes) {
   if (size.size() != stride.size())

@@ -5,6 +5,8 @@
 // errors naming the op: "[view] shape [3, 5] is invalid for input of size 12".
 #pragma once
 
+#include "base/storage.h"
+
 #include "frontend/tensor.h"
 
 #include <optional>
@@ -21,10 +23,9 @@ struct ViewMeta {
 // Normalizes a possibly negative dim against `rank` (rank 0 accepts -1 and 0 when
 // allow_scalar); throws "[op] Dimension out of range (expected to be in range of [-2, 1], but got 5)".
 int64_t normalize_dim(std::string_view op, int64_t dim, int64_t rank, bool allow_scalar = true);
-// The number of elements of a tensor of shape `sizes`; throws "[op] the number of elements
+// checked_numel (base/storage.h): the element count of a shape; "[op] the number of elements
 // of a tensor of shape [..] overflows int64" when the running product (left to right, as
 // TensorImpl checks it) leaves int64, and PyTorch's error for a negative size.
-int64_t checked_numel(std::string_view op, IntArrayRef sizes);
 // Checks that a view (size, stride, offset) of elements of `itemsize` bytes reaches only the
 // first `available_bytes` bytes of its storage (nothing when it has no elements): PyTorch's
 // setStorage / computeStorageNbytes errors, "[as_strided] ...", with the arithmetic

@@ -29,6 +29,7 @@ struct ExprNode {
   std::string name;        // Symbol
   std::vector<Expr> ops;   // composite kinds
   size_t hash = 0;
+  int height = 1;          // 1 for leaves, 1 + the highest operand's otherwise
 };
 
 namespace {
@@ -83,6 +84,7 @@ struct ExprInterner {
   }
   Expr intern(ExprNode proto) {
     proto.hash = node_hash(proto);
+    for (const Expr& o : proto.ops) proto.height = std::max(proto.height, o.node()->height + 1);
     std::lock_guard<std::mutex> lock(mu);
     auto it = table.find(&proto);
     if (it != table.end()) return Expr(*it);
@@ -396,6 +398,7 @@ const std::string& Expr::symbol_name() const {
 }
 
 const std::vector<Expr>& Expr::operands() const { return n_->ops; }
+int Expr::height() const { return n_->height; }
 
 Expr make_expr(ExprKind kind, std::vector<Expr> ops) {
   switch (kind) {

@@ -53,6 +53,9 @@ class Expr {
   std::optional<int64_t> maybe_const() const;
   const std::string& symbol_name() const;  // only for symbols
   const std::vector<Expr>& operands() const;
+  // Levels of the expression tree: 1 for a constant or symbol. Recursive walks of an Expr go
+  // this deep; the text parser refuses expressions over kMaxParsedHeight.
+  int height() const;
 
   // Evaluates with the given symbol values; throws kiln::Error naming an unbound symbol or
   // a division by zero.

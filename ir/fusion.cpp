@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kiln::ir {
 
 int FusionGroup::kernels() const {
@@ -12,6 +14,8 @@ int FusionGroup::kernels() const {
     case GroupKind::Pointwise:
     case GroupKind::Row: return 1;
     case GroupKind::SplitReduction: return 2;
+    case GroupKind::Concat:
+      return static_cast<int>(std::max<size_t>(1, (node->inputs().size() + kConcatInputsPerKernel - 1) / kConcatInputsPerKernel));
     case GroupKind::Extern:
     case GroupKind::Fallback: return 0;
   }
@@ -29,6 +33,12 @@ std::vector<std::string> Fusion::labels() const {
         out.push_back(fmt::format("k{}, k{}", kernel, kernel + 1));
         kernel += 2;
         break;
+      case GroupKind::Concat: {
+        const int n = g.kernels();
+        out.push_back(n == 1 ? fmt::format("k{}", kernel) : fmt::format("k{}..k{}", kernel, kernel + n - 1));
+        kernel += n;
+        break;
+      }
       case GroupKind::Extern:
       case GroupKind::Fallback:
         out.push_back(fmt::format("{} {}", g.kind == GroupKind::Extern ? "extern" : "fallback", g.node->info().name));

@@ -19,6 +19,8 @@ enum class GroupKind : uint8_t {
   Pointwise,       // one kernel over the root's shape, no reductions
   Row,             // one kernel over the kept dims of `reductions`' common domain
   SplitReduction,  // a full reduction of a large input: partials kernel + final kernel
+  Concat,          // a cat of many inputs (`node`): kernels copying runs of kConcatInputsPerKernel
+                   // inputs (each computed inline) into their slices of `root`'s buffer
   Extern,          // `node` runs as a library call (mm, bmm, a custom op, a registered lowering)
   Fallback,        // `node` runs in the reference interpreter (prims no kernel computes)
 };
@@ -30,6 +32,12 @@ enum class RowShape : uint8_t {
   Full,     // the whole domain (softmax: reduce stages, then a loop over the row)
 };
 
+// A cat of more inputs than this is not evaluated inline (each element would read every
+// input): it is a Concat group of its own.
+inline constexpr size_t kMaxInlineCatInputs = 8;
+// Inputs a Concat group's kernel copies, one loop stage each.
+inline constexpr size_t kConcatInputsPerKernel = 64;
+
 struct FusionGroup {
   GroupKind kind = GroupKind::Pointwise;
   const Value* root = nullptr;          // Pointwise, Row, SplitReduction: the value stored
@@ -37,7 +45,7 @@ struct FusionGroup {
   // Row: the reductions computed as reduce stages (one domain), in the order a walk from the
   // root meets them (inputs left to right, stopping at each reduction).
   std::vector<const Node*> reductions;
-  const Node* node = nullptr;  // Extern, Fallback
+  const Node* node = nullptr;  // Extern, Fallback, Concat
   // Extern, Fallback: which implementation runs ("blas", "custom op", "lowering NAME",
   // "interpreter").
   std::string lowering;
@@ -45,7 +53,7 @@ struct FusionGroup {
   std::vector<bool> operand_views;
   std::vector<int> nodes;  // positions in Graph::nodes() the group computes (sorted)
 
-  int kernels() const;  // generated kernels: 1, 2 for a split reduction, 0 for a call
+  int kernels() const;  // generated kernels: 1, 2 for a split reduction, one per run of a Concat, 0 for a call
 };
 
 struct Fusion {

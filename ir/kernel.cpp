@@ -63,10 +63,32 @@ void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::s
       out += fmt::format("{}%{} = {} {}{} : {}\n", indent, in.id, op_name(in.op), operand_list(in.operands),
                          attr_list(in), ty);
       return;
+    case KOp::Check:
+      if (in.check == CheckKind::NonZero)
+        out += fmt::format("{}%{} = check nonzero %{} for {} : {}\n", indent, in.id, in.operands.at(0), op_name(in.op), ty);
+      else
+        out += fmt::format("{}%{} = check %{} < {} for {} dim {} : {}\n", indent, in.id, in.operands.at(0),
+                           in.index.str(), op_name(in.op), in.value.to_int(), ty);
+      return;
   }
 }
 
 }  // namespace
+
+std::vector<const KInst*> check_sites(const Kernel& k) {
+  std::vector<const KInst*> out;
+  for (const KStage& st : k.stages)
+    for (const KInst& in : st.body)
+      if (in.kind == KOp::Check) out.push_back(&in);
+  return out;
+}
+
+bool has_checks(const Kernel& k) {
+  for (const KStage& st : k.stages)
+    for (const KInst& in : st.body)
+      if (in.kind == KOp::Check) return true;
+  return false;
+}
 
 std::string_view reduction_name(ReductionOp op) {
   for (int i = 0; i < kNumOps; ++i) {
@@ -141,6 +163,11 @@ struct KernelChecker {
         break;
       case KOp::Index: check_expr(in.index, "index"); break;
       case KOp::Const: break;
+      case KOp::Check:
+        if (in.operands.size() != 1) bad("check takes one operand");
+        if (!is_integral(in.dtype, /*include_bool=*/true)) bad(fmt::format("check of a {} value", dtype_short_name(in.dtype)));
+        if (in.check == CheckKind::InBounds) check_expr(in.index, "check bound");
+        break;
       case KOp::Compute: {
         const OpFamily f = op_info(in.op).family;
         if (f != OpFamily::Unary && f != OpFamily::Binary && f != OpFamily::Ternary && f != OpFamily::Cast)

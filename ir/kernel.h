@@ -49,6 +49,18 @@ enum class KOp : uint8_t {
   Const,    // %r = const value : dtype
   Index,    // %r = index expr : i64 (or b8 when expr is a comparison, 0/1)
   Compute,  // %r = <elementwise prim> operands [attrs] : dtype (Unary, Binary, Ternary, Cast families)
+  Check,    // %r = check ... (CheckKind): %operand0 passed on, or a safe value and a fault
+};
+
+// What a Check instruction asserts about its operand x (an integer value). Where it holds,
+// the result is x; where it fails, the kernel records a fault (ir/kernel_fault.h) that the
+// backend raises as `op`'s error once the launch is over, and the result is a value that
+// keeps the kernel's own arithmetic defined and its memory accesses in bounds:
+//   %r = check nonzero %x for div : i64          x != 0, else 1      (ZeroDivisionError)
+//   %r = check %x < s1 for gather dim 1 : i64    0 <= x < bound, else 0  (index out of bounds)
+enum class CheckKind : uint8_t {
+  NonZero,   // a divisor of an integer div, remainder or fmod
+  InBounds,  // an index read from data: 0 <= x < `index` (an Expr of the kernel's parameters)
 };
 
 // One scalar instruction. `id` numbers results kernel-wide (stores have id -1).
@@ -57,11 +69,12 @@ struct KInst {
   int id = -1;
   ScalarType dtype = ScalarType::Float;  // result dtype (a store: the stored value's dtype)
   int arg = -1;                          // Load/Store: index into Kernel::args
-  Expr index;                            // Load/Store/Index
-  OpKind op = OpKind::add;               // Compute
+  Expr index;                            // Load/Store/Index; Check (InBounds): the bound
+  OpKind op = OpKind::add;               // Compute; Check: the op whose error a fault raises
   AttrList attrs;                        // Compute: the prim's attributes (div's rounding_mode, ...)
   std::vector<int> operands;             // ids of earlier instructions or reduce results
-  Scalar value;                          // Const
+  Scalar value;                          // Const; Check (InBounds): the dim named in the error
+  CheckKind check = CheckKind::NonZero;  // Check
   bool operator==(const KInst&) const = default;
 };
 
@@ -114,6 +127,11 @@ Expr stage_expr(size_t i);
 
 // "sum", "amax", ... (the op's name in ops.def).
 std::string_view reduction_name(ReductionOp op);
+
+// The Check instructions of `k` in order (stages in order, each body in order): a fault
+// names its check by 1 + its position here (ir/kernel_fault.h).
+std::vector<const KInst*> check_sites(const Kernel& k);
+bool has_checks(const Kernel& k);
 
 // The dtype a backend computes an instruction in: f16/bf16 are computed in f32.
 ScalarType compute_dtype(ScalarType t);

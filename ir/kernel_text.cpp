@@ -236,6 +236,8 @@ class KernelParser {
     } else if (op.text == "index") {
       in.kind = KOp::Index;
       in.index = text::parse_expr(lex_);
+    } else if (op.text == "check") {
+      parse_check(in);
     } else {
       in.kind = KOp::Compute;
       auto kind = op_from_name(op.text);
@@ -256,6 +258,27 @@ class KernelParser {
     in.dtype = parse_dtype();
     types_.emplace(in.id, in.dtype);
     return in;
+  }
+
+  // 'nonzero' %x 'for' OP  |  %x '<' BOUND 'for' OP 'dim' INT   (after 'check')
+  void parse_check(KInst& in) {
+    in.kind = KOp::Check;
+    const bool nonzero = take_ident("nonzero");
+    in.check = nonzero ? CheckKind::NonZero : CheckKind::InBounds;
+    in.operands.push_back(parse_id("the checked value %N"));
+    if (!nonzero) {
+      lex_.expect(Tok::Less, "'<' and the bound after the checked value");
+      in.index = text::parse_expr(lex_);
+    }
+    lex_.expect_ident("for");
+    Token op = lex_.expect(Tok::Ident, "the op whose error the check raises");
+    auto kind = op_from_name(op.text);
+    if (!kind) lex_.error(op, "unknown op '{}'", op.text);
+    in.op = *kind;
+    if (!nonzero) {
+      lex_.expect_ident("dim");
+      in.value = Scalar(text::parse_int_literal(lex_, "the dim the error names"));
+    }
   }
 
   // '{' name '=' value {',' name '=' value} '}': every attribute of the schema, once.

@@ -221,6 +221,27 @@ namespace {
 
 Expr parse_cmp(Lexer& lex);
 
+// One more level of nesting at token t for the duration of a scope.
+class Nest {
+ public:
+  Nest(Lexer& lex, const Token& t) : lex_(lex) {
+    if (++lex_.expr_depth() > kMaxExprNesting)
+      lex_.error(t, "expression nested deeper than {} levels", kMaxExprNesting);
+  }
+  ~Nest() { --lex_.expr_depth(); }
+  Nest(const Nest&) = delete;
+  Nest& operator=(const Nest&) = delete;
+
+ private:
+  Lexer& lex_;
+};
+
+// An operator chain (x//2//2//...) nests the tree without nesting the text.
+Expr checked_height(Lexer& lex, const Token& at, Expr e) {
+  if (e.height() > kMaxExprNesting) lex.error(at, "expression nested deeper than {} levels", kMaxExprNesting);
+  return e;
+}
+
 Expr parse_atom(Lexer& lex) {
   const Token& t = lex.peek();
   switch (t.kind) {
@@ -228,6 +249,7 @@ Expr parse_atom(Lexer& lex) {
     case Tok::Ident: {
       Token id = lex.next();
       if (id.text == "min" || id.text == "max") {
+        const Nest nest(lex, id);
         lex.expect(Tok::LParen, fmt::format("'(' after '{}'", id.text));
         Expr a = parse_cmp(lex);
         lex.expect(Tok::Comma, fmt::format("',' between the arguments of {}", id.text));
@@ -238,7 +260,7 @@ Expr parse_atom(Lexer& lex) {
       return Expr::symbol(id.text);
     }
     case Tok::LParen: {
-      lex.next();
+      const Nest nest(lex, lex.next());
       Expr e = parse_cmp(lex);
       lex.expect(Tok::RParen, "')'");
       return e;
@@ -251,7 +273,7 @@ Expr parse_atom(Lexer& lex) {
 Expr parse_unary(Lexer& lex) {
   if (!lex.at(Tok::Minus)) return parse_atom(lex);
   // -INT is one literal (so that -9223372036854775808 reads back); otherwise negate.
-  lex.next();
+  const Nest nest(lex, lex.next());
   if (lex.at(Tok::Int)) {
     Token digits = lex.peek();
     uint64_t mag = 0;
@@ -270,18 +292,18 @@ Expr parse_prod(Lexer& lex) {
   while (true) {
     Tok k = lex.peek().kind;
     if (k != Tok::Star && k != Tok::SlashSlash && k != Tok::Percent) return a;
-    lex.next();
+    const Token op = lex.next();
     Expr b = parse_unary(lex);
-    a = k == Tok::Star ? a * b : k == Tok::SlashSlash ? floordiv(a, b) : mod(a, b);
+    a = checked_height(lex, op, k == Tok::Star ? a * b : k == Tok::SlashSlash ? floordiv(a, b) : mod(a, b));
   }
 }
 
 Expr parse_sum(Lexer& lex) {
   Expr a = parse_prod(lex);
   while (lex.at(Tok::Plus) || lex.at(Tok::Minus)) {
-    bool plus = lex.next().kind == Tok::Plus;
+    const Token op = lex.next();
     Expr b = parse_prod(lex);
-    a = plus ? a + b : a - b;
+    a = checked_height(lex, op, op.kind == Tok::Plus ? a + b : a - b);
   }
   return a;
 }

@@ -9,6 +9,9 @@
 //   prod  := unary {('*' | '//' | '%') unary}
 //   unary := '-' unary | atom
 //   atom  := INT | SYMBOL | ('min' | 'max') '(' cmp ',' cmp ')' | '(' cmp ')'
+// Text comes from anyone (repro files are replayed by strangers): an expression nested
+// deeper than kMaxExprNesting (parentheses, minus signs, or the tree a chain like x//2//2...
+// builds) is a parse error at its position, never a recursion without bound.
 #pragma once
 
 #include "base/error.h"
@@ -19,6 +22,8 @@
 #include <string_view>
 
 namespace kiln::ir::text {
+
+inline constexpr int kMaxExprNesting = 256;
 
 enum class Tok {
   End,
@@ -72,6 +77,8 @@ class Lexer {
   // In expression mode '%' is the modulo operator and never starts a value reference.
   void set_expr_mode(bool on) { expr_mode_ = on; }
   bool expr_mode() const { return expr_mode_; }
+  // Nesting of the expression being parsed (see kMaxExprNesting).
+  int& expr_depth() { return expr_depth_; }
 
   // Throws kiln::Error "[parse] line:col: message".
   template <typename... Args>
@@ -92,6 +99,7 @@ class Lexer {
   size_t pos_ = 0;
   int line_ = 1, col_ = 1;
   bool expr_mode_ = false;
+  int expr_depth_ = 0;
   std::optional<Token> look_;
   bool look_mode_ = false;
   // Position after the lookahead (valid while look_ is set).

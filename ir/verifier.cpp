@@ -4,7 +4,10 @@
 // defined earlier and belong to this graph, the use-lists record each read, the tensor input
 // count matches the schema, the attributes match it too, the outputs are the node's own and
 // their types equal what infer_types gives), then the graph outputs, and finally every use
-// in every use-list must point at a real read (so use-lists equal the reads exactly).
+// in every use-list must point at a real read, once, and the use-list must be as long as the
+// reads counted on the way (so use-lists equal the reads exactly, in linear time). Every size
+// symbol in a node's types and attributes must be bound by a graph input: a dim of an input
+// that is that symbol alone (what a run reads its value from).
 // Messages name the node as the printer does: "[verify] node %3 = add(%1, %2): ...".
 #include "ir/verifier.h"
 
@@ -13,7 +16,11 @@
 #include "ir/text.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace kiln::ir {
 
@@ -38,8 +45,21 @@ class Verifier {
     fail("verify", "{}node {}: {}", where, node_summary(n, names_), fmt::format(f, std::forward<Args>(args)...));
   }
 
-  bool has_use(const Value* v, Use u) const {
-    return std::find(v->uses().begin(), v->uses().end(), u) != v->uses().end();
+  struct UseHash {
+    size_t operator()(const Use& u) const { return std::hash<const void*>()(u.user) ^ (u.index * 0x9e3779b97f4a7c15ull); }
+  };
+
+  // A symbol of a size or SymInt attribute that no graph input binds.
+  void check_symbols(const Node* n, const std::vector<Expr>& exprs, const std::string& what) {
+    for (const Expr& e : exprs) {
+      if (e.is_const()) continue;
+      std::vector<std::string> syms;
+      e.collect_symbols(syms);
+      for (const std::string& sym : syms)
+        if (!bound_.count(sym))
+          node_fail(n, "{} uses the size symbol {} (in {}), which no graph input binds (a graph input needs a dim "
+                    "of exactly {})", what, sym, e.str(), sym);
+    }
   }
 
   void check_graph_input(size_t i, const Value* v) {
@@ -48,6 +68,13 @@ class Verifier {
     if (!v->is_input()) fail("verify", "graph input {} ({}) is produced by a node", i, names_(v));
     if (!defined_.insert(v).second) fail("verify", "graph input {} ({}) is listed twice", i, names_(v));
     order_.push_back(v);
+    // A run reads each size symbol from an input dim that is that symbol alone.
+    for (const Expr& e : v->type().sizes) {
+      if (e.is_symbol()) bound_.insert(e.symbol_name());
+      else if (!e.is_const())
+        fail("verify", "graph input {} ({}) has a dim of size {}: an input's sizes are numbers or single symbols", i,
+             names_(v), e.str());
+    }
   }
 
   void check_node(const Node* n) {
@@ -60,8 +87,7 @@ class Verifier {
       if (!v) node_fail(n, "input {} is null", i);
       if (v->graph() != &g_) node_fail(n, "input {} belongs to another graph", i);
       if (!defined_.count(v)) node_fail(n, "input {} ({}) is used before its definition", i, names_(v));
-      if (!has_use(v, Use{const_cast<Node*>(n), i}))
-        node_fail(n, "the use-list of input {} ({}) does not record this read", i, names_(v));
+      ++reads_[v];
       in_types.push_back(v->type());
     }
     if (schema.variadic()) {
@@ -74,6 +100,12 @@ class Verifier {
       check_attrs(n->op(), n->attrs());
     } catch (const Error& e) {
       node_fail(n, "{}", e.what());
+    }
+    for (size_t a = 0; a < n->attrs().size() && a < schema.attr_args.size(); ++a) {
+      const AttrValue& av = n->attrs()[a];
+      const std::string what = fmt::format("attribute '{}'", schema.attr_args[a].name);
+      if (const auto* e = std::get_if<Expr>(&av)) check_symbols(n, {*e}, what);
+      if (const auto* list = std::get_if<std::vector<Expr>>(&av)) check_symbols(n, *list, what);
     }
     if (n->outputs().size() != static_cast<size_t>(schema.num_outputs))
       node_fail(n, "{} has {} output{}, the node has {}", info.name, schema.num_outputs,
@@ -98,6 +130,7 @@ class Verifier {
         node_fail(n, "output {} ({}) has type {}, but {} infers {}", i, names_(n->output(i)), n->output(i)->type().str(),
                   info.name, inferred[i].str());
     for (const Value* v : n->outputs()) {
+      check_symbols(n, v->type().sizes, "the output's size");
       defined_.insert(v);
       order_.push_back(v);
     }
@@ -107,17 +140,17 @@ class Verifier {
     if (!v) fail("verify", "graph output {} is null", i);
     if (v->graph() != &g_) fail("verify", "graph output {} belongs to another graph", i);
     if (!defined_.count(v)) fail("verify", "graph output {} ({}) is not defined in the graph", i, names_(v));
-    if (!has_use(v, Use{nullptr, i}))
-      fail("verify", "the use-list of graph output {} ({}) does not record it", i, names_(v));
+    ++reads_[v];
   }
 
-  // Every recorded use must be a real read, and none is recorded twice.
+  // Every recorded use must be a real read, none is recorded twice, and there are as many as
+  // reads: then every read is recorded.
   void check_use_list(const Value* v) {
     const auto& uses = v->uses();
-    for (size_t k = 0; k < uses.size(); ++k) {
-      const Use& u = uses[k];
-      if (std::find(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(k), u) != uses.begin() + static_cast<std::ptrdiff_t>(k))
-        fail("verify", "the use-list of {} records a use twice", names_(v));
+    std::unordered_set<Use, UseHash> seen;
+    seen.reserve(uses.size());
+    for (const Use& u : uses) {
+      if (!seen.insert(u).second) fail("verify", "the use-list of {} records a use twice", names_(v));
       if (u.user == nullptr) {
         if (u.index >= g_.outputs().size() || g_.outputs()[u.index] != v)
           fail("verify", "the use-list of {} records graph output {}, which is another value", names_(v), u.index);
@@ -129,6 +162,10 @@ class Verifier {
         node_fail(u.user, "the use-list of {} records input {} of this node, which reads another value", names_(v),
                   u.index);
     }
+    const auto it = reads_.find(v);
+    const size_t reads = it == reads_.end() ? 0 : it->second;
+    if (uses.size() != reads)
+      fail("verify", "the use-list of {} records {} uses, but the graph reads it {} times", names_(v), uses.size(), reads);
   }
 
   const Graph& g_;
@@ -137,6 +174,8 @@ class Verifier {
   std::unordered_set<const Value*> defined_;
   std::unordered_set<const Node*> nodes_;
   std::vector<const Value*> order_;
+  std::unordered_map<const Value*, size_t> reads_;  // reads by nodes and graph outputs
+  std::set<std::string> bound_;                    // size symbols a graph input binds
 };
 
 }  // namespace

@@ -7,7 +7,10 @@
 // with the index functions the kernel builder will use (views remap the index, cat and pad
 // pick a source), without emitting anything: a reduction reached over another domain, or at
 // another index than the kernel's own row, refuses the group; it is materialized first (a
-// group of its own, earlier) and the root's group is tried again.
+// group of its own, earlier) and the root's group is tried again. The walks (here and in the
+// kernel builder) recurse once per inlined producer, so a chain of inlined nodes is cut into
+// groups at most kMaxInlineDepth deep: a traced loop of 100,000 `z = z + y` compiles into a
+// few hundred kernels instead of overflowing the stack.
 #include "passes/fuse.h"
 
 #include "base/error.h"
@@ -32,6 +35,11 @@ using ir::RowShape;
 using ir::Value;
 
 namespace {
+
+// The longest chain of inlined producers a group may have (values this deep are materialized).
+// The walks take under 2 KB of stack per level, so a group fits in a 512 KB thread stack
+// (test_reliability_graphs.cpp compiles a 100,000-node chain on one).
+constexpr int kMaxInlineDepth = 256;
 
 // Thrown while checking a group: this reduction must be materialized first — or, where the
 // walk reached it through a value of the reduction's own row shape (`row_value`), that value:
@@ -160,6 +168,8 @@ class Fuser {
   std::unordered_set<const Value*> mem_;        // values in memory: inputs, roots, call results
   std::unordered_set<const Value*> views_;      // call operands read in place as strided views
   std::set<const Node*> force_;                 // reductions materialized rather than fused
+  std::unordered_set<const Value*> cut_;        // values materialized to bound the inline depth
+  void mark_deep_values();
   ir::Fusion out_;
 };
 
@@ -181,6 +191,23 @@ void Fuser::find_reductions(const Value* v, std::vector<const Node*>& out, std::
 }
 
 FusionGroup Fuser::try_group(const Value* v) {
+  if (const Node* n = v->producer(); n && n->op() == OpKind::cat && n->inputs().size() > ir::kMaxInlineCatInputs) {
+    // Each input is computed inline at its own index and stored into its slice.
+    FusionGroup grp;
+    grp.kind = GroupKind::Concat;
+    grp.root = v;
+    grp.node = n;
+    std::set<int> nodes = {index_.at(n)};
+    for (const Value* in : n->inputs()) {
+      std::vector<Expr> idx;
+      for (size_t i = 0; i < in->type().sizes.size(); ++i) idx.push_back(loop_var(in->type().sizes[i], ir::stage_expr(i)));
+      GroupWalk walk(mem_, nullptr, {});
+      walk.eval(in, idx);
+      for (int k : walk.nodes(index_)) nodes.insert(k);
+    }
+    grp.nodes.assign(nodes.begin(), nodes.end());
+    return grp;
+  }
   std::vector<const Node*> reds;
   std::set<const Value*> seen;
   find_reductions(v, reds, seen, /*root=*/true);
@@ -315,15 +342,41 @@ void Fuser::mark_shared_reductions() {
     if (rs.size() > 1) force_.insert(n);
 }
 
+// Values whose chain of inlined producers reaches kMaxInlineDepth are cut: materialized in
+// graph order, so that each group's walk (and the kernel builder's) stays shallow. Depths
+// count every inlinable or reduction node on the longest path from a value in memory.
+void Fuser::mark_deep_values() {
+  std::unordered_map<const Value*, int> depth;
+  for (const Node* n : g_.nodes()) {
+    int d = 0;
+    if (is_inlinable(n) || is_reduction(n)) {
+      for (const Value* in : n->inputs()) {
+        auto it = depth.find(in);
+        if (it != depth.end()) d = std::max(d, it->second);
+      }
+      ++d;
+    }
+    // A cat of many inputs is a Concat group of its own (ir/fusion.h).
+    const bool cut = d >= kMaxInlineDepth ||
+                     (n->op() == OpKind::cat && n->inputs().size() > ir::kMaxInlineCatInputs);
+    for (const Value* o : n->outputs()) {
+      depth[o] = cut ? 0 : d;
+      if (cut) cut_.insert(o);
+    }
+  }
+}
+
 ir::Fusion Fuser::run() {
   for (const Value* in : g_.inputs()) mem_.insert(in);
   mark_shared_reductions();
+  mark_deep_values();
   for (const Node* n : g_.nodes()) {
     // A node a registered lowering runs as an extern call is a call even when it could fuse.
     const std::string lowering = opts_.extern_lowering ? opts_.extern_lowering(*n) : std::string();
     if (lowering.empty() && (is_inlinable(n) || is_reduction(n))) {
-      // Reductions shared by several consumers are computed once, where they are defined.
-      if (is_reduction(n) && force_.count(n)) materialize(n->output());
+      // Reductions shared by several consumers are computed once, where they are defined;
+      // values at the depth bound, in order.
+      if ((is_reduction(n) && force_.count(n)) || cut_.count(n->output())) materialize(n->output());
       continue;
     }
     FusionGroup grp;

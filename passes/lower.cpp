@@ -60,6 +60,14 @@ ScalarType accumulate_dtype(ir::ReductionOp op, ScalarType in_dt, ScalarType out
 
 class Lowerer;
 
+// div (trunc, floor), remainder and fmod of integers (bool included): the interpreter raises
+// ZeroDivisionError for a zero divisor.
+bool integer_division(const Node* n) {
+  if (n->info().family != OpFamily::Binary || is_floating_point(n->input(0)->type().dtype)) return false;
+  const ir::BinaryOp b = ir::as_binary(n->op());
+  return b == ir::BinaryOp::div || b == ir::BinaryOp::remainder || b == ir::BinaryOp::fmod;
+}
+
 // Builds one kernel: the stages, the instruction ids and the argument list.
 class KernelBuilder {
  public:
@@ -188,6 +196,15 @@ class KernelBuilder {
     in.value = v;
     return emit(std::move(in));
   }
+  int check_nonzero(int x, ScalarType dt, OpKind op) {
+    KInst in;
+    in.kind = KOp::Check;
+    in.check = ir::CheckKind::NonZero;
+    in.dtype = dt;
+    in.op = op;
+    in.operands = {x};
+    return emit(std::move(in));
+  }
   int index_value(ScalarType dt, Expr e) {
     KInst in;
     in.kind = KOp::Index;
@@ -235,6 +252,7 @@ class Lowerer {
   int view_operand(const Value* v);
   void build_kernel(const ir::FusionGroup& grp, int out_buffer);
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
+  void build_concat(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
   void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
   // The column-sum schedule's tile: as many accumulators of `acc` as outer_reduction_tile_bytes
@@ -344,6 +362,9 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Ternary: {
       std::vector<int> ops;
       for (const Value* in : n->inputs()) ops.push_back(eval(in, idx));
+      // An integer division by zero is the op's ZeroDivisionError, as in the interpreter: the
+      // divisor passes a check (1 where it is 0, so the division itself stays defined).
+      if (integer_division(n)) ops[1] = check_nonzero(ops[1], n->input(1)->type().dtype, n->op());
       return compute(n->op(), dt, std::move(ops), n->attrs());
     }
     case OpFamily::Cast:
@@ -442,8 +463,8 @@ void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {
   for (const Node* n : kb.covered) st.nodes.push_back(node_index(n));
   std::sort(st.nodes.begin(), st.nodes.end());
   // The kernel computes exactly the group fusion decided (a split reduction's two kernels
-  // each compute part of it).
-  if (grp.kind != ir::GroupKind::SplitReduction && st.nodes != grp.nodes)
+  // and a concat's kernels each compute part of it).
+  if (grp.kind != ir::GroupKind::SplitReduction && grp.kind != ir::GroupKind::Concat && st.nodes != grp.nodes)
     internal_fail("lower: kernel {} computes other nodes than its fusion group", kb.kernel().name);
   st.kernel = std::move(kb.kernel());
   st.kernel.params = collect_params(st.kernel);
@@ -541,6 +562,42 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
   }
 }
 
+// out = cat(inputs, dim) of many inputs: per run of kConcatInputsPerKernel inputs one kernel
+// over the dims before `dim`, with a loop stage per input that computes it (inline) at each
+// of its elements and stores it at its offset along `dim`. Inputs the cat skips (empty
+// along `dim`, or legacy empty 1-D ones) get no stage.
+void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
+  const Node* n = grp.node;
+  const auto dim = static_cast<size_t>(n->attr<int64_t>("dim"));
+  const std::vector<Expr>& out_sizes = grp.root->type().sizes;
+  const std::vector<Expr> grid(out_sizes.begin(), out_sizes.begin() + static_cast<std::ptrdiff_t>(dim));
+  std::vector<Expr> grid_idx;
+  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  Expr offset = 0;
+  const int kernels = grp.kernels();
+  for (int r = 0; r < kernels; ++r) {
+    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.covered.insert(n);
+    kb.kernel().grid = grid;
+    const size_t first = static_cast<size_t>(r) * ir::kConcatInputsPerKernel;
+    for (size_t j = first; j < std::min(n->inputs().size(), first + ir::kConcatInputsPerKernel); ++j) {
+      const Value* in = n->input(j);
+      const std::vector<Expr>& sz = in->type().sizes;
+      if (sz.size() != out_sizes.size() || sz[dim] == Expr(0)) continue;
+      const std::vector<Expr> extents(sz.begin() + static_cast<std::ptrdiff_t>(dim), sz.end());
+      kb.open_stage(ir::StageKind::Loop, extents);
+      std::vector<Expr> idx = grid_idx;
+      for (size_t i = 0; i < extents.size(); ++i) idx.push_back(loop_var(extents[i], ir::stage_expr(i)));
+      const int val = kb.eval(in, idx);
+      idx[dim] = idx[dim] + offset;
+      kb.store(out_buffer, linear_index(idx, plan_.buffers[out_buffer].strides), val, grp.root->type().dtype);
+      kb.close_stage();
+      offset = offset + sz[dim];
+    }
+    add_kernel(kb, grp);
+  }
+}
+
 // An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.
 void Lowerer::add_call(const ir::FusionGroup& grp) {
   const Node* n = grp.node;
@@ -576,9 +633,11 @@ ExecPlan Lowerer::run() {
     switch (grp.kind) {
       case ir::GroupKind::Pointwise:
       case ir::GroupKind::Row:
-      case ir::GroupKind::SplitReduction: {
+      case ir::GroupKind::SplitReduction:
+      case ir::GroupKind::Concat: {
         const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
         if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
+        else if (grp.kind == ir::GroupKind::Concat) build_concat(grp, out);
         else build_kernel(grp, out);
         break;
       }

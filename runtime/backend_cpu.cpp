@@ -37,15 +37,22 @@ int64_t host_l1d_bytes() {
 
 const std::string kCpu = "cpu";
 
+// Owns its kernels' linked code: when the last executable running a module is destroyed (a
+// compiled function dropped, an entry or eager kernel evicted), the code is unmapped.
 class CpuExecutable final : public Executable {
  public:
-  explicit CpuExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
+  CpuExecutable(std::unique_ptr<Program> p, std::shared_ptr<const cpu::LinkedCode> code)
+      : code_(std::move(code)), program_(std::move(p)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override { return program_->run(inputs); }
   int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
 
  private:
+  std::shared_ptr<const cpu::LinkedCode> code_;  // declared first: outlives the program
   std::unique_ptr<Program> program_;
 };
+
+// The most inputs of a cat that the cpu backend copies with generated kernels.
+constexpr size_t kMaxConcatKernelInputs = 256;
 
 class CpuBackend final : public Backend {
  public:
@@ -68,6 +75,10 @@ class CpuBackend final : public Backend {
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
       if (const Lowering* l = use ? find_lowering(kCpu, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
+      // A cat is computed in kernels (inline, or a Concat group's copy kernels) up to
+      // kMaxConcatKernelInputs inputs; past that LLVM's time per input's copy loop (about a
+      // millisecond) dominates, and the library copies it.
+      if (n.op() == ir::OpKind::cat && n.inputs().size() <= kMaxConcatKernelInputs) return "";
       return std::string(builtin_extern_name(n.op()));
     };
     lower_to_kernels(c, std::move(lo));
@@ -78,6 +89,8 @@ class CpuBackend final : public Backend {
     co.want_ir = co.want_asm = c.opts.want_code || !c.opts.dump_dir.empty();
     co.store = compile_cache();  // null under KILN_DISABLE_CACHE
     co.reuse_linked = !config().disable_cache;
+    // LLVM's remarks and warnings never reach the user's terminal: KILN_LOG=kernels shows them.
+    co.diagnostics = [](std::string_view msg) { KILN_LOG_IF(LogChannel::Kernels, "{}", msg); };
     cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
     c.code_source = code.source;
     const bool compiled = code.source == CodeSource::Compiled;
@@ -100,7 +113,7 @@ class CpuBackend final : public Backend {
                 code.optimize_ms, code.codegen_ms);
     CompileStatus s;
     s.exe = std::make_unique<CpuExecutable>(
-        std::make_unique<Program>(c.plan, std::move(fns), std::move(params), std::move(externs)));
+        std::make_unique<Program>(c.plan, std::move(fns), std::move(params), std::move(externs)), std::move(code.code));
     return s;
   }
 };

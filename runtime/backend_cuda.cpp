@@ -10,7 +10,8 @@
 // kernels with loop stages, its width from the stage's work (a warp for rows up to 64
 // elements, up to 1024 threads, about four elements per thread). mm and bmm in f32, f16 and
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern step is
-// staged through the host by the Program (runtime/program.h).
+// staged through the host by the Program (runtime/program.h). A kernel with checks gets the
+// device's fault record, raised at the next synchronization (runtime/cuda_faults.h).
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cpu/module_cache.h"
@@ -23,6 +24,7 @@
 #include "runtime/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/cuda_device.h"
+#include "runtime/cuda_faults.h"
 #include "runtime/cuda_matmul.h"
 #include "runtime/driver.h"
 #include "runtime/extend.h"
@@ -116,6 +118,8 @@ cuda::FunctionHandle load_kernel(int device, const KernelCode& kc, const std::st
 
 struct LaunchInfo {
   cuda::FunctionHandle fn = nullptr;
+  // A kernel with checks: the id it reports faults under (runtime/cuda_faults.h), else 0.
+  int64_t fault_id = 0;
   cuda::LaunchKind kind = cuda::LaunchKind::ThreadPerPoint;
   // BlockPerPoint: the largest stage's work per grid point at grid point 0 (an Expr over the
   // plan's parameters when symbolic).
@@ -162,11 +166,19 @@ class CudaLauncher final : public KernelLauncher {
     values.clear();
     const size_t n_args = num_args_.at(index);
     for (size_t i = 0; i < n_args; ++i) values.push_back(const_cast<void**>(args + i));
+    void* record = nullptr;
+    int64_t fault_id = k.fault_id;
+    if (fault_id != 0) {  // a checked kernel: the device's fault record and the kernel's id
+      record = device_fault_record(device_);
+      values.push_back(&record);
+      values.push_back(&fault_id);
+    }
     int64_t none = 0;
     values.push_back(num_params ? const_cast<int64_t*>(params) : &none);
     values.push_back(&grid0);
     cuda::launch_kernel(device_, k.fn, static_cast<unsigned>(blocks), block, 0,
                         cuda::current_stream(device_).handle(), values.data());
+    if (fault_id != 0) note_checked_launch(device_);
   }
 
   bool run_step(const ir::PlanStep& st, const std::vector<Tensor>& ins, const ir::AttrList& /*attrs*/,
@@ -235,6 +247,7 @@ class CudaBackend final : public Backend {
       if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
+      if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       const std::string_view lib = builtin_extern_name(n.op());
       return lib.empty() ? std::string() : fmt::format("host {}", lib);
     };
@@ -289,6 +302,7 @@ class CudaBackend final : public Backend {
       LaunchInfo li;
       li.fn = load_kernel(device.index, code[i], kernels[i]->name);
       li.kind = cuda::launch_kind(*kernels[i]);
+      if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
       const ir::Expr w = stage_work(*kernels[i]);
       li.static_work = w.is_const();
       if (li.static_work)

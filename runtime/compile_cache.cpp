@@ -1,6 +1,7 @@
 // kiln/runtime/compile_cache.cpp — entry format, the disk cache, and the process's cache.
 #include "runtime/compile_cache.h"
 
+#include "runtime/cache_auth.h"
 #include "runtime/log.h"
 #include "runtime/remote_cache.h"
 
@@ -59,6 +60,10 @@ bool write_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
+size_t max_cache_entry_bytes(size_t key_size) {
+  return sizeof kMagic + sizeof(uint32_t) * 2 + key_size + sizeof(uint64_t) * 2 + kMaxCacheObjectBytes;
+}
+
 std::string encode_cache_entry(std::string_view key, std::string_view object) {
   std::string out(kMagic, sizeof kMagic);
   put(out, kFormatVersion);
@@ -85,6 +90,7 @@ std::optional<std::string> decode_cache_entry(std::string_view in, std::string_v
   in.remove_prefix(key_len);
   uint64_t size = 0, sum = 0;
   if (!get(in, size) || !get(in, sum)) return bad("truncated header");
+  if (size > kMaxCacheObjectBytes) return bad(fmt::format("the header claims {} bytes of code, more than an entry holds", size));
   if (in.size() != size) return bad(fmt::format("{} bytes of object code where the header says {}", in.size(), size));
   if (checksum(key, in) != sum) return bad("checksum mismatch");
   return std::string(in);
@@ -126,7 +132,9 @@ std::string DiskCache::path_of(std::string_view key) const { return dir_ + "/" +
 std::optional<std::string> DiskCache::load(const std::string& key) {
   if (!usable_) return std::nullopt;
   const std::string path = path_of(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO planted under an entry's name must not block the open (nor every
+  // compile behind it); O_NOFOLLOW: a link is not an entry.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     KILN_LOG_IF(LogChannel::Cache, "disk miss {}", short_key(key));
     return std::nullopt;
@@ -138,6 +146,10 @@ std::optional<std::string> DiskCache::load(const std::string& key) {
     why = "not a regular file";
   } else if (st.st_uid != ::geteuid()) {
     why = fmt::format("owned by uid {}, not by this user", st.st_uid);
+  } else if (static_cast<uint64_t>(st.st_size) > max_cache_entry_bytes(key.size())) {
+    // Checked before a byte is allocated: a sparse file can claim any size.
+    why = fmt::format("{} bytes, more than an entry of this key can hold ({})", st.st_size,
+                      max_cache_entry_bytes(key.size()));
   } else {
     std::string bytes(static_cast<size_t>(st.st_size), '\0');
     size_t got = 0;
@@ -166,6 +178,11 @@ std::optional<std::string> DiskCache::load(const std::string& key) {
 
 void DiskCache::save(const std::string& key, std::string_view object) {
   if (!usable_) return;
+  if (object.size() > kMaxCacheObjectBytes) {
+    KILN_LOG_IF(LogChannel::Cache, "disk entry {} not saved: {} bytes of code, more than an entry holds ({})",
+                short_key(key), object.size(), kMaxCacheObjectBytes);
+    return;
+  }
   static std::atomic<uint64_t> counter{0};
   const std::string bytes = encode_cache_entry(key, object);
   const std::string tmp = fmt::format("{}/.tmp-{}-{}-{}", dir_, ::getpid(), counter.fetch_add(1), short_key(key));
@@ -227,7 +244,16 @@ void DiskCache::evict() {
 
 CompileCache::CompileCache(const Config& cfg) {
   if (!cfg.cache_dir.empty()) disk_ = std::make_unique<DiskCache>(cfg.cache_dir, cfg.cache_size_bytes);
-  if (!cfg.remote_cache.empty()) remote_ = std::make_unique<RemoteCache>(cfg.remote_cache);
+  if (!cfg.remote_cache.empty()) {
+    // A shared cache anyone with write access to the server could fill is never trusted:
+    // without the fleet key it is neither read nor written.
+    std::string why;
+    if (std::optional<std::string> key = load_fleet_key(cfg, &why))
+      remote_ = std::make_unique<RemoteCache>(cfg.remote_cache, std::move(*key));
+    else
+      warn_once("remote-cache-key", fmt::format("KILN_REMOTE_CACHE is set, but {}; the remote compile cache is off "
+                                                "(docs/security.md)", why));
+  }
 }
 
 CompileCache::~CompileCache() = default;

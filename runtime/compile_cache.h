@@ -27,6 +27,12 @@ namespace kiln::rt {
 
 class RemoteCache;
 
+// The most object code one entry holds (a module's code or a cubin is far smaller): larger
+// objects are not cached, and a file or reply claiming more is refused unread.
+inline constexpr size_t kMaxCacheObjectBytes = size_t{32} << 20;
+// The bytes of the largest entry under a key of `key_size` bytes.
+size_t max_cache_entry_bytes(size_t key_size);
+
 // The entry format shared by the disk and the remote cache.
 std::string encode_cache_entry(std::string_view key, std::string_view object);
 // The object code of an entry saved under `key`, or nothing with *why set.

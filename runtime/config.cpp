@@ -167,6 +167,8 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
     }
   }
   if (const char* v = env("KILN_REMOTE_CACHE")) c.remote_cache = std::string(trim(v));
+  if (const char* v = env("KILN_REMOTE_CACHE_KEY")) c.remote_cache_key = v;  // a secret: taken as it is
+  if (const char* v = env("KILN_REMOTE_CACHE_KEY_FILE")) c.remote_cache_key_file = std::string(trim(v));
   if (c.cache_dir.empty() && !c.disable_cache)
     warnings.push_back("no home directory found and KILN_CACHE_DIR is unset; the disk compile cache is off");
 

@@ -36,8 +36,14 @@ struct Config {
   // KILN_CACHE_SIZE: most bytes of entries the disk cache keeps (least recently used go
   // first); a number with an optional K/M/G suffix. Default 1 GiB.
   int64_t cache_size_bytes = int64_t{1} << 30;
-  // KILN_REMOTE_CACHE: redis://host[:port][/db] of a shared compile cache; empty = none.
+  // KILN_REMOTE_CACHE: redis://[[user]:password@]host[:port][/db] of a shared compile cache;
+  // empty = none.
   std::string remote_cache;
+  // KILN_REMOTE_CACHE_KEY: the fleet's secret that authenticates remote entries
+  // (runtime/cache_auth.h); KILN_REMOTE_CACHE_KEY_FILE: a private file holding it. Without
+  // either, the remote cache stays off.
+  std::string remote_cache_key;
+  std::string remote_cache_key_file;
   // KILN_ALLOCATOR: caching (default) or system.
   AllocatorKind allocator = AllocatorKind::Caching;
   // KILN_ALLOCATOR_CACHE_MB: most bytes the caching allocator keeps in its free lists.

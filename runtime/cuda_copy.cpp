@@ -17,6 +17,7 @@
 #include "frontend/factories.h"
 #include "frontend/tensor.h"
 #include "runtime/cuda_device.h"
+#include "runtime/cuda_faults.h"
 #include "runtime/interp_kernels.h"
 
 namespace kiln::rt {
@@ -58,6 +59,7 @@ Tensor download(const Tensor& src) {
   Tensor h = fresh_on(Device(), d.dtype(), d.sizes().vec());
   cuda::memcpy_dtoh(from.index, h.impl()->data(), d.impl()->data(), nbytes_of(d), stream_of(from));
   cuda::stream_synchronize(from.index, stream_of(from));
+  raise_pending_faults(from.index);  // the data came from a kernel whose check failed: its error, not the data
   return h;
 }
 

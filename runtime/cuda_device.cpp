@@ -1,6 +1,8 @@
 // kiln/runtime/cuda_device.cpp — CUDA availability, streams (a current one per thread and device) and synchronization.
 #include "runtime/cuda_device.h"
 
+#include "runtime/cuda_faults.h"
+
 #include "base/error.h"
 #include "codegen_cuda/driver.h"
 
@@ -65,8 +67,12 @@ StreamGuard::~StreamGuard() { t_current[previous_.device()] = previous_.handle()
 void synchronize(int device) {
   std::string why;
   if (!driver_available(&why)) fail("synchronize", "CUDA is not available: {}", why);
-  if (device >= 0) return device_synchronize(device);
+  if (device >= 0) {
+    device_synchronize(device);
+    return rt::raise_pending_faults(device);
+  }
   for (int d = 0; d < device_count(); ++d) device_synchronize(d);
+  for (int d = 0; d < device_count(); ++d) rt::raise_pending_faults(d);
 }
 
 }  // namespace kiln::cuda

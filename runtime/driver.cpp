@@ -17,6 +17,7 @@
 #include "runtime/log.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -157,7 +158,16 @@ std::vector<ExternKernelFn> plan_extern_fns(const Compilation& c, std::string_vi
   return fns;
 }
 
+const std::vector<std::string>& graph_stage_names() {
+  static const std::vector<std::string> names = {"lowerings", "decompose", "dce", "cse", "fold_constants",
+                                                 "simplify_algebra"};
+  return names;
+}
+
 Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backend, DriverOptions opts) {
+  for (const std::string& s : opts.only_stages)
+    if (std::find(graph_stage_names().begin(), graph_stage_names().end(), s) == graph_stage_names().end())
+      fail("opt", "unknown pass '{}'; the graph passes are {}", s, fmt::join(graph_stage_names(), ", "));
   Compilation c;
   c.graph = std::move(graph);
   c.backend = &backend;

@@ -56,8 +56,11 @@ struct DriverOptions {
   // Apply registered lowerings (register_lowering). Eager kernels do not, so that a user's
   // extern call may itself run the eager op it replaces.
   bool use_lowerings = true;
-  std::vector<std::string> only_stages;  // kiln opt --passes: run only these graph stages
+  std::vector<std::string> only_stages;  // kiln opt --passes: run only these graph stages (graph_stage_names)
 };
+
+// The graph stages compile_graph runs, by the names only_stages takes, in order of first run.
+const std::vector<std::string>& graph_stage_names();
 
 // Size symbols of g's inputs bound to the first input dim that is exactly that symbol (for
 // graphs read from text, whose symbols no trace recorded).

@@ -1,5 +1,6 @@
 // kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
 #include "runtime/eager.h"
+#include "runtime/cache_bound.h"
 #include "runtime/eager_key.h"
 
 #include "base/error.h"
@@ -32,14 +33,20 @@ namespace {
 
 // nullptr exe: this key runs on the interpreter (its shape function could not be
 // specialized symbolically).
-struct Entry {
+struct Entry : UsedFlag {
   std::unique_ptr<Executable> exe;
 };
+
+// At most kMaxEagerKernels entries (runtime/cache_bound.h): keys carry attributes (dims,
+// dtypes), so a long run can meet new ones for a long time.
+constexpr size_t kMaxEagerKernels = 4096;
+std::atomic<size_t> g_capacity{kMaxEagerKernels};
 
 struct Cache {
   std::shared_mutex mu;
   std::unordered_map<EagerKey, std::shared_ptr<const Entry>, EagerKeyHash> map;
-  std::atomic<int64_t> built{0}, compiled_calls{0}, interpreted_calls{0};
+  std::vector<EagerKey> order;  // keys by insertion, for eviction
+  std::atomic<int64_t> built{0}, compiled_calls{0}, interpreted_calls{0}, evicted{0};
 };
 Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: kernels may run during static destruction
@@ -53,12 +60,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Ternary:
     case ir::OpFamily::Cast:
     case ir::OpFamily::Reduction: break;
-    case ir::OpFamily::Binary: {
-      const ir::BinaryOp b = ir::as_binary(op);
-      const bool divides = b == ir::BinaryOp::div || b == ir::BinaryOp::remainder || b == ir::BinaryOp::fmod;
-      if (divides && !is_floating_point(inputs.at(0).dtype())) return false;  // ZeroDivisionError
-      break;
-    }
+    case ir::OpFamily::Binary: break;  // integer division checks its divisor in the kernel
     case ir::OpFamily::Scan:
     case ir::OpFamily::View:
     case ir::OpFamily::Shape:
@@ -139,26 +141,56 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
 std::shared_ptr<const Entry> lookup(Cache& c, const EagerKey& key) {
   std::shared_lock lock(c.mu);
   auto it = c.map.find(key);
-  return it == c.map.end() ? nullptr : it->second;
+  if (it == c.map.end()) return nullptr;
+  it->second->touch();
+  return it->second;
+}
+
+std::shared_ptr<const Entry> insert(Cache& c, const EagerKey& key, std::shared_ptr<const Entry> fresh) {
+  std::unique_lock lock(c.mu);
+  if (auto it = c.map.find(key); it != c.map.end()) return it->second;
+  c.evicted.fetch_add(static_cast<int64_t>(make_room(c.map, c.order, g_capacity.load())));
+  if (fresh->exe) c.built.fetch_add(1);
+  c.order.push_back(key);
+  return c.map.emplace(key, std::move(fresh)).first->second;
 }
 
 // A thread's recent lookups, direct-mapped by the key's hash, so that a warm eager op finds its
-// kernel without taking the cache's lock or a reference. Entries are never removed from the
-// cache (which is never destroyed), so the pointers stay valid.
+// kernel without taking the cache's lock or a reference count. Each slot owns its entry, so an
+// entry evicted from the cache lives on while a thread's slot holds it. Only an op at nesting
+// depth 0 writes a slot: an op that runs eager ops inside (a library kernel, a user's
+// lowering) must not free the entry it is running.
 struct RecentLookup {
   size_t hash = 0;
-  const Entry* entry = nullptr;
+  std::shared_ptr<const Entry> entry;
   EagerKey key;
 };
 thread_local std::array<RecentLookup, 32> t_recent;
+thread_local int t_depth = 0;
 
-const Entry* lookup_recent(Cache& c, const EagerKey& key) {
+struct Nested {
+  Nested() { ++t_depth; }
+  ~Nested() { --t_depth; }
+  Nested(const Nested&) = delete;
+  Nested& operator=(const Nested&) = delete;
+};
+
+// The entry for `key`: owned by this thread's slot, or by `hold` when the slot may not change.
+const Entry* lookup_recent(Cache& c, const EagerKey& key, std::shared_ptr<const Entry>& hold) {
   const size_t h = EagerKeyHash()(key);
   RecentLookup& r = t_recent[h % t_recent.size()];
-  if (r.entry && r.hash == h && r.key == key) return r.entry;
-  const std::shared_ptr<const Entry> e = lookup(c, key);
-  if (e) r = RecentLookup{h, e.get(), key};
-  return e.get();
+  if (r.entry && r.hash == h && r.key == key) {
+    r.entry->touch();
+    return r.entry.get();
+  }
+  std::shared_ptr<const Entry> e = lookup(c, key);
+  if (!e) return nullptr;
+  if (t_depth > 0) {
+    hold = std::move(e);
+    return hold.get();
+  }
+  r = RecentLookup{h, std::move(e), key};
+  return r.entry.get();
 }
 
 bool is_pointwise(ir::OpFamily f) {
@@ -176,9 +208,11 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
     if (!ti || ti->is_traced() || ti->device() != first->device() || ti->sizes() != first->sizes()) return false;
   }
   Cache& c = cache();
-  const Entry* e = lookup_recent(c, make_eager_key(op, inputs, attrs));
+  std::shared_ptr<const Entry> hold;
+  const Entry* e = lookup_recent(c, make_eager_key(op, inputs, attrs), hold);
   if (!e || !e->exe) return false;
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  const Nested nested;
   out = e->exe->run(inputs);
   return true;
 }
@@ -269,25 +303,22 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   }
   const EagerKey key = make_eager_key(op, inputs, attrs);
   std::shared_ptr<const Entry> e = lookup(c, key);
-  if (!e) {
-    std::shared_ptr<const Entry> fresh = build(key, inputs);
-    std::unique_lock lock(c.mu);
-    auto [it, inserted] = c.map.emplace(key, fresh);
-    if (inserted && fresh->exe) c.built.fetch_add(1);
-    e = it->second;
-  }
+  if (!e) e = insert(c, key, build(key, inputs));
   if (!e->exe) {
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   }
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  const Nested nested;
   return e->exe->run(inputs);
 }
+
+void set_eager_cache_capacity_for_testing(size_t kernels) { g_capacity = kernels ? kernels : kMaxEagerKernels; }
 
 EagerStats eager_stats() {
   Cache& c = cache();
   const auto [programs, decomposed] = eager_composite_counts();
-  return {c.built.load(), c.compiled_calls.load(), c.interpreted_calls.load(), programs, decomposed};
+  return {c.built.load(), c.compiled_calls.load(), c.interpreted_calls.load(), programs, decomposed, c.evicted.load()};
 }
 
 }  // namespace kiln::rt

@@ -31,8 +31,11 @@ struct EagerStats {
   int64_t interpreted_calls = 0; // calls that ran on the interpreter
   int64_t composite_programs = 0;  // composite ops' calls that ran one compiled program
   int64_t composite_decomposed = 0;  // composite ops' calls that ran their decomposition
+  int64_t kernels_evicted = 0;   // kernels dropped to keep the cache within its bound
 };
 EagerStats eager_stats();
+// Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
+void set_eager_cache_capacity_for_testing(size_t kernels);
 // The composite half of eager_stats (runtime/eager_composite.cpp): {programs, decomposed}.
 std::pair<int64_t, int64_t> eager_composite_counts();
 

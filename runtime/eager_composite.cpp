@@ -19,6 +19,7 @@
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
 #include "runtime/compile.h"
+#include "runtime/cache_bound.h"
 #include "runtime/eager_key.h"
 
 #include <fmt/format.h>
@@ -48,15 +49,19 @@ enum class Mode : uint8_t { Unchecked, Compiled, Decompose };
 
 // mode is read on every call without a lock; mu serializes the first call and the switch to
 // Decompose. state is set once, before mode becomes Compiled.
-struct Entry {
+struct Entry : UsedFlag {
   std::mutex mu;
   std::atomic<Mode> mode{Mode::Unchecked};
   std::shared_ptr<detail::CompiledState> state;
 };
 
+// At most kMaxCompositePrograms keys (runtime/cache_bound.h); a caller holds its entry.
+constexpr size_t kMaxCompositePrograms = 1024;
+
 struct Cache {
   std::shared_mutex mu;
   std::unordered_map<EagerKey, std::shared_ptr<Entry>, EagerKeyHash> map;
+  std::vector<EagerKey> order;  // keys by insertion, for eviction
 };
 
 Cache& cache() {
@@ -68,12 +73,16 @@ std::shared_ptr<Entry> entry_for(const EagerKey& key) {
   Cache& c = cache();
   {
     std::shared_lock lock(c.mu);
-    if (auto it = c.map.find(key); it != c.map.end()) return it->second;
+    if (auto it = c.map.find(key); it != c.map.end()) {
+      it->second->touch();
+      return it->second;
+    }
   }
   std::unique_lock lock(c.mu);
-  std::shared_ptr<Entry>& slot = c.map[key];
-  if (!slot) slot = std::make_shared<Entry>();
-  return slot;
+  if (auto it = c.map.find(key); it != c.map.end()) return it->second;
+  make_room(c.map, c.order, kMaxCompositePrograms);
+  c.order.push_back(key);
+  return c.map.emplace(key, std::make_shared<Entry>()).first->second;
 }
 
 bool shares_storage(const std::vector<Tensor>& outs, const std::vector<Tensor>& ins) {

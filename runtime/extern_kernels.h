@@ -40,6 +40,8 @@ void extern_conv(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrLi
 void extern_sort(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // cumsum, cumprod, cummax, cummin, logcumsumexp (runtime/extern_scan.cpp): lines in parallel.
 void extern_scan(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
+// cat of many inputs: each copied into its slice (runtime/extern_cat.cpp).
+void extern_cat(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // gather, index_select, scatter, scatter_add (runtime/extern_index.cpp), index values checked.
 void extern_index(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // uniform, normal (runtime/extern_random.cpp): Philox draws (frontend/random.h) in parallel.

@@ -25,8 +25,12 @@ Library library_of(ir::OpKind op) {
     case ir::OpFamily::Ternary:
     case ir::OpFamily::Cast:
     case ir::OpFamily::Reduction:
-    case ir::OpFamily::View:
     case ir::OpFamily::Shape:
+      // cat: a library copy where a backend asks for one (the cpu: a cat of hundreds of
+      // inputs; runtime/backend_cpu.cpp); else computed in kernels.
+      if (op == ir::OpKind::cat) return {&extern_cat, "copy"};
+      return {};
+    case ir::OpFamily::View:
     case ir::OpFamily::Factory:
     case ir::OpFamily::Decomposable:  // the Core ops the cpu runs whole (trait Extern)
       if (op == ir::OpKind::scaled_dot_product_attention) return {&extern_attention, "attention"};

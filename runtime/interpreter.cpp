@@ -21,14 +21,7 @@ namespace kiln::rt {
 namespace interp {
 
 Tensor empty_contiguous(IntArrayRef sizes, ScalarType dtype) {
-  int64_t n = 1;
-  for (int64_t s : sizes)
-    if (s < 0 || __builtin_mul_overflow(n, s, &n))
-      fail("empty", "cannot allocate a tensor of shape {}: its size overflows or is negative", shape_str(sizes));
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(n, static_cast<int64_t>(element_size(dtype)), &bytes))
-    fail("empty", "cannot allocate a tensor of shape {}: its size in bytes overflows", shape_str(sizes));
-  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(bytes), Device());
+  auto storage = make_intrusive<StorageImpl>(checked_nbytes("empty", sizes, dtype), Device());
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes));
 }
 

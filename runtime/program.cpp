@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "frontend/random.h"
+#include "ir/kernel_fault.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 
@@ -25,10 +26,10 @@ Tensor tensor_on(const Storage& s, ScalarType dt, IntArrayRef sizes) {
   return Tensor(make_intrusive<TensorImpl>(s, dt, sizes));
 }
 
+// A plan's sizes come from its inputs' (and for a parsed graph, from its text): the byte count
+// is checked, so a huge size is an error and never a wrapped-around small buffer.
 Tensor fresh(ScalarType dt, IntArrayRef sizes, Device device = Device()) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return tensor_on(make_intrusive<StorageImpl>(static_cast<size_t>(n) * element_size(dt), device), dt, sizes);
+  return tensor_on(make_intrusive<StorageImpl>(checked_nbytes("run", sizes, dt), device), dt, sizes);
 }
 
 // Work (element iterations) per grid-0 point: later grid dims times the stages' loop nests,
@@ -82,6 +83,7 @@ void Program::init() {
     StepInfo info;
     if (st.kind == StepKind::Kernel) {
       info.kernel_index = kernel_index++;
+      info.checked = ir::has_checks(st.kernel);
       if (!launcher_) info.fn = kernel_fns_.at(info.kernel_index);
       const ir::Expr grid0 = st.kernel.grid.empty() ? ir::Expr(1) : st.kernel.grid[0];
       if (static_) {
@@ -202,9 +204,12 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           break;
         }
         Storage& s = slots[static_cast<size_t>(pb.slot)];
-        if (!s)
-          s = make_intrusive<StorageImpl>(static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)]), device_);
-        t = tensor_on(s, pb.type.dtype, (*sizes)[static_cast<size_t>(b)]);
+        const std::vector<int64_t>& sz = (*sizes)[static_cast<size_t>(b)];
+        const size_t need = checked_nbytes("run", sz, pb.type.dtype);
+        if (!s) s = make_intrusive<StorageImpl>(std::max(need, static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)])), device_);
+        if (s->nbytes() < need)  // the slot's byte count wrapped around: it is sized by the plan's Exprs
+          internal_fail("run: slot {} holds {} bytes, buffer {} needs {}", pb.slot, s->nbytes(), b, need);
+        t = tensor_on(s, pb.type.dtype, sz);
         break;
       }
     }
@@ -238,18 +243,22 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
           grid0 = info.grid0_expr.eval(pv.data());
           grain = grain_for(info.work_expr.eval(pv.data()));
         }
-        void* const* a = args.data();
         const int64_t* p = kparams.data();
-        if (launcher_) {
-          if (grid0 > 0) launcher_->launch(info.kernel_index, a, p, kparams.size(), grid0);
+        if (launcher_) {  // the launcher adds the device's fault record to a checked kernel
+          if (grid0 > 0) launcher_->launch(info.kernel_index, args.data(), p, kparams.size(), grid0);
           break;
         }
+        // A kernel with checks writes its first failure here (ir/kernel_fault.h).
+        ir::KernelFault fault;
+        if (info.checked) args.push_back(&fault);
+        void* const* a = args.data();
         cpu::KernelFn fn = info.fn;
         if (st.kernel.grid.empty() || grid0 <= grain) {
           if (grid0 > 0) fn(a, p, 0, grid0);
         } else {
           parallel_for(grid0, grain, [&](int64_t b, int64_t e) { fn(a, p, b, e); });
         }
+        if (fault.site != 0) ir::raise_kernel_fault(st.kernel, fault);
         break;
       }
       case StepKind::Extern:

@@ -71,6 +71,7 @@ class Program {
   struct StepInfo {
     cpu::KernelFn fn = nullptr;
     size_t kernel_index = 0;  // kernel steps: the position among them
+    bool checked = false;     // the kernel has Check instructions: it takes a fault record
     int64_t grid0 = 1;   // static extent of grid dim 0
     int64_t grain = 1;   // grid-0 points per chunk that keep a chunk worth a thread
     // Symbolic plans: the same, evaluated per call, and the kernel's parameters as indices

@@ -1,17 +1,19 @@
-// kiln/runtime/remote_cache.cpp — Redis through hiredis, failing soft.
+// kiln/runtime/remote_cache.cpp — the shared compile cache: pooled connections, seals, back-off.
 #include "runtime/remote_cache.h"
 
+#include "runtime/cache_auth.h"
+#include "runtime/compile_cache.h"
 #include "runtime/log.h"
 
 #include <fmt/format.h>
-#include <hiredis/hiredis.h>
 
 #include <charconv>
-#include <sys/time.h>
 
 namespace kiln::rt {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string redis_key(const std::string& key) { return "kiln:obj:" + key; }
 
@@ -21,16 +23,35 @@ bool parse_number(std::string_view s, int& out) {
   return ec == std::errc{} && p == s.data() + s.size();
 }
 
-// A reply that frees itself.
-struct Reply {
-  redisReply* r;
-  explicit Reply(void* p) : r(static_cast<redisReply*>(p)) {}
-  ~Reply() {
-    if (r) freeReplyObject(r);
+// %XX escapes of a URL's user or password; nothing for a malformed escape.
+std::optional<std::string> percent_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    int v = 0;
+    if (i + 2 >= s.size()) return std::nullopt;
+    auto [p, ec] = std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16);
+    if (ec != std::errc() || p != s.data() + i + 3) return std::nullopt;
+    out += static_cast<char>(v);
+    i += 2;
   }
-  Reply(const Reply&) = delete;
-  Reply& operator=(const Reply&) = delete;
-};
+  return out;
+}
+
+std::string short_key(const std::string& key) { return key.substr(0, 16); }
+
+// The URL without its password, for messages.
+std::string redacted(const std::string& url) {
+  const size_t at = url.rfind('@');
+  const size_t scheme = url.find("://");
+  if (at == std::string::npos || scheme == std::string::npos) return url;
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
 
 }  // namespace
 
@@ -39,6 +60,21 @@ std::optional<RedisAddress> parse_redis_url(std::string_view url) {
   if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
   url.remove_prefix(scheme.size());
   RedisAddress a;
+  if (const size_t at = url.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = url.substr(0, at);
+    url.remove_prefix(at + 1);
+    const size_t colon = userinfo.find(':');
+    std::optional<std::string> user = percent_decode(userinfo.substr(0, colon));
+    std::optional<std::string> pass =
+        colon == std::string_view::npos ? std::optional<std::string>("") : percent_decode(userinfo.substr(colon + 1));
+    if (!user || !pass) return std::nullopt;
+    if (colon == std::string_view::npos) {  // redis://secret@host: a password alone
+      a.password = *user;
+    } else {
+      a.user = *user;
+      a.password = *pass;
+    }
+  }
   const size_t slash = url.find('/');
   std::string_view hostport = url.substr(0, slash);
   if (slash != std::string_view::npos && slash + 1 < url.size() && !parse_number(url.substr(slash + 1), a.db))
@@ -49,6 +85,7 @@ std::optional<RedisAddress> parse_redis_url(std::string_view url) {
     a.host = std::string(hostport.substr(1, close - 1));
     hostport.remove_prefix(close + 1);
     if (!hostport.empty() && (hostport.front() != ':' || !parse_number(hostport.substr(1), a.port))) return std::nullopt;
+    if (a.port <= 0 || a.port > 65535 || a.db < 0) return std::nullopt;
     return a;
   }
   const size_t colon = hostport.rfind(':');
@@ -61,87 +98,152 @@ std::optional<RedisAddress> parse_redis_url(std::string_view url) {
   return a;
 }
 
-RemoteCache::RemoteCache(std::string url, std::chrono::milliseconds timeout)
-    : url_(std::move(url)), addr_(parse_redis_url(url_)), timeout_(timeout) {
+RemoteCache::RemoteCache(std::string url, std::string fleet_key, RemoteCacheOptions opts)
+    : url_(std::move(url)), addr_(parse_redis_url(url_)), fleet_key_(std::move(fleet_key)), opts_(opts) {
+  // A sealed entry: the seal's 40 bytes, the entry's header and key, the largest object.
+  max_reply_ = 64 + max_cache_entry_bytes(64) + 256;
   if (!addr_) {
-    warn_once("remote-cache-url", fmt::format("KILN_REMOTE_CACHE='{}' is not redis://host[:port][/db]; the remote "
-                                              "compile cache is off", url_));
-    down_ = true;
+    warn_once("remote-cache-url", fmt::format("KILN_REMOTE_CACHE='{}' is not redis://[[user]:password@]host[:port][/db]; "
+                                              "the remote compile cache is off", redacted(url_)));
+    down_until_ = Clock::time_point::max();
   }
-}
-
-RemoteCache::~RemoteCache() {
-  if (ctx_) redisFree(ctx_);
 }
 
 bool RemoteCache::down() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return down_;
+  return Clock::now() < down_until_;
 }
 
-void RemoteCache::fail(const std::string& what) {
-  const std::string why = ctx_ && ctx_->err ? std::string(ctx_->errstr) : std::string("no reply");
-  if (ctx_) redisFree(ctx_);
-  ctx_ = nullptr;
-  down_ = true;
-  warn_once("remote-cache-down:" + url_, fmt::format("remote compile cache {}: {} failed ({}); compiling with the local "
-                                                     "cache only from now on", url_, what, why));
+void RemoteCache::failed(const std::string& what, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.clear();  // the server went away or misbehaves: start afresh after the back-off
+  backoff_ = backoff_.count() == 0 ? opts_.first_backoff : std::min(opts_.max_backoff, backoff_ * 2);
+  down_until_ = Clock::now() + backoff_;
+  const std::string msg = fmt::format("remote compile cache {}: {} failed ({}); compiling with the local cache only "
+                                      "until it answers again (next try in {} ms)",
+                                      redacted(url_), what, why, backoff_.count());
+  if (outages_++ == 0)
+    warn_once("remote-cache-down:" + url_, msg);
+  else
+    KILN_LOG_IF(LogChannel::Cache, "{}", msg);
 }
 
-bool RemoteCache::connected() {
-  if (down_) return false;
-  if (ctx_) return true;
-  const timeval tv{static_cast<time_t>(timeout_.count() / 1000), static_cast<suseconds_t>((timeout_.count() % 1000) * 1000)};
-  ctx_ = redisConnectWithTimeout(addr_->host.c_str(), addr_->port, tv);
-  if (!ctx_ || ctx_->err || redisSetTimeout(ctx_, tv) != REDIS_OK) {
-    fail(fmt::format("connecting to {}:{}", addr_->host, addr_->port));
-    return false;
-  }
-  if (addr_->db != 0) {
-    Reply r(redisCommand(ctx_, "SELECT %d", addr_->db));
-    if (!r.r || r.r->type != REDIS_REPLY_STATUS) {
-      fail(fmt::format("SELECT {}", addr_->db));
-      return false;
+std::optional<RedisConnection> RemoteCache::checkout(std::string* why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Clock::now() < down_until_) {
+      *why = "backing off";
+      return std::nullopt;
+    }
+    if (!idle_.empty()) {
+      RedisConnection c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
     }
   }
-  return true;
+  const Clock::time_point deadline = Clock::now() + opts_.timeout;
+  std::optional<RedisConnection> c = RedisConnection::open(addr_->host, addr_->port, deadline, why);
+  if (!c) {
+    failed(fmt::format("connecting to {}:{}", addr_->host, addr_->port), *why);
+    return std::nullopt;
+  }
+  auto setup = [&](const std::string& what, const std::vector<std::string_view>& args) {
+    std::optional<RedisReply> r = c->command(args, Clock::now() + opts_.timeout, 4096, why);
+    if (r && r->kind == RedisReply::Kind::Error) *why = "the server replied: " + r->str;
+    if (!r || r->kind == RedisReply::Kind::Error) {
+      failed(what, *why);
+      return false;
+    }
+    return true;
+  };
+  if (!addr_->password.empty()) {
+    std::vector<std::string_view> auth = {"AUTH"};
+    if (!addr_->user.empty()) auth.push_back(addr_->user);
+    auth.push_back(addr_->password);
+    if (!setup(addr_->user.empty() ? "AUTH" : fmt::format("AUTH as {}", addr_->user), auth)) return std::nullopt;
+  }
+  if (addr_->db != 0) {
+    const std::string db = std::to_string(addr_->db);
+    if (!setup("SELECT " + db, {"SELECT", db})) return std::nullopt;
+  }
+  return c;
+}
+
+void RemoteCache::checkin(RedisConnection c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  backoff_ = std::chrono::milliseconds(0);  // it answered: the next outage starts a fresh back-off
+  if (idle_.size() < opts_.max_idle_connections) idle_.push_back(std::move(c));
+}
+
+std::optional<RedisReply> RemoteCache::run(const std::string& what, const std::vector<std::string_view>& args,
+                                           size_t payload) {
+  std::string why;
+  std::optional<RedisConnection> c = checkout(&why);
+  if (!c) return std::nullopt;
+  const auto budget = std::chrono::duration<double>(static_cast<double>(payload) / opts_.min_bytes_per_second);
+  const Clock::time_point deadline =
+      Clock::now() + opts_.timeout + std::chrono::duration_cast<Clock::duration>(budget);
+  std::optional<RedisReply> r = c->command(args, deadline, max_reply_, &why, opts_.min_bytes_per_second);
+  if (!r) {
+    failed(what, why);
+    return std::nullopt;
+  }
+  checkin(std::move(*c));
+  return r;
 }
 
 std::optional<std::string> RemoteCache::get(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!connected()) return std::nullopt;
   const std::string k = redis_key(key);
-  Reply r(redisCommand(ctx_, "GET %b", k.data(), k.size()));
-  if (!r.r || r.r->type == REDIS_REPLY_ERROR) {
-    fail("GET");
+  std::optional<RedisReply> r = run("GET", {"GET", k}, 0);
+  if (!r) return std::nullopt;
+  switch (r->kind) {
+    case RedisReply::Kind::Nil:
+      KILN_LOG_IF(LogChannel::Cache, "remote miss {}", short_key(key));
+      return std::nullopt;
+    case RedisReply::Kind::String: break;
+    case RedisReply::Kind::Error:
+      warn_once("remote-cache-reply:" + url_, fmt::format("remote compile cache {}: GET {} was refused by the server: "
+                                                          "{}; treated as a miss",
+                                                          redacted(url_), k, r->str));
+      return std::nullopt;
+    case RedisReply::Kind::Status:
+    case RedisReply::Kind::Integer:
+    case RedisReply::Kind::Array:
+      warn_once("remote-cache-reply:" + url_,
+                fmt::format("remote compile cache {}: GET {} gave a reply that is not a string; treated as a miss",
+                            redacted(url_), k));
+      return std::nullopt;
+  }
+  std::string why;
+  std::optional<std::string> entry = open_remote_entry(fleet_key_, k, r->str, &why);
+  if (!entry) {
+    warn_once("remote-cache-forged:" + url_, fmt::format("remote compile cache {}: entry {} failed authentication "
+                                                         "({}); it is ignored, deleted and rebuilt",
+                                                         redacted(url_), k, why));
+    KILN_LOG_IF(LogChannel::Cache, "remote entry {} failed authentication ({})", short_key(key), why);
+    remove(key);
     return std::nullopt;
   }
-  if (r.r->type != REDIS_REPLY_STRING) {
-    KILN_LOG_IF(LogChannel::Cache, "remote miss {}", key.substr(0, 16));
-    return std::nullopt;
-  }
-  KILN_LOG_IF(LogChannel::Cache, "remote hit {} ({} bytes)", key.substr(0, 16), r.r->len);
-  return std::string(r.r->str, r.r->len);
+  KILN_LOG_IF(LogChannel::Cache, "remote hit {} ({} bytes)", short_key(key), entry->size());
+  return entry;
 }
 
-void RemoteCache::set(const std::string& key, std::string_view bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!connected()) return;
+void RemoteCache::set(const std::string& key, std::string_view entry) {
   const std::string k = redis_key(key);
-  Reply r(redisCommand(ctx_, "SET %b %b", k.data(), k.size(), bytes.data(), bytes.size()));
-  if (!r.r || r.r->type != REDIS_REPLY_STATUS) {
-    fail("SET");
+  const std::string sealed = seal_remote_entry(fleet_key_, k, entry);
+  std::optional<RedisReply> r = run("SET", {"SET", k, sealed}, sealed.size());
+  if (!r) return;
+  if (r->kind != RedisReply::Kind::Status) {
+    warn_once("remote-cache-reply:" + url_, fmt::format("remote compile cache {}: SET {} was refused by the server: {}",
+                                                        redacted(url_), k, r->kind == RedisReply::Kind::Error ? r->str : "an unexpected reply"));
     return;
   }
-  KILN_LOG_IF(LogChannel::Cache, "remote saved {} ({} bytes)", key.substr(0, 16), bytes.size());
+  KILN_LOG_IF(LogChannel::Cache, "remote saved {} ({} bytes)", short_key(key), sealed.size());
 }
 
 void RemoteCache::remove(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!connected()) return;
   const std::string k = redis_key(key);
-  Reply r(redisCommand(ctx_, "DEL %b", k.data(), k.size()));
-  if (!r.r || r.r->type == REDIS_REPLY_ERROR) fail("DEL");
+  (void)run("DEL", {"DEL", k}, 0);
 }
 
 }  // namespace kiln::rt

@@ -1,6 +1,8 @@
 // kiln/runtime/repro.cpp — the tensor text format and the repro directory layout.
 #include "runtime/repro.h"
 
+#include "base/read_file.h"
+
 #include "base/error.h"
 #include "frontend/factories.h"
 #include "base/half.h"
@@ -230,6 +232,11 @@ std::vector<Tensor> parse_tensors(std::string_view text) {
   return out;
 }
 
+void on_graph_devices(const ir::Graph& g, std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i)
+    if (inputs[i].device() != g.inputs()[i]->type().device) inputs[i] = inputs[i].to(g.inputs()[i]->type().device);
+}
+
 std::vector<Tensor> default_inputs(const ir::Graph& g) {
   std::vector<Tensor> out;
   for (const ir::Value* v : g.inputs()) {
@@ -244,18 +251,14 @@ std::vector<Tensor> default_inputs(const ir::Graph& g) {
                                                       : std::to_string(i % 5);
       store_value(ty.dtype, tok, p + static_cast<size_t>(i) * t.element_size());
     }
-    out.push_back(t);
+    // On the device the graph types it on: a graph for cuda:99 fails here on a machine without
+    // that device, instead of running on the host.
+    out.push_back(ty.device.is_cpu() ? t : t.to(ty.device));
   }
   return out;
 }
 
-std::string read_text_file(const std::string& path, std::string_view op) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(op, "cannot open {}", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text_file(const std::string& path, std::string_view op) { return read_regular_file(path, op); }
 
 void write_repro(const std::string& dir, const Repro& r) {
   std::error_code ec;
@@ -279,6 +282,7 @@ Repro read_repro(const std::string& path) {
   r.graph = std::shared_ptr<ir::Graph>(ir::parse_graph(read_text_file(kir, "repro")).release());
   const fs::path inputs = dir / "inputs.txt";
   r.inputs = fs::exists(inputs) ? parse_tensors(read_text_file(inputs.string(), "repro")) : default_inputs(*r.graph);
+  on_graph_devices(*r.graph, r.inputs);
   if (const fs::path meta = dir / "repro.txt"; fs::exists(meta)) {
     std::istringstream in(read_text_file(meta.string(), "repro"));
     std::string line;

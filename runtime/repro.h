@@ -33,8 +33,11 @@ std::vector<Tensor> parse_tensors(std::string_view text);
 
 // Deterministic small values for every input of a graph with static input types (used when a
 // .kir file is run without an inputs file): floats cycle through -1.5 .. 1.5 in steps of 0.5,
-// integers 0..4, bools alternate.
+// integers 0..4, bools alternate; each on the device its input is typed on.
 std::vector<Tensor> default_inputs(const ir::Graph& g);
+// Moves each input (parsed or made on the host) to the device its graph input is typed on; a
+// device this machine lacks fails there, with the driver's reason.
+void on_graph_devices(const ir::Graph& g, std::vector<Tensor>& inputs);
 
 struct Repro {
   std::shared_ptr<ir::Graph> graph;

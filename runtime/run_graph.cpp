@@ -104,6 +104,9 @@ std::unique_ptr<ir::Graph> specialize_graph(const ir::Graph& g, const std::vecto
     if (inputs[i].dtype() != ty.dtype || inputs[i].dim() != ty.rank())
       fail("run_graph", "input {} should be {}, got {}{}", i, ty.str(), dtype_short_name(inputs[i].dtype()),
            shape_str(inputs[i].sizes()));
+    if (inputs[i].device() != ty.device)
+      fail("run_graph", "input {} is typed {} on {}, but the tensor given is on {}", i, ty.str(), ty.device.str(),
+           inputs[i].device().str());
     spec.input_types[i] = ir::TensorType(ty.dtype, ir::to_exprs(inputs[i].sizes().vec()), ty.device);
   }
   spec.keep_all_inputs = true;
@@ -115,6 +118,15 @@ RunResult run_graph(const ir::Graph& g, const std::vector<Tensor>& inputs, std::
   if (!b->traces()) fail("run_graph", "backend '{}' runs functions, not graphs", backend);
   RunResult r;
   try {
+    // A graph typed for a device runs there or not at all (never silently on the host).
+    for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) {
+      const Device want = g.inputs()[i]->type().device;
+      if (inputs[i].device() != want)
+        fail("run_graph", "input {} is typed on {}, but the tensor given is on {}", i, want.str(),
+             inputs[i].device().str());
+      if (want.is_cuda() && (b->name() == "cpu" || b->name() == "interpreter"))
+        fail("run_graph", "backend '{}' runs on the cpu, but input {} is on {}", b->name(), i, want.str());
+    }
     r.outputs = b->name() == "interpreter" ? interpret(g, inputs) : run_compiled(g, inputs, *b);
   } catch (const Error& e) {
     r.status = RunResult::Status::UserError;

@@ -15,6 +15,7 @@ packages=(
   libopenblas-dev                                              # matmul library (opened at run time)
   libdnnl-dev ocl-icd-opencl-dev                               # oneDNN: the convolution kernel (its CMake config needs OpenCL)
   libhiredis-dev                                               # shared compile cache on Redis
+  libssl-dev                                                   # HMAC-SHA-256 of shared cache entries (libcrypto)
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests and benchmarks
 )
 if [ "${1:-}" = "--test" ]; then

@@ -65,9 +65,10 @@ TEST(CpuJit, LinksAndRuns) {
   const std::string name = a.name;
   JitTimings tm;
   JitArtifacts art;
-  std::vector<void*> fns = Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {name}, true, true, &art, &tm);
-  ASSERT_EQ(fns.size(), 1u);
-  EXPECT_EQ(call(fns[0], 5, 10, 17), 5 * 3 + 7);
+  std::shared_ptr<const LinkedCode> code =
+      Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {name}, true, true, &art, &tm);
+  ASSERT_EQ(code->addrs().size(), 1u);
+  EXPECT_EQ(call(code->addrs()[0], 5, 10, 17), 5 * 3 + 7);
   EXPECT_NE(art.llvm_ir.find("define void @" + name), std::string::npos) << art.llvm_ir;
   EXPECT_NE(art.assembly.find(name + ":"), std::string::npos) << art.assembly;
   EXPECT_GT(tm.optimize_ms, 0.0);
@@ -99,10 +100,12 @@ TEST(CpuJit, EachModuleHasItsOwnSymbols) {
   // Modules link into JITDylibs of their own: the same name in two modules is two functions.
   Built a = make_module(1, false, "kiln_jit_test_same_name");
   Built b = make_module(2, false, "kiln_jit_test_same_name");
-  void* fa = Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {"kiln_jit_test_same_name"}, false, false,
-                                        nullptr, nullptr).at(0);
-  void* fb = Jit::instance().add_module(std::move(b.m), std::move(b.ctx), {"kiln_jit_test_same_name"}, false, false,
-                                        nullptr, nullptr).at(0);
+  std::shared_ptr<const LinkedCode> ca = Jit::instance().add_module(std::move(a.m), std::move(a.ctx),
+                                                                    {"kiln_jit_test_same_name"}, false, false, nullptr, nullptr);
+  std::shared_ptr<const LinkedCode> cb = Jit::instance().add_module(std::move(b.m), std::move(b.ctx),
+                                                                    {"kiln_jit_test_same_name"}, false, false, nullptr, nullptr);
+  void* fa = ca->addrs().at(0);
+  void* fb = cb->addrs().at(0);
   EXPECT_NE(fa, fb);
   EXPECT_EQ(call(fa, 1, 0, 0), 1);
   EXPECT_EQ(call(fb, 1, 0, 0), 2);
@@ -122,13 +125,21 @@ TEST(CpuJit, ObjectCodeLinksAgainWithoutLlvmPasses) {
   ASSERT_GT(obj.size(), 64u);
   EXPECT_EQ(obj.compare(0, 4, "\x7f" "ELF"), 0);
   std::string error;
-  std::vector<void*> first = jit.link_object(obj, {name}, &error);
-  std::vector<void*> second = jit.link_object(obj, {name}, &error);
-  ASSERT_EQ(first.size(), 1u) << error;
-  ASSERT_EQ(second.size(), 1u) << error;
-  EXPECT_EQ(call(first[0], 5, 10, 17), 5 * 4 + 7);
-  EXPECT_EQ(call(second[0], 5, 10, 17), 5 * 4 + 7);
+  const int64_t live = jit.live_modules();
+  std::shared_ptr<const LinkedCode> first = jit.link_object(obj, {name}, &error);
+  std::shared_ptr<const LinkedCode> second = jit.link_object(obj, {name}, &error);
+  ASSERT_TRUE(first && second) << error;
+  ASSERT_EQ(first->addrs().size(), 1u);
+  EXPECT_EQ(call(first->addrs()[0], 5, 10, 17), 5 * 4 + 7);
+  EXPECT_EQ(call(second->addrs()[0], 5, 10, 17), 5 * 4 + 7);
   EXPECT_FALSE(jit.target_key().empty());
+  // Each link is its own module, unmapped when its last owner lets go.
+  EXPECT_EQ(jit.live_modules(), live + 2);
+  first.reset();
+  EXPECT_EQ(jit.live_modules(), live + 1);
+  EXPECT_EQ(call(second->addrs()[0], 2, 10, 17), 2 * 4 + 7);  // the other one still runs
+  second.reset();
+  EXPECT_EQ(jit.live_modules(), live);
 }
 
 TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {
@@ -138,14 +149,16 @@ TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {
   jit.optimize(*a.m, false, nullptr, nullptr);
   const std::string obj = jit.emit_object(*a.m, false, nullptr);
   std::string error;
-  EXPECT_TRUE(jit.link_object("not an object file", {name}, &error).empty());
+  const int64_t live = jit.live_modules();
+  EXPECT_FALSE(jit.link_object("not an object file", {name}, &error));
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_TRUE(jit.link_object(obj.substr(0, obj.size() / 2), {name}, &error).empty());  // truncated
+  EXPECT_FALSE(jit.link_object(obj.substr(0, obj.size() / 2), {name}, &error));  // truncated
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_TRUE(jit.link_object(obj, {"kiln_no_such_symbol"}, &error).empty());
+  EXPECT_FALSE(jit.link_object(obj, {"kiln_no_such_symbol"}, &error));
   EXPECT_NE(error.find("kiln_no_such_symbol"), std::string::npos) << error;
+  EXPECT_EQ(jit.live_modules(), live);  // refused code is not left linked
 }
 
 TEST(CpuJit, AddModuleFromSeveralThreads) {
@@ -158,8 +171,9 @@ TEST(CpuJit, AddModuleFromSeveralThreads) {
         const int idx = t * kPerThread + j;
         Built a = make_module(idx);
         const std::string name = a.name;
-        void* fn = Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {name}, false, false, nullptr, nullptr).at(0);
-        results[static_cast<size_t>(idx)] = call(fn, 1, 0, 0);
+        std::shared_ptr<const LinkedCode> code =
+            Jit::instance().add_module(std::move(a.m), std::move(a.ctx), {name}, false, false, nullptr, nullptr);
+        results[static_cast<size_t>(idx)] = call(code->addrs().at(0), 1, 0, 0);
       }
     });
   for (auto& th : threads) th.join();

@@ -40,6 +40,13 @@
 namespace kiln::cpu {
 namespace {
 
+// The tests' kernels stay linked for the rest of the process.
+KernelFn keep_linked(std::shared_ptr<const LinkedCode> code) {
+  static auto* kept = new std::vector<std::shared_ptr<const LinkedCode>>();
+  kept->push_back(code);
+  return reinterpret_cast<KernelFn>(code->addrs().at(0));
+}
+
 using ir::OpKind;
 
 constexpr ScalarType kAllTypes[] = {ScalarType::Bool,  ScalarType::UInt8, ScalarType::Int8,     ScalarType::Int16, ScalarType::Int32,
@@ -95,9 +102,10 @@ KernelFn build_map(const ir::KInst& inst, const std::vector<ScalarType>& in, std
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
   JitArtifacts art;
-  std::vector<void*> fns = Jit::instance().add_module(std::move(m), std::move(ctx), {name}, ir_text != nullptr, false, &art, nullptr);
+  std::shared_ptr<const LinkedCode> code =
+      Jit::instance().add_module(std::move(m), std::move(ctx), {name}, ir_text != nullptr, false, &art, nullptr);
   if (ir_text) *ir_text = art.llvm_ir;
-  return reinterpret_cast<KernelFn>(fns.at(0));
+  return keep_linked(std::move(code));
 }
 
 Tensor run_map(KernelFn fn, const std::vector<Tensor>& inputs, ScalarType out_dtype) {
@@ -476,9 +484,10 @@ KernelFn build_reduce(ir::ReductionOp op, ScalarType t, ScalarType acc, std::str
     b.CreateStore(to_storage(e, acc, ra), out);
   b.CreateRetVoid();
   JitArtifacts art;
-  std::vector<void*> fns = Jit::instance().add_module(std::move(m), std::move(ctx), {name}, ir_text != nullptr, false, &art, nullptr);
+  std::shared_ptr<const LinkedCode> code =
+      Jit::instance().add_module(std::move(m), std::move(ctx), {name}, ir_text != nullptr, false, &art, nullptr);
   if (ir_text) *ir_text = art.llvm_ir;
-  return reinterpret_cast<KernelFn>(fns.at(0));
+  return keep_linked(std::move(code));
 }
 
 void check_reduce(ir::ReductionOp op, const Tensor& in, const std::string& what) {

@@ -117,15 +117,15 @@ TEST(IrPrint, VariadicAndEmptyGraphs) {
 TEST(IrParse, AcceptsCommentsWhitespaceAndAnyAttributeOrder) {
   const char* text =
       "# leading comment\n"
-      "graph( %x:f32[ s0+1 ,8] )   {   # trailing comment\n"
-      "\t%s : f32[s0 + 1]=sum( %x ,keepdim=false,dims=[ 1 ] )\n"
-      "  %d:f32[s0 + 1] = div(%s, %s, rounding_mode = \"floor\")  # floor division\n"
+      "graph( %x:f32[ s0 ,8] )   {   # trailing comment\n"
+      "\t%s : f32[ s0 ]=sum( %x ,keepdim=false,dims=[ 1 ] )\n"
+      "  %d:f32[s0] = div(%s, %s, rounding_mode = \"floor\")  # floor division\n"
       "  return ( %d )\n"
       "}";
   EXPECT_EQ(print_graph(*parse_graph(text)),
-            "graph(%x : f32[s0 + 1, 8]) {\n"
-            "  %s : f32[s0 + 1] = sum(%x, dims=[1], keepdim=false)\n"
-            "  %d : f32[s0 + 1] = div(%s, %s, rounding_mode=\"floor\")\n"
+            "graph(%x : f32[s0, 8]) {\n"
+            "  %s : f32[s0] = sum(%x, dims=[1], keepdim=false)\n"
+            "  %d : f32[s0] = div(%s, %s, rounding_mode=\"floor\")\n"
             "  return (%d)\n"
             "}\n");
 }

@@ -107,7 +107,12 @@ TEST(Factories, ArangeErrors) {
   EXPECT_EQ(error_of([] { (void)arange(0, 5, -1); }), "[arange] upper bound and larger bound inconsistent with step sign");
   EXPECT_EQ(error_of([] { (void)arange(5, 0, 0.5); }), "[arange] upper bound and larger bound inconsistent with step sign");
   EXPECT_EQ(error_of([] { (void)arange(0, INFINITY); }), "[arange] unsupported range: 0 -> inf");
-  EXPECT_EQ(error_of([] { (void)arange(0, 5, 0.5, kInt64); }), "[arange] step must be nonzero");  // step truncates to 0
+  // A fractional step of an integer dtype is no error: PyTorch sizes the range in double and
+  // fills it from the truncated start and step (both 0 here).
+  EXPECT_EQ(values<int64_t>(arange(0, 5, 0.5, kInt64)), Longs(10, 0));
+  EXPECT_EQ(values<int64_t>(arange(0.25, 10, 0.5, kInt64)), Longs(20, 0));
+  EXPECT_EQ(values<int64_t>(arange(-0.5, 3, 0.7, kInt64)), Longs(5, 0));
+  EXPECT_EQ(error_of([] { (void)arange(0.5, 5, 0.0, kInt64); }), "[arange] step must be nonzero");
   EXPECT_EQ(error_of([] { (void)arange(0, 5, 1, kBool); }), "[arange] arange is not supported for dtype Bool");
 }
 

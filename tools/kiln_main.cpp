@@ -150,7 +150,10 @@ int list_ops() {
 // A repro from a directory, or a .kir file with an inputs file (or inputs.txt beside it).
 rt::Repro load(const std::string& path, const std::string& inputs) {
   rt::Repro r = rt::read_repro(path);
-  if (!inputs.empty()) r.inputs = rt::parse_tensors(rt::read_text_file(inputs, "kiln"));
+  if (!inputs.empty()) {
+    r.inputs = rt::parse_tensors(rt::read_text_file(inputs, "kiln"));
+    rt::on_graph_devices(*r.graph, r.inputs);
+  }
   return r;
 }
 
@@ -211,14 +214,9 @@ int minimize_repro(const std::string& path, std::string out) {
   return 0;
 }
 
-// The whole file, or a kiln::Error naming the command.
-std::string read_text(const char* path, std::string_view cmd) {
-  std::ifstream in(path);
-  if (!in) fail(cmd, "cannot open {}", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The whole file, or a kiln::Error naming the command (a FIFO, a device or a huge file is
+// refused before anything is read).
+std::string read_text(const char* path, std::string_view cmd) { return rt::read_text_file(path, cmd); }
 
 int check(const char* path) {
   std::unique_ptr<ir::Graph> g = ir::parse_graph(read_text(path, "check"));

@@ -64,14 +64,16 @@ class LocalRedis {
     return std::nullopt;
   }
 
-  // Starts the server (DEBUG allowed from loopback, its log to /dev/null) and waits until it
-  // accepts connections; "" on success, else why not.
-  std::string start() {
+  // Starts the server (DEBUG allowed from loopback, its log to /dev/null, `extra` appended to
+  // its arguments: "--requirepass", "secret") and waits until it accepts connections; "" on
+  // success, else why not.
+  std::string start(const std::vector<std::string>& extra = {}) {
     const std::optional<std::string> bin = binary();
     if (!bin) return "redis-server is not installed (scripts/deps.sh --test installs it)";
     port_ = free_loopback_port();
     std::vector<std::string> args = {*bin,         "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
                                      "--appendonly", "no",   "--enable-debug-command", "local", "--loglevel", "warning"};
+    args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

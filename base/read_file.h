@@ -1,0 +1,25 @@
+// kiln/base/read_file.h — reading a whole file that anyone may have handed us.
+//
+// Graph files, repros and inputs are replayed by people who did not write them, and cache
+// entries sit in a directory other processes can reach: a path may name a FIFO (an open
+// without O_NONBLOCK blocks forever), a device (/dev/zero never ends), a symbolic link, or a
+// sparse file of 100 GB. read_regular_file opens without blocking, refuses anything but a
+// regular file, and refuses a file larger than `max_bytes` before reading a byte of it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+struct ReadOptions {
+  size_t max_bytes = size_t{1} << 30;  // 1 GiB
+  bool follow_symlinks = true;         // false: a link is refused (O_NOFOLLOW)
+};
+
+// The file's bytes, or kiln::Error "[op] cannot read <path>: <why>" (missing, not a regular
+// file, larger than max_bytes, an I/O error).
+std::string read_regular_file(const std::string& path, std::string_view op, ReadOptions opts = {});
+
+}  // namespace kiln
