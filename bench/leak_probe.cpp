@@ -28,15 +28,15 @@ int main(int argc, char** argv) {
   rt::reload_config_for_testing();
   const auto t0 = std::chrono::steady_clock::now();
   int64_t rss_half = 0;
-  std::printf("%10s %14s %12s %10s\n", "compiles", "resident MB", "live modules", "seconds");
+  std::printf("%10s %14s %12s %14s %10s\n", "compiles", "resident MB", "live modules", "interned exprs", "seconds");
   for (int i = 1; i <= n; ++i) {
     const int64_t len = mode == "shapes" ? 1 + i % 100000 : 8;
     auto f = compile([](const Tensor& t) { return (t * 3 + 1).exp(); });
     (void)f(ones({len}));
     if (i == n / 2) rss_half = test::resident_bytes();
     if (i % std::max(1, n / 10) == 0)
-      std::printf("%10d %14.1f %12lld %10.1f\n", i, static_cast<double>(test::resident_bytes()) / (1 << 20),
-                  static_cast<long long>(cpu::Jit::instance().live_modules()),
+      std::printf("%10d %14.1f %12lld %14zu %10.1f\n", i, static_cast<double>(test::resident_bytes()) / (1 << 20),
+                  static_cast<long long>(cpu::Jit::instance().live_modules()), ir::interned_exprs(),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("growth over the second half: %.1f bytes per compile\n",

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -23,9 +24,15 @@ namespace kiln::cpu {
 
 namespace {
 
+// The table refers to linked code without owning it, except for the most recently linked
+// modules, which it keeps alive: a program compiled afresh again and again (a function object
+// made per call) finds its code here instead of linking it from the disk cache each time.
+constexpr size_t kKeepRecentModules = 64;
+
 struct Linked {
   std::shared_mutex mu;
   std::unordered_map<std::string, std::weak_ptr<const LinkedCode>> modules;
+  std::deque<std::shared_ptr<const LinkedCode>> recent;  // at most kKeepRecentModules
   size_t sweep_at = 64;  // entries at which expired ones are dropped (doubles with the live ones)
 };
 
@@ -65,6 +72,8 @@ void remember_linked_module(const std::string& key, const std::shared_ptr<const 
   Linked& l = linked();
   std::unique_lock lock(l.mu);
   l.modules[key] = code;
+  l.recent.push_back(code);
+  if (l.recent.size() > kKeepRecentModules) l.recent.pop_front();
   if (l.modules.size() < l.sweep_at) return;
   // The table stays proportional to the code that is alive.
   std::erase_if(l.modules, [](const auto& kv) { return kv.second.expired(); });
@@ -75,6 +84,7 @@ void forget_linked_modules_for_testing() {
   Linked& l = linked();
   std::unique_lock lock(l.mu);
   l.modules.clear();
+  l.recent.clear();
 }
 
 }  // namespace kiln::cpu

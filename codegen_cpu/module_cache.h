@@ -27,9 +27,9 @@ std::string module_key(const std::vector<const ir::Kernel*>& kernels);
 // The hex SHA-256 of `text` (LLVM's implementation; the CUDA backend keys its cubins with it).
 std::string sha256_hex(std::string_view text);
 
-// A module this process linked and some compiled program still owns, by key (the table
-// holds no ownership: code nothing runs any more is unmapped, and linked again from the
-// compile cache when asked for).
+// A module this process linked and some compiled program still owns (or one of the 64 it
+// linked last), by key. Code nothing runs any more and no longer among the recent is
+// unmapped, and linked again from the compile cache when asked for.
 std::shared_ptr<const LinkedCode> linked_module(const std::string& key);
 void remember_linked_module(const std::string& key, const std::shared_ptr<const LinkedCode>& code);
 // Tests: the next compile of any module looks past this process (its code stays linked).

@@ -84,7 +84,7 @@ struct ExprInterner {
   }
   Expr intern(ExprNode proto) {
     proto.hash = node_hash(proto);
-    for (const Expr& o : proto.ops) proto.height = std::max(proto.height, o.node()->height + 1);
+    for (const Expr& o : proto.ops) proto.height = std::max(proto.height, o.height() + 1);
     std::lock_guard<std::mutex> lock(mu);
     auto it = table.find(&proto);
     if (it != table.end()) return Expr(*it);
@@ -101,17 +101,17 @@ struct ExprInterner {
 
 namespace {
 
-constexpr int64_t kSmallMin = -16, kSmallMax = 64;
-// Nodes of small constants, interned once, so that Expr(0) and friends take no lock.
-const std::array<const ExprNode*, kSmallMax - kSmallMin + 1>& small_constants() {
-  static const auto cache = [] {
-    std::array<const ExprNode*, kSmallMax - kSmallMin + 1> a{};
-    for (int64_t v = kSmallMin; v <= kSmallMax; ++v)
-      a[static_cast<size_t>(v - kSmallMin)] = ExprInterner::constant(v).node();
-    return a;
-  }();
-  return cache;
+// Constants in [-2^62, 2^62) live in the handle itself: the pointer's low bit set, the value
+// in the other 63 bits. They allocate nothing and are never interned, so a process that meets
+// ever new sizes does not grow by a node per size; hash-consing still holds (equal values,
+// equal bits). Wider constants (INT64_MIN, say) are interned nodes.
+constexpr int64_t kInlineMin = -(int64_t{1} << 62), kInlineMax = (int64_t{1} << 62) - 1;
+
+bool is_inline(const ExprNode* n) { return (reinterpret_cast<uintptr_t>(n) & 1u) != 0; }
+const ExprNode* inline_constant(int64_t v) {
+  return reinterpret_cast<const ExprNode*>((static_cast<uintptr_t>(v) << 1) | 1u);
 }
+int64_t inline_value(const ExprNode* n) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(n)) >> 1; }
 
 // Symbols order by length, then lexically: s2 < s10.
 int compare_names(const std::string& a, const std::string& b) {
@@ -372,7 +372,7 @@ bool is_comparison(ExprKind k) {
 }
 
 Expr::Expr(int64_t v) {
-  if (v >= kSmallMin && v <= kSmallMax) n_ = small_constants()[static_cast<size_t>(v - kSmallMin)];
+  if (v >= kInlineMin && v <= kInlineMax) n_ = inline_constant(v);
   else n_ = ExprInterner::constant(v).n_;
 }
 
@@ -381,24 +381,35 @@ Expr Expr::symbol(std::string_view name) {
   return ExprInterner::symbol(name);
 }
 
-ExprKind Expr::kind() const { return n_->kind; }
+ExprKind Expr::kind() const { return is_inline(n_) ? ExprKind::Const : n_->kind; }
 
 int64_t Expr::as_const() const {
+  if (is_inline(n_)) return inline_value(n_);
   if (n_->kind != ExprKind::Const) internal_fail("Expr::as_const on non-constant '{}'", str());
   return n_->value;
 }
 
 std::optional<int64_t> Expr::maybe_const() const {
+  if (is_inline(n_)) return inline_value(n_);
   return n_->kind == ExprKind::Const ? std::optional<int64_t>(n_->value) : std::nullopt;
 }
 
 const std::string& Expr::symbol_name() const {
-  if (n_->kind != ExprKind::Symbol) internal_fail("Expr::symbol_name on non-symbol '{}'", str());
+  if (kind() != ExprKind::Symbol) internal_fail("Expr::symbol_name on non-symbol '{}'", str());
   return n_->name;
 }
 
-const std::vector<Expr>& Expr::operands() const { return n_->ops; }
-int Expr::height() const { return n_->height; }
+const std::vector<Expr>& Expr::operands() const {
+  static const std::vector<Expr> none;
+  return is_inline(n_) ? none : n_->ops;
+}
+int Expr::height() const { return is_inline(n_) ? 1 : n_->height; }
+
+size_t interned_exprs() {
+  ExprInterner& in = ExprInterner::get();
+  std::lock_guard<std::mutex> lock(in.mu);
+  return in.table.size();
+}
 
 Expr make_expr(ExprKind kind, std::vector<Expr> ops) {
   switch (kind) {
@@ -477,17 +488,17 @@ int64_t Expr::evaluate(const std::map<std::string, int64_t>& bindings) const { r
 Expr Expr::substitute(const std::map<std::string, Expr>& repl) const {
   if (is_const()) return *this;
   if (is_symbol()) {
-    auto it = repl.find(n_->name);
+    auto it = repl.find(symbol_name());
     return it == repl.end() ? *this : it->second;
   }
   std::vector<Expr> ops;
-  for (const Expr& e : n_->ops) ops.push_back(e.substitute(repl));
+  for (const Expr& e : operands()) ops.push_back(e.substitute(repl));
   return make_expr(kind(), std::move(ops));
 }
 
 void Expr::collect_symbols(std::vector<std::string>& out) const {
-  if (is_symbol() && std::find(out.begin(), out.end(), n_->name) == out.end()) out.push_back(n_->name);
-  for (const Expr& e : n_->ops) e.collect_symbols(out);
+  if (is_symbol() && std::find(out.begin(), out.end(), symbol_name()) == out.end()) out.push_back(symbol_name());
+  for (const Expr& e : operands()) e.collect_symbols(out);
 }
 
 // ---- printing ------------------------------------------------------------------------------

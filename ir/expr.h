@@ -1,7 +1,8 @@
 // kiln/ir/expr.h — immutable, hash-consed scalar/index expressions.
 //
 // An Expr is a handle to an interned node: equal expressions are the same pointer, so ==
-// and hashing are O(1). Construction goes through the simplifier (constant folding,
+// and hashing are O(1). Constants below 2^62 in magnitude are held in the handle itself (no
+// node, never interned), so sizes a long-running process meets do not accumulate. Construction goes through the simplifier (constant folding,
 // identities, flattening and ordering of + and *), so every Expr is in a simplified form.
 // Exprs serve symbolic sizes, guard predicates and kernel index math.
 #pragma once
@@ -95,6 +96,9 @@ Expr le(const Expr& a, const Expr& b);
 // Builds an expression of `kind` from operands, simplifying (the one entry point of the
 // simplifier; the operator functions above call it).
 Expr make_expr(ExprKind kind, std::vector<Expr> operands);
+
+// Nodes the process has interned (they live until exit): a diagnostic for leak tests.
+size_t interned_exprs();
 
 std::string str(const std::vector<Expr>& list);  // "[s0, 4]"
 bool all_const(const std::vector<Expr>& list);

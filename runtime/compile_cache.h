@@ -17,6 +17,7 @@
 #include "base/object_store.h"
 #include "runtime/config.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -50,13 +51,18 @@ class DiskCache {
   void save(const std::string& key, std::string_view object);
   void remove(const std::string& key);
   // Removes least recently used entries until the total is at most max_bytes, and temporary
-  // files older than an hour (writers killed before their rename). Runs after each save.
+  // files older than an hour (writers killed before their rename). A save runs it when the
+  // directory could have passed the limit since the last scan (its total then plus this
+  // process's saves since), and at least hourly.
   void evict();
 
  private:
   std::string dir_;
   int64_t max_bytes_;
   bool usable_ = false;
+  int64_t scanned_bytes_ = -1;   // the entries' total at the last scan (-1: none yet)
+  int64_t saved_since_scan_ = 0;
+  std::chrono::steady_clock::time_point last_scan_{};
 };
 
 // Disk first, then the remote cache; a remote hit is copied to disk.

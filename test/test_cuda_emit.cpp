@@ -2,14 +2,18 @@
 //
 // Each test builds an ir::Kernel the way lowering would (pointwise with a broadcast, softmax,
 // layer_norm-like statistics, a full sum, argmax, a column sum with outer_reduction_tile, f16
-// and bf16, integer floor division), checks that it verifies, that the CUDA source has the
+// and bf16, integer floor division, checks), checks that it verifies, that the CUDA source has the
 // structure the launch kind promises (key substrings), and that NVRTC compiles it to PTX with
 // the kernel's entry point. Nothing runs on a GPU here; without NVRTC the compile step skips.
 #include "test_cuda_kernels.h"
 
 #include "base/error.h"
+#include "ir/kernel_text.h"
+#include "test_support/files.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 namespace kiln::test {
 namespace {
@@ -247,6 +251,27 @@ TEST(CudaEmit, RejectsBadKernelsAndDtypes) {
   k.args[0].dtype = kLong;  // exp of an int64 load: the frontend would have promoted it
   k.stages[0].body[0].dtype = kLong;
   EXPECT_THROW(cuda::emit_cuda(k), InternalError);
+}
+
+}  // namespace
+}  // namespace kiln::test
+
+namespace kiln::test {
+namespace {
+
+// Check instructions (ir/kernel.h): the kernel takes the device's fault record and its id
+// after its buffers, and each check calls the prelude's helper with its site number.
+TEST(CudaEmit, ChecksReportToTheFaultRecord) {
+  const ir::Kernel k =
+      ir::parse_kernel(read_file(std::filesystem::path(KILN_TEST_DATA_DIR) / "ir_corpus" / "08_checks.kk"));
+  const std::string src = cuda::emit_cuda(k);
+  EXPECT_HAS(src, "const float* in1, float* out0, kiln_i64* kiln_fault, const kiln_i64 kiln_fault_kernel, "
+                  "const checks_params params");
+  EXPECT_HAS(src, "kiln_check_bounds(v0, s1, kiln_fault, kiln_fault_kernel, 1);");
+  EXPECT_HAS(src, "kiln_check_nonzero(v0, kiln_fault, kiln_fault_kernel, 2);");
+  EXPECT_HAS(src, "atomicCAS(");
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
 }
 
 }  // namespace
