@@ -6,7 +6,7 @@
 // kernels' text and of everything else its object code depends on (codegen_cpu/module_cache.h:
 // the build of kiln, Jit::target_key). Before running LLVM it looks the key up: first among the modules this
 // process already linked, then in an ObjectStore, which the runtime implements (the disk
-// cache and the shared Redis cache, runtime/compile_cache.h). After compiling it hands the
+// cache and the shared Redis cache, runtime/cache/compile_cache.h). After compiling it hands the
 // object code to the store. A store validates what it returns (the key it was saved under,
 // a checksum); object code that still fails to link is reported with discard().
 #pragma once

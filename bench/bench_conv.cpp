@@ -10,7 +10,7 @@
 //     input read once at the STREAM-like copy bandwidth measured here).
 // Each figure is the median of --runs calls (default 7) after one warm-up call.
 #include "bench/bench_median.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <cstdio>
 #include <functional>

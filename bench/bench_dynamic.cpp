@@ -18,7 +18,7 @@
 // "<key>/dynamic" of bench_workloads.cpp, target dynamic <= 1.10x static) and these rows.
 #include "bench/bench_common.h"
 
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "guards/guard_set.h"
 #include "ir/shape_env.h"
 

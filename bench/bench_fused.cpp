@@ -7,7 +7,7 @@
 // rt::parallel_for, the same pool and thread count that kiln's generated kernels use.
 #include "bench/bench_fused.h"
 
-#include "runtime/blas_library.h"
+#include "runtime/cpu/blas_library.h"
 #include "runtime/thread_pool.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // kiln/bench/bench_library.cpp — kiln_bench_library: the prims the CPU runs as library calls
-// (runtime/extern_kernels.h), measured in one run against the reference interpreter that ran
+// (runtime/cpu/extern_kernels.h), measured in one run against the reference interpreter that ran
 // them inside compiled programs before, and against the memory limit.
 //
 // Rows (f32 [4096, 1024] unless said): cumsum and cummax along rows, argsort of rows, gather
@@ -10,7 +10,7 @@
 // limit — the bytes the op must move at the copy bandwidth of a compiled x + 1 measured here.
 // Each figure is the median of --runs calls (default 7) after one warm-up call.
 #include "bench/bench_median.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <cstdio>
 #include <functional>

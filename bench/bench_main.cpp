@@ -14,7 +14,7 @@
 #include "bench/bench_common.h"
 #include "bench/bench_fused.h"
 
-#include "runtime/blas_library.h"
+#include "runtime/cpu/blas_library.h"
 #include "runtime/thread_pool.h"
 
 #include <benchmark/benchmark.h>

@@ -13,7 +13,7 @@
 //     two products as bmm.
 // Each figure is the median of --runs calls (default 5) after one warm-up call.
 #include "bench/bench_median.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <cstdio>
 #include <cmath>

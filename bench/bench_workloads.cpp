@@ -12,7 +12,7 @@
 #include "bench/bench_common.h"
 #include "bench/bench_fused.h"
 
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <benchmark/benchmark.h>
 

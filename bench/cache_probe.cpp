@@ -6,7 +6,7 @@
 // Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] (default: all) or none. The cache is
 // configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
 #include "codegen_cpu/jit.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 // report TFLOP/s. `--cold` times only the first call of a compiled softmax (run it twice with
 // one fresh KILN_CACHE_DIR: NVRTC, then the disk cache). `--json FILE` writes every row as
 // {"row", "mode", "us", "gbps"} for bench/cuda_peers.py, which prints the table beside PyTorch.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <algorithm>
 #include <chrono>

@@ -7,7 +7,7 @@
 // size and the JIT's live modules every tenth of the run, and the growth per compile over the
 // second half (after the caches warmed up). KILN_CACHE_DIR is a fresh directory of its own.
 #include "codegen_cpu/jit.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "runtime/config.h"
 #include "test/test_support/files.h"
 #include "test/test_support/resident.h"

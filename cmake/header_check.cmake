@@ -9,8 +9,8 @@ option(KILN_HEADER_CHECK "Compile every header on its own as part of the test bu
 
 if(KILN_HEADER_CHECK)
   set(header_check_dir ${PROJECT_BINARY_DIR}/header_check)
-  foreach(folder IN LISTS KILN_ALL_LAYERS ITEMS test/test_support)
-    file(GLOB headers CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/${folder}/*.h)
+  foreach(folder IN LISTS KILN_ALL_LAYERS ITEMS kiln test/test_support)
+    file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/${folder}/*.h)
     if(NOT headers)
       continue()
     endif()

@@ -12,7 +12,7 @@ foreach(layer IN LISTS KILN_ALL_LAYERS)
     FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 endforeach()
 # <kiln/kiln.h> is the umbrella header.
-install(FILES ${PROJECT_SOURCE_DIR}/frontend/kiln.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
+install(FILES ${PROJECT_SOURCE_DIR}/kiln/kiln.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
 
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kilnConfig.cmake.in

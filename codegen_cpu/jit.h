@@ -14,6 +14,8 @@
 // outside codegen_cpu/.
 #pragma once
 
+#include "ir/kernel_abi.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,9 +29,8 @@ class LLVMContext;
 
 namespace kiln::cpu {
 
-// Every generated kernel has this C signature. args[i] points at element 0 of buffer i;
-// params are the runtime integer parameters; [begin, end) is the range of grid dim 0 to run.
-using KernelFn = void (*)(void* const* args, const int64_t* params, int64_t begin, int64_t end);
+// Every generated kernel has the C signature ir::KernelFn (ir/kernel_abi.h).
+using KernelFn = ir::KernelFn;
 
 // Object code linked into the process: its kernels stay callable while a LinkedCode exists.
 // The last owner's release removes its JITDylib, which unmaps the code: a process that

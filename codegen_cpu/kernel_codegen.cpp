@@ -45,17 +45,9 @@ namespace {
 using ir::Expr;
 using ir::ExprKind;
 
-// On AVX-512 hosts, loops vectorize to 512 bits: LLVM's tuning for Intel server CPUs prefers
-// 256, which halves the throughput of compute-bound loops (inline math) and costs memory-bound
-// ones nothing.
-void set_vector_width(llvm::Function* f) {
-  if (detail::host_has("avx512f")) f->addFnAttr("prefer-vector-width", "512");
-}
-
-// f32 lanes in one vector register of the host (0: let the vectorizer choose).
-unsigned f32_lanes() {
-  static const unsigned lanes = detail::host_has("avx512f") ? 16 : detail::host_has("avx2") ? 8 : 0;
-  return lanes;
+// The kernel's vector register width (passes/schedule_loops.cpp), as LLVM's function attribute.
+void set_vector_width(llvm::Function* f, const ir::Kernel& k) {
+  if (k.schedule.vector_bits > 0) f->addFnAttr("prefer-vector-width", std::to_string(k.schedule.vector_bits));
 }
 
 // What the loop vectorizer is told about a loop (0: its own choice).
@@ -66,22 +58,21 @@ struct LoopHint {
   // length: unrolled, a 64-element row becomes a serial chain of scalar adds the vectorizer
   // never sees (layer_norm [64, 64] took 6 µs that way).
   bool no_unroll = false;
-  // Runs the loop as two: a main loop over a multiple of kTailChunk iterations (no remainder for
-  // the vectorizer to leave scalar) and a tail loop of fewer than kTailChunk, one vector per
-  // iteration with the last one masked (`llvm.loop.vectorize.predicate.enable`). Without it
-  // the vectorizer leaves up to VF x interleave - 1 iterations (63 for f32 on AVX-512) to a
-  // scalar loop: a 1000-column cross_entropy spent a third of its time on its last 40 columns.
-  // The body is emitted twice.
+  // ir::KVectorize::masked_tail: a main loop over a multiple of ir::kMaskedTailChunk
+  // iterations and a tail loop of fewer, one vector per iteration with the last one masked
+  // (`llvm.loop.vectorize.predicate.enable`). The body is emitted twice.
   bool masked_tail = false;
   bool predicate = false;  // set on the tail loop
 };
 
-// The main loop's iteration count is a multiple of this (a full unroll of the widest vector:
-// 16 f32 lanes x 4 accumulators on AVX-512, 8 x 4 on AVX2 divides it).
-constexpr int64_t kTailChunk = 64;
-
-// Rows an outer reduction (a column sum) adds into its tile of accumulators per pass (emit_tiled).
-constexpr int64_t kTileRows = 4;
+// The loop hint a stage's vectorize schedule asks for; stage loops are never unrolled.
+LoopHint hint_for(const ir::KVectorize& v) {
+  LoopHint h{.no_unroll = true};
+  h.interleave = static_cast<unsigned>(v.interleave);
+  h.width = static_cast<unsigned>(v.lanes);
+  h.masked_tail = v.masked_tail;
+  return h;
+}
 
 class KernelGen {
  public:
@@ -102,7 +93,7 @@ class KernelGen {
   void loop(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& body, LoopHint hint = {}) {
     if (hint.masked_tail) {
       hint.masked_tail = false;
-      llvm::Value* mid = B_.CreateAdd(lo, B_.CreateAnd(B_.CreateSub(hi, lo), c64(-kTailChunk)));
+      llvm::Value* mid = B_.CreateAdd(lo, B_.CreateAnd(B_.CreateSub(hi, lo), c64(-ir::kMaskedTailChunk)));
       loop(lo, mid, body, hint);
       hint.interleave = 0;
       hint.predicate = true;
@@ -354,7 +345,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
         [&] {
           for (const ir::KInst& in : st.body) emit_inst(in);
         },
-        LoopHint{.no_unroll = true});
+        hint_for(st.vectorize));
     return;
   }
   const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
@@ -369,18 +360,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   } else {
     B_.CreateStore(reduce_identity(E_, st.reduce_op, st.acc_dtype), acc);
   }
-  // Independent vector accumulators hide the latency of the combine (a max four cycles, an add
-  // four): four for max/min, whose result is the same in any order (but for the sign of a zero
-  // maximum), and for float sums, which accumulate in f64 and whose order the vectorizer
-  // already chooses (they carry `reassoc`).
-  // A float sum of f32 (f16, bf16) values accumulates in f64, which would make the vectorizer
-  // size the whole loop to f64 lanes: it is told to use a full register of f32 lanes instead,
-  // so the body (an exp, say) runs at full width and each vector adds into two of f64.
   const bool minmax = st.reduce_op == ir::ReductionOp::amax || st.reduce_op == ir::ReductionOp::amin;
-  const bool float_sum = st.reduce_op == ir::ReductionOp::sum && is_floating_point(st.acc_dtype);
-  const bool narrow_body = std::any_of(st.body.begin(), st.body.end(), [](const ir::KInst& in) {
-    return in.dtype == ScalarType::Float || in.dtype == ScalarType::Half || in.dtype == ScalarType::BFloat16;
-  });
   // A float max/min folds with maxnum/minnum (one vmaxps) under nnan/nsz, which lets the
   // vectorizer reduce it, and keeps a separate "saw a NaN" flag (one compare, one or) that
   // gives NaN at the end: the result is PyTorch's (NaN propagates). llvm.maximum instead took
@@ -390,10 +370,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   const bool float_minmax = minmax && is_floating_point(st.acc_dtype);
   llvm::AllocaInst* saw_nan = float_minmax ? entry_alloca(B_.getInt1Ty()) : nullptr;
   if (saw_nan) B_.CreateStore(B_.getFalse(), saw_nan);
-  LoopHint hint{.no_unroll = true};
-  if (minmax || float_sum) hint.interleave = 4;
-  if (float_sum && st.acc_dtype == ScalarType::Double && narrow_body) hint.width = f32_lanes();
-  if (minmax || float_sum) hint.masked_tail = true;
+  const LoopHint hint = hint_for(st.vectorize);
   nest(
       st.extents, ir::stage_var, 0,
       [&] {
@@ -451,9 +428,8 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     loop(c64(0), n, [&](llvm::Value* j) {
       B_.CreateStore(reduce_identity(E_, red.reduce_op, red.acc_dtype), B_.CreateGEP(ty, acc, j));
     });
-    // The innermost reduction extent (the rows) runs kTileRows rows per pass over the tile: each
-    // accumulator is loaded and stored once per group of rows, and the rows' values combine
-    // pairwise first. Then the remaining rows one at a time.
+    // The innermost reduction extent (the rows) runs the schedule's tile_rows rows per pass over
+    // the tile, their values combined pairwise first; then the remaining rows one at a time.
     const std::vector<Expr> outer(red.extents.begin(), red.extents.end() - 1);
     const std::string row = ir::stage_var(red.extents.size() - 1);
     auto combine = [&](llvm::Value* a, llvm::Value* x) { return reduce_combine(E_, red.reduce_op, red.acc_dtype, a, x); };
@@ -470,12 +446,13 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     };
     nest(outer, ir::stage_var, 0, [&] {
       llvm::Value* rows = expr(red.extents.back());
-      llvm::Value* grouped = B_.CreateAnd(rows, c64(-kTileRows));
-      loop(c64(0), B_.CreateUDiv(grouped, c64(kTileRows)), [&](llvm::Value* g) {
-        llvm::Value* r0 = B_.CreateMul(g, c64(kTileRows));
+      const int64_t group = std::max<int64_t>(k_.schedule.tile_rows, 1);
+      llvm::Value* grouped = group > 1 ? B_.CreateAnd(rows, c64(-group)) : c64(0);  // tile_rows: a power of two
+      if (group > 1) loop(c64(0), B_.CreateUDiv(grouped, c64(group)), [&](llvm::Value* g) {
+        llvm::Value* r0 = B_.CreateMul(g, c64(group));
         loop(c64(0), n, [&](llvm::Value* j) {
           std::vector<llvm::Value*> v;
-          for (int64_t u = 0; u < kTileRows; ++u) v.push_back(value_at(j, B_.CreateAdd(r0, c64(u))));
+          for (int64_t u = 0; u < group; ++u) v.push_back(value_at(j, B_.CreateAdd(r0, c64(u))));
           for (size_t w = 1; w < v.size(); w *= 2)  // pairwise: ((v0 v1) (v2 v3)) ...
             for (size_t u = 0; u + w < v.size(); u += 2 * w) v[u] = combine(v[u], v[u + w]);
           accumulate(j, v[0]);
@@ -519,7 +496,7 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
                               llvm::Function::InternalLinkage, symbol + ".body", M_);
   F_->addFnAttr(llvm::Attribute::AlwaysInline);
   F_->addFnAttr(llvm::Attribute::NoUnwind);
-  set_vector_width(F_);
+  set_vector_width(F_, k_);
   for (size_t i = 0; i < k_.args.size(); ++i) {
     F_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
     F_->addParamAttr(static_cast<unsigned>(i),
@@ -544,7 +521,7 @@ llvm::Function* KernelGen::build(const std::string& symbol) {
   llvm::Function* f = llvm::Function::Create(llvm::FunctionType::get(B_.getVoidTy(), {ptr, ptr, i64(), i64()}, false),
                                              llvm::Function::ExternalLinkage, symbol, M_);
   f->addFnAttr(llvm::Attribute::NoUnwind);
-  set_vector_width(f);
+  set_vector_width(f, k_);
   B_.SetInsertPoint(llvm::BasicBlock::Create(C_, "entry", f));
   std::vector<llvm::Value*> call_args;
   for (size_t i = 0; i < n_ptrs; ++i)
@@ -662,6 +639,11 @@ std::string kernel_llvm_ir(const ir::Kernel& k) {
   llvm::raw_string_ostream os(s);
   m->print(os, nullptr);
   return os.str();
+}
+
+int host_vector_bits() {
+  static const int bits = detail::host_has("avx512f") ? 512 : detail::host_has("avx2") ? 256 : 128;
+  return bits;
 }
 
 }  // namespace kiln::cpu

@@ -115,7 +115,7 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
   return call;
 }
 
-// The interpreter's Erfinv (runtime/interp_unary.cpp), computing both of its branches and
+// The interpreter's Erfinv (runtime/interpreter/interp_unary.cpp), computing both of its branches and
 // selecting; the same operations in the same order, so scalar results match it exactly.
 llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y) {
   auto& b = e.b;

@@ -41,7 +41,7 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
 // (llvm_vecmath.cpp), or null for other functions and types.
 llvm::Value* emit_own_math(ScalarEmitter& e, MathFn fn, llvm::Value* x);
 
-// erfinv as in runtime/interp_unary.cpp (rational first guess, Newton steps on erf / erfc).
+// erfinv as in runtime/interpreter/interp_unary.cpp (rational first guess, Newton steps on erf / erfc).
 llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y);
 
 // ---- small IR helpers -------------------------------------------------------------------------

@@ -246,7 +246,7 @@ llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::ve
     case ir::OpFamily::Matmul:
     case ir::OpFamily::Conv:
     case ir::OpFamily::Sort:
-    case ir::OpFamily::Decomposable:
+    KILN_CASE_COMPOSITE_FAMILIES:
     case ir::OpFamily::Custom: internal_fail("emit_compute: {} is not an elementwise prim", info.name);
   }
   if (r == nullptr) internal_fail("emit_compute: {} produced no value", info.name);

@@ -45,7 +45,7 @@ llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::ve
 llvm::Value* from_index(ScalarEmitter& e, ScalarType t, llvm::Value* i64);
 // Reductions (not argmax/argmin, which the kernel builder handles as (value, index) pairs
 // using emit_argcmp): identity element and combine, with the interpreter's NaN rules
-// (runtime/interp_reduce.cpp). Accumulation dtype = stage acc_dtype. Float sum/prod combine
+// (runtime/interpreter/interp_reduction.cpp). Accumulation dtype = stage acc_dtype. Float sum/prod combine
 // carries the `reassoc` flag (only that) so the loop vectorizer can vectorize it.
 llvm::Value* reduce_identity(ScalarEmitter& e, ir::ReductionOp op, ScalarType acc);
 llvm::Value* reduce_combine(ScalarEmitter& e, ir::ReductionOp op, ScalarType acc, llvm::Value* a, llvm::Value* x);

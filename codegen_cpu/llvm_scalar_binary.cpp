@@ -1,6 +1,6 @@
 // kiln/codegen_cpu/llvm_scalar_binary.cpp — LLVM IR for the binary pointwise prims.
 //
-// Mirrors runtime/interp_binary.cpp, branch-free (selects) so that loops vectorize:
+// Mirrors runtime/interpreter/interp_binary.cpp, branch-free (selects) so that loops vectorize:
 //  - integers wrap; bool add is `or`, bool mul is `and`;
 //  - div "trunc"/"floor" and remainder/fmod on integers: INT_MIN / -1 wraps to INT_MIN and
 //    INT_MIN % -1 = 0. Division (and remainder, fmod) by an integer zero gives 0: the

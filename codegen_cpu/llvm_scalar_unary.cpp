@@ -1,6 +1,6 @@
 // kiln/codegen_cpu/llvm_scalar_unary.cpp — LLVM IR for the unary pointwise prims.
 //
-// Mirrors runtime/interp_unary.cpp: integers wrap (abs and neg of the minimum give it back),
+// Mirrors runtime/interpreter/interp_unary.cpp: integers wrap (abs and neg of the minimum give it back),
 // round is half to even (llvm.roundeven), sign(NaN) = 0 and sign(-0.0) = +0.0, signbit reads
 // the sign bit (so -0.0 and -NaN are negative), the rounding ops return integers unchanged.
 // Transcendental functions go through emit_math (libm with libmvec variants, llvm_math.h);

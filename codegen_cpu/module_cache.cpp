@@ -3,10 +3,8 @@
 #include "codegen_cpu/module_cache.h"
 
 #include "base/build_id.h"
+#include "base/sha256.h"
 #include "codegen_cpu/jit.h"
-
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/SHA256.h>
 
 #include <fmt/format.h>
 
@@ -51,14 +49,6 @@ std::string module_key(const std::vector<const ir::Kernel*>& kernels) {
     text += k.str() + "\n";
   }
   return sha256_hex(text);
-}
-
-std::string sha256_hex(std::string_view text) {
-  llvm::SHA256 h;
-  h.update(llvm::StringRef(text.data(), text.size()));
-  std::string hex;
-  for (uint8_t b : h.final()) hex += fmt::format("{:02x}", b);
-  return hex;
 }
 
 std::shared_ptr<const LinkedCode> linked_module(const std::string& key) {

@@ -6,7 +6,7 @@
 // kiln that emits them (kiln's version and base/build_id.h: a rebuilt emitter gets fresh
 // keys) and of Jit::target_key (LLVM's version, the target CPU and features, the code
 // generation settings). Equal keys mean equal object code. The key needs no LLVM: a cache
-// hit builds no LLVM IR. No LLVM header is included here.
+// hit builds no LLVM IR (the hash is base/sha256.h's). No LLVM header is included here.
 #pragma once
 
 #include "codegen_cpu/jit.h"
@@ -24,8 +24,6 @@ namespace kiln::cpu {
 // Kernels in module order. Their names do not count: the module names them kiln_k0,
 // kiln_k1, ... by position, so that equal kernels of different compilations share a key.
 std::string module_key(const std::vector<const ir::Kernel*>& kernels);
-// The hex SHA-256 of `text` (LLVM's implementation; the CUDA backend keys its cubins with it).
-std::string sha256_hex(std::string_view text);
 
 // A module this process linked and some compiled program still owns (or one of the 64 it
 // linked last), by key. Code nothing runs any more and no longer among the recent is

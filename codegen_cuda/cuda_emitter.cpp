@@ -1,11 +1,11 @@
 // kiln/codegen_cuda/cuda_emitter.cpp — prints an ir::Kernel as a CUDA C kernel (structure and loops).
 //
 // The emitter walks the kernel once: the signature (typed pointers, the params array, the
-// grid size), the grid-stride loop over grid points (threads or blocks, by launch_kind), and
+// grid size), the grid-stride loop over grid points (threads or blocks, by the launch schedule), and
 // per stage its flattened loop nest, its scalar instructions (named v<id>, rendered by
 // cuda_scalar.cpp) and, for a reduce stage, the per-thread accumulator and the block
-// reduction. It decides nothing about the schedule: launch_kind() follows from the kernel's
-// shape and KSchedule. The IR text of the kernel is kept above it as a comment.
+// reduction. It decides nothing about the schedule: the launch kind is the kernel's
+// KSchedule::launch (passes/schedule_launch.cpp). The IR text of the kernel is kept above it as a comment.
 #include "codegen_cuda/cuda_emitter.h"
 
 #include "codegen_cuda/cuda_scalar.h"
@@ -24,13 +24,6 @@
 namespace kiln::cuda {
 
 using namespace detail;
-
-LaunchKind launch_kind(const ir::Kernel& k) {
-  if (k.schedule.outer_reduction_tile > 0) return LaunchKind::ThreadPerPoint;
-  for (const ir::KStage& st : k.stages)
-    if (!st.extents.empty()) return LaunchKind::BlockPerPoint;
-  return LaunchKind::ThreadPerPoint;
-}
 
 namespace {
 
@@ -80,10 +73,16 @@ std::string identity(ir::ReductionOp op, ScalarType acc) {
   internal_fail("cuda: {} has no scalar identity", ir::reduction_name(op));
 }
 
+ir::LaunchKind launch_of(const ir::Kernel& k) {
+  if (k.schedule.launch.kind == ir::LaunchKind::None)
+    internal_fail("cuda: kernel {} has no launch schedule (passes::schedule_launch runs before emitting)", k.name);
+  return k.schedule.launch.kind;
+}
+
 struct Emitter {
   explicit Emitter(const ir::Kernel& kernel) : k(kernel) {}
   const ir::Kernel& k;
-  bool block = launch_kind(k) == LaunchKind::BlockPerPoint;
+  bool block = launch_of(k) == ir::LaunchKind::BlockPerPoint;
   std::string out;
   int depth = 0;
   std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
@@ -259,7 +258,7 @@ struct Emitter {
       sig += fmt::format("{}{}* {}, ", a.output ? "" : "const ", storage_type(a.dtype), a.name);
     }
     // A kernel with checks reports to the device's fault record, naming itself by the id the
-    // launcher registered it under (ir/kernel_fault.h).
+    // launcher registered it under (ir/kernel_abi.h).
     if (ir::has_checks(k)) sig += "kiln_i64* kiln_fault, const kiln_i64 kiln_fault_kernel, ";
     // The parameters travel by value (cuLaunchKernel copies them), so a launch needs no upload.
     line(fmt::format("struct {}_params {{ kiln_i64 v[{}]; }};", k.name, std::max<size_t>(1, k.params.size())));

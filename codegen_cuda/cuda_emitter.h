@@ -11,7 +11,9 @@
 // `kiln_i64* kiln_fault, kiln_i64 kiln_fault_kernel` (the device's ir::KernelFault record, as
 // four int64s, and the id its launcher gave the kernel), then the P int64 parameters by value (`params.v[i]`
 // is the runtime value of k.params[i]; the launch passes a pointer to P int64s), then `grid0`, the number of points of the grid (the product of the
-// grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by launch_kind():
+// grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by the kernel's
+// launch schedule (ir::KLaunch, set by passes/schedule_launch.cpp; a kernel without one is an
+// InternalError):
 //  - ThreadPerPoint (pointwise kernels, and the outer_reduction_tile schedule): any 1-D launch;
 //    each thread takes grid points in a grid-stride loop over the flattened grid (last grid
 //    dimension fastest, so neighbouring threads touch neighbouring elements) and runs every
@@ -29,11 +31,6 @@
 #include <string>
 
 namespace kiln::cuda {
-
-enum class LaunchKind { ThreadPerPoint, BlockPerPoint };
-
-// How the kernel emitted for `k` expects to be launched (see above).
-LaunchKind launch_kind(const ir::Kernel& k);
 
 // The CUDA C source of `k` (a self-contained translation unit: the device prelude, then the
 // kernel). Throws InternalError for a kernel that does not verify or uses an op/dtype pair

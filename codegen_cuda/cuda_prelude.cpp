@@ -8,7 +8,7 @@
 // shifts, NaN-propagating maximum/minimum/clamp, x86-like float -> int conversion; and the
 // block reduction (warp shuffles, then one partial per warp in shared memory, combined by
 // warp 0 in a fixed order). A failing Check (ir/kernel.h) records a fault for the host
-// (kiln_fault_at, ir/kernel_fault.h) and passes on a safe value.
+// (kiln_fault_at, ir/kernel_abi.h) and passes on a safe value.
 // cuda_fp16.h / cuda_bf16.h are included only by kernels that touch f16 / bf16.
 #include "codegen_cuda/cuda_scalar.h"
 
@@ -40,7 +40,7 @@ KILN_D kiln_i64 kiln_mod(kiln_i64 a, kiln_i64 b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 KILN_D kiln_i64 kiln_imin(kiln_i64 a, kiln_i64 b) { return a < b ? a : b; }
-// Checks (ir/kernel.h): the first failure of the launch claims the record (ir/kernel_fault.h:
+// Checks (ir/kernel.h): the first failure of the launch claims the record (ir/kernel_abi.h:
 // site, value, bound, and the kernel's id for the host), later ones leave it alone.
 KILN_D void kiln_fault_at(kiln_i64* f, kiln_i64 kernel, kiln_i64 site, kiln_i64 value, kiln_i64 bound) {
   if (atomicCAS(reinterpret_cast<kiln_u64*>(f), 0ull, (kiln_u64)site) == 0ull) {

@@ -7,7 +7,7 @@
 // the rest on kiln's reference interpreter. kiln keeps the guards, the cache and dynamic
 // shapes: the backend is called once per new signature, its callable on every call.
 #include <kiln/kiln.h>
-#include <kiln/runtime/interpreter.h>
+#include <kiln/runtime/interpreter/interpreter.h>
 
 #include <functional>
 #include <iostream>

@@ -1,8 +1,8 @@
 // kiln/frontend/decompositions.cpp — the decomposition table, indexed by OpKind.
 //
-// Built once from ir/ops.def: every composite-family op maps to its function through a
-// switch over DecomposableOp with no default (a new one fails to compile until it has a rule);
-// prims map to nothing. Custom ops' rules live in a map beside it. run_decomposition() is
+// Generated from ir/ops.def: every Core and Composite op maps to decomp::<name>, written in
+// frontend/decompositions_<family>.cpp (a new op fails to compile until it has one); prims
+// map to nothing. Custom ops' rules live in a map beside it. run_decomposition() is
 // the single entry point the eager path and the interpreter share; trace_decomposition()
 // is what the decompose pass inlines.
 #include "frontend/decompositions.h"
@@ -13,6 +13,7 @@
 #include "ir/shape_fns.h"
 
 #include <array>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -23,98 +24,29 @@ namespace {
 
 using Builtin = std::vector<Tensor> (*)(const std::vector<Tensor>&, const ir::AttrList&);
 
-#define KILN_DECOMP(name)                                                                  \
+// A rule's results as a list (Core ops shaped by their decomposition return all of theirs).
+std::vector<Tensor> results(Tensor t) { return {std::move(t)}; }
+std::vector<Tensor> results(std::vector<Tensor> v) { return v; }
+
+// One entry per row of ir/ops.def, in order: a prim has none; every Core and Composite op has
+// decomp::<name> (frontend/decompositions_<family>.cpp). A row without its function fails to
+// compile here.
+#define KILN_DECOMP_Prim(name) nullptr
+#define KILN_DECOMP_Core(name)                                                             \
   [](const std::vector<Tensor>& in, const ir::AttrList& attrs) -> std::vector<Tensor> {    \
-    return {decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs})};                \
+    return results(decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs}));        \
   }
+#define KILN_DECOMP_Composite(name) KILN_DECOMP_Core(name)
+#define KILN_OP(name, family, level, traits, schema) KILN_DECOMP_##level(name),
+constexpr Builtin kBuiltins[] = {
+#include "ir/ops.def"
+};
+#undef KILN_DECOMP_Prim
+#undef KILN_DECOMP_Core
+#undef KILN_DECOMP_Composite
+static_assert(std::size(kBuiltins) == ir::kNumOps, "one decomposition entry per op of ir/ops.def");
 
-// Core ops shaped by their decomposition return all their results.
-#define KILN_DECOMP_N(name)                                                                \
-  [](const std::vector<Tensor>& in, const ir::AttrList& attrs) -> std::vector<Tensor> {    \
-    return decomp::name(decomp::DecompArgs{ir::OpKind::name, in, attrs});                  \
-  }
-
-Builtin composite_decomposition(ir::DecomposableOp op) {
-  switch (op) {
-    case ir::DecomposableOp::softmax: return KILN_DECOMP(softmax);
-    case ir::DecomposableOp::log_softmax: return KILN_DECOMP(log_softmax);
-    case ir::DecomposableOp::layer_norm: return KILN_DECOMP(layer_norm);
-    case ir::DecomposableOp::rms_norm: return KILN_DECOMP(rms_norm);
-    case ir::DecomposableOp::gelu: return KILN_DECOMP(gelu);
-    case ir::DecomposableOp::silu: return KILN_DECOMP(silu);
-    case ir::DecomposableOp::relu: return KILN_DECOMP(relu);
-    case ir::DecomposableOp::mean: return KILN_DECOMP(mean);
-    case ir::DecomposableOp::var: return KILN_DECOMP(var);
-    case ir::DecomposableOp::linear: return KILN_DECOMP(linear);
-    case ir::DecomposableOp::cross_entropy: return KILN_DECOMP(cross_entropy);
-    case ir::DecomposableOp::matmul: return KILN_DECOMP(matmul);
-    case ir::DecomposableOp::elu: return KILN_DECOMP(elu);
-    case ir::DecomposableOp::leaky_relu: return KILN_DECOMP(leaky_relu);
-    case ir::DecomposableOp::hardtanh: return KILN_DECOMP(hardtanh);
-    case ir::DecomposableOp::hardswish: return KILN_DECOMP(hardswish);
-    case ir::DecomposableOp::hardsigmoid: return KILN_DECOMP(hardsigmoid);
-    case ir::DecomposableOp::mish: return KILN_DECOMP(mish);
-    case ir::DecomposableOp::softplus: return KILN_DECOMP(softplus);
-    case ir::DecomposableOp::logsumexp: return KILN_DECOMP(logsumexp);
-    case ir::DecomposableOp::lerp: return KILN_DECOMP(lerp);
-    case ir::DecomposableOp::addcmul: return KILN_DECOMP(addcmul);
-    case ir::DecomposableOp::addcdiv: return KILN_DECOMP(addcdiv);
-    case ir::DecomposableOp::nan_to_num: return KILN_DECOMP(nan_to_num);
-    case ir::DecomposableOp::tril: return KILN_DECOMP(tril);
-    case ir::DecomposableOp::triu: return KILN_DECOMP(triu);
-    case ir::DecomposableOp::addmm: return KILN_DECOMP(addmm);
-    case ir::DecomposableOp::baddbmm: return KILN_DECOMP(baddbmm);
-    case ir::DecomposableOp::max_pool2d_with_indices: return KILN_DECOMP_N(max_pool2d_with_indices);
-    case ir::DecomposableOp::max_pool3d_with_indices: return KILN_DECOMP_N(max_pool3d_with_indices);
-    case ir::DecomposableOp::avg_pool2d: return KILN_DECOMP_N(avg_pool2d);
-    case ir::DecomposableOp::avg_pool3d: return KILN_DECOMP_N(avg_pool3d);
-    case ir::DecomposableOp::adaptive_avg_pool2d: return KILN_DECOMP_N(adaptive_avg_pool2d);
-    case ir::DecomposableOp::adaptive_avg_pool3d: return KILN_DECOMP_N(adaptive_avg_pool3d);
-    case ir::DecomposableOp::native_layer_norm: return KILN_DECOMP_N(native_layer_norm);
-    case ir::DecomposableOp::native_group_norm: return KILN_DECOMP_N(native_group_norm);
-    case ir::DecomposableOp::embedding: return KILN_DECOMP_N(embedding);
-    case ir::DecomposableOp::sort: return KILN_DECOMP_N(sort);
-    case ir::DecomposableOp::topk: return KILN_DECOMP_N(topk);
-    case ir::DecomposableOp::grid_sampler_2d: return KILN_DECOMP_N(grid_sampler_2d);
-    case ir::DecomposableOp::col2im: return KILN_DECOMP_N(col2im);
-    case ir::DecomposableOp::masked_scatter: return KILN_DECOMP_N(masked_scatter);
-    case ir::DecomposableOp::slice_scatter: return KILN_DECOMP_N(slice_scatter);
-    case ir::DecomposableOp::select_scatter: return KILN_DECOMP_N(select_scatter);
-    case ir::DecomposableOp::flip: return KILN_DECOMP_N(flip);
-    case ir::DecomposableOp::repeat: return KILN_DECOMP_N(repeat);
-    case ir::DecomposableOp::reflection_pad1d: return KILN_DECOMP_N(reflection_pad1d);
-    case ir::DecomposableOp::reflection_pad2d: return KILN_DECOMP_N(reflection_pad2d);
-    case ir::DecomposableOp::reflection_pad3d: return KILN_DECOMP_N(reflection_pad3d);
-    case ir::DecomposableOp::replication_pad1d: return KILN_DECOMP_N(replication_pad1d);
-    case ir::DecomposableOp::replication_pad2d: return KILN_DECOMP_N(replication_pad2d);
-    case ir::DecomposableOp::replication_pad3d: return KILN_DECOMP_N(replication_pad3d);
-    case ir::DecomposableOp::cdist: return KILN_DECOMP_N(cdist);
-    case ir::DecomposableOp::pdist: return KILN_DECOMP_N(pdist);
-    case ir::DecomposableOp::scaled_dot_product_attention: return KILN_DECOMP_N(scaled_dot_product_attention);
-    case ir::DecomposableOp::native_batch_norm: return KILN_DECOMP_N(native_batch_norm);
-    case ir::DecomposableOp::native_dropout: return KILN_DECOMP_N(native_dropout);
-    case ir::DecomposableOp::index: return KILN_DECOMP_N(index);
-    case ir::DecomposableOp::index_put: return KILN_DECOMP_N(index_put);
-    case ir::DecomposableOp::embedding_bag: return KILN_DECOMP_N(embedding_bag);
-    case ir::DecomposableOp::upsample_nearest2d: return KILN_DECOMP_N(upsample_nearest2d);
-    case ir::DecomposableOp::upsample_bilinear2d: return KILN_DECOMP_N(upsample_bilinear2d);
-  }
-  return nullptr;
-}
-#undef KILN_DECOMP
-#undef KILN_DECOMP_N
-
-const std::array<Builtin, ir::kNumOps>& builtins() {
-  static const std::array<Builtin, ir::kNumOps> t = [] {
-    std::array<Builtin, ir::kNumOps> out{};
-    for (int k = 0; k < ir::kNumOps; ++k) {
-      const ir::OpInfo& info = ir::op_info(static_cast<ir::OpKind>(k));
-      if (info.family == ir::OpFamily::Decomposable) out[static_cast<size_t>(k)] = composite_decomposition(ir::as_decomposable(info.kind));
-    }
-    return out;
-  }();
-  return t;
-}
+Builtin builtin(ir::OpKind op) { return kBuiltins[static_cast<size_t>(op)]; }
 
 struct CustomRules {
   std::shared_mutex mu;
@@ -136,7 +68,7 @@ DecompositionFn custom_rule(ir::OpKind op) {
 }  // namespace
 
 bool has_decomposition(ir::OpKind op) {
-  if (!ir::is_custom(op)) return builtins().at(static_cast<size_t>(op)) != nullptr;
+  if (!ir::is_custom(op)) return builtin(op) != nullptr;
   return static_cast<bool>(custom_rule(op));
 }
 
@@ -153,7 +85,7 @@ std::vector<Tensor> run_decomposition(ir::OpKind op, const std::vector<Tensor>& 
   }
   const DefaultDeviceScope scope(device);
   if (!ir::is_custom(op)) {
-    if (Builtin b = builtins().at(static_cast<size_t>(op))) return b(inputs, attrs);
+    if (Builtin b = builtin(op)) return b(inputs, attrs);
   } else if (DecompositionFn f = custom_rule(op)) {
     return f(inputs, attrs);
   }
@@ -192,9 +124,9 @@ std::vector<ir::TensorType> decomposition_shapes(ir::OpKind op, const std::vecto
   return out;
 }
 
-const bool installed = (ir::install_decomposition_shapes(&decomposition_shapes), true);
-
 }  // namespace
+
+void wire_decomposition_shapes() { ir::install_decomposition_shapes(&decomposition_shapes); }
 
 std::shared_ptr<ir::Graph> trace_decomposition(const ir::Node& n) {
   if (!has_decomposition(n.op())) return nullptr;

@@ -44,4 +44,8 @@ std::shared_ptr<ir::Graph> trace_rule(const ir::Node& n, const DecompositionFn& 
 // DecompositionProvider.
 std::shared_ptr<ir::Graph> trace_decomposition(const ir::Node& n);
 
+// Installs the decompositions as ir's source of result types for ops whose shape function
+// is their decomposition (ir::install_decomposition_shapes); runtime/wiring.cpp calls it.
+void wire_decomposition_shapes();
+
 }  // namespace kiln

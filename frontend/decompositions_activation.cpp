@@ -1,11 +1,14 @@
-// kiln/frontend/decompositions_activation.cpp — decompositions of elu, leaky_relu, hardtanh,
-// hardswish, hardsigmoid, mish and softplus.
+// kiln/frontend/decompositions_activation.cpp — the Activation family's decompositions: gelu,
+// silu, relu, elu, leaky_relu, hardtanh, hardswish, hardsigmoid, mish and softplus.
 //
 // Each follows PyTorch's CPU kernel (aten/src/ATen/native/cpu/Activation.cpp): f16/bf16 compute
 // in f32 and round once; a NaN input gives NaN (every select tests `x > 0`-style conditions,
 // false for NaN, and the other branch propagates it).
 #include "frontend/decompositions_detail.h"
 #include "frontend/ops.h"
+
+#include <numbers>
+#include <string>
 
 namespace kiln::decomp {
 
@@ -70,5 +73,33 @@ Tensor softplus(const DecompArgs& a) {
   Tensor bx = xc * beta;
   return where(bx > threshold, xc, log1p(exp(bx)) / beta).to(x.dtype());
 }
+
+// gelu(x) = x/2 (1 + erf(x / sqrt 2)), or with "tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+// computed as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) since 1 + tanh(u) = 2 sigmoid(2u): one exp
+// and one division instead of tanh, and no cancellation in 1 + tanh(u) for large negative x.
+Tensor gelu(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  Tensor y;
+  if (a.attr<std::string>("approximate") == "tanh") {
+    const double beta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+    const double kappa = 0.044715;
+    Tensor inner = (xc + (xc * xc * xc) * kappa) * beta;
+    y = xc * sigmoid(inner * 2);
+  } else {
+    y = xc * 0.5 * (erf(xc * (1 / std::numbers::sqrt2)) + 1);
+  }
+  return y.to(x.dtype());
+}
+
+// silu(x) = x * sigmoid(x)
+Tensor silu(const DecompArgs& a) {
+  const Tensor& x = a.in(0);
+  Tensor xc = x.to(opmath_dtype(x.dtype()));
+  return (xc * sigmoid(xc)).to(x.dtype());
+}
+
+// relu(x) = max(x, 0), NaN propagating (clamp).
+Tensor relu(const DecompArgs& a) { return clamp_min(a.in(0), 0); }
 
 }  // namespace kiln::decomp

@@ -1,4 +1,5 @@
-// kiln/frontend/decompositions_linear.cpp — decompositions of matmul, linear and cross_entropy.
+// kiln/frontend/decompositions_linear.cpp — the Linear family's decompositions: matmul, addmm,
+// baddbmm, linear and cross_entropy.
 //
 // matmul covers torch.matmul's rank cases on top of the mm and bmm prims: 1-D·1-D is a dot
 // product, 1-D operands gain and then lose a unit dim, and N-D operands broadcast their batch
@@ -6,11 +7,11 @@
 // matmul(x, weight^T) + bias. cross_entropy is log_softmax followed by PyTorch's nll_loss
 // and label-smoothing formulas, with ignore_index entries contributing nothing and the mean
 // dividing by the summed weights of the targets that count.
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
-#include "frontend/ops_nn.h"
+#include "frontend/ops_softmax.h"
 #include "frontend/symbolic.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "frontend/decompositions_detail.h"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // The frontend has promoted and broadcast the tensor operands (equal dtypes and shapes) and
 // resolved every default, so each rule is the formula of PyTorch's CPU kernel.
 #include "frontend/decompositions_detail.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 

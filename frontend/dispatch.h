@@ -50,7 +50,7 @@ void install_copy_kernel(CopyKernel fn);
 void run_copy_kernel(const Tensor& dst, const Tensor& src);
 
 // How Tensor::to moves a tensor to another device (the devices differ); installed by the
-// runtime (runtime/cuda_device.cpp), which knows whether a CUDA driver and device exist.
+// runtime (runtime/cuda/cuda_device.cpp), which knows whether a CUDA driver and device exist.
 using DeviceMover = Tensor (*)(const Tensor& src, Device to);
 void install_device_mover(DeviceMover fn);
 DeviceMover installed_device_mover();

@@ -1,5 +1,13 @@
 // kiln/frontend/ops.h — the tensor operations, named and ordered as libtorch's torch:: functions.
 //
+// Each section is one op family (ir/ops.def) and is defined in that family's files:
+// pointwise (Unary, Binary, Ternary, Pointwise) frontend/ops_pointwise.cpp; reductions and
+// scans frontend/ops_reduction.cpp, mean frontend/ops_moments.cpp, logsumexp
+// frontend/ops_softmax.cpp; cat, stack and pad frontend/ops_shape.cpp; indexing
+// frontend/ops_index*.cpp; rearranging frontend/ops_rearrange.cpp; mm and bmm
+// frontend/ops_matmul.cpp, matmul, addmm and baddbmm frontend/ops_linear.cpp; to and clone
+// frontend/ops_cast.cpp. The other families have a header of their own (frontend/ops_<family>.h).
+//
 // Each op validates its arguments, applies PyTorch's type promotion and broadcasting, and
 // then dispatches prims (frontend/dispatch.h): eagerly, or recorded when an input is traced.
 #pragma once
@@ -133,7 +141,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
 Tensor nonzero(const Tensor& self);
 Tensor argwhere(const Tensor& self);
 Tensor masked_select(const Tensor& self, const Tensor& mask);
-// frontend/ops_scatter.cpp. reduce: "sum", "prod", "mean", "amax", "amin"; include_self false
+// frontend/ops_index_scatter.cpp. reduce: "sum", "prod", "mean", "amax", "amin"; include_self false
 // folds only the scattered values into the positions that receive some.
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                       bool include_self = true);

@@ -1,10 +1,10 @@
-// kiln/frontend/ops_activation.cpp — the activations of frontend/ops_nn.h: elu (and selu, celu
+// kiln/frontend/ops_activation.cpp — the Activation family (frontend/ops_activation.h): gelu, silu, elu (and selu, celu
 // over it), leaky_relu, hardtanh (and relu6), hardswish, hardsigmoid, mish, softplus.
 //
 // Each checks what PyTorch checks, with its wording, and dispatches one composite op
 // (frontend/decompositions_activation.cpp); the shape functions repeat the dtype checks for
 // graphs read from text.
-#include "frontend/ops_nn.h"
+#include "frontend/ops_activation.h"
 
 #include "base/error.h"
 #include "frontend/dispatch.h"
@@ -70,6 +70,18 @@ Tensor mish(const Tensor& self) {
 Tensor softplus(const Tensor& self, double beta, double threshold) {
   check_floating("softplus", "softplus_cpu", self);
   return dispatch1(OpKind::softplus, {self}, {beta, threshold});
+}
+
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  if (approximate != "none" && approximate != "tanh") fail("gelu", "approximate argument must be either none or tanh.");
+  return dispatch1(OpKind::gelu, {self}, {std::string(approximate)});
+}
+
+Tensor silu(const Tensor& self) { return dispatch1(OpKind::silu, {self}); }
+
+Tensor relu(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) fail("relu", "Boolean inputs not supported for relu");
+  return dispatch1(OpKind::relu, {self});  // composite: clamp_min(self, 0)
 }
 
 }  // namespace kiln

@@ -12,9 +12,9 @@
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
-#include "frontend/ops_nn.h"
+#include "frontend/ops_moments.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
 
@@ -397,5 +397,30 @@ std::vector<Tensor> native_layer_norm(const DecompArgs& a) {
 }
 
 }  // namespace decomp
+
+// ---- layer_norm, rms_norm (composites over the trailing dims; frontend/decompositions_norm.cpp) ----
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  std::vector<Tensor> ins{input};
+  if (present(weight)) {
+    ins.push_back(*weight);
+  } else if (present(bias)) {
+    if (!(bias->sizes() == normalized_shape))
+      fail("layer_norm",
+           "Expected bias to be of same shape as normalized_shape, but got bias of shape {} and normalized_shape = {}",
+           shape_str(bias->sizes()), shape_str(normalized_shape));
+    ins.push_back(ones(normalized_shape, bias->options()));
+  }
+  if (present(bias)) ins.push_back(*bias);
+  return dispatch1(ir::OpKind::layer_norm, std::move(ins), {normalized_shape.vec(), eps});
+}
+
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                std::optional<double> eps) {
+  std::vector<Tensor> ins{input};
+  if (present(weight)) ins.push_back(*weight);
+  return dispatch1(ir::OpKind::rms_norm, std::move(ins), {normalized_shape.vec(), eps.value_or(finfo_eps(compute_dtype(input.dtype())))});
+}
 
 }  // namespace kiln

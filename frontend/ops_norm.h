@@ -1,5 +1,5 @@
 // kiln/frontend/ops_norm.h — batch, instance and group normalization, and the native_* forms
-// that also return the statistics (layer_norm and rms_norm themselves are in ops_nn.h).
+// that also return the statistics, and layer_norm and rms_norm.
 //
 // Names, argument order, defaults and semantics follow libtorch (at::batch_norm,
 // at::native_batch_norm, at::instance_norm, at::group_norm, at::native_group_norm,
@@ -44,5 +44,13 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps);
+
+// Normalizes over the trailing dims named by normalized_shape. A missing (or undefined)
+// weight or bias is skipped.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// eps defaults to torch.finfo(input.dtype).eps.
+Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt);
 
 }  // namespace kiln

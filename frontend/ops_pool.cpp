@@ -17,7 +17,7 @@
 #include "base/error.h"
 #include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"

@@ -11,7 +11,8 @@
 // They record prims (frontend/ops_pool.cpp says how): the windows are strided slices of the
 // padded input stacked on a new last dim and reduced, which the CPU backend fuses into one
 // generated kernel per pooling; adaptive average pooling is a product with a pooling matrix
-// per dim. docs/decisions.md explains why pooling has no node of its own yet.
+// per dim. docs/decisions/ops-nn.md "Pooling records prims" and the Core-nodes entry explain
+// which pooling ops became nodes of their own (max_pool2d_with_indices, avg_pool2d, ...).
 #pragma once
 
 #include "frontend/tensor.h"
@@ -55,5 +56,18 @@ Tensor adaptive_avg_pool3d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
+
+
+// ---- sliding blocks (frontend/ops_pool_fold.cpp) ----
+// unfold (im2col) and fold (col2im).
+//
+// As torch.nn.functional.unfold / fold: unfold takes input [N, C, H, W] (or [C, H, W]) to
+// [N, C * kh * kw, L], one column per sliding block, rows ordered by channel, then kernel row,
+// then kernel column, blocks row-major; fold sums such columns back into [N, C, H, W]
+// (overlapping blocks add up). A one-entry list applies to both spatial dims.
+Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation = 1, IntArrayRef padding = 0,
+              IntArrayRef stride = 1);
+Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation = 1,
+            IntArrayRef padding = 0, IntArrayRef stride = 1);
 
 }  // namespace kiln

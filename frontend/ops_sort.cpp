@@ -18,12 +18,12 @@
 #include "base/error.h"
 #include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "ir/shape_env.h"
 
 #include <limits>

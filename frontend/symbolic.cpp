@@ -4,7 +4,7 @@
 
 #include "frontend/dispatch.h"
 #include "base/error.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "ir/graph.h"
 #include "ir/shape_env.h"
 

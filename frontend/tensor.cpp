@@ -7,7 +7,7 @@
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "ir/graph.h"
 
 namespace kiln {

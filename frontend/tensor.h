@@ -1,7 +1,7 @@
 // kiln/frontend/tensor.h — Tensor: a handle to a TensorImpl, with libtorch's method names.
 //
 // Copying a Tensor copies the handle (both name the same data), as in libtorch. Methods
-// forward to the free functions of frontend/ops.h and frontend/views.h.
+// forward to the free functions of frontend/ops.h and frontend/ops_view.h.
 #pragma once
 
 #include "base/int_array_ref.h"

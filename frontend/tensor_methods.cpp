@@ -2,7 +2,7 @@
 //
 // Views, conversions, pointwise math, reductions, indexing and matmul as methods
 // (x.sum({1}, true), x.add_(y)), each calling the free function of frontend/ops.h or
-// frontend/views.h. The in-place forms compute out of place, check that the result fits the
+// frontend/ops_view.h. The in-place forms compute out of place, check that the result fits the
 // tensor (shape and can_cast of the dtype, as PyTorch's TensorIterator does) and copy_ it in.
 // Metadata, data access, copy_/fill_/contiguous and printing live in tensor.cpp/printing.cpp.
 #include "frontend/dispatch.h"
@@ -11,7 +11,7 @@
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"
 #include "frontend/tensor.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "ir/shape_env.h"
 
 #include <algorithm>

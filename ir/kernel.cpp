@@ -3,7 +3,9 @@
 
 #include "base/error.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 
@@ -98,6 +100,51 @@ std::string_view reduction_name(ReductionOp op) {
   internal_fail("reduction op {} has no row in ops.def", static_cast<int>(op));
 }
 
+namespace {
+
+// The kernel header's schedule fields, each only when set (ir/kernel_text.h).
+std::string schedule_str(const KSchedule& s) {
+  std::string out;
+  if (s.outer_reduction_tile > 0) out += fmt::format(" outer_reduction_tile({})", s.outer_reduction_tile);
+  else if (s.outer_reduction) out += " outer_reduction";
+  if (s.tile_rows > 0) out += fmt::format(" tile_rows({})", s.tile_rows);
+  if (s.vector_bits > 0) out += fmt::format(" vector_bits({})", s.vector_bits);
+  if (s.launch.kind != LaunchKind::None) {
+    const KLaunch& l = s.launch;
+    out += fmt::format(" launch({}", l.kind == LaunchKind::BlockPerPoint ? "block_per_point" : "thread_per_point");
+    if (l.threads > 0) out += fmt::format(", threads={}", l.threads);
+    if (l.kind == LaunchKind::BlockPerPoint) out += fmt::format(", work={}", l.work.str());
+    if (l.sms > 0) out += fmt::format(", sms={}", l.sms);
+    out += ")";
+  }
+  return out;
+}
+
+std::string vectorize_str(const KVectorize& v) {
+  if (v == KVectorize{}) return "";
+  std::vector<std::string> parts;
+  if (v.interleave > 0) parts.push_back(fmt::format("interleave={}", v.interleave));
+  if (v.lanes > 0) parts.push_back(fmt::format("lanes={}", v.lanes));
+  if (v.masked_tail) parts.push_back("masked_tail");
+  return fmt::format(" vectorize({})", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+int64_t threads_for_work(int64_t work) {
+  int64_t t = 32;
+  while (t < 1024 && t * 4 < work) t *= 2;
+  return t;
+}
+
+int64_t blocks_for(const KLaunch& l, int64_t points, int64_t threads, int64_t sms) {
+  sms = std::max<int64_t>(sms, 1);
+  int64_t blocks = 0;
+  if (l.kind == LaunchKind::BlockPerPoint) blocks = std::min<int64_t>(points, sms * (2048 / threads) * 4);
+  else blocks = std::min<int64_t>((points + threads - 1) / threads, sms * 16);
+  return std::max<int64_t>(blocks, 1);
+}
+
 std::string Kernel::str() const {
   std::string out = fmt::format("kernel {}(", name);
   for (size_t i = 0; i < args.size(); ++i)
@@ -110,15 +157,16 @@ std::string Kernel::str() const {
     out += ")";
   }
   out += " grid" + loop_nest(grid, grid_var);
-  if (schedule.outer_reduction_tile > 0) out += fmt::format(" outer_reduction_tile({})", schedule.outer_reduction_tile);
+  out += schedule_str(schedule);
   out += " {\n";
   for (const KStage& st : stages) {
     if (st.kind == StageKind::Loop) {
-      out += "  loop " + loop_nest(st.extents, stage_var) + " {\n";
+      out += "  loop " + loop_nest(st.extents, stage_var) + vectorize_str(st.vectorize) + " {\n";
       for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
       out += "  }\n";
     } else {
-      out += fmt::format("  %{} = reduce {} {} {{\n", st.result, reduction_name(st.reduce_op), loop_nest(st.extents, stage_var));
+      out += fmt::format("  %{} = reduce {} {}{} {{\n", st.result, reduction_name(st.reduce_op),
+                         loop_nest(st.extents, stage_var), vectorize_str(st.vectorize));
       for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
       out += fmt::format("    yield %{}\n  }} : {}\n", st.yield, dtype_short_name(st.acc_dtype));
     }
@@ -203,11 +251,27 @@ struct KernelChecker {
       }
       defined = std::move(outer);  // values inside a stage do not escape it
     }
-    if (k.schedule.outer_reduction_tile > 0) {
+    const KSchedule& s = k.schedule;
+    if (s.outer_reduction || s.outer_reduction_tile > 0) {
       if (k.grid.empty() || k.stages.size() != 2 || k.stages[0].kind != StageKind::Reduce ||
           k.stages[1].kind != StageKind::Loop || !k.stages[1].extents.empty())
-        bad("outer_reduction_tile needs a grid, one reduce stage and one loop stage with no extents");
+        bad("an outer reduction needs a grid, one reduce stage and one loop stage with no extents");
     }
+    if (s.outer_reduction_tile < 0 || (s.outer_reduction_tile > 0 && !s.outer_reduction))
+      bad("outer_reduction_tile is set on a kernel that is not an outer reduction");
+    if (s.tile_rows < 0 || (s.tile_rows > 0 && s.outer_reduction_tile == 0)) bad("tile_rows without a tile");
+    if ((s.tile_rows & (s.tile_rows - 1)) != 0) bad(fmt::format("tile_rows {} is not a power of two", s.tile_rows));
+    if (s.vector_bits != 0 && s.vector_bits != 128 && s.vector_bits != 256 && s.vector_bits != 512)
+      bad(fmt::format("vector_bits {} is not 128, 256 or 512", s.vector_bits));
+    for (const KStage& st : k.stages)
+      if (st.vectorize.interleave < 0 || st.vectorize.lanes < 0) bad("negative vectorize field");
+    if (s.launch.kind == LaunchKind::None && (s.launch.threads != 0 || s.launch.sms != 0))
+      bad("launch fields without a launch kind");
+    if (s.launch.threads != 0 && (s.launch.threads < 32 || s.launch.threads > 1024 || s.launch.threads % 32 != 0))
+      bad(fmt::format("launch threads {} is not a multiple of 32 in [32, 1024]", s.launch.threads));
+    if (s.launch.kind == LaunchKind::ThreadPerPoint && s.launch.threads == 0)
+      bad("a thread_per_point launch needs its threads");
+    if (s.launch.kind == LaunchKind::BlockPerPoint) check_expr(s.launch.work, "launch work");
   }
 };
 

@@ -20,8 +20,10 @@
 // Index expressions are ir::Expr over the grid variables p0.., the stage variables r0.. and
 // the kernel's runtime parameters (symbolic sizes and strides, read from a parameter array),
 // counted in elements of the buffer. Views therefore cost nothing: they are index remapping.
-// All decisions (what fuses, loop order, the split of a full reduction) are made by the
-// passes that build a Kernel; backends only print it.
+// All decisions are made by passes, never by a backend, which only prints a Kernel: what fuses
+// and the split of a full reduction (passes/fuse.cpp, passes/lower.cpp), and the schedule —
+// the column tile (passes/schedule_tiles.cpp), the CPU's row grouping, vector width and masked
+// tails (passes/schedule_loops.cpp), the GPU's block and grid shape (passes/schedule_launch.cpp).
 #pragma once
 
 #include "base/dtype.h"
@@ -53,7 +55,7 @@ enum class KOp : uint8_t {
 };
 
 // What a Check instruction asserts about its operand x (an integer value). Where it holds,
-// the result is x; where it fails, the kernel records a fault (ir/kernel_fault.h) that the
+// the result is x; where it fails, the kernel records a fault (ir/kernel_abi.h) that the
 // backend raises as `op`'s error once the launch is over, and the result is a value that
 // keeps the kernel's own arithmetic defined and its memory accesses in bounds:
 //   %r = check nonzero %x for div : i64          x != 0, else 1      (ZeroDivisionError)
@@ -83,6 +85,19 @@ enum class StageKind : uint8_t {
   Reduce,  // folds `yield` over its loop nest with `reduce_op`; result id = `result`
 };
 
+// How a CPU backend vectorizes the innermost loop of a stage (passes/schedule_loops.cpp); the
+// defaults leave every choice to the compiler's vectorizer. Printed as `vectorize(...)` after
+// the stage's loop nest when any is set.
+struct KVectorize {
+  int interleave = 0;        // independent vector accumulators (0: the vectorizer's choice)
+  int lanes = 0;             // vector lanes (0: the vectorizer's choice)
+  // The loop runs as a main loop over a multiple of kMaskedTailChunk iterations and a tail of
+  // fewer, one vector per iteration with the last one masked.
+  bool masked_tail = false;
+  bool operator==(const KVectorize&) const = default;
+};
+inline constexpr int64_t kMaskedTailChunk = 64;
+
 struct KStage {
   StageKind kind = StageKind::Loop;
   std::vector<Expr> extents;  // loop nest, outermost first; variables r0, r1, ...
@@ -92,16 +107,48 @@ struct KStage {
   int yield = -1;                            // id of the value folded
   int result = -1;                           // id under which later stages read the result
   ScalarType acc_dtype = ScalarType::Float;  // accumulator / result dtype
+  KVectorize vectorize;                      // set by passes/schedule_loops.cpp (CPU)
   bool operator==(const KStage&) const = default;
 };
 
-// Loop-order decisions made by lowering, followed by every backend.
+// How a GPU backend launches a kernel (passes/schedule_launch.cpp). ThreadPerPoint: one thread
+// per grid point, grid-stride; BlockPerPoint (a stage with a loop nest): one block per grid
+// point, its threads sharing the stage loops. None: not scheduled for a GPU.
+enum class LaunchKind : uint8_t { None, ThreadPerPoint, BlockPerPoint };
+struct KLaunch {
+  LaunchKind kind = LaunchKind::None;
+  // Threads per block; 0 for a BlockPerPoint kernel whose work per grid point is symbolic:
+  // threads_for_work(work) at launch.
+  int64_t threads = 0;
+  Expr work = 0;    // BlockPerPoint: the largest stage's iterations per grid point
+  int64_t sms = 0;  // the device's multiprocessor count the grid is sized for (0: read at launch)
+  bool operator==(const KLaunch&) const = default;
+};
+// BlockPerPoint's threads for `work` iterations per grid point: about four per thread, a whole
+// number of warps, 32..1024.
+int64_t threads_for_work(int64_t work);
+// The blocks launched for `points` grid points with `threads` per block on `sms`
+// multiprocessors: enough to cover the points, capped at what keeps every multiprocessor
+// busy (grid-stride loops take the rest); at least 1.
+int64_t blocks_for(const KLaunch& l, int64_t points, int64_t threads, int64_t sms);
+
+// The loop-order and launch decisions of a kernel, each set by one pass and followed by every
+// backend; a field at its default prints nothing.
 struct KSchedule {
-  // Reductions over an outer dimension (a column sum): when > 0, the kernel has one Reduce
-  // stage followed by one Loop stage with no extents, and the backend iterates the reduce
-  // loop outside a tile of this many points of the last grid dimension, so that the loads of
-  // neighbouring grid points are contiguous. 0: plain order (grid outside, stages inside).
+  // A lone reduction over outer dims (a column sum; set by lowering, a fact of the kernel's
+  // structure): one Reduce stage followed by one Loop stage with no extents, which a backend
+  // may run in tiles of the last grid dimension. Printed as `outer_reduction`.
+  bool outer_reduction = false;
+  // passes/schedule_tiles.cpp: when > 0 (outer_reduction kernels only), the backend iterates
+  // the reduce loop outside a tile of this many points of the last grid dimension, so that the
+  // loads of neighbouring grid points are contiguous. 0: plain order (grid outside, stages inside).
   int64_t outer_reduction_tile = 0;
+  // passes/schedule_loops.cpp (CPU): rows of a tiled reduction added per pass over the tile
+  // (0 or 1: one at a time), and the vector register width code may use (0: the target's default).
+  int64_t tile_rows = 0;
+  int vector_bits = 0;
+  // passes/schedule_launch.cpp (GPU).
+  KLaunch launch;
   bool operator==(const KSchedule&) const = default;
 };
 
@@ -129,7 +176,7 @@ Expr stage_expr(size_t i);
 std::string_view reduction_name(ReductionOp op);
 
 // The Check instructions of `k` in order (stages in order, each body in order): a fault
-// names its check by 1 + its position here (ir/kernel_fault.h).
+// names its check by 1 + its position here (ir/kernel_abi.h).
 std::vector<const KInst*> check_sites(const Kernel& k);
 bool has_checks(const Kernel& k);
 

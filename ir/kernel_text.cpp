@@ -80,14 +80,7 @@ class KernelParser {
     }
     lex_.expect_ident("grid");
     k.grid = parse_nest(grid_var);
-    if (lex_.at_ident("outer_reduction_tile")) {
-      lex_.next();
-      lex_.expect(Tok::LParen, "'(' after 'outer_reduction_tile'");
-      const Token t = lex_.peek();
-      k.schedule.outer_reduction_tile = text::parse_int_literal(lex_, "a tile size");
-      if (k.schedule.outer_reduction_tile <= 0) lex_.error(t, "outer_reduction_tile must be positive");
-      lex_.expect(Tok::RParen, "')' after the tile size");
-    }
+    parse_schedule(k.schedule);
     lex_.expect(Tok::LBrace, "'{' after the kernel header");
     types_.clear();
     while (!take(Tok::RBrace)) k.stages.push_back(parse_stage(k));
@@ -148,6 +141,84 @@ class KernelParser {
     }
   }
 
+  // A positive integer in parentheses after a schedule field's name.
+  int64_t parse_paren_int(std::string_view field) {
+    lex_.next();
+    lex_.expect(Tok::LParen, fmt::format("'(' after '{}'", field));
+    const Token t = lex_.peek();
+    const int64_t v = text::parse_int_literal(lex_, "a positive integer");
+    if (v <= 0) lex_.error(t, "{} must be positive", field);
+    lex_.expect(Tok::RParen, fmt::format("')' after the value of {}", field));
+    return v;
+  }
+
+  // name '=' positive integer, inside a field list.
+  int64_t parse_named_int(std::string_view field) {
+    lex_.next();
+    lex_.expect(Tok::Equals, fmt::format("'=' after '{}'", field));
+    const Token t = lex_.peek();
+    const int64_t v = text::parse_int_literal(lex_, "a positive integer");
+    if (v <= 0) lex_.error(t, "{} must be positive", field);
+    return v;
+  }
+
+  // The kernel header's schedule fields after the grid, in the order Kernel::str prints them.
+  void parse_schedule(KSchedule& s) {
+    if (lex_.at_ident("outer_reduction_tile")) {
+      s.outer_reduction_tile = parse_paren_int("outer_reduction_tile");
+      s.outer_reduction = true;
+    } else if (lex_.at_ident("outer_reduction")) {
+      lex_.next();
+      s.outer_reduction = true;
+    }
+    if (lex_.at_ident("tile_rows")) s.tile_rows = parse_paren_int("tile_rows");
+    if (lex_.at_ident("vector_bits")) s.vector_bits = static_cast<int>(parse_paren_int("vector_bits"));
+    if (!lex_.at_ident("launch")) return;
+    lex_.next();
+    lex_.expect(Tok::LParen, "'(' after 'launch'");
+    const Token kind = lex_.expect(Tok::Ident, "a launch kind (thread_per_point or block_per_point)");
+    if (kind.text == "thread_per_point") s.launch.kind = LaunchKind::ThreadPerPoint;
+    else if (kind.text == "block_per_point") s.launch.kind = LaunchKind::BlockPerPoint;
+    else lex_.error(kind, "unknown launch kind '{}'; expected thread_per_point or block_per_point", kind.text);
+    while (take(Tok::Comma)) {
+      if (lex_.at_ident("threads")) {
+        s.launch.threads = parse_named_int("threads");
+      } else if (lex_.at_ident("sms")) {
+        s.launch.sms = parse_named_int("sms");
+      } else if (lex_.at_ident("work")) {
+        lex_.next();
+        lex_.expect(Tok::Equals, "'=' after 'work'");
+        s.launch.work = text::parse_expr(lex_);
+      } else {
+        lex_.error(lex_.peek(), "expected threads=, work= or sms= in launch(...), got {}", got());
+      }
+    }
+    lex_.expect(Tok::RParen, "')' after the launch fields");
+  }
+
+  // Optional `vectorize(interleave=N, lanes=N, masked_tail)` after a stage's loop nest.
+  KVectorize parse_vectorize() {
+    KVectorize v;
+    if (!lex_.at_ident("vectorize")) return v;
+    lex_.next();
+    lex_.expect(Tok::LParen, "'(' after 'vectorize'");
+    while (true) {
+      if (lex_.at_ident("interleave")) {
+        v.interleave = static_cast<int>(parse_named_int("interleave"));
+      } else if (lex_.at_ident("lanes")) {
+        v.lanes = static_cast<int>(parse_named_int("lanes"));
+      } else if (lex_.at_ident("masked_tail")) {
+        lex_.next();
+        v.masked_tail = true;
+      } else {
+        lex_.error(lex_.peek(), "expected interleave=, lanes= or masked_tail in vectorize(...), got {}", got());
+      }
+      if (!take(Tok::Comma)) break;
+    }
+    lex_.expect(Tok::RParen, "')' after the vectorize fields");
+    return v;
+  }
+
   int parse_id(std::string_view what) {
     Token t = lex_.expect(Tok::ValueRef, what);
     int id = 0;
@@ -164,6 +235,7 @@ class KernelParser {
       lex_.next();
       st.kind = StageKind::Loop;
       st.extents = parse_nest(stage_var);
+      st.vectorize = parse_vectorize();
       lex_.expect(Tok::LBrace, "'{' after the loop nest");
       while (!take(Tok::RBrace)) st.body.push_back(parse_inst(k, false));
       types_ = outer;
@@ -179,6 +251,7 @@ class KernelParser {
     if (!kind || op_info(*kind).family != OpFamily::Reduction) lex_.error(op, "unknown reduction '{}'", op.text);
     st.reduce_op = as_reduction(*kind);
     st.extents = parse_nest(stage_var);
+    st.vectorize = parse_vectorize();
     lex_.expect(Tok::LBrace, "'{' after the reduce nest");
     while (!lex_.at_ident("yield")) {
       if (lex_.at(Tok::RBrace)) lex_.error(lex_.peek(), "expected 'yield %N' before '}}' of a reduce stage");

@@ -282,7 +282,17 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Matmul: return "matmul";
     case OpFamily::Conv: return "conv";
     case OpFamily::Sort: return "sort";
-    case OpFamily::Decomposable: return "decomposable";
+    case OpFamily::Activation: return "activation";
+    case OpFamily::Softmax: return "softmax";
+    case OpFamily::Moments: return "moments";
+    case OpFamily::Norm: return "norm";
+    case OpFamily::Linear: return "linear";
+    case OpFamily::Pointwise: return "pointwise";
+    case OpFamily::Pool: return "pool";
+    case OpFamily::Resample: return "resample";
+    case OpFamily::Attention: return "attention";
+    case OpFamily::Dropout: return "dropout";
+    case OpFamily::Rearrange: return "rearrange";
     case OpFamily::Custom: return "custom";
   }
   return "?";

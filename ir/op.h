@@ -17,10 +17,25 @@ enum class OpKind : uint16_t {
 #include "ir/ops.def"
 };
 
-// Decomposable: ops defined by a decomposition (frontend/decompositions.h), at level Core or
-// Composite. Custom: an op defined at run time from a schema string (ir/custom_ops.h); its
-// kind is kNumOps or above.
-enum class OpFamily : uint8_t { Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Conv, Sort, Decomposable, Custom };
+// Prim families first (Index and Sort also hold the Core ops of their topic, defined by a
+// decomposition), then the families whose ops all decompose (frontend/decompositions.h), at
+// level Core or Composite, then Custom: an op defined at run time from a schema string
+// (ir/custom_ops.h), whose kind is kNumOps or above.
+enum class OpFamily : uint8_t {
+  Unary, Binary, Ternary, Cast, Reduction, Scan, View, Shape, Index, Factory, Random, Matmul, Conv, Sort,
+  Activation, Softmax, Moments, Norm, Linear, Pointwise, Pool, Resample, Attention, Dropout, Rearrange,
+  Custom
+};
+// The families whose ops all decompose (Activation ... Rearrange).
+constexpr bool is_composite_family(OpFamily f) { return f >= OpFamily::Activation && f <= OpFamily::Rearrange; }
+// The case labels of every composite family, for switches over OpFamily that treat them alike.
+#define KILN_CASE_COMPOSITE_FAMILIES                                                              \
+  case ::kiln::ir::OpFamily::Activation: case ::kiln::ir::OpFamily::Softmax:                   \
+  case ::kiln::ir::OpFamily::Moments: case ::kiln::ir::OpFamily::Norm:                         \
+  case ::kiln::ir::OpFamily::Linear: case ::kiln::ir::OpFamily::Pointwise:                     \
+  case ::kiln::ir::OpFamily::Pool: case ::kiln::ir::OpFamily::Resample:                        \
+  case ::kiln::ir::OpFamily::Attention: case ::kiln::ir::OpFamily::Dropout:                    \
+  case ::kiln::ir::OpFamily::Rearrange
 enum class OpLevel : uint8_t { Composite, Core, Prim };
 
 // Per-family enums, in ops.def order.
@@ -80,8 +95,48 @@ enum class SortOp : uint16_t {
 #define KILN_SORT_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
-enum class DecomposableOp : uint16_t {
-#define KILN_DECOMPOSABLE_OP(name, level, traits, schema) name,
+enum class ActivationOp : uint16_t {
+#define KILN_ACTIVATION_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class SoftmaxOp : uint16_t {
+#define KILN_SOFTMAX_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class MomentsOp : uint16_t {
+#define KILN_MOMENTS_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class NormOp : uint16_t {
+#define KILN_NORM_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class LinearOp : uint16_t {
+#define KILN_LINEAR_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class PointwiseOp : uint16_t {
+#define KILN_POINTWISE_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class PoolOp : uint16_t {
+#define KILN_POOL_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class ResampleOp : uint16_t {
+#define KILN_RESAMPLE_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class AttentionOp : uint16_t {
+#define KILN_ATTENTION_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class DropoutOp : uint16_t {
+#define KILN_DROPOUT_OP(name, level, traits, schema) name,
+#include "ir/ops.def"
+};
+enum class RearrangeOp : uint16_t {
+#define KILN_REARRANGE_OP(name, level, traits, schema) name,
 #include "ir/ops.def"
 };
 
@@ -187,6 +242,16 @@ inline RandomOp as_random(OpKind k) { return static_cast<RandomOp>(op_info(k).fa
 inline MatmulOp as_matmul(OpKind k) { return static_cast<MatmulOp>(op_info(k).family_index); }
 inline ConvOp as_conv(OpKind k) { return static_cast<ConvOp>(op_info(k).family_index); }
 inline SortOp as_sort(OpKind k) { return static_cast<SortOp>(op_info(k).family_index); }
-inline DecomposableOp as_decomposable(OpKind k) { return static_cast<DecomposableOp>(op_info(k).family_index); }
+inline ActivationOp as_activation(OpKind k) { return static_cast<ActivationOp>(op_info(k).family_index); }
+inline SoftmaxOp as_softmax(OpKind k) { return static_cast<SoftmaxOp>(op_info(k).family_index); }
+inline MomentsOp as_moments(OpKind k) { return static_cast<MomentsOp>(op_info(k).family_index); }
+inline NormOp as_norm(OpKind k) { return static_cast<NormOp>(op_info(k).family_index); }
+inline LinearOp as_linear(OpKind k) { return static_cast<LinearOp>(op_info(k).family_index); }
+inline PointwiseOp as_pointwise(OpKind k) { return static_cast<PointwiseOp>(op_info(k).family_index); }
+inline PoolOp as_pool(OpKind k) { return static_cast<PoolOp>(op_info(k).family_index); }
+inline ResampleOp as_resample(OpKind k) { return static_cast<ResampleOp>(op_info(k).family_index); }
+inline AttentionOp as_attention(OpKind k) { return static_cast<AttentionOp>(op_info(k).family_index); }
+inline DropoutOp as_dropout(OpKind k) { return static_cast<DropoutOp>(op_info(k).family_index); }
+inline RearrangeOp as_rearrange(OpKind k) { return static_cast<RearrangeOp>(op_info(k).family_index); }
 
 }  // namespace kiln::ir

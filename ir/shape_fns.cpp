@@ -2,10 +2,7 @@
 //
 // It checks what all families share — the number of tensor inputs the schema names and the
 // dtype traits of ir/ops.def (FloatOnly, IntOnly, NoBool) — and then switches on the op's
-// family to the per-family function (ir/shape_fns_pointwise.cpp for unary, binary, ternary
-// and casts; ir/shape_fns_structural.cpp for reductions, scans and views;
-// ir/shape_fns_data.cpp for cat/pad, indexing, factories, random and matmul;
-// ir/shape_fns_composite.cpp for composite ops). check_attrs()
+// family to the family's function, ir/shape_fns_<family>.cpp (ir/shape_fns_detail.h). check_attrs()
 // validates an attribute list against the schema. Errors name the op: "[exp] ...".
 #include "ir/shape_fns.h"
 
@@ -102,7 +99,17 @@ TensorType infer_one(OpKind op, const OpInfo& info, const std::vector<TensorType
     case OpFamily::Matmul: return infer_matmul(op, in, attrs);
     case OpFamily::Conv: return infer_conv(op, in, attrs);
     case OpFamily::Sort: return infer_sort(op, in, attrs);
-    case OpFamily::Decomposable: return infer_composite(op, in, attrs);
+    case OpFamily::Activation: return infer_activation(op, in, attrs);
+    case OpFamily::Softmax: return infer_softmax(op, in, attrs);
+    case OpFamily::Moments: return infer_moments(op, in, attrs);
+    case OpFamily::Norm: return infer_norm(op, in, attrs);
+    case OpFamily::Linear: return infer_linear(op, in, attrs);
+    case OpFamily::Pointwise: return infer_pointwise(op, in, attrs);
+    case OpFamily::Pool:
+    case OpFamily::Resample:
+    case OpFamily::Attention:
+    case OpFamily::Dropout:
+    case OpFamily::Rearrange: break;  // every op shaped by its decomposition (infer_types)
     case OpFamily::Custom: break;  // infer_custom
   }
   internal_fail("infer_types: op {} has an unknown family", info.name);

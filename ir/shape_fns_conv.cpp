@@ -26,7 +26,7 @@ namespace shape_detail {
 
 namespace {
 
-std::string ints_str(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
 
 }  // namespace
 

@@ -20,6 +20,9 @@ namespace kiln::ir::shape_detail {
 
 using Types = std::vector<TensorType>;
 
+// One function per family, in ir/shape_fns_<family>.cpp (the family's name in ir/op.cpp
+// family_name). Pool, Resample, Attention, Dropout and Rearrange have none: each of their ops
+// is shaped by its decomposition (infer_types).
 TensorType infer_unary(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_binary(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_ternary(OpKind op, const Types& in, const AttrList& attrs);
@@ -32,10 +35,29 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_factory(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_random(OpKind op, const Types& in, const AttrList& attrs);
 TensorType infer_matmul(OpKind op, const Types& in, const AttrList& attrs);
-TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs);  // shape_fns_conv.cpp
-TensorType infer_sort(OpKind op, const Types& in, const AttrList& attrs);  // shape_fns_structural.cpp
+TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_sort(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_activation(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_softmax(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_moments(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_norm(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_linear(OpKind op, const Types& in, const AttrList& attrs);
+TensorType infer_pointwise(OpKind op, const Types& in, const AttrList& attrs);
 
-TensorType infer_composite(OpKind op, const Types& in, const AttrList& attrs);
+// "[1, 2, 3]".
+inline std::string ints_str(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// Throws PyTorch's "\"kernel\" not implemented for 'Int'" unless dt is floating.
+inline void check_floating(OpKind op, ScalarType dt, std::string_view kernel) {
+  if (!is_floating_point(dt)) fail(op_name(op), "\"{}\" not implemented for '{}'", kernel, c10_type_name(dt));
+}
+
+// Sizes after reducing `dims` (each a valid dim, sorted and unique) of t (shape_fns_moments.cpp).
+std::vector<Expr> reduced_sizes(OpKind op, const TensorType& t, const std::vector<int64_t>& dims, bool keepdim);
 
 // "[2, s0]".
 inline std::string sizes_str(const TensorType& t) { return str(t.sizes); }

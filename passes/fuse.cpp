@@ -108,7 +108,7 @@ class GroupWalk {
       case OpFamily::Matmul:
       case OpFamily::Conv:
       case OpFamily::Sort:
-      case OpFamily::Decomposable:
+      KILN_CASE_COMPOSITE_FAMILIES:
       case OpFamily::Custom: break;
     }
     internal_fail("fuse: {} is not in memory and cannot be inlined", n->info().name);

@@ -8,6 +8,7 @@
 // its operands' buffers. Nothing is decided here that fusion did not decide: a reduction that
 // cannot be a reduce stage of its kernel is an internal error.
 #include "passes/lower.h"
+#include "passes/schedule.h"
 
 #include "base/error.h"
 #include "passes/fuse.h"
@@ -255,12 +256,6 @@ class Lowerer {
   void build_concat(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
   void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
-  // The column-sum schedule's tile: as many accumulators of `acc` as outer_reduction_tile_bytes
-  // holds, at least 64.
-  int64_t outer_tile(ScalarType acc) const {
-    return std::max<int64_t>(64, opts_.outer_reduction_tile_bytes / static_cast<int64_t>(element_size(acc)));
-  }
-
   const ir::Graph& g_;
   const ir::Fusion& fusion_;
   std::unordered_map<const Node*, int> node_index_;  // position in g_.nodes()
@@ -415,7 +410,7 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     case OpFamily::Matmul:
     case OpFamily::Conv:
     case OpFamily::Sort:
-    case OpFamily::Decomposable:
+    KILN_CASE_COMPOSITE_FAMILIES:
     case OpFamily::Custom: break;
   }
   internal_fail("lower: {} reached eval without a buffer", n->info().name);
@@ -508,7 +503,7 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
   ir::Kernel& k = kb.kernel();
   if (row_kernel && grp.reductions.size() == 1 && grp.reductions.front()->output() == v && k.stages.size() == 2 &&
       !grid.empty() && !dom.is_reduced(dom.sizes.size() - 1) && tile_supported(reduce_info(grp.reductions.front()).op)) {
-    k.schedule.outer_reduction_tile = outer_tile(k.stages.front().acc_dtype);
+    k.schedule.outer_reduction = true;  // tiled by passes/schedule_tiles.cpp
   }
   add_kernel(kb, grp);
 }
@@ -540,7 +535,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
     x = kb.accumulator_input(ri.op, x, in_dt, out_dt);
     kb.store_stage(partial, ir::grid_expr(0), kb.finish_reduce(ri.op, x, acc), acc);
     // Column partials: the reduction over dim 0 runs on the column-sum schedule.
-    if (layout.by_columns) kb.kernel().schedule.outer_reduction_tile = outer_tile(acc);
+    if (layout.by_columns) kb.kernel().schedule.outer_reduction = true;
     add_kernel(kb, grp);
   }
   {  // final: one reduce over the partials, in a fixed order
@@ -659,8 +654,9 @@ ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const Lower
   return Lowerer(g, fusion, opts).run();
 }
 
-ExecPlan lower(const ir::Graph& g, const LowerOptions& opts) {
+ExecPlan lower(const ir::Graph& g, const LowerOptions& opts, const ScheduleTarget& target) {
   ExecPlan plan = build_kernels(g, fuse(g, opts), opts);
+  schedule_tiles(plan, target);
   plan_memory(plan);
   return plan;
 }

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "ir/exec_plan.h"
 #include "ir/fusion.h"
+#include "passes/schedule.h"
 
 #include <functional>
 #include <map>
@@ -28,16 +29,11 @@ struct LowerOptions {
   std::string name_prefix = "k";
   // Work (elements) below which a full reduction is not split into partials.
   int64_t split_reduction_min = 1 << 16;
-  // Bytes of accumulators a reduction over outer dims (a column sum) keeps per tile of output
-  // points: it reads each input row's tile contiguously and adds it into the tile's
-  // accumulators, which must stay in the fastest cache. The CPU backend passes half the host's
-  // L1 data cache.
-  int64_t outer_reduction_tile_bytes = 16 << 10;
   // A full reduction of an input with a long dim 0 and at least kColumnSplitMin elements per
   // row splits into column partials (a reduction over dim 0 on the tiled schedule above, then
   // one over the partials) instead of one partial per row. The CPU backend sets it: the tiled
-  // kernel reads four rows at once, which this host streams faster than one row per thread
-  // (docs/compiler.md: a [4096, 4096] sum, 2.36 ms as row partials against 2.0 ms as columns).
+  // kernel (passes/schedule_tiles.cpp) reads four rows at once, which this host streams faster than one row per thread
+  // (bench/HISTORY.md: a [4096, 4096] sum, 2.36 ms as row partials against 2.0 ms as columns).
   // A GPU would get one thread per column from it.
   bool split_by_columns = false;
   // Symbolic plans: the value each size symbol had when the graph was traced. Only
@@ -53,8 +49,9 @@ struct LowerOptions {
 
 // Kernel building: the plan's buffers and steps for fusion's groups (no memory slots yet).
 ir::ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const LowerOptions& opts = {});
-// fuse (passes/fuse.h), build_kernels, then plan_memory: what a kernel backend runs.
-ir::ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {});
+// fuse (passes/fuse.h), build_kernels, schedule_tiles (passes/schedule.h), then plan_memory: the
+// target-independent part of what a kernel backend runs (tests; the driver runs each stage).
+ir::ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {}, const ScheduleTarget& target = {});
 
 // Memory planning: assigns Temp buffers to reusable slots by lifetime (a slot is reused once
 // its previous buffer is dead and it is large enough), then lists in plan.params every

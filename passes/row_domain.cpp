@@ -27,7 +27,7 @@ bool is_inlinable(const ir::Node* n) {
     case OpFamily::Matmul:
     case OpFamily::Conv:
     case OpFamily::Sort:
-    case OpFamily::Decomposable:  // decomposed before lowering, or an extern lowering
+    KILN_CASE_COMPOSITE_FAMILIES:  // decomposed before lowering, or an extern lowering
     case OpFamily::Custom:
       return false;
   }

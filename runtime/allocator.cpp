@@ -5,6 +5,7 @@
 // before pushing a block (and undoing it when over), so concurrent frees cannot overshoot it.
 // Every other counter lives with its class's list, under that list's lock.
 #include "runtime/allocator.h"
+#include "runtime/wiring.h"
 
 #include "base/error.h"
 #include "runtime/config.h"
@@ -217,19 +218,18 @@ void empty_cache() {
 
 namespace {
 
-// The caching allocator behind base/allocator.h's interface, installed at load.
+// The caching allocator behind base/allocator.h's interface (runtime/wiring.cpp installs it).
 class CachingCpuAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes) override { return cpu_try_alloc(bytes); }
   void deallocate(void* p, size_t bytes) override { cpu_free(p, bytes); }
 };
 
-const bool installed = [] {
+}  // namespace
+
+void wire_cpu_allocator() {
   static CachingCpuAllocator* a = new CachingCpuAllocator();  // never destroyed
   set_cpu_allocator(a);
-  return true;
-}();
-
-}  // namespace
+}
 
 }  // namespace kiln::rt

@@ -2,7 +2,7 @@
 #include "runtime/backend.h"
 
 #include "base/error.h"
-#include "runtime/driver.h"
+#include "runtime/pipeline.h"
 #include "runtime/extend.h"
 
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 // decomposed), the ops above that level it lowers itself, optional lowering stages (kernel
 // backends fuse the graph into an ir::ExecPlan and plan its memory there) and compile(),
 // which returns an Executable or a status carrying the error and the compiler's log (the
-// caller decides: report or fall back). The compile driver (runtime/driver.h) calls these in
+// caller decides: report or fall back). The compile driver (runtime/pipeline.h) calls these in
 // order. "cpu", "cuda", "interpreter" and "eager" are registered at start-up; users add theirs
 // with kiln::register_backend (runtime/extend.h).
 #pragma once
@@ -23,7 +23,13 @@
 
 namespace kiln::rt {
 
-struct Compilation;  // runtime/driver.h
+struct Compilation;  // runtime/pipeline.h
+
+struct LibraryKernel {
+  std::string_view name;  // empty: none
+  ExternKernelFn fn;
+  explicit operator bool() const { return static_cast<bool>(fn); }
+};
 
 // A compiled graph: called with the graph's inputs (the user's tensors, then lifted ones),
 // returns its outputs. Must be callable from several threads at once.
@@ -63,6 +69,10 @@ class Backend {
   // Kernel backends: fusion, kernel building and memory planning (Compilation::stage each).
   virtual void lower(Compilation& c) const { (void)c; }
   virtual CompileStatus compile(Compilation& c) const = 0;
+  // The library kernel this backend runs `op` with as an extern step, on its own device's
+  // tensors, and the library's name ("blas", "scan"); {} when it has none. The cpu backend's
+  // serve its plans and eager ops, and other backends stage steps through the host with them.
+  virtual LibraryKernel library_kernel(ir::OpKind /*op*/) const { return {}; }
 };
 
 // Adds a backend; throws kiln::Error when the name is taken. Thread-safe.
@@ -71,9 +81,10 @@ void add_backend(std::shared_ptr<const Backend> b);
 std::shared_ptr<const Backend> find_backend(std::string_view name, std::string_view op = "compile");
 std::vector<std::string> backend_names();
 
-// The built-in backends (runtime/backend_cpu.cpp; backend_interpreter.cpp has both others).
+// The built-in backends (runtime/cpu/backend_cpu.cpp; runtime/backend_interpreter.cpp has both
+// others).
 std::shared_ptr<const Backend> make_cpu_backend();
-std::shared_ptr<const Backend> make_cuda_backend();  // runtime/backend_cuda.cpp
+std::shared_ptr<const Backend> make_cuda_backend();  // runtime/cuda/backend_cuda.cpp
 std::shared_ptr<const Backend> make_interpreter_backend();
 std::shared_ptr<const Backend> make_eager_backend();
 

@@ -1,13 +1,13 @@
-// kiln/runtime/backend_interpreter.cpp — the "interpreter" backend and the "eager" one.
+// kiln/runtime/backend_interpreter.cpp — the "interpreter" and "eager" backends: a graph run on the reference interpreter, and a function run as it is.
 //
 // "interpreter": level Prim; the decomposed, simplified graph is kept and walked by the
-// reference interpreter (runtime/interpreter.h) on every call — the executable
+// reference interpreter (runtime/interpreter/interpreter.h) on every call — the executable
 // specification every other backend is tested against. "eager": compile() never traces the
 // function; it runs op by op (Backend::traces() is false), so it has nothing to compile.
 #include "base/error.h"
 #include "runtime/backend.h"
-#include "runtime/driver.h"
-#include "runtime/interpreter.h"
+#include "runtime/pipeline.h"
+#include "runtime/interpreter/interpreter.h"
 
 namespace kiln::rt {
 

@@ -13,11 +13,11 @@
 #include "base/error.h"
 #include "base/timing.h"
 #include "frontend/tracer.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
 #include "runtime/backend.h"
-#include "runtime/driver.h"
+#include "runtime/pipeline.h"
 #include "runtime/scratch.h"
 #include "runtime/log.h"
 #include "runtime/program.h"
@@ -146,9 +146,14 @@ struct Entry {
   std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
 };
 
-// The message of a non-user error with the repro's directory appended (an InternalError
-// again: its "internal error: " prefix is not repeated).
-[[noreturn]] void rethrow_with_repro(const std::exception& err, const std::string& fn, const std::string& dir) {
+// A crash (not a user error) compiling or running `traced`: writes a repro of the graph and
+// these inputs (runtime/repro_hooks.h) and rethrows with its directory appended (an
+// InternalError again: its "internal error: " prefix is not repeated); without a repro
+// directory, rethrows the error as it is.
+[[noreturn]] void rethrow_with_repro(const std::exception& err, const std::string& fn, const ir::Graph& traced,
+                                     const std::vector<Tensor>& inputs, const std::string& what) {
+  const std::string dir = rt::write_failure_repro(fn, traced, inputs, fmt::format("{}: {}", what, err.what()));
+  if (dir.empty()) throw;
   std::string msg = err.what();
   const std::string_view prefix = "internal error: ";
   if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
@@ -203,6 +208,22 @@ class CompiledState {
   }
 
   std::unique_ptr<Entry> build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect);
+  // build's steps (in order).
+  struct InputTypes {
+    guards::SymbolicInputs sym;
+    std::vector<ir::TensorType> types;
+    std::map<std::string, rt::ParamSource> sources;  // symbol -> where a call reads it
+  };
+  InputTypes input_types(const std::vector<ArgValue>& args, const std::vector<std::string>& names,
+                         ir::ShapeEnv& env) const;
+  std::optional<TracedProgram> trace(const std::vector<ArgValue>& args, const TraceFn& fn, const InputTypes& in,
+                                     std::vector<Tensor>& traced_args, std::string* eager_reason) const;
+  rt::DriverOptions driver_options(const std::vector<ArgValue>& args, const TracedProgram& tp, const InputTypes& in,
+                                   const ir::ShapeEnv& env, bool inspect) const;
+  const rt::Backend& pick_backend(const rt::DriverOptions& d) const;
+  void compile_entry(Entry& e, const TracedProgram& tp, const std::vector<ArgValue>& args, const rt::Backend& be,
+                     rt::DriverOptions d) const;
+  void record_compile(const Entry& e, double total_ms);
   // The entry of a signature whose trace reached a data-dependent op: static guards, no executable.
   std::unique_ptr<Entry> eager_entry(std::unique_ptr<Entry> e, const std::vector<ArgValue>& args,
                                      const std::vector<std::string>& names, std::string reason);
@@ -261,20 +282,14 @@ bool CompiledState::is_dynamic(const std::vector<ArgValue>& args, size_t arg, si
   return false;
 }
 
-std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
-  auto e = std::make_unique<Entry>();
-  e->meta = meta_key(args);
-  e->sizes = sizes_of(args);
-  std::vector<std::string> names;
-  for (size_t i = 0; i < args.size(); ++i) names.push_back(arg_name(i));
+// ---- CompiledState::build, step by step ------------------------------------------------------
 
-  // The input types: a symbol for every dynamic dim (ShapeEnv, duck-sized), else the size.
-  ir::ShapeEnv env;
-  ir::ShapeEnvScope env_scope(&env);
-  guards::SymbolicInputs sym;
-  sym.env = &env;
-  std::vector<ir::TensorType> types;
-  std::map<std::string, rt::ParamSource> sources;  // symbol -> where a call reads it
+// The input types of a new entry: a symbol for every dynamic dim (ShapeEnv, duck-sized), else
+// the size, and where a call reads each symbol.
+CompiledState::InputTypes CompiledState::input_types(const std::vector<ArgValue>& args,
+                                                     const std::vector<std::string>& names, ir::ShapeEnv& env) const {
+  InputTypes in;
+  in.sym.env = &env;
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor* t = std::get_if<Tensor>(&args[i]);
     if (!t) continue;
@@ -286,19 +301,23 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
         continue;
       }
       ir::Expr s = env.create_symbol(n, fmt::format("{}.size({})", names[i], d));
-      sources.emplace(s.symbol_name(), rt::ParamSource{static_cast<int>(types.size()), static_cast<int>(d), false});
+      in.sources.emplace(s.symbol_name(), rt::ParamSource{static_cast<int>(in.types.size()), static_cast<int>(d), false});
       sizes.push_back(s);
     }
-    sym.sizes.push_back(sizes);
-    types.emplace_back(t->dtype(), sizes, t->device());
+    in.sym.sizes.push_back(sizes);
+    in.types.emplace_back(t->dtype(), sizes, t->device());
   }
+  return in;
+}
 
-  // Trace: tensors are replaced by traced stand-ins; scalars are passed as they are.
-  const auto t0 = std::chrono::steady_clock::now();
-  TracedProgram tp;
-  std::vector<Tensor> traced_args;
+// Traces fn on stand-ins of the tensor arguments (scalars are passed as they are). A
+// data-dependent op gives nullopt and its message in *eager_reason (the entry then runs fn
+// eagerly), unless fullgraph is set; other errors name the function and signature.
+std::optional<TracedProgram> CompiledState::trace(const std::vector<ArgValue>& args, const TraceFn& fn,
+                                                  const InputTypes& in, std::vector<Tensor>& traced_args,
+                                                  std::string* eager_reason) const {
   try {
-    tp = trace_types(
+    return trace_types(
         [&](const std::vector<Tensor>& traced) {
           traced_args = traced;
           std::vector<ArgValue> targs = args;
@@ -307,116 +326,166 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
             if (std::holds_alternative<Tensor>(a)) a = traced.at(k++);
           return fn(targs);
         },
-        types);
+        in.types);
   } catch (const DataDependentError& err) {
     if (opts.fullgraph)
       throw DataDependentError(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}); fullgraph is set, "
                                            "so it cannot run eagerly)", err.what(), opts.name, signature_str(args)));
-    return eager_entry(std::move(e), args, names, err.what());
+    *eager_reason = err.what();
+    return std::nullopt;
   } catch (const Error& err) {
     throw Error(fmt::format("{}\n  (while tracing compiled function '{}' called with ({}))", err.what(), opts.name,
                             signature_str(args)));
   }
-  e->trace_ms = ms_since(t0);
-  traces.fetch_add(1);
-  // An argument updated in place (a.add_(1)) was rebound to a new value by the tracer: that
-  // value becomes an extra output, copied back into the caller's tensor after each run.
-  e->num_outputs = tp.graph->outputs().size();
+}
+
+// An argument updated in place (a.add_(1)) was rebound to a new value by the tracer: that value
+// becomes an extra output, copied back into the caller's tensor after each run. So is a
+// captured tensor updated in place (running statistics); it is passed after the arguments.
+void record_writebacks(Entry& e, TracedProgram& tp, const std::vector<Tensor>& traced_args) {
+  e.num_outputs = tp.graph->outputs().size();
   for (size_t k = 0; k < traced_args.size(); ++k) {
     ir::Value* now = traced_args[k].impl()->value();
     if (now != tp.graph->inputs().at(k)) {
-      e->writebacks.push_back({k, tp.graph->outputs().size()});
+      e.writebacks.push_back({k, tp.graph->outputs().size()});
       tp.graph->add_output(now);
     }
   }
-  // So is a captured tensor updated in place (running statistics); it is passed after the arguments.
   for (const auto& [k, now] : tp.lifted_updates) {
-    e->writebacks.push_back({traced_args.size() + k, tp.graph->outputs().size()});
+    e.writebacks.push_back({traced_args.size() + k, tp.graph->outputs().size()});
     tp.graph->add_output(now);
   }
-  e->lifted = tp.lifted;
-  KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp.graph));
+  e.lifted = tp.lifted;
+}
 
-  if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp.graph));
-  const bool dump = rt::debug_dir_enabled();
-  rt::DriverOptions dopts;
-  dopts.name = opts.name;
-  dopts.use_lowerings = use_lowerings;
-  dopts.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
-  dopts.want_code = inspect;
-  if (dump) dopts.dump_dir = rt::debug_dump_dir(opts.name);
-  dopts.params = sources;
-  dopts.hints = env.hints();  // for performance choices only (e.g. splitting a big reduction)
-  dopts.example_inputs = tensors_of(args);
-  dopts.example_inputs.insert(dopts.example_inputs.end(), tp.lifted.begin(), tp.lifted.end());
+// What the compile driver needs to know: names, symbols and their hints, example inputs and
+// their strides, which texts to keep, the device.
+rt::DriverOptions CompiledState::driver_options(const std::vector<ArgValue>& args, const TracedProgram& tp,
+                                                const InputTypes& in, const ir::ShapeEnv& env, bool inspect) const {
+  rt::DriverOptions d;
+  d.name = opts.name;
+  d.use_lowerings = use_lowerings;
+  d.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
+  d.want_code = inspect;
+  if (rt::debug_dir_enabled()) d.dump_dir = rt::debug_dump_dir(opts.name);
+  d.params = in.sources;
+  d.hints = env.hints();  // for performance choices only (e.g. splitting a big reduction)
+  d.example_inputs = tensors_of(args);
+  d.example_inputs.insert(d.example_inputs.end(), tp.lifted.begin(), tp.lifted.end());
   // Kernels read the inputs with the strides they have now (the guards pin them); inputs with
   // symbolic sizes are contiguous (guarded), so their strides follow from the sizes.
-  for (size_t k = 0; k < dopts.example_inputs.size(); ++k) {
-    const Tensor& t = dopts.example_inputs[k];
-    const bool symbolic = k < types.size() && !ir::all_const(types[k].sizes);
-    dopts.input_strides.push_back(symbolic ? ir::contiguous_strides(types[k].sizes) : ir::to_exprs(t.strides().vec()));
+  for (size_t k = 0; k < d.example_inputs.size(); ++k) {
+    const Tensor& t = d.example_inputs[k];
+    const bool symbolic = k < in.types.size() && !ir::all_const(in.types[k].sizes);
+    d.input_strides.push_back(symbolic ? ir::contiguous_strides(in.types[k].sizes) : ir::to_exprs(t.strides().vec()));
   }
-  // Without a named backend, the inputs' device picks it: "cuda" for cuda tensors (captured
-  // ones included), else "cpu". The guards pin every input's device.
-  const rt::Backend* be = backend.get();
-  for (const Tensor& t : dopts.example_inputs)
+  for (const Tensor& t : d.example_inputs)
     if (t.defined() && t.device().is_cuda()) {
-      dopts.device = t.device();
-      if (opts.backend.empty()) be = cuda_backend.get();
+      d.device = t.device();
       break;
     }
-  // kiln's host backends read their inputs' memory on the cpu.
-  if (dopts.device.is_cuda() && (be->name() == "cpu" || be->name() == "interpreter"))
+  return d;
+}
+
+// Without a named backend, the inputs' device picks it: "cuda" for cuda tensors (captured ones
+// included), else "cpu". The guards pin every input's device; kiln's host backends read their
+// inputs' memory on the cpu.
+const rt::Backend& CompiledState::pick_backend(const rt::DriverOptions& d) const {
+  const rt::Backend* be = backend.get();
+  if (d.device.is_cuda() && opts.backend.empty()) be = cuda_backend.get();
+  if (d.device.is_cuda() && (be->name() == "cpu" || be->name() == "interpreter"))
     fail("compile", "function '{}': backend '{}' runs on the cpu, but an input is on {}; move the inputs with "
-         ".cpu() or compile for the \"cuda\" backend", opts.name, be->name(), dopts.device.str());
+         ".cpu() or compile for the \"cuda\" backend", opts.name, be->name(), d.device.str());
+  return *be;
+}
+
+// compile_graph; a crash (not a user error) writes a repro of the traced graph when the repro
+// hooks are on (runtime/repro_hooks.h) and names its directory.
+void CompiledState::compile_entry(Entry& e, const TracedProgram& tp, const std::vector<ArgValue>& args,
+                                  const rt::Backend& be, rt::DriverOptions d) const {
   try {
-    e->comp = rt::compile_graph(tp.graph, *be, std::move(dopts));
+    e.comp = rt::compile_graph(tp.graph, be, std::move(d));
   } catch (const Error&) {
     throw;  // the user's mistake: nothing to reproduce
   } catch (const std::exception& err) {
-    if (!e->traced) throw;
+    if (!e.traced) throw;
     std::vector<Tensor> inputs = tensors_of(args);
     inputs.insert(inputs.end(), tp.lifted.begin(), tp.lifted.end());
-    const std::string dir = rt::write_failure_repro(opts.name, *e->traced, inputs,
-                                                    fmt::format("{} failed to compile: {}", backend_name(), err.what()));
-    if (dir.empty()) throw;
-    rethrow_with_repro(err, opts.name, dir);
+    rethrow_with_repro(err, opts.name, *e.traced, inputs, fmt::format("{} failed to compile", backend_name()));
   }
-  if (!e->comp.status.ok())
-    fail("compile", "function '{}': {}{}", opts.name, e->comp.status.error,
-         e->comp.status.log.empty() ? "" : "\n" + e->comp.status.log);
-  e->exe = std::move(e->comp.status.exe);
-  e->comp.opts.example_inputs.clear();  // the entry must not keep the caller's tensors alive
-  e->kernels = e->exe->kernels();
-  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e->comp.text("010_decomposed.kir"));
-  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e->comp.text("030_kernels.kk"));
-  // Guards last: decomposition may decide (and so guard) more about the symbols.
-  e->guards = guards::GuardSet::from_args(GuardView(args).args(), names, &sym);
-  e->guards_text = e->guards.str();
+  if (!e.comp.status.ok())
+    fail("compile", "function '{}': {}{}", opts.name, e.comp.status.error,
+         e.comp.status.log.empty() ? "" : "\n" + e.comp.status.log);
+  e.exe = std::move(e.comp.status.exe);
+  e.comp.opts.example_inputs.clear();  // the entry must not keep the caller's tensors alive
+  e.kernels = e.exe->kernels();
+}
+
+// The guards, last: decomposition may decide (and so guard) more about the symbols.
+void guard_entry(Entry& e, const std::vector<ArgValue>& args, const std::vector<std::string>& names,
+                 guards::SymbolicInputs& sym, const ir::ShapeEnv& env) {
+  e.guards = guards::GuardSet::from_args(GuardView(args).args(), names, &sym);
+  e.guards_text = e.guards.str();
   for (const ir::SymbolInfo& si : env.symbols()) {
-    e->symbols_text += si.name;
-    for (const std::string& src : si.sources) e->symbols_text += " = " + src;
-    e->symbols_text += fmt::format(" (hint {})\n", si.hint);
+    e.symbols_text += si.name;
+    for (const std::string& src : si.sources) e.symbols_text += " = " + src;
+    e.symbols_text += fmt::format(" (hint {})\n", si.hint);
   }
+}
+
+// The counters compile_stats() reports, and the logs a compile writes (KILN_LOG, KILN_DEBUG_DIR).
+void CompiledState::record_compile(const Entry& e, double total_ms) {
   compiles.fetch_add(1);
-  if (e->comp.code_source) {
-    switch (*e->comp.code_source) {
+  if (e.comp.code_source) {
+    switch (*e.comp.code_source) {
       case CodeSource::Compiled: break;
       case CodeSource::Memory: code_from_memory.fetch_add(1); break;
       case CodeSource::Disk: code_from_disk.fetch_add(1); break;
       case CodeSource::Remote: code_from_remote.fetch_add(1); break;
     }
   }
+  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e.comp.text("decompose"));
+  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e.comp.text("plan"));
   if (rt::log_enabled(rt::LogChannel::Perf)) {
     std::string parts;
-    for (const rt::StageRecord& st : e->comp.stages)
+    for (const rt::StageRecord& st : e.comp.stages)
       if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
     rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels{}", opts.name,
-                                              ms_since(t0), e->trace_ms, parts, e->kernels,
-                                              e->comp.code_source ? fmt::format(", code {}", code_source_name(*e->comp.code_source)) : ""));
+                                              total_ms, e.trace_ms, parts, e.kernels,
+                                              e.comp.code_source ? fmt::format(", code {}", code_source_name(*e.comp.code_source)) : ""));
   }
-  KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e->guards_text);
-  if (dump) rt::debug_dump(e->comp.opts.dump_dir, "guards.txt", e->guards_text);
+  KILN_LOG_IF(rt::LogChannel::Guards, "{}: guards of the new entry\n{}", opts.name, e.guards_text);
+  if (!e.comp.opts.dump_dir.empty()) rt::debug_dump(e.comp.opts.dump_dir, "guards.txt", e.guards_text);
+}
+
+// A new entry for a signature no entry accepts, as named steps: the input types, the trace,
+// the write-backs, the compile and the guards.
+std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, const TraceFn& fn, bool inspect) {
+  auto e = std::make_unique<Entry>();
+  e->meta = meta_key(args);
+  e->sizes = sizes_of(args);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < args.size(); ++i) names.push_back(arg_name(i));
+  ir::ShapeEnv env;
+  ir::ShapeEnvScope env_scope(&env);
+  InputTypes in = input_types(args, names, env);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<Tensor> traced_args;
+  std::string eager_reason;
+  std::optional<TracedProgram> tp = trace(args, fn, in, traced_args, &eager_reason);
+  if (!tp) return eager_entry(std::move(e), args, names, std::move(eager_reason));
+  e->trace_ms = ms_since(t0);
+  traces.fetch_add(1);
+  record_writebacks(*e, *tp, traced_args);
+  KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp->graph));
+  if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp->graph));
+
+  rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
+  const rt::Backend& be = pick_backend(d);
+  compile_entry(*e, *tp, args, be, std::move(d));
+  guard_entry(*e, args, names, in.sym, env);
+  record_compile(*e, ms_since(t0));
   return e;
 }
 
@@ -453,10 +522,7 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
     throw;
   } catch (const std::exception& err) {
     if (!e.traced) throw;
-    const std::string dir = rt::write_failure_repro(opts.name, *e.traced, inputs,
-                                                    fmt::format("{} failed to run: {}", backend_name(), err.what()));
-    if (dir.empty()) throw;
-    rethrow_with_repro(err, opts.name, dir);
+    rethrow_with_repro(err, opts.name, *e.traced, inputs, fmt::format("{} failed to run", backend_name()));
   }
   if (e.traced && backend_name() != "interpreter" && rt::config().verify) rt::verify_outputs(opts.name, *e.traced, inputs, outs);
   if (e.writebacks.empty()) return outs;
@@ -540,13 +606,13 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
   out += "\n--- symbols ---\n" + (e->symbols_text.empty() ? std::string("(none: static shapes)\n") : e->symbols_text);
   out += "\n--- guards ---\n" + e->guards_text;
   const rt::Compilation& c = e->comp;
-  out += "\n--- traced graph ---\n" + c.text("000_traced.kir");
-  out += "\n--- decomposed graph ---\n" + c.text("010_decomposed.kir");
-  out += "\n--- optimized graph ---\n" + c.text("020_fused.kir");
-  if (c.has_plan) out += fmt::format("\n--- plan: {} kernels ---\n", c.plan.kernels().size()) + c.text("030_kernels.kk");
-  if (!c.text("kernels.ll").empty()) {
-    out += "\n--- LLVM IR (optimized) ---\n" + c.text("kernels.ll");
-    out += "\n--- assembly ---\n" + c.text("kernels.s");
+  out += "\n--- traced graph ---\n" + c.text("traced");
+  out += "\n--- decomposed graph ---\n" + c.text("decompose");
+  out += "\n--- optimized graph ---\n" + c.text("fuse");
+  if (c.has_plan) out += fmt::format("\n--- plan: {} kernels ---\n", c.plan.kernels().size()) + c.text("plan");
+  if (!c.text("llvm_ir").empty()) {
+    out += "\n--- LLVM IR (optimized) ---\n" + c.text("llvm_ir");
+    out += "\n--- assembly ---\n" + c.text("assembly");
   }
   out += "\n--- timings ---\n";
   out += fmt::format("trace {:.3f} ms\n", e->trace_ms);

@@ -40,7 +40,7 @@ struct Config {
   // empty = none.
   std::string remote_cache;
   // KILN_REMOTE_CACHE_KEY: the fleet's secret that authenticates remote entries
-  // (runtime/cache_auth.h); KILN_REMOTE_CACHE_KEY_FILE: a private file holding it. Without
+  // (runtime/cache/cache_auth.h); KILN_REMOTE_CACHE_KEY_FILE: a private file holding it. Without
   // either, the remote cache stays off.
   std::string remote_cache_key;
   std::string remote_cache_key_file;

@@ -1,21 +1,19 @@
 // kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
 #include "runtime/eager.h"
+#include "runtime/wiring.h"
 #include "runtime/cache_bound.h"
 #include "runtime/eager_key.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
-#include "frontend/factories.h"
-#include "frontend/views.h"
+#include "frontend/ops_factory.h"
+#include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
 #include "runtime/backend.h"
-#include "runtime/driver.h"
-#include "runtime/interp_kernels.h"
-#include "runtime/interpreter.h"
+#include "runtime/pipeline.h"
+#include "runtime/interpreter/interpreter.h"
 #include "runtime/program.h"
-#include "runtime/cuda_matmul.h"
-#include "codegen_cuda/driver.h"
 
 #include <fmt/format.h>
 
@@ -41,6 +39,7 @@ struct Entry : UsedFlag {
 // dtypes), so a long run can meet new ones for a long time.
 constexpr size_t kMaxEagerKernels = 4096;
 std::atomic<size_t> g_capacity{kMaxEagerKernels};
+DeviceEager g_device_eager = nullptr;  // the cuda home's (runtime/cuda/cuda_eager.cpp)
 
 struct Cache {
   std::shared_mutex mu;
@@ -70,7 +69,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Matmul:
     case ir::OpFamily::Conv:
     case ir::OpFamily::Sort:
-    case ir::OpFamily::Decomposable:
+    KILN_CASE_COMPOSITE_FAMILIES:
     case ir::OpFamily::Custom: return false;
   }
   if (inputs.empty() || !keyable(inputs)) return false;
@@ -226,54 +225,14 @@ Device eager_device(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::
   return Device();
 }
 
-// A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt; views as
-// metadata (a reshape or as_strided that must copy copies on the device first); anything else
-// on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
-// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort, scans,
-// indexing, random draws: the same Philox stream as the cpu, since the cpu draws it).
-std::vector<Tensor> cuda_eager_other(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
-                                     Device d) {
-  const ir::OpInfo& info = ir::op_info(op);
-  if (inputs.empty()) {  // a factory: the device must exist (an input on it proves it does)
-    std::string why;
-    if (!cuda::driver_available(&why))
-      fail(info.name, "cannot create a tensor on {}: CUDA is not available: {}", d.str(), why);
-    if (d.index >= cuda::driver_device_count())
-      fail(info.name, "cannot create a tensor on {}: device index {} is out of range (this machine has {} CUDA device(s))",
-           d.str(), d.index, cuda::driver_device_count());
-  }
-  if (info.family == ir::OpFamily::View) {
-    std::vector<Tensor> in = inputs;
-    const TensorImpl& t = *in.at(0).impl();
-    const bool copies =
-        (op == ir::OpKind::reshape &&
-         !compute_view_strides(t.sizes(), t.strides(), ir::to_ints(attrs.get<std::vector<ir::Expr>>(op, "size")))) ||
-        (op == ir::OpKind::as_strided && !t.is_contiguous());
-    if (copies) in[0] = in[0].clone();
-    return {interp::view(ir::as_view(op), in[0], attrs)};
-  }
-  if (op == ir::OpKind::mm || op == ir::OpKind::bmm) {
-    std::vector<ir::TensorType> types;
-    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
-    const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
-                           TensorOptions(inputs[0].dtype()).device(d));
-    if (cuda_matmul(op, inputs[0], inputs[1], r)) return {r};
-  }
-  std::vector<Tensor> host;
-  for (const Tensor& t : inputs) host.push_back(t.to(Device()));
-  ir::AttrList host_attrs = attrs;
-  for (ir::AttrValue& v : host_attrs.values())
-    if (std::holds_alternative<Device>(v)) v = Device();
-  std::vector<Tensor> out = eager_execute(op, host, host_attrs);
-  for (Tensor& t : out) t = t.to(d);
-  return out;
-}
+}  // namespace
 
 // The frontend reaches eager execution through these hooks (frontend/dispatch.h).
-// (Tensor::copy_'s kernel is installed by runtime/cuda_copy.cpp, which handles every device.)
-const bool installed = (install_eager_executor(&eager_execute), install_eager_fast_path(&eager_fast_path), true);
-
-}  // namespace
+// (Tensor::copy_'s kernel is runtime/cuda/cuda_copy.cpp's, which handles every device.)
+void wire_eager() {
+  install_eager_executor(&eager_execute);
+  install_eager_fast_path(&eager_fast_path);
+}
 
 std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   Cache& c = cache();
@@ -283,17 +242,20 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   std::optional<DefaultDeviceScope> scope;
   if (default_device() != d) scope.emplace(d);
   if (d.is_cuda() && !runs_compiled(op, inputs)) {
+    if (!g_device_eager) fail(ir::op_name(op), "cannot run on {}: kiln was built without its cuda runtime", d.str());
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-    return cuda_eager_other(op, inputs, attrs, d);
+    return g_device_eager(op, inputs, attrs, d);
   }
-  if (BuiltinExtern fn = builtin_extern(op)) {
+  // A prim the cpu computes with a library kernel (runtime/cpu/extern_kernels.h).
+  static const std::shared_ptr<const Backend> cpu = find_backend("cpu");
+  if (LibraryKernel lib = cpu->library_kernel(op)) {
     std::vector<ir::TensorType> types;
     for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
     const ir::TensorType type = ir::infer_types(op, types, attrs).at(0);
     const std::vector<int64_t> out = ir::to_ints(type.sizes);
     (void)checked_numel(ir::op_name(op), out);  // an overflowing product names the op
     const Tensor r = empty(out, TensorOptions(type.dtype));
-    fn(op, inputs, attrs, r);
+    lib.fn(inputs, attrs, {r});
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
     return {r};
   }
@@ -312,6 +274,8 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   const Nested nested;
   return e->exe->run(inputs);
 }
+
+void install_device_eager(DeviceEager fn) { g_device_eager = fn; }
 
 void set_eager_cache_capacity_for_testing(size_t kernels) { g_capacity = kernels ? kernels : kMaxEagerKernels; }
 

@@ -4,15 +4,17 @@
 // run as a one-node graph compiled once into a kernel whose sizes (and strides, unless the
 // layout is contiguous) are read at run time, cached by (op, attributes, dtypes, rank, layout
 // class of each input). Layout classes: contiguous, unit stride in the last dim, general.
-// mm/bmm in f32/f64 call BLAS directly. Everything else — views (metadata only), factories,
-// random, scans, indexing, cat, pad, integer division (whose division-by-zero error the
-// generated code cannot raise) — runs on the reference interpreter. A warm pointwise call on
+// Prims the cpu computes with a library kernel (matmul, convolution, scans, indexing, random,
+// cat) call it directly; the rest (views, which are metadata only, factories, pad) run on the
+// reference interpreter. On a cuda device, what no generated kernel computes goes to the
+// device's runtime (install_device_eager). A warm pointwise call on
 // inputs of one shape skips validation (the cached kernel's build validated its dtypes and
 // attributes) and reuses the program's working vectors: about 0.8 µs for a 1-element a + b.
 // Composite ops (softmax, layer_norm, ...) run as one compiled program each
 // (runtime/eager_composite.cpp).
 #pragma once
 
+#include "base/device.h"
 #include "frontend/tensor.h"
 #include "ir/attr.h"
 #include "ir/op.h"
@@ -34,6 +36,13 @@ struct EagerStats {
   int64_t kernels_evicted = 0;   // kernels dropped to keep the cache within its bound
 };
 EagerStats eager_stats();
+
+// How a device's runtime runs a prim on its tensors that no generated kernel computes
+// (runtime/cuda/cuda_eager.cpp: cuBLASLt, views, the rest staged through the host);
+// installed at start-up (runtime/wiring.cpp).
+using DeviceEager = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs,
+                                            const ir::AttrList& attrs, Device device);
+void install_device_eager(DeviceEager fn);
 // Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
 void set_eager_cache_capacity_for_testing(size_t kernels);
 // The composite half of eager_stats (runtime/eager_composite.cpp): {programs, decomposed}.

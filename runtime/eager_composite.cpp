@@ -14,6 +14,7 @@
 //    raises the user's error, or runs);
 //  - it is called from a composite's own eager fallback (no recursion).
 #include "runtime/eager.h"
+#include "runtime/wiring.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -179,9 +180,9 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   }
 }
 
-const bool installed = (install_eager_composite(&run_eager_composite), true);
-
 }  // namespace
+
+void wire_eager_composite() { install_eager_composite(&run_eager_composite); }
 
 std::pair<int64_t, int64_t> eager_composite_counts() { return {g_programs.load(), g_decomposed.load()}; }
 

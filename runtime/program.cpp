@@ -4,9 +4,9 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
-#include "frontend/random.h"
-#include "ir/kernel_fault.h"
-#include "runtime/interpreter.h"
+#include "frontend/ops_random.h"
+#include "ir/kernel_abi.h"
+#include "runtime/interpreter/interpreter.h"
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
@@ -52,29 +52,32 @@ int64_t grain_for(int64_t work) { return std::max<int64_t>(1, (int64_t{1} << 14)
 
 }  // namespace
 
-Program::Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params,
-                 std::vector<ExternKernelFn> extern_fns)
+Program::Program(ir::ExecPlan plan, std::vector<ir::KernelFn> kernel_fns, std::vector<ParamSource> params,
+                 std::vector<ExternKernelFn> step_fns)
     : plan_(std::move(plan)),
       kernel_fns_(std::move(kernel_fns)),
       param_sources_(std::move(params)),
-      extern_fns_(std::move(extern_fns)) {
+      step_fns_(std::move(step_fns)) {
   init();
 }
 
 Program::Program(ir::ExecPlan plan, Device device, std::shared_ptr<const KernelLauncher> launcher,
-                 std::vector<ParamSource> params, std::vector<ExternKernelFn> extern_fns)
+                 std::vector<ParamSource> params, std::vector<ExternKernelFn> step_fns)
     : plan_(std::move(plan)),
       device_(device),
       launcher_(std::move(launcher)),
       param_sources_(std::move(params)),
-      extern_fns_(std::move(extern_fns)) {
+      step_fns_(std::move(step_fns)) {
   if (!launcher_) internal_fail("Program on {}: no kernel launcher", device_.str());
   init();
 }
 
 void Program::init() {
-  if (!extern_fns_.empty() && extern_fns_.size() != plan_.steps.size())
-    internal_fail("Program: {} extern functions for {} steps", extern_fns_.size(), plan_.steps.size());
+  if (!step_fns_.empty() && step_fns_.size() != plan_.steps.size())
+    internal_fail("Program: {} step functions for {} steps", step_fns_.size(), plan_.steps.size());
+  for (size_t si = 0; si < plan_.steps.size() && launcher_; ++si)
+    if (plan_.steps[si].kind != StepKind::Kernel && (step_fns_.empty() || !step_fns_[si]))
+      internal_fail("Program on {}: step {} ({}) has no function", device_.str(), si, plan_.steps[si].describe());
   static_ = plan_.params.empty();
   if (param_sources_.size() != plan_.params.size())
     internal_fail("Program: {} parameter sources for {} plan parameters", param_sources_.size(), plan_.params.size());
@@ -140,6 +143,7 @@ std::atomic<int64_t> g_staged_steps{0};
 
 int64_t interpreted_steps() { return g_interpreted_steps.load(std::memory_order_relaxed); }
 int64_t staged_steps() { return g_staged_steps.load(std::memory_order_relaxed); }
+void count_staged_step() { g_staged_steps.fetch_add(1, std::memory_order_relaxed); }
 
 namespace {
 
@@ -161,198 +165,183 @@ struct RunScratch {
 
 }  // namespace
 
+// One call of a Program: its inputs, parameter values, buffer sizes and buffers (the vectors
+// are a leased RunScratch's).
+struct Program::Call {
+  const std::vector<Tensor>& inputs;
+  RunScratch& scratch;
+  const std::vector<std::vector<int64_t>>* sizes = nullptr;  // per buffer
+  const std::vector<int64_t>* slot_bytes = nullptr;          // per memory slot
+  const std::vector<int64_t>& pv() const { return scratch.pv; }
+};
+
+// Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
+void Program::size_buffers(Call& c) const {
+  std::vector<int64_t>& pv = c.scratch.pv;
+  pv.clear();
+  c.sizes = &buffer_sizes_;
+  c.slot_bytes = &slot_bytes_;
+  if (static_) return;
+  for (const ParamSource& src : param_sources_) {
+    const TensorImpl& t = *c.inputs.at(static_cast<size_t>(src.input)).impl();
+    pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
+  }
+  std::vector<std::vector<int64_t>>& dyn_sizes = c.scratch.dyn_sizes;
+  if (dyn_sizes.size() < buffer_size_exprs_.size()) dyn_sizes.resize(buffer_size_exprs_.size());
+  for (size_t b = 0; b < buffer_size_exprs_.size(); ++b) {
+    dyn_sizes[b].clear();
+    for (const ir::FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
+  }
+  c.scratch.dyn_slots.clear();
+  for (const ir::FastExpr& e : slot_byte_exprs_) c.scratch.dyn_slots.push_back(e.eval(pv.data()));
+  c.sizes = &dyn_sizes;
+  c.slot_bytes = &c.scratch.dyn_slots;
+}
+
+// A buffer that is not a view, made on first use: an input, a fresh output, or a temporary in
+// its memory slot.
+const Tensor& Program::plain_buffer(Call& c, int b) const {
+  Tensor& t = c.scratch.bufs[static_cast<size_t>(b)];
+  if (t.defined()) return t;
+  const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+  const std::vector<int64_t>& sz = (*c.sizes)[static_cast<size_t>(b)];
+  switch (pb.role) {
+    case BufferRole::Input: t = c.inputs.at(static_cast<size_t>(pb.input_index)); break;
+    case BufferRole::View: break;  // buffer() (a view's base is never a view)
+    case BufferRole::Output: t = fresh(pb.type.dtype, sz, device_); break;
+    case BufferRole::Temp: {
+      if (pb.slot < 0) {
+        t = fresh(pb.type.dtype, sz, device_);
+        break;
+      }
+      Storage& s = c.scratch.slots[static_cast<size_t>(pb.slot)];
+      const size_t need = checked_nbytes("run", sz, pb.type.dtype);
+      if (!s) s = make_intrusive<StorageImpl>(std::max(need, static_cast<size_t>((*c.slot_bytes)[static_cast<size_t>(pb.slot)])), device_);
+      if (s->nbytes() < need)  // the slot's byte count wrapped around: it is sized by the plan's Exprs
+        internal_fail("run: slot {} holds {} bytes, buffer {} needs {}", pb.slot, s->nbytes(), b, need);
+      t = tensor_on(s, pb.type.dtype, sz);
+      break;
+    }
+  }
+  return t;
+}
+
+// Any buffer, made on first use; a view shares its base's storage with the plan's strides.
+const Tensor& Program::buffer(Call& c, int b) const {
+  const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
+  Tensor& t = c.scratch.bufs[static_cast<size_t>(b)];
+  if (pb.role != BufferRole::View || t.defined()) return plain_buffer(c, b);
+  const Tensor& base = plain_buffer(c, pb.base);
+  std::vector<int64_t> strides;
+  for (const ir::FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(c.pv().data()));
+  t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*c.sizes)[static_cast<size_t>(b)],
+                                        std::move(strides), base.impl()->storage_offset()));
+  return t;
+}
+
+// A generated kernel: on the device's launcher, or on the host over chunks of grid dim 0 in
+// parallel; a checked kernel's first fault is raised here (ir/kernel_abi.h).
+void Program::run_kernel(Call& c, size_t si) const {
+  const ir::PlanStep& st = plan_.steps[si];
+  const StepInfo& info = steps_[si];
+  std::vector<void*>& args = c.scratch.args;
+  std::vector<int64_t>& kparams = c.scratch.kparams;
+  args.clear();
+  for (int b : st.buffers) args.push_back(buffer(c, b).data_ptr());
+  kparams.clear();
+  for (int i : info.param_index) kparams.push_back(c.pv()[static_cast<size_t>(i)]);
+  int64_t grid0 = info.grid0, grain = info.grain;
+  if (!static_) {
+    grid0 = info.grid0_expr.eval(c.pv().data());
+    grain = grain_for(info.work_expr.eval(c.pv().data()));
+  }
+  const int64_t* p = kparams.data();
+  if (launcher_) {  // the launcher adds the device's fault record to a checked kernel
+    if (grid0 > 0) launcher_->launch(info.kernel_index, args.data(), p, kparams.size(), grid0);
+    return;
+  }
+  ir::KernelFault fault;
+  if (info.checked) args.push_back(&fault);
+  void* const* a = args.data();
+  ir::KernelFn fn = info.fn;
+  if (st.kernel.grid.empty() || grid0 <= grain) {
+    if (grid0 > 0) fn(a, p, 0, grid0);
+  } else {
+    parallel_for(grid0, grain, [&](int64_t b, int64_t e) { fn(a, p, b, e); });
+  }
+  if (fault.site != 0) ir::raise_kernel_fault(st.kernel, fault);
+}
+
+// The attributes an extern or fallback step is called with: symbolic ones take this call's
+// values, and a random op draws fresh values on every call, from the default generator,
+// exactly as the eager op would at this point of the program (a traced (seed, offset) would
+// replay the trace's draw forever).
+ir::AttrList Program::call_attrs(const Call& c, size_t si) const {
+  const ir::PlanStep& st = plan_.steps[si];
+  ir::AttrList attrs = st.attrs;
+  for (const StepInfo::SymAttr& sa : steps_[si].sym_attrs) {
+    ir::AttrValue& v = attrs.values()[sa.attr];
+    const ir::Expr val(sa.value.eval(c.pv().data()));
+    if (sa.element < 0)
+      v = val;
+    else
+      std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
+  }
+  if (ir::op_info(st.op).family == ir::OpFamily::Random) {
+    const ir::OpSchema& schema = ir::op_info(st.op).schema;
+    Generator& g = default_generator();
+    attrs.values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
+    attrs.values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
+  }
+  return attrs;
+}
+
+// An extern or fallback step: the backend's function (a library kernel, a lowering, a custom
+// op) writes into the step's output buffers; without one (a host Program), the prim runs on the
+// reference interpreter and its results are copied in.
+void Program::run_call(Call& c, size_t si) const {
+  const ir::PlanStep& st = plan_.steps[si];
+  const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
+  const size_t first_out = st.buffers.size() - n_out;
+  std::vector<Tensor> ins;
+  for (size_t i = 0; i < first_out; ++i) ins.push_back(buffer(c, st.buffers[i]));
+  const bool plain = steps_[si].sym_attrs.empty() && ir::op_info(st.op).family != ir::OpFamily::Random;
+  const ir::AttrList computed = plain ? ir::AttrList() : call_attrs(c, si);
+  const ir::AttrList& attrs = plain ? st.attrs : computed;
+  if (!step_fns_.empty() && step_fns_[si]) {
+    std::vector<Tensor> outs;
+    for (size_t i = first_out; i < st.buffers.size(); ++i) outs.push_back(buffer(c, st.buffers[i]));
+    step_fns_[si](ins, attrs, outs);
+    return;
+  }
+  g_interpreted_steps.fetch_add(1, std::memory_order_relaxed);
+  const std::vector<Tensor> res = interpret_op(st.op, ins, attrs);
+  for (size_t i = 0; i < n_out; ++i) {
+    Tensor& out = c.scratch.bufs[static_cast<size_t>(st.buffers[first_out + i])];
+    if (out.defined())
+      out.copy_(res[i]);
+    else
+      out = res[i].contiguous();
+  }
+}
+
+// One call: size the buffers, run every step in plan order, return the output buffers.
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const ScratchLease<RunScratch> lease;
-  RunScratch& scratch = *lease;
-  // Sizes: precomputed when static, else evaluated from the parameters read off the inputs.
-  std::vector<int64_t>& pv = scratch.pv;
-  pv.clear();
-  const std::vector<std::vector<int64_t>>* sizes = &buffer_sizes_;
-  const std::vector<int64_t>* slot_bytes = &slot_bytes_;
-  if (!static_) {
-    for (const ParamSource& src : param_sources_) {
-      const TensorImpl& t = *inputs.at(static_cast<size_t>(src.input)).impl();
-      pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
-    }
-    std::vector<std::vector<int64_t>>& dyn_sizes = scratch.dyn_sizes;
-    if (dyn_sizes.size() < buffer_size_exprs_.size()) dyn_sizes.resize(buffer_size_exprs_.size());
-    for (size_t b = 0; b < buffer_size_exprs_.size(); ++b) {
-      dyn_sizes[b].clear();
-      for (const ir::FastExpr& e : buffer_size_exprs_[b]) dyn_sizes[b].push_back(e.eval(pv.data()));
-    }
-    scratch.dyn_slots.clear();
-    for (const ir::FastExpr& e : slot_byte_exprs_) scratch.dyn_slots.push_back(e.eval(pv.data()));
-    sizes = &dyn_sizes;
-    slot_bytes = &scratch.dyn_slots;
-  }
-
-  std::vector<Tensor>& bufs = scratch.bufs;
-  bufs.resize(plan_.buffers.size());
-  std::vector<Storage>& slots = scratch.slots;
-  slots.resize(plan_.slots.size());
-  auto ensure_plain = [&](int b) -> const Tensor& {
-    Tensor& t = bufs[static_cast<size_t>(b)];
-    if (t.defined()) return t;
-    const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
-    switch (pb.role) {
-      case BufferRole::Input: t = inputs.at(static_cast<size_t>(pb.input_index)); break;
-      case BufferRole::View: break;  // below (a view's base is never a view)
-      case BufferRole::Output: t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)], device_); break;
-      case BufferRole::Temp: {
-        if (pb.slot < 0) {
-          t = fresh(pb.type.dtype, (*sizes)[static_cast<size_t>(b)], device_);
-          break;
-        }
-        Storage& s = slots[static_cast<size_t>(pb.slot)];
-        const std::vector<int64_t>& sz = (*sizes)[static_cast<size_t>(b)];
-        const size_t need = checked_nbytes("run", sz, pb.type.dtype);
-        if (!s) s = make_intrusive<StorageImpl>(std::max(need, static_cast<size_t>((*slot_bytes)[static_cast<size_t>(pb.slot)])), device_);
-        if (s->nbytes() < need)  // the slot's byte count wrapped around: it is sized by the plan's Exprs
-          internal_fail("run: slot {} holds {} bytes, buffer {} needs {}", pb.slot, s->nbytes(), b, need);
-        t = tensor_on(s, pb.type.dtype, sz);
-        break;
-      }
-    }
-    return t;
-  };
-  auto ensure = [&](int b) -> const Tensor& {
-    const ir::PlanBuffer& pb = plan_.buffers[static_cast<size_t>(b)];
-    Tensor& t = bufs[static_cast<size_t>(b)];
-    if (pb.role != BufferRole::View || t.defined()) return ensure_plain(b);
-    const Tensor& base = ensure_plain(pb.base);
-    std::vector<int64_t> strides;
-    for (const ir::FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(pv.data()));
-    t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*sizes)[static_cast<size_t>(b)],
-                                          std::move(strides), base.impl()->storage_offset()));
-    return t;
-  };
-
-  std::vector<void*>& args = scratch.args;
-  std::vector<int64_t>& kparams = scratch.kparams;
+  Call c{inputs, *lease};
+  size_buffers(c);
+  c.scratch.bufs.resize(plan_.buffers.size());
+  c.scratch.slots.resize(plan_.slots.size());
   for (size_t si = 0; si < plan_.steps.size(); ++si) {
-    const ir::PlanStep& st = plan_.steps[si];
-    const StepInfo& info = steps_[si];
-    switch (st.kind) {
-      case StepKind::Kernel: {
-        args.clear();
-        for (int b : st.buffers) args.push_back(ensure(b).data_ptr());
-        kparams.clear();
-        for (int i : info.param_index) kparams.push_back(pv[static_cast<size_t>(i)]);
-        int64_t grid0 = info.grid0, grain = info.grain;
-        if (!static_) {
-          grid0 = info.grid0_expr.eval(pv.data());
-          grain = grain_for(info.work_expr.eval(pv.data()));
-        }
-        const int64_t* p = kparams.data();
-        if (launcher_) {  // the launcher adds the device's fault record to a checked kernel
-          if (grid0 > 0) launcher_->launch(info.kernel_index, args.data(), p, kparams.size(), grid0);
-          break;
-        }
-        // A kernel with checks writes its first failure here (ir/kernel_fault.h).
-        ir::KernelFault fault;
-        if (info.checked) args.push_back(&fault);
-        void* const* a = args.data();
-        cpu::KernelFn fn = info.fn;
-        if (st.kernel.grid.empty() || grid0 <= grain) {
-          if (grid0 > 0) fn(a, p, 0, grid0);
-        } else {
-          parallel_for(grid0, grain, [&](int64_t b, int64_t e) { fn(a, p, b, e); });
-        }
-        if (fault.site != 0) ir::raise_kernel_fault(st.kernel, fault);
-        break;
-      }
+    switch (plan_.steps[si].kind) {
+      case StepKind::Kernel: run_kernel(c, si); break;
       case StepKind::Extern:
-      case StepKind::Fallback: {
-        const size_t n_out = static_cast<size_t>(ir::op_info(st.op).schema.num_outputs);
-        std::vector<Tensor> ins;
-        for (size_t i = 0; i + n_out < st.buffers.size(); ++i) ins.push_back(ensure(st.buffers[i]));
-        std::vector<Tensor> res;
-        // Symbolic attributes take this call's values.
-        ir::AttrList concrete;
-        if (!info.sym_attrs.empty()) {
-          concrete = st.attrs;
-          for (const StepInfo::SymAttr& sa : info.sym_attrs) {
-            ir::AttrValue& v = concrete.values()[sa.attr];
-            const ir::Expr val(sa.value.eval(pv.data()));
-            if (sa.element < 0)
-              v = val;
-            else
-              std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
-          }
-        }
-        const ir::AttrList& attrs = info.sym_attrs.empty() ? st.attrs : concrete;
-        const size_t first_out = st.buffers.size() - n_out;
-        auto device_outs = [&] {
-          std::vector<Tensor> outs;
-          for (size_t i = first_out; i < st.buffers.size(); ++i) outs.push_back(ensure(st.buffers[i]));
-          return outs;
-        };
-        // A device Program runs the step on the host unless its launcher runs it: the inputs
-        // copied to the cpu, host outputs of the buffers' sizes, then copied into the buffers.
-        const bool staged = launcher_ != nullptr;
-        std::vector<Tensor> host_ins;
-        auto host_outs = [&] {
-          std::vector<Tensor> outs;
-          for (size_t i = first_out; i < st.buffers.size(); ++i) {
-            const int b = st.buffers[i];
-            outs.push_back(fresh(plan_.buffers[static_cast<size_t>(b)].type.dtype, (*sizes)[static_cast<size_t>(b)]));
-          }
-          return outs;
-        };
-        std::optional<DefaultDeviceScope> host_scope;  // the host code makes host temporaries
-        auto stage_in = [&] {
-          host_scope.emplace(Device());
-          g_staged_steps.fetch_add(1, std::memory_order_relaxed);
-          for (const Tensor& t : ins) host_ins.push_back(t.to(Device()));
-        };
-        auto stage_out = [&](const std::vector<Tensor>& host) {
-          for (size_t i = 0; i < n_out; ++i) Tensor(ensure(st.buffers[first_out + i])).copy_(host[i]);
-        };
-        if (!extern_fns_.empty() && extern_fns_[si]) {  // a registered lowering or a custom op: on the Program's device
-          extern_fns_[si](ins, attrs, device_outs());
-          break;
-        }
-        std::optional<ir::AttrList> drawn;
-        if (ir::op_info(st.op).family == ir::OpFamily::Random) {
-          // A random op draws fresh values on every call, from the default generator, exactly
-          // as the eager op would at this point of the program (a traced (seed, offset) would
-          // replay the trace's draw forever).
-          drawn = attrs;
-          const ir::OpSchema& schema = ir::op_info(st.op).schema;
-          Generator& g = default_generator();
-          drawn->values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
-          drawn->values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
-        }
-        const ir::AttrList& call_attrs = drawn ? *drawn : attrs;
-        if (staged && launcher_->run_step(st, ins, call_attrs, device_outs())) break;
-        if (staged) stage_in();
-        const std::vector<Tensor>& run_ins = staged ? host_ins : ins;
-        if (BuiltinExtern fn = st.kind == StepKind::Extern ? builtin_extern(st.op) : nullptr) {
-          if (!staged) {
-            fn(st.op, ins, call_attrs, ensure(st.buffers.back()));
-            break;
-          }
-          const std::vector<Tensor> outs = host_outs();
-          fn(st.op, run_ins, call_attrs, outs.back());
-          stage_out(outs);
-          break;
-        }
-        g_interpreted_steps.fetch_add(1, std::memory_order_relaxed);
-        res = interpret_op(st.op, run_ins, call_attrs);
-        for (size_t i = 0; i < n_out; ++i) {
-          const int b = st.buffers[first_out + i];
-          if (bufs[static_cast<size_t>(b)].defined())
-            bufs[static_cast<size_t>(b)].copy_(res[i]);
-          else
-            bufs[static_cast<size_t>(b)] = staged ? res[i].to(device_) : res[i].contiguous();
-        }
-        break;
-      }
+      case StepKind::Fallback: run_call(c, si); break;
     }
   }
   std::vector<Tensor> outs;
   outs.reserve(plan_.outputs.size());
-  for (const ir::PlanOutput& o : plan_.outputs) outs.push_back(ensure(o.buffer));
+  for (const ir::PlanOutput& o : plan_.outputs) outs.push_back(buffer(c, o.buffer));
   return outs;
 }
 

@@ -13,12 +13,11 @@
 // (staged_steps()).
 #pragma once
 
-#include "codegen_cpu/jit.h"
 #include "frontend/tensor.h"
 #include "ir/exec_plan.h"
+#include "ir/kernel_abi.h"
 #include "ir/expr_eval.h"
 #include "runtime/extend.h"
-#include "runtime/extern_kernels.h"
 
 #include <memory>
 #include <vector>
@@ -32,7 +31,7 @@ struct ParamSource {
   bool stride = false;
 };
 
-// How a device backend runs a Program's steps (runtime/backend_cuda.cpp).
+// How a device backend runs a Program's steps (runtime/cuda/backend_cuda.cpp).
 class KernelLauncher {
  public:
   virtual ~KernelLauncher() = default;
@@ -41,24 +40,21 @@ class KernelLauncher {
   // `outer_extent` the extent of its grid dim 0 (1 for an empty grid; never 0).
   virtual void launch(size_t index, void* const* args, const int64_t* params, size_t num_params,
                       int64_t outer_extent) const = 0;
-  // Runs an extern or fallback step on the device itself (its inputs and outputs live there);
-  // false: the Program stages it through the host.
-  virtual bool run_step(const ir::PlanStep& /*st*/, const std::vector<Tensor>& /*inputs*/,
-                        const ir::AttrList& /*attrs*/, const std::vector<Tensor>& /*outputs*/) const {
-    return false;
-  }
 };
 
 class Program {
  public:
   // kernel_fns: the compiled function of each Kernel step, in step order.
-  // extern_fns: per step, the function an Extern step of a registered lowering or a custom
-  // op calls (empty entries elsewhere; an empty vector when there are none).
-  Program(ir::ExecPlan plan, std::vector<cpu::KernelFn> kernel_fns, std::vector<ParamSource> params = {},
-          std::vector<ExternKernelFn> extern_fns = {});
-  // A Program of device `device` whose kernels `launcher` runs (num_kernels: the plan's kernel steps).
+  // step_fns: per step, the function an Extern or Fallback step calls on the Program's device
+  // (a library kernel, a registered lowering, a custom op; empty entries for kernel steps; an
+  // empty vector when there are none). A host Program runs a step without one on the
+  // reference interpreter.
+  Program(ir::ExecPlan plan, std::vector<ir::KernelFn> kernel_fns, std::vector<ParamSource> params = {},
+          std::vector<ExternKernelFn> step_fns = {});
+  // A Program of device `device` whose kernels `launcher` runs; every Extern or Fallback step
+  // has a function in step_fns (the backend's, which may stage it through the host).
   Program(ir::ExecPlan plan, Device device, std::shared_ptr<const KernelLauncher> launcher,
-          std::vector<ParamSource> params = {}, std::vector<ExternKernelFn> extern_fns = {});
+          std::vector<ParamSource> params = {}, std::vector<ExternKernelFn> step_fns = {});
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
@@ -68,8 +64,17 @@ class Program {
 
  private:
   void init();
+  // run's steps (runtime/program.cpp): the call's sizes, each buffer on first use, a kernel
+  // step, a library or interpreter step and the attributes it is called with.
+  struct Call;
+  void size_buffers(Call& c) const;
+  const Tensor& buffer(Call& c, int b) const;
+  const Tensor& plain_buffer(Call& c, int b) const;
+  void run_kernel(Call& c, size_t si) const;
+  void run_call(Call& c, size_t si) const;
+  ir::AttrList call_attrs(const Call& c, size_t si) const;
   struct StepInfo {
-    cpu::KernelFn fn = nullptr;
+    ir::KernelFn fn = nullptr;
     size_t kernel_index = 0;  // kernel steps: the position among them
     bool checked = false;     // the kernel has Check instructions: it takes a fault record
     int64_t grid0 = 1;   // static extent of grid dim 0
@@ -87,12 +92,12 @@ class Program {
     std::vector<SymAttr> sym_attrs;
   };
   ir::ExecPlan plan_;
-  std::vector<cpu::KernelFn> kernel_fns_;
+  std::vector<ir::KernelFn> kernel_fns_;
   Device device_;
   std::shared_ptr<const KernelLauncher> launcher_;  // device Programs
   size_t num_kernels_ = 0;
   std::vector<ParamSource> param_sources_;
-  std::vector<ExternKernelFn> extern_fns_;
+  std::vector<ExternKernelFn> step_fns_;
   std::vector<StepInfo> steps_;
   bool static_ = true;
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
@@ -105,7 +110,9 @@ class Program {
 // How many Fallback steps (a prim on the reference interpreter) Programs have run in this
 // process. The cpu backend plans none: the op database asserts it stays 0 in compiled runs.
 int64_t interpreted_steps();
-// How many extern or fallback steps device Programs have run through the host.
+// How many extern or fallback steps device Programs have run through the host; device
+// backends count each with count_staged_step().
 int64_t staged_steps();
+void count_staged_step();
 
 }  // namespace kiln::rt

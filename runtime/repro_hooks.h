@@ -7,8 +7,12 @@
 //  - KILN_VERIFY=1: verify_outputs after every cpu call — the reference interpreter runs the
 //    traced graph on the same inputs; on a mismatch a repro is written (KILN_REPRO_DIR) and a
 //    kiln::Error names the function, the output and the repro.
-// Repros are minimized (runtime/minimize.h) with cpu vs interpreter as the predicate, within
+// Repros are minimized (runtime/debug/minimize.h) with cpu vs interpreter as the predicate, within
 // a small budget, so a failing test costs seconds, not minutes; `kiln minimize DIR` goes on.
+//
+// compile() sits below the debugging tools: it calls these declarations, which
+// runtime/debug/repro_hooks.cpp defines (with the repro writer, the minimizer and run_graph
+// behind them).
 #pragma once
 
 #include "frontend/tensor.h"

@@ -4,9 +4,9 @@
 // load what an earlier one compiled, also two of them at once into one directory.
 #include "base/build_id.h"
 #include "codegen_cpu/module_cache.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/kernel_text.h"
-#include "runtime/compile_cache.h"
+#include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "test_support/files.h"

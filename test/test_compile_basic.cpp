@@ -1,5 +1,5 @@
 // kiln/test/test_compile_basic.cpp — compile() end to end against eager and the interpreter.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // (shape, dtype, strides, aliasing, scalar values), checks results against values computed
 // here element by element, the cache_size_limit fallback and its one warning, the
 // KILN_LOG=recompiles message, and GuardSet on its own (text, first failure, signature).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "guards/guard_set.h"
 #include "test_compile_util.h"
 #include "test_support/check.h"

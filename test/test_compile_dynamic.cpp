@@ -1,10 +1,10 @@
 // kiln/test/test_compile_dynamic.cpp — symbolic sizes through compile(): size sweeps against
 // the interpreter, recompilation counts under each policy, guard text and failure messages,
 // the automatic-dynamic log, mark_dynamic / mark_static and specialization on reading a size.
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
-#include "frontend/ops_nn.h"
-#include "frontend/views.h"
+#include "kiln/kiln.h"
+#include "frontend/ops_view.h"
 #include "runtime/compile.h"
 #include "test_compile_util.h"
 #include "test_support/check.h"

@@ -4,7 +4,7 @@
 // kernels, LLVM IR, assembly, timings) without counting as a call; KILN_DEBUG_DIR must receive
 // one directory per compilation holding the numbered stage files, whose contents are the
 // stages themselves (the traced graph parses back, the kernels are the plan's).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
 #include "test_compile_util.h"
 #include "test_support/check.h"
@@ -120,9 +120,11 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   std::sort(subdirs.begin(), subdirs.end());
   ASSERT_EQ(subdirs.size(), 2u);
   EXPECT_EQ(subdirs[0].filename().string().find("dumped_fn"), 0u) << subdirs[0];
-  for (const char* file : {"000_traced.kir", "010_decomposed.kir", "020_fused.kir", "030_kernels.kk", "kernels.ll",
-                           "kernels.s", "guards.txt", "000_traced.dot", "010_decomposed.dot", "020_fused.dot",
-                           "passes/02_decompose.kir", "passes/05_fold_constants.kir", "passes/08_dce.kir"}) {
+  // One numbering names every stage's dump: NN_<stage>.<ext> in pipeline order.
+  for (const char* file : {"00_traced.kir", "01_lowerings.kir", "02_decompose.kir", "05_fold_constants.kir",
+                           "08_dce.kir", "09_fuse.kir", "10_build_kernels.kk", "11_schedule_tiles.kk",
+                           "12_schedule_loops.kk", "13_plan.kk", "14_llvm_ir.ll", "15_assembly.s", "guards.txt",
+                           "00_traced.dot", "02_decompose.dot", "09_fuse.dot"}) {
     for (const fs::path& d : subdirs) {
       EXPECT_TRUE(fs::exists(d / file)) << d / file;
       EXPECT_GT(fs::file_size(d / file), 0u) << d / file;
@@ -130,15 +132,15 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   }
   const fs::path d0 = subdirs[0];
   // The traced graph is valid text IR.
-  const std::string traced = slurp(d0 / "000_traced.kir");
+  const std::string traced = slurp(d0 / "00_traced.kir");
   EXPECT_NO_THROW(ir::parse_graph(traced)) << traced;
   EXPECT_TRUE(has(traced, "f32[2, 2]")) << traced;
-  EXPECT_TRUE(has(slurp(d0 / "030_kernels.kk"), "reduce sum")) << slurp(d0 / "030_kernels.kk");
-  EXPECT_TRUE(has(slurp(d0 / "kernels.ll"), "define ")) << slurp(d0 / "kernels.ll");
+  EXPECT_TRUE(has(slurp(d0 / "13_plan.kk"), "reduce sum")) << slurp(d0 / "13_plan.kk");
+  EXPECT_TRUE(has(slurp(d0 / "14_llvm_ir.ll"), "define ")) << slurp(d0 / "14_llvm_ir.ll");
   // The fusion groups: every node of the sum's kernel is marked; the .dot files are Graphviz.
-  EXPECT_TRUE(has(slurp(d0 / "020_fused.kir"), "  # k0")) << slurp(d0 / "020_fused.kir");
-  EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "020_fused.kir")));
-  EXPECT_EQ(slurp(d0 / "000_traced.dot").rfind("digraph", 0), 0u) << slurp(d0 / "000_traced.dot");
+  EXPECT_TRUE(has(slurp(d0 / "09_fuse.kir"), "  # k0")) << slurp(d0 / "09_fuse.kir");
+  EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "09_fuse.kir")));
+  EXPECT_EQ(slurp(d0 / "00_traced.dot").rfind("digraph", 0), 0u) << slurp(d0 / "00_traced.dot");
   EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
   EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
   fs::remove_all(dir);

@@ -1,10 +1,10 @@
 // kiln/test/test_compile_opt.cpp — `kiln opt` output on test/opt_corpus/*.kir, checked with
 // CHECK lines (test_fusion_check.h); the "# OPT:" line of each file gives its options
 // (--level core|prim, --passes a,b). Also: the Graphviz renderer and per-stage debug dumps.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/graph_dot.h"
 #include "ir/text.h"
-#include "runtime/opt.h"
+#include "runtime/debug/opt.h"
 #include "test_fusion_check.h"
 #include "test_support/check.h"
 #include "test_support/files.h"
@@ -72,7 +72,7 @@ TEST(KilnOpt, EmitCodeAndBadOptions) {
   rt::OptOptions o;
   o.emit_code = true;
   const std::string out = rt::opt_report(text, o);
-  EXPECT_NE(out.find("// ---- kernels.ll ----"), std::string::npos) << out;
+  EXPECT_NE(out.find("// ---- after llvm_ir ----"), std::string::npos) << out;
   EXPECT_NE(out.find("define "), std::string::npos) << out;
   EXPECT_EQ(test::error_of([] { rt::parse_level("core2"); }), "[opt] unknown level 'core2'; expected core, prim or composite");
   o.backend = "nope";

@@ -4,7 +4,7 @@
 // Each repro runs in every mode a user has: eager, compiled on the CPU (static), compiled with
 // Dynamic::True and on the interpreter backend; the expected values are PyTorch 2.15's (in
 // the comments where they are not obvious).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>

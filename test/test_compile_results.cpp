@@ -5,7 +5,7 @@
 // "interpreter" and "eager" backends against "cpu", unknown backends, and user errors raised
 // while tracing: the message names the op, the function and the argument signature, and the
 // function keeps working afterwards.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -464,7 +464,7 @@ TEST(CompileDataDependent, FullgraphIsAClearError) {
   }
 }
 
-// argsort runs as a library call (runtime/extern_sort.cpp) in compiled programs and eager
+// argsort runs as a library call (runtime/cpu/extern_sort.cpp) in compiled programs and eager
 // ops: rows split among threads, NaNs moved aside, std::stable_sort on the rest. It must equal
 // the interpreter's reference position for position, ties and NaNs included, in every layout.
 TEST(CompiledSort, LibraryCallMatchesTheReference) {
@@ -489,7 +489,7 @@ TEST(CompiledSort, LibraryCallMatchesTheReference) {
 }
 
 
-// scaled_dot_product_attention runs whole as a library call (runtime/extern_attention.cpp):
+// scaled_dot_product_attention runs whole as a library call (runtime/cpu/extern_attention.cpp):
 // blocks of query rows, scores by BLAS, the masked softmax in cache, the product with v by BLAS.
 // Compiled and eager it must agree with the interpreter, which runs the decomposition, across
 // row blocks, causal masks with L < S and L > S, bool and additive masks (broadcast, strided,

@@ -4,7 +4,7 @@
 // signature or with a mix of shapes and scalar values; every result is checked against
 // values computed here, and the function must have compiled exactly once per distinct
 // signature however the calls raced (the compile lock and the second look-up after it).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // kiln/test/test_cpu_checks.cpp — Check instructions in generated cpu code (ir/kernel.h,
-// ir/kernel_fault.h).
+// ir/kernel_abi.h).
 //
 // Kernels written in the kernel text format are compiled by codegen_cpu and called directly
 // with a fault record: a check that holds passes its value on; the first failing one claims
@@ -7,7 +7,7 @@
 // loops are long enough to vectorize, and the failing element sits in the vector body and in
 // the tail, so the flag and range reductions are checked where the vectorizer puts them.
 #include "codegen_cpu/kernel_codegen.h"
-#include "ir/kernel_fault.h"
+#include "ir/kernel_abi.h"
 #include "ir/kernel_text.h"
 #include "test_support/check.h"
 

@@ -18,7 +18,7 @@
 #include "base/half.h"
 #include "ir/op.h"
 #include "ir/shape_fns.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>

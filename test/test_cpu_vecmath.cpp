@@ -8,7 +8,7 @@
 // reference, stricter than the float libm the interpreter calls. The bound per function is its
 // documented maximum error in ulps (docs/compiler.md, "Vector math"); the measured maximum is
 // printed. Signed zeros and special values must match exactly.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>

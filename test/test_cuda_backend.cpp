@@ -4,8 +4,8 @@
 // calls: mm/bmm on cuBLASLt, every other library prim staged through the host, and no Core
 // op taken whole (attention decomposes into bmm and a fused softmax). Without a GPU its
 // compile() reports that CUDA is not available instead of throwing.
-#include "frontend/kiln.h"
-#include "runtime/driver.h"
+#include "kiln/kiln.h"
+#include "runtime/pipeline.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 // backend; each kernel of the plan is the ir::Kernel a CUDA backend would print. No GPU is
 // needed; without NVRTC the test skips with the loader's reason.
 #include "ir/text.h"
-#include "runtime/driver.h"
+#include "runtime/pipeline.h"
 #include "test_cuda_kernels.h"
 #include "test_support/files.h"
 
@@ -21,6 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using cudak::compile_cubin;
 using cudak::kCubinArchs;
+using cudak::emit_scheduled;
 
 std::vector<std::string> corpus_files() {
   std::vector<std::string> names;
@@ -41,7 +42,7 @@ TEST_P(CudaCorpus, EveryKernelCompilesToCubins) {
   int kernels = 0;
   for (const ir::Kernel* k : c.plan.kernels()) {
     SCOPED_TRACE(k->str());
-    const std::string src = cuda::emit_cuda(*k);
+    const std::string src = emit_scheduled(*k);
     for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(*k, src, sm));
     ++kernels;
   }

@@ -5,7 +5,7 @@
 // and the reason. On a machine with a GPU, a move succeeds (test_cuda_gpu.cpp) and an index
 // out of range fails.
 #include "codegen_cuda/driver.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <gtest/gtest.h>
 

@@ -42,8 +42,8 @@ ir::Kernel pointwise_kernel() {
 TEST(CudaEmit, PointwiseChainWithBroadcast) {
   const ir::Kernel k = pointwise_kernel();
   ir::verify_kernel(k);
-  EXPECT_EQ(cuda::launch_kind(k), cuda::LaunchKind::ThreadPerPoint);
-  const std::string src = cuda::emit_cuda(k);
+  EXPECT_EQ(launch_kind_of(k), ir::LaunchKind::ThreadPerPoint);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "extern \"C\" __global__ void k_pointwise(const float* in0, const float* in1, float* out0, "
                   "const k_pointwise_params params, kiln_i64 grid0)");
   EXPECT_HAS(src, "const kiln_i64 s1 = params.v[1];");
@@ -74,8 +74,8 @@ TEST(CudaEmit, SoftmaxRowKernel) {
       loop({S("s1")}, {ld(6, 0, at, kFloat), op(7, OpKind::sub, {6, 1}, kFloat), op(8, OpKind::exp, {7}, kFloat),
                        op(9, OpKind::div, {8, 5}, kFloat, div_mode(nullptr)), st(1, at, 9, kFloat)})};
   ir::verify_kernel(k);
-  EXPECT_EQ(cuda::launch_kind(k), cuda::LaunchKind::BlockPerPoint);
-  const std::string src = cuda::emit_cuda(k);
+  EXPECT_EQ(launch_kind_of(k), ir::LaunchKind::BlockPerPoint);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "for (kiln_i64 kiln_q = blockIdx.x; kiln_q < grid0; kiln_q += gridDim.x)");
   EXPECT_HAS(src, "float kiln_acc1 = (-kiln_inf(0.0f));");
   EXPECT_HAS(src, "for (kiln_i64 kiln_t = (kiln_i64)threadIdx.x; kiln_t < kiln_s0_n; kiln_t += (kiln_i64)blockDim.x)");
@@ -111,7 +111,7 @@ TEST(CudaEmit, LayerNormMeanVar) {
                        op(17, OpKind::sub, {10, 5}, kFloat), op(18, OpKind::mul, {17, 16}, kFloat),
                        st(1, at, 18, kFloat)})};
   ir::verify_kernel(k);
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "const float v3 = ((float)(v2));");
   EXPECT_HAS(src, "const float v5 = kiln_acc5;");  // one point: no block reduction
   EXPECT_HAS(src, "const float v9 = kiln_block_reduce(kiln_acc9, KilnSum(), 0.0f);");
@@ -130,8 +130,8 @@ TEST(CudaEmit, FullSum) {
   k.stages = {reduce(ReductionOp::sum, {S("s0"), S("s1")}, {ld(0, 0, S("s1") * R(0) + R(1), kDouble)}, 0, 1, kDouble),
               loop({}, {st(1, Expr(0), 1, kDouble)})};
   ir::verify_kernel(k);
-  EXPECT_EQ(cuda::launch_kind(k), cuda::LaunchKind::BlockPerPoint);
-  const std::string src = cuda::emit_cuda(k);
+  EXPECT_EQ(launch_kind_of(k), ir::LaunchKind::BlockPerPoint);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "const kiln_i64 kiln_s0_n = kiln_s0_e0 * kiln_s0_e1;");
   EXPECT_HAS(src, "const kiln_i64 r1 = kiln_t_rest % kiln_s0_e1;");
   EXPECT_HAS(src, "const kiln_i64 r0 = kiln_t_rest;");
@@ -152,7 +152,7 @@ TEST(CudaEmit, ArgmaxRows) {
   k.stages = {reduce(ReductionOp::argmax, {S("s1")}, {ld(0, 0, S("s1") * P(0) + R(0), kFloat)}, 0, 1, kLong),
               loop({}, {st(1, P(0), 1, kLong)})};
   ir::verify_kernel(k);
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "KilnArg<float> kiln_acc1 = KilnArg<float>{0.0f, -1};");
   EXPECT_HAS(src, "kiln_acc1 = KilnArgMax()(kiln_acc1, KilnArg<float>{v0, kiln_t});");
   EXPECT_HAS(src, "const kiln_i64 v1 = ((kiln_block_reduce(kiln_acc1, KilnArgMax(), KilnArg<float>{0.0f, -1})).i);");
@@ -168,12 +168,13 @@ TEST(CudaEmit, ColumnSumOuterReductionTile) {
   k.args = {in_arg("in0", kFloat), out_arg("out0", kFloat)};
   k.params = {"s0", "s1"};
   k.grid = {S("s1")};
+  k.schedule.outer_reduction = true;  // lowering marks it; schedule_tiles picks the tile
   k.schedule.outer_reduction_tile = 32;
   k.stages = {reduce(ReductionOp::sum, {S("s0")}, {ld(0, 0, S("s1") * R(0) + P(0), kFloat)}, 0, 1, kFloat),
               loop({}, {st(1, P(0), 1, kFloat)})};
   ir::verify_kernel(k);
-  EXPECT_EQ(cuda::launch_kind(k), cuda::LaunchKind::ThreadPerPoint);
-  const std::string src = cuda::emit_cuda(k);
+  EXPECT_EQ(launch_kind_of(k), ir::LaunchKind::ThreadPerPoint);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "kiln_q += (kiln_i64)gridDim.x * blockDim.x");  // thread per column
   EXPECT_HAS(src, "for (kiln_i64 kiln_t = 0; kiln_t < kiln_s0_n; kiln_t += 1)");
   EXPECT_HAS(src, "in0[(p0 + (r0 * s1))]");  // neighbouring threads read neighbouring elements
@@ -196,7 +197,7 @@ TEST(CudaEmit, HalfAndBFloat16) {
                         st(3, P(0), 4, kBFloat16),
                         op(5, OpKind::convert_element_type, {4}, kHalf, to_dtype(kHalf)), st(4, P(0), 5, kHalf)})};
   ir::verify_kernel(k);
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "#include <cuda_fp16.h>");
   EXPECT_HAS(src, "#include <cuda_bf16.h>");
   EXPECT_HAS(src, "const __half* in0, const __nv_bfloat16* in1, __half* out0, __nv_bfloat16* out1, __half* out2,");
@@ -227,7 +228,7 @@ TEST(CudaEmit, IntegerOpsAndFloorDivision) {
                         op(8, OpKind::pow, {7, 6}, kInt), op(9, OpKind::maximum, {8, 5}, kInt), st(3, P(0), 9, kInt),
                         op(10, OpKind::lt, {5, 6}, kBool), st(4, P(0), 10, kBool)})};
   ir::verify_kernel(k);
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "in0[(kiln_floordiv(p0, 3LL) + kiln_mod(p0, 3LL))]");
   EXPECT_HAS(src, "const kiln_i64 v1 = (-7LL);");
   EXPECT_HAS(src, "const kiln_i64 v2 = kiln_div_floor(v0, v1);");
@@ -245,12 +246,12 @@ TEST(CudaEmit, IntegerOpsAndFloorDivision) {
 TEST(CudaEmit, RejectsBadKernelsAndDtypes) {
   ir::Kernel k = pointwise_kernel();
   k.name = "v12";  // would clash with the value names of the generated code
-  EXPECT_THROW(cuda::emit_cuda(k), InternalError);
+  EXPECT_THROW(emit_scheduled(k), InternalError);
   k = pointwise_kernel();
   k.stages[0].body[1] = op(1, OpKind::exp, {0}, kFloat);
   k.args[0].dtype = kLong;  // exp of an int64 load: the frontend would have promoted it
   k.stages[0].body[0].dtype = kLong;
-  EXPECT_THROW(cuda::emit_cuda(k), InternalError);
+  EXPECT_THROW(emit_scheduled(k), InternalError);
 }
 
 }  // namespace
@@ -264,7 +265,7 @@ namespace {
 TEST(CudaEmit, ChecksReportToTheFaultRecord) {
   const ir::Kernel k =
       ir::parse_kernel(read_file(std::filesystem::path(KILN_TEST_DATA_DIR) / "ir_corpus" / "08_checks.kk"));
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "const float* in1, float* out0, kiln_i64* kiln_fault, const kiln_i64 kiln_fault_kernel, "
                   "const checks_params params");
   EXPECT_HAS(src, "kiln_check_bounds(v0, s1, kiln_fault, kiln_fault_kernel, 1);");

@@ -4,8 +4,8 @@
 // Every test compares with the same computation on the cpu (kiln's cpu backend, itself tested
 // against the interpreter) or with known values. Without a GPU each test skips with the
 // reason (the machine CI runs on); tests/test_cuda_device.cpp checks the errors there.
-#include "runtime/cuda_device.h"
-#include "frontend/kiln.h"
+#include "runtime/cuda/cuda_device.h"
+#include "kiln/kiln.h"
 #include <cmath>
 
 #include "test_support/check.h"

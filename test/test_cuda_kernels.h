@@ -9,6 +9,7 @@
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/nvrtc.h"
 #include "ir/kernel.h"
+#include "passes/schedule.h"
 
 #include <gtest/gtest.h>
 
@@ -144,5 +145,16 @@ inline ::testing::AssertionResult compile_cubin(const ir::Kernel& k, const std::
 
 // The architectures kiln's CI compiles every kernel for: A100 and H100.
 inline constexpr int kCubinArchs[] = {80, 90};
+
+// The CUDA source of k after its launch schedule (passes/schedule_launch.cpp, as the cuda
+// backend runs it before emitting), and that schedule's launch kind.
+inline std::string emit_scheduled(ir::Kernel k) {
+  passes::schedule_launch(k, passes::ScheduleTarget{});
+  return cuda::emit_cuda(k);
+}
+inline ir::LaunchKind launch_kind_of(ir::Kernel k) {
+  passes::schedule_launch(k, passes::ScheduleTarget{});
+  return k.schedule.launch.kind;
+}
 
 }  // namespace kiln::test::cudak

@@ -140,7 +140,7 @@ TEST(CudaNvrtc, EveryScalarOpCompilesForEveryDtype) {
   for (ScalarType t : kAllDtypes) {
     SCOPED_TRACE(dtype_name(t));
     const ir::Kernel k = all_ops_kernel(t);
-    const std::string src = cuda::emit_cuda(k);
+    const std::string src = emit_scheduled(k);
     EXPECT_TRUE(compile_ptx(k, src));
     for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(k, src, sm));
   }
@@ -175,7 +175,7 @@ TEST(CudaNvrtc, EveryReductionCompilesForEveryDtype) {
   for (ScalarType t : kAllDtypes) {
     SCOPED_TRACE(dtype_name(t));
     const ir::Kernel k = all_reductions_kernel(t);
-    const std::string src = cuda::emit_cuda(k);
+    const std::string src = emit_scheduled(k);
     EXPECT_NE(src.find("kiln_block_reduce(kiln_acc15, KilnArgMin()"), std::string::npos) << src;
     EXPECT_TRUE(compile_ptx(k, src));
     for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(k, src, sm));
@@ -191,7 +191,7 @@ TEST(CudaNvrtc, LiteralsAreExact) {
                         cst(3, Scalar(-0.0), kFloat), cst(4, Scalar(300), kByte), cst(5, Scalar(2.5), kLong),
                         cst(6, Scalar(std::numeric_limits<int64_t>::min()), kLong), cst(7, Scalar(3), kFloat),
                         st(0, Expr(0), 0, kFloat)})};
-  const std::string src = cuda::emit_cuda(k);
+  const std::string src = emit_scheduled(k);
   EXPECT_NE(src.find("const float v0 = 0.1f;"), std::string::npos) << src;
   EXPECT_NE(src.find("const double v1 = 0.1;"), std::string::npos) << src;
   EXPECT_NE(src.find("const float v2 = 0.099975586f;"), std::string::npos) << src;  // 0.1 rounded to f16

@@ -5,7 +5,7 @@
 // module: exp, log, erf, tanh) and agree with PyTorch's documented results (gelu(1) =
 // 0.8413447..., tanh approximation 0.8411920...). f64 inputs are compared to 1e-12 relative,
 // f32 inputs to 1e-6, f16 results to their rounding (2^-10 relative).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "runtime/eager.h"
 #include "test_support/check.h"
 #include "test_support/make.h"

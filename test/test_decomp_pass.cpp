@@ -7,12 +7,12 @@
 // holds prims only, verifies, round-trips, and still interprets to exactly the eager result
 // (eager runs the same decomposition prim by prim). Then the pass's own behaviour: nested
 // composites, uses redirected, the return value, and optional tensors in the text format.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "frontend/decompositions.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "passes/decompose.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 #include "test_support/vector_math.h"

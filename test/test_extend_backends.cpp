@@ -3,9 +3,9 @@
 // A recording backend keeps the text of every graph it is given and runs it on the reference
 // interpreter; the tests check the level of those graphs, how often the backend and its
 // callable are called, symbolic sizes under Dynamic::True, and how failures are reported.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

@@ -3,9 +3,9 @@
 // testlib::softclip has a decomposition; testlib::clipsum has none (it runs as an extern call
 // of its eager implementation). Each runs eagerly, traces into one node that prints and
 // parses by its qualified name, and compiles on cpu and the interpreter, static and dynamic.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

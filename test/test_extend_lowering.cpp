@@ -1,5 +1,5 @@
 // kiln/test/test_extend_lowering.cpp — custom lowerings: extern calls and rewrites.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

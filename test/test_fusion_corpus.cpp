@@ -5,10 +5,10 @@
 // matched in order against ExecPlan::str() (test_fusion_check.h). Every plan is then compiled
 // and run on seeded random inputs, and its outputs are compared
 // with the reference interpreter running the original (undecomposed) graph.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/driver.h"
-#include "runtime/interpreter.h"
+#include "runtime/pipeline.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_fusion_check.h"
 
 #include "test_support/check.h"

@@ -9,11 +9,11 @@
 // above-threshold sizes, so vector-loop tails and every lowering path (row and column
 // reductions, split full reductions, views, cat/pad, extern matmul, library calls)
 // are exercised with sizes the lowering did not see.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "passes/lower.h"
-#include "runtime/driver.h"
+#include "runtime/pipeline.h"
 #include "test_fusion_bounds.h"
 #include "test_support/check.h"
 

@@ -6,7 +6,7 @@
 // Expected values are written by hand.
 #include "base/error.h"
 #include "ir/attr.h"
-#include "runtime/interp_kernels.h"
+#include "runtime/interpreter/interp_kernels.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"
 #include "test_support/make.h"

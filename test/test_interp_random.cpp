@@ -1,4 +1,4 @@
-// kiln/test/test_interp_random.cpp — Philox4x32-10, the draw definitions of frontend/random.h,
+// kiln/test/test_interp_random.cpp — Philox4x32-10, the draw definitions of frontend/ops_random.h,
 // the Generator, and the interpreter's random and factory prims (uniform, normal, iota, full).
 //
 // Philox is checked against Random123's known-answer vectors; the draws are checked bit for
@@ -6,7 +6,7 @@
 // the guard that keeps rounded f16/bf16 values below `high`) and loose statistics.
 
 #include "base/error.h"
-#include "frontend/random.h"
+#include "frontend/ops_random.h"
 #include "ir/attr.h"
 #include "test_support/check.h"
 #include "test_support/interp.h"

@@ -40,6 +40,23 @@ TEST(KernelParseError, Header) {
   EXPECT_EQ(parse_error("kernel k() grid[]\n"), "[parse] 2:1: expected '{' after the kernel header, got end of input");
 }
 
+// The schedule fields (ir/kernel.h KSchedule, KVectorize): each malformed one names itself.
+TEST(KernelParseError, Schedule) {
+  EXPECT_EQ(parse_error("kernel k() grid[] tile_rows(0) {}"), "[parse] 1:29: tile_rows must be positive");
+  EXPECT_EQ(parse_error("kernel k() grid[] launch(warp) {}"),
+            "[parse] 1:26: unknown launch kind 'warp'; expected thread_per_point or block_per_point");
+  EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
+            "[parse] 1:44: expected threads=, work= or sms= in launch(...), got 'blocks'");
+  EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
+            "[parse] 2:21: expected interleave=, lanes= or masked_tail in vectorize(...), got 'unroll'");
+  // Fields that parse but do not hold together are verifier errors at the kernel.
+  EXPECT_EQ(parse_error("kernel k() grid[] vector_bits(384) {}"), "[parse] 1:1: kernel k: vector_bits 384 is not 128, 256 or 512");
+  EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point) {}"),
+            "[parse] 1:1: kernel k: a thread_per_point launch needs its threads");
+  EXPECT_EQ(parse_error("kernel k() grid[] launch(block_per_point, threads=48) {}"),
+            "[parse] 1:1: kernel k: launch threads 48 is not a multiple of 32 in [32, 1024]");
+}
+
 TEST(KernelParseError, LoopNests) {
   EXPECT_EQ(parse_error("kernel k() grid[p1 < 4] {}"), "[parse] 1:17: expected loop variable p0, got 'p1'");
   EXPECT_EQ(parse_error("kernel k() grid[p0 < 4, r1 < 4] {}"), "[parse] 1:25: expected loop variable p1, got 'r1'");
@@ -164,7 +181,7 @@ TEST(KernelVerifyError, OperandCountAndTileShape) {
             "[parse] 1:1: kernel k: add takes 2 operands");
   EXPECT_EQ(parse_error("\n  kernel t(in0: f32, out0: out f32) grid[p0 < 4] outer_reduction_tile(8) {\n"
                         "  loop [] {\n  }\n}\n"),
-            "[parse] 2:3: kernel t: outer_reduction_tile needs a grid, one reduce stage and one loop stage with no extents");
+            "[parse] 2:3: kernel t: an outer reduction needs a grid, one reduce stage and one loop stage with no extents");
 }
 
 // The verifier on kernels built in C++ throws InternalError (a bug in a pass, not the user's).

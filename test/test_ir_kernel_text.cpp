@@ -232,6 +232,7 @@ TEST(KernelText, ScheduleParamsAndEmptyNests) {
   Kernel k = row_kernel();
   k.stages[1].extents.clear();
   k.stages[1].body = {store(1, grid_expr(0), 0, kFloat)};
+  k.schedule.outer_reduction = true;
   k.schedule.outer_reduction_tile = 16;
   k.params = {"s0", "s1"};
   k.grid = {Expr::symbol("s0"), Expr::symbol("s1") + 1};

@@ -9,10 +9,12 @@
 #include "ir/op.h"
 #include "ir/shape_fns.h"
 #include "frontend/decompositions.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
+
+#include <optional>
 
 namespace kiln {
 namespace {
@@ -39,7 +41,90 @@ Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape) { return mak
 
 using v64 = std::vector<int64_t>;
 
+// Samples for the ops whose family has no common form (every composite family's op, and the
+// Index, Sort and Norm ops shaped by their decomposition); nullopt for the rest.
+std::optional<Sample> sample_for_kind(OpKind k) {
+  switch (k) {
+      case OpKind::softmax:
+      case OpKind::log_softmax: return Sample{{f32({2, 3})}, {int64_t{1}, kFloat}};
+      case OpKind::layer_norm: return Sample{{f32({2, 3}), f32({3}), f32({3})}, {std::vector<int64_t>{3}, 1e-5}};
+      case OpKind::rms_norm: return Sample{{f32({2, 3}), f32({3})}, {std::vector<int64_t>{3}, 1e-6}};
+      case OpKind::gelu: return Sample{{f32({2, 3})}, {std::string("tanh")}};
+      case OpKind::silu:
+      case OpKind::relu: return Sample{{f32({2, 3})}, {}};
+      case OpKind::mean: return Sample{{f32({2, 3})}, {std::vector<int64_t>{1}, false, kFloat}};
+      case OpKind::var: return Sample{{f32({2, 3})}, {std::vector<int64_t>{1}, Scalar(int64_t{1}), true}};
+      case OpKind::linear: return Sample{{f32({2, 3}), f32({4, 3}), f32({4})}, {}};
+      case OpKind::cross_entropy:
+        return Sample{{f32({2, 3}), i64({2, 0}, {2})}, {std::string("mean"), int64_t{-100}, 0.1}};
+      case OpKind::matmul: return Sample{{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
+      case OpKind::elu: return Sample{{f32({2, 3})}, {1.0, 1.0, 1.0}};
+      case OpKind::leaky_relu: return Sample{{f32({2, 3})}, {0.01}};
+      case OpKind::hardtanh: return Sample{{f32({2, 3})}, {Scalar(-1.0), Scalar(1.0)}};
+      case OpKind::hardswish:
+      case OpKind::hardsigmoid:
+      case OpKind::mish: return Sample{{f32({2, 3})}, {}};
+      case OpKind::softplus: return Sample{{f32({2, 3})}, {1.0, 20.0}};
+      case OpKind::logsumexp: return Sample{{f32({2, 3})}, {std::vector<int64_t>{1}, false}};
+      case OpKind::lerp: return Sample{{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {}};
+      case OpKind::addcmul:
+      case OpKind::addcdiv: return Sample{{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {Scalar(0.5)}};
+      case OpKind::nan_to_num: return Sample{{f32({2, 3})}, {0.0, 1e30, -1e30}};
+      case OpKind::tril:
+      case OpKind::triu: return Sample{{f32({2, 3})}, {int64_t{0}}};
+      case OpKind::addmm: return Sample{{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {Scalar(0.5), Scalar(2.0)}};
+      case OpKind::baddbmm:
+        return Sample{{f32({2, 2, 4}), f32({2, 2, 3}), f32({2, 3, 4})}, {Scalar(0.5), Scalar(2.0)}};
+      // Core ops shaped by their decomposition.
+      case OpKind::max_pool2d_with_indices:
+        return Sample{{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};
+      case OpKind::max_pool3d_with_indices:
+        return Sample{{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, v64{1, 1, 1}, false}};
+      case OpKind::avg_pool2d: return Sample{{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{1, 1}, true, false, int64_t{0}}};
+      case OpKind::avg_pool3d:
+        return Sample{{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, false, true, int64_t{3}}};
+      case OpKind::adaptive_avg_pool2d: return Sample{{f32({1, 2, 5, 4})}, {v64{2, 3}}};
+      case OpKind::adaptive_avg_pool3d: return Sample{{f32({1, 2, 2, 5, 4})}, {v64{1, 2, 3}}};
+      case OpKind::native_layer_norm: return Sample{{f32({2, 3}), f32({3}), f32({3})}, {v64{3}, 1e-5}};
+      case OpKind::native_group_norm:
+        return Sample{{f32({2, 4, 3}), f32({4}), f32({4})}, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5}};
+      case OpKind::embedding: return Sample{{f32({4, 3}), i64({3, 0, 1}, {3})}, {}};
+      case OpKind::sort: return Sample{{f32({2, 3})}, {int64_t{1}, true}};
+      case OpKind::topk: return Sample{{f32({2, 3})}, {int64_t{2}, int64_t{1}, true, true}};
+      case OpKind::grid_sampler_2d: return Sample{{f32({1, 2, 3, 4}), f32({1, 2, 2, 2})}, {int64_t{0}, int64_t{1}, false}};
+      case OpKind::col2im:
+        return Sample{{f32({1, 8, 4})}, {v64{3, 3}, v64{2, 2}, v64{1, 1}, v64{0, 0}, v64{1, 1}}};
+      case OpKind::masked_scatter:
+        return Sample{{f32({2, 3}), Tensor(make<bool>({true, false, true, false, false, true}, {2, 3})), f32({4})}, {}};
+      case OpKind::slice_scatter: return Sample{{f32({2, 5}), f32({2, 2})}, {int64_t{1}, int64_t{1}, int64_t{5}, int64_t{2}}};
+      case OpKind::select_scatter: return Sample{{f32({2, 3}), f32({3})}, {int64_t{0}, int64_t{1}}};
+      case OpKind::flip: return Sample{{f32({2, 3})}, {v64{0, 1}}};
+      case OpKind::repeat: return Sample{{f32({2, 3})}, {v64{2, 1, 2}}};
+      case OpKind::reflection_pad1d:
+      case OpKind::replication_pad1d: return Sample{{f32({1, 2, 4})}, {v64{1, 2}}};
+      case OpKind::reflection_pad2d:
+      case OpKind::replication_pad2d: return Sample{{f32({1, 2, 4, 4})}, {v64{1, 2, 0, 1}}};
+      case OpKind::reflection_pad3d:
+      case OpKind::replication_pad3d: return Sample{{f32({1, 2, 3, 4, 4})}, {v64{1, 1, 0, 1, 1, 0}}};
+      case OpKind::cdist: return Sample{{f32({3, 4}), f32({2, 4})}, {2.0, int64_t{0}}};
+      case OpKind::pdist: return Sample{{f32({3, 4})}, {1.0}};
+      case OpKind::scaled_dot_product_attention:
+        return Sample{{f32({2, 3, 4}), f32({2, 5, 4}), f32({2, 5, 6})}, {false, 0.5}};
+      case OpKind::native_batch_norm:
+        return Sample{{f32({2, 3, 2}), f32({3}), f32({3}), f32({3}), f32({3})}, {true, 0.1, 1e-5}};
+      case OpKind::native_dropout: return Sample{{f32({2, 3})}, {0.5, true, int64_t{7}, int64_t{0}}};
+      case OpKind::index: return Sample{{f32({2, 3}), i64({2, 0}, {2})}, {v64{1}}};
+      case OpKind::index_put: return Sample{{f32({2, 3}), f32({2, 2}), i64({2, 0}, {2})}, {v64{1}, true}};
+      case OpKind::embedding_bag:
+        return Sample{{f32({4, 3}), i64({3, 0, 1, 3}, {4}), i64({0, 1}, {2})}, {int64_t{1}, false, int64_t{-1}}};
+      case OpKind::upsample_nearest2d: return Sample{{f32({1, 2, 2, 3})}, {v64{3, 5}, 0.0, 0.0}};
+      case OpKind::upsample_bilinear2d: return Sample{{f32({1, 2, 2, 3})}, {v64{3, 5}, true, 0.0, 0.0}};
+    default: return std::nullopt;
+  }
+}
+
 Sample sample_for(const ir::OpInfo& info) {
+  if (std::optional<Sample> s = sample_for_kind(info.kind)) return *s;
   const bool int_only = info.has(ir::traits::IntOnly);
   auto operand = [&](std::vector<int64_t> shape) {
     return int_only ? i64(std::vector<int64_t>(static_cast<size_t>(shape[0] * shape[1]), 3), shape) : f32(shape);
@@ -95,95 +180,19 @@ Sample sample_for(const ir::OpInfo& info) {
       return {{f32({1, 2, 5}), f32({3, 2, 2}), f32({3})},
               {std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{1}, false, std::vector<int64_t>{0},
                int64_t{1}}};
-    case ir::OpFamily::Sort: return {{f32({2, 3})}, {int64_t{1}, true}};
-    case ir::OpFamily::Decomposable:
-      switch (ir::as_decomposable(info.kind)) {
-        case ir::DecomposableOp::softmax:
-        case ir::DecomposableOp::log_softmax: return {{f32({2, 3})}, {int64_t{1}, kFloat}};
-        case ir::DecomposableOp::layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {std::vector<int64_t>{3}, 1e-5}};
-        case ir::DecomposableOp::rms_norm: return {{f32({2, 3}), f32({3})}, {std::vector<int64_t>{3}, 1e-6}};
-        case ir::DecomposableOp::gelu: return {{f32({2, 3})}, {std::string("tanh")}};
-        case ir::DecomposableOp::silu:
-        case ir::DecomposableOp::relu: return {{f32({2, 3})}, {}};
-        case ir::DecomposableOp::mean: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false, kFloat}};
-        case ir::DecomposableOp::var: return {{f32({2, 3})}, {std::vector<int64_t>{1}, Scalar(int64_t{1}), true}};
-        case ir::DecomposableOp::linear: return {{f32({2, 3}), f32({4, 3}), f32({4})}, {}};
-        case ir::DecomposableOp::cross_entropy:
-          return {{f32({2, 3}), i64({2, 0}, {2})}, {std::string("mean"), int64_t{-100}, 0.1}};
-        case ir::DecomposableOp::matmul: return {{f32({2, 1, 3}), f32({2, 3, 4})}, {}};
-        case ir::DecomposableOp::elu: return {{f32({2, 3})}, {1.0, 1.0, 1.0}};
-        case ir::DecomposableOp::leaky_relu: return {{f32({2, 3})}, {0.01}};
-        case ir::DecomposableOp::hardtanh: return {{f32({2, 3})}, {Scalar(-1.0), Scalar(1.0)}};
-        case ir::DecomposableOp::hardswish:
-        case ir::DecomposableOp::hardsigmoid:
-        case ir::DecomposableOp::mish: return {{f32({2, 3})}, {}};
-        case ir::DecomposableOp::softplus: return {{f32({2, 3})}, {1.0, 20.0}};
-        case ir::DecomposableOp::logsumexp: return {{f32({2, 3})}, {std::vector<int64_t>{1}, false}};
-        case ir::DecomposableOp::lerp: return {{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {}};
-        case ir::DecomposableOp::addcmul:
-        case ir::DecomposableOp::addcdiv: return {{f32({2, 3}), f32({2, 3}), f32({2, 3})}, {Scalar(0.5)}};
-        case ir::DecomposableOp::nan_to_num: return {{f32({2, 3})}, {0.0, 1e30, -1e30}};
-        case ir::DecomposableOp::tril:
-        case ir::DecomposableOp::triu: return {{f32({2, 3})}, {int64_t{0}}};
-        case ir::DecomposableOp::addmm: return {{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {Scalar(0.5), Scalar(2.0)}};
-        case ir::DecomposableOp::baddbmm:
-          return {{f32({2, 2, 4}), f32({2, 2, 3}), f32({2, 3, 4})}, {Scalar(0.5), Scalar(2.0)}};
-        // Core ops shaped by their decomposition.
-        case ir::DecomposableOp::max_pool2d_with_indices:
-          return {{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};
-        case ir::DecomposableOp::max_pool3d_with_indices:
-          return {{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, v64{1, 1, 1}, false}};
-        case ir::DecomposableOp::avg_pool2d: return {{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{1, 1}, true, false, int64_t{0}}};
-        case ir::DecomposableOp::avg_pool3d:
-          return {{f32({1, 2, 2, 4, 4})}, {v64{1, 2, 2}, v64{1, 2, 2}, v64{0, 0, 0}, false, true, int64_t{3}}};
-        case ir::DecomposableOp::adaptive_avg_pool2d: return {{f32({1, 2, 5, 4})}, {v64{2, 3}}};
-        case ir::DecomposableOp::adaptive_avg_pool3d: return {{f32({1, 2, 2, 5, 4})}, {v64{1, 2, 3}}};
-        case ir::DecomposableOp::native_layer_norm: return {{f32({2, 3}), f32({3}), f32({3})}, {v64{3}, 1e-5}};
-        case ir::DecomposableOp::native_group_norm:
-          return {{f32({2, 4, 3}), f32({4}), f32({4})}, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5}};
-        case ir::DecomposableOp::embedding: return {{f32({4, 3}), i64({3, 0, 1}, {3})}, {}};
-        case ir::DecomposableOp::sort: return {{f32({2, 3})}, {int64_t{1}, true}};
-        case ir::DecomposableOp::topk: return {{f32({2, 3})}, {int64_t{2}, int64_t{1}, true, true}};
-        case ir::DecomposableOp::grid_sampler_2d: return {{f32({1, 2, 3, 4}), f32({1, 2, 2, 2})}, {int64_t{0}, int64_t{1}, false}};
-        case ir::DecomposableOp::col2im:
-          return {{f32({1, 8, 4})}, {v64{3, 3}, v64{2, 2}, v64{1, 1}, v64{0, 0}, v64{1, 1}}};
-        case ir::DecomposableOp::masked_scatter:
-          return {{f32({2, 3}), Tensor(make<bool>({true, false, true, false, false, true}, {2, 3})), f32({4})}, {}};
-        case ir::DecomposableOp::slice_scatter: return {{f32({2, 5}), f32({2, 2})}, {int64_t{1}, int64_t{1}, int64_t{5}, int64_t{2}}};
-        case ir::DecomposableOp::select_scatter: return {{f32({2, 3}), f32({3})}, {int64_t{0}, int64_t{1}}};
-        case ir::DecomposableOp::flip: return {{f32({2, 3})}, {v64{0, 1}}};
-        case ir::DecomposableOp::repeat: return {{f32({2, 3})}, {v64{2, 1, 2}}};
-        case ir::DecomposableOp::reflection_pad1d:
-        case ir::DecomposableOp::replication_pad1d: return {{f32({1, 2, 4})}, {v64{1, 2}}};
-        case ir::DecomposableOp::reflection_pad2d:
-        case ir::DecomposableOp::replication_pad2d: return {{f32({1, 2, 4, 4})}, {v64{1, 2, 0, 1}}};
-        case ir::DecomposableOp::reflection_pad3d:
-        case ir::DecomposableOp::replication_pad3d: return {{f32({1, 2, 3, 4, 4})}, {v64{1, 1, 0, 1, 1, 0}}};
-        case ir::DecomposableOp::cdist: return {{f32({3, 4}), f32({2, 4})}, {2.0, int64_t{0}}};
-        case ir::DecomposableOp::pdist: return {{f32({3, 4})}, {1.0}};
-        case ir::DecomposableOp::scaled_dot_product_attention:
-          return {{f32({2, 3, 4}), f32({2, 5, 4}), f32({2, 5, 6})}, {false, 0.5}};
-        case ir::DecomposableOp::native_batch_norm:
-          return {{f32({2, 3, 2}), f32({3}), f32({3}), f32({3}), f32({3})}, {true, 0.1, 1e-5}};
-        case ir::DecomposableOp::native_dropout: return {{f32({2, 3})}, {0.5, true, int64_t{7}, int64_t{0}}};
-        case ir::DecomposableOp::index: return {{f32({2, 3}), i64({2, 0}, {2})}, {v64{1}}};
-        case ir::DecomposableOp::index_put: return {{f32({2, 3}), f32({2, 2}), i64({2, 0}, {2})}, {v64{1}, true}};
-        case ir::DecomposableOp::embedding_bag:
-          return {{f32({4, 3}), i64({3, 0, 1, 3}, {4}), i64({0, 1}, {2})}, {int64_t{1}, false, int64_t{-1}}};
-        case ir::DecomposableOp::upsample_nearest2d: return {{f32({1, 2, 2, 3})}, {v64{3, 5}, 0.0, 0.0}};
-        case ir::DecomposableOp::upsample_bilinear2d: return {{f32({1, 2, 2, 3})}, {v64{3, 5}, true, 0.0, 0.0}};
-      }
-      break;
+    case ir::OpFamily::Sort: return {{f32({2, 3})}, {int64_t{1}, true}};  // argsort (sort, topk: below)
+    KILN_CASE_COMPOSITE_FAMILIES: break;  // by kind, in sample_for_kind
     case ir::OpFamily::Custom: break;  // none among the built-in ops
   }
-  throw InternalError("no sample for " + std::string(info.name));
+  throw InternalError("no sample for " + std::string(info.name) +
+                      ": a new op needs one here (docs/adding_an_op.md, step 'Register')");
 }
 
 TEST(Registry, EveryOpHasSchemaShapeFunctionAndReferenceImplementation) {
   ASSERT_GT(ir::kNumOps, 100);
   for (int k = 0; k < ir::kNumOps; ++k) {
     const ir::OpInfo& info = ir::op_info(static_cast<OpKind>(k));
-    SCOPED_TRACE(std::string(info.name));
+    SCOPED_TRACE(std::string(info.name) + " (the checklist for a new op: docs/adding_an_op.md)");
     EXPECT_EQ(info.schema.name, info.name);
     EXPECT_EQ(ir::op_from_name(info.name), info.kind);
     Sample s = sample_for(info);
@@ -215,7 +224,10 @@ TEST(Registry, FamilyEnumsIndexTheirOps) {
   EXPECT_EQ(ir::as_conv(OpKind::convolution), ir::ConvOp::convolution);
   EXPECT_EQ(ir::op_info(OpKind::div).schema.attr_args.at(0).type, ir::ArgType::OptStr);
   EXPECT_TRUE(ir::op_info(OpKind::cat).schema.variadic());
-  EXPECT_EQ(ir::as_decomposable(OpKind::matmul), ir::DecomposableOp::matmul);
+  EXPECT_EQ(ir::as_linear(OpKind::matmul), ir::LinearOp::matmul);
+  EXPECT_EQ(ir::as_softmax(OpKind::log_softmax), ir::SoftmaxOp::log_softmax);
+  EXPECT_EQ(ir::as_pool(OpKind::max_pool2d_with_indices), ir::PoolOp::max_pool2d_with_indices);
+  EXPECT_EQ(ir::op_info(OpKind::gather).family, ir::OpFamily::Index);
   const ir::OpSchema& ln = ir::op_info(OpKind::layer_norm).schema;
   ASSERT_EQ(ln.tensor_args.size(), 3u);
   EXPECT_FALSE(ln.tensor_args[0].optional);

@@ -13,8 +13,8 @@
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/nvrtc.h"
 #include "frontend/tracer.h"
-#include "runtime/cuda_device.h"
-#include "runtime/driver.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/pipeline.h"
 #include "test_support/opdb.h"
 
 #include <gtest/gtest.h>

@@ -7,8 +7,8 @@
 // one still gives the right result.
 #include "base/read_file.h"
 #include "codegen_cpu/module_cache.h"
-#include "frontend/kiln.h"
-#include "runtime/compile_cache.h"
+#include "kiln/kiln.h"
+#include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "test_support/check.h"
 #include "test_support/files.h"

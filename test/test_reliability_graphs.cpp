@@ -7,10 +7,10 @@
 // smaller: a quadratic step shows as a hundredfold ratio), and a cat of 10,000 inputs runs in
 // about the time of its copy. The ReliabilityScale tests time and size things; the sanitizer
 // pass leaves them out (CMakePresets.json).
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
-#include "runtime/run_graph.h"
+#include "runtime/debug/run_graph.h"
 #include "test_support/check.h"
 #include "test_support/small_stack.h"
 

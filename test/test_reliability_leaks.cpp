@@ -6,10 +6,10 @@
 // here runs a few thousand compiles; bench/leak_probe.cpp runs the 100,000 of issue 28.
 #include "codegen_cpu/jit.h"
 #include "codegen_cpu/module_cache.h"
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "runtime/config.h"
 #include "runtime/eager.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/files.h"
 #include "test_support/resident.h"
 

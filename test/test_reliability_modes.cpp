@@ -8,14 +8,14 @@
 // graph typed for a missing device fails instead of running on the host; `kiln opt --passes`
 // names its passes; LLVM's remarks stay off stderr; arange sizes an integer range with a
 // fractional step as PyTorch does.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/driver.h"
-#include "runtime/interpreter.h"
+#include "runtime/pipeline.h"
+#include "runtime/interpreter/interpreter.h"
 #include "runtime/log.h"
-#include "runtime/opt.h"
-#include "runtime/repro.h"
-#include "runtime/run_graph.h"
+#include "runtime/debug/opt.h"
+#include "runtime/debug/repro.h"
+#include "runtime/debug/run_graph.h"
 #include "test_support/check.h"
 #include "test_support/files.h"
 

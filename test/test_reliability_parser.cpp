@@ -7,12 +7,12 @@
 // flipped, spans cut or repeated, tokens inserted, lines swapped, files truncated): every
 // mutant parses (then it verifies, prints and parses back to the same text, and a small one
 // runs on the cpu) or fails with kiln::Error. KILN_FUZZ_SEED=n replays a run.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/kernel_text.h"
 #include "ir/text.h"
 #include "ir/text_lexer.h"
-#include "runtime/run_graph.h"
-#include "runtime/repro.h"
+#include "runtime/debug/run_graph.h"
+#include "runtime/debug/repro.h"
 #include "test_support/check.h"
 #include "test_support/files.h"
 #include "test_support/small_stack.h"

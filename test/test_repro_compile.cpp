@@ -2,11 +2,11 @@
 //
 // The mismatch is injected with rt::set_interpret_fault_for_testing (the reference
 // interpreter's mul is made off by one), since no real cpu-vs-interpreter bug is known.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
-#include "runtime/repro.h"
-#include "runtime/run_graph.h"
+#include "runtime/interpreter/interpreter.h"
+#include "runtime/debug/repro.h"
+#include "runtime/debug/run_graph.h"
 #include "test_compile_util.h"
 
 #include <gtest/gtest.h>

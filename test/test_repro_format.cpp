@@ -1,7 +1,7 @@
 // kiln/test/test_repro_format.cpp — the repro tensor text format (bit-exact round trips) and repro dirs.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
-#include "runtime/repro.h"
+#include "runtime/debug/repro.h"
 
 #include <gtest/gtest.h>
 

@@ -3,13 +3,13 @@
 // No real cpu-vs-interpreter bug is known, so the failures are injected: a runner that is the
 // interpreter with one op's result perturbed, or one that throws an internal error when the
 // graph holds a given op. The minimizer must shrink a ten-node graph to the guilty node.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/graph_rebuild.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
-#include "runtime/minimize.h"
-#include "runtime/repro.h"
-#include "runtime/run_graph.h"
+#include "runtime/interpreter/interpreter.h"
+#include "runtime/debug/minimize.h"
+#include "runtime/debug/repro.h"
+#include "runtime/debug/run_graph.h"
 
 #include <gtest/gtest.h>
 

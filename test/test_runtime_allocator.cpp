@@ -5,7 +5,7 @@
 #include "runtime/allocator.h"
 
 #include "base/error.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "runtime/config.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // The test process never links OpenBLAS, so blas() is the first to load it: with no
 // OPENBLAS_CORETYPE of the user's, the kernel set OpenBLAS reports must be the one kiln chose
 // from the CPU's features, not the SSE3 fallback its model table picks on unknown CPUs.
-#include "runtime/blas_library.h"
+#include "runtime/cpu/blas_library.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // kiln/test/test_tensor_checks.cpp — bad values and writes that must fail clearly instead of
 // wrapping silently: scalar conversions, writes into self-overlapping tensors, in-place updates
 // that a trace cannot express, overflowing shapes.
-#include "frontend/kiln.h"
-#include "runtime/interpreter.h"
+#include "kiln/kiln.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/check.h"
 
 #include <gmock/gmock.h>

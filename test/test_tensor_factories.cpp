@@ -3,11 +3,11 @@
 // empty/empty_strided, zeros/ones/full (dtype from the value), arange (integer and floating,
 // PyTorch's length rule and its errors), linspace (both halves of PyTorch's formula, integral
 // truncation), eye, the *_like forms, the random factories against the draws that
-// frontend/random.h specifies for a (seed, offset) pair, and tensors from data.
+// frontend/ops_random.h specifies for a (seed, offset) pair, and tensors from data.
 #include "base/error.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
-#include "runtime/cuda_device.h"
+#include "runtime/cuda/cuda_device.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

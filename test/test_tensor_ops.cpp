@@ -7,9 +7,9 @@
 // allclose; in-place forms; and PyTorch's error messages. Every expected value was worked
 // out by hand from PyTorch's documented semantics.
 #include "base/error.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
-#include "frontend/views.h"
+#include "frontend/ops_view.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

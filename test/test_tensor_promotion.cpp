@@ -7,7 +7,7 @@
 // dimensioned tensors outrank 0-dim tensors, which outrank Python-like scalars, and a lower
 // group only counts when its category (bool < integral < floating) is higher.
 #include "base/error.h"
-#include "frontend/factories.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/promotion.h"
 #include "test_support/make.h"

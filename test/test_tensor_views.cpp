@@ -10,8 +10,8 @@
 #include "base/error.h"
 #include "frontend/ops.h"
 #include "frontend/tracer.h"
-#include "frontend/views.h"
-#include "runtime/interpreter.h"
+#include "frontend/ops_view.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 

@@ -1,9 +1,9 @@
 // kiln/test/test_trace_basic.cpp — tracing records prims; the interpreter runs the recorded
 // graph and agrees with eager execution; eager tensors are lifted into inputs by reference.
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/make.h"
 
 #include <gmock/gmock.h>

@@ -7,16 +7,16 @@
 //   kiln run FILE.kir [INPUTS] [--backend cpu|interpreter]   run a graph, print its outputs
 //   kiln minimize REPRO [OUT]   shrink a repro (docs/repro.md)
 //   kiln opt FILE.kir [--backend B] [--level core|prim] [--passes a,b] [--emit-code]
-//                      every compile stage of a graph (runtime/opt.h)
+//                      every compile stage of a graph (runtime/debug/opt.h)
 //   kiln dot FILE.kir  the graph as Graphviz text
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 #include "ir/graph_dot.h"
 #include "ir/text.h"
-#include "runtime/interpreter.h"
-#include "runtime/opt.h"
-#include "runtime/minimize.h"
-#include "runtime/repro.h"
-#include "runtime/run_graph.h"
+#include "runtime/interpreter/interpreter.h"
+#include "runtime/debug/opt.h"
+#include "runtime/debug/minimize.h"
+#include "runtime/debug/repro.h"
+#include "runtime/debug/run_graph.h"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 // docs/testing.md describes the fuzzer, its environment variables and the golden files.
 #pragma once
 
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <array>
 #include <cstdint>

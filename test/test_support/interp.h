@@ -8,7 +8,7 @@
 #include "frontend/tensor.h"
 #include "ir/attr.h"
 #include "ir/op.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 
 #include <gtest/gtest.h>
 

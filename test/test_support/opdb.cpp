@@ -3,7 +3,7 @@
 
 #include "ir/text.h"
 #include "ir/verifier.h"
-#include "runtime/interpreter.h"
+#include "runtime/interpreter/interpreter.h"
 #include "test_support/files.h"
 #include "test_support/make.h"
 #include "test_support/number_text.h"
@@ -84,15 +84,32 @@ std::map<std::string, GoldenRecord> read_golden() {
 const std::vector<OpEntry>& database() {
   static const std::vector<OpEntry> db = [] {
     std::vector<OpEntry> d;
+    add_unary(d);
+    add_binary(d);
+    add_ternary(d);
+    add_cast(d);
     add_pointwise(d);
-    add_reduce(d);
-    add_shape(d);
-    add_nn(d);
-    add_conv(d);
+    add_reduction(d);
+    add_scan(d);
+    add_moments(d);
+    add_softmax(d);
+    add_activation(d);
     add_norm(d);
-    add_models(d);
-    add_linalg(d);
+    add_linear(d);
+    add_matmul(d);
+    add_dropout(d);
+    add_attention(d);
+    add_conv(d);
+    add_pool(d);
+    add_resample(d);
+    add_view(d);
+    add_shape(d);
     add_index(d);
+    add_sort(d);
+    add_rearrange(d);
+    add_factory(d);
+    add_random(d);
+    add_models(d);
     std::set<std::string> names;
     for (const OpEntry& e : d)
       if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
@@ -139,6 +156,16 @@ Tensor wave(std::vector<int64_t> shape, ScalarType dtype, double phase, double s
 
 Tensor ints(std::vector<int64_t> shape, int64_t start) {
   return seq(std::move(shape), kLong, static_cast<double>(start), 1.0);
+}
+
+Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  return test::make<int64_t>(values, std::move(shape));
+}
+
+Tensor f32(std::vector<double> values, std::vector<int64_t> shape) {
+  if (shape.empty()) shape = {static_cast<int64_t>(values.size())};
+  return test::make<double>(values, std::move(shape)).to(kFloat);
 }
 
 std::vector<Sample> unary_samples(ScalarType dtype) {

@@ -5,13 +5,14 @@
 // (broadcast, non-contiguous, zero-size, 0-dim, several dtypes, and inputs PyTorch rejects), the
 // same call written in PyTorch (a Python expression over a0, a1, ...) and, where the default
 // is not right, its float tolerances. The part of a name before ':' is the op it covers.
-// Families (pointwise, reduce, shape, nn, conv, norm, model, linalg, index) keep each file short and name the golden file:
-// test/opdb_golden/<family>.txt holds PyTorch's outputs for every sample, written by
-// tools/opdb_golden.py from what OpDbGolden.Emit prints (docs/testing.md). The tests that use
-// the database are test/test_opdb_*.cpp.
+// An entry's family is its op's family in ir/ops.def, lowercased, as in every other layer:
+// opdb_<family>.cpp adds the family's entries and test/opdb_golden/<family>.txt holds PyTorch's
+// outputs for every sample, written by tools/opdb_golden.py from what OpDbGolden.Emit prints
+// (docs/testing.md). One family has no ops.def counterpart: model holds whole models. The tests
+// that use the database are test/test_opdb_*.cpp.
 #pragma once
 
-#include "frontend/kiln.h"
+#include "kiln/kiln.h"
 
 #include <functional>
 #include <map>
@@ -35,7 +36,7 @@ struct OpEntry {
         samples(std::move(samples_)), tol(tol_), random(random_), data_dependent(data_dependent_) {}
 
   std::string name;    // unique; "<op>" or "<op>:<variant>"
-  std::string family;  // pointwise, reduce, shape, nn, conv, norm, model: the golden file
+  std::string family;  // unary, binary, reduction, softmax, ..., model: opdb_<family>.cpp, the golden file
   Fn fn;
   std::string torch;   // a Python expression over a0, a1, ... giving a tensor or a tuple of tensors
   std::vector<Sample> samples;
@@ -63,6 +64,9 @@ Tolerance tolerance_for(ScalarType dt);
 // start, start + step, ... in `shape`, cast to dtype.
 Tensor seq(std::vector<int64_t> shape, ScalarType dtype = kFloat, double start = -2.5, double step = 0.75);
 Tensor ints(std::vector<int64_t> shape, int64_t start = -3);
+// An int64 or float32 tensor of `values`: 1-D, or of `shape` when one is given.
+Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape = {});
+Tensor f32(std::vector<double> values, std::vector<int64_t> shape = {});
 // Same shape, transposed, empty, 0-dim, strided slice.
 std::vector<Sample> unary_samples(ScalarType dtype);
 // Same shape, broadcast, transposed, empty broadcast, 0-dim operand.
@@ -85,15 +89,32 @@ template <typename F> Fn one(F f) {
 
 // ---- the families ------------------------------------------------------------------------------
 
-void add_pointwise(std::vector<OpEntry>& db);
-void add_reduce(std::vector<OpEntry>& db);
-void add_shape(std::vector<OpEntry>& db);
-void add_nn(std::vector<OpEntry>& db);
-void add_conv(std::vector<OpEntry>& db);  // convolutions and pooling
-void add_norm(std::vector<OpEntry>& db);  // batch/instance/group norm, dropout, attention
-void add_models(std::vector<OpEntry>& db);  // a ResNet block, a transformer block, a text classifier
-void add_linalg(std::vector<OpEntry>& db);  // einsum, cdist
-void add_index(std::vector<OpEntry>& db);   // repeat_interleave, data-dependent indexing, sort and friends
+void add_unary(std::vector<OpEntry>& db);       // abs, exp, sin, sigmoid, round, isnan, bitwise_not, ...
+void add_binary(std::vector<OpEntry>& db);      // add, mul, div, pow, comparisons, logical and bitwise ops, ...
+void add_ternary(std::vector<OpEntry>& db);     // where, clamp
+void add_cast(std::vector<OpEntry>& db);        // to, clone
+void add_pointwise(std::vector<OpEntry>& db);   // lerp, addcmul, addcdiv, nan_to_num, tril, triu
+void add_reduction(std::vector<OpEntry>& db);   // sum, prod, amax, amin, any, all, argmax, argmin, max, min
+void add_scan(std::vector<OpEntry>& db);        // cumsum, cumprod, cummax, cummin, logcumsumexp
+void add_moments(std::vector<OpEntry>& db);     // mean, var
+void add_softmax(std::vector<OpEntry>& db);     // softmax, log_softmax, logsumexp
+void add_activation(std::vector<OpEntry>& db);  // gelu, silu, relu, elu, hardtanh, ...
+void add_norm(std::vector<OpEntry>& db);        // layer/rms/batch/instance/group norm and the native_* forms
+void add_linear(std::vector<OpEntry>& db);      // linear, matmul, addmm, baddbmm, cross_entropy, einsum, cdist, pdist
+void add_matmul(std::vector<OpEntry>& db);      // mm, bmm
+void add_dropout(std::vector<OpEntry>& db);     // dropout, native_dropout
+void add_attention(std::vector<OpEntry>& db);   // scaled_dot_product_attention
+void add_conv(std::vector<OpEntry>& db);        // convolutions, transposed convolutions
+void add_pool(std::vector<OpEntry>& db);        // max/avg/adaptive pooling, unfold, fold
+void add_resample(std::vector<OpEntry>& db);    // grid_sample, interpolate, upsample_*, pad by mode
+void add_view(std::vector<OpEntry>& db);        // reshape, transpose, select, slice, expand, squeeze, alias, ...
+void add_shape(std::vector<OpEntry>& db);       // cat, stack, constant padding
+void add_index(std::vector<OpEntry>& db);       // gather/scatter, masked ops, index, embedding, nonzero
+void add_sort(std::vector<OpEntry>& db);        // sort, topk, median, mode, unique, randperm, searchsorted
+void add_rearrange(std::vector<OpEntry>& db);   // repeat, repeat_interleave, roll, flip, diff
+void add_factory(std::vector<OpEntry>& db);     // arange, zeros, full, fill
+void add_random(std::vector<OpEntry>& db);      // rand_like, randn_like
+void add_models(std::vector<OpEntry>& db);      // family model: a ResNet block, a transformer block, a text classifier
 
 // ---- running an entry ---------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-// kiln/test/test_support/opdb_norm.cpp — op database entries: batch, instance and group
-// normalization, the native_* forms with their statistics, dropout and attention.
+// kiln/test/test_support/opdb_norm.cpp — op database entries: layer and RMS normalization;
+// batch, instance and group normalization; the native_* forms with their statistics.
 //
 // Training-mode entries update running statistics in place: each entry clones them first and
 // returns them after the output, so every mode compares the updated statistics with PyTorch's
@@ -30,6 +30,24 @@ void add_norm(std::vector<OpEntry>& db) {
   auto entry = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
     db.push_back({std::move(name), "norm", std::move(f), std::move(torch), std::move(samples)});
   };
+
+  // ---- layer_norm, rms_norm ----
+  auto rows = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "norm", f, torch,
+                  {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({2, 0})}, {seq({2, 3}, kHalf)}, {seq({4}, kDouble)}}});
+  };
+  rows("layer_norm", "torch.nn.functional.layer_norm(a0, [a0.shape[-1]])",
+       one([](const std::vector<Tensor>& in) { return layer_norm(in[0], {in[0].size(-1)}); }));
+  rows("rms_norm", "torch.nn.functional.rms_norm(a0, [a0.shape[-1]])",
+       one([](const std::vector<Tensor>& in) { return rms_norm(in[0], {in[0].size(-1)}); }));
+  db.push_back({"layer_norm:affine", "norm",
+                one([](const std::vector<Tensor>& in) { return layer_norm(in[0], {3}, in[1], in[2], 1e-3); }),
+                "torch.nn.functional.layer_norm(a0, [3], a1, a2, 1e-3)",
+                {{seq({2, 3}), seq({3}), seq({3}, kFloat, 1.0)}, {seq({2, 2, 3}), seq({3}), seq({3})},
+                 {seq({2, 4}), seq({3}), seq({3})}}});  // the last raises
+  db.push_back({"rms_norm:weight", "norm", one([](const std::vector<Tensor>& in) { return rms_norm(in[0], {2, 3}, in[1]); }),
+                "torch.nn.functional.rms_norm(a0, [2, 3], a1)",
+                {{seq({2, 3}), seq({2, 3})}, {seq({4, 2, 3}, kHalf), seq({2, 3}, kHalf)}}});
 
   // ---- batch_norm: (input, weight, bias, running_mean, running_var) ----
   entry("batch_norm:eval", F + "batch_norm(a0, a3, a4, a1, a2, False, 0.1, 1e-5)",
@@ -123,59 +141,6 @@ void add_norm(std::vector<OpEntry>& db) {
          {wave({3, 4}, kDouble), wave({3, 4}, kDouble, 1.0), wave({3, 4}, kDouble, 2.0)},
          {wave({2, 3, 4}, kHalf), wave({3, 4}, kHalf, 1.0), wave({3, 4}, kHalf, 2.0)},
          {wave({2, 4, 3}), wave({3, 4}), wave({3, 4})}});  // trailing dims differ: raises
-
-  // ---- dropout: random; evaluation and p = 0 return the input ----
-  db.push_back({"dropout", "norm", one([](const std::vector<Tensor>& in) { return dropout(in[0], 0.5, true); }),
-                F + "dropout(a0, 0.5, True)", {{wave({4, 5})}, {wave({3}, kHalf)}, {ints({3})}}, std::nullopt,
-                /*random=*/true});
-  entry("dropout:eval", F + "dropout(a0, 0.5, False)",
-        one([](const std::vector<Tensor>& in) { return dropout(in[0], 0.5, false); }), {{wave({4, 5})}});
-  entry("dropout:p1", F + "dropout(a0, 1.0, True)",
-        one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.0, true); }),
-        {{wave({4, 5})}, {specials()}});
-  db.push_back({"native_dropout", "norm",
-                [](const std::vector<Tensor>& in) {
-                  auto [out, mask] = native_dropout(in[0], 0.25, true);
-                  return std::vector<Tensor>{out, mask};
-                },
-                "tuple(torch.native_dropout(a0, 0.25, True))", {{wave({4, 5})}}, std::nullopt, /*random=*/true});
-  entry("native_dropout:eval", "tuple(torch.native_dropout(a0, 0.5, False))",
-        [](const std::vector<Tensor>& in) {
-          auto [out, mask] = native_dropout(in[0], 0.5, false);
-          return std::vector<Tensor>{out, mask};
-        },
-        {{wave({4, 5})}, {ints({3})}});
-  entry("dropout:bad_p", F + "dropout(a0, 1.5, True)",
-        one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.5, true); }), {{wave({2})}});
-
-  // ---- scaled_dot_product_attention: (query, key, value[, mask]) ----
-  entry("scaled_dot_product_attention", F + "scaled_dot_product_attention(a0, a1, a2)",
-        one([](const std::vector<Tensor>& in) { return scaled_dot_product_attention(in[0], in[1], in[2]); }),
-        {{wave({2, 3, 4, 8}), wave({2, 3, 5, 8}, kFloat, 1.0), wave({2, 3, 5, 6}, kFloat, 2.0)},
-         {wave({4, 8}), wave({5, 8}, kFloat, 1.0), wave({5, 8}, kFloat, 2.0)},
-         {wave({2, 4, 8}, kDouble), wave({2, 5, 8}, kDouble, 1.0), wave({2, 5, 8}, kDouble, 2.0)},
-         {wave({2, 8, 4}).transpose(1, 2), wave({2, 5, 8}, kFloat, 1.0), wave({2, 5, 8}, kFloat, 2.0)},
-         {wave({2, 0, 8}), wave({2, 5, 8}), wave({2, 5, 8})},
-         {wave({2, 4, 8}), wave({2, 5, 7}), wave({2, 5, 8})},                  // embedding dims differ: raises
-         {wave({2, 4, 8}), wave({2, 5, 8}, kDouble), wave({2, 5, 8}, kDouble)}});  // dtypes differ: raises
-  entry("scaled_dot_product_attention:causal_scale",
-        F + "scaled_dot_product_attention(a0, a1, a2, is_causal=True, scale=0.3)",
-        one([](const std::vector<Tensor>& in) {
-          return scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, true, 0.3);
-        }),
-        {{wave({2, 2, 5, 8}), wave({2, 2, 5, 8}, kFloat, 1.0), wave({2, 2, 5, 8}, kFloat, 2.0)},
-         {wave({3, 6, 4}), wave({3, 4, 4}, kFloat, 1.0), wave({3, 4, 4}, kFloat, 2.0)}});  // L > S
-  entry("scaled_dot_product_attention:mask", F + "scaled_dot_product_attention(a0, a1, a2, attn_mask=a3)",
-        one([](const std::vector<Tensor>& in) { return scaled_dot_product_attention(in[0], in[1], in[2], in[3]); }),
-        {{wave({2, 3, 4}), wave({2, 5, 4}, kFloat, 1.0), wave({2, 5, 4}, kFloat, 2.0),
-          logical_and(gt(wave({3, 5}, kFloat, 0.5, 1.1), -0.3), gt(seq({3, 1}, kFloat, -1.0, 1.0), -0.5))},  // row 0 fully masked
-         {wave({2, 3, 4}), wave({2, 5, 4}, kFloat, 1.0), wave({2, 5, 4}, kFloat, 2.0), wave({2, 1, 5}, kFloat, 3.0)},
-         {wave({2, 3, 4}), wave({2, 5, 4}), wave({2, 5, 4}), ints({3, 5})}});  // an integer mask: raises
-  entry("scaled_dot_product_attention:gqa", F + "scaled_dot_product_attention(a0, a1, a2, enable_gqa=True)",
-        one([](const std::vector<Tensor>& in) {
-          return scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, false, std::nullopt, true);
-        }),
-        {{wave({1, 4, 3, 8}), wave({1, 2, 5, 8}, kFloat, 1.0), wave({1, 2, 5, 8}, kFloat, 2.0)}});
 }
 
 }  // namespace kiln::opdb

@@ -1,0 +1,24 @@
+// kiln/frontend/arg_checks.h — internal: argument checks that several op families share, with
+// PyTorch's wording. Not part of the public API.
+#pragma once
+
+#include "base/dtype.h"
+#include "frontend/tensor.h"
+
+#include <string_view>
+
+namespace kiln {
+
+// The C++ element type names PyTorch's TypeMeta prints ("float != double").
+const char* cpp_type_name(ScalarType t);
+
+// Whether dim da of a and dim db of b have equal sizes (decided with a guard when symbolic).
+bool same_size(const Tensor& a, int64_t da, const Tensor& b, int64_t db);
+
+// The size for messages: the hint of a symbolic size (no guard).
+int64_t hint_size(const Tensor& t, int64_t d);
+
+// Fails unless x and y (called a and b in the message) have one dtype.
+void check_same_dtype(std::string_view op, const char* a, const char* b, const Tensor& x, const Tensor& y);
+
+}  // namespace kiln

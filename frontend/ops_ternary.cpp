@@ -1,0 +1,99 @@
+// kiln/frontend/ops_ternary.cpp — the Ternary family's frontend: where and clamp (clamp_min /
+// clamp_max: one bound, run as maximum / minimum).
+#include "frontend/dispatch.h"
+#include "base/error.h"
+#include "frontend/operands.h"
+#include "frontend/ops_factory.h"
+#include "frontend/ops.h"
+#include "frontend/promotion.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+namespace kiln {
+
+using ir::OpKind;
+
+namespace {
+
+Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrScalar& b) {
+  if (cond.dtype() != ScalarType::Bool) {
+    fail("where", "expected condition to be a boolean tensor, but got a tensor with dtype {}", c10_type_name(cond.dtype()));
+  }
+  ScalarType dt = result_type({a, b});
+  Device device = common_device("where", {cond, a, b});
+  // Broadcast all three; the condition keeps its dtype.
+  std::vector<const Tensor*> ts{&cond};
+  for (const TensorOrScalar* o : {&a, &b})
+    if (const Tensor* t = std::get_if<Tensor>(o)) ts.push_back(t);
+  const BroadcastShape shape("where", ts);
+  auto prep = [&](const TensorOrScalar& o) {
+    Tensor t = std::holds_alternative<Tensor>(o) ? std::get<Tensor>(o).to(dt)
+                                                 : scalar_tensor(std::get<Scalar>(o), TensorOptions(dt).device(device));
+    return shape.expand(t);
+  };
+  Tensor c = shape.expand(cond);
+  return dispatch1(OpKind::where, {c, prep(a), prep(b)});
+}
+
+// clamp over already-promoted operands: both bounds use the clamp prim, one bound
+// maximum/minimum (NaN in the input or a bound propagates either way, as in PyTorch).
+Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, bool has_max) {
+  if (!has_min && !has_max) fail("clamp", "At least one of 'min' or 'max' must not be None");
+  ScalarType dt = result_type(operands);
+  if (dt == ScalarType::Bool) {
+    // PyTorch: one tensor bound runs maximum/minimum, which bool supports; its clamp kernels
+    // (both bounds, or a scalar bound) are not instantiated for bool.
+    const bool scalar_bound = std::any_of(operands.begin() + 1, operands.end(),
+                                          [](const TensorOrScalar& o) { return std::holds_alternative<Scalar>(o); });
+    if (scalar_bound || (has_min && has_max)) {
+      const char* kernel = !scalar_bound ? "clamp_cpu"
+                           : has_min && has_max ? "clamp_scalar_cpu"
+                           : has_min            ? "clamp_min_scalar_cpu"
+                                                : "clamp_max_scalar_cpu";
+      fail("clamp", "\"{}\" not implemented for 'Bool'", kernel);
+    }
+  }
+  for (const TensorOrScalar& o : operands)  // scalar bounds convert checked, as PyTorch's clamp
+    if (const Scalar* bound = std::get_if<Scalar>(&o)) check_scalar_fits("clamp", *bound, dt);
+  std::vector<Tensor> ops = promote_and_broadcast("clamp", operands, dt);
+  if (has_min && has_max) return dispatch1(OpKind::clamp, {ops[0], ops[1], ops[2]});
+  return dispatch1(has_min ? OpKind::maximum : OpKind::minimum, {ops[0], ops[1]});
+}
+
+}  // namespace
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
+  return where_impl(condition, self, other);
+}
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other) {
+  return where_impl(condition, self, other);
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  std::vector<TensorOrScalar> operands{self};
+  if (min) operands.emplace_back(*min);
+  if (max) operands.emplace_back(*max);
+  return clamp_impl(operands, min.has_value(), max.has_value());
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  bool has_min = min && min->defined();
+  bool has_max = max && max->defined();
+  std::vector<TensorOrScalar> operands{self};
+  if (has_min) operands.emplace_back(*min);
+  if (has_max) operands.emplace_back(*max);
+  return clamp_impl(operands, has_min, has_max);
+}
+
+Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, std::optional<Scalar>(min), std::nullopt); }
+Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, std::optional<Scalar>(max)); }
+
+}  // namespace kiln

@@ -1,0 +1,62 @@
+// kiln/passes/schedule_launch.cpp — schedule_launch: how a GPU backend launches each kernel.
+//
+//   thread_per_point   kernels whose stages have no loop nest, and tiled outer reductions (one
+//                      thread per column walks its rows): 256 threads per block, grid-stride,
+//                      at most 16 blocks per multiprocessor.
+//   block_per_point    kernels with a stage loop (a row reduction, a softmax row): one block per
+//                      grid point, its threads sharing the stage loops, about four iterations
+//                      of the largest stage per thread (32..1024 threads, a whole number of
+//                      warps; at launch when the work is symbolic), and as many blocks as keep
+//                      every multiprocessor's 2048 threads busy four times over.
+// ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
+#include "passes/schedule.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace kiln::passes {
+
+namespace {
+
+constexpr int64_t kPointThreads = 256;
+
+// The largest stage's iterations per grid point: the product of its extents, which may
+// depend on the grid variables (evaluated at grid point 0). Only stages with a loop nest count
+// (a BlockPerPoint kernel has one).
+ir::Expr stage_work(const ir::Kernel& k) {
+  std::map<std::string, ir::Expr> at0;
+  for (size_t d = 0; d < k.grid.size(); ++d) at0[ir::grid_var(d)] = ir::Expr(0);
+  std::optional<ir::Expr> most;
+  for (const ir::KStage& st : k.stages) {
+    if (st.extents.empty()) continue;
+    ir::Expr w = 1;
+    for (const ir::Expr& e : st.extents) w = w * e.substitute(at0);
+    most = most ? ir::max(*most, w) : w;
+  }
+  return most.value_or(ir::Expr(1));
+}
+
+}  // namespace
+
+bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
+  const ir::KLaunch before = k.schedule.launch;
+  ir::KLaunch l;
+  l.sms = t.sms;
+  bool stage_loops = false;
+  for (const ir::KStage& st : k.stages) stage_loops |= !st.extents.empty();
+  if (k.schedule.outer_reduction_tile > 0 || !stage_loops) {
+    l.kind = ir::LaunchKind::ThreadPerPoint;
+    l.threads = kPointThreads;
+  } else {
+    l.kind = ir::LaunchKind::BlockPerPoint;
+    l.work = stage_work(k);
+    if (const std::optional<int64_t> w = l.work.maybe_const()) l.threads = ir::threads_for_work(*w);
+  }
+  k.schedule.launch = l;
+  return !(before == l);
+}
+
+bool schedule_launch(ir::ExecPlan& plan, const ScheduleTarget& t) { return for_each_kernel(plan, t, schedule_launch); }
+
+}  // namespace kiln::passes

@@ -1,0 +1,64 @@
+// kiln/runtime/cpu/blas_library.cpp — dlopen of OpenBLAS with OPENBLAS_CORETYPE chosen from CPUID.
+#include "runtime/cpu/blas_library.h"
+
+#include "base/dl_symbol.h"
+#include "base/error.h"
+#include "runtime/thread_pool.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace kiln::rt {
+
+std::string blas_core_for_host() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return "";
+}
+
+namespace {
+
+constexpr const char* kLibrary = "libopenblas.so.0";
+
+BlasLibrary load() {
+  BlasLibrary b;
+  // An OpenBLAS the process has already loaded made its choice in its constructor.
+  void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!lib) {
+    const std::string core = blas_core_for_host();
+    const bool set = !core.empty() && std::getenv("OPENBLAS_CORETYPE") == nullptr;
+    if (set) setenv("OPENBLAS_CORETYPE", core.c_str(), 0);
+    lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+    if (set) unsetenv("OPENBLAS_CORETYPE");  // child processes make their own choice
+  }
+  if (!lib) fail("matmul", "cannot load {} (install Debian's libopenblas0): {}", kLibrary, dlerror());
+  std::string error;
+  bind_symbol(lib, kLibrary, "cblas_sgemm", b.sgemm, error);
+  bind_symbol(lib, kLibrary, "cblas_dgemm", b.dgemm, error);
+  void (*set_threads)(int) = nullptr;
+  char* (*corename)() = nullptr;
+  bind_symbol(lib, kLibrary, "openblas_set_num_threads", set_threads, error);
+  bind_symbol(lib, kLibrary, "openblas_get_corename", corename, error);
+  if (!error.empty()) fail("matmul", "{}", error);
+  set_threads(num_threads());
+  b.core = corename();
+  return b;
+}
+
+}  // namespace
+
+const BlasLibrary& blas() {
+  static BlasLibrary library;
+  static std::once_flag loaded;
+  std::call_once(loaded, [] { library = load(); });
+  return library;
+}
+
+}  // namespace kiln::rt

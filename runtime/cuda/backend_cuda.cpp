@@ -1,0 +1,356 @@
+// kiln/runtime/cuda/backend_cuda.cpp — the "cuda" backend: the cpu backend's fused kernels printed as CUDA C, NVRTC to cubin, launched by a Program.
+//
+// level Prim. lower(): the same passes as the cpu backend (fusion groups, kernel building,
+// memory planning), so both backends run the same ir::Kernels. compile(): each kernel printed
+// by codegen_cuda, its cubin for the device's architecture taken from this process, the
+// persistent compile cache or NVRTC (kernels compiled in parallel), loaded once per device
+// (modules are cached by key and device), all in a device rt::Program whose launcher follows
+// each kernel's launch schedule (passes/schedule_launch.cpp, run in lower() with the device's
+// multiprocessor count). mm and bmm in f32, f16 and
+// bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern or
+// fallback step is staged through the host with the cpu backend's library kernel. A kernel
+// with checks gets the device's fault record, raised at the next synchronization
+// (runtime/cuda/cuda_faults.h).
+#include "base/error.h"
+#include "base/tensor_impl.h"
+#include "base/sha256.h"
+#include "codegen_cuda/cuda_emitter.h"
+#include "codegen_cuda/driver.h"
+#include "codegen_cuda/nvrtc.h"
+#include "base/build_id.h"
+#include "passes/lower.h"
+#include "runtime/backend.h"
+#include "runtime/cache/compile_cache.h"
+#include "runtime/config.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_faults.h"
+#include "runtime/cuda/cuda_matmul.h"
+#include "runtime/interpreter/interpreter.h"
+#include "frontend/ops_factory.h"
+#include "frontend/tensor_options.h"
+#include "runtime/pipeline.h"
+#include "runtime/extend.h"
+#include "runtime/log.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+
+#ifndef KILN_VERSION_STRING
+#define KILN_VERSION_STRING "unknown"
+#endif
+
+namespace kiln::rt {
+
+namespace {
+
+const std::string kCuda = "cuda";
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ---- code: cubins by key, modules by (device, key) --------------------------------------------------
+
+struct LoadedKernel {
+  cuda::FunctionHandle fn = nullptr;
+};
+
+std::mutex& modules_mu() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::map<std::pair<int, std::string>, LoadedKernel>& modules() {
+  static auto* m = new std::map<std::pair<int, std::string>, LoadedKernel>();  // never destroyed
+  return *m;
+}
+
+struct KernelCode {
+  std::string key, source, image, log, arch;
+  CodeSource from = CodeSource::Compiled;
+  std::string error;  // set when NVRTC failed
+};
+
+// The cubin (or PTX) of one kernel's source for architecture `sm`.
+KernelCode kernel_code(const std::string& source, int sm, ObjectStore* store) {
+  KernelCode kc;
+  kc.source = source;
+  kc.key = sha256_hex(fmt::format("kiln {} cuda; {}; nvrtc {}; sm_{}\n{}", KILN_VERSION_STRING, build_id(),
+                                       cuda::nvrtc_version(), sm, source));
+  if (store) {
+    if (std::optional<std::string> img = store->load("cuda-" + kc.key, kc.from)) {
+      kc.image = std::move(*img);
+      return kc;
+    }
+  }
+  kc.from = CodeSource::Compiled;
+  cuda::NvrtcResult r = cuda::compile_for_device(source, sm);
+  kc.log = r.log;
+  kc.arch = r.arch;
+  if (!r.ok) {
+    kc.error = fmt::format("NVRTC could not compile a kernel for {}", r.arch);
+    return kc;
+  }
+  kc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
+  if (store) store->save("cuda-" + kc.key, kc.image);
+  return kc;
+}
+
+cuda::FunctionHandle load_kernel(int device, const KernelCode& kc, const std::string& name) {
+  std::lock_guard lock(modules_mu());
+  auto [it, inserted] = modules().try_emplace({device, kc.key});
+  if (inserted) {
+    try {
+      cuda::ModuleHandle m = cuda::module_load(device, kc.image);
+      it->second.fn = cuda::module_function(device, m, name);
+    } catch (...) {
+      modules().erase(it);
+      throw;
+    }
+  }
+  return it->second.fn;
+}
+
+// ---- launching ---------------------------------------------------------------------------------------
+
+struct LaunchInfo {
+  cuda::FunctionHandle fn = nullptr;
+  // A kernel with checks: the id it reports faults under (runtime/cuda/cuda_faults.h), else 0.
+  int64_t fault_id = 0;
+  ir::KLaunch launch;  // the kernel's launch schedule (passes/schedule_launch.cpp)
+  // A BlockPerPoint kernel with symbolic work: that work, over the plan's parameters.
+  ir::FastExpr work_expr;
+  // The number of grid points (the product of the grid extents), the kernel's `grid0`.
+  ir::FastExpr points_expr;
+  bool static_points = true;
+  int64_t points = 1;
+};
+
+class CudaLauncher final : public KernelLauncher {
+ public:
+  CudaLauncher(int device, std::vector<LaunchInfo> kernels) : device_(device), kernels_(std::move(kernels)) {
+    sms_ = cuda::multiprocessor_count(device);
+  }
+
+  void launch(size_t index, void* const* args, const int64_t* params, size_t num_params,
+              int64_t /*outer_extent*/) const override {
+    const LaunchInfo& k = kernels_.at(index);
+    // Symbolic extents are written over the kernel's own parameters, which `params` holds in order.
+    int64_t grid0 = k.static_points ? k.points : k.points_expr.eval(params);
+    if (grid0 <= 0) return;
+    // The schedule's threads, or its rule over the work evaluated now; blocks by its rule.
+    const ir::KLaunch& l = k.launch;
+    const int64_t threads = l.threads > 0 ? l.threads : ir::threads_for_work(k.work_expr.eval(params));
+    const int64_t blocks = ir::blocks_for(l, grid0, threads, l.sms > 0 ? l.sms : sms_);
+    // Argument values: the buffer pointers, the parameter array (by value), grid0.
+    thread_local std::vector<void*> values;
+    values.clear();
+    const size_t n_args = num_args_.at(index);
+    for (size_t i = 0; i < n_args; ++i) values.push_back(const_cast<void**>(args + i));
+    void* record = nullptr;
+    int64_t fault_id = k.fault_id;
+    if (fault_id != 0) {  // a checked kernel: the device's fault record and the kernel's id
+      record = device_fault_record(device_);
+      values.push_back(&record);
+      values.push_back(&fault_id);
+    }
+    int64_t none = 0;
+    values.push_back(num_params ? const_cast<int64_t*>(params) : &none);
+    values.push_back(&grid0);
+    cuda::launch_kernel(device_, k.fn, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0,
+                        cuda::current_stream(device_).handle(), values.data());
+    if (fault_id != 0) note_checked_launch(device_);
+  }
+
+  std::vector<size_t> num_args_;  // per kernel: its buffer arguments
+
+ private:
+  int device_;
+  int sms_ = 1;
+  std::vector<LaunchInfo> kernels_;
+};
+
+// A step no device kernel computes, staged through the host: the inputs copied to the cpu,
+// the cpu backend's library kernel (or the reference interpreter for a prim no library
+// computes) run there on host outputs of the buffers' sizes, the results copied back. Correct
+// and slow; counted (staged_steps()).
+ExternKernelFn staged_step(const ir::PlanStep& st) {
+  LibraryKernel host = find_backend("cpu")->library_kernel(st.op);
+  return [op = st.op, host = std::move(host)](const std::vector<Tensor>& ins, const ir::AttrList& attrs,
+                                              const std::vector<Tensor>& outs) {
+    count_staged_step();
+    const DefaultDeviceScope on_host{Device()};  // the host code makes host temporaries
+    std::vector<Tensor> host_ins;
+    for (const Tensor& t : ins) host_ins.push_back(t.to(Device()));
+    std::vector<Tensor> host_outs;
+    if (host) {
+      for (const Tensor& o : outs) host_outs.push_back(empty(o.sizes().vec(), TensorOptions(o.dtype())));
+      host.fn(host_ins, attrs, host_outs);
+    } else {
+      host_outs = interpret_op(op, host_ins, attrs);
+    }
+    for (size_t i = 0; i < outs.size(); ++i) Tensor(outs[i]).copy_(host_outs.at(i));
+  };
+}
+
+// The function of every non-kernel step: a user's lowering or custom op (on the device),
+// cuBLASLt for mm and bmm in f32/f16/bf16, else the step staged through the host.
+std::vector<ExternKernelFn> device_step_fns(const Compilation& c, const Backend& backend) {
+  std::vector<ExternKernelFn> fns = plan_step_fns(c, backend);
+  fns.resize(c.plan.steps.size());
+  for (size_t i = 0; i < c.plan.steps.size(); ++i) {
+    const ir::PlanStep& st = c.plan.steps[i];
+    if (st.kind == ir::StepKind::Kernel || fns[i]) continue;
+    ExternKernelFn staged = staged_step(st);
+    if (st.kind == ir::StepKind::Extern && (st.op == ir::OpKind::mm || st.op == ir::OpKind::bmm)) {
+      fns[i] = [op = st.op, staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs,
+                                    const std::vector<Tensor>& outs) {
+        if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // f64, integers
+      };
+    } else {
+      fns[i] = std::move(staged);
+    }
+  }
+  return fns;
+}
+
+class CudaExecutable final : public Executable {
+ public:
+  explicit CudaExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
+    const Device device = program_->device();
+    for (const Tensor& t : inputs)
+      if (t.device() != device && !(t.device().is_cpu() && t.impl()->sizes().empty()))
+        fail("compile", "this function was compiled for {}, but an input is on {}", device.str(), t.device().str());
+    for (const Tensor& t : inputs)
+      if (t.device() != device) {  // a 0-dim cpu tensor joins as a scalar, as in eager ops
+        std::vector<Tensor> moved = inputs;
+        for (Tensor& m : moved)
+          if (m.device() != device) m = m.to(device);
+        return program_->run(moved);
+      }
+    return program_->run(inputs);
+  }
+  int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
+
+ private:
+  std::unique_ptr<Program> program_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kCuda; }
+  ir::OpLevel level() const override { return ir::OpLevel::Prim; }
+  bool lowers(const ir::Node& n) const override {
+    const Lowering* l = find_lowering(kCuda, n.op());
+    return l && l->call;
+  }
+  bool runs_extern_lowerings() const override { return true; }
+
+  void lower(Compilation& c) const override {
+    passes::LowerOptions lo;
+    lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
+      if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
+        return fmt::format("lowering {}", l->name);
+      if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
+      if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
+      const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
+      return lib ? fmt::format("host {}", lib.name) : std::string();
+    };
+    // The grid is sized for the device's multiprocessors when a driver can say (else at launch).
+    passes::ScheduleTarget target;
+    const Device device = c.opts.device.is_cuda() ? c.opts.device : Device(kCUDA, 0);
+    if (cuda::driver_available() && device.index < cuda::driver_device_count())
+      target.sms = cuda::multiprocessor_count(device.index);
+    lower_to_kernels(c, std::move(lo), target,
+                     {{"schedule_launch", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
+                         return passes::schedule_launch(p, t);
+                       }}});
+  }
+
+  CompileStatus compile(Compilation& c) const override {
+    const Device device = c.opts.device.is_cuda() ? c.opts.device : Device(kCUDA, 0);
+    std::string why;
+    if (!cuda::driver_available(&why))
+      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': CUDA is not available: {}",
+                                                c.opts.name, why));
+    if (!cuda::nvrtc_available(&why))
+      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
+    const int sm = cuda::compute_capability(device.index);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<const ir::Kernel*> kernels = c.plan.kernels();
+    std::vector<std::string> sources;
+    for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_cuda(*k));
+    c.stages.push_back({"cuda_emit", ms_since(t0), true});
+    ObjectStore* store = compile_cache();
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<KernelCode> code(kernels.size());
+    {
+      std::vector<std::future<KernelCode>> jobs;
+      for (size_t i = 1; i < kernels.size(); ++i)
+        jobs.push_back(std::async(std::launch::async, [&, i] { return kernel_code(sources[i], sm, store); }));
+      if (!kernels.empty()) code[0] = kernel_code(sources[0], sm, store);
+      for (size_t i = 1; i < kernels.size(); ++i) code[i] = jobs[i - 1].get();
+    }
+    bool compiled = false;
+    std::string all_source, log;
+    for (size_t i = 0; i < code.size(); ++i) {
+      all_source += sources[i] + "\n";
+      if (!code[i].log.empty()) log += fmt::format("{}:\n{}\n", kernels[i]->name, code[i].log);
+      compiled = compiled || code[i].from == CodeSource::Compiled;
+      if (!code[i].error.empty())
+        return CompileStatus::failure(
+            fmt::format("backend 'cuda' cannot compile '{}': kernel {}: {}\n--- source ---\n{}", c.opts.name,
+                        kernels[i]->name, code[i].error, sources[i]),
+            code[i].log);
+    }
+    c.stages.push_back({compiled ? "nvrtc" : "cubin_lookup", ms_since(t1), true});
+    c.code_source = code.empty() ? CodeSource::Memory : code[0].from;
+    for (const KernelCode& kc : code)
+      if (kc.from == CodeSource::Compiled) c.code_source = CodeSource::Compiled;
+    c.snapshot("cuda_source", "cu", all_source);
+    const auto t2 = std::chrono::steady_clock::now();
+    std::vector<LaunchInfo> infos;
+    std::vector<size_t> num_args;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      LaunchInfo li;
+      li.fn = load_kernel(device.index, code[i], kernels[i]->name);
+      li.launch = kernels[i]->schedule.launch;
+      if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
+      if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
+      ir::Expr points = 1;
+      for (const ir::Expr& e : kernels[i]->grid) points = points * e;
+      li.static_points = points.is_const();
+      if (li.static_points)
+        li.points = points.as_const();
+      else
+        li.points_expr = ir::FastExpr(points, kernels[i]->params);
+      infos.push_back(std::move(li));
+      num_args.push_back(kernels[i]->args.size());
+    }
+    c.stages.push_back({"module_load", ms_since(t2), true});
+    std::vector<ParamSource> params = plan_param_sources(c, kCuda);
+    // A user's lowering or a custom op's eager implementation receives the device tensors.
+    std::vector<ExternKernelFn> externs = device_step_fns(c, *this);
+    KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels for sm_{}, code {} in {:.2f} ms", c.opts.name,
+                kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
+    auto launcher = std::make_shared<CudaLauncher>(device.index, std::move(infos));
+    launcher->num_args_ = std::move(num_args);
+    CompileStatus s;
+    s.log = log;
+    s.exe = std::make_unique<CudaExecutable>(
+        std::make_unique<Program>(c.plan, device, std::move(launcher), std::move(params), std::move(externs)));
+    return s;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+}  // namespace kiln::rt

@@ -1,0 +1,69 @@
+// kiln/runtime/cuda/cuda_eager.cpp — eager prims on cuda tensors that no generated kernel computes.
+//
+// runtime/eager.cpp runs pointwise prims, casts and reductions on cuda tensors as generated
+// kernels, as on the cpu; it hands every other prim here (installed by runtime/wiring.cpp).
+#include "runtime/cuda/cuda_eager.h"
+#include "runtime/wiring.h"
+
+#include "base/error.h"
+#include "base/tensor_impl.h"
+#include "codegen_cuda/driver.h"
+#include "frontend/ops_factory.h"
+#include "frontend/ops_view.h"
+#include "ir/shape_fns.h"
+#include "runtime/cuda/cuda_matmul.h"
+#include "runtime/eager.h"
+#include "runtime/interpreter/interp_kernels.h"
+
+namespace kiln::rt {
+
+// A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt; views as
+// metadata (a reshape or as_strided that must copy copies on the device first); anything else
+// on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
+// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort, scans,
+// indexing, random draws: the same Philox stream as the cpu, since the cpu draws it).
+std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
+                                     Device d) {
+  const ir::OpInfo& info = ir::op_info(op);
+  if (inputs.empty()) {  // a factory: the device must exist (an input on it proves it does)
+    std::string why;
+    if (!cuda::driver_available(&why))
+      fail(info.name, "cannot create a tensor on {}: CUDA is not available: {}", d.str(), why);
+    if (d.index >= cuda::driver_device_count())
+      fail(info.name, "cannot create a tensor on {}: device index {} is out of range (this machine has {} CUDA device(s))",
+           d.str(), d.index, cuda::driver_device_count());
+  }
+  if (info.family == ir::OpFamily::View) {
+    std::vector<Tensor> in = inputs;
+    const TensorImpl& t = *in.at(0).impl();
+    const bool copies =
+        (op == ir::OpKind::reshape &&
+         !compute_view_strides(t.sizes(), t.strides(), ir::to_ints(attrs.get<std::vector<ir::Expr>>(op, "size")))) ||
+        (op == ir::OpKind::as_strided && !t.is_contiguous());
+    if (copies) in[0] = in[0].clone();
+    return {interp::view(ir::as_view(op), in[0], attrs)};
+  }
+  if (op == ir::OpKind::mm || op == ir::OpKind::bmm) {
+    std::vector<ir::TensorType> types;
+    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+    const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
+                           TensorOptions(inputs[0].dtype()).device(d));
+    if (cuda_matmul(op, inputs[0], inputs[1], r)) return {r};
+  }
+  std::vector<Tensor> host;
+  for (const Tensor& t : inputs) host.push_back(t.to(Device()));
+  ir::AttrList host_attrs = attrs;
+  for (ir::AttrValue& v : host_attrs.values())
+    if (std::holds_alternative<Device>(v)) v = Device();
+  std::vector<Tensor> out = eager_execute(op, host, host_attrs);
+  for (Tensor& t : out) t = t.to(d);
+  return out;
+}
+
+}  // namespace kiln::rt
+
+namespace kiln::rt {
+
+void wire_cuda_eager() { install_device_eager(&cuda_eager); }
+
+}  // namespace kiln::rt

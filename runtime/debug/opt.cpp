@@ -1,0 +1,72 @@
+// kiln/runtime/debug/opt.cpp — opt_report: run the driver keeping every stage's text, then print.
+#include "runtime/debug/opt.h"
+
+#include "base/error.h"
+#include "ir/shape_env.h"
+#include "ir/text.h"
+#include "runtime/backend.h"
+#include "runtime/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kiln::rt {
+
+ir::OpLevel parse_level(std::string_view name) {
+  if (name == "core") return ir::OpLevel::Core;
+  if (name == "prim") return ir::OpLevel::Prim;
+  if (name == "composite") return ir::OpLevel::Composite;
+  fail("opt", "unknown level '{}'; expected core, prim or composite", name);
+}
+
+std::string opt_report(std::string_view graph_text, const OptOptions& o) {
+  std::shared_ptr<ir::Graph> g = ir::parse_graph(graph_text);
+  const std::shared_ptr<const Backend> backend = find_backend(o.backend, "opt");
+  if (!backend->traces()) fail("opt", "backend '{}' compiles nothing", o.backend);
+  DriverOptions opts;
+  opts.name = "opt";
+  opts.keep_text = true;
+  opts.keep_stage_texts = true;
+  opts.want_code = o.emit_code;
+  opts.level = o.level;
+  opts.only_stages = o.passes;
+  opts.params = params_from_inputs(*g);
+  opts.stop_before_compile = !o.emit_code;
+  // Decompositions trace on symbolic sizes under a ShapeEnv: one symbol per input symbol, in
+  // order of first appearance, with made-up hints (performance choices only).
+  ir::ShapeEnv env;
+  ir::ShapeEnvScope scope(&env);
+  std::vector<std::string> order;
+  for (const ir::Value* in : g->inputs())
+    for (const ir::Expr& e : in->type().sizes)
+      if (e.is_symbol() && std::find(order.begin(), order.end(), e.symbol_name()) == order.end())
+        order.push_back(e.symbol_name());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const ir::Expr s = env.create_symbol(static_cast<int64_t>(8 + k), order[k], /*duck=*/false);
+    if (s.symbol_name() != order[k])
+      fail("opt", "input size symbols must be named s0, s1, ... in order of first appearance; found {} where {} was expected",
+           order[k], s.symbol_name());
+  }
+  opts.hints = env.hints();
+  std::string out = fmt::format("// kiln opt --backend {} --level {}\n", backend->name(),
+                                ir::level_name(o.level.value_or(backend->level())));
+  out += "// ---- input ----\n" + ir::print_graph(*g);
+  Compilation c = compile_graph(g, *backend, std::move(opts));
+  // Every snapshot in order, as the debug dump names it. Kernel names carry a per-process
+  // counter; they print as k0, k1, ... for stable output.
+  for (const Compilation::Snapshot& s : c.texts) {
+    if (s.name == "traced") continue;  // the input, printed above
+    std::string text = s.text;
+    if (s.file.size() > 3 && s.file.compare(s.file.size() - 3, 3, ".kk") == 0)
+      for (size_t at; (at = text.find(c.prefix)) != std::string::npos;) text.replace(at, c.prefix.size(), "k");
+    std::string title = "after " + s.name;
+    if (s.name == "fuse" && c.has_fusion) title = "fusion groups (the steps computing each node)";
+    if (s.name == "plan") title = "plan and kernels";
+    out += fmt::format("// ---- {} ---- {}\n{}", title, s.file, text);
+  }
+  if (o.emit_code && !c.status.ok()) out += fmt::format("// ---- compile failed ----\n// {}\n{}", c.status.error, c.status.log);
+  return out;
+}
+
+}  // namespace kiln::rt

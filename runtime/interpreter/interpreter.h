@@ -1,0 +1,32 @@
+// kiln/runtime/interpreter/interpreter.h — the reference interpreter: prims on CPU tensors, plain loops.
+//
+// It is the executable specification every other path is tested against, and the backend
+// "interpreter". Strided scalar loops, f16/bf16 computed in f32, integers wrap around,
+// PyTorch semantics for division, remainder, NaN and rounding. Written for clarity.
+#pragma once
+
+#include "frontend/tensor.h"
+#include "ir/graph.h"
+
+#include <functional>
+#include <vector>
+
+namespace kiln::rt {
+
+// Runs one prim on eager CPU tensors; outputs are fresh contiguous tensors, except view prims
+// which return views of their input. A composite op runs its decomposition.
+std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
+
+// Runs a whole graph: inputs bind to graph inputs in order.
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
+
+// Test only: a function rt::interpret calls with each node and the outputs it computed, which
+// it may change. Tests use it to make the reference deliberately wrong for one op and so
+// exercise KILN_VERIFY, KILN_REPRO_DIR and the minimizer without a real backend bug. Only
+// whole-graph interpretation is affected (interpret_op, which compiled programs use for
+// fallback prims, is not). An empty function removes it. Not for concurrent use with running
+// graphs.
+using InterpretFault = std::function<void(const ir::Node& node, std::vector<Tensor>& outputs)>;
+void set_interpret_fault_for_testing(InterpretFault fault);
+
+}  // namespace kiln::rt

@@ -1,0 +1,143 @@
+// kiln/test/test_support/opdb_linear.cpp — op database entries: linear, cross_entropy,
+// matmul, addmm, baddbmm, einsum, cdist and pdist (frontend/ops_linear.h).
+#include "test_support/opdb.h"
+
+#include "test_support/make.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace kiln::opdb {
+
+void add_linear(std::vector<OpEntry>& db) {
+  db.push_back({"linear", "linear", one([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); }),
+                "torch.nn.functional.linear(a0, a1, a2)",
+                {{seq({2, 3}), seq({4, 3}), seq({4})}, {seq({3}), seq({2, 3}), seq({2})}, {seq({2, 2, 3}), seq({1, 3}), seq({})}}});
+  const Tensor target = test::make<int64_t>({2, -100, 0});
+  db.push_back({"cross_entropy", "linear", one([target](const std::vector<Tensor>& in) { return cross_entropy(in[0], target); }),
+                "torch.nn.functional.cross_entropy(a0, " + py_tensor(target) + ")",
+                {{seq({3, 4})}, {seq({4, 3}).t()}, {seq({3, 4}, kDouble)}}});
+  const Tensor target2 = test::make<int64_t>({2, 1, 0});
+  db.push_back({"cross_entropy:weight_smoothing", "linear",
+                one([target2](const std::vector<Tensor>& in) { return cross_entropy(in[0], target2, in[1], "none", 1, 0.25); }),
+                "torch.nn.functional.cross_entropy(a0, " + py_tensor(target2) +
+                    ", a1, reduction='none', ignore_index=1, label_smoothing=0.25)",
+                {{seq({3, 4}), seq({4}, kFloat, 0.5, 0.5)}}});
+
+  db.push_back({"matmul", "linear", one([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }),
+                "torch.matmul(a0, a1)",
+                {{seq({2, 3}), seq({3, 4})},
+                 {seq({3}), seq({3, 2})},
+                 {seq({2, 2, 3}), seq({3, 4})},
+                 {seq({4, 3}).t(), seq({2, 1, 4, 2})},
+                 {seq({2, 0}), seq({0, 3})},
+                 {seq({2, 3}, kDouble), seq({3, 2}, kDouble)},
+                 {seq({2, 3}), seq({4, 2})}}});  // the last raises
+  const double nan = NAN;
+  db.push_back({"addmm", "linear", one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2]); }),
+                "torch.addmm(a0, a1, a2)",
+                {{seq({2, 4}), seq({2, 3}), seq({3, 4})},
+                 {seq({4}), seq({3, 2}).t(), seq({3, 4})},
+                 {seq({}), seq({2, 3}, kDouble), seq({3, 4}, kDouble)},  // PyTorch raises: self's dtype
+                 {seq({2, 1}, kDouble), seq({2, 3}, kDouble), seq({3, 4}, kDouble)},
+                 {seq({3}), seq({2, 3}), seq({3, 4})}}});  // PyTorch raises: self does not broadcast
+  db.push_back({"addmm:scaled", "linear",
+                one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0.5, -2.0); }),
+                "torch.addmm(a0, a1, a2, beta=0.5, alpha=-2.0)", {{seq({2, 4}), seq({2, 3}), seq({3, 4})}}});
+  db.push_back({"addmm:beta0", "linear",
+                one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 0, 1); }),
+                "torch.addmm(a0, a1, a2, beta=0, alpha=1)",
+                {{test::make<double>({nan, 1, nan, 2}, {4}).to(kFloat), seq({2, 3}), seq({3, 4})}}});
+  db.push_back({"addmm:int", "linear", one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 2, 3); }),
+                "torch.addmm(a0, a1, a2, beta=2, alpha=3)", {{ints({2, 4}), ints({2, 3}), ints({3, 4})}}});
+  db.push_back({"baddbmm", "linear",
+                one([](const std::vector<Tensor>& in) { return baddbmm(in[0], in[1], in[2], 0.25, 1.5); }),
+                "torch.baddbmm(a0, a1, a2, beta=0.25, alpha=1.5)",
+                {{seq({2, 2, 4}), seq({2, 2, 3}), seq({2, 3, 4})},
+                 {seq({4}), seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 4})},
+                 {seq({2, 2, 4}), seq({2, 2, 3}), seq({3, 3, 4})}}});  // PyTorch raises: batch sizes
+
+  // einsum: one entry per equation; the PyTorch call spells the same equation.
+  auto ein = [&](std::string label, std::string equation, size_t operands, std::vector<Sample> samples) {
+    std::string torch = "torch.einsum('" + equation + "'";
+    for (size_t i = 0; i < operands; ++i) torch += ", a" + std::to_string(i);
+    db.push_back({"einsum:" + label, "linear",
+                  one([equation](const std::vector<Tensor>& in) { return einsum(equation, in); }), torch + ")",
+                  std::move(samples)});
+  };
+  ein("mm", "ij,jk->ik", 2,
+      {{seq({2, 3}), seq({3, 4})},
+       {seq({3, 2}).t(), seq({4, 3}, kFloat, 1.0, -0.5).t()},
+       {seq({2, 3}, kDouble), seq({3, 2}, kDouble)},
+       {seq({2, 0}), seq({0, 3})},
+       {seq({2, 3}), seq({4, 2})},        // j is 3 and 4: raises
+       {seq({2, 3, 1}), seq({3, 4})}});   // 3 dims for 2 subscripts: raises
+  ein("bmm", "bij,bjk->bik", 2, {{seq({2, 2, 3}), seq({2, 3, 4})}, {seq({1, 2, 3}), seq({3, 3, 2})}});  // b broadcasts
+  ein("implicit", "ij,jk", 2, {{seq({2, 3}), seq({3, 4})}});
+  ein("outer", "i,j->ij", 2, {{seq({3}), seq({4})}, {seq({3}, kHalf), seq({2}, kHalf)}});
+  ein("transpose", "ij->ji", 1, {{seq({2, 3})}, {seq({2, 3}, kLong)}});
+  ein("diagonal", "ii->i", 1, {{seq({3, 3})}, {seq({3, 4})}});  // the second raises
+  ein("trace", "ii", 1, {{seq({4, 4})}});
+  ein("sum_all", "ij->", 1, {{seq({3, 4})}});
+  ein("dot", "ij,ij->", 2, {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, 0.5)}, {seq({2, 1}), seq({2, 3})}});
+  ein("batch_diag", "bii->bi", 1, {{seq({2, 3, 3})}});
+  ein("ellipsis", "...ij,...jk->...ik", 2, {{seq({2, 1, 2, 3}), seq({3, 3, 2})}, {seq({2, 3}), seq({3, 2})}});
+  ein("ellipsis_tail", "i...->...", 1, {{seq({3, 2, 2})}});
+  ein("bilinear", "bn,anm,bm->ba", 3, {{seq({2, 3}), seq({4, 3, 2}), seq({2, 2})}});
+  ein("attention", "bhqd,bhkd->bhqk", 2, {{seq({1, 2, 3, 4}), seq({1, 2, 5, 4}, kFloat, 1.0, -0.125)}});
+  ein("upper", "Ab,bC->AC", 2, {{seq({2, 3}), seq({3, 2})}});
+  ein("spaces", "i j , j k -> i k", 2, {{seq({2, 3}), seq({3, 2})}});
+  ein("bad_output", "ij,jk->iz", 2, {{seq({2, 3}), seq({3, 4})}});  // raises
+  ein("bad_count", "ij,jk,kl->il", 3, {{seq({2, 3}), seq({3, 4}), seq({4, 2})}});
+  db.push_back({"einsum:too_few", "linear",
+                one([](const std::vector<Tensor>& in) { return einsum("ij,jk->ik", in); }),
+                "torch.einsum('ij,jk->ik', a0)", {{seq({2, 3})}}});  // raises
+
+  // cdist: p-norms of row differences; p = 2 with more than 25 rows takes the matrix-product form.
+  auto dist = [&](std::string label, std::string args, double p, std::optional<int64_t> mode, std::vector<Sample> samples,
+                  std::optional<Tolerance> tol = std::nullopt) {
+    db.push_back({"cdist" + label, "linear",
+                  one([p, mode](const std::vector<Tensor>& in) { return cdist(in[0], in[1], p, mode); }),
+                  "torch.cdist(a0, a1" + args + ")", std::move(samples), tol});
+  };
+  dist("", "", 2.0, std::nullopt,
+       {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)},
+        {seq({2, 3, 4}), seq({1, 5, 4}, kFloat, 0.5, 0.2)},
+        {seq({4, 3}).t(), seq({2, 4})},
+        {seq({3, 4}, kDouble), seq({2, 4}, kDouble)},
+        {seq({3, 0}), seq({2, 0})},
+        {seq({0, 3}), seq({2, 3})},
+        {seq({3, 4}), seq({2, 5})},                 // raises: columns differ
+        {seq({4}), seq({2, 4})},                    // raises: 1-D
+        {ints({3, 4}), ints({2, 4})},               // raises: integers
+        {seq({3, 4}), seq({2, 4}, kDouble)}});      // raises: dtypes differ
+  // The matrix-product form rounds differently from a direct difference: PyTorch's own
+  // tolerance for it is the f32 matmul's.
+  dist(":mm", "", 2.0, std::nullopt,
+       {{seq({30, 3}, kFloat, -2.0, 0.125), seq({4, 3}, kFloat, 1.0, -0.25)},
+        {seq({30, 3}, kBFloat16, -2.0, 0.125), seq({4, 3}, kBFloat16, 1.0, -0.25)}},
+       Tolerance{1e-4, 1e-4});
+  dist(":mm_forced", ", compute_mode='use_mm_for_euclid_dist'", 2.0, 1,
+       {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}, {seq({3, 4}, kDouble), seq({2, 4}, kDouble)}}, Tolerance{1e-4, 1e-4});
+  dist(":no_mm", ", compute_mode='donot_use_mm_for_euclid_dist'", 2.0, 2,
+       {{seq({30, 3}, kFloat, -2.0, 0.125), seq({4, 3}, kFloat, 1.0, -0.25)}});
+  dist(":p1", ", p=1.0", 1.0, std::nullopt, {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}, {seq({3, 4}, kHalf), seq({2, 4}, kHalf)},  // f16 raises
+        {seq({3, 4}, kBFloat16), seq({2, 4}, kBFloat16, 1.0, -0.3)}});
+  dist(":p0", ", p=0.0", 0.0, std::nullopt, {{seq({3, 4}), seq({2, 4}, kFloat, -2.5, 0.75)}});
+  dist(":pinf", ", p=float('inf')", std::numeric_limits<double>::infinity(), std::nullopt,
+       {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}});
+  dist(":p3", ", p=3.0", 3.0, std::nullopt, {{seq({3, 4}), seq({2, 4}, kFloat, 1.0, -0.3)}});
+  dist(":pneg", ", p=-1.0", -1.0, std::nullopt, {{seq({3, 4}), seq({2, 4})}});  // raises
+
+  for (double p : {2.0, 1.0, 0.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    const std::string ps = std::isinf(p) ? "float('inf')" : std::to_string(p);
+    db.push_back({"pdist:p" + std::to_string(static_cast<int>(std::isinf(p) ? -1 : p)), "linear",
+                  one([p](const std::vector<Tensor>& in) { return pdist(in[0], p); }), "torch.pdist(a0, p=" + ps + ")",
+                  {{seq({4, 3}, kFloat, -2.0, 0.4)}, {seq({3, 4}, kDouble).t()}, {seq({1, 3})}, {seq({3, 0})}}});
+  }
+  db.push_back({"pdist:errors", "linear", one([](const std::vector<Tensor>& in) { return pdist(in[0]); }), "torch.pdist(a0)",
+                {{seq({2, 3, 4})}, {ints({3, 2})}}});  // both raise
+}
+
+}  // namespace kiln::opdb

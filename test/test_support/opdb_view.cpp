@@ -1,0 +1,30 @@
+// kiln/test/test_support/opdb_view.cpp — op database entries: views (reshape, transpose, select
+// and narrow, slice, flatten, expand and unsqueeze, diagonal, movedim, squeeze, as_strided) and
+// alias.
+#include "test_support/opdb.h"
+
+namespace kiln::opdb {
+
+void add_view(std::vector<OpEntry>& db) {
+  auto views = [&](std::string name, std::string torch, Fn f) {
+    db.push_back({name, "view", f, torch, {{seq({2, 3, 4})}, {seq({4, 3, 2}).permute({2, 1, 0})}}});
+  };
+  views("reshape", "a0.reshape(4, -1) * 2", one([](const std::vector<Tensor>& in) { return in[0].reshape({4, -1}) * 2; }));
+  views("transpose", "a0.transpose(0, 2) + 1", one([](const std::vector<Tensor>& in) { return in[0].transpose(0, 2) + 1; }));
+  views("select", "a0.select(1, -1).narrow(1, 1, 2) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].select(1, -1).narrow(1, 1, 2) + 0; }));
+  views("slice", "a0[:, :, 0:4:3] - 1", one([](const std::vector<Tensor>& in) { return in[0].slice(2, 0, 4, 3) - 1; }));
+  views("flatten", "a0.flatten(1) * 1", one([](const std::vector<Tensor>& in) { return in[0].flatten(1) * 1; }));
+  views("expand", "a0.unsqueeze(0).expand(2, 2, 3, 4) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].unsqueeze(0).expand({2, 2, 3, 4}) + 0; }));
+  views("diagonal", "a0.diagonal(1, 1, 2) + 0", one([](const std::vector<Tensor>& in) { return in[0].diagonal(1, 1, 2) + 0; }));
+  views("movedim", "a0.movedim(0, -1).contiguous()",
+        one([](const std::vector<Tensor>& in) { return in[0].movedim(0, -1).contiguous(); }));
+  views("squeeze", "a0[:, 1:2].squeeze(1) * 3", one([](const std::vector<Tensor>& in) { return in[0].slice(1, 1, 2).squeeze(1) * 3; }));
+  views("as_strided", "torch.as_strided(a0.contiguous(), (3, 2), (2, 5), 1) + 0",
+        one([](const std::vector<Tensor>& in) { return in[0].contiguous().as_strided({3, 2}, {2, 5}, 1) + 0; }));
+  db.push_back({"alias", "view", one([](const std::vector<Tensor>& in) { return alias(in[0]) * 2; }),
+                "torch.ops.aten.alias(a0) * 2", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+}
+
+}  // namespace kiln::opdb
