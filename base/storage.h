@@ -77,6 +77,12 @@ class StorageImpl : public RefCounted {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Counts the in-place writes to this storage (every view of it shares the count): autograd
+  // records it when it saves a tensor and refuses to use one written since (PyTorch's version
+  // counter). Not synchronized: a tensor is written by one thread at a time.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
   static constexpr size_t kAlignment = 64;
 
  private:
@@ -85,6 +91,7 @@ class StorageImpl : public RefCounted {
   Device device_;
   Allocator* allocator_ = nullptr;  // the one that gave data_ (cpu)
   DeviceAllocator* device_allocator_ = nullptr;  // or the one that gave it (cuda)
+  uint64_t version_ = 0;
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

@@ -12,6 +12,7 @@
 #include "base/storage.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kiln {
@@ -20,6 +21,14 @@ namespace ir {
 class Value;
 }
 class Tracer;
+
+// What autograd keeps on a tensor (frontend/autograd_meta.h defines it). base knows only that
+// there may be some, and whether the tensor requires grad: the check every eager op makes is
+// one load.
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+  bool requires_grad = false;
+};
 
 class TensorImpl : public RefCounted {
  public:
@@ -56,6 +65,11 @@ class TensorImpl : public RefCounted {
   // Address of element 0 (storage data + offset * element size); null for traced tensors.
   void* data() const;
 
+  // Autograd's state of this tensor (null: never took part in autograd).
+  AutogradMetaInterface* autograd_meta() const { return autograd_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_ = std::move(m); }
+  bool requires_grad() const { return autograd_ && autograd_->requires_grad; }
+
  private:
   void refresh();
   Storage storage_;
@@ -70,6 +84,7 @@ class TensorImpl : public RefCounted {
   ir::Value* value_ = nullptr;
   uint64_t marked_dynamic_ = 0;
   uint64_t marked_static_ = 0;
+  std::unique_ptr<AutogradMetaInterface> autograd_;
 };
 
 // Contiguous (row-major) strides for `sizes`.

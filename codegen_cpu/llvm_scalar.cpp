@@ -233,7 +233,8 @@ llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::ve
       need(1);
       switch (ir::as_cast(inst.op)) {
         case ir::CastOp::convert_element_type: r = convert(e, in[0], inst.dtype, operands[0]); break;
-        case ir::CastOp::clone: r = operands[0]; break;
+        case ir::CastOp::clone:
+        case ir::CastOp::detach: r = operands[0]; break;
       }
       break;
     case ir::OpFamily::Reduction:

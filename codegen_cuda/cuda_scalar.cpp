@@ -301,7 +301,8 @@ struct Renderer {
   std::string cast(ir::CastOp op) const {
     switch (op) {
       case ir::CastOp::convert_element_type: return convert(a(), dt, in.dtype);
-      case ir::CastOp::clone: return a();
+      case ir::CastOp::clone:
+      case ir::CastOp::detach: return a();
     }
     internal_fail("cuda: unknown cast op {}", static_cast<int>(op));
   }

@@ -8,6 +8,8 @@
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
+#include "frontend/autograd_record.h"
+#include "frontend/grad_mode.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
 #include "frontend/custom_op.h"
@@ -44,6 +46,8 @@ std::vector<Tensor> dispatch(OpCall call) {
   // run instead of being folded into a value computed once at trace time.
   if (!tracer) tracer = Tracer::current();
   if (tracer) return tracer->record(call);
+  // An input that requires grad, under grad mode: the op runs and records its history.
+  if (GradMode::is_enabled() && autograd::any_requires_grad(call.inputs)) return autograd::record(call);
   if (g_eager_fast_path) {
     std::vector<Tensor> out;
     if (g_eager_fast_path(call.op, call.inputs, call.attrs, out)) return out;

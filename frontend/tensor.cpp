@@ -1,5 +1,7 @@
 // kiln/frontend/tensor.cpp — Tensor metadata, data access, and the eager mutations
 // (copy_, fill_) that write into existing storage.
+#include "frontend/autograd_inplace.h"
+#include "frontend/grad_mode.h"
 #include "frontend/tensor.h"
 
 #include "frontend/dispatch.h"
@@ -210,8 +212,13 @@ Tensor& Tensor::assign_(const Tensor& src) {
     return *this;
   }
   if (value.is_traced()) fail("copy_", "cannot copy a traced tensor into an eager tensor");
+  autograd::check_inplace(*this);
   if (value.is_alias_of(*this)) value = value.clone();  // the source may overlap the destination
-  run_copy_kernel(*this, value);
+  {
+    NoGradGuard no_grad;  // the write itself; its history is recorded after it
+    run_copy_kernel(*this, value);
+  }
+  autograd::after_inplace(*this, value);
   return *this;
 }
 

@@ -10,6 +10,8 @@
 #include "frontend/tensor_options.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,6 +20,10 @@
 #include <vector>
 
 namespace kiln {
+
+namespace autograd {
+class Node;
+}
 
 class Tensor {
  public:
@@ -103,6 +109,32 @@ class Tensor {
   Tensor to(const TensorOptions& opts) const;
   Tensor& fill_(const Scalar& v);
   Tensor& zero_() { return fill_(0); }
+
+  // ---- autograd (frontend/autograd.h) ------------------------------------------------------
+  // Marks a floating leaf as requiring grad (or not); a non-leaf cannot be unmarked.
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  // A leaf's accumulated gradient (or a non-leaf's with retain_grad()); undefined when none.
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  bool is_leaf() const;
+  // The node that made this tensor (name(): "MulBackward0"); null for a leaf.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  uint32_t output_nr() const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  // The same data with no history; detach_() drops this tensor's own.
+  Tensor detach() const;
+  Tensor& detach_();
+  // Runs hook on this tensor's gradient during backward (its result, when defined, replaces the
+  // gradient); returns a handle for remove_hook.
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(unsigned handle) const;
+  // autograd::backward({*this}, {gradient}, ...).
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, const std::vector<Tensor>& inputs = {}) const;
+  // In-place writes into this tensor's storage so far (PyTorch's _version).
+  int64_t _version() const;
 
   // ---- pointwise --------------------------------------------------------------------------
 #define KILN_TENSOR_UNARY_METHOD(name) Tensor name() const;

@@ -5,6 +5,8 @@
 // frontend/ops_view.h. The in-place forms compute out of place, check that the result fits the
 // tensor (shape and can_cast of the dtype, as PyTorch's TensorIterator does) and copy_ it in.
 // Metadata, data access, copy_/fill_/contiguous and printing live in tensor.cpp/printing.cpp.
+#include "frontend/grad_mode.h"
+#include "frontend/autograd_inplace.h"
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/ops.h"
@@ -40,6 +42,15 @@ Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
   }
   self.copy_(result);
   return self;
+}
+
+// What an in-place op that saves its first operand for the gradient of `other` (mul_, div_) reads
+// self as: a clone of it when `other` requires grad under grad mode, since the write is about to
+// change self's storage and the saved value would then refuse to be used (PyTorch saves the
+// original self the same way).
+Tensor inplace_source(const Tensor& self, const Tensor& other) {
+  if (self.is_traced() || !GradMode::is_enabled() || !other.requires_grad()) return self;
+  return self.clone();
 }
 
 }  // namespace
@@ -122,7 +133,7 @@ Tensor Tensor::clone() const { return kiln::clone(*this); }
 Tensor Tensor::to(ScalarType dtype) const { return kiln::to(*this, dtype); }
 Tensor Tensor::to(Device device) const {
   if (device == this->device()) return *this;
-  if (DeviceMover move = installed_device_mover()) return move(*this, device);
+  if (DeviceMover move = installed_device_mover()) return autograd::record_device_move(*this, move(*this, device));
   fail("to", "cannot move a tensor from {} to {}: no device runtime is installed", this->device().str(), device.str());
 }
 Tensor Tensor::cuda(int index) const { return to(Device(kCUDA, index)); }
@@ -183,9 +194,9 @@ Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) { return assign_r
 Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) { return assign_result("add_", *this, add(other, alpha)); }
 Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) { return assign_result("sub_", *this, sub(other, alpha)); }
 Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) { return assign_result("sub_", *this, sub(other, alpha)); }
-Tensor& Tensor::mul_(const Tensor& other) { return assign_result("mul_", *this, mul(other)); }
+Tensor& Tensor::mul_(const Tensor& other) { return assign_result("mul_", *this, kiln::mul(inplace_source(*this, other), other)); }
 Tensor& Tensor::mul_(const Scalar& other) { return assign_result("mul_", *this, mul(other)); }
-Tensor& Tensor::div_(const Tensor& other) { return assign_result("div_", *this, div(other)); }
+Tensor& Tensor::div_(const Tensor& other) { return assign_result("div_", *this, kiln::div(inplace_source(*this, other), other)); }
 Tensor& Tensor::div_(const Scalar& other) { return assign_result("div_", *this, div(other)); }
 
 // ---- reductions, scans ------------------------------------------------------------------------------------

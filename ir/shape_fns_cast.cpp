@@ -16,7 +16,8 @@ TensorType infer_cast(OpKind op, const Types& in, const AttrList& attrs) {
       out.dtype = attrs.get<ScalarType>(op, "dtype");
       return out;
     }
-    case CastOp::clone: return in[0];
+    case CastOp::clone:
+    case CastOp::detach: return in[0];
   }
   internal_fail("infer_cast: unhandled op {}", op_name(op));
 }

@@ -8,6 +8,7 @@
 #include "base/device.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "frontend/autograd.h"
 #include "frontend/custom_op.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"

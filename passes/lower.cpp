@@ -363,7 +363,8 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
       return compute(n->op(), dt, std::move(ops), n->attrs());
     }
     case OpFamily::Cast:
-      if (n->op() == OpKind::clone || n->input(0)->type().dtype == dt) return eval(n->input(0), idx);
+      if (n->op() == OpKind::clone || n->op() == OpKind::detach || n->input(0)->type().dtype == dt)
+        return eval(n->input(0), idx);
       return compute(n->op(), dt, {eval(n->input(0), idx)}, n->attrs());
     case OpFamily::View: return eval(n->input(0), view_source_index(n, idx));
     case OpFamily::Factory: {

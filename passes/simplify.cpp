@@ -140,7 +140,8 @@ bool simplify_algebra(ir::Graph& g) {
           repl = n->input(0)->producer()->input(0);
         break;
       case OpFamily::Cast:
-        if (n->op() == OpKind::clone || n->input(0)->type().dtype == out->type().dtype) repl = n->input(0);
+        if (n->op() == OpKind::clone || n->op() == OpKind::detach || n->input(0)->type().dtype == out->type().dtype)
+          repl = n->input(0);
         break;
       case OpFamily::View:
         if (n->op() == OpKind::reshape || n->op() == OpKind::expand) {

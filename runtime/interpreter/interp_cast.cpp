@@ -28,7 +28,8 @@ Tensor cast(ir::CastOp op, const Tensor& a, const ir::AttrList& attrs) {
       copy_into(out, a);
       return out;
     }
-    case ir::CastOp::clone: {
+    case ir::CastOp::clone:
+    case ir::CastOp::detach: {
       Tensor out = empty_contiguous(sizes_of(a), a.dtype());
       copy_into(out, a);
       return out;

@@ -1,0 +1,47 @@
+// kiln/frontend/grad_mode.h — whether ops record autograd history on this thread.
+//
+// As libtorch's: GradMode is on by default; NoGradGuard turns it off for a scope (ops run, their
+// outputs do not require grad), AutoGradMode sets it to a given value for a scope, and
+// InferenceMode turns it off too and is what a serving loop uses. The state is per thread.
+#pragma once
+
+namespace kiln {
+
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+
+// Sets grad mode for a scope and restores the previous value.
+class AutoGradMode {
+ public:
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// No autograd history for the scope (torch.no_grad()).
+class NoGradGuard : public AutoGradMode {
+ public:
+  NoGradGuard() : AutoGradMode(false) {}
+};
+
+// torch.inference_mode(): no history for the scope; `enabled` false makes it a no-op scope.
+class InferenceMode : public AutoGradMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  static bool is_enabled();
+
+ private:
+  bool prev_inference_;
+};
+
+bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+}  // namespace kiln

@@ -1,0 +1,180 @@
+// kiln/test/test_autograd_eager.cpp — eager reverse mode: the libtorch API and its semantics.
+//
+// Values are derivatives known in closed form; messages are PyTorch's. Per-op derivatives are
+// checked against finite differences and PyTorch in test_autograd_gradcheck.cpp.
+#include "kiln/kiln.h"
+
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln {
+namespace {
+
+using test::error_of;
+using test::expect_close;
+using test::expect_exact;
+using test::make;
+
+Tensor leaf(std::vector<double> v, std::vector<int64_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<int64_t>(v.size())};
+  return make<double>(v, shape).requires_grad_();
+}
+
+TEST(AutogradEager, SquareSumGradient) {
+  Tensor x = leaf({1, 2, 3});
+  EXPECT_TRUE(x.requires_grad());
+  EXPECT_TRUE(x.is_leaf());
+  Tensor y = (x * x).sum();
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  ASSERT_TRUE(y.grad_fn());
+  EXPECT_EQ(y.grad_fn()->name(), "SumBackward0");
+  EXPECT_EQ((x * x).grad_fn()->name(), "MulBackward0");
+  y.backward();
+  expect_exact(x.grad(), kDouble, {2, 4, 6});
+}
+
+TEST(AutogradEager, GradientsAccumulateAndGraphsAreFreed) {
+  Tensor x = leaf({1, 2});
+  Tensor y = (x.exp() * 3).sum();
+  y.backward({}, /*retain_graph=*/true);
+  y.backward();
+  expect_close(x.grad(), {6 * std::exp(1.0), 6 * std::exp(2.0)}, 1e-12);
+  EXPECT_EQ(error_of([&] { y.backward(); }),
+            "[backward] Trying to backward through the graph a second time (or directly access saved tensors after "
+            "they have already been freed). Saved intermediate values of the graph are freed when you call "
+            ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a "
+            "second time or if you need to access saved tensors after calling backward.");
+}
+
+TEST(AutogradEager, GradReturnsWithoutAccumulating) {
+  Tensor x = leaf({1, 2});
+  Tensor z = leaf({5});
+  Tensor y = (x * x * x).sum();
+  std::vector<Tensor> g = autograd::grad({y}, {x});
+  expect_exact(g.at(0), kDouble, {3, 12});
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_EQ(error_of([&] { autograd::grad({(x * 2).sum()}, {z}); }),
+            "[grad] One of the differentiated Tensors appears to not have been used in the graph. Set "
+            "allow_unused=True if this is the desired behavior.");
+  std::vector<Tensor> u = autograd::grad({(x * 2).sum()}, {x, z}, {}, std::nullopt, false, /*allow_unused=*/true);
+  expect_exact(u.at(0), kDouble, {2, 2});
+  EXPECT_FALSE(u.at(1).defined());
+}
+
+TEST(AutogradEager, NonScalarOutputsNeedAGradient) {
+  Tensor x = leaf({1, 2, 3});
+  Tensor y = x * 2;
+  EXPECT_EQ(error_of([&] { y.backward(); }), "[backward] grad can be implicitly created only for scalar outputs");
+  y.backward(make<double>({1, 10, 100}, {3}));
+  expect_exact(x.grad(), kDouble, {2, 20, 200});
+  EXPECT_EQ(error_of([&] { (x * 2).backward(make<double>({1, 2}, {2})); }),
+            "[backward] Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape "
+            "of torch.Size([3]).");
+}
+
+TEST(AutogradEager, OutputsThatDoNotRequireGrad) {
+  Tensor x = leaf({1, -2, 3});
+  Tensor i = argmax(x);
+  EXPECT_FALSE(i.requires_grad());
+  EXPECT_EQ(error_of([&] { gt(x, 0).sum().backward(); }),
+            "[backward] element 0 of tensors does not require grad and does not have a grad_fn");
+  EXPECT_EQ(error_of([&] { make<int64_t>({1, 2}, {2}).requires_grad_(); }),
+            "[requires_grad_] only Tensors of floating point and complex dtype can require gradients");
+  {
+    NoGradGuard guard;
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  EXPECT_FALSE(x.detach().requires_grad());
+  Tensor y = x * 2;
+  EXPECT_EQ(error_of([&] { y.requires_grad_(false); }),
+            "[requires_grad_] you can only change requires_grad flags of leaf variables. If you want to use a "
+            "computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+}
+
+TEST(AutogradEager, InPlaceErrorsAreRaised) {
+  Tensor x = leaf({1, 2});
+  EXPECT_EQ(error_of([&] { x.mul_(2); }),
+            "[inplace] a leaf Variable that requires grad is being used in an in-place operation.");
+  Tensor y = x.exp();
+  Tensor z = y.sum();
+  y.mul_(2);  // exp saved its output
+  EXPECT_EQ(y._version(), 1);
+  EXPECT_EQ(error_of([&] { z.backward(); }),
+            "[backward] one of the variables needed for gradient computation has been modified by an inplace "
+            "operation: [torch.DoubleTensor [2]], which is output 0 of ExpBackward0, is at version 1; expected "
+            "version 0 instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True).");
+}
+
+TEST(AutogradEager, InPlaceOpsRecordHistory) {
+  Tensor x = leaf({1, 2, 3});
+  Tensor a = x * 1;
+  a.add_(x);          // a = 2x
+  a.mul_(x);          // a = 2x^2
+  a.sum().backward();
+  expect_exact(x.grad(), kDouble, {4, 8, 12});
+  // A write into a view rewrites the base's history.
+  Tensor w = leaf({1, 2, 3});
+  Tensor b = w * 1;
+  b.narrow(0, 0, 1).mul_(5);
+  (b * b).sum().backward();  // b = [5, 2, 3] * w
+  expect_exact(w.grad(), kDouble, {50, 4, 6});
+  EXPECT_EQ(error_of([&] { w.narrow(0, 0, 1).mul_(2); }),
+            "[inplace] a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+TEST(AutogradEager, HooksAndRetainGrad) {
+  Tensor x = leaf({1, 2});
+  Tensor h = x * 3;
+  h.retain_grad();
+  h.register_hook([](const Tensor& g) { return g * 10; });
+  x.register_hook([](const Tensor& g) { return g + 1; });
+  (h * h).sum().backward();
+  expect_exact(h.grad(), kDouble, {60, 120});   // 2h, then the hook
+  expect_exact(x.grad(), kDouble, {181, 361});  // 3 * 10 * 2h + 1
+}
+
+TEST(AutogradEager, SecondDerivatives) {
+  Tensor x = leaf({1, 2});
+  Tensor y = (x * x * x).sum();
+  std::vector<Tensor> g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  expect_exact(g.at(0), kDouble, {3, 12});
+  EXPECT_TRUE(g.at(0).requires_grad());
+  g.at(0).sum().backward();
+  expect_exact(x.grad(), kDouble, {6, 12});
+  // Through saved outputs: d2/dx2 exp(x) = exp(x).
+  Tensor z = leaf({0.5});
+  Tensor e = z.exp();
+  Tensor dz = autograd::grad({e.sum()}, {z}, {}, std::nullopt, true).at(0);
+  Tensor d2 = autograd::grad({dz.sum()}, {z}).at(0);
+  expect_close(d2, {std::exp(0.5)}, 1e-14);
+}
+
+TEST(AutogradEager, BackwardIntoNamedInputsOnly) {
+  Tensor x = leaf({1, 2});
+  Tensor w = leaf({3, 4});
+  (x * w).sum().backward({}, std::nullopt, false, {w});
+  expect_exact(w.grad(), kDouble, {1, 2});
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(AutogradEager, GradModesAndFloatDtypes) {
+  EXPECT_TRUE(GradMode::is_enabled());
+  {
+    InferenceMode inference;
+    EXPECT_TRUE(InferenceMode::is_enabled());
+    EXPECT_FALSE(GradMode::is_enabled());
+  }
+  EXPECT_FALSE(InferenceMode::is_enabled());
+  EXPECT_TRUE(GradMode::is_enabled());
+  Tensor x = make<float>({1, 2, 3}, {3}).requires_grad_();
+  Tensor y = (x.to(kDouble) * 2).sum();
+  y.backward();
+  EXPECT_EQ(x.grad().dtype(), kFloat);
+  expect_exact(x.grad(), kFloat, {2, 2, 2});
+}
+
+}  // namespace
+}  // namespace kiln
