@@ -49,7 +49,6 @@ const DerivativeTable& table() {
     add_sort_derivatives(d);
     add_softmax_derivatives(d);
     add_norm_derivatives(d);
-    add_linear_derivatives(d);
     add_pool_derivatives(d);
     add_dropout_derivatives(d);
     return d;

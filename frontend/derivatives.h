@@ -102,7 +102,6 @@ void add_conv_derivatives(DerivativeTable& t);
 void add_sort_derivatives(DerivativeTable& t);
 void add_softmax_derivatives(DerivativeTable& t);
 void add_norm_derivatives(DerivativeTable& t);
-void add_linear_derivatives(DerivativeTable& t);
 void add_pool_derivatives(DerivativeTable& t);
 void add_dropout_derivatives(DerivativeTable& t);
 

@@ -175,6 +175,91 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                 per_dim("convolution", "output_padding", output_padding, spatial), groups);
 }
 
+namespace {
+
+// The weight's gradient of a (non-transposed) convolution of x [N, G*cg, *S] giving
+// gy [N, G*og, *O]: dw[g*og+o, c, k] = sum over n and positions p of
+// x[n, g*cg+c, p*stride + k*dilation - padding] * gy[n, g*og+o, p]. That is a convolution of x
+// with the channels as the batch and the batch as the channels ([cg, G*N, *S]) by gy as the
+// weight ([G*og, N, *O]), with stride and dilation swapped; its output is at least the kernel
+// size and is cut to it.
+Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const std::vector<int64_t>& kernel,
+                        const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                        const std::vector<int64_t>& dilation, int64_t groups) {
+  Tensor xt;
+  if (groups == 1) {
+    xt = x.transpose(0, 1);
+  } else {
+    std::vector<ir::Expr> xs = sym_sizes(x);
+    const ir::Expr n = xs[0], cg = ir::floordiv(xs[1], ir::Expr(groups));
+    std::vector<ir::Expr> split{n, ir::Expr(groups), cg};
+    split.insert(split.end(), xs.begin() + 2, xs.end());
+    xt = sym_reshape(x, split).transpose(0, 2);  // [cg, G, N, *S]
+    std::vector<ir::Expr> merged{cg, ir::Expr(groups) * n};
+    merged.insert(merged.end(), xs.begin() + 2, xs.end());
+    xt = sym_reshape(xt, merged);
+  }
+  const std::vector<int64_t> no_pad(stride.size(), 0);
+  Tensor w = record("convolution_backward", xt, gy.transpose(0, 1), std::nullopt, dilation, padding, stride, false,
+                    no_pad, groups);
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    const int64_t d = static_cast<int64_t>(i) + 2;
+    if (w.size(d) != kernel[i]) w = w.narrow(d, 0, kernel[i]);
+  }
+  return w.transpose(0, 1);
+}
+
+}  // namespace
+
+ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                      IntArrayRef stride_, IntArrayRef padding_, IntArrayRef dilation_, bool transposed,
+                                      IntArrayRef output_padding_, int64_t groups, std::array<bool, 3> output_mask) {
+  constexpr std::string_view op = "convolution_backward";
+  if (!grad_output.defined() || !input.defined() || !weight.defined()) fail(op, "received an undefined tensor");
+  if (input.dim() < 3 || input.dim() > 5 || grad_output.dim() != input.dim() || weight.dim() != input.dim())
+    fail(op, "expected grad_output, input and weight of one rank between 3 and 5 ([N, C, *spatial]), got {}, {} and {}",
+         ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)), ir::str(sym_sizes(weight)));
+  const size_t spatial = static_cast<size_t>(input.dim() - 2);
+  const std::vector<int64_t> stride = per_dim(op, "stride", stride_, spatial);
+  const std::vector<int64_t> padding = per_dim(op, "padding", padding_, spatial);
+  const std::vector<int64_t> dilation = per_dim(op, "dilation", dilation_, spatial);
+  const std::vector<int64_t> output_padding = per_dim(op, "output_padding", output_padding_, spatial);
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < spatial; ++i) kernel.push_back(weight.size(static_cast<int64_t>(i) + 2));
+  ConvolutionGrads r;
+  if (output_mask[0]) {
+    if (transposed) {
+      r.input = record(op, grad_output, weight, std::nullopt, stride, padding, dilation, false,
+                       std::vector<int64_t>(spatial, 0), groups);
+    } else {
+      // The transposed convolution's output_padding restores the input positions the forward
+      // stride skipped at the end.
+      std::vector<int64_t> restore(spatial, 0);
+      for (size_t i = 0; i < spatial; ++i) {
+        if (stride[i] == 1) continue;
+        const int64_t d = static_cast<int64_t>(i) + 2;
+        const ir::Expr covered = (sym_size(grad_output, d) - ir::Expr(1)) * ir::Expr(stride[i]) -
+                                 ir::Expr(2 * padding[i]) + ir::Expr(dilation[i] * (kernel[i] - 1) + 1);
+        const std::optional<int64_t> rest = (sym_size(input, d) - covered).maybe_const();
+        if (!rest)
+          fail(op, "a strided convolution's input gradient needs static spatial sizes; input {} has a dynamic dim {}",
+               ir::str(sym_sizes(input)), d);
+        restore[i] = *rest;
+      }
+      r.input = record(op, grad_output, weight, std::nullopt, stride, padding, dilation, true, restore, groups);
+    }
+  }
+  if (output_mask[1])
+    r.weight = transposed ? conv_weight_grad(input, grad_output, kernel, stride, padding, dilation, groups)
+                          : conv_weight_grad(grad_output, input, kernel, stride, padding, dilation, groups);
+  if (output_mask[2]) {
+    std::vector<int64_t> dims{0};
+    for (size_t i = 0; i < spatial; ++i) dims.push_back(static_cast<int64_t>(i) + 2);
+    r.bias = sum(grad_output, dims);
+  }
+  return r;
+}
+
 #define KILN_CONV_ND(name, n)                                                                                       \
   Tensor name(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,     \
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                          \

@@ -12,6 +12,7 @@
 
 #include "frontend/tensor.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,5 +56,18 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                         IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
                         int64_t groups = 1, IntArrayRef dilation = 1);
+
+// The gradients of convolution(input, weight, bias, ...) given grad_output, the gradient of its
+// output (at::convolution_backward): output_mask picks which of the input's, the weight's and
+// the bias's to compute (the others are undefined). Each is another convolution: the input's
+// is the transposed convolution of grad_output by the same weight (a convolution, for a
+// transposed one), the weight's is a convolution of the input by grad_output with the batch
+// as the reduced channel dim, and the bias's sums grad_output over the batch and space.
+struct ConvolutionGrads {
+  Tensor input, weight, bias;
+};
+ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                      IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                      IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask);
 
 }  // namespace kiln
