@@ -56,6 +56,13 @@ std::vector<Tensor> record(const OpCall& call) {
     NoGradGuard no_grad;
     outs = dispatch(call);
   }
+  return attach_history(call, std::move(outs));
+}
+
+std::vector<Tensor> attach_history(const OpCall& call, std::vector<Tensor> outs) {
+  const ir::OpInfo& info = ir::op_info(call.op);
+  const Derivative* d = derivative(call.op);
+  if (!d) internal_fail("attach_history: {} has no derivative entry", info.name);
   if (d->not_differentiable) return outs;
 
   auto node = std::make_shared<OpNode>(call.op, call.attrs);
@@ -76,7 +83,7 @@ std::vector<Tensor> record(const OpCall& call) {
   node->set_output_meta(std::move(out_meta));
   const bool view = info.has(ir::traits::View);
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (!differentiable_dtype(outs[i].dtype())) continue;
+    if (!differentiable_dtype(outs[i].dtype()) || !(d->outputs & bit(static_cast<int>(i)))) continue;
     set_history(outs[i], node, static_cast<uint32_t>(i));
     if (view && !outs[i].is_traced()) {
       const TensorImpl& o = *outs[i].impl();

@@ -14,4 +14,8 @@ bool any_requires_grad(const std::vector<Tensor>& inputs);
 // Runs `call` (eager inputs, grad mode on, some input requiring grad) and records its history.
 std::vector<Tensor> record(const OpCall& call);
 
+// Records the history of `outs`, the results of `call` computed without dispatch (an eager view
+// made on the storage itself), as record() would have. `call.op` must have a derivative entry.
+std::vector<Tensor> attach_history(const OpCall& call, std::vector<Tensor> outs);
+
 }  // namespace kiln::autograd

@@ -6,8 +6,8 @@
 
 namespace kiln::autograd {
 
-void DerivativeTable::rule(ir::OpKind op, RuleFn fn, uint32_t saved_inputs, uint32_t saved_outputs,
-                           uint32_t only_for_other) {
+Derivative& DerivativeTable::rule(ir::OpKind op, RuleFn fn, uint32_t saved_inputs, uint32_t saved_outputs,
+                                  uint32_t only_for_other) {
   const size_t k = static_cast<size_t>(op);
   if (entries_.size() <= k) {
     entries_.resize(k + 1);
@@ -16,6 +16,7 @@ void DerivativeTable::rule(ir::OpKind op, RuleFn fn, uint32_t saved_inputs, uint
   if (present_[k]) internal_fail("derivative of {} registered twice", ir::op_name(op));
   entries_[k] = Derivative{fn, saved_inputs, saved_outputs, only_for_other, nullptr};
   present_[k] = true;
+  return entries_[k];
 }
 
 void DerivativeTable::none(ir::OpKind op, const char* reason) {
@@ -45,6 +46,7 @@ const DerivativeTable& table() {
     add_factory_derivatives(d);
     add_random_derivatives(d);
     add_matmul_derivatives(d);
+    add_linear_derivatives(d);
     add_conv_derivatives(d);
     add_sort_derivatives(d);
     add_softmax_derivatives(d);

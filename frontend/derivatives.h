@@ -65,6 +65,9 @@ struct Derivative {
   // (mul saves y for x's gradient and x for y's: nothing of a weight that is not learned).
   uint32_t only_for_other = kNone;
   const char* not_differentiable = nullptr;  // the reason, when the op has no derivative
+  // bit j: output j is differentiable (requires grad when an input does). PyTorch marks the
+  // statistics of the native norms as not.
+  uint32_t outputs = kAll;
 };
 
 // The entry of `op`, or null for a composite differentiated through its decomposition.
@@ -76,8 +79,8 @@ bool has_rule(ir::OpKind op);
 // The table the families fill (frontend/derivatives_<family>.cpp), and its entries.
 class DerivativeTable {
  public:
-  void rule(ir::OpKind op, RuleFn fn, uint32_t saved_inputs = kNone, uint32_t saved_outputs = kNone,
-            uint32_t only_for_other = kNone);
+  Derivative& rule(ir::OpKind op, RuleFn fn, uint32_t saved_inputs = kNone, uint32_t saved_outputs = kNone,
+                   uint32_t only_for_other = kNone);
   void none(ir::OpKind op, const char* reason);
   const Derivative* find(ir::OpKind op) const;
 
@@ -98,6 +101,7 @@ void add_index_derivatives(DerivativeTable& t);
 void add_factory_derivatives(DerivativeTable& t);
 void add_random_derivatives(DerivativeTable& t);
 void add_matmul_derivatives(DerivativeTable& t);
+void add_linear_derivatives(DerivativeTable& t);
 void add_conv_derivatives(DerivativeTable& t);
 void add_sort_derivatives(DerivativeTable& t);
 void add_softmax_derivatives(DerivativeTable& t);

@@ -1,8 +1,8 @@
 // kiln/frontend/derivatives_ternary.cpp — the Ternary family's derivatives (frontend/derivatives.h).
 //
 // where(c, x, z) routes g to x where c holds and to z elsewhere (c is bool: none). clamp(x, lo,
-// hi) with tensor bounds gives x the gradient where lo <= x <= hi, and each bound where it
-// decided the result, as PyTorch's clamp_backward does.
+// hi) gives x the gradient where lo < x < hi and each bound where it decided the result, as
+// PyTorch's clamp_backward does (ties below).
 #include "frontend/derivatives_detail.h"
 
 namespace kiln::autograd {
@@ -17,14 +17,26 @@ std::vector<Tensor> d_where(const GradArgs& a) {
           a.need(2) ? where(c, Scalar(0.0), a.grad()) : Tensor()};
 }
 
+// At x equal to a bound, PyTorch shares g half and half between x and a tensor bound, and
+// gives x nothing against a scalar bound (clamp(x, 0.0), hardtanh, relu6). The prim cannot tell
+// a scalar bound from a tensor: a bound that wants a gradient is taken for a tensor, one that
+// does not for a scalar.
 std::vector<Tensor> d_clamp(const GradArgs& a) {
   const Tensor& x = a.in(0);
   const Tensor& lo = a.in(1);
   const Tensor& hi = a.in(2);
-  const Tensor zero = a.meta(0).zeros();
-  return {a.need(0) ? where(logical_and(ge(x, lo), le(x, hi)), a.grad(), zero) : Tensor(),
-          a.need(1) ? where(lt(x, lo), a.grad(), zero) : Tensor(),
-          a.need(2) ? where(gt(x, hi), a.grad(), zero) : Tensor()};
+  const Tensor g = a.grad();
+  const Tensor half = g * 0.5;
+  std::vector<Tensor> out(3);
+  if (a.need(0)) {
+    Tensor dx = where(logical_and(gt(x, lo), lt(x, hi)), g, Scalar(0.0));
+    if (a.need(1)) dx = where(eq(x, lo), half, dx);
+    if (a.need(2)) dx = where(eq(x, hi), half, dx);
+    out[0] = dx;
+  }
+  if (a.need(1)) out[1] = sum_to(where(lt(x, lo), g, where(eq(x, lo), half, Scalar(0.0))), a.meta(1).sizes);
+  if (a.need(2)) out[2] = sum_to(where(gt(x, hi), g, where(eq(x, hi), half, Scalar(0.0))), a.meta(2).sizes);
+  return out;
 }
 
 }  // namespace

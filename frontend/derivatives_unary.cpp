@@ -20,7 +20,24 @@ const Tensor& x(const GradArgs& a) { return a.in(0); }
 const Tensor& y(const GradArgs& a) { return a.out(0); }
 Tensor g(const GradArgs& a) { return a.grad(0); }
 
+// digamma (the derivative of lgamma) with kiln's ops: psi(x) = psi(x + 6) - sum_{k<6} 1 / (x + k),
+// psi(x + 6) from its asymptotic series (error below 1e-11 from 6 on), and the reflection
+// psi(x) = psi(1 - x) - pi / tan(pi x) below 1/2. Poles (0, -1, ...) give infinities, as in PyTorch.
+Tensor digamma(const Tensor& x) {
+  const Tensor low = lt(x, 0.5);
+  const Tensor r = where(low, 1 - x, x);
+  const Tensor w = r + 6;
+  const Tensor w2 = reciprocal(w * w);
+  // log w - 1/(2w) - sum B_2n / (2n w^2n), n = 1..5
+  const Tensor series =
+      w2 * (1.0 / 12 - w2 * (1.0 / 120 - w2 * (1.0 / 252 - w2 * (1.0 / 240 - w2 * (1.0 / 132)))));
+  Tensor psi = log(w) - 0.5 / w - series;
+  for (int k = 0; k < 6; ++k) psi = psi - reciprocal(r + k);
+  return where(low, psi - std::numbers::pi / tan(x * std::numbers::pi), psi);
+}
+
 std::vector<Tensor> d_abs(const GradArgs& a) { return one(g(a) * sign(x(a))); }
+std::vector<Tensor> d_lgamma(const GradArgs& a) { return one(g(a) * digamma(x(a))); }
 std::vector<Tensor> d_neg(const GradArgs& a) { return one(-g(a)); }
 std::vector<Tensor> d_exp(const GradArgs& a) { return one(g(a) * y(a)); }
 std::vector<Tensor> d_exp2(const GradArgs& a) { return one(g(a) * y(a) * std::numbers::ln2); }
@@ -90,7 +107,7 @@ void add_unary_derivatives(DerivativeTable& t) {
   t.rule(OpKind::erf, d_erf, X);
   t.rule(OpKind::erfc, d_erfc, X);
   t.rule(OpKind::erfinv, d_erfinv, kNone, Y);
-  t.none(OpKind::lgamma, "its derivative is digamma, which kiln does not have yet");
+  t.rule(OpKind::lgamma, d_lgamma, X);
   t.rule(OpKind::sigmoid, d_sigmoid, kNone, Y);
   for (OpKind op : {OpKind::floor, OpKind::ceil, OpKind::round, OpKind::trunc, OpKind::sign}) t.rule(op, d_zero);
   t.rule(OpKind::frac, d_frac);

@@ -32,13 +32,18 @@ ir::TensorType type_of(const Tensor& t) {
 
 std::vector<Tensor> dispatch(OpCall call) {
   const std::string_view name = ir::op_name(call.op);
+  // The innermost active trace records the op; values of enclosing traces are lifted into it
+  // (Tracer::lift). Without an active trace, inputs must come from one trace.
+  Tracer* const current = Tracer::current();
   Tracer* tracer = nullptr;
   for (const Tensor& t : call.inputs) {
     if (!t.defined()) fail(name, "received an undefined tensor");
     if (t.is_traced()) {
-      if (tracer && tracer != t.impl()->tracer())
+      Tracer* own = t.impl()->tracer();
+      const bool nested = current && (own == current || current->encloses(own));
+      if (!nested && tracer && tracer != own)
         fail(name, "inputs come from two different traces; a tensor traced in one function cannot be used in another");
-      tracer = t.impl()->tracer();
+      if (!nested) tracer = own;
     }
   }
   // While a function is traced, every op records: factories become constants of the graph, and

@@ -8,6 +8,7 @@
 // Integral and bool inputs sum and multiply in int64 unless a dtype is given, which casts the
 // input first.
 #include "frontend/dispatch.h"
+#include "frontend/grad_mode.h"
 #include "frontend/ops_factory.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
@@ -144,9 +145,16 @@ static std::tuple<Tensor, Tensor> max_min_dim(bool is_max, const Tensor& self, i
   if (self.dim() > 0 && ir::sym_eq(sym_size(self, d), ir::Expr(0)))
     fail(op, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
   std::vector<int64_t> dims = reduce_dims(op, self, IntArrayRef(d));
-  Tensor values = reduce(is_max ? OpKind::amax : OpKind::amin, self, dims, keepdim);
   const Tensor keyed = self.dtype() == ScalarType::Bool ? self.to(ScalarType::UInt8) : self;
   Tensor indices = dispatch1(is_max ? OpKind::argmax : OpKind::argmin, {keyed}, {d, keepdim});
+  // Differentiated, the values are read at the indices, so that the gradient goes to the one
+  // element the index names, as PyTorch's max.dim backward does (amax's shares it among ties).
+  if (GradMode::is_enabled() && self.requires_grad() && self.dim() > 0) {
+    Tensor at = keepdim ? indices : indices.unsqueeze(d);
+    Tensor values = self.gather(d, at);
+    return {keepdim ? values : values.squeeze(d), indices};
+  }
+  Tensor values = reduce(is_max ? OpKind::amax : OpKind::amin, self, dims, keepdim);
   return {values, indices};
 }
 

@@ -19,7 +19,9 @@
 // computed with explicit two's-complement wrapping rather than signed overflow.
 #include "frontend/ops_view.h"
 
+#include "frontend/autograd_record.h"
 #include "frontend/dispatch.h"
+#include "frontend/grad_mode.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
 #include "ir/expr.h"
@@ -612,7 +614,20 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   const int64_t itemsize = static_cast<int64_t>(element_size(self.dtype()));
   const int64_t storage_bytes = impl.storage() ? static_cast<int64_t>(impl.storage()->nbytes()) : 0;
   check_as_strided_bounds(size, stride, offset, itemsize, storage_bytes);
-  return Tensor(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size, stride, offset));
+  Tensor out(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size, stride, offset));
+  if (!GradMode::is_enabled() || !self.requires_grad()) return out;
+  // The derivative rule addresses self's row-major elements, which are the storage's from
+  // self's offset on when self is contiguous.
+  const int64_t from_self = offset - impl.storage_offset();
+  if (!self.is_contiguous() || from_self < 0)
+    fail("as_strided", "viewing a tensor that requires grad with as_strided needs a contiguous tensor and a storage "
+                       "offset at or after its own ({} here, the tensor's is {}); call .contiguous() first",
+         offset, impl.storage_offset());
+  return autograd::attach_history(
+             OpCall{ir::OpKind::as_strided, {self}, ir::AttrList({ir::to_exprs(size.vec()), ir::to_exprs(stride.vec()),
+                                                                   sym(from_self)})},
+             {out})
+      .at(0);
 }
 
 // ---- splitting -----------------------------------------------------------------------------------
@@ -699,7 +714,14 @@ std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
 
 Tensor alias(const Tensor& self) {
   if (self.is_traced()) return sym_reshape(self, sym_sizes(self));  // values, not storage, when traced
-  return as_strided(self, self.sizes(), self.strides(), self.impl()->storage_offset());
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = as_strided(self, self.sizes(), self.strides(), self.impl()->storage_offset());
+  }
+  if (!GradMode::is_enabled() || !self.requires_grad()) return out;
+  // The same elements: the gradient passes through as a reshape's does.
+  return autograd::attach_history(OpCall{ir::OpKind::reshape, {self}, ir::AttrList({sym_sizes(self)})}, {out}).at(0);
 }
 
 }  // namespace kiln

@@ -17,6 +17,12 @@ Tracer::~Tracer() { t_current = prev_; }
 
 Tracer* Tracer::current() { return t_current; }
 
+bool Tracer::encloses(const Tracer* other) const {
+  for (const Tracer* t = prev_; t; t = t->prev_)
+    if (t == other) return true;
+  return false;
+}
+
 Tensor Tracer::wrap(ir::Value* v) {
   const ir::TensorType& ty = v->type();
   if (ty.is_static()) return Tensor(make_intrusive<TensorImpl>(this, v, ty.dtype, ty.device, ty.static_sizes()));
@@ -30,6 +36,9 @@ Tensor Tracer::wrap(ir::Value* v) {
 
 Tensor Tracer::add_input(const Tensor& example, std::string name) {
   if (!example.defined()) fail("trace", "example input {} is an undefined tensor", name);
+  // A tensor of an enclosing trace (a function transform traced inside compile()): its type,
+  // symbolic sizes included.
+  if (example.is_traced()) return add_input(example.impl()->value()->type(), std::move(name));
   return add_input(ir::TensorType(example.dtype(), ir::to_exprs(example.sizes().vec()), example.device()),
                    std::move(name));
 }
@@ -40,8 +49,10 @@ Tensor Tracer::add_input(const ir::TensorType& type, std::string name) {
 
 Tensor Tracer::lift(const Tensor& t) {
   if (t.is_traced()) {
-    if (t.impl()->tracer() != this) fail("trace", "a tensor traced in another function was used in this one");
-    return t;
+    if (t.impl()->tracer() == this) return t;
+    // A value of an enclosing trace is lifted as an eager tensor is (the transform that runs
+    // this trace's graph passes it back in).
+    if (!encloses(t.impl()->tracer())) fail("trace", "a tensor traced in another function was used in this one");
   }
   for (auto& [impl, traced] : lifted_map_)
     if (impl == t.impl()) return traced;

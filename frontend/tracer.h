@@ -43,6 +43,8 @@ class Tracer {
 
   // The tracer active on this thread (innermost), or null.
   static Tracer* current();
+  // Whether `other` is active around this one (this trace runs inside other's).
+  bool encloses(const Tracer* other) const;
 
  private:
   Tensor wrap(ir::Value* v);

@@ -9,6 +9,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "frontend/autograd.h"
+#include "frontend/function_transforms.h"
 #include "frontend/custom_op.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"

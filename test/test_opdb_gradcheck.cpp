@@ -1,22 +1,20 @@
 // kiln/test/test_opdb_gradcheck.cpp — every differentiable op-database sample's gradient against
 // f64 central finite differences (PyTorch's gradcheck, with its tolerances).
 //
-// For each sample, the floating inputs become f64 leaves that require grad. The op runs with
-// grad on; its floating outputs that require grad are contracted with fixed cotangents v into
-// one scalar L = sum_j <out_j, v_j>, and autograd::grad gives dL/dx. Each input element's
-// derivative is also measured as (L(x + h) - L(x - h)) / 2h at h = 1e-6, and must agree within
-// atol 1e-5 + rtol 1e-3 of it. Elements where the function is not smooth (a kink, a jump, a tie
-// of a max) are recognized and skipped: at such a point the one-sided differences disagree
-// (a kink exactly at x), or a second estimate at h = 1e-4 disagrees with the first (one within
-// reach of the step). What an op returns at its kinks is PyTorch's convention, which the golden
-// gradients check. Also skipped: samples with non-finite inputs or outputs, outputs below f64
-// (a finite difference of 1e-6 is under an f32 or f16 step), random entries (a dropout's draw
-// differs per call; test_autograd_eager.cpp checks its mask), and kNotByDifferences.
-// Large inputs are probed at up to kProbes evenly spaced elements.
+// Each sample runs as test_support/opdb_grad.h describes: f64 leaves, the differentiable outputs
+// contracted with fixed cotangents into one scalar L, and autograd::grad giving dL/dx. Each input
+// element's derivative is also measured as (L(x + h) - L(x - h)) / 2h at h = 1e-6, and must
+// agree within atol 1e-5 + rtol 1e-3 of it. Elements where the function is not smooth (a kink, a
+// jump, a tie of a max) are recognized and skipped: at such a point the one-sided differences
+// disagree (a kink exactly at x), or a second estimate at h = 1e-4 disagrees with the first (one
+// within reach of the step). What an op returns at its kinks is PyTorch's convention, which the
+// golden gradients check (test_opdb_golden_grad.cpp). Also skipped: samples with non-finite
+// inputs or outputs, outputs below f64 (a difference of 1e-6 is under an f32 or f16 step),
+// random entries (a dropout's draw differs per call; test_autograd_eager.cpp checks its mask)
+// and kNotByDifferences. Large inputs are probed at up to kProbes evenly spaced elements.
 //
-// One test per op family, so that CTest runs them in parallel. test_opdb_golden_grad.cpp
-// checks the same gradients against PyTorch's.
-#include "test_support/opdb.h"
+// One test per op family, so that CTest runs them in parallel.
+#include "test_support/opdb_grad.h"
 
 #include <gtest/gtest.h>
 
@@ -37,103 +35,34 @@ const std::map<std::string, const char*> kNotByDifferences = {
     {"mode:dim0", "as mode"},
 };
 
-bool all_finite(const Tensor& t) {
-  if (t.numel() == 0) return true;
-  return isfinite(t).all().item<bool>();
-}
-
-// The sample with its floating inputs as f64 leaves; null when an input is not finite.
-std::optional<std::vector<Tensor>> leaves_of(const opdb::Sample& s, std::vector<size_t>& diff) {
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const Tensor& t = s[i];
-    if (t.defined() && is_floating_point(t.dtype())) {
-      if (!all_finite(t)) return std::nullopt;
-      out.push_back(t.to(kDouble).contiguous().clone().requires_grad_());
-      diff.push_back(i);
-    } else {
-      out.push_back(t);
-    }
-  }
-  return out;
-}
-
-// What the entry's function sees: fresh copies (a function may write into its inputs, and a
-// leaf that requires grad cannot be written).
-std::vector<Tensor> fresh(const std::vector<Tensor>& in) {
-  std::vector<Tensor> r;
-  for (const Tensor& t : in) r.push_back(t.defined() && is_floating_point(t.dtype()) ? t.clone() : t);
-  return r;
-}
-
-struct Contraction {
-  std::vector<size_t> outputs;  // the differentiable outputs
-  std::vector<Tensor> cotangents;
-};
-
-// NaN where an output changed its size (an op whose result size depends on the values, such as
-// unique, when the step merges or splits two values): not a smooth point.
-double contract(const std::vector<Tensor>& outs, const Contraction& c) {
-  Tensor l = zeros({}, TensorOptions(kDouble));
-  for (size_t j = 0; j < c.outputs.size(); ++j) {
-    const Tensor& o = outs[c.outputs[j]];
-    if (o.sizes() != c.cotangents[j].sizes()) return std::nan("");
-    l = l + (o.to(kDouble) * c.cotangents[j]).sum();
-  }
-  return l.item<double>();
-}
-
-// L at `x` with element k of input i moved by h.
-double probe(const opdb::OpEntry& e, const std::vector<Tensor>& x, size_t i, int64_t k, double h,
-             const Contraction& c) {
+// L with element k of input i moved by h.
+double probe(const opdb::OpEntry& e, const opdb::GradRun& r, size_t i, int64_t k, double h) {
   NoGradGuard no_grad;
   std::vector<Tensor> in;
-  for (const Tensor& t : x) in.push_back(t.defined() && is_floating_point(t.dtype()) ? t.detach().clone() : t);
+  for (const Tensor& t : r.leaves) in.push_back(t.defined() && is_floating_point(t.dtype()) ? t.detach().clone() : t);
   in[i].data_ptr<double>()[k] += h;
-  return contract(e.fn(in), c);
-}
-
-double central(const opdb::OpEntry& e, const std::vector<Tensor>& x, size_t i, int64_t k, double h,
-               const Contraction& c) {
-  return (probe(e, x, i, k, h, c) - probe(e, x, i, k, -h, c)) / (2 * h);
+  return opdb::contract(e.fn(in), r).item<double>();
 }
 
 struct Tally {
   int samples = 0, elements = 0, skipped_kinks = 0;
 };
 
-// Checks one sample; failures go to gtest. Returns false when the sample has nothing to check.
-bool check_sample(const opdb::OpEntry& e, const opdb::Sample& s, Tally& tally) {
-  std::vector<size_t> diff;
-  std::optional<std::vector<Tensor>> leaves = leaves_of(s, diff);
-  if (!leaves || diff.empty()) return false;
-  std::vector<Tensor> outs;
-  try {
-    outs = e.fn(fresh(*leaves));
-  } catch (const Error&) {
-    return false;  // a sample PyTorch rejects too (test_opdb_golden.cpp checks the message)
+void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, Tally& tally) {
+  std::optional<opdb::GradRun> r = opdb::grad_run(e, s);
+  if (!r || r->diff_outputs.empty()) return;
+  for (size_t j : r->diff_outputs) {
+    const Tensor o = r->outputs[j].detach();
+    if (o.dtype() != kDouble || (o.numel() > 0 && !isfinite(o).all().item<bool>())) return;
   }
-  Contraction c;
-  for (size_t j = 0; j < outs.size(); ++j) {
-    const Tensor& o = outs[j];
-    if (!o.defined() || !is_floating_point(o.dtype()) || !o.requires_grad()) continue;
-    if (!all_finite(o.detach()) || o.dtype() != kDouble) return false;
-    c.outputs.push_back(j);
-    c.cotangents.push_back(opdb::wave(o.sizes().vec(), kDouble, 0.3 + 0.7 * static_cast<double>(j), 0.61));
-  }
-  if (c.outputs.empty()) return false;
-  Tensor l = zeros({}, TensorOptions(kDouble));
-  for (size_t j = 0; j < c.outputs.size(); ++j) l = l + (outs[c.outputs[j]].to(kDouble) * c.cotangents[j]).sum();
-  std::vector<Tensor> wrt;
-  for (size_t i : diff) wrt.push_back((*leaves)[i]);
-  std::vector<Tensor> grads = autograd::grad({l}, wrt, {}, std::nullopt, false, /*allow_unused=*/true);
-  for (size_t n = 0; n < diff.size(); ++n) {
-    const size_t i = diff[n];
-    const Tensor& x = (*leaves)[i];
+  const std::vector<Tensor> grads = opdb::grads_of(*r);
+  for (size_t n = 0; n < r->inputs.size(); ++n) {
+    const size_t i = r->inputs[n];
+    const Tensor& x = r->leaves[i];
     if (grads[n].defined()) {
       EXPECT_EQ(grads[n].sizes().vec(), x.sizes().vec()) << "input " << i << ": gradient of the wrong shape";
       EXPECT_EQ(grads[n].dtype(), kDouble) << "input " << i << ": gradient of the wrong dtype";
-      if (grads[n].sizes() != x.sizes()) continue;
+      if (grads[n].sizes() != x.sizes() || grads[n].dtype() != kDouble) continue;
     }
     const Tensor analytic = grads[n].defined() ? grads[n].contiguous() : zeros_like(x.detach());
     const double* a = analytic.data_ptr<double>();
@@ -141,10 +70,9 @@ bool check_sample(const opdb::OpEntry& e, const opdb::Sample& s, Tally& tally) {
     const int64_t stride = std::max<int64_t>(1, numel / kProbes);
     for (int64_t k = 0; k < numel; k += stride) {
       const double h = 1e-6;
-      const double mid = probe(e, *leaves, i, k, 0, c), up = probe(e, *leaves, i, k, h, c),
-                   down = probe(e, *leaves, i, k, -h, c);
+      const double mid = probe(e, *r, i, k, 0), up = probe(e, *r, i, k, h), down = probe(e, *r, i, k, -h);
       const double num = (up - down) / (2 * h);
-      const double coarse = central(e, *leaves, i, k, 1e-4, c);
+      const double coarse = (probe(e, *r, i, k, 1e-4) - probe(e, *r, i, k, -1e-4)) / 2e-4;
       auto apart = [&](double p, double q) { return std::abs(p - q) > kAtol + kRtol * std::abs(num); };
       if (!std::isfinite(num) || apart(num, coarse) || apart((up - mid) / h, (mid - down) / h)) {
         ++tally.skipped_kinks;
@@ -156,7 +84,6 @@ bool check_sample(const opdb::OpEntry& e, const opdb::Sample& s, Tally& tally) {
     }
   }
   ++tally.samples;
-  return true;
 }
 
 // The database's families (test_support/opdb.h), listed here because the test instances are

@@ -1,0 +1,155 @@
+// kiln/test/test_opdb_golden_grad.cpp — every op-database sample's gradient against PyTorch's.
+//
+// test/opdb_golden_grad/<family>.txt holds, per sample, which outputs PyTorch differentiates
+// and the gradient of each floating input (f64 leaves, the cotangents of test_support/opdb_grad.h),
+// written by tools/opdb_golden_grad.py. kiln must differentiate the same outputs (an output that
+// PyTorch marks non-differentiable must not require grad, and the other way round) and give the
+// same gradients within atol 1e-7 + rtol 1e-6: f64 arithmetic whose order differs. Unlike the
+// finite differences, this checks the gradients at kinks, ties and jumps against PyTorch's
+// conventions (relu'(0) = 0, a max's gradient split among ties, ...).
+#include "test_support/files.h"
+#include "test_support/opdb_grad.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace kiln {
+namespace {
+
+constexpr double kAtol = 1e-7, kRtol = 1e-6;
+
+// Samples where kiln's gradient is the derivative and PyTorch's is not, with the reason (the
+// finite differences of test_opdb_gradcheck.cpp side with kiln there).
+const std::map<std::string, const char*> kPyTorchDiffers = {
+    {"scatter_reduce:amax_exclude#1",
+     "with include_self=False, PyTorch still counts a self element equal to the maximum among the ties and "
+     "gives the one source value half the gradient; self does not take part, so the source's slope is 1"},
+    {"scatter_reduce:amin_exclude#1", "as scatter_reduce:amax_exclude#1"},
+};
+
+struct GoldenGrad {
+  std::optional<std::vector<size_t>> outputs;  // absent: skipped by the tool
+  std::map<size_t, std::optional<std::vector<double>>> grads;  // input -> values (none: unused)
+  std::map<size_t, std::vector<int64_t>> shapes;
+};
+
+// "begin <entry> <sample>" ... "end" records of one family's file.
+std::map<std::string, GoldenGrad> load(const std::string& family) {
+  std::ifstream f(std::string(KILN_TEST_DATA_DIR) + "/opdb_golden_grad/" + family + ".txt");
+  std::map<std::string, GoldenGrad> out;
+  std::string line, key;
+  GoldenGrad cur;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string word;
+    in >> word;
+    if (word == "begin") {
+      std::string entry, sample;
+      in >> entry >> sample;
+      key = entry + "#" + sample;
+      cur = GoldenGrad{};
+    } else if (word == "end") {
+      out[key] = cur;
+    } else if (word == "outputs") {
+      cur.outputs.emplace();
+      std::string j;
+      while (in >> j)
+        if (j != "none") cur.outputs->push_back(std::stoul(j));
+    } else if (word == "grad") {
+      size_t i = 0;
+      std::string dtype;
+      in >> i >> dtype;
+      if (dtype == "none") {
+        cur.grads[i] = std::nullopt;
+        continue;
+      }
+      std::string shape, colon;
+      in >> shape >> colon;
+      std::vector<int64_t> sizes;
+      std::stringstream ss(shape.substr(1, shape.size() - 2));
+      for (std::string d; std::getline(ss, d, ',');) sizes.push_back(std::stoll(d));
+      std::vector<double> values;
+      for (std::string v; in >> v;) values.push_back(std::strtod(v.c_str(), nullptr));
+      cur.grads[i] = values;
+      cur.shapes[i] = sizes;
+    }
+  }
+  return out;
+}
+
+struct Tally {
+  int samples = 0, values = 0;
+};
+
+void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GoldenGrad& want, Tally& tally) {
+  std::optional<opdb::GradRun> r = opdb::grad_run(e, s);
+  if (!r) return;
+  EXPECT_EQ(r->diff_outputs, *want.outputs) << "the outputs that require grad differ from PyTorch's";
+  if (r->diff_outputs != *want.outputs || r->diff_outputs.empty()) return;
+  const std::vector<Tensor> grads = opdb::grads_of(*r);
+  for (size_t n = 0; n < r->inputs.size(); ++n) {
+    const size_t i = r->inputs[n];
+    auto it = want.grads.find(i);
+    if (it == want.grads.end()) {
+      ADD_FAILURE() << "input " << i << " has no golden gradient";
+      continue;
+    }
+    const Tensor& x = r->leaves[i];
+    const Tensor got = grads[n].defined() ? grads[n].contiguous() : zeros_like(x.detach());
+    EXPECT_EQ(got.sizes().vec(), x.sizes().vec()) << "input " << i;
+    if (got.sizes() != x.sizes() || got.dtype() != kDouble) {
+      ADD_FAILURE() << "input " << i << ": gradient of dtype " << c10_type_name(got.dtype());
+      continue;
+    }
+    const std::vector<double> g = got.to_vector<double>();
+    const std::vector<double> w = it->second ? *it->second : std::vector<double>(g.size(), 0.0);
+    if (w.size() != g.size()) {
+      ADD_FAILURE() << "input " << i << ": " << g.size() << " values, PyTorch has " << w.size();
+      continue;
+    }
+    int bad = 0;
+    for (size_t k = 0; k < g.size(); ++k) {
+      const bool ok = (std::isnan(w[k]) && std::isnan(g[k])) || std::abs(g[k] - w[k]) <= kAtol + kRtol * std::abs(w[k]);
+      if (!ok && bad++ < 3)
+        ADD_FAILURE() << "input " << i << " element " << k << ": kiln " << g[k] << ", PyTorch " << w[k];
+      ++tally.values;
+    }
+  }
+  ++tally.samples;
+}
+
+const std::vector<std::string> kFamilies = {
+    "activation", "attention", "binary", "cast",     "conv",      "dropout",  "factory", "index",
+    "linear",     "matmul",    "model",  "moments",  "norm",      "pointwise", "pool",   "random",
+    "rearrange",  "reduction", "resample", "scan",   "shape",     "softmax",  "sort",    "ternary",
+    "unary",      "view"};
+
+class GoldenGrad_ : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenGrad_, EagerMatchesPyTorch) {
+  const std::map<std::string, GoldenGrad> golden = load(GetParam());
+  Tally tally;
+  for (const opdb::OpEntry& e : opdb::database()) {
+    if (e.family != GetParam() || e.random) continue;
+    for (size_t s = 0; s < e.samples.size(); ++s) {
+      SCOPED_TRACE(e.name + " sample " + std::to_string(s));
+      auto it = golden.find(e.name + "#" + std::to_string(s));
+      if (it == golden.end()) {
+        ADD_FAILURE() << "no golden gradient record (run tools/opdb_golden_grad.py)";
+        continue;
+      }
+      if (it->second.outputs && !kPyTorchDiffers.count(it->first)) check_sample(e, e.samples[s], it->second, tally);
+    }
+  }
+  std::printf("[golden grad] %s: %d samples, %d values compared\n", GetParam().c_str(), tally.samples, tally.values);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GoldenGrad_, ::testing::ValuesIn(kFamilies),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+}  // namespace
+}  // namespace kiln
