@@ -147,7 +147,9 @@ Tensor fresh_alias(const Tensor& t) {
 
 }  // namespace
 
-VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals) {
+namespace {
+
+CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, bool captured) {
   if (!fn) fail("vjp", "received an empty function");
   for (size_t i = 0; i < primals.size(); ++i)
     if (!primals[i].defined()) fail("vjp", "primal {} is an undefined tensor", i);
@@ -156,15 +158,32 @@ VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals) {
   const TracedProgram program = trace(fn, args);
   auto replay = std::make_shared<Replay>();
   for (const Tensor& a : args) replay->mark_active(a);
+  CapturedVjp c;
+  std::vector<Tensor> wrt = args;
+  if (captured)
+    for (const Tensor& t : program.lifted)
+      if (!t.is_traced() && t.requires_grad() && differentiable(t)) {
+        replay->mark_active(t);
+        c.captured.push_back(t);
+        wrt.push_back(t);
+      }
   std::vector<Tensor> inputs = args;
   inputs.insert(inputs.end(), program.lifted.begin(), program.lifted.end());
   std::vector<Tensor> outputs = replay->run(*program.graph, inputs);
-  VjpResult r;
-  r.outputs = outputs;
-  r.pullback = [replay, args, outputs](const std::vector<Tensor>& cotangents) {
-    return pull_back(replay->tape, args, outputs, cotangents);
+  for (const Tensor& o : outputs) c.output_differentiable.push_back(replay->active(o));
+  c.vjp.outputs = outputs;
+  c.vjp.pullback = [replay, wrt, outputs](const std::vector<Tensor>& cotangents) {
+    return pull_back(replay->tape, wrt, outputs, cotangents);
   };
-  return r;
+  return c;
+}
+
+}  // namespace
+
+VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals) { return vjp_impl(fn, primals, false).vjp; }
+
+CapturedVjp vjp_with_captured(const TensorFn& fn, const std::vector<Tensor>& primals) {
+  return vjp_impl(fn, primals, true);
 }
 
 namespace {

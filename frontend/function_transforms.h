@@ -39,6 +39,16 @@ struct VjpResult {
 // fn's outputs at `primals` and its pullback (jax.vjp, torch.func.vjp).
 VjpResult vjp(const TensorFn& fn, const std::vector<Tensor>& primals);
 
+// vjp that also differentiates the tensors fn captures that require grad (a module's
+// parameters, in the order fn first reads them): the pullback returns the primals' cotangents,
+// then theirs. compile() traces its joint forward and backward graph with it.
+struct CapturedVjp {
+  VjpResult vjp;
+  std::vector<Tensor> captured;
+  std::vector<bool> output_differentiable;  // per output: floating, and depends on a primal or captured tensor
+};
+CapturedVjp vjp_with_captured(const TensorFn& fn, const std::vector<Tensor>& primals);
+
 // The gradient of fn's scalar output (its first output with has_aux; the others are
 // auxiliaries) with respect to the arguments at `argnums` (negative counts from the end).
 // grad returns {gradients..., aux...}; value_and_grad returns {value, aux..., gradients...}.

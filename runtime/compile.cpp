@@ -16,7 +16,9 @@
 #include "frontend/ops_view.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
+#include "frontend/grad_mode.h"
 #include "runtime/backend.h"
+#include "runtime/compiled_backward.h"
 #include "runtime/pipeline.h"
 #include "runtime/scratch.h"
 #include "runtime/log.h"
@@ -25,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -119,6 +122,15 @@ std::vector<std::vector<int64_t>> sizes_of(const std::vector<ArgValue>& args) {
   return out;
 }
 
+std::vector<bool> requires_grad_of(const std::vector<ArgValue>& args) {
+  std::vector<bool> out;
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a)) out.push_back(t->requires_grad());
+  return out;
+}
+
+bool any_of(const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); }
+
 // One compiled signature.
 struct Entry {
   // What a call reads, together: the guards, the executable and what to pass and write back.
@@ -142,9 +154,34 @@ struct Entry {
   // Inspection (explain / debug dumps): the stages, their timings and texts.
   rt::Compilation comp;
   double trace_ms = 0;
+  // requires_grad of the tensor arguments and the captured tensors when traced; `training`: the
+  // entry of a call under grad mode on which some of them require grad, which runs a compiled
+  // forward and backward (runtime/compiled_backward.h) instead of `exe`.
+  std::vector<bool> arg_grad, lifted_grad;
+  std::shared_ptr<const rt::TrainingProgram> training;
   std::string guards_text;
   std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
 };
+
+// Whether entry e serves a call in the current grad mode: outside grad mode, an inference
+// entry; in it, an entry traced with the same requires_grad flags (arguments, and captured
+// tensors as they are now), which is a training entry exactly when one of them is set.
+bool grad_state_matches(const Entry& e, const std::vector<ArgValue>& args) {
+  if (!GradMode::is_enabled()) return !e.training;
+  size_t k = 0;
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a)) {
+      if (k >= e.arg_grad.size() || t->requires_grad() != e.arg_grad[k]) return false;
+      ++k;
+    }
+  bool any = any_of(e.arg_grad);
+  for (size_t j = 0; j < e.lifted.size(); ++j) {
+    const bool now = e.lifted[j].requires_grad();
+    if (j < e.lifted_grad.size() && now != e.lifted_grad[j]) return false;
+    any = any || now;
+  }
+  return any == static_cast<bool>(e.training);
+}
 
 // A crash (not a user error) compiling or running `traced`: writes a repro of the graph and
 // these inputs (runtime/repro_hooks.h) and rethrows with its directory appended (an
@@ -224,6 +261,9 @@ class CompiledState {
   void compile_entry(Entry& e, const TracedProgram& tp, const std::vector<ArgValue>& args, const rt::Backend& be,
                      rt::DriverOptions d) const;
   void record_compile(const Entry& e, double total_ms);
+  void build_training(Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn,
+                      const std::vector<std::string>& names, ir::ShapeEnv& env, InputTypes& in, bool inspect,
+                      std::chrono::steady_clock::time_point t0);
   // The entry of a signature whose trace reached a data-dependent op: static guards, no executable.
   std::unique_ptr<Entry> eager_entry(std::unique_ptr<Entry> e, const std::vector<ArgValue>& args,
                                      const std::vector<std::string>& names, std::string reason);
@@ -477,6 +517,12 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   if (!tp) return eager_entry(std::move(e), args, names, std::move(eager_reason));
   e->trace_ms = ms_since(t0);
   traces.fetch_add(1);
+  e->arg_grad = requires_grad_of(args);
+  for (const Tensor& t : tp->lifted) e->lifted_grad.push_back(t.requires_grad());
+  if (GradMode::is_enabled() && (any_of(e->arg_grad) || any_of(e->lifted_grad))) {
+    build_training(*e, args, fn, names, env, in, inspect, t0);
+    return e;
+  }
   record_writebacks(*e, *tp, traced_args);
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp->graph));
   if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp->graph));
@@ -487,6 +533,41 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   guard_entry(*e, args, names, in.sym, env);
   record_compile(*e, ms_since(t0));
   return e;
+}
+
+// A training entry: the joint forward-and-backward trace (the first trace, of the forward
+// alone, told which captured tensors require grad), partitioned and compiled in two programs.
+void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn,
+                                   const std::vector<std::string>& names, ir::ShapeEnv& env, InputTypes& in, bool inspect,
+                                   std::chrono::steady_clock::time_point t0) {
+  rt::JointInfo info;
+  auto on_tensors = [&](const std::vector<Tensor>& traced) {
+    std::vector<ArgValue> targs = args;
+    size_t k = 0;
+    for (ArgValue& a : targs)
+      if (std::holds_alternative<Tensor>(a)) a = traced.at(k++);
+    return fn(targs);
+  };
+  auto joint = rt::joint_trace_fn(on_tensors, e.arg_grad, &info);
+  const TraceFn joint_fn = [&](const std::vector<ArgValue>& targs) { return joint(tensors_of(targs)); };
+  std::vector<Tensor> traced_args;
+  std::string eager_reason;
+  std::optional<TracedProgram> tp = trace(args, joint_fn, in, traced_args, &eager_reason);
+  if (!tp) fail("compile", "function '{}': {}", opts.name, eager_reason);
+  traces.fetch_add(1);
+  record_writebacks(e, *tp, traced_args);
+  if (!e.writebacks.empty())
+    fail("compile", "function '{}' writes into an argument or a captured tensor in place while called on tensors that "
+                    "require grad; compiled training steps must be functional (return the new value instead)", opts.name);
+  e.trace_ms = ms_since(t0);
+  KILN_LOG_IF(rt::LogChannel::Graph, "{}: joint graph\n{}", opts.name, ir::print_graph(*tp->graph));
+  rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
+  const rt::Backend& be = pick_backend(d);
+  e.training = rt::build_training(tp->graph, std::move(info), tensors_of(args).size(), tp->lifted, be, std::move(d));
+  e.num_outputs = e.training->joint.num_outputs;
+  e.kernels = e.training->forward->kernels() + e.training->backward->kernels();
+  guard_entry(e, args, names, in.sym, env);
+  record_compile(e, ms_since(t0));
 }
 
 std::unique_ptr<Entry> CompiledState::eager_entry(std::unique_ptr<Entry> e, const std::vector<ArgValue>& args,
@@ -509,6 +590,11 @@ struct CallInputs {
 }  // namespace
 
 std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValue>& args, const TraceFn& fn) const {
+  if (e.training) {
+    std::vector<Tensor> inputs = tensors_of(args);
+    inputs.insert(inputs.end(), e.lifted.begin(), e.lifted.end());
+    return rt::run_training(e.training, inputs);
+  }
   if (!e.exe) return fn(args);  // an eager entry
   const rt::ScratchLease<CallInputs> lease;
   std::vector<Tensor>& inputs = (*lease).v;
@@ -550,7 +636,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
   const GuardView view(args);
-  const auto passes = [&](const Entry& e) { return e.guards.check(view.args()); };
+  const auto passes = [&](const Entry& e) { return e.guards.check(view.args()) && grad_state_matches(e, args); };
   if (const Entry* e = s.entries.find(passes)) {
     s.hits.fetch_add(1, std::memory_order_relaxed);
     KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
@@ -570,6 +656,7 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
   std::string why = "no entry yet";
   if (last) {
     if (auto f = last->guards.first_failure(view.args())) why = "guard failed: " + f->str();
+    else why = GradMode::is_enabled() ? "requires_grad of an argument or captured tensor differs" : "grad mode is off";
   }
   if (static_cast<int>(s.entries.size()) >= s.opts.cache_size_limit) {
     if (!s.warned_limit) {
@@ -605,6 +692,20 @@ std::string explain_compiled(CompiledState& s, const std::vector<ArgValue>& args
                                 s.opts.name, signature_str(args), s.backend_name(), ir::level_name(s.backend->level()));
   out += "\n--- symbols ---\n" + (e->symbols_text.empty() ? std::string("(none: static shapes)\n") : e->symbols_text);
   out += "\n--- guards ---\n" + e->guards_text;
+  if (e->training) {
+    const rt::TrainingProgram& t = *e->training;
+    out += "\n--- joint forward and backward graph ---\n" + t.joint_text;
+    out += "\n--- " + t.partition_report;
+    for (const auto* part : {&t.forward_comp, &t.backward_comp}) {
+      const bool fwd = part == &t.forward_comp;
+      out += fmt::format("\n--- {} program: optimized graph ---\n{}", fwd ? "forward" : "backward", part->text("fuse"));
+      if (part->has_plan)
+        out += fmt::format("\n--- {} program: plan, {} kernels ---\n{}", fwd ? "forward" : "backward",
+                           part->plan.kernels().size(), part->text("plan"));
+    }
+    out += fmt::format("\n--- timings ---\ntrace (joint) {:.3f} ms\ntotal {:.3f} ms\n", e->trace_ms, total);
+    return out;
+  }
   const rt::Compilation& c = e->comp;
   out += "\n--- traced graph ---\n" + c.text("traced");
   out += "\n--- decomposed graph ---\n" + c.text("decompose");

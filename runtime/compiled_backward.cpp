@@ -1,0 +1,199 @@
+// kiln/runtime/compiled_backward.cpp — training entries of compiled functions
+// (runtime/compiled_backward.h): the joint trace, the partition, and the grad_fn that runs the
+// compiled backward.
+#include "runtime/compiled_backward.h"
+
+#include "base/error.h"
+#include "frontend/autograd.h"
+#include "frontend/autograd_meta.h"
+#include "frontend/function_transforms.h"
+#include "frontend/ops_factory.h"
+#include "frontend/symbolic.h"
+#include "frontend/tracer.h"
+#include "ir/shape_env.h"
+#include "ir/text.h"
+#include "passes/partition.h"
+#include "runtime/backend.h"
+#include "runtime/log.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace kiln::rt {
+
+std::function<std::vector<Tensor>(const std::vector<Tensor>&)> joint_trace_fn(
+    std::function<std::vector<Tensor>(const std::vector<Tensor>&)> fn, std::vector<bool> requires_grad,
+    JointInfo* info) {
+  return [fn = std::move(fn), requires_grad = std::move(requires_grad), info](const std::vector<Tensor>& traced) {
+    std::vector<Tensor> primals;
+    info->grad_args.clear();
+    for (size_t k = 0; k < traced.size(); ++k)
+      if (k < requires_grad.size() && requires_grad[k]) {
+        primals.push_back(traced[k]);
+        info->grad_args.push_back(k);
+      }
+    // The function on the primals, the other arguments as they are.
+    auto on_primals = [&](const std::vector<Tensor>& p) {
+      std::vector<Tensor> args = traced;
+      for (size_t i = 0; i < p.size(); ++i) args[info->grad_args[i]] = p[i];
+      return fn(args);
+    };
+    CapturedVjp c = vjp_with_captured(on_primals, primals);
+    const std::vector<Tensor>& outs = c.vjp.outputs;
+    info->num_outputs = outs.size();
+    info->output_differentiable = c.output_differentiable;
+    info->grad_captured = c.captured;
+    Tracer* tracer = Tracer::current();
+    if (!tracer) internal_fail("joint_trace_fn runs under a trace");
+    std::vector<Tensor> cot(outs.size());
+    info->cotangents.clear();
+    for (size_t j = 0; j < outs.size(); ++j) {
+      if (!c.output_differentiable[j]) continue;
+      cot[j] = tracer->add_input(outs[j].impl()->value()->type(), fmt::format("cotangent{}", j));
+      info->cotangents.push_back(cot[j].impl()->value());
+    }
+    std::vector<Tensor> grads = c.vjp.pullback(cot);
+    std::vector<Tensor> result = outs;
+    result.insert(result.end(), grads.begin(), grads.end());
+    return result;
+  };
+}
+
+namespace {
+
+// The symbols in a graph's types and attributes.
+void collect_symbols(const ir::Expr& e, std::set<std::string>& out) {
+  std::vector<std::string> names;
+  e.collect_symbols(names);
+  out.insert(names.begin(), names.end());
+}
+
+std::set<std::string> symbols_of(const ir::Graph& g) {
+  std::set<std::string> out;
+  auto of_type = [&](const ir::TensorType& t) {
+    for (const ir::Expr& e : t.sizes) collect_symbols(e, out);
+  };
+  for (const ir::Value* v : g.inputs()) of_type(v->type());
+  for (const ir::Node* n : g.nodes()) {
+    for (const ir::Value* o : n->outputs()) of_type(o->type());
+    for (const ir::AttrValue& a : n->attrs().values()) {
+      if (const ir::Expr* e = std::get_if<ir::Expr>(&a)) collect_symbols(*e, out);
+      if (const auto* es = std::get_if<std::vector<ir::Expr>>(&a))
+        for (const ir::Expr& e : *es) collect_symbols(e, out);
+    }
+  }
+  return out;
+}
+
+int64_t hinted_bytes(const ir::Value& v, const std::map<std::string, int64_t>& hints) {
+  int64_t n = static_cast<int64_t>(element_size(v.type().dtype));
+  for (const ir::Expr& e : v.type().sizes) n *= e.is_const() ? e.as_const() : e.evaluate(hints);
+  return n;
+}
+
+}  // namespace
+
+std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>& joint, JointInfo info,
+                                                size_t num_arg_tensors, const std::vector<Tensor>& lifted,
+                                                const Backend& be, DriverOptions fwd) {
+  auto p = std::make_unique<TrainingProgram>();
+  if (fwd.keep_text || !fwd.dump_dir.empty()) p->joint_text = ir::print_graph(*joint);
+  if (!fwd.dump_dir.empty()) debug_dump(fwd.dump_dir, "joint.kir", p->joint_text);
+  passes::PartitionSpec spec;
+  spec.num_forward_outputs = info.num_outputs;
+  spec.backward_inputs = info.cotangents;
+  const std::map<std::string, int64_t> hints = fwd.hints;
+  spec.bytes = [&hints](const ir::Value& v) { return hinted_bytes(v, hints); };
+  passes::Partition part = passes::partition_joint(*joint, spec);
+  p->num_saved = part.num_saved;
+  p->saved_bytes_at_trace = part.saved_bytes;
+  p->partition_report = part.report;
+  if (!fwd.dump_dir.empty()) debug_dump(fwd.dump_dir, "partition.txt", part.report);
+
+  for (size_t k : info.grad_args) p->grad_inputs.push_back(k);
+  for (const Tensor& t : info.grad_captured) {
+    size_t at = 0;
+    while (at < lifted.size() && lifted[at].impl() != t.impl()) ++at;
+    if (at == lifted.size()) internal_fail("compiled backward: a differentiated captured tensor was not lifted");
+    p->grad_inputs.push_back(num_arg_tensors + at);
+  }
+
+  // The backward's symbols: from its inputs' dims where one is exactly the symbol, else from a
+  // carrier input (a stride-0 vector of that length) sized from the forward's inputs.
+  DriverOptions bwd = fwd;
+  bwd.name = fwd.name + "_backward";
+  bwd.example_inputs.clear();
+  bwd.input_strides.clear();
+  if (!fwd.dump_dir.empty()) bwd.dump_dir = fwd.dump_dir + "/backward";
+  bwd.params = params_from_inputs(*part.backward);
+  for (const std::string& s : symbols_of(*part.backward)) {
+    if (bwd.params.count(s)) continue;
+    auto src = fwd.params.find(s);
+    if (src == fwd.params.end()) internal_fail("compiled backward: symbol {} has no source", s);
+    part.backward->add_input(ir::TensorType(ScalarType::Float, {ir::Expr::symbol(s)}), "size_" + s);
+    bwd.params[s] = ParamSource{static_cast<int>(part.backward->inputs().size() - 1), 0, false};
+    p->carriers.push_back(src->second);
+  }
+  const size_t plain = part.backward->inputs().size() - p->carriers.size();
+  for (size_t k = 0; k < part.backward->inputs().size(); ++k)
+    bwd.input_strides.push_back(k < plain ? ir::contiguous_strides(part.backward->inputs()[k]->type().sizes)
+                                          : std::vector<ir::Expr>{ir::Expr(0)});
+
+  p->forward_comp = compile_graph(part.forward, be, std::move(fwd));
+  if (!p->forward_comp.status.ok()) fail("compile", "the forward program: {}", p->forward_comp.status.error);
+  p->forward = std::move(p->forward_comp.status.exe);
+  p->forward_comp.opts.example_inputs.clear();
+  p->backward_comp = compile_graph(part.backward, be, std::move(bwd));
+  if (!p->backward_comp.status.ok()) fail("compile", "the backward program: {}", p->backward_comp.status.error);
+  p->backward = std::move(p->backward_comp.status.exe);
+  p->joint = std::move(info);
+  return p;
+}
+
+std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> fwd_out = p->forward->run(inputs);
+  const size_t n = p->joint.num_outputs;
+  std::vector<Tensor> outs(fwd_out.begin(), fwd_out.begin() + static_cast<std::ptrdiff_t>(n));
+  // A result that is an argument itself (or another result) gets a tensor of its own, so that
+  // its history is not the argument's.
+  std::set<const TensorImpl*> seen;
+  for (const Tensor& t : inputs) seen.insert(t.impl());
+  for (Tensor& o : outs)
+    if (!seen.insert(o.impl()).second) o = o.detach();
+  // What the backward reads: the saved values (checked for in-place writes), then the sizes
+  // the carriers stand for.
+  auto saved = std::make_shared<std::vector<autograd::SavedTensor>>();
+  for (size_t k = n; k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
+  std::vector<Tensor> carriers;
+  for (const ParamSource& s : p->carriers) {
+    const Tensor& t = inputs.at(static_cast<size_t>(s.input));
+    const int64_t len = s.stride ? t.stride(s.dim) : t.size(s.dim);
+    carriers.push_back(zeros({1}).expand({len}));
+  }
+  std::vector<autograd::TensorMeta> meta;
+  for (const Tensor& o : outs) meta.push_back(autograd::TensorMeta::of(o));
+  auto backward = [p, saved, carriers, meta](std::vector<Tensor> grads) {
+    if (GradMode::is_enabled())
+      fail("backward", "a compiled function's backward cannot be differentiated again (create_graph); differentiate "
+                       "twice with kiln::grad(kiln::grad(f)), which compile() also accepts");
+    std::vector<Tensor> in;
+    for (const autograd::SavedTensor& s : *saved) in.push_back(s.unpack(nullptr, 0).contiguous());
+    for (size_t j = 0; j < p->joint.num_outputs; ++j) {
+      if (!p->joint.output_differentiable[j]) continue;
+      const Tensor g = j < grads.size() && grads[j].defined() ? grads[j] : meta[j].zeros();
+      in.push_back(g.contiguous());
+    }
+    in.insert(in.end(), carriers.begin(), carriers.end());
+    return p->backward->run(in);
+  };
+  auto node = std::make_shared<autograd::FunctionNode>("CompiledFunctionBackward", backward,
+                                                       [saved] { for (auto& s : *saved) s.release(); });
+  for (size_t k : p->grad_inputs) node->mutable_next_edges().push_back(autograd::gradient_edge(inputs.at(k)));
+  node->set_output_meta(std::move(meta));
+  for (size_t j = 0; j < n; ++j)
+    if (p->joint.output_differentiable[j]) autograd::set_history(outs[j], node, static_cast<uint32_t>(j));
+  return outs;
+}
+
+}  // namespace kiln::rt

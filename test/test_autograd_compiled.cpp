@@ -1,0 +1,159 @@
+// kiln/test/test_autograd_compiled.cpp — compiled functions called on tensors that require grad
+// (runtime/compiled_backward.h): a compiled forward and a compiled backward, against the eager
+// tape; requires_grad in the cache key; the partition's report; PyTorch's errors.
+#include "kiln/kiln.h"
+
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln {
+namespace {
+
+using test::error_of;
+using test::expect_close;
+using test::make;
+
+std::vector<double> values(const Tensor& t) { return t.contiguous().to(kDouble).to_vector<double>(); }
+
+Tensor ramp(std::vector<int64_t> shape, double scale, double shift) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (arange(n, TensorOptions(kDouble)) * scale + shift).sin().reshape(shape);
+}
+
+struct Mlp {
+  Tensor w1 = ramp({6, 8}, 0.37, 0.1).requires_grad_();
+  Tensor b1 = ramp({8}, 0.21, 0.5).requires_grad_();
+  Tensor w2 = ramp({8, 3}, 0.53, -0.3).requires_grad_();
+  Tensor loss(const Tensor& x) const {
+    Tensor h = gelu(x.mm(w1) + b1);
+    return log_softmax(h.mm(w2), -1).mean() * -1.0;
+  }
+  void zero() {
+    for (Tensor* p : {&w1, &b1, &w2}) p->mutable_grad() = Tensor();
+  }
+};
+
+TEST(AutogradCompiled, CapturedParametersTrain) {
+  Mlp m;
+  const Tensor x = ramp({5, 6}, 0.11, 0.2);
+  Tensor want = m.loss(x);
+  want.backward();
+  const std::vector<std::vector<double>> eager{values(m.w1.grad()), values(m.b1.grad()), values(m.w2.grad())};
+  m.zero();
+
+  auto step = compile([&m](const Tensor& in) { return m.loss(in); });
+  Tensor got = step(x);
+  ASSERT_TRUE(got.requires_grad());
+  ASSERT_TRUE(got.grad_fn());
+  EXPECT_EQ(got.grad_fn()->name(), "CompiledFunctionBackward");
+  expect_close(got, values(want), 1e-12);
+  got.backward();
+  expect_close(m.w1.grad(), eager[0], 1e-10, 1e-14);
+  expect_close(m.b1.grad(), eager[1], 1e-10, 1e-14);
+  expect_close(m.w2.grad(), eager[2], 1e-10, 1e-14);
+  // A second step hits the cache and accumulates into .grad, as eager does.
+  step(x).backward();
+  std::vector<double> twice = eager[2];
+  for (double& v : twice) v *= 2;
+  expect_close(m.w2.grad(), twice, 1e-10, 1e-14);
+  EXPECT_EQ(step.stats().compiles, 1);
+  EXPECT_EQ(step.stats().cache_hits, 1);
+}
+
+TEST(AutogradCompiled, ArgumentsThatRequireGrad) {
+  const Tensor w = ramp({4, 3}, 0.3, 0.0);
+  auto f = compile([](const Tensor& x, const Tensor& w) { return (x.mm(w).tanh() * x.sum(1, true)).sum(); });
+  Tensor x1 = ramp({2, 4}, 0.7, 0.1).requires_grad_(), w1 = w.clone().requires_grad_();
+  f(x1, w1).backward();
+  Tensor x2 = ramp({2, 4}, 0.7, 0.1).requires_grad_(), w2 = w.clone().requires_grad_();
+  (x2.mm(w2).tanh() * x2.sum(1, true)).sum().backward();
+  expect_close(x1.grad(), values(x2.grad()), 1e-12, 1e-14);
+  expect_close(w1.grad(), values(w2.grad()), 1e-12, 1e-14);
+  // Only x requires grad: another entry, and w gets nothing.
+  Tensor x3 = ramp({2, 4}, 0.7, 0.1).requires_grad_();
+  f(x3, w).backward();
+  expect_close(x3.grad(), values(x2.grad()), 1e-12, 1e-14);
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_EQ(f.stats().compiles, 2);
+}
+
+TEST(AutogradCompiled, RequiresGradAndGradModeAreInTheKey) {
+  Mlp m;
+  const Tensor x = ramp({5, 6}, 0.11, 0.2);
+  auto step = compile([&m](const Tensor& in) { return m.loss(in); });
+  {
+    NoGradGuard no_grad;
+    Tensor y = step(x);
+    EXPECT_FALSE(y.requires_grad());
+  }
+  Tensor y = step(x);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_EQ(step.stats().compiles, 2);
+  {
+    NoGradGuard no_grad;
+    step(x);
+  }
+  step(x);
+  EXPECT_EQ(step.stats().compiles, 2);
+  // Frozen parameters: a third entry.
+  m.w1.requires_grad_(false);
+  m.b1.requires_grad_(false);
+  step(x).backward();
+  EXPECT_TRUE(m.w2.grad().defined());
+  EXPECT_FALSE(m.w1.grad().defined());
+  EXPECT_EQ(step.stats().compiles, 3);
+}
+
+TEST(AutogradCompiled, DynamicBatchOneCompile) {
+  Mlp m;
+  CompileOptions o;
+  o.dynamic = Dynamic::True;
+  auto step = compile([&m](const Tensor& in) { return m.loss(in); }, o);
+  for (int64_t rows : {4, 7, 9}) {
+    const Tensor x = ramp({rows, 6}, 0.13, 0.05 * static_cast<double>(rows));
+    m.zero();
+    m.loss(x).backward();
+    const std::vector<double> want = values(m.w1.grad());
+    m.zero();
+    step(x).backward();
+    expect_close(m.w1.grad(), want, 1e-10, 1e-14);
+  }
+  EXPECT_EQ(step.stats().compiles, 1);
+}
+
+TEST(AutogradCompiled, ExplainShowsTheJointGraphAndThePartition) {
+  Mlp m;
+  auto step = compile([&m](const Tensor& in) { return m.loss(in); });
+  const std::string text = step.explain(ramp({5, 6}, 0.11, 0.2));
+  if (std::getenv("KILN_SHOW")) std::printf("%s\n", text.c_str());
+  EXPECT_NE(text.find("--- joint forward and backward graph ---"), std::string::npos) << text;
+  EXPECT_NE(text.find("partition: "), std::string::npos) << text;
+  EXPECT_NE(text.find("values saved"), std::string::npos) << text;
+  EXPECT_NE(text.find("--- backward program: plan"), std::string::npos) << text;
+}
+
+TEST(AutogradCompiled, PyTorchErrors) {
+  Mlp m;
+  auto step = compile([&m](const Tensor& in) { return m.loss(in); });
+  const Tensor x = ramp({5, 6}, 0.11, 0.2);
+  Tensor y = step(x);
+  y.backward();
+  EXPECT_NE(error_of([&] { y.backward(); }).find("Trying to backward through the graph a second time"),
+            std::string::npos);
+  // A parameter updated in place between the forward and the backward (an optimizer step too early).
+  Tensor z = step(x);
+  {
+    NoGradGuard no_grad;
+    m.w2.mul_(0.5);
+  }
+  EXPECT_NE(error_of([&] { z.backward(); }).find("has been modified by an inplace operation"), std::string::npos);
+  Tensor u = step(x);
+  EXPECT_NE(error_of([&] { autograd::grad({u}, {m.w1}, {}, std::nullopt, /*create_graph=*/true); })
+                .find("cannot be differentiated again"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
