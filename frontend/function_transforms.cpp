@@ -6,6 +6,7 @@
 #include "frontend/decompositions.h"
 #include "frontend/derivatives.h"
 #include "frontend/dispatch.h"
+#include "frontend/grad_mode.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
@@ -169,7 +170,23 @@ CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, boo
       }
   std::vector<Tensor> inputs = args;
   inputs.insert(inputs.end(), program.lifted.begin(), program.lifted.end());
+  // Captured tensors fn updates in place (a batch norm's running statistics): their new
+  // contents are extra results of the replay, written back as the eager function would.
+  const size_t n_out = program.graph->outputs().size();
+  for (const auto& [k, v] : program.lifted_updates) program.graph->add_output(v);
   std::vector<Tensor> outputs = replay->run(*program.graph, inputs);
+  for (size_t u = 0; u < program.lifted_updates.size(); ++u) {
+    const Tensor& target = program.lifted.at(program.lifted_updates[u].first);
+    const Tensor& value = outputs.at(n_out + u);
+    if (Tracer* t = Tracer::current(); t && (value.is_traced() || target.is_traced())) {
+      t->update_lifted(target, value);
+    } else {
+      NoGradGuard no_grad;
+      Tensor dst = target;
+      dst.copy_(value);
+    }
+  }
+  outputs.resize(n_out);
   for (const Tensor& o : outputs) c.output_differentiable.push_back(replay->active(o));
   c.vjp.outputs = outputs;
   c.vjp.pullback = [replay, wrt, outputs](const std::vector<Tensor>& cotangents) {

@@ -187,7 +187,10 @@ Partition partition_joint(const ir::Graph& joint, const PartitionSpec& spec) {
     if (tangent.count(outs[i])) internal_fail("partition: forward output {} depends on a cotangent", i);
 
   // The forward-side producers the backward reaches.
-  std::vector<const ir::Value*> bwd_roots(outs.begin() + static_cast<std::ptrdiff_t>(spec.num_forward_outputs), outs.end());
+  const size_t bwd_end = spec.num_backward_outputs ? spec.num_forward_outputs + *spec.num_backward_outputs : outs.size();
+  if (bwd_end > outs.size()) internal_fail("partition: more backward outputs than outputs");
+  std::vector<const ir::Value*> bwd_roots(outs.begin() + static_cast<std::ptrdiff_t>(spec.num_forward_outputs),
+                                          outs.begin() + static_cast<std::ptrdiff_t>(bwd_end));
   const std::unordered_set<const ir::Node*> bwd_all = ancestors(bwd_roots, {});
   // Vertex ids: source 0, sink 1, then (in, out) per producer: a joint node or a joint input.
   std::unordered_map<const void*, size_t> id;
@@ -266,6 +269,10 @@ Partition partition_joint(const ir::Graph& joint, const PartitionSpec& spec) {
   for (const ir::Value* v : joint.inputs())
     if (!bwd_in.count(v)) fmap[v] = p.forward->add_input(v->type(), v->name());
   std::vector<const ir::Value*> fwd_roots(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(spec.num_forward_outputs));
+  for (const ir::Value* v : spec.extra_forward_outputs) {
+    if (tangent.count(v)) internal_fail("partition: an extra forward output depends on a cotangent");
+    fwd_roots.push_back(v);
+  }
   fwd_roots.insert(fwd_roots.end(), saved.begin(), saved.end());
   clone_nodes(joint, ancestors(fwd_roots, {}), *p.forward, fmap);
   for (const ir::Value* v : fwd_roots) p.forward->add_output(fmap.at(v));

@@ -5,7 +5,8 @@
 // before: a joint graph whose first `num_forward_outputs` outputs are the forward's results and
 //         whose other outputs are gradients; `backward_inputs` are the inputs only the backward
 //         has (the cotangents of the forward's results).
-// after:  forward:  the joint's other inputs, in order -> the forward results, then the saved values;
+// after:  forward:  the joint's other inputs, in order -> the forward results, the extra forward
+//                   outputs, then the saved values;
 //         backward: the saved values, then the backward inputs, in order -> the gradients.
 //
 // Which values cross is a minimum cut. Every value the backward needs is either saved by the
@@ -22,6 +23,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,11 @@ namespace kiln::passes {
 
 struct PartitionSpec {
   size_t num_forward_outputs = 0;
+  // The joint's outputs after the forward's that are gradients (default: all the rest).
+  std::optional<size_t> num_backward_outputs;
+  // Forward-side values the forward also returns, after its results (new contents of tensors
+  // updated in place, such as a batch norm's running statistics).
+  std::vector<const ir::Value*> extra_forward_outputs;
   std::vector<const ir::Value*> backward_inputs;
   // The bytes a value takes (symbolic sizes at their hints); default: static sizes, else 1 MB.
   std::function<int64_t(const ir::Value&)> bytes;

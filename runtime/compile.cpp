@@ -556,14 +556,28 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
   if (!tp) fail("compile", "function '{}': {}", opts.name, eager_reason);
   traces.fetch_add(1);
   record_writebacks(e, *tp, traced_args);
-  if (!e.writebacks.empty())
-    fail("compile", "function '{}' writes into an argument or a captured tensor in place while called on tensors that "
-                    "require grad; compiled training steps must be functional (return the new value instead)", opts.name);
+  // In-place updates (a batch norm's running statistics) are forward outputs copied back; one
+  // into a tensor that requires grad would change what the backward differentiates.
+  std::vector<std::pair<size_t, const ir::Value*>> updates;
+  const std::vector<Tensor> targets = [&] {
+    std::vector<Tensor> t = tensors_of(args);
+    t.insert(t.end(), tp->lifted.begin(), tp->lifted.end());
+    return t;
+  }();
+  for (const auto& [input, out] : e.writebacks) {
+    if (targets.at(input).requires_grad())
+      fail("compile", "function '{}' writes in place into a tensor that requires grad ({}); a compiled training step "
+                      "may update buffers in place, not tensors it differentiates", opts.name,
+           input < traced_args.size() ? arg_name(input) : "a captured tensor");
+    updates.emplace_back(input, tp->graph->outputs().at(out));
+  }
+  e.writebacks.clear();
   e.trace_ms = ms_since(t0);
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: joint graph\n{}", opts.name, ir::print_graph(*tp->graph));
   rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
   const rt::Backend& be = pick_backend(d);
-  e.training = rt::build_training(tp->graph, std::move(info), tensors_of(args).size(), tp->lifted, be, std::move(d));
+  e.training =
+      rt::build_training(tp->graph, std::move(info), tensors_of(args).size(), tp->lifted, updates, be, std::move(d));
   e.num_outputs = e.training->joint.num_outputs;
   e.kernels = e.training->forward->kernels() + e.training->backward->kernels();
   guard_entry(e, args, names, in.sym, env);

@@ -96,13 +96,19 @@ int64_t hinted_bytes(const ir::Value& v, const std::map<std::string, int64_t>& h
 
 std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>& joint, JointInfo info,
                                                 size_t num_arg_tensors, const std::vector<Tensor>& lifted,
+                                                const std::vector<std::pair<size_t, const ir::Value*>>& writebacks,
                                                 const Backend& be, DriverOptions fwd) {
   auto p = std::make_unique<TrainingProgram>();
   if (fwd.keep_text || !fwd.dump_dir.empty()) p->joint_text = ir::print_graph(*joint);
   if (!fwd.dump_dir.empty()) debug_dump(fwd.dump_dir, "joint.kir", p->joint_text);
   passes::PartitionSpec spec;
   spec.num_forward_outputs = info.num_outputs;
+  spec.num_backward_outputs = info.grad_args.size() + info.grad_captured.size();
   spec.backward_inputs = info.cotangents;
+  for (const auto& [input, value] : writebacks) {
+    p->writebacks.push_back(input);
+    spec.extra_forward_outputs.push_back(value);
+  }
   const std::map<std::string, int64_t> hints = fwd.hints;
   spec.bytes = [&hints](const ir::Value& v) { return hinted_bytes(v, hints); };
   passes::Partition part = passes::partition_joint(*joint, spec);
@@ -163,8 +169,13 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
     if (!seen.insert(o.impl()).second) o = o.detach();
   // What the backward reads: the saved values (checked for in-place writes), then the sizes
   // the carriers stand for.
+  for (size_t k = 0; k < p->writebacks.size(); ++k) {
+    NoGradGuard no_grad;
+    Tensor target = inputs.at(p->writebacks[k]);
+    target.copy_(fwd_out.at(n + k));
+  }
   auto saved = std::make_shared<std::vector<autograd::SavedTensor>>();
-  for (size_t k = n; k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
+  for (size_t k = n + p->writebacks.size(); k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
   std::vector<Tensor> carriers;
   for (const ParamSource& s : p->carriers) {
     const Tensor& t = inputs.at(static_cast<size_t>(s.input));

@@ -53,14 +53,19 @@ struct TrainingProgram {
   // Where each gradient goes: the forward inputs (tensor arguments, then captured tensors) in
   // gradient order.
   std::vector<size_t> grad_inputs;
+  // Forward inputs updated in place (tensor arguments, then captured tensors): the forward
+  // returns their new contents after its results, and a call copies them back.
+  std::vector<size_t> writebacks;
   std::string partition_report;
   std::string joint_text;
 };
 
 // Partitions the joint graph and compiles both halves with `be`; `fwd` are the options of the
 // forward (the entry's: symbols, strides, dumps), from which the backward's are derived.
+// `writebacks`: (forward input, joint value of its new contents) for inputs updated in place.
 std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>& joint, JointInfo info,
                                                 size_t num_arg_tensors, const std::vector<Tensor>& lifted,
+                                                const std::vector<std::pair<size_t, const ir::Value*>>& writebacks,
                                                 const Backend& be, DriverOptions fwd);
 
 // Runs the forward on `inputs` (tensor arguments, then captured tensors) and attaches the

@@ -157,3 +157,34 @@ TEST(AutogradCompiled, PyTorchErrors) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A ResNet-style block in training mode: the batch norms update their running statistics in
+// place (forward outputs copied back) while the weights train.
+TEST(AutogradCompiled, BatchNormBuffersUpdateWhileTraining) {
+  struct Block {
+    Tensor w = ramp({4, 3, 3, 3}, 0.41, 0.2).mul(0.3).requires_grad_();
+    Tensor gamma = ramp({4}, 0.3, 1.0).add(1.5).requires_grad_();
+    Tensor beta = ramp({4}, 0.7, 0.0).mul(0.1).requires_grad_();
+    Tensor mean = zeros({4}, TensorOptions(kDouble)), var = ones({4}, TensorOptions(kDouble));
+    Tensor operator()(const Tensor& x) const {
+      Tensor y = batch_norm(conv2d(x, w, std::nullopt, 1, 1), gamma, beta, mean, var, true, 0.1, 1e-5);
+      return relu(y).square().mean();
+    }
+  };
+  const Tensor x = ramp({2, 3, 5, 5}, 0.23, 0.4);
+  Block eager, comp;
+  eager(x).backward();
+  auto step = compile([&comp](const Tensor& in) { return comp(in); });
+  step(x).backward();
+  expect_close(comp.w.grad(), values(eager.w.grad()), 1e-10, 1e-13);
+  expect_close(comp.gamma.grad(), values(eager.gamma.grad()), 1e-10, 1e-13);
+  expect_close(comp.beta.grad(), values(eager.beta.grad()), 1e-10, 1e-13);
+  expect_close(comp.mean, values(eager.mean), 1e-12, 1e-14);
+  expect_close(comp.var, values(eager.var), 1e-12, 1e-14);
+}
+
+}  // namespace
+}  // namespace kiln
