@@ -156,7 +156,13 @@ CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, boo
     if (!primals[i].defined()) fail("vjp", "primal {} is an undefined tensor", i);
   std::vector<Tensor> args;
   for (const Tensor& p : primals) args.push_back(fresh_alias(p));
-  const TracedProgram program = trace(fn, args);
+  std::vector<Tensor> traced_args;
+  const TracedProgram program = trace(
+      [&](const std::vector<Tensor>& t) {
+        traced_args = t;
+        return fn(t);
+      },
+      args);
   auto replay = std::make_shared<Replay>();
   for (const Tensor& a : args) replay->mark_active(a);
   CapturedVjp c;
@@ -172,9 +178,21 @@ CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, boo
   inputs.insert(inputs.end(), program.lifted.begin(), program.lifted.end());
   // Captured tensors fn updates in place (a batch norm's running statistics): their new
   // contents are extra results of the replay, written back as the eager function would.
+  // So are arguments fn writes into (a traced argument rebound to a new value).
   const size_t n_out = program.graph->outputs().size();
   for (const auto& [k, v] : program.lifted_updates) program.graph->add_output(v);
+  std::vector<size_t> written;
+  for (size_t k = 0; k < traced_args.size(); ++k)
+    if (traced_args[k].impl()->value() != program.graph->inputs().at(k)) {
+      written.push_back(k);
+      program.graph->add_output(traced_args[k].impl()->value());
+    }
   std::vector<Tensor> outputs = replay->run(*program.graph, inputs);
+  for (size_t w = 0; w < written.size(); ++w) {
+    NoGradGuard no_grad;
+    Tensor dst = primals[written[w]];
+    dst.copy_(outputs.at(n_out + program.lifted_updates.size() + w));
+  }
   for (size_t u = 0; u < program.lifted_updates.size(); ++u) {
     const Tensor& target = program.lifted.at(program.lifted_updates[u].first);
     const Tensor& value = outputs.at(n_out + u);

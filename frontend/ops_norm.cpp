@@ -10,6 +10,7 @@
 
 #include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
+#include "frontend/grad_mode.h"
 
 #include "base/error.h"
 #include "frontend/ops_factory.h"
@@ -132,7 +133,9 @@ Tensor running_next(const Tensor& running, const Tensor& value, double momentum)
 void update_running(const std::optional<Tensor>& running, const Tensor& value, double momentum) {
   if (!present(running)) return;
   Tensor r = *running;
-  r.copy_(running_next(r, value, momentum));
+  const Tensor next = running_next(r, value, momentum);
+  NoGradGuard no_grad;  // a buffer, as in PyTorch: the update records no history
+  r.copy_(next);
 }
 
 // n / (n - 1): the factor turning a biased variance over n elements into an unbiased one.
@@ -205,7 +208,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_call(std::string_view op, c
                                         IntArrayRef(input.size(1))),
                       ir::AttrList({training, momentum, eps})});
   // The node is functional: it returns the new running statistics, written back here.
+  // Buffers, as in PyTorch: the update records no history.
   if (training) {
+    NoGradGuard no_grad;
     if (present(running_mean)) Tensor(*running_mean).copy_(r.at(3));
     if (present(running_var)) Tensor(*running_var).copy_(r.at(4));
   }

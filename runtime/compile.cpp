@@ -167,6 +167,7 @@ struct Entry {
 // entry; in it, an entry traced with the same requires_grad flags (arguments, and captured
 // tensors as they are now), which is a training entry exactly when one of them is set.
 bool grad_state_matches(const Entry& e, const std::vector<ArgValue>& args) {
+  if (!e.eager_reason.empty()) return true;  // runs the function eagerly, whatever the grad state
   if (!GradMode::is_enabled()) return !e.training;
   size_t k = 0;
   for (const ArgValue& a : args)

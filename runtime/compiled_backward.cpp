@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <set>
 
 namespace kiln::rt {
@@ -131,7 +132,11 @@ std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>
   bwd.name = fwd.name + "_backward";
   bwd.example_inputs.clear();
   bwd.input_strides.clear();
-  if (!fwd.dump_dir.empty()) bwd.dump_dir = fwd.dump_dir + "/backward";
+  if (!fwd.dump_dir.empty()) {
+    bwd.dump_dir = fwd.dump_dir + "/backward";
+    std::error_code ec;
+    std::filesystem::create_directories(bwd.dump_dir, ec);
+  }
   bwd.params = params_from_inputs(*part.backward);
   for (const std::string& s : symbols_of(*part.backward)) {
     if (bwd.params.count(s)) continue;
