@@ -157,6 +157,7 @@ CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, boo
   std::vector<Tensor> args;
   for (const Tensor& p : primals) args.push_back(fresh_alias(p));
   std::vector<Tensor> traced_args;
+  const TracingForGrad for_grad;
   const TracedProgram program = trace(
       [&](const std::vector<Tensor>& t) {
         traced_args = t;

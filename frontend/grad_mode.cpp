@@ -6,6 +6,7 @@ namespace kiln {
 namespace {
 thread_local bool t_grad_enabled = true;
 thread_local bool t_inference = false;
+thread_local bool t_tracing_for_grad = false;
 }  // namespace
 
 bool GradMode::is_enabled() { return t_grad_enabled; }
@@ -21,6 +22,10 @@ InferenceMode::~InferenceMode() { t_inference = prev_inference_; }
 bool InferenceMode::is_enabled() { return t_inference; }
 
 bool is_grad_enabled() { return t_grad_enabled; }
+
+TracingForGrad::TracingForGrad() : prev_(t_tracing_for_grad) { t_tracing_for_grad = true; }
+TracingForGrad::~TracingForGrad() { t_tracing_for_grad = prev_; }
+bool TracingForGrad::is_enabled() { return t_tracing_for_grad; }
 void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
 
 }  // namespace kiln

@@ -44,4 +44,20 @@ class InferenceMode : public AutoGradMode {
 bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
 
+// While a function transform traces a function to differentiate it (frontend/function_transforms.cpp):
+// an op with two formulations of one value records the one whose derivative is PyTorch's, as it
+// does eagerly for inputs that require grad (max(x, dim) reads its values at its indices, so that
+// the gradient goes to the one element the index names).
+class TracingForGrad {
+ public:
+  TracingForGrad();
+  ~TracingForGrad();
+  TracingForGrad(const TracingForGrad&) = delete;
+  TracingForGrad& operator=(const TracingForGrad&) = delete;
+  static bool is_enabled();
+
+ private:
+  bool prev_;
+};
+
 }  // namespace kiln

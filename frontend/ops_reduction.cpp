@@ -149,7 +149,7 @@ static std::tuple<Tensor, Tensor> max_min_dim(bool is_max, const Tensor& self, i
   Tensor indices = dispatch1(is_max ? OpKind::argmax : OpKind::argmin, {keyed}, {d, keepdim});
   // Differentiated, the values are read at the indices, so that the gradient goes to the one
   // element the index names, as PyTorch's max.dim backward does (amax's shares it among ties).
-  if (GradMode::is_enabled() && self.requires_grad() && self.dim() > 0) {
+  if (self.dim() > 0 && ((GradMode::is_enabled() && self.requires_grad()) || TracingForGrad::is_enabled())) {
     Tensor at = keepdim ? indices : indices.unsqueeze(d);
     Tensor values = self.gather(d, at);
     return {keepdim ? values : values.squeeze(d), indices};

@@ -279,7 +279,11 @@ FusionGroup Fuser::try_group(const Value* v) {
 
 void Fuser::materialize(const Value* v) {
   if (!mem_.insert(v).second) return;
-  for (int attempt = 0; attempt < 64; ++attempt) {
+  // Every refusal materializes a value or forces a reduction that was not before, so the
+  // attempts are bounded by twice the graph's values (a backward graph of a 3-D bicubic
+  // resampling refuses hundreds of times).
+  const size_t bound = 2 * (g_.inputs().size() + 4 * g_.num_nodes()) + 2;
+  for (size_t attempt = 0; attempt < bound; ++attempt) {
     try {
       out_.groups.push_back(try_group(v));
       return;

@@ -1,14 +1,14 @@
 // kiln/test/test_opdb_golden_grad.cpp — every op-database sample's gradient against PyTorch's.
 //
 // test/opdb_golden_grad/<family>.txt holds, per sample, which outputs PyTorch differentiates
-// and the gradient of each floating input (f64 leaves, the cotangents of test_support/opdb_grad.h),
+// and the gradient of each floating input (f64 leaves, the cotangents of test_support/grad_run.h),
 // written by tools/opdb_golden_grad.py. kiln must differentiate the same outputs (an output that
 // PyTorch marks non-differentiable must not require grad, and the other way round) and give the
 // same gradients within atol 1e-7 + rtol 1e-6: f64 arithmetic whose order differs. Unlike the
 // finite differences, this checks the gradients at kinks, ties and jumps against PyTorch's
 // conventions (relu'(0) = 0, a max's gradient split among ties, ...).
 #include "test_support/files.h"
-#include "test_support/opdb_grad.h"
+#include "test_support/grad_run.h"
 
 #include <gtest/gtest.h>
 
@@ -31,18 +31,18 @@ const std::map<std::string, const char*> kPyTorchDiffers = {
     {"scatter_reduce:amin_exclude#1", "as scatter_reduce:amax_exclude#1"},
 };
 
-struct GoldenGrad {
+struct GradRecord {
   std::optional<std::vector<size_t>> outputs;  // absent: skipped by the tool
   std::map<size_t, std::optional<std::vector<double>>> grads;  // input -> values (none: unused)
   std::map<size_t, std::vector<int64_t>> shapes;
 };
 
 // "begin <entry> <sample>" ... "end" records of one family's file.
-std::map<std::string, GoldenGrad> load(const std::string& family) {
+std::map<std::string, GradRecord> load(const std::string& family) {
   std::ifstream f(std::string(KILN_TEST_DATA_DIR) + "/opdb_golden_grad/" + family + ".txt");
-  std::map<std::string, GoldenGrad> out;
+  std::map<std::string, GradRecord> out;
   std::string line, key;
-  GoldenGrad cur;
+  GradRecord cur;
   while (std::getline(f, line)) {
     std::istringstream in(line);
     std::string word;
@@ -51,7 +51,7 @@ std::map<std::string, GoldenGrad> load(const std::string& family) {
       std::string entry, sample;
       in >> entry >> sample;
       key = entry + "#" + sample;
-      cur = GoldenGrad{};
+      cur = GradRecord{};
     } else if (word == "end") {
       out[key] = cur;
     } else if (word == "outputs") {
@@ -85,8 +85,8 @@ struct Tally {
   int samples = 0, values = 0;
 };
 
-void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GoldenGrad& want, Tally& tally) {
-  std::optional<opdb::GradRun> r = opdb::grad_run(e, s);
+void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GradRecord& want, opdb::Mode m, Tally& tally) {
+  std::optional<opdb::GradRun> r = opdb::grad_run(e, s, m);
   if (!r) return;
   EXPECT_EQ(r->diff_outputs, *want.outputs) << "the outputs that require grad differ from PyTorch's";
   if (r->diff_outputs != *want.outputs || r->diff_outputs.empty()) return;
@@ -128,28 +128,53 @@ const std::vector<std::string> kFamilies = {
     "rearrange",  "reduction", "resample", "scan",   "shape",     "softmax",  "sort",    "ternary",
     "unary",      "view"};
 
-class GoldenGrad_ : public ::testing::TestWithParam<std::string> {};
+struct Case {
+  std::string family;
+  opdb::Mode mode;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.family << ", " << opdb::mode_name(c.mode); }
+};
 
-TEST_P(GoldenGrad_, EagerMatchesPyTorch) {
-  const std::map<std::string, GoldenGrad> golden = load(GetParam());
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  for (opdb::Mode m : {opdb::Mode::Eager, opdb::Mode::Compiled, opdb::Mode::Dynamic})
+    for (const std::string& f : kFamilies) c.push_back({f, m});
+  return c;
+}
+
+class GoldenGrad : public ::testing::TestWithParam<Case> {};
+
+// Eager: the tape. Compiled and Dynamic::True: compile() of the entry called on tensors that
+// require grad, whose backward is a compiled program.
+TEST_P(GoldenGrad, MatchesPyTorch) {
+  const std::string& family = GetParam().family;
+  const opdb::Mode mode = GetParam().mode;
+  const std::map<std::string, GradRecord> golden = load(family);
   Tally tally;
   for (const opdb::OpEntry& e : opdb::database()) {
-    if (e.family != GetParam() || e.random) continue;
+    if (e.family != family || e.random) continue;
     for (size_t s = 0; s < e.samples.size(); ++s) {
-      SCOPED_TRACE(e.name + " sample " + std::to_string(s));
+      SCOPED_TRACE(e.name + " sample " + std::to_string(s) + ", " + opdb::mode_name(mode));
       auto it = golden.find(e.name + "#" + std::to_string(s));
       if (it == golden.end()) {
         ADD_FAILURE() << "no golden gradient record (run tools/opdb_golden_grad.py)";
         continue;
       }
-      if (it->second.outputs && !kPyTorchDiffers.count(it->first)) check_sample(e, e.samples[s], it->second, tally);
+      if (!it->second.outputs || kPyTorchDiffers.count(it->first)) continue;
+      try {
+        check_sample(e, e.samples[s], it->second, mode, tally);
+      } catch (const std::exception& err) {
+        ADD_FAILURE() << "raised: " << err.what();
+      }
     }
   }
-  std::printf("[golden grad] %s: %d samples, %d values compared\n", GetParam().c_str(), tally.samples, tally.values);
+  std::printf("[golden grad] %s, %s: %d samples, %d values compared\n", family.c_str(), opdb::mode_name(mode),
+              tally.samples, tally.values);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, GoldenGrad_, ::testing::ValuesIn(kFamilies),
-                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+INSTANTIATE_TEST_SUITE_P(Families, GoldenGrad, ::testing::ValuesIn(cases()), [](const ::testing::TestParamInfo<Case>& i) {
+  const opdb::Mode m = i.param.mode;
+  return i.param.family + (m == opdb::Mode::Eager ? "" : m == opdb::Mode::Compiled ? "_compiled" : "_dynamic");
+});
 
 }  // namespace
 }  // namespace kiln

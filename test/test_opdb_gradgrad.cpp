@@ -2,13 +2,13 @@
 // training differentiates twice: pointwise ops, matmul, the norms, softmax and log_softmax,
 // convolutions and the losses.
 //
-// With L the contraction of test_support/opdb_grad.h and u a fixed direction per input, the
+// With L the contraction of test_support/grad_run.h and u a fixed direction per input, the
 // backward run with create_graph gives M = sum_i <dL/dx_i, u_i> as a differentiable function of
 // the inputs, and a second autograd::grad gives dM/dx = H u (H the Hessian of L). Each probed
 // element of that is checked against (M(x + h) - M(x - h)) / 2h, M evaluated by first-order
 // backward passes, within atol 1e-5 + rtol 1e-3; non-smooth points are skipped as in
 // test_opdb_gradcheck.cpp. Up to two f64-able samples per entry, up to kProbes elements per input.
-#include "test_support/opdb_grad.h"
+#include "test_support/grad_run.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// kiln/test/test_support/opdb_grad.cpp — test_support/opdb_grad.h.
-#include "test_support/opdb_grad.h"
+// kiln/test/test_support/grad_run.cpp — test_support/grad_run.h.
+#include "test_support/grad_run.h"
 
 #include "test_support/make.h"
 
@@ -28,7 +28,7 @@ Tensor cotangent(IntArrayRef sizes, size_t j) {
   return test::make<double>(v, sizes.vec());
 }
 
-std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s) {
+std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m) {
   GradRun r;
   for (size_t i = 0; i < s.size(); ++i) {
     const Tensor& t = s[i];
@@ -42,7 +42,7 @@ std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s) {
   }
   if (r.inputs.empty()) return std::nullopt;
   try {
-    r.outputs = e.fn(fresh(r.leaves));
+    r.outputs = run(e, fresh(r.leaves), m);
   } catch (const Error&) {
     return std::nullopt;
   }

@@ -1,4 +1,4 @@
-// kiln/test/test_support/opdb_grad.h — running an op-database sample for its gradients, as
+// kiln/test/test_support/grad_run.h — running an op-database sample for its gradients, as
 // test_opdb_gradcheck.cpp and test_opdb_golden_grad.cpp (and tools/opdb_golden_grad.py) do.
 //
 // The sample's floating inputs become f64 leaves that require grad; the entry's function runs
@@ -25,8 +25,10 @@ struct GradRun {
   std::vector<size_t> diff_outputs;  // floating outputs that require grad
 };
 
-// Null when an input is not finite, no input is floating, or the function raises.
-std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s);
+// Null when an input is not finite, no input is floating, or the function raises. `m`: how the
+// function runs (Mode::Compiled and Mode::Dynamic: a compiled training entry, whose results'
+// grad_fn runs the compiled backward).
+std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m = Mode::Eager);
 
 // The contraction of the differentiable outputs of `outs` with their cotangents (f64, 0-dim);
 // NaN where an output's size differs from `like`'s (a value-dependent size that changed).
