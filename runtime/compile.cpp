@@ -163,25 +163,29 @@ struct Entry {
   std::string symbols_text;  // "s0 = a.size(0) = b.size(0) (hint 37)" per symbol
 };
 
-// Whether entry e serves a call in the current grad mode: outside grad mode, an inference
-// entry; in it, an entry traced with the same requires_grad flags (arguments, and captured
-// tensors as they are now), which is a training entry exactly when one of them is set.
-bool grad_state_matches(const Entry& e, const std::vector<ArgValue>& args) {
-  if (!e.eager_reason.empty()) return true;  // runs the function eagerly, whatever the grad state
-  if (!GradMode::is_enabled()) return !e.training;
+// Whether entry e serves a call in grad mode `grad`: outside grad mode, an inference entry; in
+// it, an inference entry when no argument or captured tensor requires grad (the common case,
+// checked first: one load per tensor), else a training entry traced with the same requires_grad
+// flags. An eager entry serves every call.
+bool grad_state_matches(const Entry& e, const std::vector<ArgValue>& args, bool grad) {
+  if (!e.eager_reason.empty()) return true;
+  if (!grad) return !e.training;
+  if (!e.training) {
+    for (const ArgValue& a : args)
+      if (const Tensor* t = std::get_if<Tensor>(&a); t && t->impl()->requires_grad()) return false;
+    for (const Tensor& t : e.lifted)
+      if (t.impl()->requires_grad()) return false;
+    return true;
+  }
   size_t k = 0;
   for (const ArgValue& a : args)
     if (const Tensor* t = std::get_if<Tensor>(&a)) {
-      if (k >= e.arg_grad.size() || t->requires_grad() != e.arg_grad[k]) return false;
+      if (k >= e.arg_grad.size() || t->impl()->requires_grad() != e.arg_grad[k]) return false;
       ++k;
     }
-  bool any = any_of(e.arg_grad);
-  for (size_t j = 0; j < e.lifted.size(); ++j) {
-    const bool now = e.lifted[j].requires_grad();
-    if (j < e.lifted_grad.size() && now != e.lifted_grad[j]) return false;
-    any = any || now;
-  }
-  return any == static_cast<bool>(e.training);
+  for (size_t j = 0; j < e.lifted.size(); ++j)
+    if (j >= e.lifted_grad.size() || e.lifted[j].impl()->requires_grad() != e.lifted_grad[j]) return false;
+  return true;
 }
 
 // A crash (not a user error) compiling or running `traced`: writes a repro of the graph and
@@ -651,7 +655,8 @@ std::vector<Tensor> call_compiled(CompiledState& s, const std::vector<ArgValue>&
     if (const Tensor* t = std::get_if<Tensor>(&a); t && !t->defined())
       fail("compile", "function '{}' received an undefined tensor", s.opts.name);
   const GuardView view(args);
-  const auto passes = [&](const Entry& e) { return e.guards.check(view.args()) && grad_state_matches(e, args); };
+  const bool grad = GradMode::is_enabled();
+  const auto passes = [&](const Entry& e) { return e.guards.check(view.args()) && grad_state_matches(e, args, grad); };
   if (const Entry* e = s.entries.find(passes)) {
     s.hits.fetch_add(1, std::memory_order_relaxed);
     KILN_LOG_IF(rt::LogChannel::Cache, "{}: cache hit", s.opts.name);
