@@ -52,6 +52,7 @@ const DerivativeTable& table() {
     add_softmax_derivatives(d);
     add_norm_derivatives(d);
     add_pool_derivatives(d);
+    add_attention_derivatives(d);
     add_dropout_derivatives(d);
     return d;
   }();

@@ -107,6 +107,7 @@ void add_sort_derivatives(DerivativeTable& t);
 void add_softmax_derivatives(DerivativeTable& t);
 void add_norm_derivatives(DerivativeTable& t);
 void add_pool_derivatives(DerivativeTable& t);
+void add_attention_derivatives(DerivativeTable& t);
 void add_dropout_derivatives(DerivativeTable& t);
 
 }  // namespace kiln::autograd

@@ -39,7 +39,7 @@ TEST(AutogradRules, EveryPrimHasARuleOrAReason) {
 TEST(AutogradRules, CompositesWithRulesOfTheirOwn) {
   for (ir::OpKind op : {ir::OpKind::softmax, ir::OpKind::log_softmax, ir::OpKind::logsumexp, ir::OpKind::layer_norm,
                         ir::OpKind::native_layer_norm, ir::OpKind::max_pool2d_with_indices, ir::OpKind::cdist,
-                        ir::OpKind::pdist, ir::OpKind::native_dropout})
+                        ir::OpKind::pdist, ir::OpKind::native_dropout, ir::OpKind::scaled_dot_product_attention})
     EXPECT_TRUE(autograd::has_rule(op)) << ir::op_name(op);
   // The statistics of native_layer_norm are not differentiable, as in PyTorch.
   EXPECT_EQ(autograd::derivative(ir::OpKind::native_layer_norm)->outputs, autograd::bit(0));

@@ -10,6 +10,7 @@
 #include "test_support/files.h"
 #include "test_support/grad_run.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,6 +33,7 @@ const std::map<std::string, const char*> kPyTorchDiffers = {
 };
 
 struct GradRecord {
+  std::string inputs_hash;  // of the forward golden record's inputs this was computed from
   std::optional<std::vector<size_t>> outputs;  // absent: skipped by the tool
   std::map<size_t, std::optional<std::vector<double>>> grads;  // input -> values (none: unused)
   std::map<size_t, std::vector<int64_t>> shapes;
@@ -54,6 +56,8 @@ std::map<std::string, GradRecord> load(const std::string& family) {
       cur = GradRecord{};
     } else if (word == "end") {
       out[key] = cur;
+    } else if (word == "inputs") {
+      in >> cur.inputs_hash;
     } else if (word == "outputs") {
       cur.outputs.emplace();
       std::string j;
@@ -79,6 +83,15 @@ std::map<std::string, GradRecord> load(const std::string& family) {
     }
   }
   return out;
+}
+
+// FNV-1a (64 bit) of a golden record's input lines joined by newlines, as the tool writes it.
+std::string inputs_hash(const opdb::GoldenRecord& r) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  std::string text;
+  for (size_t i = 0; i < r.inputs.size(); ++i) text += (i ? "\nin " : "in ") + r.inputs[i];
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return fmt::format("{:016x}", h);
 }
 
 struct Tally {
@@ -127,6 +140,30 @@ const std::vector<std::string> kFamilies = {
     "linear",     "matmul",    "model",  "moments",  "norm",      "pointwise", "pool",   "random",
     "rearrange",  "reduction", "resample", "scan",   "shape",     "softmax",  "sort",    "ternary",
     "unary",      "view"};
+
+// Every gradient record was computed from the forward golden record's current inputs, and
+// every non-random forward record has one (else: run tools/opdb_golden_grad.py).
+TEST(GoldenGradFiles, AreCurrent) {
+  std::map<std::string, std::map<std::string, GradRecord>> files;
+  for (const std::string& f : kFamilies) files[f] = load(f);
+  int checked = 0;
+  for (const opdb::OpEntry& e : opdb::database()) {
+    if (e.random) continue;
+    for (size_t s = 0; s < e.samples.size(); ++s) {
+      const std::string key = e.name + "#" + std::to_string(s);
+      auto fwd = opdb::golden().find(key);
+      if (fwd == opdb::golden().end()) continue;  // OpDbGolden reports it
+      auto it = files[e.family].find(key);
+      if (it == files[e.family].end()) {
+        ADD_FAILURE() << key << " has no gradient record";
+        continue;
+      }
+      EXPECT_EQ(it->second.inputs_hash, inputs_hash(fwd->second)) << key << ": computed from other inputs";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
 
 struct Case {
   std::string family;

@@ -28,6 +28,15 @@ def cotangent(shape, j):
     return torch.tensor(vals, dtype=torch.float64).reshape(shape)
 
 
+def inputs_hash(lines):
+    # FNV-1a (64 bit) of the sample's "in ..." lines joined by newlines: the record's inputs,
+    # which test_opdb_golden_grad.cpp checks against test/opdb_golden (stale files fail).
+    h = 0xcbf29ce484222325
+    for b in "\n".join(l for l in lines if l.startswith("in ")).encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "inputs %016x" % h
+
+
 def grad_line(i, g):
     if g is None:
         return "grad %d none" % i
@@ -105,6 +114,7 @@ def main():
                 elif line == "end":
                     if not any(l.startswith("out random") for l in block):
                         out.append(header)
+                        out.append(inputs_hash(block))
                         out.extend(run_block(block))
                         out.append("end")
                     block = None
