@@ -135,17 +135,12 @@ void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GradRecor
   ++tally.samples;
 }
 
-const std::vector<std::string> kFamilies = {
-    "activation", "attention", "binary", "cast",     "conv",      "dropout",  "factory", "index",
-    "linear",     "matmul",    "model",  "moments",  "norm",      "pointwise", "pool",   "random",
-    "rearrange",  "reduction", "resample", "scan",   "shape",     "softmax",  "sort",    "ternary",
-    "unary",      "view"};
 
 // Every gradient record was computed from the forward golden record's current inputs, and
 // every non-random forward record has one (else: run tools/opdb_golden_grad.py).
 TEST(GoldenGradFiles, AreCurrent) {
   std::map<std::string, std::map<std::string, GradRecord>> files;
-  for (const std::string& f : kFamilies) files[f] = load(f);
+  for (const std::string& f : opdb::families()) files[f] = load(f);
   int checked = 0;
   for (const opdb::OpEntry& e : opdb::database()) {
     if (e.random) continue;
@@ -174,7 +169,7 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> c;
   for (opdb::Mode m : {opdb::Mode::Eager, opdb::Mode::Compiled, opdb::Mode::Dynamic})
-    for (const std::string& f : kFamilies) c.push_back({f, m});
+    for (const std::string& f : opdb::families()) c.push_back({f, m});
   return c;
 }
 

@@ -54,6 +54,21 @@ def run_block(header, lines):
     return [value_line(o, random) for o in outs]
 
 
+def read_blocks(path):
+    # The (header, lines) of each "begin ... end" record of a file.
+    block, header = None, None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("begin "):
+                header, block = line, []
+            elif line == "end":
+                yield header, block
+                block = None
+            elif block is not None:
+                block.append(line)
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     os.makedirs(dst, exist_ok=True)
@@ -63,20 +78,11 @@ def main():
             continue
         out = ["# kiln op database golden values: written by tools/opdb_golden.py with torch %s; do not edit."
                % torch.__version__]
-        block, header = None, None
-        with open(os.path.join(src, name)) as f:
-            for line in f:
-                line = line.rstrip("\n")
-                if line.startswith("begin "):
-                    header, block = line, []
-                elif line == "end":
-                    out.append(header)
-                    out.extend(block)
-                    out.extend(run_block(header, block))
-                    out.append("end")
-                    block = None
-                elif block is not None:
-                    block.append(line)
+        for header, block in read_blocks(os.path.join(src, name)):
+            out.append(header)
+            out.extend(block)
+            out.extend(run_block(header, block))
+            out.append("end")
         with open(os.path.join(dst, name), "w") as f:
             f.write("\n".join(out) + "\n")
         print("wrote", os.path.join(dst, name))

@@ -18,7 +18,7 @@ import sys
 import torch
 
 from golden_values import fmt
-from opdb_golden import parse_input
+from opdb_golden import parse_input, read_blocks
 import opdb_helpers
 
 
@@ -105,21 +105,12 @@ def main():
             continue
         out = ["# kiln op database golden gradients: written by tools/opdb_golden_grad.py with torch %s; "
                "do not edit." % torch.__version__]
-        block, header = None, None
-        with open(os.path.join(src, name)) as f:
-            for line in f:
-                line = line.rstrip("\n")
-                if line.startswith("begin "):
-                    header, block = line, []
-                elif line == "end":
-                    if not any(l.startswith("out random") for l in block):
-                        out.append(header)
-                        out.append(inputs_hash(block))
-                        out.extend(run_block(block))
-                        out.append("end")
-                    block = None
-                elif block is not None:
-                    block.append(line)
+        for header, block in read_blocks(os.path.join(src, name)):
+            if not any(l.startswith("out random") for l in block):
+                out.append(header)
+                out.append(inputs_hash(block))
+                out.extend(run_block(block))
+                out.append("end")
         with open(os.path.join(dst, name), "w") as f:
             f.write("\n".join(out) + "\n")
         print("wrote", os.path.join(dst, name))

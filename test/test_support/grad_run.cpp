@@ -7,6 +7,14 @@
 
 namespace kiln::opdb {
 
+const std::vector<std::string>& families() {
+  static const std::vector<std::string> f = {
+      "activation", "attention", "binary",    "cast",   "conv",      "dropout",   "factory", "index",   "linear",
+      "matmul",     "model",     "moments",   "norm",   "pointwise", "pool",      "random",  "rearrange",
+      "reduction",  "resample",  "scan",      "shape",  "softmax",   "sort",      "ternary", "unary",   "view"};
+  return f;
+}
+
 namespace {
 
 bool all_finite(const Tensor& t) { return t.numel() == 0 || isfinite(t.detach()).all().item<bool>(); }

@@ -10,9 +10,14 @@
 #include "test_support/opdb.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln::opdb {
+
+// The database's families (test_support/opdb.h), for tests made one per family at load time,
+// before the database may be built; GradCheckFamilies.EveryFamilyIsChecked keeps it in step.
+const std::vector<std::string>& families();
 
 // ((7k + 5j) mod 13 - 6) / 4 at element k (row-major) of output j: exact in binary, the same in
 // tools/opdb_golden_grad.py.
