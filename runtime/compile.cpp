@@ -559,8 +559,7 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
   std::string eager_reason;
   std::optional<TracedProgram> tp = trace(args, joint_fn, in, traced_args, &eager_reason);
   if (!tp) fail("compile", "function '{}': {}", opts.name, eager_reason);
-  traces.fetch_add(1);
-  record_writebacks(e, *tp, traced_args);
+  record_writebacks(e, *tp, traced_args);  // (one trace counted per entry: the first's)
   // In-place updates (a batch norm's running statistics) are forward outputs copied back; one
   // into a tensor that requires grad would change what the backward differentiates.
   std::vector<std::pair<size_t, const ir::Value*>> updates;
@@ -581,6 +580,7 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: joint graph\n{}", opts.name, ir::print_graph(*tp->graph));
   rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
   const rt::Backend& be = pick_backend(d);
+  e.comp.opts.dump_dir = d.dump_dir;  // guards.txt beside the joint graph and the partition
   e.training =
       rt::build_training(tp->graph, std::move(info), tensors_of(args).size(), tp->lifted, updates, be, std::move(d));
   e.num_outputs = e.training->joint.num_outputs;
