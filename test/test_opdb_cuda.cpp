@@ -13,6 +13,8 @@
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/nvrtc.h"
 #include "frontend/tracer.h"
+#include "passes/partition.h"
+#include "runtime/compiled_backward.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/pipeline.h"
 #include "test_support/opdb.h"
@@ -104,31 +106,9 @@ int check_on_cuda(opdb::Mode m) {
   return checked;
 }
 
-// Without a GPU too: every kernel the cuda backend plans for the database's programs (first
-// sample of each entry, static shapes) prints as CUDA C that NVRTC compiles to a cubin for
-// sm_90. Equal kernels are compiled once; compiles run on every core.
-TEST(OpDbCuda, EveryKernelCompilesToCubin) {
-  std::string why;
-  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
-  std::map<std::string, std::string> sources;  // source -> the entry it came from
-  for (const opdb::OpEntry& e : opdb::database()) {
-    if (e.data_dependent || e.samples.empty()) continue;
-    TracedProgram p;
-    try {
-      p = trace(e.fn, e.samples[0]);
-    } catch (const Error&) {
-      continue;  // an error sample: nothing to compile
-    }
-    rt::DriverOptions o;
-    o.name = "k";
-    o.stop_before_compile = true;
-    rt::Compilation c = rt::compile_graph(p.graph, *rt::find_backend("cuda"), o);
-    for (const ir::Kernel* k : c.plan.kernels()) {
-      ir::Kernel named = *k;
-      named.name = "k";
-      sources.emplace(cuda::emit_cuda(named), e.name);
-    }
-  }
+// NVRTC compiles each CUDA C source of `sources` (source -> where it came from) to a cubin for
+// sm_90, on every core; failures go to gtest. Returns how many were compiled.
+size_t compile_all(const std::map<std::string, std::string>& sources) {
   std::vector<std::pair<std::string, std::string>> work(sources.begin(), sources.end());
   std::vector<std::string> failures(work.size());
   std::atomic<size_t> next{0};
@@ -145,7 +125,75 @@ TEST(OpDbCuda, EveryKernelCompilesToCubin) {
   for (const std::string& f : failures)
     if (!f.empty() && ++failed <= 3) ADD_FAILURE() << f;
   EXPECT_EQ(failed, 0) << "kernels that NVRTC rejects, of " << work.size();
-  EXPECT_GT(work.size(), 200u);
+  return work.size();
+}
+
+// The CUDA C of every kernel the cuda backend plans for `g`, named after `from`.
+void add_kernels(const std::shared_ptr<ir::Graph>& g, const std::string& from, std::map<std::string, std::string>& sources) {
+  rt::DriverOptions o;
+  o.name = "k";
+  o.stop_before_compile = true;
+  rt::Compilation c = rt::compile_graph(g, *rt::find_backend("cuda"), o);
+  for (const ir::Kernel* k : c.plan.kernels()) {
+    ir::Kernel named = *k;
+    named.name = "k";
+    sources.emplace(cuda::emit_cuda(named), from);
+  }
+}
+
+// Without a GPU too: every kernel the cuda backend plans for the database's programs (first
+// sample of each entry, static shapes) prints as CUDA C that NVRTC compiles to a cubin for
+// sm_90. Equal kernels are compiled once; compiles run on every core.
+TEST(OpDbCuda, EveryKernelCompilesToCubin) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  std::map<std::string, std::string> sources;  // source -> the entry it came from
+  for (const opdb::OpEntry& e : opdb::database()) {
+    if (e.data_dependent || e.samples.empty()) continue;
+    TracedProgram p;
+    try {
+      p = trace(e.fn, e.samples[0]);
+    } catch (const Error&) {
+      continue;  // an error sample: nothing to compile
+    }
+    add_kernels(p.graph, e.name, sources);
+  }
+  EXPECT_GT(compile_all(sources), 200u);
+}
+
+// The backward programs too (issue 30): each entry's first sample with its floating inputs
+// differentiated, traced as the joint graph a compiled training entry traces
+// (runtime/compiled_backward.h), split by the partition pass; every kernel the cuda backend
+// plans for the backward graph compiles to a cubin.
+TEST(OpDbCuda, EveryBackwardKernelCompilesToCubin) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  std::map<std::string, std::string> sources;
+  int graphs = 0;
+  for (const opdb::OpEntry& e : opdb::database()) {
+    if (e.data_dependent || e.random || e.samples.empty()) continue;
+    const opdb::Sample& sample = e.samples[0];
+    std::vector<bool> grad;
+    for (const Tensor& t : sample) grad.push_back(t.defined() && is_floating_point(t.dtype()));
+    if (std::find(grad.begin(), grad.end(), true) == grad.end()) continue;
+    rt::JointInfo info;
+    TracedProgram p;
+    try {
+      p = trace(rt::joint_trace_fn(e.fn, grad, &info), sample);
+    } catch (const Error&) {
+      continue;  // an error sample, or nothing differentiable
+    }
+    if (info.cotangents.empty()) continue;
+    passes::PartitionSpec spec;
+    spec.num_forward_outputs = info.num_outputs;
+    spec.num_backward_outputs = info.grad_args.size() + info.grad_captured.size();
+    spec.backward_inputs = info.cotangents;
+    add_kernels(passes::partition_joint(*p.graph, spec).backward, e.name, sources);
+    ++graphs;
+  }
+  std::printf("[cubin] %d backward graphs\n", graphs);
+  EXPECT_GT(graphs, 300);
+  EXPECT_GT(compile_all(sources), 200u);
 }
 
 TEST(OpDbCuda, EagerAgreesWithInterpreter) {
