@@ -146,6 +146,7 @@ std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>
     bwd.params[s] = ParamSource{static_cast<int>(part.backward->inputs().size() - 1), 0, false};
     p->carriers.push_back(src->second);
   }
+  if (!p->carriers.empty()) p->carrier_element = zeros({1});
   const size_t plain = part.backward->inputs().size() - p->carriers.size();
   for (size_t k = 0; k < part.backward->inputs().size(); ++k)
     bwd.input_strides.push_back(k < plain ? ir::contiguous_strides(part.backward->inputs()[k]->type().sizes)
@@ -185,7 +186,7 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
   for (const ParamSource& s : p->carriers) {
     const Tensor& t = inputs.at(static_cast<size_t>(s.input));
     const int64_t len = s.stride ? t.stride(s.dim) : t.size(s.dim);
-    carriers.push_back(zeros({1}).expand({len}));
+    carriers.push_back(p->carrier_element.expand({len}));
   }
   std::vector<autograd::TensorMeta> meta;
   for (const Tensor& o : outs) meta.push_back(autograd::TensorMeta::of(o));

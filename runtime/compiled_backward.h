@@ -50,6 +50,7 @@ struct TrainingProgram {
   int64_t saved_bytes_at_trace = 0;
   // Backward inputs that carry a size symbol no other backward input has: (forward input, dim).
   std::vector<ParamSource> carriers;
+  Tensor carrier_element;  // the one float a call's carriers view (stride 0), made at build
   // Where each gradient goes: the forward inputs (tensor arguments, then captured tensors) in
   // gradient order.
   std::vector<size_t> grad_inputs;
