@@ -9,7 +9,8 @@
 #   1. the CUDA tests (kiln_test_cuda: copies, eager, compiled, Dynamic::True, the allocator
 #      and out of memory, two streams, threads, cuBLASLt, NVRTC and the corpus cubins);
 #   2. the op database on cuda against the interpreter (kiln_test_opdb --gtest_filter=OpDbCuda.*),
-#      eager, compiled and Dynamic::True, each in 4 shards (KILN_OPDB_SHARD) run at once;
+#      eager, compiled and Dynamic::True, and its gradients on cuda against the cpu's, eager and
+#      compiled, each in 4 shards (KILN_OPDB_SHARD) run at once;
 #   3. with --sanitize, beside 2: compute-sanitizer's memcheck (out-of-bounds and misaligned
 #      device accesses, leaks) and racecheck (shared-memory hazards) over the GPU tests of
 #      kiln_test_cuda, one tool after another (SANITIZE_TOOLS adds synccheck or initcheck;
@@ -70,10 +71,11 @@ if [ "$sanitize" = 1 ]; then
   ) > "$out/sanitize.txt" 2>&1 &
   san_pid=$!
 fi
-# The op-database runs compile hundreds of programs with NVRTC: 4 shards of each of the three
-# tests, 12 processes at once.
+# The op-database runs compile hundreds of programs with NVRTC: 4 shards of each of the five
+# tests, 20 processes at once.
 pids=()
-for t in EagerAgreesWithInterpreter CompiledAgreesWithInterpreter DynamicCompiledAgreesWithInterpreter; do
+for t in EagerAgreesWithInterpreter CompiledAgreesWithInterpreter DynamicCompiledAgreesWithInterpreter \
+         EagerGradientsAgreeWithTheCpu CompiledGradientsAgreeWithTheCpu; do
   for i in 0 1 2 3; do
     KILN_OPDB_SHARD=$i/4 timeout 150 "$root/lib/kiln_test_opdb" --gtest_filter="OpDbCuda.$t" > "$out/opdb_cuda_${t}_$i.txt" 2>&1 &
     pids+=($!)
@@ -84,7 +86,7 @@ echo "op database: ${SECONDS} s"
 # One file for all shards (the device tool returns only a few files per call).
 for f in "$out"/opdb_cuda_*_[0-3].txt; do echo "== $(basename "$f")"; cat "$f"; done > "$out/opdb_cuda.txt"
 rm -f "$out"/opdb_cuda_*_[0-3].txt
-grep -E "^== |^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|^  [a-z_0-9:]+ sample" "$out/opdb_cuda.txt" |
+grep -E "^== |^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|gradients disagree|gradients compared|^  [a-z_0-9:]+ (sample|: )" "$out/opdb_cuda.txt" |
   cut -c1-250 | head -120
 if [ -n "$san_pid" ]; then
   wait "$san_pid" || status=1
