@@ -129,13 +129,24 @@ Tensor running_next(const Tensor& running, const Tensor& value, double momentum)
       .to(running.dtype());
 }
 
+// PyTorch's rule (its message too, which names native_batch_norm for every caller): the running
+// statistics are buffers, updated without history, so no gradient can reach them, and one that
+// requires grad is refused while grad mode is on.
+void check_running_stats_need_no_grad(const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var) {
+  if (!GradMode::is_enabled()) return;
+  for (const auto& [name, t] : {std::pair{"running_mean", &running_mean}, std::pair{"running_var", &running_var}})
+    if (present(*t) && (*t)->requires_grad())
+      throw Error(std::string("The function 'native_batch_norm' is not differentiable with respect to argument '") +
+                  name + "'. This input cannot have requires_grad True.");
+}
+
 // running = running_next(...), in place (written back when compiled).
 void update_running(const std::optional<Tensor>& running, const Tensor& value, double momentum) {
   if (!present(running)) return;
   Tensor r = *running;
   const Tensor next = running_next(r, value, momentum);
   NoGradGuard no_grad;  // a buffer, as in PyTorch: the update records no history
-  r.copy_(next);
+  r.copy_(next.detach());  // traced: a detach node, so that a compiled backward does not differentiate it
 }
 
 // n / (n - 1): the factor turning a biased variance over n elements into an unbiased one.
@@ -202,6 +213,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_call(std::string_view op, c
   check_channel_params(op, input, weight, bias, running_mean, running_var);
   if (!training && (!present(running_mean) || !present(running_var)))
     fail(op, "running_mean and running_var must be defined in evaluation mode");
+  check_running_stats_need_no_grad(running_mean, running_var);
   std::vector<Tensor> r =
       dispatch(OpCall{ir::OpKind::native_batch_norm,
                       positional_inputs(input, {{weight, 1}, {bias, 0}, {running_mean, 0}, {running_var, 1}},
@@ -211,8 +223,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_call(std::string_view op, c
   // Buffers, as in PyTorch: the update records no history.
   if (training) {
     NoGradGuard no_grad;
-    if (present(running_mean)) Tensor(*running_mean).copy_(r.at(3));
-    if (present(running_var)) Tensor(*running_var).copy_(r.at(4));
+    if (present(running_mean)) Tensor(*running_mean).copy_(r.at(3).detach());  // detach: as in update_running
+    if (present(running_var)) Tensor(*running_var).copy_(r.at(4).detach());
   }
   return {r.at(0), r.at(1), r.at(2)};
 }
@@ -260,6 +272,7 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight, c
                      const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
                      bool use_input_stats, double momentum, double eps, bool /*cudnn_enabled*/) {
   const std::string_view op = "instance_norm";
+  check_running_stats_need_no_grad(running_mean, running_var);
   if (!use_input_stats) {
     if (!present(running_mean) || !present(running_var))
       fail(op, "Expected running_mean and running_var to be defined when use_input_stats is false");

@@ -186,5 +186,38 @@ TEST(AutogradCompiled, BatchNormBuffersUpdateWhileTraining) {
   expect_close(comp.var, values(eager.var), 1e-12, 1e-14);
 }
 
+// PyTorch refuses running statistics that require grad (buffers get no gradient); so does kiln,
+// eagerly and compiled, since a compiled backward would otherwise differentiate the update.
+TEST(AutogradCompiled, RunningStatisticsThatRequireGradAreRefused) {
+  const Tensor x = ramp({2, 3, 4}, 0.23, 0.4).requires_grad_();
+  const Tensor mean = zeros({3}, TensorOptions(kDouble)).requires_grad_();
+  const Tensor var = ones({3}, TensorOptions(kDouble));
+  auto bn = [&](const Tensor& in) { return batch_norm(in, std::nullopt, std::nullopt, mean.clone(), var.clone(), true, 0.1, 1e-5); };
+  auto in_norm = [&](const Tensor& in) {
+    return instance_norm(in, std::nullopt, std::nullopt, mean.clone(), var.clone(), true, 0.1, 1e-5, false);
+  };
+  const std::string want = "The function 'native_batch_norm' is not differentiable with respect to argument 'running_mean'";
+  EXPECT_NE(error_of([&] { bn(x); }).find(want), std::string::npos);
+  EXPECT_NE(error_of([&] { in_norm(x); }).find(want), std::string::npos);
+  // Compiled, the update is not differentiated either: a function returning the updated
+  // statistics (which do not require grad here) gets the eager function's input gradient.
+  const Tensor plain_mean = mean.detach();
+  auto stats = [&](const Tensor& in) {
+    Tensor m = plain_mean.clone(), v = var.clone();
+    Tensor y = batch_norm(in, std::nullopt, std::nullopt, m, v, true, 0.1, 1e-5);
+    return std::vector<Tensor>{(y * y.detach()).sum(), m, v};
+  };
+  auto fit = [&](const std::vector<Tensor>& r) { return r[0] + (r[1] * 3).sum() + (r[2] * 5).sum(); };
+  const Tensor want_grad = autograd::grad({fit(stats(x))}, {x}).at(0);
+  auto compiled = compile(stats);
+  const std::vector<Tensor> got = compiled(x);
+  EXPECT_FALSE(got[1].requires_grad());
+  EXPECT_FALSE(got[2].requires_grad());
+  expect_close(autograd::grad({fit(got)}, {x}).at(0), values(want_grad), 1e-12, 1e-14);
+  // Without grad mode they are plain buffers.
+  NoGradGuard no_grad;
+  EXPECT_EQ(bn(x).sizes(), x.sizes());
+}
+
 }  // namespace
 }  // namespace kiln
