@@ -5,6 +5,7 @@
 #include "base/allocator.h"
 #include "base/error.h"
 #include "codegen_cuda/driver.h"
+#include "runtime/config.h"
 #include "runtime/cuda/cuda_device.h"
 
 #include <fmt/format.h>
@@ -79,14 +80,17 @@ class CudaCachingAllocator final : public DeviceAllocator {
   }
 
   void* allocate(size_t bytes, int device) override {
-    const size_t size = cuda_block_size(bytes);
+    // KILN_ALLOCATOR=system: the exact size from the driver, freed at once, so that
+    // compute-sanitizer sees an access past a tensor's end and reports no cached block as a leak.
+    const bool cache = config().allocator == AllocatorKind::Caching;
+    const size_t size = cache ? cuda_block_size(bytes) : std::max<size_t>(bytes, 1);
     void* stream = cuda::current_stream(device).handle();
     DevicePool& p = pool(device);
     std::lock_guard lock(p.mu);
     ++p.stats.allocations;
     void* ptr = nullptr;
     auto it = p.free.find({stream, size});
-    if (it != p.free.end() && !it->second.empty()) {
+    if (cache && it != p.free.end() && !it->second.empty()) {
       ptr = it->second.back();
       it->second.pop_back();
       p.cached_bytes -= static_cast<int64_t>(size);
@@ -124,6 +128,12 @@ class CudaCachingAllocator final : public DeviceAllocator {
     const Block b = it->second;
     p.live.erase(it);
     p.stats.allocated_bytes -= static_cast<int64_t>(b.size);
+    if (config().allocator != AllocatorKind::Caching) {
+      cuda::device_synchronize(device);  // a queued kernel may still use the block
+      cuda::mem_free(device, ptr);
+      p.stats.reserved_bytes -= static_cast<int64_t>(b.size);
+      return;
+    }
     p.free[{b.stream, b.size}].push_back(ptr);
     p.cached_bytes += static_cast<int64_t>(b.size);
   }

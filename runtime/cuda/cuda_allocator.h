@@ -14,6 +14,9 @@
 // driver (after synchronizing the device) and the request is retried once; if that fails too,
 // kiln::Error "[cuda] out of memory on cuda:N: tried to allocate X; Y allocated by kiln, Z
 // cached, F free of T". empty_cache() returns the cached blocks of every device.
+// KILN_ALLOCATOR=system turns the cache off: each request gets its exact size from the driver
+// and each free returns it (after synchronizing the device), so that compute-sanitizer's
+// memcheck sees accesses past a tensor's end and reports only real leaks.
 // It is installed as base's CUDA allocator when the library loads.
 #pragma once
 
