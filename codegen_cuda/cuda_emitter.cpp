@@ -250,6 +250,117 @@ struct Emitter {
     }
   }
 
+  // ---- vectorized pointwise kernels (KLaunch::vector > 1) ----
+  // Each thread takes `lanes` consecutive points of the last grid dimension; every instruction
+  // is printed once per lane (v<id>_<lane>), except that a contiguous load or store
+  // (ir::lane_access) moves all lanes as one KilnVec.
+  int64_t lanes = k.schedule.launch.vector;
+  static std::string lv(int id, int64_t lane) { return fmt::format("v{}_{}", id, lane); }
+  std::string lane_index(const ir::Expr& index, int64_t lane) const {
+    if (lane == 0) return render_expr(index);
+    const std::string last = ir::grid_var(k.grid.size() - 1);
+    return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
+  }
+  bool contiguous(const ir::KInst& in) const {
+    return ir::lane_access(k, in.index, lanes) == ir::LaneAccess::Contiguous;
+  }
+
+  void vector_inst(const ir::KInst& in) {
+    const auto each = [&](const std::function<std::string(int64_t)>& f) {
+      for (int64_t l = 0; l < lanes; ++l) line(f(l));
+    };
+    switch (in.kind) {
+      case ir::KOp::Load: {
+        const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
+        if (contiguous(in)) {
+          const std::string vec = fmt::format("KilnVec<{}, {}>", storage_type(arg.dtype), lanes);
+          line(fmt::format("const {0} kiln_l{1} = *reinterpret_cast<const {0}*>(&{2}[{3}]);", vec, in.id, arg.name,
+                           render_expr(in.index)));
+          each([&](int64_t l) {
+            return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
+                               convert(load_value(fmt::format("kiln_l{}.v[{}]", in.id, l), arg.dtype), arg.dtype, in.dtype));
+          });
+        } else {
+          each([&](int64_t l) {
+            const std::string elem = fmt::format("{}[{}]", arg.name, lane_index(in.index, l));
+            return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
+                               convert(load_value(elem, arg.dtype), arg.dtype, in.dtype));
+          });
+        }
+        break;
+      }
+      case ir::KOp::Store: {
+        const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
+        const int value = in.operands.at(0);
+        const auto stored = [&](int64_t l) { return store_value(convert(lv(value, l), type_of(value), arg.dtype), arg.dtype); };
+        if (contiguous(in)) {
+          const std::string vec = fmt::format("KilnVec<{}, {}>", storage_type(arg.dtype), lanes);
+          open("");
+          line(fmt::format("{} kiln_st;", vec));
+          each([&](int64_t l) { return fmt::format("kiln_st.v[{}] = {};", l, stored(l)); });
+          line(fmt::format("*reinterpret_cast<{}*>(&{}[{}]) = kiln_st;", vec, arg.name, render_expr(in.index)));
+          close();
+        } else {
+          each([&](int64_t l) { return fmt::format("{}[{}] = {};", arg.name, lane_index(in.index, l), stored(l)); });
+        }
+        return;
+      }
+      case ir::KOp::Const:
+        each([&](int64_t l) {
+          return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l), literal(in.value, in.dtype));
+        });
+        break;
+      case ir::KOp::Index:
+        each([&](int64_t l) {
+          return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
+                             convert(lane_index(in.index, l), ScalarType::Int64, in.dtype));
+        });
+        break;
+      case ir::KOp::Check: internal_fail("cuda: kernel {}: a vectorized kernel has a check", k.name);
+      case ir::KOp::Compute: {
+        const bool is_where = in.op == ir::OpKind::where;
+        const ScalarType dt = type_of(in.operands.at(is_where ? 1 : 0));
+        each([&](int64_t l) {
+          std::vector<std::string> names;
+          for (int op : in.operands) names.push_back(lv(op, l));
+          return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l), render_compute(in, names, dt));
+        });
+        break;
+      }
+    }
+    dtype_of[in.id] = in.dtype;
+  }
+
+  // The vector path: taken when every buffer accessed contiguously is aligned for its KilnVec;
+  // otherwise the kernel falls through to the one-point-per-thread loop below it.
+  void vector_path() {
+    std::set<int> vec_args;
+    for (const ir::KStage& st : k.stages)
+      for (const ir::KInst& in : st.body)
+        if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) && contiguous(in)) vec_args.insert(in.arg);
+    std::string aligned;
+    for (int a : vec_args) {
+      const ir::KernelArg& arg = k.args.at(static_cast<size_t>(a));
+      aligned += fmt::format("{}(reinterpret_cast<unsigned long long>({}) % {} == 0)", aligned.empty() ? "" : " && ",
+                             arg.name, element_size(arg.dtype) * static_cast<size_t>(lanes));
+    }
+    open(fmt::format("if ({})", aligned.empty() ? "true" : aligned));
+    open(fmt::format("for (kiln_i64 kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * {0}; kiln_q < grid0; "
+                     "kiln_q += (kiln_i64)gridDim.x * blockDim.x * {0})", lanes));
+    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+    for (const ir::KStage& st : k.stages) {
+      line(fmt::format("// loop [] x {} lanes", lanes));
+      open("");
+      std::map<int, ScalarType> outer = dtype_of;
+      for (const ir::KInst& in : st.body) vector_inst(in);
+      dtype_of = std::move(outer);
+      close();
+    }
+    close();
+    line("return;");
+    close();
+  }
+
   void kernel() {
     check_name(k, k.name, "kernel");
     std::string sig;
@@ -272,6 +383,7 @@ struct Emitter {
     }
     for (size_t i = 1; i < k.grid.size(); ++i)  // the outermost extent is implied by grid0
       line(fmt::format("const kiln_i64 kiln_grid{} = {};", i, render_expr(k.grid[i])));
+    if (lanes > 1) vector_path();
     if (block)
       open("for (kiln_i64 kiln_q = blockIdx.x; kiln_q < grid0; kiln_q += gridDim.x)");
     else

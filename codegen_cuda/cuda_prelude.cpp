@@ -189,6 +189,8 @@ KILN_D kiln_i64 kiln_f2i(double d) {
 
 // ---- reductions --------------------------------------------------------------------------
 template <class T> struct KilnArg { T v; kiln_i64 i; };  // i < 0: no element yet
+// The lanes of a vectorized pointwise kernel, moved as one aligned access of up to 16 bytes.
+template <class T, int N> struct alignas(sizeof(T) * N) KilnVec { T v[N]; };
 struct KilnSum { template <class T> __device__ T operator()(T a, T b) const { return kiln_wadd(a, b); } };
 struct KilnProd { template <class T> __device__ T operator()(T a, T b) const { return kiln_wmul(a, b); } };
 struct KilnMax {  // NaN wins and sticks

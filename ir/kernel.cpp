@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+#include <optional>
 #include <set>
 
 namespace kiln::ir {
@@ -115,6 +117,7 @@ std::string schedule_str(const KSchedule& s) {
     if (l.threads > 0) out += fmt::format(", threads={}", l.threads);
     if (l.kind == LaunchKind::BlockPerPoint) out += fmt::format(", work={}", l.work.str());
     if (l.sms > 0) out += fmt::format(", sms={}", l.sms);
+    if (l.vector > 1) out += fmt::format(", vector={}", l.vector);
     out += ")";
   }
   return out;
@@ -141,8 +144,56 @@ int64_t blocks_for(const KLaunch& l, int64_t points, int64_t threads, int64_t sm
   sms = std::max<int64_t>(sms, 1);
   int64_t blocks = 0;
   if (l.kind == LaunchKind::BlockPerPoint) blocks = std::min<int64_t>(points, sms * (2048 / threads) * 4);
-  else blocks = std::min<int64_t>((points + threads - 1) / threads, sms * 16);
+  else blocks = std::min<int64_t>((points + l.vector * threads - 1) / (l.vector * threads), sms * 16);
   return std::max<int64_t>(blocks, 1);
+}
+
+namespace {
+
+// Whether `e` is a sum of constant multiples of the grid variables and a constant.
+bool affine_in_grid(const Expr& e, size_t grid_dims) {
+  switch (e.kind()) {
+    case ExprKind::Const: return true;
+    case ExprKind::Symbol:
+      for (size_t d = 0; d < grid_dims; ++d)
+        if (e.symbol_name() == grid_var(d)) return true;
+      return false;
+    case ExprKind::Add:
+      for (const Expr& o : e.operands())
+        if (!affine_in_grid(o, grid_dims)) return false;
+      return true;
+    case ExprKind::Mul: {
+      int variable = 0;
+      for (const Expr& o : e.operands()) {
+        if (!affine_in_grid(o, grid_dims)) return false;
+        variable += o.is_const() ? 0 : 1;
+      }
+      return variable <= 1;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes) {
+  if (k.grid.empty()) return LaneAccess::Uniform;
+  const size_t n = k.grid.size();
+  std::vector<std::string> symbols;
+  index.collect_symbols(symbols);
+  if (std::find(symbols.begin(), symbols.end(), grid_var(n - 1)) == symbols.end()) return LaneAccess::Uniform;
+  if (!affine_in_grid(index, n)) return LaneAccess::PerLane;
+  std::map<std::string, int64_t> at;
+  for (size_t d = 0; d < n; ++d) at[grid_var(d)] = 0;
+  const int64_t c0 = index.evaluate(at);
+  if (c0 % lanes != 0) return LaneAccess::PerLane;
+  for (size_t d = 0; d < n; ++d) {
+    at[grid_var(d)] = 1;
+    const int64_t coef = index.evaluate(at) - c0;
+    at[grid_var(d)] = 0;
+    if (d + 1 == n ? coef != 1 : coef % lanes != 0) return LaneAccess::PerLane;
+  }
+  return LaneAccess::Contiguous;
 }
 
 std::string Kernel::str() const {
@@ -237,6 +288,14 @@ struct KernelChecker {
         if (k.args[i].name == k.args[j].name) bad("two arguments are called " + k.args[i].name);
     for (const std::string& p : k.params) vars.insert(p);
     for (const Expr& e : k.grid) check_expr(e, "grid");
+    if (const KLaunch& l = k.schedule.launch; l.vector != 1) {
+      const std::optional<int64_t> last = k.grid.empty() ? std::nullopt : k.grid.back().maybe_const();
+      if (l.vector < 1 || l.kind != LaunchKind::ThreadPerPoint || !last || *last % l.vector != 0 || has_checks(k))
+        bad(fmt::format("vector={} needs a thread_per_point launch without checks and a constant last grid "
+                        "extent it divides", l.vector));
+      for (const KStage& st : k.stages)
+        if (st.kind != StageKind::Loop || !st.extents.empty()) bad("vector= needs stages without loops");
+    }
     for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
     for (const KStage& st : k.stages) {
       for (const Expr& e : st.extents) check_expr(e, "stage extent");

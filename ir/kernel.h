@@ -122,8 +122,13 @@ struct KLaunch {
   int64_t threads = 0;
   Expr work = 0;    // BlockPerPoint: the largest stage's iterations per grid point
   int64_t sms = 0;  // the device's multiprocessor count the grid is sized for (0: read at launch)
+  // ThreadPerPoint: each thread takes this many consecutive points of the last grid dimension
+  // (a divisor of its extent), loading and storing the contiguous accesses (lane_access) as
+  // one vector of up to 16 bytes where the buffers are aligned at run time. 1: one point.
+  int64_t vector = 1;
   bool operator==(const KLaunch&) const = default;
 };
+
 // BlockPerPoint's threads for `work` iterations per grid point: about four per thread, a whole
 // number of warps, 32..1024.
 int64_t threads_for_work(int64_t work);
@@ -174,6 +179,16 @@ Expr stage_expr(size_t i);
 
 // "sum", "amax", ... (the op's name in ops.def).
 std::string_view reduction_name(ReductionOp op);
+
+// How the index of a load or store moves across the lanes of a vectorized thread (consecutive
+// points of the last grid dimension, the first at a multiple of `lanes`), a fact of the index:
+//   Uniform     it does not depend on the last grid variable: one element for every lane;
+//   Contiguous  affine in the grid variables alone, with coefficient 1 for the last and every
+//               other coefficient and the constant a multiple of `lanes`: the lanes' elements
+//               are consecutive and the first is `lanes`-aligned;
+//   PerLane     anything else: each lane computes its own index.
+enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
+LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
 
 // The Check instructions of `k` in order (stages in order, each body in order): a fault
 // names its check by 1 + its position here (ir/kernel_abi.h).

@@ -2,7 +2,9 @@
 //
 //   thread_per_point   kernels whose stages have no loop nest, and tiled outer reductions (one
 //                      thread per column walks its rows): 256 threads per block, grid-stride,
-//                      at most 16 blocks per multiprocessor.
+//                      at most 16 blocks per multiprocessor. A pointwise kernel whose accesses
+//                      are contiguous along the last grid dimension gives each thread the
+//                      consecutive points that fill a 16-byte vector (vector=N; 4 for f32).
 //   block_per_point    kernels with a stage loop (a row reduction, a softmax row): one block per
 //                      grid point, its threads sharing the stage loops, about four iterations
 //                      of the largest stage per thread (32..1024 threads, a whole number of
@@ -11,6 +13,7 @@
 // ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
 #include "passes/schedule.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +40,29 @@ ir::Expr stage_work(const ir::Kernel& k) {
   return most.value_or(ir::Expr(1));
 }
 
+// A pointwise kernel's lanes per thread: as many consecutive points of the last grid dimension
+// as fill a 16-byte vector of its widest contiguously accessed element (ir::lane_access), where
+// that count divides the last extent, the kernel has no checks (a fault names one site) and
+// some access is contiguous; else 1.
+int64_t vector_lanes(const ir::Kernel& k) {
+  if (k.grid.empty() || ir::has_checks(k)) return 1;
+  const std::optional<int64_t> last = k.grid.back().maybe_const();
+  if (!last) return 1;
+  for (const ir::KStage& st : k.stages)
+    if (st.kind != ir::StageKind::Loop || !st.extents.empty()) return 1;
+  for (int64_t lanes = 16; lanes >= 2; lanes /= 2) {
+    if (*last % lanes != 0) continue;
+    int64_t widest = 0;
+    for (const ir::KStage& st : k.stages)
+      for (const ir::KInst& in : st.body)
+        if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
+            ir::lane_access(k, in.index, lanes) == ir::LaneAccess::Contiguous)
+          widest = std::max<int64_t>(widest, static_cast<int64_t>(element_size(k.args.at(static_cast<size_t>(in.arg)).dtype)));
+    if (widest > 0 && widest * lanes <= 16) return lanes;
+  }
+  return 1;
+}
+
 }  // namespace
 
 bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
@@ -48,6 +74,7 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
   if (k.schedule.outer_reduction_tile > 0 || !stage_loops) {
     l.kind = ir::LaunchKind::ThreadPerPoint;
     l.threads = kPointThreads;
+    if (k.schedule.outer_reduction_tile == 0) l.vector = vector_lanes(k);
   } else {
     l.kind = ir::LaunchKind::BlockPerPoint;
     l.work = stage_work(k);

@@ -59,6 +59,43 @@ TEST(CudaEmit, PointwiseChainWithBroadcast) {
   EXPECT_TRUE(compile_ptx(k, src));
 }
 
+// The same chain at static sizes [64, 128] with an f16 operand: each thread takes four
+// consecutive points of the last dimension (schedule_launch's vector=4), moving the contiguous
+// loads and the store as KilnVecs and the broadcast operand too (its elements are consecutive
+// along p1); misaligned buffers take the one-point loop after it.
+TEST(CudaEmit, VectorizedPointwiseKernel) {
+  ir::Kernel k;
+  k.name = "k_vec";
+  k.args = {in_arg("in0", kFloat), in_arg("in1", kHalf), out_arg("out0", kFloat)};
+  k.grid = {Expr(64), Expr(128)};
+  const Expr flat = Expr(128) * P(0) + P(1);
+  k.stages = {loop({}, {ld(0, 0, flat, kFloat), ld(1, 1, P(1), kFloat), op(2, OpKind::mul, {0, 1}, kFloat),
+                        st(2, flat, 2, kFloat)})};
+  ir::Kernel scheduled = k;
+  passes::schedule_launch(scheduled, passes::ScheduleTarget{});
+  EXPECT_EQ(scheduled.schedule.launch.vector, 4);
+  const std::string src = emit_scheduled(k);
+  EXPECT_HAS(src, "template <class T, int N> struct alignas(sizeof(T) * N) KilnVec { T v[N]; };");
+  EXPECT_HAS(src, "if ((reinterpret_cast<unsigned long long>(in0) % 16 == 0) && "
+                  "(reinterpret_cast<unsigned long long>(in1) % 8 == 0) && "
+                  "(reinterpret_cast<unsigned long long>(out0) % 16 == 0))");
+  EXPECT_HAS(src, "kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * 4; kiln_q < grid0; "
+                  "kiln_q += (kiln_i64)gridDim.x * blockDim.x * 4");
+  EXPECT_HAS(src, "const KilnVec<float, 4> kiln_l0 = *reinterpret_cast<const KilnVec<float, 4>*>(&in0[((128LL * p0) + p1)]);");
+  EXPECT_HAS(src, "const KilnVec<__half, 4> kiln_l1 = *reinterpret_cast<const KilnVec<__half, 4>*>(&in1[p1]);");
+  EXPECT_HAS(src, "const float v1_3 = ((float)(__half2float(kiln_l1.v[3])));");
+  EXPECT_HAS(src, "const float v2_3 = (v0_3 * v1_3);");
+  EXPECT_HAS(src, "*reinterpret_cast<KilnVec<float, 4>*>(&out0[((128LL * p0) + p1)]) = kiln_st;");
+  EXPECT_HAS(src, "const float v2 = (v0 * v1);");  // the one-point fallback
+  // A load strided along the last dimension is read lane by lane.
+  k.stages[0].body[1] = ld(1, 1, Expr(64) * P(1), kFloat);
+  const std::string strided = emit_scheduled(k);
+  EXPECT_HAS(strided, "const float v1_3 = ((float)(__half2float(in1[(192LL + (64LL * p1))])));");
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
+  EXPECT_TRUE(compile_ptx(k, strided));
+}
+
 // softmax over the last dim of [s0, s1]: amax, sum of exp(x - max), then exp(x - max) / sum.
 TEST(CudaEmit, SoftmaxRowKernel) {
   ir::Kernel k;

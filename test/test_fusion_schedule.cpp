@@ -116,6 +116,9 @@ TEST(SchedulePasses, LaunchRules) {
   EXPECT_EQ(ir::blocks_for(point, 1000, 256, 132), 4);
   EXPECT_EQ(ir::blocks_for(point, 1 << 30, 256, 132), 132 * 16);
   EXPECT_EQ(ir::blocks_for(point, 0, 256, 132), 1);
+  point.vector = 4;  // four points per thread
+  EXPECT_EQ(ir::blocks_for(point, 4096, 256, 132), 4);
+  EXPECT_EQ(ir::blocks_for(point, 4100, 256, 132), 5);
   ir::KLaunch block;
   block.kind = ir::LaunchKind::BlockPerPoint;
   EXPECT_EQ(ir::blocks_for(block, 64, 256, 132), 64);
