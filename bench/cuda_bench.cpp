@@ -4,7 +4,8 @@
 // five batches of back-to-back calls, each batch ended by cuda::synchronize() and sized to last
 // at least 20 ms; the median batch's time per call is reported. Memory-bound rows report the
 // bytes they must move (inputs read once, outputs written once) per second and that rate over
-// the copy bandwidth measured in the same run (x.clone() of 256 MiB: read + write). Matmul rows
+// the copy bandwidth measured in the same run (the driver's cuMemcpyDtoDAsync of 256 MiB: read +
+// write; kiln's own clone kernel is a row of its own). Matmul rows
 // report TFLOP/s. `--cold` times only the first call of a compiled softmax (run it twice with
 // one fresh KILN_CACHE_DIR: NVRTC, then the disk cache). `--json FILE` writes every row as
 // {"row", "mode", "us", "gbps"} for bench/cuda_peers.py, which prints the table beside PyTorch.
@@ -97,9 +98,14 @@ int main(int argc, char** argv) {
   const double f4 = 4.0 * R * C;  // bytes of one f32 [8192, 8192]
   const Tensor x = randn({R, C}).cuda(), y = randn({R, C}).cuda(), z = randn({R, C}).cuda();
 
-  // The physical limit: a device-to-device copy (read + write).
-  report("copy (clone)", "eager", median_us([&] { (void)x.clone(); }), 2 * f4);
+  // The physical limit: the driver's device-to-device copy (cuMemcpyDtoDAsync, which copy_
+  // into a contiguous tensor of the same dtype is), read + write; then kiln's generated clone.
+  {
+    Tensor dst = empty({R, C}, TensorOptions(kFloat).device(Device(kCUDA, 0)));
+    report("copy (cuMemcpyDtoDAsync)", "eager", median_us([&] { dst.copy_(x); }), 2 * f4);
+  }
   const double copy_gbps = rows.back().gbps;
+  report("copy (clone)", "eager", median_us([&] { (void)x.clone(); }), 2 * f4);
 
   both("a * b + c", 4 * f4, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, x, y, z);
   both("gelu tanh", 2 * f4, [](const Tensor& a) { return gelu(a, "tanh"); }, x);
@@ -109,6 +115,19 @@ int main(int argc, char** argv) {
   both("sum dim 1", f4, [](const Tensor& a) { return a.sum({1}); }, x);
   both("sum dim 0", f4, [](const Tensor& a) { return a.sum({0}); }, x);
   both("sum all", f4, [](const Tensor& a) { return a.sum(); }, x);
+  {  // Few long rows and few short columns: the reductions a split by the SM count is for.
+    const Tensor few_rows = x.reshape({16, R * C / 16}), few_cols = x.reshape({R * C / 16, 16});
+    both("sum dim 1 [16, 4194304]", f4, [](const Tensor& a) { return a.sum({1}); }, few_rows);
+    both("sum dim 0 [4194304, 16]", f4, [](const Tensor& a) { return a.sum({0}); }, few_cols);
+  }
+  {  // 16-bit memory-bound rows.
+    const Tensor xh = x.to(kHalf), yh = y.to(kHalf), zb = z.to(kBFloat16), xb = x.to(kBFloat16);
+    const double f2 = 2.0 * R * C;
+    both("a * b + c f16", 4 * f2, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, xh, yh,
+         z.to(kHalf));
+    both("gelu tanh bf16", 2 * f2, [](const Tensor& a) { return gelu(a, "tanh"); }, xb);
+    both("softmax bf16", 2 * f2, [](const Tensor& a) { return softmax(a, -1); }, zb);
+  }
   {
     const Tensor logits = randn({8192, 32000}).cuda();
     const Tensor target = randint(0, 32000, {8192}).cuda();
