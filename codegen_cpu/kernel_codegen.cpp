@@ -187,8 +187,12 @@ llvm::Value* KernelGen::expr(const Expr& e) {
     case ExprKind::Const: return c64(e.as_const());
     case ExprKind::Symbol: {
       auto it = syms_.find(e.symbol_name());
-      if (it == syms_.end()) internal_fail("kernel {}: symbol {} has no value", k_.name, e.symbol_name());
-      return it->second;
+      if (it != syms_.end()) return it->second;
+      if (const std::optional<int> id = ir::value_symbol_id(e.symbol_name()); id && vals_.count(*id)) {
+        llvm::Value* v = vals_.at(*id);  // a position read from data (ir::value_expr)
+        return v->getType() == i64() ? v : B_.CreateSExt(v, i64());
+      }
+      internal_fail("kernel {}: symbol {} has no value", k_.name, e.symbol_name());
     }
     case ExprKind::Add: {
       llvm::Value* v = expr(ops[0]);

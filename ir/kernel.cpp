@@ -79,6 +79,18 @@ void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::s
 
 }  // namespace
 
+Expr value_expr(int id) { return Expr::symbol("v" + std::to_string(id)); }
+
+std::optional<int> value_symbol_id(std::string_view name) {
+  if (name.size() < 2 || name[0] != 'v' || name.size() > 10) return std::nullopt;
+  int id = 0;
+  for (char c : name.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + (c - '0');
+  }
+  return id;
+}
+
 std::vector<const KInst*> check_sites(const Kernel& k) {
   std::vector<const KInst*> out;
   for (const KStage& st : k.stages)
@@ -242,8 +254,11 @@ struct KernelChecker {
   void check_expr(const Expr& e, const char* where) const {
     std::vector<std::string> syms;
     e.collect_symbols(syms);
-    for (const std::string& s : syms)
-      if (!vars.count(s)) bad(fmt::format("{} index {} uses {}, which is not in scope", where, e.str(), s));
+    for (const std::string& s : syms) {
+      if (vars.count(s)) continue;
+      if (const std::optional<int> id = value_symbol_id(s); id && defined.count(*id)) continue;
+      bad(fmt::format("{} index {} uses {}, which is not in scope", where, e.str(), s));
+    }
   }
 
   void check_inst(const KInst& in) {

@@ -32,7 +32,9 @@
 #include "ir/expr.h"
 #include "ir/op.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::ir {
@@ -170,6 +172,13 @@ struct Kernel {
   std::string str() const;
   bool operator==(const Kernel&) const = default;
 };
+
+// A position read from data, in an index expression: the symbol v<id> stands for the integer
+// value of instruction %id, defined earlier and in scope (gather's index, after its bounds
+// check). value_expr(7) is the symbol "v7"; value_symbol_id("v7") == 7, and nullopt for any
+// other name.
+Expr value_expr(int id);
+std::optional<int> value_symbol_id(std::string_view name);
 
 // The loop variable names: grid_var(0) == "p0", stage_var(1) == "r1".
 std::string grid_var(size_t i);

@@ -102,8 +102,16 @@ class GroupWalk {
           return;
         }
         return reduce_stage(n, idx);
+      case OpFamily::Index: {
+        if (!indexed_read_inlinable(n)) break;
+        // The position is data: any symbol stands for it here (a reduction reached at it is
+        // not at the kernel's row and is materialized first).
+        const IndexedRead r = indexed_read(n, idx);
+        eval(n->input(1), r.index_at);
+        eval(n->input(0), indexed_source(r, idx, Expr::symbol("kiln_indexed")));
+        return;
+      }
       case OpFamily::Scan:
-      case OpFamily::Index:
       case OpFamily::Random:
       case OpFamily::Matmul:
       case OpFamily::Conv:

@@ -206,6 +206,17 @@ class KernelBuilder {
     in.operands = {x};
     return emit(std::move(in));
   }
+  int check_in_bounds(int x, ScalarType dt, OpKind op, Expr bound, int64_t dim) {
+    KInst in;
+    in.kind = KOp::Check;
+    in.check = ir::CheckKind::InBounds;
+    in.dtype = dt;
+    in.op = op;
+    in.index = std::move(bound);
+    in.value = Scalar(dim);
+    in.operands = {x};
+    return emit(std::move(in));
+  }
   int index_value(ScalarType dt, Expr e) {
     KInst in;
     in.kind = KOp::Index;
@@ -405,8 +416,15 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
       }
       return reduce_result(n, idx);
     }
+    case OpFamily::Index: {
+      if (!indexed_read_inlinable(n)) break;
+      // self at the position the index holds there, checked first: out of bounds is the op's
+      // error (and the load reads position 0 instead).
+      const IndexedRead r = indexed_read(n, idx);
+      const int picked = check_in_bounds(eval(n->input(1), r.index_at), n->input(1)->type().dtype, n->op(), r.bound, r.dim);
+      return eval(n->input(0), indexed_source(r, idx, ir::value_expr(picked)));
+    }
     case OpFamily::Scan:
-    case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:

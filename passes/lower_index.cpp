@@ -1,6 +1,8 @@
 // kiln/passes/lower_index.cpp — views, cat and pad as index remapping; small lowering tables.
 #include "passes/lower_index.h"
 
+#include <optional>
+
 #include "base/error.h"
 #include "passes/lower.h"
 
@@ -270,6 +272,39 @@ bool split_supported(ir::ReductionOp op) {
 
 bool tile_supported(ir::ReductionOp op) { return split_supported(op); }
 
+bool indexed_read_inlinable(const ir::Node* n) {
+  if (n->op() != ir::OpKind::gather && n->op() != ir::OpKind::index_select) return false;
+  const ir::TensorType& self = n->input(0)->type();
+  const ir::TensorType& index = n->input(1)->type();
+  if (self.rank() == 0) return false;  // PyTorch's 0-dim operands: left to the library
+  if (n->op() == ir::OpKind::index_select) return index.rank() == 1;
+  if (index.rank() != self.rank()) return false;
+  const auto dim = n->attr<int64_t>("dim");
+  for (int64_t d = 0; d < self.rank(); ++d) {
+    if (d == dim) continue;
+    const ir::Expr& i = index.sizes[static_cast<size_t>(d)];
+    const ir::Expr& s = self.sizes[static_cast<size_t>(d)];
+    const std::optional<int64_t> ic = i.maybe_const(), sc = s.maybe_const();
+    if (!(i == s || (ic && sc && *ic <= *sc))) return false;
+  }
+  return true;
+}
+
+IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx) {
+  IndexedRead r;
+  r.dim = n->attr<int64_t>("dim");
+  const auto d = static_cast<size_t>(r.dim);
+  r.bound = n->input(0)->type().sizes.at(d);
+  r.index_at = n->op() == ir::OpKind::gather ? idx : std::vector<ir::Expr>{idx.at(d)};
+  return r;
+}
+
+std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir::Expr>& idx, const ir::Expr& picked) {
+  std::vector<ir::Expr> src = idx;
+  src.at(static_cast<size_t>(r.dim)) = picked;
+  return src;
+}
+
 std::vector<std::string> collect_params(const ir::Kernel& k) {
   std::set<std::string> syms;
   auto add = [&](const Expr& e) {
@@ -281,13 +316,15 @@ std::vector<std::string> collect_params(const ir::Kernel& k) {
   for (const ir::KStage& st : k.stages) {
     for (const Expr& e : st.extents) add(e);
     for (const ir::KInst& in : st.body)
-      if (in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index) add(in.index);
+      if (in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index ||
+          (in.kind == ir::KOp::Check && in.check == ir::CheckKind::InBounds))
+        add(in.index);
   }
   std::vector<std::string> out;
   for (const std::string& s : syms) {
     const bool loop_var = s.size() >= 2 && (s[0] == 'p' || s[0] == 'r') &&
                           s.find_first_not_of("0123456789", 1) == std::string::npos;
-    if (!loop_var) out.push_back(s);
+    if (!loop_var && !ir::value_symbol_id(s)) out.push_back(s);
   }
   return out;
 }

@@ -36,6 +36,22 @@ struct PieceIndex {
 // is the default.
 std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector<ir::Expr>& idx);
 
+// gather and index_select read one element of self per output element, at a position taken
+// from the index tensor: out[i] = self[i with dim replaced by index[...]]. A kernel computes
+// them inline (a load of the index, a bounds check that raises the op's error, a load of self
+// at the checked position, ir::value_expr), when the shapes make every other coordinate of
+// self provably in bounds: gather's index no larger than self outside `dim` (static or equal
+// sizes), index_select's index 1-D. Otherwise they stay library calls.
+bool indexed_read_inlinable(const ir::Node* n);
+struct IndexedRead {
+  std::vector<ir::Expr> index_at;  // the element of the index tensor read for output element idx
+  int64_t dim = 0;                 // the dim of self the index picks
+  ir::Expr bound;                  // self's size along dim
+};
+IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx);
+// The element of self read for output element idx when the index holds `picked`.
+std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir::Expr>& idx, const ir::Expr& picked);
+
 // Reductions whose partial results combine with the same op (not argmax/argmin): a full
 // reduction may be split into partials, and the outer-reduction tile schedule applies.
 bool split_supported(ir::ReductionOp op);

@@ -20,9 +20,9 @@ bool is_inlinable(const ir::Node* n) {
     case OpFamily::Factory:
     case OpFamily::Shape:
       return true;
+    case OpFamily::Index: return indexed_read_inlinable(n);
     case OpFamily::Reduction:
     case OpFamily::Scan:
-    case OpFamily::Index:
     case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:

@@ -17,7 +17,8 @@
 
 namespace kiln::passes {
 
-// Pointwise, cast, view, factory and shape (cat, pad) nodes: evaluated inline wherever read.
+// Pointwise, cast, view, factory and shape (cat, pad) nodes, and the reads of gather and
+// index_select (indexed_read in lower_index.h): evaluated inline wherever read.
 bool is_inlinable(const ir::Node* n);
 bool is_reduction(const ir::Node* n);
 

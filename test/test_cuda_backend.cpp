@@ -1,14 +1,16 @@
 // kiln/test/test_cuda_backend.cpp — the "cuda" backend's plans and its errors, on any machine.
 //
 // The backend lowers with the cpu backend's passes; what differs is which steps are library
-// calls: mm/bmm on cuBLASLt, every other library prim staged through the host, and no Core
-// op taken whole (attention decomposes into bmm and a fused softmax). Without a GPU its
+// calls: mm/bmm on cuBLASLt, gather and index_select read inside kernels, every other library
+// prim staged through the host, and no Core op taken whole (attention decomposes into bmm and
+// a fused softmax). Without a GPU its
 // compile() reports that CUDA is not available instead of throwing.
 #include "kiln/kiln.h"
 #include "runtime/pipeline.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -23,7 +25,7 @@ rt::Compilation plan_for_cuda(const std::function<std::vector<Tensor>(const std:
   return rt::compile_graph(p.graph, *rt::find_backend("cuda"), o);
 }
 
-TEST(CudaBackend, MatmulOnCublasLtAndIndexOpsOnTheHost) {
+TEST(CudaBackend, MatmulOnCublasLtAndIndexedReadsInKernels) {
   const Tensor x = randn({8, 16}), w = randn({16, 4});
   const Tensor idx = tensor({0, 3, 1, 2, 2, 0, 1, 3}, kInt64).reshape({8, 1});
   rt::Compilation c = plan_for_cuda(
@@ -32,16 +34,36 @@ TEST(CudaBackend, MatmulOnCublasLtAndIndexOpsOnTheHost) {
       },
       {x, w, idx});
   ASSERT_TRUE(c.has_plan);
-  std::string mm, gather;
-  int kernels = 0;
+  std::string mm;
+  int kernels = 0, host = 0;
   for (const ir::PlanStep& st : c.plan.steps) {
     if (st.kind == ir::StepKind::Kernel) ++kernels;
     if (st.op == ir::OpKind::mm && st.kind == ir::StepKind::Extern) mm = st.lowering;
-    if (st.op == ir::OpKind::gather && st.kind == ir::StepKind::Extern) gather = st.lowering;
+    if (st.kind != ir::StepKind::Kernel && st.op != ir::OpKind::mm) ++host;
   }
   EXPECT_EQ(mm, "cublaslt") << c.plan.str();
-  EXPECT_EQ(gather, "host index") << c.plan.str();
-  EXPECT_GE(kernels, 1) << "relu and + 1 are generated kernels";
+  EXPECT_EQ(host, 0) << "the gather is read in the kernel that adds 1:\n" << c.plan.str();
+  EXPECT_EQ(kernels, 1) << c.plan.str();
+  EXPECT_NE(c.plan.str().find("check %"), std::string::npos) << "the index is bounds-checked:\n" << c.plan.str();
+}
+
+// cross_entropy on a GPU is kernels alone: the per-row loss reads the target's logit through
+// the checked index in the row kernel of the row's maximum and sum, then the mean; nothing is
+// staged through the host (it was a host gather of the whole logits before).
+TEST(CudaBackend, CrossEntropyRunsInKernelsOnly) {
+  const Tensor x = randn({16, 100});
+  const Tensor t = tensor({0, 99, 5, 7, 3, 2, 1, 0, 8, 9, 10, 11, 12, 13, 14, 15}, kInt64);
+  for (const Tensor& weight : {Tensor(), randn({100}).abs()}) {
+    rt::Compilation c = plan_for_cuda(
+        [&](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{
+              cross_entropy(in[0], in[1], weight.defined() ? std::optional<Tensor>(weight) : std::nullopt)};
+        },
+        {x, t});
+    ASSERT_TRUE(c.has_plan);
+    for (const ir::PlanStep& st : c.plan.steps)
+      EXPECT_EQ(st.kind, ir::StepKind::Kernel) << "a step on the host:\n" << c.plan.str();
+  }
 }
 
 TEST(CudaBackend, AttentionDecomposesIntoBmmAndAFusedSoftmax) {

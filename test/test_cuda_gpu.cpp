@@ -144,6 +144,14 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   expect_close(cross_entropy(x, target), cross_entropy(dx, target.cuda()).cpu(), 1e-5, 1e-6);
   auto ce = compile([](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); });
   expect_close(ce(x, target), ce(dx, target.cuda()).cpu(), 1e-5, 1e-6);
+  // gather and index_select read in a kernel: an index out of bounds faults there, and the
+  // op's error (the interpreter's words) is raised once the launch is over.
+  const Tensor bad = tensor({0, 1, 7, 2, 3, 4}, kInt64).reshape({6, 1}).cuda();
+  const std::string oob = "[gather] index 7 is out of bounds for dimension 1 with size 5";
+  EXPECT_EQ(error_of([&] { (void)dx.gather(1, bad).cpu(); }), oob);
+  auto cg = compile([](const Tensor& a, const Tensor& i) { return a.gather(1, i) * 2; });
+  EXPECT_EQ(error_of([&] { (void)cg(dx, bad).cpu(); }), oob);
+  expect_close(x.gather(1, idx) * 2, cg(dx, didx).cpu(), 0, 0);  // and it keeps working
   const auto [u, inv, counts] = unique(idx, true, true, true);
   const auto [du, dinv, dcounts] = unique(didx, true, true, true);
   expect_close(u, du.cpu(), 0, 0);

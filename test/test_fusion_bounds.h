@@ -56,9 +56,24 @@ inline std::string check_plan_bounds(const ir::ExecPlan& plan, const std::map<st
           }
           return;
         }
+        std::map<std::string, int64_t> checked;  // v<id> of an InBounds check -> its bound
         for (const ir::KInst& in : s.body) {
+          if (in.kind == ir::KOp::Check && in.check == ir::CheckKind::InBounds)
+            checked[ir::value_expr(in.id).symbol_name()] = in.index.evaluate(env);
           if (in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) continue;
-          const int64_t idx = in.index.evaluate(env);
+          // A position read from data lies in [0, bound) after its check: the index is
+          // checked at both ends of that range, for every such position it uses.
+          std::vector<std::string> syms, data;
+          in.index.collect_symbols(syms);
+          for (const std::string& x : syms)
+            if (checked.count(x)) data.push_back(x);
+          int64_t idx = 0;
+          for (size_t corner = 0; corner < (size_t{1} << data.size()) && err.empty(); ++corner) {
+            for (size_t j = 0; j < data.size(); ++j)
+              env[data[j]] = (corner >> j) & 1 ? std::max<int64_t>(checked[data[j]] - 1, 0) : 0;
+            idx = in.index.evaluate(env);
+            if (idx < 0 || idx > std::max<int64_t>(max_offset[static_cast<size_t>(in.arg)], 0)) break;
+          }
           const int64_t hi = max_offset[static_cast<size_t>(in.arg)];
           if (idx < 0 || idx > std::max<int64_t>(hi, 0)) {
             std::string at;

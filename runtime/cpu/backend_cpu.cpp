@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "passes/lower.h"
+#include "passes/lower_index.h"
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
@@ -79,6 +80,7 @@ class CpuBackend final : public Backend {
       // kMaxConcatKernelInputs inputs; past that LLVM's time per input's copy loop (about a
       // millisecond) dominates, and the library copies it.
       if (n.op() == ir::OpKind::cat && n.inputs().size() <= kMaxConcatKernelInputs) return "";
+      if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       return std::string(builtin_extern_name(n.op()));
     };
     passes::ScheduleTarget target;

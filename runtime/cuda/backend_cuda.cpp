@@ -19,6 +19,7 @@
 #include "codegen_cuda/nvrtc.h"
 #include "base/build_id.h"
 #include "passes/lower.h"
+#include "passes/lower_index.h"
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
@@ -259,6 +260,7 @@ class CudaBackend final : public Backend {
         return fmt::format("lowering {}", l->name);
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
+      if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
       return lib ? fmt::format("host {}", lib.name) : std::string();
     };
