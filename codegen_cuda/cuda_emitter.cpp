@@ -83,6 +83,10 @@ struct Emitter {
   explicit Emitter(const ir::Kernel& kernel) : k(kernel) {}
   const ir::Kernel& k;
   bool block = launch_of(k) == ir::LaunchKind::BlockPerPoint;
+  // A column sum whose rows are split among row_split threads per column (KLaunch::row_split):
+  // a block is `cols` columns by row_split row groups.
+  int64_t split = k.schedule.launch.row_split;
+  int64_t cols = split > 1 ? k.schedule.launch.threads / split : 0;
   std::string out;
   int depth = 0;
   std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
@@ -218,12 +222,15 @@ struct Emitter {
         n += fmt::format("{}{}e{}", d ? " * " : "", pre, d);
       }
       line(fmt::format("const kiln_i64 {}n = {};", pre, n));
-      const std::string start = block ? "(kiln_i64)threadIdx.x" : "0";
-      const std::string step = block ? "(kiln_i64)blockDim.x" : "1";
+      const bool rows = split > 1 && reduce;
+      const std::string start = block ? "(kiln_i64)threadIdx.x" : rows ? "kiln_g" : "0";
+      const std::string step = block ? "(kiln_i64)blockDim.x" : rows ? fmt::format("{}", split) : "1";
       open(fmt::format("for (kiln_i64 kiln_t = {0}; kiln_t < {1}n; kiln_t += {2})", start, pre, step));
       delinearize("kiln_t", st.extents.size(), ir::stage_var, [&](size_t d) { return fmt::format("{}e{}", pre, d); });
     } else if (block && !reduce) {
       open("if (threadIdx.x == 0)");  // one point: one thread of the block does it
+    } else if (split > 1 && !reduce) {
+      open("if (kiln_g == 0 && kiln_valid)");  // the column's first row group stores it
     } else {
       open("");  // one point, evaluated by every thread that needs it
       if (arg_op) line("const kiln_i64 kiln_t = 0;");
@@ -239,6 +246,18 @@ struct Emitter {
     close();
     dtype_of = std::move(outer);  // values of a stage do not escape it
 
+    if (reduce && split > 1 && !st.extents.empty()) {
+      if (arg_op) internal_fail("cuda: kernel {}: an arg reduction cannot split its rows", k.name);
+      // The row groups' partials of each column, combined in a fixed order.
+      const std::string part = fmt::format("kiln_part{}", st.result);
+      line(fmt::format("__shared__ {} {}[{}][{}];", acc_type, part, split, cols));
+      line(fmt::format("{}[kiln_g][kiln_lane] = {};", part, acc));
+      line("__syncthreads();");
+      line(fmt::format("{} = {}[0][kiln_lane];", acc, part));
+      line(fmt::format("for (int kiln_j = 1; kiln_j < {}; ++kiln_j) {} = {}()({}, {}[kiln_j][kiln_lane]);", split, acc,
+                       functor(st.reduce_op), acc, part));
+      line(fmt::format("__syncthreads();  // the next tile writes {} again", part));
+    }
     if (reduce) {
       std::string r = acc;
       if (block && !st.extents.empty()) r = fmt::format("kiln_block_reduce({}, {}(), {})", acc, functor(st.reduce_op), ident);
@@ -384,6 +403,18 @@ struct Emitter {
     for (size_t i = 1; i < k.grid.size(); ++i)  // the outermost extent is implied by grid0
       line(fmt::format("const kiln_i64 kiln_grid{} = {};", i, render_expr(k.grid[i])));
     if (lanes > 1) vector_path();
+    if (split > 1) {
+      line(fmt::format("const kiln_i64 kiln_lane = threadIdx.x % {0}, kiln_g = threadIdx.x / {0};", cols));
+      open(fmt::format("for (kiln_i64 kiln_tile = blockIdx.x; kiln_tile * {0} < grid0; kiln_tile += gridDim.x)", cols));
+      line(fmt::format("const bool kiln_valid = kiln_tile * {} + kiln_lane < grid0;", cols));
+      // A lane past the last column computes column 0 (in bounds) and stores nothing.
+      line(fmt::format("const kiln_i64 kiln_q = kiln_valid ? kiln_tile * {} + kiln_lane : 0;", cols));
+      delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+      for (size_t s = 0; s < k.stages.size(); ++s) stage(k.stages[s], s);
+      close();
+      close();
+      return;
+    }
     if (block)
       open("for (kiln_i64 kiln_q = blockIdx.x; kiln_q < grid0; kiln_q += gridDim.x)");
     else

@@ -130,6 +130,7 @@ std::string schedule_str(const KSchedule& s) {
     if (l.kind == LaunchKind::BlockPerPoint) out += fmt::format(", work={}", l.work.str());
     if (l.sms > 0) out += fmt::format(", sms={}", l.sms);
     if (l.vector > 1) out += fmt::format(", vector={}", l.vector);
+    if (l.row_split > 1) out += fmt::format(", row_split={}", l.row_split);
     out += ")";
   }
   return out;
@@ -156,7 +157,10 @@ int64_t blocks_for(const KLaunch& l, int64_t points, int64_t threads, int64_t sm
   sms = std::max<int64_t>(sms, 1);
   int64_t blocks = 0;
   if (l.kind == LaunchKind::BlockPerPoint) blocks = std::min<int64_t>(points, sms * (2048 / threads) * 4);
-  else blocks = std::min<int64_t>((points + l.vector * threads - 1) / (l.vector * threads), sms * 16);
+  else {
+    const int64_t per_block = l.vector * threads / l.row_split;  // points one block covers per pass
+    blocks = std::min<int64_t>((points + per_block - 1) / per_block, sms * 16);
+  }
   return std::max<int64_t>(blocks, 1);
 }
 
@@ -310,6 +314,12 @@ struct KernelChecker {
                         "extent it divides", l.vector));
       for (const KStage& st : k.stages)
         if (st.kind != StageKind::Loop || !st.extents.empty()) bad("vector= needs stages without loops");
+    }
+    if (const KLaunch& l = k.schedule.launch; l.row_split != 1) {
+      if (l.row_split < 1 || (l.row_split & (l.row_split - 1)) != 0 || l.kind != LaunchKind::ThreadPerPoint ||
+          !k.schedule.outer_reduction || l.threads % (32 * l.row_split) != 0 || l.vector != 1)
+        bad(fmt::format("row_split={} needs a thread_per_point outer reduction whose threads hold whole warps of "
+                        "points per row group (a power of two)", l.row_split));
     }
     for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
     for (const KStage& st : k.stages) {

@@ -128,6 +128,10 @@ struct KLaunch {
   // (a divisor of its extent), loading and storing the contiguous accesses (lane_access) as
   // one vector of up to 16 bytes where the buffers are aligned at run time. 1: one point.
   int64_t vector = 1;
+  // ThreadPerPoint outer reductions (column sums): the threads that share one point's reduce
+  // stage, each taking every row_split-th row, combined in shared memory in a fixed order. A
+  // block holds threads / row_split points (consecutive, so loads stay coalesced). 1: one.
+  int64_t row_split = 1;
   bool operator==(const KLaunch&) const = default;
 };
 

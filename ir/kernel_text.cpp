@@ -187,12 +187,14 @@ class KernelParser {
         s.launch.sms = parse_named_int("sms");
       } else if (lex_.at_ident("vector")) {
         s.launch.vector = parse_named_int("vector");
+      } else if (lex_.at_ident("row_split")) {
+        s.launch.row_split = parse_named_int("row_split");
       } else if (lex_.at_ident("work")) {
         lex_.next();
         lex_.expect(Tok::Equals, "'=' after 'work'");
         s.launch.work = text::parse_expr(lex_);
       } else {
-        lex_.error(lex_.peek(), "expected threads=, work=, sms= or vector= in launch(...), got {}", got());
+        lex_.error(lex_.peek(), "expected threads=, work=, sms=, vector= or row_split= in launch(...), got {}", got());
       }
     }
     lex_.expect(Tok::RParen, "')' after the launch fields");

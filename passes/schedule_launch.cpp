@@ -5,6 +5,8 @@
 //                      at most 16 blocks per multiprocessor. A pointwise kernel whose accesses
 //                      are contiguous along the last grid dimension gives each thread the
 //                      consecutive points that fill a 16-byte vector (vector=N; 4 for f32).
+//                      A column sum whose columns cannot fill the device splits each
+//                      column's rows among row_split threads (up to 8) of its block.
 //   block_per_point    kernels with a stage loop (a row reduction, a softmax row): one block per
 //                      grid point, its threads sharing the stage loops, about four iterations
 //                      of the largest stage per thread (32..1024 threads, a whole number of
@@ -63,6 +65,23 @@ int64_t vector_lanes(const ir::Kernel& k) {
   return 1;
 }
 
+// A column sum with too few columns to fill the device with one thread each: the rows are
+// split among up to kMaxRowSplit threads per column (a power of two), until the threads fill
+// every multiprocessor's 2048 (sms known and the column count constant; else none).
+constexpr int64_t kMaxRowSplit = kPointThreads / 32;
+int64_t column_row_split(const ir::Kernel& k, int64_t sms) {
+  if (sms <= 0 || !k.schedule.outer_reduction) return 1;
+  std::optional<int64_t> points = 1;
+  for (const ir::Expr& e : k.grid) {
+    const std::optional<int64_t> c = e.maybe_const();
+    points = c && points ? std::optional<int64_t>(*points * *c) : std::nullopt;
+  }
+  if (!points) return 1;
+  int64_t split = 1;
+  while (split < kMaxRowSplit && *points * split < sms * 2048) split *= 2;
+  return split;
+}
+
 }  // namespace
 
 bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
@@ -75,6 +94,7 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
     l.kind = ir::LaunchKind::ThreadPerPoint;
     l.threads = kPointThreads;
     if (k.schedule.outer_reduction_tile == 0) l.vector = vector_lanes(k);
+    else l.row_split = column_row_split(k, t.sms);
   } else {
     l.kind = ir::LaunchKind::BlockPerPoint;
     l.work = stage_work(k);

@@ -96,6 +96,40 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
   EXPECT_TRUE(compile_ptx(k, strided));
 }
 
+// A column sum of [8192, 8192] on a device of 132 multiprocessors: 8192 columns are too few to
+// fill it with a thread each, so schedule_launch splits every column's rows among 8 threads of
+// its block (row_split=8: 32 columns by 8 row groups), combined in shared memory in a fixed
+// order; lanes past the last column compute column 0 and store nothing.
+TEST(CudaEmit, ColumnSumSplitsItsRowsAmongABlock) {
+  ir::Kernel k;
+  k.name = "k_colsplit";
+  k.args = {in_arg("in0", kFloat), out_arg("out0", kFloat)};
+  k.grid = {Expr(8192)};
+  k.schedule.outer_reduction = true;
+  k.schedule.outer_reduction_tile = 32;
+  k.stages = {reduce(ReductionOp::sum, {Expr(8192)}, {ld(0, 0, Expr(8192) * R(0) + P(0), kFloat)}, 0, 1, kDouble),
+              loop({}, {st(1, P(0), 1, kFloat)})};
+  passes::ScheduleTarget h100;
+  h100.sms = 132;
+  passes::schedule_launch(k, h100);
+  EXPECT_EQ(k.schedule.launch.row_split, 8);
+  EXPECT_EQ(ir::blocks_for(k.schedule.launch, 8192, 256, 132), 256);  // 32 columns a block
+  ir::Kernel wide = k;  // 2^20 columns fill the device alone
+  wide.grid = {Expr(1 << 20)};
+  wide.stages[0].body[0].index = Expr(1 << 20) * R(0) + P(0);
+  passes::schedule_launch(wide, h100);
+  EXPECT_EQ(wide.schedule.launch.row_split, 1);
+  const std::string src = cuda::emit_cuda(k);
+  EXPECT_HAS(src, "const kiln_i64 kiln_lane = threadIdx.x % 32, kiln_g = threadIdx.x / 32;");
+  EXPECT_HAS(src, "for (kiln_i64 kiln_tile = blockIdx.x; kiln_tile * 32 < grid0; kiln_tile += gridDim.x)");
+  EXPECT_HAS(src, "for (kiln_i64 kiln_t = kiln_g; kiln_t < kiln_s0_n; kiln_t += 8)");
+  EXPECT_HAS(src, "__shared__ double kiln_part1[8][32];");
+  EXPECT_HAS(src, "for (int kiln_j = 1; kiln_j < 8; ++kiln_j) kiln_acc1 = KilnSum()(kiln_acc1, kiln_part1[kiln_j][kiln_lane]);");
+  EXPECT_HAS(src, "if (kiln_g == 0 && kiln_valid)");
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
+}
+
 // softmax over the last dim of [s0, s1]: amax, sum of exp(x - max), then exp(x - max) / sum.
 TEST(CudaEmit, SoftmaxRowKernel) {
   ir::Kernel k;

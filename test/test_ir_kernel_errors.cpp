@@ -46,7 +46,7 @@ TEST(KernelParseError, Schedule) {
   EXPECT_EQ(parse_error("kernel k() grid[] launch(warp) {}"),
             "[parse] 1:26: unknown launch kind 'warp'; expected thread_per_point or block_per_point");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
-            "[parse] 1:44: expected threads=, work=, sms= or vector= in launch(...), got 'blocks'");
+            "[parse] 1:44: expected threads=, work=, sms=, vector= or row_split= in launch(...), got 'blocks'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
             "[parse] 2:21: expected interleave=, lanes= or masked_tail in vectorize(...), got 'unroll'");
   // Fields that parse but do not hold together are verifier errors at the kernel.
