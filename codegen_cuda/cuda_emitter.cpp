@@ -458,4 +458,10 @@ std::string emit_cuda(const ir::Kernel& k) {
   return src;
 }
 
+std::string emit_module(const ir::Kernel& k) {
+  ir::Kernel named = k;
+  named.name = kModuleEntry;
+  return emit_cuda(named);
+}
+
 }  // namespace kiln::cuda

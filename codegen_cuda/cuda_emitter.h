@@ -18,6 +18,8 @@
 //    each thread takes grid points in a grid-stride loop over the flattened grid (last grid
 //    dimension fastest, so neighbouring threads touch neighbouring elements) and runs every
 //    stage itself, reductions included.
+//    With KLaunch::vector = N a thread takes N consecutive points of the last dimension; with
+//    KLaunch::row_split = R (column sums) a block is threads/R columns by R row groups.
 //  - BlockPerPoint (kernels with a stage that has a loop nest): blockDim.x a multiple of 32,
 //    at most 1024; each block takes grid points in a grid-stride loop over blocks, its threads
 //    stride over each stage's flattened loop nest, and reduce stages combine per-thread
@@ -36,5 +38,12 @@ namespace kiln::cuda {
 // kernel). Throws InternalError for a kernel that does not verify or uses an op/dtype pair
 // that no prim accepts.
 std::string emit_cuda(const ir::Kernel& k);
+
+// Every kernel is compiled into a module of its own, where its entry point is called
+// kModuleEntry: the source, and with it the cubin's cache key, then depends on the kernel alone
+// and not on its plan's name (a process-wide counter) or the order of compilations, and equal
+// kernels of different programs share one cubin. emit_module is emit_cuda of `k` so renamed.
+inline constexpr const char* kModuleEntry = "k";
+std::string emit_module(const ir::Kernel& k);
 
 }  // namespace kiln::cuda

@@ -130,6 +130,19 @@ TEST(CudaEmit, ColumnSumSplitsItsRowsAmongABlock) {
   EXPECT_TRUE(compile_ptx(k, src));
 }
 
+// The source a kernel is compiled from (and its cubin's cache key) depends on the kernel alone:
+// its plan name, which carries a process-wide counter, does not reach it.
+TEST(CudaEmit, ModuleSourceDependsOnTheKernelAlone) {
+  ir::Kernel a = pointwise_kernel(), b = pointwise_kernel();
+  a.name = "fn_12_k0";
+  b.name = "fn_4081_k3";
+  passes::schedule_launch(a, passes::ScheduleTarget{});
+  passes::schedule_launch(b, passes::ScheduleTarget{});
+  EXPECT_NE(cuda::emit_cuda(a), cuda::emit_cuda(b));
+  EXPECT_EQ(cuda::emit_module(a), cuda::emit_module(b));
+  EXPECT_HAS(cuda::emit_module(a), std::string("extern \"C\" __global__ void ") + cuda::kModuleEntry + "(");
+}
+
 // softmax over the last dim of [s0, s1]: amax, sum of exp(x - max), then exp(x - max) / sum.
 TEST(CudaEmit, SoftmaxRowKernel) {
   ir::Kernel k;

@@ -287,7 +287,7 @@ class CudaBackend final : public Backend {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<const ir::Kernel*> kernels = c.plan.kernels();
     std::vector<std::string> sources;
-    for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_cuda(*k));
+    for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_module(*k));
     c.stages.push_back({"cuda_emit", ms_since(t0), true});
     ObjectStore* store = compile_cache();
     const auto t1 = std::chrono::steady_clock::now();
@@ -302,7 +302,8 @@ class CudaBackend final : public Backend {
     bool compiled = false;
     std::string all_source, log;
     for (size_t i = 0; i < code.size(); ++i) {
-      all_source += sources[i] + "\n";
+      all_source += fmt::format("// ==== plan kernel {} (its module's entry point: {})\n{}\n", kernels[i]->name,
+                                cuda::kModuleEntry, sources[i]);
       if (!code[i].log.empty()) log += fmt::format("{}:\n{}\n", kernels[i]->name, code[i].log);
       compiled = compiled || code[i].from == CodeSource::Compiled;
       if (!code[i].error.empty())
@@ -321,7 +322,7 @@ class CudaBackend final : public Backend {
     std::vector<size_t> num_args;
     for (size_t i = 0; i < kernels.size(); ++i) {
       LaunchInfo li;
-      li.fn = load_kernel(device.index, code[i], kernels[i]->name);
+      li.fn = load_kernel(device.index, code[i], cuda::kModuleEntry);
       li.launch = kernels[i]->schedule.launch;
       if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
       if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
