@@ -258,7 +258,7 @@ void run(benchmark::State& st, const Workload* w, Mode mode) {
                                                                : inst.fused;
   if (mode == Mode::Eager && !inst.warmed_eager) {
     // Keep one-time work out of the timing: an eager composite op's first call runs its
-    // decomposition, the second compiles it into one program (runtime/eager_composite.cpp).
+    // decomposition, the second compiles it into one program (runtime/eager/eager_composite.cpp).
     inst.warmed_eager = true;
     body();
     body();

@@ -8,7 +8,7 @@
 //     what it saved.
 //   - AccumulateGrad: a leaf's sink; it runs the leaf's hooks and adds into leaf.grad().
 //   - The nodes of in-place writes (CopyBackwards, CopySlices) and of a compiled function's
-//     backward (runtime/compile.cpp) are Nodes too.
+//     backward (runtime/compile/compile.cpp) are Nodes too.
 // SavedTensor keeps a tensor a rule needs, with the version of its storage at save time: using
 // it after an in-place write is PyTorch's error, and so is using it after the graph was freed.
 #pragma once

@@ -1,8 +1,8 @@
 // kiln/frontend/dispatch.cpp — records a node when an input is traced, else runs eagerly.
 //
-// Eagerly, a prim runs on the executor the runtime installs (runtime/eager.cpp), and so does a
+// Eagerly, a prim runs on the executor the runtime installs (runtime/eager/eager.cpp), and so does a
 // Core op with the Extern trait (its library kernel); any other composite or core op runs as
-// one compiled program where the runtime can (runtime/eager_composite.cpp), else its
+// one compiled program where the runtime can (runtime/eager/eager_composite.cpp), else its
 // decomposition (run_composite_eager), whose ops dispatch one by one; a custom op runs its
 // eager implementation.
 #include "frontend/dispatch.h"

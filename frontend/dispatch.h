@@ -25,7 +25,7 @@ std::vector<Tensor> dispatch(OpCall call);
 // decomposition (frontend/decompositions.h), each prim of which dispatches as usual.
 std::vector<Tensor> run_composite_eager(const OpCall& call);
 // How a prim runs eagerly on cpu tensors (validated, shapes inferred). The runtime installs
-// its compiled-kernel executor when the library loads (runtime/eager.cpp), so the frontend
+// its compiled-kernel executor when the library loads (runtime/eager/eager.cpp), so the frontend
 // reaches execution without including the runtime.
 using EagerExecutor = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 void install_eager_executor(EagerExecutor fn);
@@ -33,13 +33,13 @@ void install_eager_executor(EagerExecutor fn);
 // true only when the executor already holds a kernel for exactly this op, attributes, dtypes
 // and layout, built after the op's shape function accepted them, and the inputs are cpu
 // tensors of one shape (so validation could not fail). Otherwise returns false and the full
-// path runs. Installed by the runtime (runtime/eager.cpp).
+// path runs. Installed by the runtime (runtime/eager/eager.cpp).
 using EagerFastPath = bool (*)(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                                std::vector<Tensor>& out);
 void install_eager_fast_path(EagerFastPath fn);
 // How a composite or core op (validated, no library kernel) may run eagerly as one compiled
 // program rather than its decomposition op by op: returns true with the results, or false and
-// the decomposition runs. Installed by the runtime (runtime/eager_composite.cpp).
+// the decomposition runs. Installed by the runtime (runtime/eager/eager_composite.cpp).
 using EagerComposite = bool (*)(const OpCall& call, std::vector<Tensor>& out);
 void install_eager_composite(EagerComposite fn);
 

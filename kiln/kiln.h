@@ -30,6 +30,6 @@
 #include "frontend/tensor.h"
 #include "frontend/tracer.h"
 #include "frontend/ops_view.h"
-#include "runtime/compile.h"
+#include "runtime/compile/compile.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/extend.h"

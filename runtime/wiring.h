@@ -14,8 +14,8 @@ void wire_decomposition_shapes();  // frontend/decompositions.cpp
 namespace kiln::rt {
 
 void wire_cpu_allocator();     // runtime/allocator.cpp: the caching allocator behind base's interface
-void wire_eager();             // runtime/eager.cpp: the eager executor and fast path
-void wire_eager_composite();   // runtime/eager_composite.cpp: composite ops as compiled programs
+void wire_eager();             // runtime/eager/eager.cpp: the eager executor and fast path
+void wire_eager_composite();   // runtime/eager/eager_composite.cpp: composite ops as compiled programs
 void wire_cuda_allocator();    // runtime/cuda/cuda_allocator.cpp
 void wire_cuda_copies();       // runtime/cuda/cuda_copy.cpp: moves between devices, copy_
 void wire_cuda_eager();        // runtime/cuda/cuda_eager.cpp: eager prims no cuda kernel computes

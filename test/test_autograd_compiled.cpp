@@ -1,5 +1,5 @@
 // kiln/test/test_autograd_compiled.cpp — compiled functions called on tensors that require grad
-// (runtime/compiled_backward.h): a compiled forward and a compiled backward, against the eager
+// (runtime/compile/compiled_backward.h): a compiled forward and a compiled backward, against the eager
 // tape; requires_grad in the cache key; the partition's report; PyTorch's errors.
 #include "kiln/kiln.h"
 

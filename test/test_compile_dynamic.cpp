@@ -5,7 +5,7 @@
 #include "frontend/ops.h"
 #include "kiln/kiln.h"
 #include "frontend/ops_view.h"
-#include "runtime/compile.h"
+#include "runtime/compile/compile.h"
 #include "test_compile_util.h"
 #include "test_support/check.h"
 

@@ -6,7 +6,7 @@
 // 0.8413447..., tanh approximation 0.8411920...). f64 inputs are compared to 1e-12 relative,
 // f32 inputs to 1e-6, f16 results to their rounding (2^-10 relative).
 #include "kiln/kiln.h"
-#include "runtime/eager.h"
+#include "runtime/eager/eager.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 
@@ -279,7 +279,7 @@ namespace kiln {
 namespace {
 
 // From its second call on, an eager composite op runs as one compiled program
-// (runtime/eager_composite.cpp), whose results agree with its decomposition, for every size
+// (runtime/eager/eager_composite.cpp), whose results agree with its decomposition, for every size
 // (one program serves them: Dynamic::True).
 TEST(EagerComposite, SoftmaxRunsAsOneCompiledProgramAfterItsFirstCall) {
   const Tensor x = randn({6, 37});

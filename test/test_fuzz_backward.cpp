@@ -9,7 +9,7 @@
 // the programs (program i uses seed + i; a failure prints its seed and text).
 #include "kiln/kiln.h"
 
-#include "runtime/compile.h"
+#include "runtime/compile/compile.h"
 #include "test_support/fuzz_program.h"
 
 #include <gtest/gtest.h>

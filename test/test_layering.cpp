@@ -46,7 +46,11 @@ const std::map<std::string, std::set<std::string>>& allowed_edges() {
         {"runtime/cache", {"base", "runtime"}},
         {"runtime", with(kCompiler, {"runtime/interpreter"})},
         {"runtime/cpu", with(kCompiler, {"codegen_cpu", "runtime", "runtime/interpreter", "runtime/cache"})},
-        {"runtime/cuda", with(kCompiler, {"codegen_cuda", "runtime", "runtime/interpreter", "runtime/cache"})},
+        {"runtime/cuda", with(kCompiler, {"codegen_cuda", "runtime", "runtime/interpreter", "runtime/cache", "runtime/eager"})},
+        // compile(): the compiled-function cache and its training entries; eager ops, which
+        // run composites as compiled programs.
+        {"runtime/compile", with(kCompiler, {"runtime", "runtime/interpreter"})},
+        {"runtime/eager", with(kCompiler, {"runtime", "runtime/interpreter", "runtime/compile"})},
     };
     std::set<std::string> all;
     for (const auto& [home, _] : e) all.insert(home);

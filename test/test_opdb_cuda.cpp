@@ -14,7 +14,7 @@
 #include "codegen_cuda/nvrtc.h"
 #include "frontend/tracer.h"
 #include "passes/partition.h"
-#include "runtime/compiled_backward.h"
+#include "runtime/compile/compiled_backward.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/pipeline.h"
 #include "test_support/grad_run.h"
@@ -165,7 +165,7 @@ TEST(OpDbCuda, EveryKernelCompilesToCubin) {
 
 // The backward programs too (issue 30): each entry's first sample with its floating inputs
 // differentiated, traced as the joint graph a compiled training entry traces
-// (runtime/compiled_backward.h), split by the partition pass; every kernel the cuda backend
+// (runtime/compile/compiled_backward.h), split by the partition pass; every kernel the cuda backend
 // plans for the backward graph compiles to a cubin.
 TEST(OpDbCuda, EveryBackwardKernelCompilesToCubin) {
   std::string why;

@@ -8,7 +8,7 @@
 #include "codegen_cpu/module_cache.h"
 #include "kiln/kiln.h"
 #include "runtime/config.h"
-#include "runtime/eager.h"
+#include "runtime/eager/eager.h"
 #include "runtime/interpreter/interpreter.h"
 #include "test_support/files.h"
 #include "test_support/resident.h"

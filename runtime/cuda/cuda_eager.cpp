@@ -1,6 +1,6 @@
 // kiln/runtime/cuda/cuda_eager.cpp — eager prims on cuda tensors that no generated kernel computes.
 //
-// runtime/eager.cpp runs pointwise prims, casts and reductions on cuda tensors as generated
+// runtime/eager/eager.cpp runs pointwise prims, casts and reductions on cuda tensors as generated
 // kernels, as on the cpu; it hands every other prim here (installed by runtime/wiring.cpp).
 #include "runtime/cuda/cuda_eager.h"
 #include "runtime/wiring.h"
@@ -12,7 +12,7 @@
 #include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
 #include "runtime/cuda/cuda_matmul.h"
-#include "runtime/eager.h"
+#include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
 
 namespace kiln::rt {

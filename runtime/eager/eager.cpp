@@ -1,8 +1,8 @@
-// kiln/runtime/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
-#include "runtime/eager.h"
+// kiln/runtime/eager/eager.cpp — the eager kernel cache and the choice between kernel and interpreter.
+#include "runtime/eager/eager.h"
 #include "runtime/wiring.h"
 #include "runtime/cache_bound.h"
-#include "runtime/eager_key.h"
+#include "runtime/eager/eager_key.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"

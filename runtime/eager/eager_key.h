@@ -1,7 +1,7 @@
-// kiln/runtime/eager_key.h — the cache key of an eager op's compiled code: the op, its
+// kiln/runtime/eager/eager_key.h — the cache key of an eager op's compiled code: the op, its
 // attributes, the inputs' device and, per tensor input, its rank, dtype and layout class. Shared by the prims'
-// kernel cache (runtime/eager.cpp) and the composites' program cache
-// (runtime/eager_composite.cpp). Building one allocates nothing but the attribute copy.
+// kernel cache (runtime/eager/eager.cpp) and the composites' program cache
+// (runtime/eager/eager_composite.cpp). Building one allocates nothing but the attribute copy.
 #pragma once
 
 #include "base/tensor_impl.h"

@@ -1,7 +1,7 @@
-// kiln/runtime/compiled_backward.h — internal: compiled functions called on tensors that require
+// kiln/runtime/compile/compiled_backward.h — internal: compiled functions called on tensors that require
 // grad (what AOTAutograd does for torch.compile).
 //
-// compile() (runtime/compile.cpp) makes a training entry when grad mode is on and an argument,
+// compile() (runtime/compile/compile.cpp) makes a training entry when grad mode is on and an argument,
 // or a tensor the function captures (a parameter), requires grad:
 //   1. joint_trace_fn: the function to trace is the function's vjp (frontend/function_transforms.h)
 //      with the captured tensors that require grad differentiated too, and one cotangent input per

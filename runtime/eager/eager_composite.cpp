@@ -1,4 +1,4 @@
-// kiln/runtime/eager_composite.cpp — an eager composite op (softmax, layer_norm, gelu, ...)
+// kiln/runtime/eager/eager_composite.cpp — an eager composite op (softmax, layer_norm, gelu, ...)
 // as one compiled program instead of its decomposition op by op.
 //
 // Outside compile(), dispatch() offers every composite and core op that has no library kernel
@@ -13,15 +13,15 @@
 //  - its trace meets a data-dependent op or its compilation fails (the decomposition then
 //    raises the user's error, or runs);
 //  - it is called from a composite's own eager fallback (no recursion).
-#include "runtime/eager.h"
+#include "runtime/eager/eager.h"
 #include "runtime/wiring.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
-#include "runtime/compile.h"
+#include "runtime/compile/compile.h"
 #include "runtime/cache_bound.h"
-#include "runtime/eager_key.h"
+#include "runtime/eager/eager_key.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// kiln/runtime/compiled_backward.cpp — training entries of compiled functions
-// (runtime/compiled_backward.h): the joint trace, the partition, and the grad_fn that runs the
+// kiln/runtime/compile/compiled_backward.cpp — training entries of compiled functions
+// (runtime/compile/compiled_backward.h): the joint trace, the partition, and the grad_fn that runs the
 // compiled backward.
-#include "runtime/compiled_backward.h"
+#include "runtime/compile/compiled_backward.h"
 
 #include "base/error.h"
 #include "frontend/autograd.h"

@@ -1,4 +1,4 @@
-// kiln/runtime/compile.cpp — the compiled-function cache: guards, tracing, compiling, running.
+// kiln/runtime/compile/compile.cpp — the compiled-function cache: guards, tracing, compiling, running.
 //
 // A call checks the entries' guard sets in order, without a lock (the fast path); the
 // first that passes runs its Program. A miss takes the function's compile lock (so one thread
@@ -8,7 +8,7 @@
 // reaches an op with a data-dependent result (nonzero, item(), ...) gets an eager entry for
 // that signature instead: its guards are the static ones, and a hit calls the function as it
 // is (a graph break of the whole function; CompileOptions::fullgraph refuses it).
-#include "runtime/compile.h"
+#include "runtime/compile/compile.h"
 
 #include "base/error.h"
 #include "base/timing.h"
@@ -18,7 +18,7 @@
 #include "ir/text.h"
 #include "frontend/grad_mode.h"
 #include "runtime/backend.h"
-#include "runtime/compiled_backward.h"
+#include "runtime/compile/compiled_backward.h"
 #include "runtime/pipeline.h"
 #include "runtime/scratch.h"
 #include "runtime/log.h"
@@ -156,7 +156,7 @@ struct Entry {
   double trace_ms = 0;
   // requires_grad of the tensor arguments and the captured tensors when traced; `training`: the
   // entry of a call under grad mode on which some of them require grad, which runs a compiled
-  // forward and backward (runtime/compiled_backward.h) instead of `exe`.
+  // forward and backward (runtime/compile/compiled_backward.h) instead of `exe`.
   std::vector<bool> arg_grad, lifted_grad;
   std::shared_ptr<const rt::TrainingProgram> training;
   std::string guards_text;

@@ -1,4 +1,4 @@
-// kiln/runtime/eager.h — eager execution of prims on compiled, shape-generic kernels.
+// kiln/runtime/eager/eager.h — eager execution of prims on compiled, shape-generic kernels.
 //
 // Outside compile(), dispatch() sends every prim here. Pointwise prims, casts and reductions
 // run as a one-node graph compiled once into a kernel whose sizes (and strides, unless the
@@ -11,7 +11,7 @@
 // inputs of one shape skips validation (the cached kernel's build validated its dtypes and
 // attributes) and reuses the program's working vectors: about 0.8 µs for a 1-element a + b.
 // Composite ops (softmax, layer_norm, ...) run as one compiled program each
-// (runtime/eager_composite.cpp).
+// (runtime/eager/eager_composite.cpp).
 #pragma once
 
 #include "base/device.h"
@@ -45,7 +45,7 @@ using DeviceEager = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Ten
 void install_device_eager(DeviceEager fn);
 // Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
 void set_eager_cache_capacity_for_testing(size_t kernels);
-// The composite half of eager_stats (runtime/eager_composite.cpp): {programs, decomposed}.
+// The composite half of eager_stats (runtime/eager/eager_composite.cpp): {programs, decomposed}.
 std::pair<int64_t, int64_t> eager_composite_counts();
 
 }  // namespace kiln::rt

@@ -1,5 +1,5 @@
-// kiln/runtime/eager_key.cpp — building and hashing eager cache keys.
-#include "runtime/eager_key.h"
+// kiln/runtime/eager/eager_key.cpp — building and hashing eager cache keys.
+#include "runtime/eager/eager_key.h"
 
 #include <cstring>
 #include <functional>

@@ -1,4 +1,4 @@
-// kiln/runtime/compile.h — kiln::compile: trace a function once per input signature, fuse,
+// kiln/runtime/compile/compile.h — kiln::compile: trace a function once per input signature, fuse,
 // compile to native kernels and cache by guards.
 //
 //   auto f = kiln::compile([](const Tensor& a, const Tensor& b) { return softmax(a * b, -1); });
