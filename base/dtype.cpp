@@ -54,6 +54,38 @@ double finfo_eps(ScalarType t) {
   return 0.0;
 }
 
+int64_t iinfo_min(ScalarType t) {
+  switch (t) {
+    case ScalarType::Int8: return std::numeric_limits<int8_t>::min();
+    case ScalarType::Int16: return std::numeric_limits<int16_t>::min();
+    case ScalarType::Int32: return std::numeric_limits<int32_t>::min();
+    case ScalarType::Int64: return std::numeric_limits<int64_t>::min();
+    case ScalarType::Bool:
+    case ScalarType::UInt8:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float:
+    case ScalarType::Double: return 0;
+  }
+  return 0;
+}
+
+int64_t iinfo_max(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return 1;
+    case ScalarType::UInt8: return std::numeric_limits<uint8_t>::max();
+    case ScalarType::Int8: return std::numeric_limits<int8_t>::max();
+    case ScalarType::Int16: return std::numeric_limits<int16_t>::max();
+    case ScalarType::Int32: return std::numeric_limits<int32_t>::max();
+    case ScalarType::Int64: return std::numeric_limits<int64_t>::max();
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float:
+    case ScalarType::Double: return 0;
+  }
+  return 0;
+}
+
 double finfo_max(ScalarType t) {
   switch (t) {
     case ScalarType::Half: return 65504.0;

@@ -60,6 +60,9 @@ std::string_view c10_type_name(ScalarType t);
 // non-floating dtypes.
 double finfo_eps(ScalarType t);
 double finfo_max(ScalarType t);
+// torch.iinfo(t).min / .max of an integral dtype (bool: 0 and 1); 0 for floating dtypes.
+int64_t iinfo_min(ScalarType t);
+int64_t iinfo_max(ScalarType t);
 
 constexpr bool is_floating_point(ScalarType t) {
   return t == ScalarType::Half || t == ScalarType::BFloat16 || t == ScalarType::Float ||

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "frontend/decompositions_detail.h"
+#include "frontend/symbolic.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
 
@@ -127,6 +128,24 @@ std::vector<ir::TensorType> decomposition_shapes(ir::OpKind op, const std::vecto
 }  // namespace
 
 void wire_decomposition_shapes() { ir::install_decomposition_shapes(&decomposition_shapes); }
+
+namespace decomp {
+
+std::array<bool, 3> output_mask(const DecompArgs& a) {
+  const std::vector<int64_t>& m = a.attr<std::vector<int64_t>>("output_mask");
+  if (m.size() != 3) internal_fail("{}: output_mask has {} entries, expected 3", ir::op_name(a.op), m.size());
+  return {m[0] != 0, m[1] != 0, m[2] != 0};
+}
+
+Tensor left_out(const Tensor& like) { return sym_full({ir::Expr(0)}, 0, like.dtype(), like.device()); }
+
+std::vector<Tensor> masked_results(std::vector<Tensor> r, std::array<bool, 3> mask) {
+  for (size_t i = 0; i < r.size() && i < mask.size(); ++i)
+    if (!mask[i]) r[i] = Tensor();
+  return r;
+}
+
+}  // namespace decomp
 
 std::shared_ptr<ir::Graph> trace_decomposition(const ir::Node& n) {
   if (!has_decomposition(n.op())) return nullptr;

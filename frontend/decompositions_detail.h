@@ -14,6 +14,7 @@
 #include "ir/attr.h"
 #include "ir/op.h"
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,15 @@ struct Moments {
 };
 Moments moments(const Tensor& x, const std::vector<int64_t>& dims);
 
+// ---- the backward ops' output_mask (ir/ops.def: ATen's bool[3] as 0/1) ----
+// The mask as bools; InternalError unless it has three entries.
+std::array<bool, 3> output_mask(const DecompArgs& a);
+// What a backward op returns for a gradient its mask leaves out: an empty [0] tensor of
+// `like`'s dtype and device.
+Tensor left_out(const Tensor& like);
+// The frontend's view of a backward node's results: undefined where the mask leaves one out.
+std::vector<Tensor> masked_results(std::vector<Tensor> r, std::array<bool, 3> mask);
+
 // ---- by family -----------------------------------------------------------------------------
 // Activation (frontend/decompositions_activation.cpp)
 Tensor gelu(const DecompArgs& a);
@@ -72,6 +82,8 @@ Tensor rms_norm(const DecompArgs& a);
 std::vector<Tensor> native_layer_norm(const DecompArgs& a);
 std::vector<Tensor> native_group_norm(const DecompArgs& a);
 std::vector<Tensor> native_batch_norm(const DecompArgs& a);
+std::vector<Tensor> native_layer_norm_backward(const DecompArgs& a);
+std::vector<Tensor> native_group_norm_backward(const DecompArgs& a);
 // Linear (frontend/decompositions_linear.cpp; pdist and cdist frontend/ops_linear.cpp)
 Tensor linear(const DecompArgs& a);
 Tensor cross_entropy(const DecompArgs& a);
@@ -95,6 +107,9 @@ std::vector<Tensor> avg_pool3d(const DecompArgs& a);
 std::vector<Tensor> adaptive_avg_pool2d(const DecompArgs& a);
 std::vector<Tensor> adaptive_avg_pool3d(const DecompArgs& a);
 std::vector<Tensor> col2im(const DecompArgs& a);
+std::vector<Tensor> max_pool2d_with_indices_backward(const DecompArgs& a);
+std::vector<Tensor> avg_pool2d_backward(const DecompArgs& a);
+std::vector<Tensor> adaptive_avg_pool2d_backward(const DecompArgs& a);
 // Resample (frontend/ops_resample.cpp)
 std::vector<Tensor> grid_sampler_2d(const DecompArgs& a);
 std::vector<Tensor> upsample_nearest2d(const DecompArgs& a);
@@ -108,11 +123,14 @@ std::vector<Tensor> replication_pad3d(const DecompArgs& a);
 // Index (frontend/ops_index.cpp, frontend/ops_index_scatter.cpp)
 std::vector<Tensor> embedding(const DecompArgs& a);
 std::vector<Tensor> embedding_bag(const DecompArgs& a);
+std::vector<Tensor> embedding_dense_backward(const DecompArgs& a);
 std::vector<Tensor> index(const DecompArgs& a);
 std::vector<Tensor> index_put(const DecompArgs& a);
 std::vector<Tensor> masked_scatter(const DecompArgs& a);
 std::vector<Tensor> slice_scatter(const DecompArgs& a);
 std::vector<Tensor> select_scatter(const DecompArgs& a);
+// Conv (frontend/ops_conv.cpp)
+std::vector<Tensor> convolution_backward(const DecompArgs& a);
 // Sort (frontend/ops_sort.cpp)
 std::vector<Tensor> sort(const DecompArgs& a);
 std::vector<Tensor> topk(const DecompArgs& a);

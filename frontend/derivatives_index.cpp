@@ -8,9 +8,11 @@
 //                 position's count; amax/amin share it among the contributors equal to the
 //                 result; prod gives each contributor the product of the others (counting zeros,
 //                 so that no division by zero happens).
-// Index tensors get none. The composite index ops (index, index_put, embedding, ...) are
-// differentiated through their decompositions onto these.
+//   embedding     the embedding_dense_backward node (frontend/ops.h), which sums g by index.
+// Index tensors get none. The other composite index ops (index, index_put, embedding_bag, ...)
+// are differentiated through their decompositions onto these.
 #include "frontend/derivatives_detail.h"
+#include "frontend/symbolic.h"
 
 namespace kiln::autograd {
 
@@ -85,6 +87,11 @@ std::vector<Tensor> d_scatter_reduce(const GradArgs& a) {
   return {a.need(0) ? gs : Tensor(), Tensor(), a.need(2) ? gsrc : Tensor()};
 }
 
+std::vector<Tensor> d_embedding(const GradArgs& a) {
+  return {sym_embedding_dense_backward(a.grad(), a.in(1), a.meta(0).sizes.at(0), -1, false).to(a.meta(0).dtype),
+          Tensor()};
+}
+
 }  // namespace
 
 void add_index_derivatives(DerivativeTable& t) {
@@ -93,6 +100,7 @@ void add_index_derivatives(DerivativeTable& t) {
   t.rule(OpKind::scatter_add, d_scatter_add, bit(1));
   t.rule(OpKind::index_select, d_index_select, bit(1));
   t.rule(OpKind::scatter_reduce, d_scatter_reduce, bit(0) | bit(1) | bit(2), bit(0));
+  t.rule(OpKind::embedding, d_embedding, bit(1));
 }
 
 }  // namespace kiln::autograd

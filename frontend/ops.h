@@ -165,6 +165,12 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
                    bool accumulate = false);
 // Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// The weight's gradient [num_weights, D] of embedding from grad_output [*indices.shape, D]
+// (at::embedding_dense_backward): rows summed by index; padding_idx (-1: none) gets none;
+// scale_grad_by_freq divides each row by its index's count in `indices`. Records a Core node,
+// which embedding's derivative rule records (with a symbolic num_weights: frontend/symbolic.h).
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                int64_t padding_idx = -1, bool scale_grad_by_freq = false);
 // torch.nn.functional.embedding_bag with the weight first (as at::embedding_bag): the rows of
 // each bag reduced by mode "sum", "mean" or "max" ([B, dim]; an empty bag gives zeros). A 2-D
 // input is B bags of equal length; a 1-D input starts bag b at offsets[b] (include_last_offset:

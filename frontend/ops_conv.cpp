@@ -8,6 +8,7 @@
 #include "frontend/ops_conv.h"
 
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
@@ -209,24 +210,18 @@ Tensor conv_weight_grad(const Tensor& gy, const Tensor& x, const std::vector<int
   return w.transpose(0, 1);
 }
 
-}  // namespace
-
-ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-                                      IntArrayRef stride_, IntArrayRef padding_, IntArrayRef dilation_, bool transposed,
-                                      IntArrayRef output_padding_, int64_t groups, std::array<bool, 3> output_mask) {
+// convolution_backward's decomposition: each gradient output_mask asks for as another
+// convolution (the others are left out).
+std::vector<Tensor> convolution_backward_impl(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                              const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                                              const std::vector<int64_t>& dilation, bool transposed, int64_t groups,
+                                              std::array<bool, 3> output_mask) {
   constexpr std::string_view op = "convolution_backward";
-  if (!grad_output.defined() || !input.defined() || !weight.defined()) fail(op, "received an undefined tensor");
-  if (input.dim() < 3 || input.dim() > 5 || grad_output.dim() != input.dim() || weight.dim() != input.dim())
-    fail(op, "expected grad_output, input and weight of one rank between 3 and 5 ([N, C, *spatial]), got {}, {} and {}",
-         ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)), ir::str(sym_sizes(weight)));
   const size_t spatial = static_cast<size_t>(input.dim() - 2);
-  const std::vector<int64_t> stride = per_dim(op, "stride", stride_, spatial);
-  const std::vector<int64_t> padding = per_dim(op, "padding", padding_, spatial);
-  const std::vector<int64_t> dilation = per_dim(op, "dilation", dilation_, spatial);
-  const std::vector<int64_t> output_padding = per_dim(op, "output_padding", output_padding_, spatial);
   std::vector<int64_t> kernel;
   for (size_t i = 0; i < spatial; ++i) kernel.push_back(weight.size(static_cast<int64_t>(i) + 2));
   ConvolutionGrads r;
+  r.input = r.weight = r.bias = decomp::left_out(grad_output);
   if (output_mask[0]) {
     if (transposed) {
       r.input = record(op, grad_output, weight, std::nullopt, stride, padding, dilation, false,
@@ -240,11 +235,14 @@ ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& i
         const int64_t d = static_cast<int64_t>(i) + 2;
         const ir::Expr covered = (sym_size(grad_output, d) - ir::Expr(1)) * ir::Expr(stride[i]) -
                                  ir::Expr(2 * padding[i]) + ir::Expr(dilation[i] * (kernel[i] - 1) + 1);
-        const std::optional<int64_t> rest = (sym_size(input, d) - covered).maybe_const();
-        if (!rest)
+        // With dynamic sizes the rest is read at the hints and guarded (PyTorch's guard_int).
+        const ir::Expr rest = sym_size(input, d) - covered;
+        std::optional<int64_t> r = rest.maybe_const();
+        if (!r && ir::ShapeEnv::current()) r = ir::ShapeEnv::current()->specialize(rest);
+        if (!r)
           fail(op, "a strided convolution's input gradient needs static spatial sizes; input {} has a dynamic dim {}",
                ir::str(sym_sizes(input)), d);
-        restore[i] = *rest;
+        restore[i] = *r;
       }
       r.input = record(op, grad_output, weight, std::nullopt, stride, padding, dilation, true, restore, groups);
     }
@@ -257,8 +255,53 @@ ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& i
     for (size_t i = 0; i < spatial; ++i) dims.push_back(static_cast<int64_t>(i) + 2);
     r.bias = sum(grad_output, dims);
   }
-  return r;
+  return {r.input, r.weight, r.bias};
 }
+
+}  // namespace
+
+ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                      IntArrayRef stride_, IntArrayRef padding_, IntArrayRef dilation_, bool transposed,
+                                      IntArrayRef output_padding_, int64_t groups, std::array<bool, 3> output_mask) {
+  constexpr std::string_view op = "convolution_backward";
+  if (!grad_output.defined() || !input.defined() || !weight.defined()) fail(op, "received an undefined tensor");
+  if (input.dim() < 3 || input.dim() > 5 || grad_output.dim() != input.dim() || weight.dim() != input.dim())
+    fail(op, "expected grad_output, input and weight of one rank between 3 and 5 ([N, C, *spatial]), got {}, {} and {}",
+         ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)), ir::str(sym_sizes(weight)));
+  if (grad_output.dtype() != input.dtype() || weight.dtype() != input.dtype())
+    fail(op, "expected grad_output, input and weight of one dtype, got {}, {} and {}", c10_type_name(grad_output.dtype()),
+         c10_type_name(input.dtype()), c10_type_name(weight.dtype()));
+  if (groups < 1) fail(op, "non-positive groups is not supported, got groups={}", groups);
+  const size_t spatial = static_cast<size_t>(input.dim() - 2);
+  const std::vector<int64_t> s = per_dim(op, "stride", stride_, spatial), p = per_dim(op, "padding", padding_, spatial);
+  const std::vector<int64_t> dl = per_dim(op, "dilation", dilation_, spatial);
+  const std::vector<int64_t> op_pad = per_dim(op, "output_padding", output_padding_, spatial);
+  for (size_t i = 0; i < spatial; ++i) {
+    const auto d = static_cast<int64_t>(i) + 2;
+    const ir::Expr want =
+        ir::conv_output_size(sym_size(input, d), weight.size(d), s[i], p[i], dl[i], transposed, op_pad[i]);
+    if (!ir::sym_eq(sym_size(grad_output, d), want))
+      fail(op, "expected grad_output of the convolution's output size {} in dim {}, got grad_output {} (input {}, weight {})",
+           want.str(), d, ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)), ir::str(sym_sizes(weight)));
+  }
+  std::vector<Tensor> r = dispatch(OpCall{
+      ir::OpKind::convolution_backward,
+      {grad_output, input, weight},
+      ir::AttrList({s, p, dl, transposed, op_pad, groups,
+                    std::vector<int64_t>{output_mask[0], output_mask[1], output_mask[2]}})});
+  r = decomp::masked_results(std::move(r), output_mask);
+  return {r.at(0), r.at(1), r.at(2)};
+}
+
+namespace decomp {
+
+std::vector<Tensor> convolution_backward(const DecompArgs& a) {
+  return convolution_backward_impl(a.in(0), a.in(1), a.in(2), a.attr<std::vector<int64_t>>("stride"),
+                                   a.attr<std::vector<int64_t>>("padding"), a.attr<std::vector<int64_t>>("dilation"),
+                                   a.attr<bool>("transposed"), a.attr<int64_t>("groups"), output_mask(a));
+}
+
+}  // namespace decomp
 
 #define KILN_CONV_ND(name, n)                                                                                       \
   Tensor name(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,     \

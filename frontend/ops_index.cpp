@@ -19,6 +19,7 @@
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
 #include "frontend/ops_view.h"
+#include "ir/shape_env.h"
 
 #include <vector>
 
@@ -97,6 +98,31 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   return dispatch1(ir::OpKind::embedding, {weight, indices});
 }
 
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                int64_t padding_idx, bool scale_grad_by_freq) {
+  return sym_embedding_dense_backward(grad_output, indices, ir::Expr(num_weights), padding_idx, scale_grad_by_freq);
+}
+
+Tensor sym_embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, const ir::Expr& num_weights,
+                                    int64_t padding_idx, bool scale_grad_by_freq) {
+  constexpr std::string_view op = "embedding_dense_backward";
+  if (indices.dtype() != ScalarType::Int64 && indices.dtype() != ScalarType::Int32)
+    fail(op, "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; but got {} "
+             "instead",
+         c10_type_name(indices.dtype()));
+  if (!is_floating_point(grad_output.dtype()))
+    fail(op, "expected a floating grad_output, got {}", c10_type_name(grad_output.dtype()));
+  std::vector<ir::Expr> want = sym_sizes(indices);
+  if (grad_output.dim() != indices.dim() + 1) want.clear();
+  else want.push_back(sym_size(grad_output, -1));
+  if (want.empty() || !sym_same_sizes(sym_sizes(grad_output), want))
+    fail(op, "expected grad_output of shape [*indices.shape, D] for indices {}, got {}", ir::str(sym_sizes(indices)),
+         ir::str(sym_sizes(grad_output)));
+  if (ir::sym_lt(num_weights, ir::Expr(0))) fail(op, "expected num_weights >= 0, got {}", num_weights.str());
+  return dispatch1(ir::OpKind::embedding_dense_backward, {grad_output, indices},
+                   {num_weights, padding_idx, scale_grad_by_freq});
+}
+
 namespace decomp {
 
 std::vector<Tensor> embedding(const DecompArgs& a) {
@@ -111,6 +137,26 @@ std::vector<Tensor> embedding(const DecompArgs& a) {
   out.push_back(sym_size(weight, 1));
   Tensor flat = sym_reshape(indices.to(ScalarType::Int64), {sym_numel(indices)});
   return {sym_reshape(weight.index_select(0, flat), out)};
+}
+
+// Rows of grad_output added into zeros [num_weights, D] at their indices (index_add, in f32
+// for f16/bf16); rows whose index is padding_idx add nothing; scale_grad_by_freq first divides
+// each row by how often its index occurs.
+std::vector<Tensor> embedding_dense_backward(const DecompArgs& a) {
+  const Tensor& grad = a.in(0);
+  const ScalarType t = opmath_dtype(grad.dtype());
+  const ir::Expr rows = sym_numel(a.in(1)), D = sym_size(grad, -1);
+  const Tensor idx = sym_reshape(a.in(1).to(ScalarType::Int64), {rows});
+  Tensor g = sym_reshape(grad.to(t), {rows, D});
+  const ir::Expr& num_weights = a.attr<ir::Expr>("num_weights");
+  if (a.attr<bool>("scale_grad_by_freq")) {
+    const Tensor counts = index_add(sym_full({num_weights}, 0, t, grad.device()), 0, idx,
+                                    sym_full({rows}, 1, t, grad.device()));
+    g = g / counts.index_select(0, idx).unsqueeze(1);
+  }
+  const int64_t padding_idx = a.attr<int64_t>("padding_idx");
+  if (padding_idx >= 0) g = where(ne(idx, Scalar(padding_idx)).unsqueeze(1), g, Scalar(0.0));
+  return {index_add(sym_full({num_weights, D}, 0, t, grad.device()), 0, idx, g).to(grad.dtype())};
 }
 
 }  // namespace decomp

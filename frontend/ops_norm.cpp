@@ -305,13 +305,13 @@ struct GroupNormResult {
 };
 
 // input [N, C, *] seen as [N, group, C / group, *]: statistics per (sample, group).
-GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_t group,
-                                const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps) {
+void check_group_norm(std::string_view op, const Tensor& input, int64_t group, const std::optional<Tensor>& weight,
+                      const std::optional<Tensor>& bias) {
   if (input.dim() < 2)
     fail(op, "Expected at least 2 dimensions for input tensor but received {}", input.dim());
   check_input(op, input, 2);
   if (group <= 0) fail(op, "Expected num_groups to be positive, but got num_groups={}", group);
-  const Expr N = sym_size(input, 0), C = sym_size(input, 1);
+  const Expr C = sym_size(input, 1);
   if (!ir::sym_eq(ir::mod(C, Expr(group)), Expr(0)))
     fail(op, "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and "
              "num_groups={}", shape_str(input.sizes()), group);
@@ -321,6 +321,12 @@ GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_
                "and input of shape {}", what, what, shape_str(p->value().sizes()), shape_str(input.sizes()));
   check_param(op, "weight", weight, C, input.dtype());
   check_param(op, "bias", bias, C, input.dtype());
+}
+
+GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_t group,
+                                const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps) {
+  check_group_norm(op, input, group, weight, bias);
+  const Expr N = sym_size(input, 0), C = sym_size(input, 1);
   const ScalarType acc = compute_dtype(input.dtype());
   const Expr per_group = ir::floordiv(C, Expr(group));
   std::vector<Expr> grouped{N, Expr(group), per_group};
@@ -351,9 +357,16 @@ GroupNormResult group_norm_impl(std::string_view op, const Tensor& input, int64_
 
 }  // namespace
 
+// With static sizes group_norm records native_group_norm, so that its gradient is the
+// native_group_norm_backward node; the node's N, C and HxW are integers, so symbolic sizes
+// record the decomposition itself.
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps, bool /*cudnn_enabled*/) {
-  return group_norm_impl("group_norm", input, num_groups, weight, bias, eps).out;
+  if (is_symbolic(input)) return group_norm_impl("group_norm", input, num_groups, weight, bias, eps).out;
+  check_group_norm("group_norm", input, num_groups, weight, bias);
+  int64_t HxW = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) HxW *= input.size(d);
+  return std::get<0>(native_group_norm(input, weight, bias, input.size(0), input.size(1), HxW, num_groups, eps));
 }
 
 namespace {
@@ -399,6 +412,141 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   return {r.at(0), r.at(1), r.at(2)};
 }
 
+namespace {
+
+// native_layer_norm_backward's decomposition. With x^ = (x - mean) * rstd over the last k dims
+// and gx^ = grad * weight:
+//   grad_input  = rstd * (gx^ - mean(gx^) - x^ * mean(gx^ * x^))
+//   grad_weight = sum of grad * x^ over the outer dims,  grad_bias = sum of grad over them.
+// f16/bf16 compute in f32; the gradients come back in the input's dtype (the weight's for its
+// own and the bias's).
+std::vector<Tensor> layer_norm_backward_impl(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
+                                             const Tensor& rstd, const Tensor* weight, size_t k,
+                                             std::array<bool, 3> mask) {
+  const ScalarType in_t = input.dtype();
+  const ScalarType t = decomp::opmath_dtype(in_t);
+  const ScalarType param_t = weight ? weight->dtype() : in_t;
+  const Tensor x = input.to(t);
+  const int64_t rank = x.dim();
+  std::vector<int64_t> inner, outer;
+  for (int64_t d = 0; d < rank; ++d) (d < rank - static_cast<int64_t>(k) ? outer : inner).push_back(d);
+  const Tensor r = rstd.to(t);
+  const Tensor xhat = (x - mean.to(t)) * r;
+  const Tensor g = grad_out.to(t);
+  std::vector<Tensor> out(3, decomp::left_out(input));
+  if (mask[0]) {
+    const Tensor gxhat = weight ? g * weight->to(t) : g;
+    out[0] = (r * (gxhat - gxhat.mean(inner, true) - xhat * (gxhat * xhat).mean(inner, true))).to(in_t);
+  }
+  auto outer_sum = [&](const Tensor& v) { return (outer.empty() ? v : sum(v, outer)).to(param_t); };
+  if (mask[1]) out[1] = outer_sum(g * xhat);
+  if (mask[2]) out[2] = outer_sum(g);
+  return out;
+}
+
+// native_group_norm_backward's decomposition: layer_norm_backward_impl's formulas over each
+// group's C / group * HxW elements, with a per-channel weight; grad_weight and grad_bias sum
+// over the batch and the spatial positions.
+std::vector<Tensor> group_norm_backward_impl(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
+                                             const Tensor& rstd, const Tensor* weight, int64_t N, int64_t C,
+                                             int64_t HxW, int64_t group, std::array<bool, 3> mask) {
+  const ScalarType in_t = input.dtype();
+  const ScalarType t = decomp::opmath_dtype(in_t);
+  const ScalarType param_t = weight ? weight->dtype() : in_t;
+  const std::vector<Expr> grouped{Expr(N), Expr(group), Expr(C / group), Expr(HxW)};
+  const std::vector<Expr> stat{Expr(N), Expr(group), Expr(1), Expr(1)};
+  const Tensor x = sym_reshape(input.to(t), grouped);
+  const Tensor r = sym_reshape(rstd.to(t), stat);
+  const Tensor xhat = (x - sym_reshape(mean.to(t), stat)) * r;
+  const Tensor g = sym_reshape(grad_out.to(t), grouped);
+  std::vector<Tensor> out(3, decomp::left_out(input));
+  if (mask[0]) {
+    const Tensor gxhat =
+        weight ? g * sym_reshape(weight->to(t), {Expr(1), Expr(group), Expr(C / group), Expr(1)}) : g;
+    const std::vector<int64_t> inner{2, 3};
+    const Tensor gx = r * (gxhat - gxhat.mean(inner, true) - xhat * (gxhat * xhat).mean(inner, true));
+    out[0] = sym_reshape(gx, sym_sizes(input)).to(in_t);
+  }
+  if (mask[1]) out[1] = sym_reshape(sum(g * xhat, {0, 3}), {Expr(C)}).to(param_t);
+  if (mask[2]) out[2] = sym_reshape(sum(g, {0, 3}), {Expr(C)}).to(param_t);
+  return out;
+}
+
+std::vector<int64_t> mask_attr(std::array<bool, 3> m) { return {m[0], m[1], m[2]}; }
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              std::array<bool, 3> output_mask) {
+  constexpr std::string_view op = "native_layer_norm_backward";
+  const auto k = static_cast<int64_t>(normalized_shape.size());
+  if (k == 0 || input.dim() < k)
+    fail(op, "expected normalized_shape {} to name at most input {}'s {} trailing dims, and at least one",
+         shape_str(normalized_shape), ir::str(sym_sizes(input)), input.dim());
+  std::vector<Expr> stat = sym_sizes(input);
+  for (int64_t d = input.dim() - k; d < input.dim(); ++d) {
+    if (!ir::sym_eq(sym_size(input, d), Expr(normalized_shape[static_cast<size_t>(d - (input.dim() - k))])))
+      fail(op, "expected input {} to end in normalized_shape {}", ir::str(sym_sizes(input)), shape_str(normalized_shape));
+    stat[static_cast<size_t>(d)] = Expr(1);
+  }
+  if (!sym_same_sizes(sym_sizes(grad_out), sym_sizes(input)))
+    fail(op, "expected grad_out of input's shape {}, got {}", ir::str(sym_sizes(input)), ir::str(sym_sizes(grad_out)));
+  if (!sym_same_sizes(sym_sizes(mean), stat) || !sym_same_sizes(sym_sizes(rstd), stat))
+    fail(op, "expected mean and rstd of shape {} (native_layer_norm's statistics), got {} and {}", ir::str(stat),
+         ir::str(sym_sizes(mean)), ir::str(sym_sizes(rstd)));
+  if (!is_floating_point(input.dtype()) || grad_out.dtype() != input.dtype())
+    fail(op, "expected floating grad_out and input of one dtype, got {} and {}", c10_type_name(grad_out.dtype()),
+         c10_type_name(input.dtype()));
+  std::vector<Tensor> in{grad_out, input, mean, rstd};
+  if (present(weight)) {
+    if (weight->sizes() != normalized_shape)
+      fail(op, "expected weight of shape {}, got {}", shape_str(normalized_shape), shape_str(weight->sizes()));
+    in.push_back(*weight);
+  }
+  std::vector<Tensor> r = decomp::masked_results(
+      dispatch(OpCall{ir::OpKind::native_layer_norm_backward, std::move(in),
+                      ir::AttrList({normalized_shape.vec(), mask_attr(output_mask)})}),
+      output_mask);
+  return {r.at(0), r.at(1), r.at(2)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight, int64_t N,
+                                                              int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> output_mask) {
+  constexpr std::string_view op = "native_group_norm_backward";
+  if (group <= 0 || C % group != 0)
+    fail(op, "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and "
+             "num_groups={}",
+         ir::str(sym_sizes(input)), group);
+  if (N < 0 || HxW < 0 || input.dim() < 2 || !ir::sym_eq(sym_numel(input), Expr(N * C * HxW)) ||
+      !ir::sym_eq(sym_size(input, 0), Expr(N)) || !ir::sym_eq(sym_size(input, 1), Expr(C)))
+    fail(op, "Expected input of shape [N, C, *] holding N * C * HxW = {} * {} * {} elements, got {}", N, C, HxW,
+         ir::str(sym_sizes(input)));
+  if (!sym_same_sizes(sym_sizes(grad_out), sym_sizes(input)))
+    fail(op, "expected grad_out of input's shape {}, got {}", ir::str(sym_sizes(input)), ir::str(sym_sizes(grad_out)));
+  if (!ir::sym_eq(sym_numel(mean), Expr(N * group)) || !ir::sym_eq(sym_numel(rstd), Expr(N * group)))
+    fail(op, "expected mean and rstd of N * group = {} elements, got {} and {}", N * group, ir::str(sym_sizes(mean)),
+         ir::str(sym_sizes(rstd)));
+  if (!is_floating_point(input.dtype()) || grad_out.dtype() != input.dtype())
+    fail(op, "expected floating grad_out and input of one dtype, got {} and {}", c10_type_name(grad_out.dtype()),
+         c10_type_name(input.dtype()));
+  std::vector<Tensor> in{grad_out, input, mean, rstd};
+  if (present(weight)) {
+    if (weight->dim() != 1 || weight->size(0) != C)
+      fail(op, "expected weight of shape [{}], got {}", C, shape_str(weight->sizes()));
+    in.push_back(*weight);
+  }
+  std::vector<Tensor> r = decomp::masked_results(
+      dispatch(OpCall{ir::OpKind::native_group_norm_backward, std::move(in),
+                      ir::AttrList({N, C, HxW, group, mask_attr(output_mask)})}),
+      output_mask);
+  return {r.at(0), r.at(1), r.at(2)};
+}
+
 namespace decomp {
 
 std::vector<Tensor> native_group_norm(const DecompArgs& a) {
@@ -412,6 +560,17 @@ std::vector<Tensor> native_layer_norm(const DecompArgs& a) {
   auto [out, mean, rstd] = native_layer_norm_impl(a.in(0), a.attr<std::vector<int64_t>>("normalized_shape"),
                                                   input_at(a, 1), input_at(a, 2), a.attr<double>("eps"));
   return {out, mean, rstd};
+}
+
+std::vector<Tensor> native_layer_norm_backward(const DecompArgs& a) {
+  return layer_norm_backward_impl(a.in(0), a.in(1), a.in(2), a.in(3), a.opt(4),
+                                  a.attr<std::vector<int64_t>>("normalized_shape").size(), output_mask(a));
+}
+
+std::vector<Tensor> native_group_norm_backward(const DecompArgs& a) {
+  return group_norm_backward_impl(a.in(0), a.in(1), a.in(2), a.in(3), a.opt(4), a.attr<int64_t>("N"),
+                                  a.attr<int64_t>("C"), a.attr<int64_t>("HxW"), a.attr<int64_t>("group"),
+                                  output_mask(a));
 }
 
 }  // namespace decomp

@@ -9,12 +9,15 @@
 // with `momentum` (the variance unbiased); inside a compiled function they are captured
 // tensors, and the update is written back after every call (docs/decisions.md).
 //
-// They record the ops they are made of (means, pointwise math) rather than a node of their
-// own: the IR has no multi-output nodes yet, and the pieces fuse into one or two kernels.
+// layer_norm is a Core node; the native_* forms record Core nodes that also return the
+// statistics (ir/ops.def); batch, instance and group norm record native_batch_norm and
+// native_group_norm (or, with dynamic sizes, the ops they are made of). Decomposed, each is
+// means and pointwise math that fuse into one or two kernels.
 #pragma once
 
 #include "frontend/tensor.h"
 
+#include <array>
 #include <optional>
 #include <tuple>
 
@@ -44,6 +47,22 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps);
+
+// The gradients (grad_input, grad_weight, grad_bias) of native_layer_norm / native_group_norm
+// from grad_out and the forward's statistics (at::native_layer_norm_backward,
+// at::native_group_norm_backward). output_mask picks which to compute; the others are
+// undefined. They record Core nodes (ir/ops.def), which the Norm family's derivative rules
+// record. ATen's layer-norm form also takes the bias, only to read whether it is defined: here
+// output_mask[2] says it.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              std::array<bool, 3> output_mask);
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight, int64_t N,
+                                                              int64_t C, int64_t HxW, int64_t group,
+                                                              std::array<bool, 3> output_mask);
 
 // Normalizes over the trailing dims named by normalized_shape. A missing (or undefined)
 // weight or bias is skipped.

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
+#include "frontend/function_transforms.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
@@ -132,16 +133,6 @@ Tensor along(const Tensor& v, const Pool& g, size_t i, int64_t rank) {
   return v.reshape(shape);
 }
 
-int64_t lowest_int(ScalarType t) {
-  switch (t) {
-    case kByte: return 0;
-    case kChar: return std::numeric_limits<int8_t>::min();
-    case kShort: return std::numeric_limits<int16_t>::min();
-    case kInt: return std::numeric_limits<int32_t>::min();
-    default: return std::numeric_limits<int64_t>::min();
-  }
-}
-
 // The position in the last dim of each window's maximum as PyTorch's CPU kernels pick it:
 // the first of equal maxima, but the last NaN (their update is `val > max || isnan(val)`).
 Tensor window_argmax(const Tensor& w) {
@@ -164,7 +155,7 @@ std::tuple<Tensor, Tensor> max_pool_impl(std::string_view op, size_t n, const Te
   const Pool g = geometry(op, self, n, kernel_size, stride, padding, dilation, ceil_mode, true);
   // Padding never wins: -inf, or the integer dtype's lowest value.
   const Scalar lowest = is_floating_point(self.dtype()) ? Scalar(-std::numeric_limits<double>::infinity())
-                                                        : Scalar(int64_t{lowest_int(self.dtype())});
+                                                        : Scalar(iinfo_min(self.dtype()));
   const Tensor w = windows(pad_for_windows(self, g, lowest), g);
   Tensor values = w.amax({-1});
   if (!want_indices) return {values, Tensor()};
@@ -218,6 +209,18 @@ Tensor avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArray
   return (floating ? sum / divisor : div(sum, divisor, "trunc")).to(self.dtype());
 }
 
+// The pooling matrix P [O, L] of one dim: row o holds 1 / (end_o - start_o) over PyTorch's
+// window [floor(o * L / O), ceil((o + 1) * L / O)).
+Tensor pooling_matrix(const Expr& L, int64_t O, ScalarType acc, Device dev) {
+  const Tensor len = size_tensor(L, dev);
+  const Tensor oi = arange(O, TensorOptions(kLong).device(dev)).unsqueeze(1);  // [O, 1]
+  const Tensor j = sym_iota(L, kLong, dev).unsqueeze(0);                      // [1, L]
+  const Tensor start = div(oi * len, Scalar(O), "floor");
+  const Tensor end = div((oi + 1) * len + (O - 1), Scalar(O), "floor");
+  const Tensor inside = logical_and(ge(j, start), lt(j, end));
+  return where(inside, Scalar(1.0), Scalar(0.0)).to(acc) / (end - start).to(acc);
+}
+
 // x contracted along pooled dim i with P [out, in]: the dim moved last, matmul(x, P^T), moved back.
 Tensor adaptive_avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArrayRef output_size) {
   check_pool_rank(op, self, n);
@@ -232,18 +235,22 @@ Tensor adaptive_avg_pool_impl(std::string_view op, size_t n, const Tensor& self,
   const int64_t first = self.dim() - static_cast<int64_t>(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t dim = first + static_cast<int64_t>(i);
-    const Expr L = sym_size(self, dim);
-    const int64_t O = output_size[i];
-    const Tensor len = size_tensor(L, dev);
-    const Tensor oi = arange(O, TensorOptions(kLong).device(dev)).unsqueeze(1);  // [O, 1]
-    const Tensor j = sym_iota(L, kLong, dev).unsqueeze(0);                      // [1, L]
-    const Tensor start = div(oi * len, Scalar(O), "floor");
-    const Tensor end = div((oi + 1) * len + (O - 1), Scalar(O), "floor");
-    const Tensor inside = logical_and(ge(j, start), lt(j, end));
-    const Tensor P = where(inside, Scalar(1.0), Scalar(0.0)).to(acc) / (end - start).to(acc);  // [O, L]
-    x = matmul(x.transpose(dim, -1), P.t()).transpose(dim, -1);
+    x = matmul(x.transpose(dim, -1), pooling_matrix(sym_size(self, dim), output_size[i], acc, dev).t()).transpose(dim, -1);
   }
   return x.to(self.dtype());
+}
+
+// Its gradient: grad_output contracted along each pooled dim with P itself (P^T's transpose).
+Tensor adaptive_avg_pool_backward_impl(const Tensor& grad_output, const Tensor& self, size_t n) {
+  const ScalarType acc = (self.dtype() == kHalf || self.dtype() == kBFloat16) ? kFloat : self.dtype();
+  Tensor g = grad_output.to(acc);
+  const int64_t first = self.dim() - static_cast<int64_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t dim = first + static_cast<int64_t>(i);
+    const Tensor P = pooling_matrix(sym_size(self, dim), grad_output.size(dim), acc, self.device());
+    g = matmul(g.transpose(dim, -1), P).transpose(dim, -1);
+  }
+  return g.to(self.dtype());
 }
 
 // Adaptive max pooling: window o of a dim of length L covers [floor(o * L / O), ceil((o + 1)
@@ -311,6 +318,48 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_impl(std::string_view op, size_t n,
     plane_after *= lengths[i];
   }
   return {values, flat};
+}
+
+// max pooling's gradient: each output's gradient added at the flat input position its index
+// names (a scatter-add over the flattened pooled dims, so overlapping windows add up).
+Tensor max_pool_backward_impl(std::string_view op, size_t n, const Tensor& grad_output, const Tensor& self,
+                              const Tensor& indices) {
+  check_pool_rank(op, self, n);
+  if (!sym_same_sizes(sym_sizes(grad_output), sym_sizes(indices)) || grad_output.dim() != self.dim())
+    fail(op, "expected grad_output and indices of one shape with self's rank, got grad_output {}, indices {} and self {}",
+         ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(indices)), ir::str(sym_sizes(self)));
+  if (indices.dtype() != kLong) fail(op, "expected int64 indices, got {}", c10_type_name(indices.dtype()));
+  const std::vector<Expr> in_sizes = sym_sizes(self);
+  const auto lead = static_cast<std::ptrdiff_t>(in_sizes.size() - n);
+  std::vector<Expr> flat_in(in_sizes.begin(), in_sizes.begin() + lead);
+  std::vector<Expr> flat_out = flat_in;
+  flat_in.push_back(sym_product({in_sizes.begin() + lead, in_sizes.end()}));
+  const std::vector<Expr> out_sizes = sym_sizes(indices);
+  flat_out.push_back(sym_product({out_sizes.begin() + lead, out_sizes.end()}));
+  const Tensor zero = sym_full(flat_in, 0, grad_output.dtype(), grad_output.device());
+  const Tensor r = zero.scatter_add(lead, sym_reshape(indices, flat_out), sym_reshape(grad_output.contiguous(), flat_out));
+  return sym_reshape(r, in_sizes);
+}
+
+// Average pooling's gradient: the pullback of avg_pool_impl (frontend/function_transforms.h),
+// which spreads each output's gradient over its window divided by the window's divisor.
+Tensor avg_pool_backward_impl(std::string_view op, size_t n, const Tensor& grad_output, const Tensor& self,
+                              IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                              bool count_include_pad, std::optional<int64_t> divisor_override) {
+  if (!is_floating_point(self.dtype()) || grad_output.dtype() != self.dtype())
+    fail(op, "expected floating grad_output and self of one dtype, got {} and {}", c10_type_name(grad_output.dtype()),
+         c10_type_name(self.dtype()));
+  const std::vector<int64_t> k = kernel_size.vec(), s = stride.vec(), p = padding.vec();
+  VjpResult r = vjp(
+      [&](const std::vector<Tensor>& x) {
+        return std::vector<Tensor>{avg_pool_impl(op, n, x[0], k, s, p, ceil_mode, count_include_pad, divisor_override)};
+      },
+      {self});
+  if (!sym_same_sizes(sym_sizes(r.outputs.at(0)), sym_sizes(grad_output)))
+    fail(op, "expected grad_output of the pooled shape {}, got {}", ir::str(sym_sizes(r.outputs.at(0))),
+         ir::str(sym_sizes(grad_output)));
+  // Equal sizes, maybe spelled apart (guarded above): the pullback wants the output's own.
+  return r.pullback({sym_reshape(grad_output, sym_sizes(r.outputs.at(0)))}).at(0);
 }
 
 }  // namespace
@@ -382,6 +431,19 @@ std::vector<Tensor> avg_pool2d(const DecompArgs& a) { return avg_pool(2, a); }
 std::vector<Tensor> avg_pool3d(const DecompArgs& a) { return avg_pool(3, a); }
 std::vector<Tensor> adaptive_avg_pool2d(const DecompArgs& a) { return adaptive_avg_pool(2, a); }
 std::vector<Tensor> adaptive_avg_pool3d(const DecompArgs& a) { return adaptive_avg_pool(3, a); }
+std::vector<Tensor> max_pool2d_with_indices_backward(const DecompArgs& a) {
+  return {max_pool_backward_impl(ir::op_name(a.op), 2, a.in(0), a.in(1), a.in(2))};
+}
+std::vector<Tensor> avg_pool2d_backward(const DecompArgs& a) {
+  const int64_t divisor = a.attr<int64_t>("divisor_override");
+  return {avg_pool_backward_impl(ir::op_name(a.op), 2, a.in(0), a.in(1), a.attr<std::vector<int64_t>>("kernel_size"),
+                                 a.attr<std::vector<int64_t>>("stride"), a.attr<std::vector<int64_t>>("padding"),
+                                 a.attr<bool>("ceil_mode"), a.attr<bool>("count_include_pad"),
+                                 divisor == 0 ? std::nullopt : std::optional<int64_t>(divisor))};
+}
+std::vector<Tensor> adaptive_avg_pool2d_backward(const DecompArgs& a) {
+  return {adaptive_avg_pool_backward_impl(a.in(0), a.in(1), 2)};
+}
 
 }  // namespace decomp
 
@@ -422,6 +484,50 @@ Tensor avg_pool3d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
                   bool count_include_pad, std::optional<int64_t> divisor_override) {
   return avg_pool_entry("avg_pool3d", 3, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override);
+}
+
+// ---- the backward nodes (ir/ops.def), which the Pool family's derivative rules record ----
+
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices) {
+  constexpr std::string_view op = "max_pool2d_with_indices_backward";
+  const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, 2);
+  const std::vector<int64_t> s = stride.empty() ? k : per_dim(op, "stride", stride, 2);
+  return dispatch1(ir::OpKind::max_pool2d_with_indices_backward, {grad_output, self, indices},
+                   {k, s, per_dim(op, "padding", padding, 2), per_dim(op, "dilation", dilation, 2), ceil_mode});
+}
+
+Tensor max_pool3d_with_indices_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
+  return max_pool_backward_impl("max_pool3d_with_indices_backward", 3, grad_output, self, indices);
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override) {
+  constexpr std::string_view op = "avg_pool2d_backward";
+  if (divisor_override && *divisor_override == 0) fail(op, "divisor must be not zero");
+  const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, 2);
+  const std::vector<int64_t> s = stride.empty() ? k : per_dim(op, "stride", stride, 2);
+  return dispatch1(ir::OpKind::avg_pool2d_backward, {grad_output, self},
+                   {k, s, per_dim(op, "padding", padding, 2), ceil_mode, count_include_pad, divisor_override.value_or(0)});
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
+  constexpr std::string_view op = "adaptive_avg_pool2d_backward";
+  check_pool_rank(op, self, 2);
+  auto leading = [](const Tensor& t) {
+    std::vector<Expr> v = sym_sizes(t);
+    v.resize(v.size() >= 2 ? v.size() - 2 : 0);
+    return v;
+  };
+  if (grad_output.dim() != self.dim() || !sym_same_sizes(leading(grad_output), leading(self)))
+    fail(op, "expected grad_output {} to have self {}'s leading dims", ir::str(sym_sizes(grad_output)),
+         ir::str(sym_sizes(self)));
+  if (!is_floating_point(self.dtype()) || grad_output.dtype() != self.dtype())
+    fail(op, "expected floating grad_output and self of one dtype, got {} and {}", c10_type_name(grad_output.dtype()),
+         c10_type_name(self.dtype()));
+  return dispatch1(ir::OpKind::adaptive_avg_pool2d_backward, {grad_output, self}, {});
 }
 
 }  // namespace kiln

@@ -57,6 +57,19 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef o
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& self, IntArrayRef output_size);
 
+// ---- gradients (at::max_pool2d_with_indices_backward, at::avg_pool2d_backward,
+// at::_adaptive_avg_pool2d_backward): the input gradient of the pooling with these arguments,
+// given grad_output; self is read for its shape. The 2-D ones record Core nodes (ir/ops.def),
+// which the Pool family's derivative rules record; max_pool3d_with_indices_backward records
+// its decomposition (a scatter-add of grad_output at `indices`).
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices);
+Tensor max_pool3d_with_indices_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices);
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self);
 
 // ---- sliding blocks (frontend/ops_pool_fold.cpp) ----
 // unfold (im2col) and fold (col2im).

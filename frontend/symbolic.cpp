@@ -86,6 +86,13 @@ std::vector<ir::Expr> sym_broadcast_shapes(std::string_view op, const std::vecto
   return out;
 }
 
+bool sym_same_sizes(const std::vector<ir::Expr>& a, const std::vector<ir::Expr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!ir::sym_eq(a[i], b[i])) return false;
+  return true;
+}
+
 bool sym_expandable(const std::vector<ir::Expr>& from, const std::vector<ir::Expr>& to) {
   if (from.size() > to.size()) return false;
   for (size_t k = 1; k <= from.size(); ++k) {

@@ -32,6 +32,8 @@ void specialize_read(const TensorImpl& impl, int64_t dim);
 // is decided by a guard (s0 == s1, or s0 == 1) in the current ShapeEnv.
 std::vector<ir::Expr> sym_broadcast_shapes(std::string_view op, const std::vector<ir::Expr>& a,
                                            const std::vector<ir::Expr>& b);
+// Whether two size lists are equal (equal ranks; each pair decided with guards).
+bool sym_same_sizes(const std::vector<ir::Expr>& a, const std::vector<ir::Expr>& b);
 // Whether sizes `from` expand to `to` (each trailing dim equal or 1, decided with guards).
 bool sym_expandable(const std::vector<ir::Expr>& from, const std::vector<ir::Expr>& to);
 // Expands `t` to `shape` (already validated by sym_broadcast_shapes); no-op when equal.
@@ -40,6 +42,9 @@ Tensor sym_expand(const Tensor& t, const std::vector<ir::Expr>& shape);
 Tensor sym_reshape(const Tensor& t, const std::vector<ir::Expr>& shape);
 // full(shape, value) with symbolic sizes.
 Tensor sym_full(const std::vector<ir::Expr>& shape, const Scalar& value, ScalarType dtype, Device device);
+// embedding_dense_backward (frontend/ops.h) with num_weights an expression.
+Tensor sym_embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, const ir::Expr& num_weights,
+                                    int64_t padding_idx, bool scale_grad_by_freq);
 // 0, 1, ..., length - 1 (the iota prim) for a symbolic length.
 Tensor sym_iota(const ir::Expr& length, ScalarType dtype, Device device);
 // The int64 positions 0..t.size(dim)-1 along dim, shaped [1, .., n, .., 1] to broadcast

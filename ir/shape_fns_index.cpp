@@ -90,6 +90,7 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs) {
       return out;
     }
     case IndexOp::embedding:
+    case IndexOp::embedding_dense_backward:
     case IndexOp::embedding_bag:
     case IndexOp::index:
     case IndexOp::index_put:

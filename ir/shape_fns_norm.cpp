@@ -60,6 +60,8 @@ TensorType infer_norm(OpKind op, const Types& in, const AttrList& attrs) {
     case NormOp::native_layer_norm:
     case NormOp::native_group_norm:
     case NormOp::native_batch_norm:
+    case NormOp::native_layer_norm_backward:
+    case NormOp::native_group_norm_backward:
       break;  // shaped by their decomposition (infer_types never asks)
   }
   internal_fail("infer_norm: unhandled op {}", op_name(op));

@@ -114,6 +114,42 @@ TEST(UserBackend, AsksForPrims) {
   EXPECT_TRUE(has(r.graphs.back(), "amax(")) << r.graphs.back();
 }
 
+// A training step at the core level: the backward graph holds Core ATen's backward nodes whole
+// (the derivative rules record them), and the gradients the recording backend computes by
+// interpreting those nodes (their decompositions) are the eager tape's.
+TEST(UserBackend, ReceivesTheBackwardNodesOfATrainingStep) {
+  Recorder& r = core_recorder();
+  auto step = [](const Tensor& x, const Tensor& w, const Tensor& table, const Tensor& ids) {
+    Tensor y = max_pool2d(conv2d(x, w, std::nullopt, 1, 1), 2);  // [2, 4, 4, 4]
+    y = adaptive_avg_pool2d(avg_pool2d(y, 2, 1), {2, 2});        // [2, 4, 2, 2]
+    y = layer_norm(group_norm(y, 2), {2, 2});
+    return (y.sum({2, 3}) * embedding(table, ids)).sum();
+  };
+  const Tensor ids = test::make<int64_t>({3, 1}, {2});
+  std::vector<Tensor> eager{randn({2, 3, 8, 8}), randn({4, 3, 3, 3}), randn({5, 4})}, compiled;
+  for (Tensor& t : eager) {
+    compiled.push_back(t.clone().requires_grad_());
+    t.requires_grad_();
+  }
+  step(eager[0], eager[1], eager[2], ids).backward();
+  CompileOptions o;
+  o.backend = "test_core";
+  auto f = compile(step, o);
+  const size_t before = r.graphs.size();
+  Tensor loss = f(compiled[0], compiled[1], compiled[2], ids);
+  EXPECT_TRUE(allclose(loss, step(eager[0], eager[1], eager[2], ids), 1e-4, 1e-5));
+  loss.backward();
+  for (size_t i = 0; i < eager.size(); ++i)
+    EXPECT_TRUE(allclose(compiled[i].grad(), eager[i].grad(), 1e-4, 1e-5)) << i << compiled[i].grad() << eager[i].grad();
+  std::lock_guard<std::mutex> lock(r.mu);
+  ASSERT_EQ(r.graphs.size() - before, 2u);  // the forward and the backward
+  const std::string& backward = r.graphs.back();
+  for (const char* node : {"convolution_backward(", "max_pool2d_with_indices_backward(", "avg_pool2d_backward(",
+                           "adaptive_avg_pool2d_backward(", "native_group_norm_backward(",
+                           "native_layer_norm_backward(", "embedding_dense_backward("})
+    EXPECT_TRUE(has(backward, node)) << node << " is not in\n" << backward;
+}
+
 TEST(UserBackend, SeesSymbolicSizesUnderDynamicTrue) {
   Recorder& r = core_recorder();
   CompileOptions o;

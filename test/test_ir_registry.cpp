@@ -119,6 +119,23 @@ std::optional<Sample> sample_for_kind(OpKind k) {
         return Sample{{f32({4, 3}), i64({3, 0, 1, 3}, {4}), i64({0, 1}, {2})}, {int64_t{1}, false, int64_t{-1}}};
       case OpKind::upsample_nearest2d: return Sample{{f32({1, 2, 2, 3})}, {v64{3, 5}, 0.0, 0.0}};
       case OpKind::upsample_bilinear2d: return Sample{{f32({1, 2, 2, 3})}, {v64{3, 5}, true, 0.0, 0.0}};
+      // The backward ops.
+      case OpKind::convolution_backward:  // convolution's sample above: [1, 2, 5] * [3, 2, 2] -> [1, 3, 3]
+        return Sample{{f32({1, 3, 3}), f32({1, 2, 5}), f32({3, 2, 2})},
+                      {v64{2}, v64{1}, v64{1}, false, v64{0}, int64_t{1}, v64{1, 1, 1}}};
+      case OpKind::max_pool2d_with_indices_backward:
+        return Sample{{f32({1, 2, 2, 2}), f32({1, 2, 4, 4}), i64({0, 2, 8, 15, 1, 3, 9, 14}, {1, 2, 2, 2})},
+                      {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};
+      case OpKind::avg_pool2d_backward:
+        return Sample{{f32({1, 2, 3, 3}), f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{1, 1}, true, false, int64_t{0}}};
+      case OpKind::adaptive_avg_pool2d_backward: return Sample{{f32({1, 2, 2, 3}), f32({1, 2, 5, 4})}, {}};
+      case OpKind::native_layer_norm_backward:
+        return Sample{{f32({2, 3}), f32({2, 3}), f32({2, 1}), f32({2, 1}), f32({3})}, {v64{3}, v64{1, 1, 1}}};
+      case OpKind::native_group_norm_backward:
+        return Sample{{f32({2, 4, 3}), f32({2, 4, 3}), f32({2, 2}), f32({2, 2}), f32({4})},
+                      {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, v64{1, 0, 1}}};
+      case OpKind::embedding_dense_backward:
+        return Sample{{f32({3, 2}), i64({3, 0, 3}, {3})}, {Expr(5), int64_t{0}, true}};
     default: return std::nullopt;
   }
 }

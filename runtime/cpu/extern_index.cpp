@@ -181,6 +181,7 @@ void extern_index(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrL
       return scatter_reduce(ins.at(0), ins.at(1), ins.at(2), dim, attrs.get<std::string>(op, "reduce"),
                             attrs.get<bool>(op, "include_self"), out);
     case ir::IndexOp::embedding:
+    case ir::IndexOp::embedding_dense_backward:
     case ir::IndexOp::embedding_bag:
     case ir::IndexOp::index:
     case ir::IndexOp::index_put:

@@ -220,6 +220,7 @@ Tensor index(ir::IndexOp op, const std::vector<Tensor>& inputs, const ir::AttrLi
                           attrs.get<bool>(k, "include_self"), reduce == "mean");
     }
     case ir::IndexOp::embedding:
+    case ir::IndexOp::embedding_dense_backward:
     case ir::IndexOp::embedding_bag:
     case ir::IndexOp::index:
     case ir::IndexOp::index_put:

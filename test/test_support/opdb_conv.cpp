@@ -8,6 +8,7 @@
 // only.
 #include "test_support/opdb.h"
 
+#include <array>
 #include <string>
 
 namespace kiln::opdb {
@@ -93,6 +94,37 @@ void add_conv(std::vector<OpEntry>& db) {
   conv("conv_transpose3d", "conv_transpose3d(a0, a1, None, stride=(1, 2, 1), padding=1)",
        one([](const std::vector<Tensor>& in) { return conv_transpose3d(in[0], in[1], std::nullopt, {1, 2, 1}, 1); }),
        {{wave({1, 2, 3, 3, 4}), wave({2, 2, 3, 3, 3}, kFloat, 1.0)}});
+
+  // ---- convolution_backward (the node convolution's derivative rule records) ----
+  auto backward = [&](std::string name, std::string args, std::array<bool, 3> mask, std::string pick,
+                      std::vector<Sample> samples, std::vector<int64_t> stride, std::vector<int64_t> padding,
+                      std::vector<int64_t> dilation, bool transposed, std::vector<int64_t> output_padding,
+                      int64_t groups) {
+    db.push_back({std::move(name), "conv",
+                  [=](const std::vector<Tensor>& in) {
+                    ConvolutionGrads r = convolution_backward(in[0], in[1], in[2], stride, padding, dilation, transposed,
+                                                              output_padding, groups, mask);
+                    std::vector<Tensor> out;
+                    for (const Tensor& t : {r.input, r.weight, r.bias})
+                      if (t.defined()) out.push_back(t);
+                    return out;
+                  },
+                  "torch.ops.aten.convolution_backward(a0, a1, a2, " + args + ")" + pick, std::move(samples)});
+  };
+  backward("convolution_backward", "[6], [2, 1], [1, 2], [2, 1], False, [0, 0], 2, [True, True, True]", {true, true, true},
+           "", {{wave({2, 6, 3, 9}), wave({2, 4, 7, 6}, kFloat, 1.0), wave({6, 2, 3, 2}, kFloat, 2.0)},
+                {wave({1, 6, 3, 9}, kDouble), wave({1, 4, 7, 6}, kDouble, 1.0), wave({6, 2, 3, 2}, kDouble, 2.0)},
+                {wave({2, 6, 3, 8}), wave({2, 4, 7, 6}), wave({6, 2, 3, 2})}},  // grad_output of another shape: raises
+           {2, 1}, {1, 2}, {2, 1}, false, {0, 0}, 2);
+  backward("convolution_backward:transposed", "[6], [2, 2], [1, 1], [1, 2], True, [1, 1], 2, [True, True, True]",
+           {true, true, true}, "",
+           {{wave({2, 6, 6, 8}), wave({2, 4, 3, 4}, kFloat, 1.0), wave({4, 3, 3, 2}, kFloat, 2.0)}}, {2, 2}, {1, 1}, {1, 2},
+           true, {1, 1}, 2);
+  backward("convolution_backward:input_and_bias", "[4], [2], [1], [1], False, [0], 1, [True, False, True]",
+           {true, false, true}, "[0::2]",
+           {{wave({2, 4, 5}), wave({2, 3, 9}, kFloat, 1.0), wave({4, 3, 3}, kFloat, 2.0)},
+            {wave({2, 4, 5}, kDouble), wave({2, 3, 9}, kDouble, 1.0), wave({4, 3, 3}, kDouble, 2.0)}},
+           {2}, {1}, {1}, false, {0}, 1);
 }
 
 }  // namespace kiln::opdb

@@ -56,6 +56,16 @@ void add_index(std::vector<OpEntry>& db) {
   db.push_back({"embedding", "index", one([tokens](const std::vector<Tensor>& in) { return embedding(in[0], tokens); }),
                 "torch.nn.functional.embedding(" + py_tensor(tokens) + ", a0)",
                 {{seq({4, 3})}, {seq({3, 4}).t()}, {seq({4, 2}, kHalf)}, {seq({3, 3})}, {seq({4})}}});  // the last two raise
+  // embedding_dense_backward: the node embedding's derivative rule records.
+  const Tensor weight_rows = i64({3, 0, 3, 1, 4, 3}, {2, 3});
+  db.push_back({"embedding_dense_backward", "index",
+                one([weight_rows](const std::vector<Tensor>& in) { return embedding_dense_backward(in[0], weight_rows, 5); }),
+                "torch.ops.aten.embedding_dense_backward(a0, " + py_tensor(weight_rows) + ", 5, -1, False)",
+                {{seq({2, 3, 2})}, {seq({2, 3, 4}, kDouble)}, {seq({3, 2})}}});  // the last raises
+  db.push_back({"embedding_dense_backward:padding_freq", "index",
+                one([weight_rows](const std::vector<Tensor>& in) { return embedding_dense_backward(in[0], weight_rows, 6, 3, true); }),
+                "torch.ops.aten.embedding_dense_backward(a0, " + py_tensor(weight_rows) + ", 6, 3, True)",
+                {{seq({2, 3, 2})}, {seq({2, 3, 4}, kDouble)}}});
   db.push_back({"embedding:int32", "index",
                 one([](const std::vector<Tensor>& in) { return embedding(in[0], in[1]); }),
                 "torch.nn.functional.embedding(a1, a0)",

@@ -141,6 +141,36 @@ void add_norm(std::vector<OpEntry>& db) {
          {wave({3, 4}, kDouble), wave({3, 4}, kDouble, 1.0), wave({3, 4}, kDouble, 2.0)},
          {wave({2, 3, 4}, kHalf), wave({3, 4}, kHalf, 1.0), wave({3, 4}, kHalf, 2.0)},
          {wave({2, 4, 3}), wave({3, 4}), wave({3, 4})}});  // trailing dims differ: raises
+
+  // ---- the backward nodes the norms' derivative rules record (a0: grad_out, a1: input, a2:
+  // weight; the statistics are the forward's, which are not differentiable inputs) ----
+  db.push_back({"native_layer_norm_backward", "norm",
+                [](const std::vector<Tensor>& in) {
+                  auto [out, mean, rstd] = native_layer_norm(in[1], {3, 4}, in[2], std::nullopt, 1e-5);
+                  return three(native_layer_norm_backward(in[0], in[1], {3, 4}, mean, rstd, in[2], {true, true, true}));
+                },
+                "(lambda s: torch.ops.aten.native_layer_norm_backward(a0, a1, [3, 4], s[1], s[2], a2, "
+                "torch.zeros_like(a2), [True, True, True]))(torch.native_layer_norm(a1, [3, 4], a2, None, 1e-5))",
+                {{wave({2, 3, 4}), wave({2, 3, 4}, kFloat, 1.0), wave({3, 4}, kFloat, 2.0)},
+                 {wave({3, 4}, kDouble), wave({3, 4}, kDouble, 1.0), wave({3, 4}, kDouble, 2.0)}}});
+  db.push_back({"native_layer_norm_backward:input_only", "norm",
+                [](const std::vector<Tensor>& in) {
+                  auto [out, mean, rstd] = native_layer_norm(in[1], {4}, std::nullopt, std::nullopt, 1e-5);
+                  return std::vector<Tensor>{
+                      std::get<0>(native_layer_norm_backward(in[0], in[1], {4}, mean, rstd, std::nullopt, {true, false, false}))};
+                },
+                "(lambda s: torch.ops.aten.native_layer_norm_backward(a0, a1, [4], s[1], s[2], None, None, "
+                "[True, False, False])[0])(torch.native_layer_norm(a1, [4], None, None, 1e-5))",
+                {{wave({2, 3, 4}), wave({2, 3, 4}, kFloat, 1.0)}}});
+  db.push_back({"native_group_norm_backward", "norm",
+                [](const std::vector<Tensor>& in) {
+                  auto [out, mean, rstd] = native_group_norm(in[1], in[2], std::nullopt, 2, 4, 6, 2, 1e-5);
+                  return three(native_group_norm_backward(in[0], in[1], mean, rstd, in[2], 2, 4, 6, 2, {true, true, true}));
+                },
+                "(lambda s: torch.ops.aten.native_group_norm_backward(a0, a1, s[1], s[2], a2, 2, 4, 6, 2, "
+                "[True, True, True]))(torch.native_group_norm(a1, a2, None, 2, 4, 6, 2, 1e-5))",
+                {{wave({2, 4, 2, 3}), wave({2, 4, 2, 3}, kFloat, 1.0), wave({4}, kFloat, 2.0)},
+                 {wave({2, 4, 6}, kDouble), wave({2, 4, 6}, kDouble, 1.0), wave({4}, kDouble, 2.0)}}});
 }
 
 }  // namespace kiln::opdb

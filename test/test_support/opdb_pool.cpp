@@ -122,6 +122,40 @@ void add_pool(std::vector<OpEntry>& db) {
          {wave({2, 18, 11})}});  // wrong number of blocks: raises
   entry("fold:overlap", "fold(a0, 4, 3)", one([](const std::vector<Tensor>& in) { return fold(in[0], {4}, {3}); }),
         {{wave({1, 9, 4})}});
+
+  // ---- the backward nodes the 2-D poolings' derivative rules record (a0: grad_output, a1: self) ----
+  auto backward = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    db.push_back({std::move(name), "pool", std::move(f), "torch.ops.aten." + torch, std::move(samples)});
+  };
+  backward("max_pool2d_with_indices_backward",
+           "max_pool2d_with_indices_backward(a0, a1, [3, 3], [2, 2], [1, 1], [1, 1], True, "
+           "torch.nn.functional.max_pool2d(a1, 3, 2, 1, ceil_mode=True, return_indices=True)[1])",
+           one([](const std::vector<Tensor>& in) {
+             const Tensor idx = std::get<1>(max_pool2d_with_indices(in[1], 3, 2, 1, 1, true));
+             return max_pool2d_with_indices_backward(in[0], in[1], 3, 2, 1, 1, true, idx);
+           }),
+           {{wave({2, 3, 4, 4}), wave({2, 3, 7, 6}, kFloat, 1.0)},
+            {wave({3, 4, 4}, kDouble), wave({3, 7, 6}, kDouble, 1.0)},
+            {wave({2, 3, 4, 3}), wave({2, 3, 7, 6}, kFloat, 1.0)}});  // grad_output of another shape: raises
+  backward("avg_pool2d_backward", "avg_pool2d_backward(a0, a1, [3, 3], [2, 2], [1, 1], False, True, None)",
+           one([](const std::vector<Tensor>& in) { return avg_pool2d_backward(in[0], in[1], 3, 2, 1, false, true, std::nullopt); }),
+           {{wave({2, 3, 4, 3}), wave({2, 3, 7, 6}, kFloat, 1.0)},
+            {wave({3, 4, 3}, kDouble), wave({3, 7, 6}, kDouble, 1.0)},
+            {wave({2, 3, 4, 4}), wave({2, 3, 7, 6})}});  // grad_output of another shape: raises
+  backward("avg_pool2d_backward:ceil_exclude_pad",
+           "avg_pool2d_backward(a0, a1, [3, 2], [2, 2], [1, 1], True, False, None)",
+           one([](const std::vector<Tensor>& in) {
+             return avg_pool2d_backward(in[0], in[1], {3, 2}, {2, 2}, {1, 1}, true, false, std::nullopt);
+           }),
+           {{wave({2, 3, 4, 4}), wave({2, 3, 7, 6}, kFloat, 1.0)}});
+  backward("avg_pool2d_backward:divisor", "avg_pool2d_backward(a0, a1, [3, 3], [2, 2], [1, 1], False, True, 5)",
+           one([](const std::vector<Tensor>& in) { return avg_pool2d_backward(in[0], in[1], 3, 2, 1, false, true, 5); }),
+           {{wave({2, 3, 4, 3}), wave({2, 3, 7, 6}, kFloat, 1.0)}});
+  backward("adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d_backward(a0, a1)",
+           one([](const std::vector<Tensor>& in) { return adaptive_avg_pool2d_backward(in[0], in[1]); }),
+           {{wave({2, 3, 3, 4}), wave({2, 3, 7, 6}, kFloat, 1.0)},
+            {wave({3, 3, 4}, kDouble), wave({3, 7, 6}, kDouble, 1.0)},
+            {wave({2, 3, 3, 4}, kHalf), wave({2, 3, 7, 6}, kHalf, 1.0)}});
 }
 
 }  // namespace kiln::opdb
