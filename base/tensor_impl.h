@@ -70,6 +70,14 @@ class TensorImpl : public RefCounted {
   void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_ = std::move(m); }
   bool requires_grad() const { return autograd_ && autograd_->requires_grad; }
 
+  // For a tensor an eager view op made: the tensor whose storage it shares (the root: a view of
+  // a view has its base's base), which it keeps alive, as PyTorch's _base; null otherwise. An
+  // in-place write of a value that requires grad into a view gives the base that history too
+  // (frontend/autograd_inplace.cpp).
+  TensorImpl* view_base() const { return view_base_.get(); }
+  // Makes this a view of `of` (of's own base when `of` is a view).
+  void set_view_of(TensorImpl* of) { view_base_ = IntrusivePtr<TensorImpl>(of->view_base_ ? of->view_base_.get() : of); }
+
  private:
   void refresh();
   Storage storage_;
@@ -85,6 +93,7 @@ class TensorImpl : public RefCounted {
   uint64_t marked_dynamic_ = 0;
   uint64_t marked_static_ = 0;
   std::unique_ptr<AutogradMetaInterface> autograd_;
+  IntrusivePtr<TensorImpl> view_base_;
 };
 
 // Contiguous (row-major) strides for `sizes`.

@@ -50,11 +50,11 @@ Tensor view_in(const Tensor& layout, const ViewInfo& v) {
 void check_inplace(const Tensor& self) {
   if (!GradMode::is_enabled()) return;
   const AutogradMeta* m = meta_of(self);
-  if (!m) return;
-  if (m->requires_grad && !m->grad_fn && !m->view)
+  const TensorImpl* base = m && m->view ? m->view->base.impl() : self.impl()->view_base();
+  if (m && m->requires_grad && !m->grad_fn && !base)
     fail("inplace", "a leaf Variable that requires grad is being used in an in-place operation.");
-  if (m->view) {
-    const AutogradMeta* b = meta_of(m->view->base);
+  if (base) {
+    const auto* b = static_cast<const AutogradMeta*>(base->autograd_meta());
     if (b && b->requires_grad && !b->grad_fn)
       fail("inplace", "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   }
@@ -68,8 +68,15 @@ void after_inplace(const Tensor& self, const Tensor& value) {
   if (!value_grad && !(m && m->requires_grad)) return;
   const TensorMeta self_meta = TensorMeta::of(self);
 
-  if (m && m->view) {
-    const std::shared_ptr<ViewInfo> view = m->view;
+  // A view made by an eager view op when no input required grad knows its base only through
+  // the TensorImpl (base/tensor_impl.h); the write gives that base history too, as in PyTorch.
+  std::shared_ptr<ViewInfo> view = m ? m->view : nullptr;
+  if (!view && self.impl()->view_base()) {
+    const TensorImpl& i = *self.impl();
+    view = std::make_shared<ViewInfo>(ViewInfo{Tensor(IntrusivePtr<TensorImpl>(i.view_base())), i.sizes().vec(),
+                                               i.strides().vec(), i.storage_offset()});
+  }
+  if (view) {
     const Tensor& base = view->base;
     // The base's new history: its old one outside the view's region, the value inside.
     const Layout layout = Layout::of(base);

@@ -614,7 +614,9 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   const int64_t itemsize = static_cast<int64_t>(element_size(self.dtype()));
   const int64_t storage_bytes = impl.storage() ? static_cast<int64_t>(impl.storage()->nbytes()) : 0;
   check_as_strided_bounds(size, stride, offset, itemsize, storage_bytes);
-  Tensor out(make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size, stride, offset));
+  IntrusivePtr<TensorImpl> view = make_intrusive<TensorImpl>(impl.storage(), self.dtype(), size, stride, offset);
+  view->set_view_of(self.impl());
+  Tensor out(std::move(view));
   if (!GradMode::is_enabled() || !self.requires_grad()) return out;
   // The derivative rule addresses self's row-major elements, which are the storage's from
   // self's offset on when self is contiguous.

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace kiln {
 namespace {
 
@@ -123,6 +125,59 @@ TEST(AutogradEager, InPlaceOpsRecordHistory) {
   expect_exact(w.grad(), kDouble, {50, 4, 6});
   EXPECT_EQ(error_of([&] { w.narrow(0, 0, 1).mul_(2); }),
             "[inplace] a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+// As in PyTorch, a view knows its base whether or not either required grad when it was made:
+// writing a value that requires grad into a view of a plain buffer gives the buffer history.
+TEST(AutogradEager, WritesIntoViewsOfPlainTensorsReachTheBase) {
+  Tensor w = leaf({1, 2, 3});
+  Tensor out = zeros({2, 3}, TensorOptions(kDouble));
+  out.narrow(0, 1, 1).copy_((w * 2).unsqueeze(0));  // out = [[0, 0, 0], 2w]
+  EXPECT_TRUE(out.requires_grad());
+  EXPECT_EQ(out.grad_fn()->name(), "CopySlices");
+  (out * out).sum().backward();  // d/dw of 4 w^2
+  expect_exact(w.grad(), kDouble, {8, 16, 24});
+
+  // Two writes through views of views: each region's gradient reaches its own value.
+  Tensor v = leaf({1, 2});
+  Tensor buf = zeros({2, 2}, TensorOptions(kDouble));
+  Tensor row0 = buf.select(0, 0), row1 = buf.select(0, 1);
+  row0.copy_(v * 3);
+  row1.narrow(0, 1, 1).copy_(v.narrow(0, 0, 1) * 5);  // buf = [[3 v0, 3 v1], [0, 5 v0]]
+  (buf * make<double>({1, 2, 3, 4}, {2, 2})).sum().backward();
+  expect_exact(v.grad(), kDouble, {3 + 20, 6});
+
+  // A view made under no_grad of a leaf that requires grad still refuses a write.
+  Tensor leaf_view;
+  {
+    NoGradGuard no_grad;
+    leaf_view = w.narrow(0, 0, 2);
+  }
+  EXPECT_EQ(error_of([&] { leaf_view.mul_(2); }),
+            "[inplace] a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+// PyTorch's clamp gradient at x equal to a bound: nothing against a scalar bound, half against
+// a tensor bound, whether or not the bound requires grad (torch 2.15 measured).
+TEST(AutogradEager, ClampTiesFollowPyTorch) {
+  auto grad_of = [](const std::function<Tensor(const Tensor&)>& f) {
+    Tensor x = leaf({0, 0.5, 1});
+    f(x).sum().backward();
+    return x.grad();
+  };
+  const Tensor lo = zeros({3}, TensorOptions(kDouble)), hi = ones({3}, TensorOptions(kDouble));
+  expect_exact(grad_of([](const Tensor& x) { return clamp(x, Scalar(0.0), std::nullopt); }), kDouble, {0, 1, 1});
+  expect_exact(grad_of([](const Tensor& x) { return clamp_max(x, 1.0); }), kDouble, {1, 1, 0});
+  expect_exact(grad_of([](const Tensor& x) { return clamp(x, Scalar(0.0), Scalar(1.0)); }), kDouble, {0, 1, 0});
+  expect_exact(grad_of([](const Tensor& x) { return hardtanh(x, 0.0, 1.0); }), kDouble, {0, 1, 0});
+  expect_exact(grad_of([&](const Tensor& x) { return clamp(x, lo, std::nullopt); }), kDouble, {0.5, 1, 1});
+  expect_exact(grad_of([&](const Tensor& x) { return clamp(x, std::nullopt, hi); }), kDouble, {1, 1, 0.5});
+  expect_exact(grad_of([&](const Tensor& x) { return clamp(x, lo, hi); }), kDouble, {0.5, 1, 0.5});
+  Tensor bound = lo.clone().requires_grad_();
+  Tensor x = leaf({0, 0.5, 1});
+  clamp(x, bound, hi).sum().backward();
+  expect_exact(x.grad(), kDouble, {0.5, 1, 0.5});
+  expect_exact(bound.grad(), kDouble, {0.5, 0, 0});
 }
 
 TEST(AutogradEager, HooksAndRetainGrad) {

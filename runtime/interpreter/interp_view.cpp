@@ -25,9 +25,12 @@ ViewMeta meta_of(const Tensor& t) {
   return ViewMeta{impl.sizes().vec(), impl.strides().vec(), impl.storage_offset()};
 }
 
+// A view of `base`'s storage, which records base as its view base (base/tensor_impl.h).
 Tensor make_view(const Tensor& base, ViewMeta m) {
-  return Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(m.sizes),
-                                           std::move(m.strides), m.offset));
+  IntrusivePtr<TensorImpl> v = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), std::move(m.sizes),
+                                                          std::move(m.strides), m.offset);
+  v->set_view_of(base.impl());
+  return Tensor(std::move(v));
 }
 
 std::vector<int64_t> ints(const ir::AttrList& attrs, OpKind k, std::string_view name) {
@@ -42,7 +45,7 @@ Tensor reshape(const Tensor& a, const std::vector<int64_t>& size) {
     return make_view(a, ViewMeta{size, std::move(*strides), a.impl()->storage_offset()});
   Tensor c = empty_contiguous(a.impl()->sizes(), a.dtype());
   copy_into(c, a);
-  return make_view(c, ViewMeta{size, contiguous_strides(size), c.impl()->storage_offset()});
+  return Tensor(make_intrusive<TensorImpl>(c.impl()->storage(), c.dtype(), size));  // a copy, not a view
 }
 
 // The prim's semantics: size, stride and offset address the row-major elements of the input
