@@ -18,9 +18,10 @@ std::vector<Tensor> d_where(const GradArgs& a) {
 }
 
 // At x equal to a bound, PyTorch shares g half and half between x and a tensor bound, and
-// gives x nothing against a scalar bound (clamp(x, 0.0), hardtanh, relu6). The prim cannot tell
-// a scalar bound from a tensor: a bound that wants a gradient is taken for a tensor, one that
-// does not for a scalar.
+// gives x nothing against a scalar bound (clamp(x, 0.0), hardtanh, relu6). The frontend records
+// clamp with tensor bounds as maximum and minimum, which share ties, and clamp with scalar bounds
+// as this prim (frontend/ops_ternary.cpp); a bound of the prim that wants a gradient (a graph
+// written by hand) is taken for a tensor.
 std::vector<Tensor> d_clamp(const GradArgs& a) {
   const Tensor& x = a.in(0);
   const Tensor& lo = a.in(1);

@@ -1,5 +1,5 @@
 // kiln/frontend/ops_ternary.cpp — the Ternary family's frontend: where and clamp (clamp_min /
-// clamp_max: one bound, run as maximum / minimum).
+// clamp_max: one scalar bound).
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/operands.h"
@@ -8,6 +8,7 @@
 #include "frontend/promotion.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -37,8 +38,7 @@ Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrSca
   return dispatch1(OpKind::where, {c, prep(a), prep(b)});
 }
 
-// clamp over already-promoted operands: both bounds use the clamp prim, one bound
-// maximum/minimum (NaN in the input or a bound propagates either way, as in PyTorch).
+// clamp over its operands (NaN in the input or a bound propagates, as in PyTorch).
 Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, bool has_max) {
   if (!has_min && !has_max) fail("clamp", "At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type(operands);
@@ -57,9 +57,28 @@ Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, boo
   }
   for (const TensorOrScalar& o : operands)  // scalar bounds convert checked, as PyTorch's clamp
     if (const Scalar* bound = std::get_if<Scalar>(&o)) check_scalar_fits("clamp", *bound, dt);
+  // PyTorch's gradient at a tie tells a scalar bound from a tensor one: against a scalar bound
+  // x gets nothing, against a tensor bound x and the bound share it (also when the bound does
+  // not require grad). So scalar bounds record the clamp prim, whose rule gives x nothing at a
+  // tie (a missing bound is the dtype's extreme), and tensor bounds record maximum and
+  // minimum, which share a tie. The values are the same: clamp is min(max(x, lo), hi), NaN
+  // propagating.
+  const bool scalar_bounds = std::holds_alternative<Scalar>(operands.at(1));
+  if (scalar_bounds) {
+    std::vector<TensorOrScalar> full = operands;
+    const double inf = std::numeric_limits<double>::infinity();
+    const Scalar lowest = is_floating_point(dt) ? Scalar(-inf) : Scalar(iinfo_min(dt));
+    const Scalar highest = is_floating_point(dt) ? Scalar(inf) : Scalar(iinfo_max(dt));
+    if (!has_min) full.insert(full.begin() + 1, lowest);
+    if (!has_max) full.push_back(highest);
+    std::vector<Tensor> ops = promote_and_broadcast("clamp", full, dt);
+    return dispatch1(OpKind::clamp, {ops[0], ops[1], ops[2]});
+  }
   std::vector<Tensor> ops = promote_and_broadcast("clamp", operands, dt);
-  if (has_min && has_max) return dispatch1(OpKind::clamp, {ops[0], ops[1], ops[2]});
-  return dispatch1(has_min ? OpKind::maximum : OpKind::minimum, {ops[0], ops[1]});
+  Tensor out = ops[0];
+  if (has_min) out = dispatch1(OpKind::maximum, {out, ops[1]});
+  if (has_max) out = dispatch1(OpKind::minimum, {out, ops[has_min ? 2 : 1]});
+  return out;
 }
 
 }  // namespace

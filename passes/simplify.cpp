@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -135,6 +136,29 @@ bool simplify_algebra(ir::Graph& g) {
         }
         break;
       }
+      case OpFamily::Ternary:
+        // clamp with a bound at the dtype's extreme (a one-sided clamp with a scalar bound,
+        // frontend/ops_ternary.cpp) is maximum / minimum, NaN propagating alike.
+        if (n->op() == OpKind::clamp) {
+          const ScalarType dt = out->type().dtype;
+          auto extreme = [&](const Value* v, bool high) {
+            if (!is_full(v)) return false;
+            const Scalar s = full_value(v);
+            if (s.is_bool()) return false;
+            if (is_floating_point(dt)) return s.to_double() == (high ? 1 : -1) * std::numeric_limits<double>::infinity();
+            return s.is_integral() && s.to_int() == (high ? iinfo_max(dt) : iinfo_min(dt));
+          };
+          const bool no_lo = extreme(n->input(1), false), no_hi = extreme(n->input(2), true);
+          if (no_lo && no_hi) {
+            repl = n->input(0);
+          } else if (no_lo || no_hi) {
+            Node* m = g.create_before(n, no_hi ? OpKind::maximum : OpKind::minimum,
+                                      {n->input(0), n->input(no_hi ? 1 : 2)}, ir::AttrList());
+            m->output()->set_type(out->type());
+            repl = m->output();
+          }
+        }
+        break;
       case OpFamily::Unary:
         if (n->op() == OpKind::neg && !n->input(0)->is_input() && n->input(0)->producer()->op() == OpKind::neg)
           repl = n->input(0)->producer()->input(0);

@@ -10,7 +10,8 @@
 //   `full` of the view's shape. Without an evaluator only views fold.
 // - simplify_algebra: identities that are exact in IEEE arithmetic: x*1, x/1, x-0 for
 //   integers and x+0 for integers (not floats: -0.0 + 0 is +0.0), neg(neg(x)), clone(x), detach(x) (once traced graphs are differentiated, it is a copy),
-//   casts to the same dtype, reshape/expand to the same shape, identity permutes. A rewrite
+//   casts to the same dtype, reshape/expand to the same shape, identity permutes, clamp with a
+//   bound at the dtype's extreme (maximum / minimum, or x for both). A rewrite
 //   that would make a graph output alias a graph input is skipped (eager never aliases).
 // Each returns whether it changed the graph.
 #pragma once
