@@ -222,6 +222,30 @@ CapturedVjp vjp_with_captured(const TensorFn& fn, const std::vector<Tensor>& pri
   return vjp_impl(fn, primals, true);
 }
 
+std::vector<Tensor> replay_graph(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                                 const std::map<std::string, int64_t>& symbols) {
+  if (inputs.size() != g.inputs().size())
+    internal_fail("replay_graph: {} inputs for a graph of {}", inputs.size(), g.inputs().size());
+  auto bound = [&](const ir::Expr& e) { return e.is_const() ? e : ir::Expr(e.evaluate(symbols)); };
+  std::unordered_map<const ir::Value*, Tensor> env;
+  for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs()[i]] = inputs[i];
+  for (const ir::Node* n : g.nodes()) {
+    std::vector<Tensor> ins;
+    for (const ir::Value* v : n->inputs()) ins.push_back(env.at(v));
+    ir::AttrList attrs = n->attrs();
+    for (ir::AttrValue& a : attrs.values()) {
+      if (ir::Expr* e = std::get_if<ir::Expr>(&a)) *e = bound(*e);
+      if (auto* es = std::get_if<std::vector<ir::Expr>>(&a))
+        for (ir::Expr& e : *es) e = bound(e);
+    }
+    std::vector<Tensor> outs = dispatch(OpCall{n->op(), std::move(ins), std::move(attrs)});
+    for (size_t k = 0; k < n->outputs().size(); ++k) env[n->outputs()[k]] = outs.at(k);
+  }
+  std::vector<Tensor> out;
+  for (const ir::Value* v : g.outputs()) out.push_back(env.at(v));
+  return out;
+}
+
 namespace {
 
 std::vector<size_t> resolve_argnums(std::string_view op, const std::vector<int64_t>& argnums, size_t n) {

@@ -21,7 +21,11 @@
 
 #include "frontend/tensor.h"
 
+#include "ir/graph.h"
+
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -48,6 +52,13 @@ struct CapturedVjp {
   std::vector<bool> output_differentiable;  // per output: floating, and depends on a primal or captured tensor
 };
 CapturedVjp vjp_with_captured(const TensorFn& fn, const std::vector<Tensor>& primals);
+
+// Runs graph `g` on `inputs` op by op through dispatch: eagerly, each op records autograd
+// history as a user's call would (compiled training replays its joint graph so to
+// differentiate a compiled backward again). Attributes that name a size symbol are evaluated
+// at `symbols` first.
+std::vector<Tensor> replay_graph(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                                 const std::map<std::string, int64_t>& symbols);
 
 // The gradient of fn's scalar output (its first output with has_aux; the others are
 // auxiliaries) with respect to the arguments at `argnums` (negative counts from the end).

@@ -3,9 +3,12 @@
 // tape; requires_grad in the cache key; the partition's report; PyTorch's errors.
 #include "kiln/kiln.h"
 
+#include "test_compile_util.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 namespace kiln {
 namespace {
@@ -134,6 +137,25 @@ TEST(AutogradCompiled, ExplainShowsTheJointGraphAndThePartition) {
   EXPECT_NE(text.find("--- backward program: plan"), std::string::npos) << text;
 }
 
+// KILN_LOG=decomp,fusion shows both programs of a training entry, named.
+TEST(AutogradCompiled, LogsShowTheForwardAndTheBackward) {
+  test::EnvScope env("KILN_LOG", "decomp,fusion");
+  test::LogCapture log;
+  Tensor w = make<float>({0.5f, -1.0f, 2.0f}, {3}).requires_grad_();
+  auto f = compile([&w](const Tensor& x) { return (x * w).tanh().sum(); });
+  f(make<float>({1, 2, 3}, {3})).backward();
+  for (const char* what : {"fn (forward): decomposed graph", "fn (backward): decomposed graph", "fn (forward): plan",
+                           "fn (backward): plan"}) {
+    const std::vector<std::string> lines = log.matching(what);
+    ASSERT_EQ(lines.size(), 1u) << what;
+    // The graphs: the forward computes tanh, the backward multiplies by 1 - tanh^2 from the
+    // saved output. The plans: kernels.
+    const bool forward = std::string(what).find("forward") != std::string::npos;
+    const bool plan = std::string(what).find("plan") != std::string::npos;
+    EXPECT_NE(lines[0].find(plan ? "kernel " : forward ? "tanh(" : "mul("), std::string::npos) << lines[0];
+  }
+}
+
 TEST(AutogradCompiled, PyTorchErrors) {
   Mlp m;
   auto step = compile([&m](const Tensor& in) { return m.loss(in); });
@@ -149,9 +171,36 @@ TEST(AutogradCompiled, PyTorchErrors) {
     m.w2.mul_(0.5);
   }
   EXPECT_NE(error_of([&] { z.backward(); }).find("has been modified by an inplace operation"), std::string::npos);
-  Tensor u = step(x);
-  EXPECT_NE(error_of([&] { autograd::grad({u}, {m.w1}, {}, std::nullopt, /*create_graph=*/true); })
-                .find("cannot be differentiated again"),
+}
+
+// backward with create_graph through a compiled function replays its joint graph eagerly: the
+// gradients have history, and second derivatives match the eager ones, also under
+// Dynamic::True. A joint graph that draws random numbers cannot be replayed and says so.
+TEST(AutogradCompiled, SecondDerivativesThroughACompiledBackward) {
+  auto fn = [](const Tensor& x, const Tensor& w) { return x.mm(w).tanh().pow(2).sum(); };
+  auto second = [](const std::function<Tensor(const Tensor&, const Tensor&)>& f, int64_t rows) {
+    Tensor x = ramp({rows, 3}, 0.3, -0.4).to(kDouble).requires_grad_();
+    Tensor w = ramp({3, 2}, 0.7, 0.1).to(kDouble).requires_grad_();
+    std::vector<Tensor> g = autograd::grad({f(x, w)}, {x, w}, {}, std::nullopt, /*create_graph=*/true);
+    Tensor h = (g[0] * g[0]).sum() + g[1].sum();
+    std::vector<Tensor> hg = autograd::grad({h}, {x, w});
+    return std::vector<Tensor>{g[0].detach(), g[1].detach(), hg[0], hg[1]};
+  };
+  CompileOptions o;
+  o.dynamic = Dynamic::True;
+  auto compiled = compile(fn), dynamic = compile(fn, o);
+  for (int64_t rows : {4, 6}) {
+    const std::vector<Tensor> want = second(fn, rows);
+    for (auto* f : {&compiled, &dynamic}) {
+      const std::vector<Tensor> got = second([&](const Tensor& x, const Tensor& w) { return (*f)(x, w); }, rows);
+      for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], test::doubles(want[i]), 1e-10, 1e-12);
+    }
+  }
+  EXPECT_EQ(dynamic.stats().compiles, 1);
+  Tensor x = ramp({4, 3}, 0.3, -0.4).requires_grad_();
+  auto noisy = compile([](const Tensor& v) { return dropout(v, 0.5, true).sum(); });
+  EXPECT_NE(error_of([&] { autograd::grad({noisy(x)}, {x}, {}, std::nullopt, /*create_graph=*/true); })
+                .find("cannot be differentiated again (create_graph) because it draws random numbers"),
             std::string::npos);
 }
 

@@ -489,12 +489,22 @@ void CompiledState::record_compile(const Entry& e, double total_ms) {
       case CodeSource::Remote: code_from_remote.fetch_add(1); break;
     }
   }
-  KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", opts.name, e.comp.text("decompose"));
-  KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", opts.name, e.comp.text("plan"));
+  // A training entry compiled two programs: each is logged, named.
+  std::vector<std::pair<std::string, const rt::Compilation*>> comps;
+  if (e.training) {
+    comps = {{opts.name + " (forward)", &e.training->forward_comp}, {opts.name + " (backward)", &e.training->backward_comp}};
+  } else {
+    comps = {{opts.name, &e.comp}};
+  }
+  for (const auto& [name, c] : comps) {
+    KILN_LOG_IF(rt::LogChannel::Decomp, "{}: decomposed graph\n{}", name, c->text("decompose"));
+    KILN_LOG_IF(rt::LogChannel::Fusion, "{}: plan\n{}", name, c->text("plan"));
+  }
   if (rt::log_enabled(rt::LogChannel::Perf)) {
     std::string parts;
-    for (const rt::StageRecord& st : e.comp.stages)
-      if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
+    for (const auto& [name, c] : comps)
+      for (const rt::StageRecord& st : c->stages)
+        if (st.ms >= 0.05) parts += fmt::format(", {} {:.2f}", st.name, st.ms);
     rt::log(rt::LogChannel::Perf, fmt::format("{}: compiled in {:.2f} ms (trace {:.2f}{}), {} kernels{}", opts.name,
                                               total_ms, e.trace_ms, parts, e.kernels,
                                               e.comp.code_source ? fmt::format(", code {}", code_source_name(*e.comp.code_source)) : ""));

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -101,6 +102,23 @@ std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>
                                                 const Backend& be, DriverOptions fwd) {
   auto p = std::make_unique<TrainingProgram>();
   if (fwd.keep_text || !fwd.dump_dir.empty()) p->joint_text = ir::print_graph(*joint);
+  p->joint_graph = joint;
+  p->symbols = fwd.params;
+  {
+    std::vector<size_t> differentiable;  // the results that have cotangents, in order
+    for (size_t j = 0; j < info.output_differentiable.size(); ++j)
+      if (info.output_differentiable[j]) differentiable.push_back(j);
+    int64_t forward_input = 0;
+    for (const ir::Value* v : joint->inputs()) {
+      auto c = std::find(info.cotangents.begin(), info.cotangents.end(), v);
+      p->joint_inputs.push_back(c == info.cotangents.end()
+                                    ? forward_input++
+                                    : -static_cast<int64_t>(differentiable.at(static_cast<size_t>(c - info.cotangents.begin()))) - 1);
+    }
+    for (const ir::Node* n : joint->nodes())
+      if (n->info().has(ir::traits::Random) || n->info().family == ir::OpFamily::Dropout)
+        p->no_replay = fmt::format("it draws random numbers ({})", n->info().name);
+  }
   if (!fwd.dump_dir.empty()) debug_dump(fwd.dump_dir, "joint.kir", p->joint_text);
   passes::PartitionSpec spec;
   spec.num_forward_outputs = info.num_outputs;
@@ -163,6 +181,40 @@ std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>
   return p;
 }
 
+namespace {
+
+// backward with create_graph: the joint graph replayed eagerly on the forward's inputs and the
+// cotangents, so that the gradients it returns have history (the forward is computed again).
+std::vector<Tensor> second_order_backward(const TrainingProgram& p, std::vector<autograd::SavedTensor>& inputs_saved,
+                                          const std::vector<autograd::TensorMeta>& meta,
+                                          const std::vector<Tensor>& grads) {
+  if (!p.no_replay.empty())
+    fail("backward", "a compiled function's backward cannot be differentiated again (create_graph) because {}; "
+                     "differentiate twice with kiln::grad(kiln::grad(f)), which compile() also accepts",
+         p.no_replay);
+  std::vector<Tensor> inputs;
+  for (autograd::SavedTensor& s : inputs_saved) inputs.push_back(s.unpack(nullptr, 0));
+  std::map<std::string, int64_t> symbols;
+  for (const auto& [name, src] : p.symbols) {
+    const Tensor& t = inputs.at(static_cast<size_t>(src.input));
+    symbols[name] = src.stride ? t.stride(src.dim) : t.size(src.dim);
+  }
+  std::vector<Tensor> joint_in;
+  for (int64_t k : p.joint_inputs) {
+    if (k >= 0) {
+      joint_in.push_back(inputs.at(static_cast<size_t>(k)));
+      continue;
+    }
+    const auto j = static_cast<size_t>(-k - 1);
+    joint_in.push_back(j < grads.size() && grads[j].defined() ? grads[j] : meta.at(j).zeros());
+  }
+  std::vector<Tensor> out = replay_graph(*p.joint_graph, joint_in, symbols);
+  const auto first = static_cast<std::ptrdiff_t>(p.joint.num_outputs);
+  return {out.begin() + first, out.begin() + first + static_cast<std::ptrdiff_t>(p.grad_inputs.size())};
+}
+
+}  // namespace
+
 std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> fwd_out = p->forward->run(inputs);
   const size_t n = p->joint.num_outputs;
@@ -190,10 +242,11 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
   }
   std::vector<autograd::TensorMeta> meta;
   for (const Tensor& o : outs) meta.push_back(autograd::TensorMeta::of(o));
-  auto backward = [p, saved, carriers, meta](std::vector<Tensor> grads) {
-    if (GradMode::is_enabled())
-      fail("backward", "a compiled function's backward cannot be differentiated again (create_graph); differentiate "
-                       "twice with kiln::grad(kiln::grad(f)), which compile() also accepts");
+  // The forward's inputs, for a backward with create_graph (version-checked when read).
+  auto inputs_saved = std::make_shared<std::vector<autograd::SavedTensor>>();
+  for (const Tensor& t : inputs) inputs_saved->emplace_back(t, false);
+  auto backward = [p, saved, inputs_saved, carriers, meta](std::vector<Tensor> grads) {
+    if (GradMode::is_enabled()) return second_order_backward(*p, *inputs_saved, meta, grads);
     std::vector<Tensor> in;
     for (const autograd::SavedTensor& s : *saved) in.push_back(s.unpack(nullptr, 0).contiguous());
     for (size_t j = 0; j < p->joint.num_outputs; ++j) {
@@ -204,8 +257,10 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
     in.insert(in.end(), carriers.begin(), carriers.end());
     return p->backward->run(in);
   };
-  auto node = std::make_shared<autograd::FunctionNode>("CompiledFunctionBackward", backward,
-                                                       [saved] { for (auto& s : *saved) s.release(); });
+  auto node = std::make_shared<autograd::FunctionNode>("CompiledFunctionBackward", backward, [saved, inputs_saved] {
+    for (auto& s : *saved) s.release();
+    for (auto& s : *inputs_saved) s.release();
+  });
   for (size_t k : p->grad_inputs) node->mutable_next_edges().push_back(autograd::gradient_edge(inputs.at(k)));
   node->set_output_meta(std::move(meta));
   for (size_t j = 0; j < n; ++j)

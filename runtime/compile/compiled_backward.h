@@ -21,6 +21,7 @@
 #include "runtime/pipeline.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,14 @@ struct TrainingProgram {
   std::vector<size_t> writebacks;
   std::string partition_report;
   std::string joint_text;
+  // A second derivative (backward with create_graph) replays the joint graph eagerly instead
+  // (frontend/function_transforms.h replay_graph): its ops record history, from the forward's
+  // inputs and the cotangents. joint_inputs: per joint input, the forward input it is (>= 0),
+  // or -(j + 1) for the cotangent of result j; symbols: where each size symbol is read.
+  std::shared_ptr<const ir::Graph> joint_graph;
+  std::vector<int64_t> joint_inputs;
+  std::map<std::string, ParamSource> symbols;
+  std::string no_replay;  // why the joint cannot be replayed (a random draw), or empty
 };
 
 // Partitions the joint graph and compiles both halves with `be`; `fwd` are the options of the
