@@ -6,7 +6,8 @@
 //
 // overhead/compiled_add_1: a warm compiled `a + b` on 1-element tensors (guard check, cache
 // hit, output allocation, one tiny kernel). overhead/eager_add_1: eager `a + b` on 1-element
-// tensors. compile/softmax_cold and compile/mlp_cold: each iteration constructs a new
+// tensors. overhead/eager_view_1: an eager narrow of an [8, 8] tensor (a view: metadata, the
+// storage shared, the base recorded). compile/softmax_cold and compile/mlp_cold: each iteration constructs a new
 // compile() object and makes its first call (trace, passes, LLVM codegen, run), timed by hand;
 // the per-sample times go to side().samples and the summary reports their median.
 #include "bench/bench_common.h"
@@ -55,6 +56,15 @@ void bm_eager_add(benchmark::State& st) {
   }
 }
 
+void bm_eager_view(benchmark::State& st) {
+  Tensor x = ones({8, 8});
+  Tensor v = x.narrow(0, 1, 4);
+  for (auto _ : st) {
+    v = x.narrow(0, 1, 4);
+    benchmark::DoNotOptimize(v.impl());
+  }
+}
+
 template <typename Make>
 void cold_compile(benchmark::State& st, const char* name, Make make) {
   std::vector<double>& samples = side().samples[name];
@@ -100,6 +110,7 @@ void register_stream_benchmark() {
 void register_overhead_benchmarks() {
   benchmark::RegisterBenchmark("overhead/compiled_add_1", bm_compiled_add)->UseRealTime();
   benchmark::RegisterBenchmark("overhead/eager_add_1", bm_eager_add)->UseRealTime();
+  benchmark::RegisterBenchmark("overhead/eager_view_1", bm_eager_view)->UseRealTime();
   // Fixed sample counts: each sample is a full compilation (milliseconds to tens of them).
   benchmark::RegisterBenchmark("compile/softmax_cold", bm_softmax_cold)
       ->UseManualTime()
