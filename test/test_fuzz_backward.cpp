@@ -6,7 +6,9 @@
 // to f64 rounding, or to that of a narrower type the program computes in); its floating outputs that require grad are contracted with fixed cotangents
 // and autograd::grad gives the gradient of every leaf. Programs that raise, draw random values
 // or give non-finite results are skipped. KILN_FUZZ_SEED and KILN_FUZZ_BACKWARD_ITERS choose
-// the programs (program i uses seed + i; a failure prints its seed and text).
+// the programs (program i uses seed + i; a failure prints its seed and text). FuzzBackward.
+// MatchesPyTorch checks the tape against PyTorch's gradients of other seeded programs
+// (test/fuzz_golden_grad, written by tools/fuzz_golden_grad.py).
 #include "kiln/kiln.h"
 
 #include "runtime/compile/compile.h"
@@ -15,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace kiln::fuzz {
 namespace {
@@ -182,6 +186,62 @@ TEST(FuzzBackward, CompiledAndTransformedGradientsMatchTheTape) {
   }
   std::printf("[fuzz backward] %d programs' gradients compared in 3 modes\n", compared);
   EXPECT_GT(compared, static_cast<int>(iters / 4));
+}
+
+constexpr uint64_t kGoldenSeed = 910000;
+
+// The emitter: KILN_FUZZ_BACKWARD_EMIT=path [KILN_FUZZ_ITERS=n] writes the programs of seeds
+// kGoldenSeed.. that draw no random values, for tools/fuzz_golden_grad.py.
+TEST(FuzzBackward, Emit) {
+  const char* path = std::getenv("KILN_FUZZ_BACKWARD_EMIT");
+  if (!path) GTEST_SKIP() << "set KILN_FUZZ_BACKWARD_EMIT=<file> to write programs for tools/fuzz_golden_grad.py";
+  const uint64_t n = env_u64("KILN_FUZZ_ITERS", 200);
+  std::ofstream out(path);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Program p = generate(kGoldenSeed + i);
+    if (!draws_random(p)) out << golden_head(p) << "end\n";
+  }
+}
+
+// test/fuzz_golden_grad/*.txt: PyTorch's gradients of those programs (f64 leaves, the
+// cotangents above), written by tools/fuzz_golden_grad.py; the tape must match them (the test
+// above ties the compiled modes and vjp to the tape). Records torch could not differentiate, or
+// whose values are not finite, are "skip".
+TEST(FuzzBackward, MatchesPyTorch) {
+  const std::filesystem::path dir = std::filesystem::path(KILN_TEST_DATA_DIR) / "fuzz_golden_grad";
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  int compared = 0, skipped = 0, reported = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt") continue;
+    for (const GoldenRecord& r : read_golden_records(entry.path().string())) {
+      if (r.results.empty() || r.results[0].rfind("skip", 0) == 0) {
+        ++skipped;
+        continue;
+      }
+      const Program p = Program::parse(r.program);
+      const std::vector<Tensor> in = golden_inputs(p, r);
+      std::vector<Tensor> want;
+      for (const std::string& line : r.results) {
+        ScalarType dt;
+        std::vector<int64_t> shape;
+        std::vector<double> vals;
+        parse_value_line(line, 2, &dt, &shape, &vals);
+        want.push_back(tensor_of(dt, shape, vals));
+      }
+      std::string what;
+      try {
+        const Grads got = gradients(in, [&p](const std::vector<Tensor>& x) { return replay(p, x); });
+        what = differ(want, got.grads, tolerance_of(p, in));
+      } catch (const std::exception& err) {
+        what = std::string("raised: ") + err.what();
+      }
+      if (!what.empty() && reported++ < 10)
+        ADD_FAILURE() << "[fuzz backward golden] " << entry.path().filename().string() << ": " << what << "\n" << r.program;
+      ++compared;
+    }
+  }
+  std::printf("[fuzz backward golden] %d programs' gradients compared with PyTorch's, %d skipped\n", compared, skipped);
+  EXPECT_GT(compared, 50);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -335,6 +336,88 @@ std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, 
   for (int o : p.outputs) outs.push_back(vals.at(static_cast<size_t>(o)));
   if (all) *all = vals;
   return outs;
+}
+
+// ---- golden files ------------------------------------------------------------------------------
+
+std::vector<GoldenRecord> read_golden_records(const std::string& file) {
+  std::ifstream in(file);
+  std::vector<GoldenRecord> recs;
+  std::string line;
+  GoldenRecord r;
+  auto starts = [&](const char* s) { return line.rfind(s, 0) == 0; };
+  while (std::getline(in, line)) {
+    if (line == "begin") r = GoldenRecord{};
+    else if (line == "end") recs.push_back(r);
+    else if (starts("input %")) r.inputs.push_back(line);
+    else if (starts("out ") || starts("error") || starts("grad ") || starts("skip")) r.results.push_back(line);
+    else if (!starts("#") && !starts("torch: ")) r.program += line + "\n";
+  }
+  return recs;
+}
+
+void parse_value_line(const std::string& line, int skip, ScalarType* dt, std::vector<int64_t>* shape,
+                      std::vector<double>* vals) {
+  std::istringstream ss(line);
+  std::string tok;
+  for (int i = 0; i < skip; ++i) ss >> tok;
+  ss >> tok;
+  *dt = dtype_parse(tok);
+  ss >> tok;
+  Attrs a;
+  a.set("s", tok);
+  *shape = a.ints("s");
+  ss >> tok;  // ':'
+  vals->clear();
+  while (ss >> tok) vals->push_back(tok == "nan" ? NAN : tok == "inf" ? INFINITY : tok == "-inf" ? -INFINITY : std::stod(tok));
+}
+
+Tensor tensor_of(ScalarType dt, const std::vector<int64_t>& shape, const std::vector<double>& vals) {
+  return dispatch_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> x;
+    for (double v : vals) {
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) x.push_back(T(static_cast<float>(v)));
+      else x.push_back(static_cast<T>(v));
+    }
+    return test::make<T>(x, shape);
+  });
+}
+
+std::vector<Tensor> golden_inputs(const Program& p, const GoldenRecord& r) {
+  std::vector<int> ids = p.input_ids();
+  if (ids.size() != r.inputs.size())
+    throw std::runtime_error("golden record: " + std::to_string(r.inputs.size()) + " inputs for a program of " +
+                             std::to_string(ids.size()));
+  std::vector<Tensor> inputs;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    ScalarType dt;
+    std::vector<int64_t> shape;
+    std::vector<double> vals;
+    parse_value_line(r.inputs[k], 2, &dt, &shape, &vals);
+    inputs.push_back(build_input(p, ids[k], 0, vals));
+  }
+  return inputs;
+}
+
+std::string golden_head(const Program& p) {
+  std::string out = "begin\n" + p.text();
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const Node& node = p.nodes[k];
+    if (node.op == "input") continue;
+    std::vector<std::string> names;
+    for (int a : node.args) names.push_back("v" + std::to_string(a));
+    out += "torch: v" + std::to_string(k) + " = " + find_op(node.op)->torch(names, node.attrs) + "\n";
+  }
+  const std::vector<Tensor> in = make_inputs(p, 0);
+  const std::vector<int> ids = p.input_ids();
+  for (size_t k = 0; k < ids.size(); ++k) {
+    out += "input %" + std::to_string(ids[k]) + " " + dtype_text(in[k].dtype()) + " " + fmt_ints(in[k].sizes().vec()) +
+           " :";
+    for (double v : in[k].to_vector<double>()) out += " " + fmt_double(v);
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace kiln::fuzz

@@ -201,4 +201,23 @@ std::vector<Failure> run_against(const Program& p, const std::vector<Tensor>& in
 
 uint64_t env_u64(const char* name, uint64_t fallback);
 
+// ---- golden files (test/fuzz_golden, test/fuzz_golden_grad) ---------------------------------
+// A block between "begin" and "end": the program's text, its "input %id <dtype> [shape] :
+// values" lines and its results ("out ...", "error ...", "grad ...", "skip ...").
+struct GoldenRecord {
+  std::string program;
+  std::vector<std::string> inputs, results;
+};
+std::vector<GoldenRecord> read_golden_records(const std::string& file);
+// The "<dtype> [shape] : values" part of a line, after its first `skip` tokens.
+void parse_value_line(const std::string& line, int skip, ScalarType* dt, std::vector<int64_t>* shape,
+                      std::vector<double>* vals);
+// A tensor of dtype `dt` and `shape` holding `vals` (row-major).
+Tensor tensor_of(ScalarType dt, const std::vector<int64_t>& shape, const std::vector<double>& vals);
+// p's inputs (in id order) rebuilt, with their layouts, from a record's input lines.
+std::vector<Tensor> golden_inputs(const Program& p, const GoldenRecord& r);
+// What an emitter writes for p before its results: "begin", the text, one "torch: vK = ..."
+// line per op (tools/fuzz_golden*.py run them) and the inputs of variant 0.
+std::string golden_head(const Program& p);
+
 }  // namespace kiln::fuzz
