@@ -54,6 +54,7 @@ const DerivativeTable& table() {
     add_pool_derivatives(d);
     add_attention_derivatives(d);
     add_dropout_derivatives(d);
+    add_activation_derivatives(d);
     return d;
   }();
   return t;

@@ -109,5 +109,6 @@ void add_norm_derivatives(DerivativeTable& t);
 void add_pool_derivatives(DerivativeTable& t);
 void add_attention_derivatives(DerivativeTable& t);
 void add_dropout_derivatives(DerivativeTable& t);
+void add_activation_derivatives(DerivativeTable& t);
 
 }  // namespace kiln::autograd

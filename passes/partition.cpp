@@ -109,6 +109,8 @@ class MaxFlow {
 bool recomputable(const ir::Node& n) {
   const ir::OpInfo& info = n.info();
   if (info.has(ir::traits::Random) || info.has(ir::traits::Extern)) return false;
+  // An activation kept whole for its derivative rule (relu) is elementwise too.
+  if (info.family == ir::OpFamily::Activation) return true;
   if (info.level != ir::OpLevel::Prim) return false;
   switch (info.family) {
     case ir::OpFamily::Unary:

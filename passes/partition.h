@@ -11,7 +11,8 @@
 //
 // Which values cross is a minimum cut. Every value the backward needs is either saved by the
 // forward (costing its bytes) or recomputed in the backward from saved values. Only cheap ops
-// may be recomputed: elementwise ops, views, casts and constants; a matrix product, a
+// may be recomputed: elementwise ops (activations kept whole for their rule, such as relu,
+// included), views, casts and constants; a matrix product, a
 // convolution, a reduction or a random draw is computed once, in the forward, and its result
 // saved if the backward needs it. Among all choices the cut saves the fewest bytes, so that a
 // chain like gelu(x @ w + b) saves the product and recomputes the activation, and a

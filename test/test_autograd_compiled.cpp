@@ -137,6 +137,20 @@ TEST(AutogradCompiled, ExplainShowsTheJointGraphAndThePartition) {
   EXPECT_NE(text.find("--- backward program: plan"), std::string::npos) << text;
 }
 
+// relu keeps its own rule, which reads its result; the cut recomputes that result from a value
+// it saves anyway rather than saving it too.
+TEST(AutogradCompiled, ReluIsRecomputedNotSaved) {
+  Tensor w = ramp({6, 8}, 0.37, 0.1).requires_grad_();
+  auto step = compile([&w](const Tensor& x) {
+    Tensor y = x.mm(w);
+    return (relu(y) + y * y).sum();  // y * y's gradient needs y
+  });
+  const std::string text = step.explain(ramp({5, 6}, 0.11, 0.2));
+  EXPECT_NE(text.find("partition: 2 values saved, 560 bytes; recomputed in the backward:"), std::string::npos)
+      << text;  // x [5, 6] and y [5, 8], f64
+  EXPECT_NE(text.find(", relu\n"), std::string::npos) << text;
+}
+
 // KILN_LOG=decomp,fusion shows both programs of a training entry, named.
 TEST(AutogradCompiled, LogsShowTheForwardAndTheBackward) {
   test::EnvScope env("KILN_LOG", "decomp,fusion");
