@@ -44,16 +44,27 @@ class Replay {
   }
   bool active(const Tensor& t) const { return t.defined() && active_.count(t.impl()); }
 
-  std::vector<Tensor> run(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+  // `symbols`: values of size symbols that attributes name (evaluated first), when the graph
+  // runs eagerly on concrete tensors; empty inside a trace.
+  std::vector<Tensor> run(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                          const std::map<std::string, int64_t>& symbols = {}) {
     std::unordered_map<const ir::Value*, Tensor> env;
     if (inputs.size() != g.inputs().size())
       internal_fail("replay: {} inputs for a graph of {}", inputs.size(), g.inputs().size());
     for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs()[i]] = inputs[i];
+    auto bound = [&](const ir::Expr& e) { return e.is_const() ? e : ir::Expr(e.evaluate(symbols)); };
     for (const ir::Node* n : g.nodes()) {
       std::vector<Tensor> ins;
       ins.reserve(n->inputs().size());
       for (const ir::Value* v : n->inputs()) ins.push_back(env.at(v));
-      std::vector<Tensor> outs = node(*n, std::move(ins));
+      ir::AttrList attrs = n->attrs();
+      if (!symbols.empty())
+        for (ir::AttrValue& a : attrs.values()) {
+          if (ir::Expr* e = std::get_if<ir::Expr>(&a)) *e = bound(*e);
+          if (auto* es = std::get_if<std::vector<ir::Expr>>(&a))
+            for (ir::Expr& e : *es) e = bound(e);
+        }
+      std::vector<Tensor> outs = node(*n, std::move(ins), attrs);
       for (size_t k = 0; k < n->outputs().size(); ++k) env[n->outputs()[k]] = outs.at(k);
     }
     std::vector<Tensor> out;
@@ -62,10 +73,10 @@ class Replay {
   }
 
  private:
-  std::vector<Tensor> node(const ir::Node& n, std::vector<Tensor> ins) {
+  std::vector<Tensor> node(const ir::Node& n, std::vector<Tensor> ins, const ir::AttrList& attrs) {
     bool any = false;
     for (const Tensor& t : ins) any = any || active(t);
-    if (!any) return dispatch(OpCall{n.op(), std::move(ins), n.attrs()});
+    if (!any) return dispatch(OpCall{n.op(), std::move(ins), attrs});
     const ir::OpInfo& info = n.info();
     if (info.family == ir::OpFamily::Custom)
       fail(info.name, "custom op '{}' has no derivative, and its input depends on a differentiated argument",
@@ -77,9 +88,9 @@ class Replay {
       if (!sub) internal_fail("{} has neither a derivative rule nor a decomposition", info.name);
       return run(*sub, ins);
     }
-    std::vector<Tensor> outs = dispatch(OpCall{n.op(), ins, n.attrs()});
+    std::vector<Tensor> outs = dispatch(OpCall{n.op(), ins, attrs});
     if (d->not_differentiable) return outs;
-    TapeEntry e{n.op(), n.attrs(), ins, outs, {}, d};
+    TapeEntry e{n.op(), attrs, ins, outs, {}, d};
     for (const Tensor& t : ins) e.needs.push_back(active(t));
     for (size_t k = 0; k < outs.size(); ++k)
       if (d->outputs & autograd::bit(static_cast<int>(k))) mark_active(outs[k]);
@@ -224,26 +235,7 @@ CapturedVjp vjp_with_captured(const TensorFn& fn, const std::vector<Tensor>& pri
 
 std::vector<Tensor> replay_graph(const ir::Graph& g, const std::vector<Tensor>& inputs,
                                  const std::map<std::string, int64_t>& symbols) {
-  if (inputs.size() != g.inputs().size())
-    internal_fail("replay_graph: {} inputs for a graph of {}", inputs.size(), g.inputs().size());
-  auto bound = [&](const ir::Expr& e) { return e.is_const() ? e : ir::Expr(e.evaluate(symbols)); };
-  std::unordered_map<const ir::Value*, Tensor> env;
-  for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs()[i]] = inputs[i];
-  for (const ir::Node* n : g.nodes()) {
-    std::vector<Tensor> ins;
-    for (const ir::Value* v : n->inputs()) ins.push_back(env.at(v));
-    ir::AttrList attrs = n->attrs();
-    for (ir::AttrValue& a : attrs.values()) {
-      if (ir::Expr* e = std::get_if<ir::Expr>(&a)) *e = bound(*e);
-      if (auto* es = std::get_if<std::vector<ir::Expr>>(&a))
-        for (ir::Expr& e : *es) e = bound(e);
-    }
-    std::vector<Tensor> outs = dispatch(OpCall{n->op(), std::move(ins), std::move(attrs)});
-    for (size_t k = 0; k < n->outputs().size(); ++k) env[n->outputs()[k]] = outs.at(k);
-  }
-  std::vector<Tensor> out;
-  for (const ir::Value* v : g.outputs()) out.push_back(env.at(v));
-  return out;
+  return Replay().run(g, inputs, symbols);  // no primals: every op dispatches as a user's call
 }
 
 namespace {

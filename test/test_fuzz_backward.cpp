@@ -18,7 +18,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 namespace kiln::fuzz {
 namespace {
@@ -195,12 +194,8 @@ constexpr uint64_t kGoldenSeed = 910000;
 TEST(FuzzBackward, Emit) {
   const char* path = std::getenv("KILN_FUZZ_BACKWARD_EMIT");
   if (!path) GTEST_SKIP() << "set KILN_FUZZ_BACKWARD_EMIT=<file> to write programs for tools/fuzz_golden_grad.py";
-  const uint64_t n = env_u64("KILN_FUZZ_ITERS", 200);
-  std::ofstream out(path);
-  for (uint64_t i = 0; i < n; ++i) {
-    const Program p = generate(kGoldenSeed + i);
-    if (!draws_random(p)) out << golden_head(p) << "end\n";
-  }
+  write_golden_heads(path, kGoldenSeed, env_u64("KILN_FUZZ_ITERS", 200), GenOptions{},
+                     [](const Program& p) { return !draws_random(p); });
 }
 
 // test/fuzz_golden_grad/*.txt: PyTorch's gradients of those programs (f64 leaves, the

@@ -19,7 +19,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 namespace kiln::fuzz {
 namespace {
@@ -30,14 +29,9 @@ constexpr uint64_t kGoldenSeed = 900000;
 TEST(FuzzGolden, Emit) {
   const char* path = std::getenv("KILN_FUZZ_EMIT");
   if (!path) GTEST_SKIP() << "set KILN_FUZZ_EMIT=<file> to write programs for tools/fuzz_golden.py";
-  const uint64_t n = env_u64("KILN_FUZZ_ITERS", 300);
-  std::ofstream out(path);
-  for (uint64_t i = 0; i < n; ++i) {
-    GenOptions o;
-    o.max_steps = 6;
-    out << golden_head(generate(kGoldenSeed + i, o)) << "end\n";
-  }
-  std::printf("[fuzz] wrote %llu programs to %s\n", static_cast<unsigned long long>(n), path);
+  GenOptions o;
+  o.max_steps = 6;
+  write_golden_heads(path, kGoldenSeed, env_u64("KILN_FUZZ_ITERS", 300), o);
 }
 
 TEST(FuzzGolden, MatchesTorch) {

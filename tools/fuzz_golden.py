@@ -84,8 +84,8 @@ def run_block(lines):
     return out
 
 
-def main():
-    src, dst = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "test/fuzz_golden"
+def read_emitted(src):
+    # The blocks between "begin" and "end" of an emitted program file, as lists of lines.
     blocks, cur = [], None
     with open(src) as f:
         for line in f:
@@ -97,15 +97,26 @@ def main():
                 cur = None
             elif cur is not None:
                 cur.append(line)
+    return blocks
+
+
+def write_goldens(blocks, dst, what, run):
+    # run(block) for every block, PER_FILE records to a file programs_NNN.txt under dst.
     os.makedirs(dst, exist_ok=True)
-    torch.manual_seed(0)
     for start in range(0, len(blocks), PER_FILE):
         path = os.path.join(dst, "programs_%03d.txt" % (start // PER_FILE))
         with open(path, "w") as f:
-            f.write("# kiln fuzz golden outputs: written by tools/fuzz_golden.py with torch %s; do not edit.\n" % torch.__version__)
+            f.write("# kiln fuzz golden %s: written by tools/%s with torch %s; do not edit.\n"
+                    % (what, os.path.basename(sys.argv[0]), torch.__version__))
             for b in blocks[start:start + PER_FILE]:
-                f.write("begin\n" + "\n".join(run_block(b)) + "\nend\n")
+                f.write("begin\n" + "\n".join(run(b)) + "\nend\n")
         print("wrote", path)
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "test/fuzz_golden"
+    torch.manual_seed(0)
+    write_goldens(read_emitted(src), dst, "outputs", run_block)
 
 
 if __name__ == "__main__":

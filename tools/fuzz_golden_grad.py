@@ -12,16 +12,12 @@
 # Run by hand (docs/testing.md):
 #   /tmp/pt/bin/python tools/fuzz_golden_grad.py /tmp/fuzz_backward.txt test/fuzz_golden_grad
 import math
-import os
 import sys
 
 import torch
 
 from golden_values import DTYPES, fmt
-from fuzz_golden import parse_shape
-
-PER_FILE = 100
-
+from fuzz_golden import parse_shape, read_emitted, write_goldens
 
 def cotangent(shape, j):
     n = math.prod(shape)
@@ -84,26 +80,7 @@ def run_block(lines):
 
 def main():
     src, dst = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "test/fuzz_golden_grad"
-    blocks, cur = [], None
-    with open(src) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line == "begin":
-                cur = []
-            elif line == "end":
-                blocks.append(cur)
-                cur = None
-            elif cur is not None:
-                cur.append(line)
-    os.makedirs(dst, exist_ok=True)
-    for start in range(0, len(blocks), PER_FILE):
-        path = os.path.join(dst, "programs_%03d.txt" % (start // PER_FILE))
-        with open(path, "w") as f:
-            f.write("# kiln fuzz golden gradients: written by tools/fuzz_golden_grad.py with torch %s; do not edit.\n"
-                    % torch.__version__)
-            for b in blocks[start:start + PER_FILE]:
-                f.write("begin\n" + "\n".join(run_block(b)) + "\nend\n")
-        print("wrote", path)
+    write_goldens(read_emitted(src), dst, "gradients", run_block)
 
 
 if __name__ == "__main__":

@@ -185,15 +185,16 @@ namespace {
 
 // backward with create_graph: the joint graph replayed eagerly on the forward's inputs and the
 // cotangents, so that the gradients it returns have history (the forward is computed again).
-std::vector<Tensor> second_order_backward(const TrainingProgram& p, std::vector<autograd::SavedTensor>& inputs_saved,
-                                          const std::vector<autograd::TensorMeta>& meta,
+// `saved`: the saved values (num_saved), then the forward's inputs.
+std::vector<Tensor> second_order_backward(const TrainingProgram& p, const std::vector<autograd::SavedTensor>& saved,
+                                          size_t num_saved, const std::vector<autograd::TensorMeta>& meta,
                                           const std::vector<Tensor>& grads) {
   if (!p.no_replay.empty())
     fail("backward", "a compiled function's backward cannot be differentiated again (create_graph) because {}; "
                      "differentiate twice with kiln::grad(kiln::grad(f)), which compile() also accepts",
          p.no_replay);
   std::vector<Tensor> inputs;
-  for (autograd::SavedTensor& s : inputs_saved) inputs.push_back(s.unpack(nullptr, 0));
+  for (size_t k = num_saved; k < saved.size(); ++k) inputs.push_back(saved[k].unpack(nullptr, 0));
   std::map<std::string, int64_t> symbols;
   for (const auto& [name, src] : p.symbols) {
     const Tensor& t = inputs.at(static_cast<size_t>(src.input));
@@ -232,8 +233,13 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
     Tensor target = inputs.at(p->writebacks[k]);
     target.copy_(fwd_out.at(n + k));
   }
+  // The saved values, then the forward's inputs (read only by a backward with create_graph),
+  // in one vector: one allocation per call.
   auto saved = std::make_shared<std::vector<autograd::SavedTensor>>();
+  const size_t num_saved = fwd_out.size() - n - p->writebacks.size();
+  saved->reserve(num_saved + inputs.size());
   for (size_t k = n + p->writebacks.size(); k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
+  for (const Tensor& t : inputs) saved->emplace_back(t, false);
   std::vector<Tensor> carriers;
   for (const ParamSource& s : p->carriers) {
     const Tensor& t = inputs.at(static_cast<size_t>(s.input));
@@ -242,13 +248,10 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
   }
   std::vector<autograd::TensorMeta> meta;
   for (const Tensor& o : outs) meta.push_back(autograd::TensorMeta::of(o));
-  // The forward's inputs, for a backward with create_graph (version-checked when read).
-  auto inputs_saved = std::make_shared<std::vector<autograd::SavedTensor>>();
-  for (const Tensor& t : inputs) inputs_saved->emplace_back(t, false);
-  auto backward = [p, saved, inputs_saved, carriers, meta](std::vector<Tensor> grads) {
-    if (GradMode::is_enabled()) return second_order_backward(*p, *inputs_saved, meta, grads);
+  auto backward = [p, saved, num_saved, carriers, meta](std::vector<Tensor> grads) {
+    if (GradMode::is_enabled()) return second_order_backward(*p, *saved, num_saved, meta, grads);
     std::vector<Tensor> in;
-    for (const autograd::SavedTensor& s : *saved) in.push_back(s.unpack(nullptr, 0).contiguous());
+    for (size_t k = 0; k < num_saved; ++k) in.push_back((*saved)[k].unpack(nullptr, 0).contiguous());
     for (size_t j = 0; j < p->joint.num_outputs; ++j) {
       if (!p->joint.output_differentiable[j]) continue;
       const Tensor g = j < grads.size() && grads[j].defined() ? grads[j] : meta[j].zeros();
@@ -257,10 +260,8 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
     in.insert(in.end(), carriers.begin(), carriers.end());
     return p->backward->run(in);
   };
-  auto node = std::make_shared<autograd::FunctionNode>("CompiledFunctionBackward", backward, [saved, inputs_saved] {
-    for (auto& s : *saved) s.release();
-    for (auto& s : *inputs_saved) s.release();
-  });
+  auto node = std::make_shared<autograd::FunctionNode>("CompiledFunctionBackward", backward,
+                                                       [saved] { for (auto& s : *saved) s.release(); });
   for (size_t k : p->grad_inputs) node->mutable_next_edges().push_back(autograd::gradient_edge(inputs.at(k)));
   node->set_output_meta(std::move(meta));
   for (size_t j = 0; j < n; ++j)

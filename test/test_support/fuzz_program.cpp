@@ -420,4 +420,14 @@ std::string golden_head(const Program& p) {
   return out;
 }
 
+void write_golden_heads(const std::string& path, uint64_t first, uint64_t n, const GenOptions& opts,
+                        const std::function<bool(const Program&)>& keep) {
+  std::ofstream out(path);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Program p = generate(first + i, opts);
+    if (!keep || keep(p)) out << golden_head(p) << "end\n";
+  }
+  std::printf("[fuzz] wrote the programs of %llu seeds to %s\n", static_cast<unsigned long long>(n), path.c_str());
+}
+
 }  // namespace kiln::fuzz

@@ -219,5 +219,9 @@ std::vector<Tensor> golden_inputs(const Program& p, const GoldenRecord& r);
 // What an emitter writes for p before its results: "begin", the text, one "torch: vK = ..."
 // line per op (tools/fuzz_golden*.py run them) and the inputs of variant 0.
 std::string golden_head(const Program& p);
+// An emitter's file: golden_head of the programs of seeds first..first + n - 1 that `keep`
+// accepts (all when it is empty).
+void write_golden_heads(const std::string& path, uint64_t first, uint64_t n, const GenOptions& opts,
+                        const std::function<bool(const Program&)>& keep = {});
 
 }  // namespace kiln::fuzz
