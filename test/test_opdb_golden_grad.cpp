@@ -7,8 +7,12 @@
 // same gradients within atol 1e-7 + rtol 1e-6: f64 arithmetic whose order differs. Unlike the
 // finite differences, this checks the gradients at kinks, ties and jumps against PyTorch's
 // conventions (relu'(0) = 0, a max's gradient split among ties, ...).
+//
+// The compiled and Dynamic::True tests also check each sample's gradients against finite
+// differences of the compiled function (test_support/grad_check.h), so that the training entry
+// compiled for the PyTorch comparison serves both.
 #include "test_support/files.h"
-#include "test_support/grad_run.h"
+#include "test_support/grad_check.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -96,6 +100,7 @@ std::string inputs_hash(const opdb::GoldenRecord& r) {
 
 struct Tally {
   int samples = 0, values = 0;
+  opdb::GradCheckTally differences;
 };
 
 void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GradRecord& want, opdb::Mode m, Tally& tally) {
@@ -104,6 +109,9 @@ void check_sample(const opdb::OpEntry& e, const opdb::Sample& s, const GradRecor
   EXPECT_EQ(r->diff_outputs, *want.outputs) << "the outputs that require grad differ from PyTorch's";
   if (r->diff_outputs != *want.outputs || r->diff_outputs.empty()) return;
   const std::vector<Tensor> grads = opdb::grads_of(*r);
+  // The compiled gradients against finite differences of the compiled function too (the eager
+  // ones: test_opdb_gradcheck.cpp), while its training entry is compiled.
+  if (m != opdb::Mode::Eager && !opdb::not_by_differences(e.name)) opdb::check_finite_differences(*r, grads, tally.differences);
   for (size_t n = 0; n < r->inputs.size(); ++n) {
     const size_t i = r->inputs[n];
     auto it = want.grads.find(i);
@@ -176,7 +184,7 @@ std::vector<Case> cases() {
 class GoldenGrad : public ::testing::TestWithParam<Case> {};
 
 // Eager: the tape. Compiled and Dynamic::True: compile() of the entry called on tensors that
-// require grad, whose backward is a compiled program.
+// require grad, whose backward is a compiled program; their finite differences too.
 TEST_P(GoldenGrad, MatchesPyTorch) {
   const std::string& family = GetParam().family;
   const opdb::Mode mode = GetParam().mode;
@@ -199,8 +207,10 @@ TEST_P(GoldenGrad, MatchesPyTorch) {
       }
     }
   }
-  std::printf("[golden grad] %s, %s: %d samples, %d values compared\n", family.c_str(), opdb::mode_name(mode),
-              tally.samples, tally.values);
+  std::printf("[golden grad] %s, %s: %d samples, %d values compared; finite differences: %d samples, %d elements "
+              "checked, %d non-smooth elements skipped\n",
+              family.c_str(), opdb::mode_name(mode), tally.samples, tally.values, tally.differences.samples,
+              tally.differences.elements, tally.differences.skipped_kinks);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenGrad, ::testing::ValuesIn(cases()), [](const ::testing::TestParamInfo<Case>& i) {

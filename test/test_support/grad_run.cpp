@@ -38,6 +38,7 @@ Tensor cotangent(IntArrayRef sizes, size_t j) {
 
 std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m) {
   GradRun r;
+  r.mode = m;
   for (size_t i = 0; i < s.size(); ++i) {
     const Tensor& t = s[i];
     if (t.defined() && is_floating_point(t.dtype())) {
@@ -50,7 +51,8 @@ std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m) {
   }
   if (r.inputs.empty()) return std::nullopt;
   try {
-    r.outputs = run(e, fresh(r.leaves), m);
+    r.fn = runner(e, s.size(), m);
+    r.outputs = r.fn(fresh(r.leaves));
   } catch (const Error&) {
     return std::nullopt;
   }

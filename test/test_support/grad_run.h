@@ -24,6 +24,8 @@ const std::vector<std::string>& families();
 Tensor cotangent(IntArrayRef sizes, size_t j);
 
 struct GradRun {
+  Mode mode = Mode::Eager;
+  Fn fn;                            // the entry's function as `mode` runs it (opdb::runner)
   std::vector<Tensor> leaves;       // the sample, floating inputs as f64 leaves
   std::vector<size_t> inputs;       // which inputs are leaves
   std::vector<Tensor> outputs;

@@ -239,23 +239,42 @@ namespace {
 
 template <size_t> using TensorArg = const Tensor&;
 
-// compile() of a function with one Tensor parameter per sample input, called on the sample.
+// compile() of a function with one Tensor parameter per sample input, kept for calls on
+// samples of that many inputs.
 template <size_t... I>
-std::vector<Tensor> run_compiled_n(const Fn& f, const Sample& in, const CompileOptions& o, std::index_sequence<I...>) {
-  return compile([&f](TensorArg<I>... a) { return f({a...}); }, o)(in[I]...);
+Fn compiled_runner_n(const Fn& f, const CompileOptions& o, std::index_sequence<I...>) {
+  auto call = [f](TensorArg<I>... a) { return f({a...}); };
+  auto c = std::make_shared<CompiledFunction<decltype(call)>>(call, o);
+  return [c](const Sample& in) { return (*c)(in[I]...); };
 }
 
 constexpr size_t kMaxInputs = 13;  // the transformer block's
 
 template <size_t N = 1>
-std::vector<Tensor> run_compiled(const OpEntry& e, const Sample& in, const CompileOptions& o) {
-  if (in.size() == N) return run_compiled_n(e.fn, in, o, std::make_index_sequence<N>{});
-  if constexpr (N < kMaxInputs) return run_compiled<N + 1>(e, in, o);
-  throw std::logic_error("opdb: " + e.name + " has " + std::to_string(in.size()) + " inputs; run() handles 1 to " +
+Fn compiled_runner(const OpEntry& e, size_t inputs, const CompileOptions& o) {
+  if (inputs == N) return compiled_runner_n(e.fn, o, std::make_index_sequence<N>{});
+  if constexpr (N < kMaxInputs) return compiled_runner<N + 1>(e, inputs, o);
+  throw std::logic_error("opdb: " + e.name + " has " + std::to_string(inputs) + " inputs; run() handles 1 to " +
                          std::to_string(kMaxInputs));
 }
 
+std::vector<Tensor> run_compiled(const OpEntry& e, const Sample& in, const CompileOptions& o) {
+  return compiled_runner(e, in.size(), o)(in);
+}
+
 }  // namespace
+
+Fn runner(const OpEntry& e, size_t inputs, Mode m) {
+  CompileOptions o;
+  switch (m) {
+    case Mode::Eager: return e.fn;
+    case Mode::Compiled: return compiled_runner(e, inputs, o);
+    case Mode::Dynamic:
+      o.dynamic = Dynamic::True;
+      return compiled_runner(e, inputs, o);
+    default: return [&e, m](const Sample& in) { return run(e, in, m); };
+  }
+}
 
 std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
   switch (m) {

@@ -128,6 +128,10 @@ inline constexpr Mode kModes[] = {Mode::Eager, Mode::Traced, Mode::Compiled, Mod
 const char* mode_name(Mode m);
 std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m);
 
+// The entry's function as `m` runs it, kept for calls on samples of `inputs` tensors: in the
+// compiled modes one compile() object, so that the calls after the first are warm.
+Fn runner(const OpEntry& e, size_t inputs, Mode m);
+
 // Empty when `got` matches `want`: same dtype and sizes, integers and bools equal, floats
 // within `tol` (NaN equal to NaN); random outputs by dtype and sizes only. Else what differs.
 std::string compare(const Tensor& want, const Tensor& got, const Tolerance& tol, bool random = false);
