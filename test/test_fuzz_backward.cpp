@@ -13,6 +13,7 @@
 
 #include "runtime/compile/compile.h"
 #include "test_support/fuzz_program.h"
+#include "test_support/sanitizer.h"
 
 #include <gtest/gtest.h>
 
@@ -22,17 +23,7 @@
 namespace kiln::fuzz {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kIters = 30;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr uint64_t kIters = 30;
-#else
-constexpr uint64_t kIters = 300;
-#endif
-#else
-constexpr uint64_t kIters = 300;
-#endif
+constexpr uint64_t kIters = test::kAddressSanitizer ? 30 : 300;
 
 Tensor cotangent(const Tensor& like, size_t j) {
   const int64_t n = like.numel();

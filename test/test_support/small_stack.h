@@ -8,6 +8,8 @@
 // kSanitizerStackFactor: the same depth fits, and the bound stays finite.
 #pragma once
 
+#include "test_support/sanitizer.h"
+
 #include <pthread.h>
 
 #include <exception>
@@ -16,11 +18,7 @@
 
 namespace kiln::test {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr size_t kSanitizerStackFactor = 8;
-#else
-inline constexpr size_t kSanitizerStackFactor = 1;
-#endif
+inline constexpr size_t kSanitizerStackFactor = kAddressSanitizer ? 8 : 1;
 
 inline void run_with_stack(size_t stack_bytes, const std::function<void()>& fn) {
   stack_bytes *= kSanitizerStackFactor;
