@@ -187,6 +187,16 @@ std::vector<Workload> build() {
                         fused_linear_bias_relu(fp(in[0]), fp(in[1]), fp(in[2]), out, 512, 1024, 1024);
                       });
                 }});
+  // A linear layer on a 3-D input, as a transformer's projections are: the batch folds into
+  // the rows of one GEMM (the limit: the same GEMM on the flattened input).
+  ws.push_back({"linear3d/2x64x128x384", "linear [2,64,128]x[384,128]", 0, 2.0 * 128 * 384 * 128, Target::None, 1e-4,
+                [] {
+                  return instance<3>([](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); },
+                                     {randn({2, 64, 128}), randn({384, 128}), randn({384})}, {2, 64, 384},
+                                     [](const Inputs& in, float* out) {
+                                       fused_linear_bias(fp(in[0]), fp(in[1]), fp(in[2]), out, 128, 384, 128);
+                                     });
+                }});
   ws.push_back({"mlp/64x512x2048", "MLP fwd [64,512]->2048->512", 0, 2.0 * 2 * 64 * 512 * 2048, Target::None, 1e-4,
                 [] {
                   auto scratch = std::make_shared<std::vector<float>>(64 * 2048);

@@ -37,6 +37,7 @@ WORKLOADS = [
     ("matmul/1024", "matmul 1024^3", "matmul", [(1024, 1024), (1024, 1024)]),
     ("linear_relu/512x1024x1024", "relu(linear) [512,1024]x[1024,1024]", "linear_relu",
      [(512, 1024), (1024, 1024), (1024,)]),
+    ("linear3d/2x64x128x384", "linear [2,64,128]x[384,128]", "linear", [(2, 64, 128), (384, 128), (384,)]),
     ("mlp/64x512x2048", "MLP fwd [64,512]->2048->512", "mlp", [(64, 512), (2048, 512), (2048,), (512, 2048), (512,)]),
     ("cross_entropy/4096x1000", "cross_entropy [4096,1000]", "cross_entropy", [(4096, 1000), "targets"]),
 ]
@@ -83,6 +84,7 @@ def torch_fns(torch):
         "col_sum": lambda x: x.sum(0),
         "matmul": lambda a, b: a @ b,
         "linear_relu": lambda x, w, b: torch.relu(F.linear(x, w, b)),
+        "linear": lambda x, w, b: F.linear(x, w, b),
         "mlp": lambda x, w1, b1, w2, b2: F.linear(torch.relu(F.linear(x, w1, b1)), w2, b2),
         "cross_entropy": lambda x, t: F.cross_entropy(x, t),
     }
@@ -108,6 +110,7 @@ def jax_fns(jax, jnp):
         "col_sum": lambda x: x.sum(0),
         "matmul": lambda a, b: a @ b,
         "linear_relu": lambda x, w, b: jax.nn.relu(x @ w.T + b),
+        "linear": lambda x, w, b: x @ w.T + b,
         "mlp": lambda x, w1, b1, w2, b2: jax.nn.relu(x @ w1.T + b1) @ w2.T + b2,
         "cross_entropy": cross_entropy,
     }

@@ -2,8 +2,9 @@
 // baddbmm, linear and cross_entropy.
 //
 // matmul covers torch.matmul's rank cases on top of the mm and bmm prims: 1-D·1-D is a dot
-// product, 1-D operands gain and then lose a unit dim, and N-D operands broadcast their batch
-// dims (expand), flatten them into one (reshape) and run one bmm. linear is
+// product, 1-D operands gain and then lose a unit dim, an N-D operand times a matrix or vector
+// folds its batch into the rows of one mm, and other N-D operands broadcast their batch dims
+// (expand), flatten them into one (reshape) and run one bmm. linear is
 // matmul(x, weight^T) + bias. cross_entropy is log_softmax followed by PyTorch's nll_loss
 // and label-smoothing formulas, with ignore_index entries contributing nothing and the mean
 // dividing by the summed weights of the targets that count.
@@ -27,6 +28,20 @@ Tensor matmul(const DecompArgs& args) {
   if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
   if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
   if (da == 2 && db == 2) return mm(a, b);
+
+  // An N-D operand times a matrix or vector folds its batch dims into the rows of one mm, as
+  // torch.matmul does: [..., n, k] -> [batch * n, k]. The weight of a linear layer on a 3-D
+  // input is then read in place, not expanded across the batch into a bmm operand, and the
+  // gradients are two mms.
+  if (da >= 3 && db <= 2) {
+    std::vector<ir::Expr> sa = sym_sizes(a);
+    const ir::Expr k = sa.back();
+    sa.pop_back();
+    const Tensor rows = sym_reshape(a, {sym_product(sa), k});
+    if (db == 1) return sym_reshape(mm(rows, b.unsqueeze(1)), sa);
+    sa.push_back(sym_sizes(b).back());
+    return sym_reshape(mm(rows, b), sa);
+  }
 
   // Batched: broadcast the batch dims, flatten them into one, bmm, restore the shape. Sizes
   // are expressions so that a dynamic batch stays dynamic (frontend/symbolic.h).
