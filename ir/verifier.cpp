@@ -32,6 +32,7 @@ class Verifier {
 
   void run() {
     for (size_t i = 0; i < g_.inputs().size(); ++i) check_graph_input(i, g_.inputs()[i]);
+    for (size_t i = 0; i < g_.inputs().size(); ++i) check_input_expressions(i, g_.inputs()[i]);
     for (const Node* n : g_.nodes()) nodes_.insert(n);
     for (const Node* n : g_.nodes()) check_node(n);
     for (size_t i = 0; i < g_.outputs().size(); ++i) check_graph_output(i, g_.outputs()[i]);
@@ -69,11 +70,22 @@ class Verifier {
     if (!defined_.insert(v).second) fail("verify", "graph input {} ({}) is listed twice", i, names_(v));
     order_.push_back(v);
     // A run reads each size symbol from an input dim that is that symbol alone.
-    for (const Expr& e : v->type().sizes) {
+    for (const Expr& e : v->type().sizes)
       if (e.is_symbol()) bound_.insert(e.symbol_name());
-      else if (!e.is_const())
-        fail("verify", "graph input {} ({}) has a dim of size {}: an input's sizes are numbers or single symbols", i,
-             names_(v), e.str());
+  }
+
+  // An input dim may also be an expression of symbols that inputs bind (a backward program's
+  // cotangent of a convolution's output, [(s2 - 3)//2 + 1]); a run checks it against the
+  // bound values.
+  void check_input_expressions(size_t i, const Value* v) {
+    for (const Expr& e : v->type().sizes) {
+      if (e.is_const() || e.is_symbol()) continue;
+      std::vector<std::string> syms;
+      e.collect_symbols(syms);
+      for (const std::string& sym : syms)
+        if (!bound_.count(sym))
+          fail("verify", "graph input {} ({}) has a dim of size {}, whose symbol {} no input binds (an input dim of "
+                         "exactly {} binds it)", i, names_(v), e.str(), sym, sym);
     }
   }
 

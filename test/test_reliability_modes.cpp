@@ -115,6 +115,23 @@ TEST(ReliabilityModes, ASizeSymbolNoInputBindsIsAVerifierError) {
                         "  return (%0)\n}\n");
 }
 
+// An input dim may be an expression of symbols other inputs bind (a backward program's
+// cotangent of a strided convolution); a run checks it. Its symbols must be bound.
+TEST(ReliabilityModes, AnInputDimIsAnExpressionOfBoundSymbols) {
+  const auto g = ir::parse_graph("graph(%x : f32[s0], %g : f32[s0 - 2]) {\n"
+                                 "  %0 : f32[s0 - 2] = slice(%x, dim=0, start=1, end=s0 - 1, step=1)\n"
+                                 "  %1 : f32[s0 - 2] = mul(%0, %g)\n  return (%1)\n}\n");
+  const Tensor out = rt::interpret(*g, {arange(5, TensorOptions(kFloat)), full({3}, 2.0)}).at(0);
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  const std::string wrong = error_of([&] { rt::interpret(*g, {arange(5, TensorOptions(kFloat)), full({4}, 2.0)}); });
+  EXPECT_NE(wrong.find("input 1 dim 0 should be s0 - 2 = 3, got 4"), std::string::npos) << wrong;
+  const std::string unbound = error_of([] {
+    (void)ir::parse_graph("graph(%g : f32[s0 - 2]) {\n  %0 : f32[s0 - 2] = neg(%g)\n  return (%0)\n}\n");
+  });
+  EXPECT_NE(unbound.find("graph input 0 (%g) has a dim of size s0 - 2, whose symbol s0 no input binds"), std::string::npos)
+      << unbound;
+}
+
 TEST(ReliabilityModes, AGraphForAMissingDeviceDoesNotRunOnTheHost) {
   const auto g = ir::parse_graph("graph(%x : f32[2]@cuda:99) {\n  %1 : f32[2]@cuda:99 = neg(%x)\n  return (%1)\n}\n");
   EXPECT_THROW((void)rt::default_inputs(*g), Error);

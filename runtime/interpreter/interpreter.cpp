@@ -66,7 +66,8 @@ namespace {
 
 using Bindings = std::map<std::string, int64_t>;
 
-// Binds the symbols of a graph input's sizes to the concrete sizes of the tensor.
+// Binds the symbols of a graph input's sizes (its dims that are one symbol) to the concrete
+// sizes of the tensor.
 void bind_sizes(const ir::Value* v, size_t i, const Tensor& t, Bindings& b) {
   const ir::TensorType& ty = v->type();
   if (t.dtype() != ty.dtype || t.dim() != ty.rank())
@@ -82,6 +83,11 @@ void bind_sizes(const ir::Value* v, size_t i, const Tensor& t, Bindings& b) {
              it->second);
     }
   }
+}
+
+// Checks every dim of a graph input against its size under the bindings of all inputs.
+void check_sizes(const ir::Value* v, size_t i, const Tensor& t, const Bindings& b) {
+  const ir::TensorType& ty = v->type();
   for (size_t d = 0; d < ty.sizes.size(); ++d) {
     int64_t expected = ty.sizes[d].evaluate(b);
     if (expected != t.sizes()[d])
@@ -133,6 +139,7 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
     bind_sizes(g.inputs()[i], i, inputs[i], bindings);
     env[g.inputs()[i]] = inputs[i];
   }
+  for (size_t i = 0; i < inputs.size(); ++i) check_sizes(g.inputs()[i], i, inputs[i], bindings);
   for (const ir::Node* n : g.nodes()) {
     std::vector<Tensor> args;
     args.reserve(n->inputs().size());
