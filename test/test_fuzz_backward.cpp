@@ -1,6 +1,7 @@
 // kiln/test/test_fuzz_backward.cpp — the differential fuzzer's backward mode: the gradients of
 // seeded random programs (test_support/fuzz_program.h), eager tape against compiled training
-// entries on the interpreter backend and on the cpu backend, and against the vjp transform.
+// entries on the interpreter backend and on the cpu backend (static, and Dynamic::True on the
+// cpu), and against the vjp transform.
 //
 // The program's floating inputs become f64 leaves that require grad (so that the modes agree
 // to f64 rounding, or to that of a narrower type the program computes in); its floating outputs that require grad are contracted with fixed cotangents
@@ -137,18 +138,22 @@ TEST(FuzzBackward, CompiledAndTransformedGradientsMatchTheTape) {
       for (const auto& a : args) ts.push_back(std::get<Tensor>(a));
       return replay(p, ts);
     };
-    for (const char* backend : {"interpreter", "cpu"}) {
+    // The interpreter and cpu backends with static sizes, and the cpu backend with every size
+    // symbolic (Dynamic::True: one backward program for every size).
+    for (const auto& [backend, dynamic] : {std::pair{"interpreter", Dynamic::False}, std::pair{"cpu", Dynamic::False},
+                                           std::pair{"cpu", Dynamic::True}}) {
       CompileOptions o;
       o.backend = backend;
-      o.dynamic = Dynamic::False;
+      o.dynamic = dynamic;
       auto state = detail::make_compiled_state(o);
+      const std::string mode = std::string(backend) + (dynamic == Dynamic::True ? ", Dynamic::True" : "");
       try {
         Grads got = gradients(in, [&](const std::vector<Tensor>& x) {
           return detail::call_compiled(*state, std::vector<detail::ArgValue>(x.begin(), x.end()), fn);
         });
-        report(backend, differ(want.grads, got.grads, tol));
+        report(mode.c_str(), differ(want.grads, got.grads, tol));
       } catch (const std::exception& err) {
-        report(backend, std::string("raised: ") + err.what());
+        report(mode.c_str(), std::string("raised: ") + err.what());
       }
     }
     try {
@@ -174,7 +179,7 @@ TEST(FuzzBackward, CompiledAndTransformedGradientsMatchTheTape) {
     }
     ++compared;
   }
-  std::printf("[fuzz backward] %d programs' gradients compared in 3 modes\n", compared);
+  std::printf("[fuzz backward] %d programs' gradients compared in 4 modes\n", compared);
   EXPECT_GT(compared, static_cast<int>(iters / 4));
 }
 
