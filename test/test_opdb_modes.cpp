@@ -39,14 +39,12 @@ bool order_dependent(const opdb::OpEntry& e, const opdb::Sample& in) {
   return false;
 }
 
-constexpr bool kSanitized = test::kAddressSanitizer;
-
 // Which entries a mode runs. All of them, except under AddressSanitizer, where the two
 // compiled modes take alternate entries: each entry still goes through compile() under the
 // sanitizer once, and the cost that doubles it, LLVM's (not sanitized), is spent once. The
 // release pass runs every entry in both.
 bool runs_entry(opdb::Mode m, size_t index) {
-  if (!kSanitized || (m != opdb::Mode::Compiled && m != opdb::Mode::Dynamic)) return true;
+  if (!test::kAddressSanitizer || (m != opdb::Mode::Compiled && m != opdb::Mode::Dynamic)) return true;
   return index % 2 == (m == opdb::Mode::Compiled ? 0u : 1u);
 }
 
@@ -87,11 +85,11 @@ int check_against_interpreter(opdb::Mode m, bool exact) {
 
 TEST(OpDb, EagerAndTracedInterpreterAgree) { EXPECT_GT(check_against_interpreter(opdb::Mode::Eager, true), 300); }
 TEST(OpDb, CompiledAgreesWithInterpreter) {
-  EXPECT_GT(check_against_interpreter(opdb::Mode::Compiled, false), kSanitized ? 150 : 300);
+  EXPECT_GT(check_against_interpreter(opdb::Mode::Compiled, false), test::kAddressSanitizer ? 150 : 300);
 }
 // Every contiguous input dim of size >= 2 symbolic: the kernels read their sizes at run time.
 TEST(OpDb, DynamicCompiledAgreesWithInterpreter) {
-  EXPECT_GT(check_against_interpreter(opdb::Mode::Dynamic, false), kSanitized ? 150 : 300);
+  EXPECT_GT(check_against_interpreter(opdb::Mode::Dynamic, false), test::kAddressSanitizer ? 150 : 300);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ Tensor cotangent(IntArrayRef sizes, size_t j) {
   return test::make<double>(v, sizes.vec());
 }
 
-std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m) {
+std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m, std::string* error) {
   GradRun r;
   r.mode = m;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -53,7 +53,8 @@ std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m) {
   try {
     r.fn = runner(e, s.size(), m);
     r.outputs = r.fn(fresh(r.leaves));
-  } catch (const Error&) {
+  } catch (const Error& err) {
+    if (error) *error = err.what();
     return std::nullopt;
   }
   for (size_t j = 0; j < r.outputs.size(); ++j) {

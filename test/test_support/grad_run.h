@@ -35,7 +35,8 @@ struct GradRun {
 // Null when an input is not finite, no input is floating, or the function raises. `m`: how the
 // function runs (Mode::Compiled and Mode::Dynamic: a compiled training entry, whose results'
 // grad_fn runs the compiled backward).
-std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m = Mode::Eager);
+// `error`, when given, receives the message of the kiln::Error that made it null.
+std::optional<GradRun> grad_run(const OpEntry& e, const Sample& s, Mode m = Mode::Eager, std::string* error = nullptr);
 
 // The contraction of the differentiable outputs of `outs` with their cotangents (f64, 0-dim);
 // NaN where an output's size differs from `like`'s (a value-dependent size that changed).

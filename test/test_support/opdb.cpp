@@ -258,20 +258,22 @@ Fn compiled_runner(const OpEntry& e, size_t inputs, const CompileOptions& o) {
                          std::to_string(kMaxInputs));
 }
 
-std::vector<Tensor> run_compiled(const OpEntry& e, const Sample& in, const CompileOptions& o) {
-  return compiled_runner(e, in.size(), o)(in);
+// The options compile() gets in a compiled mode (the cuda modes' device is the inputs').
+CompileOptions options_of(Mode m) {
+  CompileOptions o;
+  if (m == Mode::Dynamic || m == Mode::CudaDynamic) o.dynamic = Dynamic::True;
+  if (m == Mode::InterpreterBackend) o.backend = "interpreter";
+  return o;
 }
 
 }  // namespace
 
 Fn runner(const OpEntry& e, size_t inputs, Mode m) {
-  CompileOptions o;
   switch (m) {
     case Mode::Eager: return e.fn;
-    case Mode::Compiled: return compiled_runner(e, inputs, o);
+    case Mode::Compiled:
     case Mode::Dynamic:
-      o.dynamic = Dynamic::True;
-      return compiled_runner(e, inputs, o);
+    case Mode::InterpreterBackend: return compiled_runner(e, inputs, options_of(m));
     default: return [&e, m](const Sample& in) { return run(e, in, m); };
   }
 }
@@ -302,17 +304,9 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
       args.insert(args.end(), p.lifted.begin(), p.lifted.end());
       return rt::interpret(*parsed, args);
     }
-    case Mode::Compiled: return run_compiled(e, in, {});
-    case Mode::Dynamic: {
-      CompileOptions o;
-      o.dynamic = Dynamic::True;
-      return run_compiled(e, in, o);
-    }
-    case Mode::InterpreterBackend: {
-      CompileOptions o;
-      o.backend = "interpreter";
-      return run_compiled(e, in, o);
-    }
+    case Mode::Compiled:
+    case Mode::Dynamic:
+    case Mode::InterpreterBackend: return runner(e, in.size(), m)(in);
     case Mode::CudaEager:
     case Mode::CudaCompiled:
     case Mode::CudaDynamic: {
@@ -320,9 +314,7 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
       const DefaultDeviceScope scope(Device(kCUDA, 0));
       Sample dev;
       for (const Tensor& t : in) dev.push_back(t.defined() ? t.cuda() : t);
-      CompileOptions o;
-      if (m == Mode::CudaDynamic) o.dynamic = Dynamic::True;
-      std::vector<Tensor> out = m == Mode::CudaEager ? e.fn(dev) : run_compiled(e, dev, o);
+      std::vector<Tensor> out = m == Mode::CudaEager ? e.fn(dev) : compiled_runner(e, dev.size(), options_of(m))(dev);
       for (Tensor& t : out)
         if (t.defined()) t = t.cpu();
       return out;
