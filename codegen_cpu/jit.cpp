@@ -16,6 +16,8 @@
 // whose kernels all come from the compile cache starts in a fraction of a millisecond.
 #include "codegen_cpu/jit.h"
 
+#include "codegen_cpu/perf_map.h"
+
 #include "base/error.h"
 #include "base/timing.h"
 
@@ -114,6 +116,7 @@ struct Jit::Impl {
   std::unique_ptr<llvm::orc::ExecutionSession> es;
   std::unique_ptr<llvm::orc::ObjectLinkingLayer> objects;
   llvm::orc::JITDylib* libraries = nullptr;  // libm, then libmvec: every module links against it
+  PerfMapRecorder* perf_map = nullptr;        // owned by `objects`
   std::atomic<uint64_t> dylibs{0};
   std::atomic<int64_t> live{0};  // linked modules not released yet
 
@@ -178,6 +181,9 @@ struct Jit::Impl {
       objects = std::make_unique<llvm::orc::ObjectLinkingLayer>(*es);
       objects->addPlugin(std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(
           *es, unwrap(llvm::orc::EPCEHFrameRegistrar::Create(*es), "creating the eh-frame registrar")));
+      auto recorder = std::make_unique<PerfMapRecorder>();
+      perf_map = recorder.get();
+      objects->addPlugin(std::move(recorder));
       libraries = &es->createBareJITDylib("kiln_libraries");
       for (const char* lib : {"libm.so.6", "libmvec.so.1"}) libraries->addGenerator(std::make_unique<LazyLibrarySearch>(lib));
     });
@@ -294,7 +300,7 @@ std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artif
 }
 
 std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, const std::vector<std::string>& names,
-                                                   std::string* error) {
+                                                   std::string* error, const std::vector<std::string>* perf_labels) {
   impl_->start_linker();
   std::lock_guard<std::mutex> lock(impl_->link_mu);
   llvm::orc::ExecutionSession& es = *impl_->es;
@@ -312,7 +318,9 @@ std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, cons
   llvm::orc::SymbolLookupSet wanted;
   for (const std::string& name : names) wanted.add(es.intern(name));  // ELF: names are not mangled
   llvm::Expected<llvm::orc::SymbolMap> found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
+  std::vector<LinkedFunction> linked = impl_->perf_map->take();  // the functions of this object
   if (!found) return fail_with(found.takeError());  // the lookup links the object
+  if (perf_labels) append_perf_map(linked, names, *perf_labels);
   std::vector<void*> out;
   out.reserve(names.size());
   for (const std::string& name : names) out.push_back(found->at(es.intern(name)).getAddress().toPtr<void*>());

@@ -73,9 +73,11 @@ class Jit {
   // Links object code into a JITDylib of its own (names need only be unique within one
   // object) and returns the code, with the addresses of `names` in order. Object code that
   // does not link (a damaged cache entry, a missing symbol) is removed again: the result is
-  // null and *error says why.
+  // null and *error says why. perf_labels (KILN_PERF_MAP): a name for each of `names` in
+  // /tmp/perf-<pid>.map, so that perf's profiles name the kernels (codegen_cpu/perf_map.h).
   std::shared_ptr<const LinkedCode> link_object(std::string_view object, const std::vector<std::string>& names,
-                                                std::string* error);
+                                                std::string* error,
+                                                const std::vector<std::string>* perf_labels = nullptr);
   // optimize, emit_object and link_object in one call; a link failure is an InternalError.
   // May be called from several threads at once.
   std::shared_ptr<const LinkedCode> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,

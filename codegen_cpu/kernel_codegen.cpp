@@ -572,6 +572,10 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   std::vector<std::string> names;
   for (size_t i = 0; i < kernels.size(); ++i) names.push_back(fmt::format("kiln_k{}", i));
   res.key = module_key(kernels);
+  std::vector<std::string> labels;
+  if (!opts.perf_label.empty())
+    for (const ir::Kernel* k : kernels) labels.push_back(opts.perf_label + k->name);
+  const std::vector<std::string>* perf_labels = opts.perf_label.empty() ? nullptr : &labels;
   auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
     for (size_t i = 0; i < kernels.size(); ++i)
       res.kernels.push_back({reinterpret_cast<KernelFn>(code->addrs().at(i)), names[i]});
@@ -594,7 +598,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
     if (object) {
       const auto t1 = std::chrono::steady_clock::now();
       std::string why;
-      std::shared_ptr<const LinkedCode> code = jit.link_object(*object, names, &why);
+      std::shared_ptr<const LinkedCode> code = jit.link_object(*object, names, &why, perf_labels);
       res.codegen_ms = ms_since(t1);
       if (code) {
         remember_linked_module(res.key, code);
@@ -621,7 +625,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   const auto t2 = std::chrono::steady_clock::now();
   const std::string object = jit.emit_object(*m, opts.want_asm, &art);
   std::string why;
-  std::shared_ptr<const LinkedCode> code = jit.link_object(object, names, &why);
+  std::shared_ptr<const LinkedCode> code = jit.link_object(object, names, &why, perf_labels);
   if (!code) internal_fail("jit: linking generated kernels: {}", why);
   res.optimize_ms = tim.optimize_ms;
   res.codegen_ms = ms_since(t2);

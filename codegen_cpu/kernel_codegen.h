@@ -45,6 +45,10 @@ struct CodegenOptions {
   // LLVM's diagnostics while compiling (remarks such as "loop not vectorized", warnings), one
   // message per call; none reach stderr. The runtime passes its KILN_LOG=kernels channel.
   std::function<void(std::string_view)> diagnostics;
+  // KILN_PERF_MAP: when not empty, every kernel this call links is named "<perf_label><kernel
+  // name>" in /tmp/perf-<pid>.map (codegen_cpu/perf_map.h). A module this process linked
+  // before keeps the name of its first link.
+  std::string perf_label;
 };
 
 // Links the kernels' object code from this process, or from `store` (base/object_store.h),

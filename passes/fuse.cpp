@@ -166,6 +166,8 @@ class Fuser {
  private:
   void materialize(const Value* v);
   bool extern_operand(const Value* v);
+  const Value* view_base(const Value* v) const;
+  bool contiguous_in_memory(const Value* v) const;
   FusionGroup try_group(const Value* v);
   void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
   void mark_shared_reductions();
@@ -307,18 +309,45 @@ void Fuser::materialize(const Value* v) {
   internal_fail("fuse: the group of a value of type {} did not converge", v->type().str());
 }
 
-// An operand of a library call: a permute of a value in memory is read in place (a view).
+// The value a library call's operand v can be read from in place, as a strided view: v is a
+// permute of a reshape of it (either may be missing; simplify_algebra has merged repeats), and
+// a reshape needs the value's contiguous layout. Null when v is no such chain. Reading a
+// reshape in place matters beyond the copy it saves: the value reshaped (a linear's output
+// gradient, [B, T, N]) is then in memory for its other readers (its bias gradient's column
+// sum), which would otherwise compute it again.
+const Value* Fuser::view_base(const Value* v) const {
+  // A value in memory ends the chain, unless it is a view itself: then the chain goes on to
+  // that view's base.
+  auto computed = [&](const Value* x) { return x->is_input() || (mem_.count(x) && !views_.count(x)); };
+  const Value* cur = v;
+  if (!computed(cur) && cur->producer()->op() == OpKind::permute) cur = cur->producer()->input(0);
+  if (!computed(cur) && cur->producer()->op() == OpKind::reshape) {
+    cur = cur->producer()->input(0);
+    if (!contiguous_in_memory(cur)) return nullptr;
+  }
+  return cur == v || views_.count(cur) ? nullptr : cur;
+}
+
+// Whether v, once in memory, has contiguous strides: every buffer a kernel or call writes
+// does; a graph input unless the caller passed other strides.
+bool Fuser::contiguous_in_memory(const Value* v) const {
+  if (views_.count(v)) return false;
+  if (!v->is_input()) return true;
+  const auto& ins = g_.inputs();
+  const size_t i = static_cast<size_t>(std::find(ins.begin(), ins.end(), v) - ins.begin());
+  return i >= opts_.input_strides.size() || opts_.input_strides[i].empty() ||
+         opts_.input_strides[i] == ir::contiguous_strides(v->type().sizes);
+}
+
+// An operand of a library call: read in place as a view where view_base allows, else computed
+// into memory.
 bool Fuser::extern_operand(const Value* v) {
-  if (mem_.count(v) || v->is_input() || v->producer()->op() != OpKind::permute) {
+  const Value* base = mem_.count(v) ? nullptr : view_base(v);
+  if (!base) {
     materialize(v);
     return false;
   }
-  const Value* src = v->producer()->input(0);
-  materialize(src);
-  if (views_.count(src)) {  // a view of a view: computed into memory instead
-    materialize(v);
-    return false;
-  }
+  materialize(base);
   mem_.insert(v);
   views_.insert(v);
   return true;

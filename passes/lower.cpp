@@ -262,6 +262,7 @@ class Lowerer {
   int new_buffer(const Value* v, BufferRole role);
   int operand(const Value* v) const;
   int view_operand(const Value* v);
+  std::vector<Expr> view_strides(const Value* v, int& base) const;
   void build_kernel(const ir::FusionGroup& grp, int out_buffer);
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
   void build_concat(const ir::FusionGroup& grp, int out_buffer);
@@ -456,19 +457,36 @@ int Lowerer::operand(const Value* v) const {
   return b;
 }
 
-// A call operand read in place: a permute of a buffer, as a strided view of it (no copy).
+// A call operand read in place (passes/fuse.cpp, view_base): a permute of a reshape of a
+// buffer, as a strided view of it (no copy).
 int Lowerer::view_operand(const Value* v) {
-  const Node* n = v->producer();
   PlanBuffer b;
   b.role = BufferRole::View;
   b.type = v->type();
-  b.base = operand(n->input(0));
-  for (int64_t d : n->attr<std::vector<int64_t>>("dims"))
-    b.strides.push_back(plan_.buffers[b.base].strides.at(static_cast<size_t>(d)));
+  b.strides = view_strides(v, b.base);
   plan_.buffers.push_back(std::move(b));
   const int id = static_cast<int>(plan_.buffers.size() - 1);
   buf_[v] = id;
   return id;
+}
+
+// The strides of v read from the buffer *base, through the permutes and reshapes above it.
+std::vector<Expr> Lowerer::view_strides(const Value* v, int& base) const {
+  if (const int b = buffer_of(v); b >= 0) {
+    base = plan_.buffers[b].role == BufferRole::View ? plan_.buffers[b].base : b;
+    return plan_.buffers[b].strides;
+  }
+  const Node* n = v->producer();
+  const std::vector<Expr> inner = view_strides(n->input(0), base);
+  if (n->op() == OpKind::reshape) {  // of a contiguous buffer (view_base checked)
+    if (inner != ir::contiguous_strides(n->input(0)->type().sizes))
+      internal_fail("lower: a reshape read in place from a buffer that is not contiguous");
+    return ir::contiguous_strides(v->type().sizes);
+  }
+  if (n->op() != OpKind::permute) internal_fail("lower: a call operand view through {}", n->info().name);
+  std::vector<Expr> out;
+  for (int64_t d : n->attr<std::vector<int64_t>>("dims")) out.push_back(inner.at(static_cast<size_t>(d)));
+  return out;
 }
 
 void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {

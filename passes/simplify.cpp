@@ -69,6 +69,95 @@ bool elementwise(const Node* n) {
   return f == OpFamily::Unary || f == OpFamily::Binary || f == OpFamily::Ternary || f == OpFamily::Cast;
 }
 
+bool only_use_is(const Value* v, const Node* user) {
+  return v->uses().size() == 1 && v->uses().front().user == user;
+}
+
+// reshape(reshape(x)) is reshape(x); reshape(r), where r is a reduction with keepdim=true read
+// by nothing else and the reshape only drops the kept 1s, is the reduction without keepdim (a
+// lone reduction as a kernel's root gets the column-sum schedule, passes/lower.cpp: the bias
+// gradient of a linear on a 3-D input is one). Null when neither applies.
+Value* simplify_reshape(ir::Graph& g, Node* n) {
+  Value* in = n->input(0);
+  if (in->is_input()) return nullptr;
+  Node* p = in->producer();
+  const ir::TensorType& t = n->output()->type();
+  if (p->op() == OpKind::reshape) {
+    Node* r = g.create_before(n, OpKind::reshape, {p->input(0)}, n->attrs());
+    r->output()->set_type(t);
+    return r->output();
+  }
+  if (p->info().family != OpFamily::Reduction || p->outputs().size() != 1 || !only_use_is(in, n)) return nullptr;
+  const ir::OpInfo& info = p->info();
+  const int keepdim = info.schema.attr_index("keepdim");
+  const int dims = info.schema.attr_index("dims");
+  if (keepdim < 0 || dims < 0 || !p->attr<bool>("keepdim")) return nullptr;
+  std::vector<bool> reduced(in->type().sizes.size(), false);
+  for (int64_t d : p->attr<std::vector<int64_t>>("dims")) reduced.at(static_cast<size_t>(d)) = true;
+  std::vector<ir::Expr> kept;
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (!reduced[d]) kept.push_back(in->type().sizes[d]);
+  if (kept != t.sizes) return nullptr;
+  ir::AttrList attrs = p->attrs();
+  attrs.values().at(static_cast<size_t>(keepdim)) = false;
+  Node* r = g.create_before(n, p->op(), p->inputs(), std::move(attrs));
+  r->output()->set_type(t);
+  return r->output();
+}
+
+// x with its last two dims swapped, made before `pos`: the source of x when x is itself such
+// a swap.
+Value* swap_last_two(ir::Graph& g, Node* pos, Value* x) {
+  const size_t rank = x->type().sizes.size();
+  std::vector<int64_t> d(rank);
+  for (size_t i = 0; i < rank; ++i) d[i] = static_cast<int64_t>(i);
+  std::swap(d[rank - 2], d[rank - 1]);
+  if (!x->is_input() && x->producer()->op() == OpKind::permute && x->producer()->attr<std::vector<int64_t>>("dims") == d)
+    return x->producer()->input(0);
+  ir::TensorType t = x->type();
+  std::swap(t.sizes[rank - 2], t.sizes[rank - 1]);
+  Node* p = g.create_before(pos, OpKind::permute, {x}, ir::AttrList({d}));
+  p->output()->set_type(t);
+  return p->output();
+}
+
+// The transpose of a matrix product read by nothing else, (a b)^T, is b^T a^T: the library
+// reads transposed operands in place, where the transpose of its result is a copy (a linear's
+// weight gradient is one). Null when n is not such a transpose.
+Value* transpose_of_product(ir::Graph& g, Node* n, const std::vector<int64_t>& d) {
+  Value* src = n->input(0);
+  if (src->is_input() || !only_use_is(src, n)) return nullptr;
+  const OpKind op = src->producer()->op();
+  const std::vector<int64_t> swap2 = {1, 0}, swap3 = {0, 2, 1};
+  if (!(op == OpKind::mm && d == swap2) && !(op == OpKind::bmm && d == swap3)) return nullptr;
+  Node* mm = src->producer();
+  Value* bt = swap_last_two(g, n, mm->input(1));
+  Value* at = swap_last_two(g, n, mm->input(0));
+  Node* r = g.create_before(n, op, {bt, at}, mm->attrs());
+  r->output()->set_type(n->output()->type());
+  return r->output();
+}
+
+// permute(permute(x)) is one permute of x, or x itself when the two cancel; the identity
+// permute is x; the transpose of a matrix product is transpose_of_product's. Null otherwise.
+Value* simplify_permute(ir::Graph& g, Node* n) {
+  std::vector<int64_t> d = n->attr<std::vector<int64_t>>("dims");
+  if (Value* t = transpose_of_product(g, n, d)) return t;
+  Value* src = n->input(0);
+  if (!src->is_input() && src->producer()->op() == OpKind::permute) {
+    const auto& inner = src->producer()->attr<std::vector<int64_t>>("dims");
+    for (int64_t& x : d) x = inner.at(static_cast<size_t>(x));
+    src = src->producer()->input(0);
+  }
+  bool id = true;
+  for (size_t i = 0; i < d.size(); ++i) id = id && d[i] == static_cast<int64_t>(i);
+  if (id) return src;
+  if (src == n->input(0)) return nullptr;
+  Node* r = g.create_before(n, OpKind::permute, {src}, ir::AttrList({d}));
+  r->output()->set_type(n->output()->type());
+  return r->output();
+}
+
 }  // namespace
 
 bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval) {
@@ -170,11 +259,9 @@ bool simplify_algebra(ir::Graph& g) {
       case OpFamily::View:
         if (n->op() == OpKind::reshape || n->op() == OpKind::expand) {
           if (n->input(0)->type().sizes == out->type().sizes) repl = n->input(0);
+          else if (n->op() == OpKind::reshape) repl = simplify_reshape(g, n);
         } else if (n->op() == OpKind::permute) {
-          const auto& d = n->attr<std::vector<int64_t>>("dims");
-          bool id = true;
-          for (size_t i = 0; i < d.size(); ++i) id = id && d[i] == static_cast<int64_t>(i);
-          if (id) repl = n->input(0);
+          repl = simplify_permute(g, n);
         }
         break;
       default: break;

@@ -202,6 +202,12 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
                                            "f32 matmul on cuda stays exact", v));
     c.allow_tf32 = b.value_or(false);
   }
+  if (const char* v = env("KILN_PERF_MAP")) {
+    auto b = parse_bool(v);
+    if (!b) warnings.push_back(fmt::format("KILN_PERF_MAP='{}' is not one of 1/0/true/false/yes/no/on/off; "
+                                           "no perf map is written", v));
+    c.perf_map = b.value_or(false);
+  }
   if (const char* v = env("KILN_REPRO_DIR")) c.repro_dir = std::string(trim(v));
   return c;
 }
@@ -248,7 +254,7 @@ const std::vector<std::string_view>& config_variable_names() {
   static const std::vector<std::string_view> names = {
       "KILN_LOG",       "KILN_DEBUG_DIR",     "KILN_NUM_THREADS",       "KILN_CACHE_DIR",
       "KILN_DISABLE_CACHE", "KILN_ALLOCATOR", "KILN_ALLOCATOR_CACHE_MB", "KILN_VERIFY",
-      "KILN_REPRO_DIR", "KILN_ALLOW_TF32",
+      "KILN_REPRO_DIR", "KILN_ALLOW_TF32", "KILN_PERF_MAP",
   };
   return names;
 }

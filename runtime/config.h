@@ -53,6 +53,8 @@ struct Config {
   bool verify = false;
   // KILN_ALLOW_TF32: f32 matmul on cuda may use TF32 tensor cores (PyTorch's allow_tf32).
   bool allow_tf32 = false;
+  // KILN_PERF_MAP: true = name every linked CPU kernel in /tmp/perf-<pid>.map for perf.
+  bool perf_map = false;
   // KILN_REPRO_DIR: directory where compile() writes a (minimized) repro when a backend
   // fails with a non-user error or KILN_VERIFY finds a mismatch; empty = no repros.
   std::string repro_dir;

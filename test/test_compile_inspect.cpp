@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace kiln {
@@ -144,6 +145,36 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
   EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
   fs::remove_all(dir);
+}
+
+TEST(CompilePerfMap, NamesEveryKernelOfTheFunction) {
+  // KILN_PERF_MAP=1: the kernels a compiled function links are named in perf's map file as
+  // "kiln <function>/<kernel>", the kernel as 13_plan.kk names it.
+  test::EnvScope on("KILN_PERF_MAP", "1");
+  test::EnvScope fresh("KILN_DISABLE_CACHE", "1");  // a module linked earlier keeps its first name
+  CompileOptions o;
+  o.name = "perf_map_probe_" + std::to_string(::getpid());
+  auto f = compile([](const Tensor& a) { return (a * 3).sum({1}) + a.amax({1}); }, o);
+  test::expect_exact(f(mk<float>({1, 2}).reshape({1, 2})), kFloat32, {11});
+  const std::string plan = f.explain(mk<float>({1, 2}).reshape({1, 2}));
+  std::ifstream in("/tmp/perf-" + std::to_string(::getpid()) + ".map");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string map = ss.str();
+  const std::string prefix = "kiln " + o.name + "/";
+  // The call's compilation and explain()'s each link their kernels (under their own kernel
+  // name prefixes); explain's are those of the plan it prints.
+  size_t named = 0, in_plan = 0;
+  const std::regex kernel_name(o.name + "_[0-9]+_k[0-9]+");
+  for (size_t at = map.find(prefix); at != std::string::npos; at = map.find(prefix, at + 1)) {
+    ++named;
+    const size_t end = map.find('\n', at);
+    const std::string kernel = map.substr(at + prefix.size(), end - at - prefix.size());
+    EXPECT_TRUE(std::regex_match(kernel, kernel_name)) << kernel;
+    in_plan += has(plan, "kernel " + kernel + "(") ? 1 : 0;
+  }
+  EXPECT_GE(named, 2u) << map;
+  EXPECT_GE(in_plan, 1u) << map << plan;
 }
 
 TEST(CompileDebugDir, OffByDefault) {

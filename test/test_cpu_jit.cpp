@@ -12,6 +12,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <string>
@@ -140,6 +142,45 @@ TEST(CpuJit, ObjectCodeLinksAgainWithoutLlvmPasses) {
   EXPECT_EQ(call(second->addrs()[0], 2, 10, 17), 2 * 4 + 7);  // the other one still runs
   second.reset();
   EXPECT_EQ(jit.live_modules(), live);
+}
+
+// perf's map file: one "<start> <size> <name>" line (hex) per linked function, named by the
+// caller's label; nothing when no labels are given.
+TEST(CpuJit, LinkingWithLabelsNamesTheCodeForPerf) {
+  Built a = make_module(3, false, "kiln_jit_test_perf");
+  Jit& jit = Jit::instance();
+  jit.optimize(*a.m, false, nullptr, nullptr);
+  const std::string obj = jit.emit_object(*a.m, false, nullptr);
+  const std::string map = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  auto lines_naming = [&](const std::string& label, uintptr_t* start, uintptr_t* size) {
+    std::FILE* f = std::fopen(map.c_str(), "r");
+    if (!f) return 0;
+    int found = 0;
+    char name[256];
+    unsigned long long s = 0, n = 0;
+    while (std::fscanf(f, "%llx %llx %255[^\n]", &s, &n, name) == 3)
+      if (label == name) {
+        ++found;
+        *start = static_cast<uintptr_t>(s);
+        *size = static_cast<uintptr_t>(n);
+      }
+    std::fclose(f);
+    return found;
+  };
+  std::string error;
+  const std::string label = "kiln jit test/perf " + std::to_string(g_id++);
+  uintptr_t start = 0, size = 0;
+  std::shared_ptr<const LinkedCode> plain = jit.link_object(obj, {a.name}, &error);
+  ASSERT_TRUE(plain) << error;
+  EXPECT_EQ(lines_naming(label, &start, &size), 0);
+  const std::vector<std::string> labels = {label};
+  std::shared_ptr<const LinkedCode> named = jit.link_object(obj, {a.name}, &error, &labels);
+  ASSERT_TRUE(named) << error;
+  ASSERT_EQ(lines_naming(label, &start, &size), 1) << map;
+  EXPECT_EQ(start, reinterpret_cast<uintptr_t>(named->addrs()[0]));
+  EXPECT_GT(size, 0u);
+  EXPECT_LT(size, 4096u);  // the function's own bytes, not its section's
+  EXPECT_EQ(call(named->addrs()[0], 2, 0, 5), 2 * 3 + 5);
 }
 
 TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {

@@ -171,6 +171,17 @@ TEST(RuntimeConfig, Allocator) {
   EXPECT_EQ(w.size(), 2u);
 }
 
+TEST(RuntimeConfig, PerfMap) {
+  std::vector<std::string> w;
+  EXPECT_FALSE(parse({}, w).perf_map);
+  EXPECT_TRUE(parse({{"KILN_PERF_MAP", "1"}}, w).perf_map);
+  EXPECT_FALSE(parse({{"KILN_PERF_MAP", "off"}}, w).perf_map);
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(parse({{"KILN_PERF_MAP", "maybe"}}, w).perf_map);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("KILN_PERF_MAP='maybe'"), std::string::npos) << w[0];
+}
+
 TEST(RuntimeConfig, SetenvAndReloadPrintWarningsOnce) {
   Capture cap;
   {

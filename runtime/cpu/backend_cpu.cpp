@@ -99,6 +99,7 @@ class CpuBackend final : public Backend {
     co.reuse_linked = !config().disable_cache;
     // LLVM's remarks and warnings never reach the user's terminal: KILN_LOG=kernels shows them.
     co.diagnostics = [](std::string_view msg) { KILN_LOG_IF(LogChannel::Kernels, "{}", msg); };
+    if (config().perf_map) co.perf_label = fmt::format("kiln {}/", c.opts.name);
     cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
     c.code_source = code.source;
     const bool compiled = code.source == CodeSource::Compiled;
