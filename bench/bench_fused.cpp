@@ -8,6 +8,7 @@
 #include "bench/bench_fused.h"
 
 #include "runtime/cpu/blas_library.h"
+#include "runtime/cpu/parallel_gemm.h"
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
@@ -153,18 +154,14 @@ float fused_cross_entropy(const float* logits, const int64_t* target, int64_t ro
 }
 
 void blas_matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
-  rt::blas().sgemm(rt::BlasLibrary::kRowMajor, rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kNoTrans,
-                   static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
-                   static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+  rt::gemm<float>(rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kNoTrans, m, n, k, a, k, b, n, c, n);
 }
 
 namespace {
 
 template <bool Relu>
 void linear_impl(const float* x, const float* w, const float* bias, float* out, int64_t m, int64_t n, int64_t k) {
-  rt::blas().sgemm(rt::BlasLibrary::kRowMajor, rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kTrans, static_cast<int>(m),
-                   static_cast<int>(n), static_cast<int>(k), 1.0f, x, static_cast<int>(k), w, static_cast<int>(k), 0.0f, out,
-                   static_cast<int>(n));
+  rt::gemm<float>(rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kTrans, m, n, k, x, k, w, k, out, n);
   rt::parallel_for(m, row_grain(n), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* o = out + r * n;

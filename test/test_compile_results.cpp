@@ -6,6 +6,7 @@
 // while tracing: the message names the op, the function and the argument signature, and the
 // function keeps working afterwards.
 #include "kiln/kiln.h"
+#include "runtime/thread_pool.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -277,6 +278,40 @@ void expect_all_match(const std::tuple<T...>& got, const std::tuple<T...>& want,
   };
   [&]<size_t... I>(std::index_sequence<I...>) { (one(std::get<I>(got), std::get<I>(want), names[I]), ...); }(
       std::index_sequence_for<T...>{});
+}
+
+// Large products run in kiln's pool (runtime/cpu/extern_matmul.cpp): a block of C's rows per
+// thread (M >= N), of its columns (M < N), or a share of a batch's products, each one
+// single-threaded BLAS call. With 1, 2 and 3 threads (uneven blocks), operands plain and
+// transposed, f32 and f64, every element equals the interpreter's product: no block is
+// computed twice, left out or offset.
+TEST(CompileResults, ProductsSplitAcrossThePoolAgreeWithTheInterpreter) {
+  struct ThreadCount {
+    int old = rt::num_threads();
+    explicit ThreadCount(int n) { rt::set_num_threads(n); }
+    ~ThreadCount() { rt::set_num_threads(old); }
+  };
+  auto fn = [](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d, const Tensor& e, const Tensor& f) {
+    return std::make_tuple(mm(a, b),                  // rows: [700, 64] x [64, 90]
+                           mm(b.t(), a.t()),          // columns: [90, 64] x [64, 700], both transposed
+                           mm(c, d),                  // columns: [37, 300] x [300, 530]
+                           bmm(e, f),                 // a batch of 3 across the pool
+                           bmm(e.narrow(0, 1, 1), f.narrow(0, 2, 1)));  // a batch of 1, split
+  };
+  CompileOptions ref_opts;
+  ref_opts.backend = "interpreter";
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const TensorOptions o = TensorOptions().dtype(dt);
+    const Tensor a = randn({700, 64}, o), b = randn({64, 90}, o), c = randn({37, 300}, o), d = randn({300, 530}, o);
+    const Tensor e = randn({3, 130, 70}, o), f = randn({3, 70, 150}, o);
+    const auto want = compile(fn, ref_opts)(a, b, c, d, e, f);
+    for (int threads : {1, 2, 3}) {
+      ThreadCount t(threads);
+      const auto got = compile(fn)(a, b, c, d, e, f);
+      expect_all_match(got, want, dt == kFloat32 ? 1e-4 : 1e-10, {"rows", "columns transposed", "columns", "batch", "batch of 1"},
+                       fmt::format(" ({}, {} threads)", dtype_name(dt), threads));
+    }
+  }
 }
 
 // Float max/min reductions fold with maxnum/minnum and a separate NaN flag (codegen_cpu's

@@ -3,7 +3,6 @@
 
 #include "base/dl_symbol.h"
 #include "base/error.h"
-#include "runtime/thread_pool.h"
 
 #include <dlfcn.h>
 
@@ -47,7 +46,7 @@ BlasLibrary load() {
   bind_symbol(lib, kLibrary, "openblas_set_num_threads", set_threads, error);
   bind_symbol(lib, kLibrary, "openblas_get_corename", corename, error);
   if (!error.empty()) fail("matmul", "{}", error);
-  set_threads(num_threads());
+  set_threads(1);  // kiln's pool splits the work (parallel_gemm.h)
   b.core = corename();
   return b;
 }

@@ -28,7 +28,8 @@ struct BlasLibrary {
   std::string core;  // the kernel set OpenBLAS runs ("SkylakeX", "Haswell", ...)
 };
 
-// The loaded library, its thread count set to kiln's pool size. Throws kiln::Error naming the
+// The loaded library, single-threaded: kiln's pool runs products in parallel
+// (runtime/cpu/parallel_gemm.h). Throws kiln::Error naming the
 // library and dlopen's message when OpenBLAS cannot be loaded.
 const BlasLibrary& blas();
 

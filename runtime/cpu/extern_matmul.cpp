@@ -3,7 +3,8 @@
 // OpenBLAS was chosen over oneDNN because it is already a dependency, installs everywhere
 // Debian does, and measured within a few percent of oneDNN's SGEMM on this machine
 // (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads for both); bench/ reports the figure. It is opened
-// at run time with the host's kernel set (runtime/cpu/blas_library.h). Inputs with a
+// at run time with the host's kernel set (runtime/cpu/blas_library.h), and runs in kiln's
+// pool (runtime/cpu/parallel_gemm.h); a batch is shared out by products. Inputs with a
 // unit stride in either of their last two dims are passed as they are (transposed where
 // needed); others are made contiguous first. f16 and bf16 are computed in f32 by BLAS and
 // rounded once (PyTorch's CPU kernels accumulate them in f32); integers, which BLAS has no
@@ -14,6 +15,7 @@
 #include "base/tensor_impl.h"
 #include "frontend/ops_factory.h"
 #include "runtime/cpu/blas_library.h"
+#include "runtime/cpu/parallel_gemm.h"
 #include "runtime/thread_pool.h"
 
 #include <climits>
@@ -65,18 +67,6 @@ MatArg blas_operand(Tensor& t, int r, int64_t rows, int64_t cols) {
   return m;
 }
 
-template <typename T>
-void gemm(int64_t M, int64_t N, int64_t K, const MatArg& a, const MatArg& b, T* c) {
-  if constexpr (std::is_same_v<T, float>)
-    blas().sgemm(BlasLibrary::kRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f,
-                static_cast<const float*>(a.data), static_cast<int>(a.ld), static_cast<const float*>(b.data),
-                static_cast<int>(b.ld), 0.0f, c, static_cast<int>(N));
-  else
-    blas().dgemm(BlasLibrary::kRowMajor, a.trans, b.trans, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0,
-                static_cast<const double*>(a.data), static_cast<int>(a.ld), static_cast<const double*>(b.data),
-                static_cast<int>(b.ld), 0.0, c, static_cast<int>(N));
-}
-
 template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor& out, bool batched) {
   Tensor a = a0, b = b0;
   const int r = batched ? 1 : 0;
@@ -96,13 +86,20 @@ template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor&
   const MatArg ma = blas_operand(a, r, M, K), mb = blas_operand(b, r, K, N);
   ai = a.impl();
   bi = b.impl();
-  for (int64_t i = 0; i < batch; ++i) {
-    MatArg x = ma, y = mb;
-    if (batched) {
-      x.data = static_cast<const T*>(ma.data) + i * ai->strides()[0];
-      y.data = static_cast<const T*>(mb.data) + i * bi->strides()[0];
-    }
-    gemm<T>(M, N, K, x, y, c + i * M * N);
+  auto product = [&](int64_t i, bool parallel) {
+    const T* x = static_cast<const T*>(ma.data) + (batched ? i * ai->strides()[0] : 0);
+    const T* y = static_cast<const T*>(mb.data) + (batched ? i * bi->strides()[0] : 0);
+    gemm<T>(ma.trans, mb.trans, M, N, K, x, ma.ld, y, mb.ld, c + i * M * N, N, parallel);
+  };
+  // A batch that shares out evenly (or nearly: several products per thread) is split by
+  // products; otherwise each product is split.
+  const int64_t threads = num_threads();
+  if (batch > 1 && (batch % threads == 0 || batch >= 4 * threads)) {
+    parallel_for(batch, std::max<int64_t>(1, kParallelGemmWork / gemm_work(M, N, K)), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) product(i, false);
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i) product(i, true);
   }
 }
 

@@ -1,0 +1,55 @@
+// kiln/runtime/cpu/parallel_gemm.cpp — products split across kiln's pool (parallel_gemm.h).
+#include "runtime/cpu/parallel_gemm.h"
+
+#include "runtime/cpu/blas_library.h"
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+namespace kiln::rt {
+
+namespace {
+
+template <typename T>
+void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc) {
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  if constexpr (std::is_same_v<T, float>)
+    blas().sgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0f, a, i(lda), b, i(ldb), 0.0f, c, i(ldc));
+  else
+    blas().dgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0, a, i(lda), b, i(ldb), 0.0, c, i(ldc));
+}
+
+}  // namespace
+
+int64_t gemm_work(int64_t M, int64_t N, int64_t K) {
+  const double w = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  return w >= 9e18 ? INT64_MAX : M * N * K;
+}
+
+template <typename T>
+void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc, bool parallel) {
+  if (!parallel || num_threads() == 1 || gemm_work(M, N, K) < kParallelGemmWork) {
+    call(ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  if (M >= N) {  // blocks of rows: of A's rows (columns of a transposed A) and of C's
+    parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_work(1, N, K)), [&](int64_t lo, int64_t hi) {
+      call(ta, tb, hi - lo, N, K, a + (ta == BlasLibrary::kNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
+    });
+  } else {  // blocks of columns: of B's columns (rows of a transposed B) and of C's
+    parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_work(M, 1, K)), [&](int64_t lo, int64_t hi) {
+      call(ta, tb, M, hi - lo, K, a, lda, b + (tb == BlasLibrary::kNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
+    });
+  }
+}
+
+template void gemm<float>(int, int, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*,
+                          int64_t, bool);
+template void gemm<double>(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t,
+                           double*, int64_t, bool);
+
+}  // namespace kiln::rt
