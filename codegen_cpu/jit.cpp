@@ -301,6 +301,12 @@ std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artif
 
 std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, const std::vector<std::string>& names,
                                                    std::string* error, const std::vector<std::string>* perf_labels) {
+  return link_objects({object}, names, error, perf_labels);
+}
+
+std::shared_ptr<const LinkedCode> Jit::link_objects(const std::vector<std::string_view>& objects,
+                                                    const std::vector<std::string>& names, std::string* error,
+                                                    const std::vector<std::string>* perf_labels) {
   impl_->start_linker();
   std::lock_guard<std::mutex> lock(impl_->link_mu);
   llvm::orc::ExecutionSession& es = *impl_->es;
@@ -311,14 +317,16 @@ std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, cons
     return std::shared_ptr<const LinkedCode>();
   };
   jd.addToLinkOrder(*impl_->libraries);  // libm, libmvec
-  // A copy: the JIT keeps its own aligned buffer (the ELF reader rejects misaligned ones).
-  std::unique_ptr<llvm::MemoryBuffer> buf =
-      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), "kiln_object");
-  if (llvm::Error err = impl_->objects->add(jd, std::move(buf))) return fail_with(std::move(err));
+  for (std::string_view object : objects) {
+    // A copy: the JIT keeps its own aligned buffer (the ELF reader rejects misaligned ones).
+    std::unique_ptr<llvm::MemoryBuffer> buf =
+        llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), "kiln_object");
+    if (llvm::Error err = impl_->objects->add(jd, std::move(buf))) return fail_with(std::move(err));
+  }
   llvm::orc::SymbolLookupSet wanted;
   for (const std::string& name : names) wanted.add(es.intern(name));  // ELF: names are not mangled
   llvm::Expected<llvm::orc::SymbolMap> found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
-  std::vector<LinkedFunction> linked = impl_->perf_map->take();  // the functions of this object
+  std::vector<LinkedFunction> linked = impl_->perf_map->take();  // the functions of these objects
   if (!found) return fail_with(found.takeError());  // the lookup links the object
   if (perf_labels) append_perf_map(linked, names, *perf_labels);
   std::vector<void*> out;

@@ -78,6 +78,11 @@ class Jit {
   std::shared_ptr<const LinkedCode> link_object(std::string_view object, const std::vector<std::string>& names,
                                                 std::string* error,
                                                 const std::vector<std::string>* perf_labels = nullptr);
+  // The same for the objects of one module compiled in parts (codegen_cpu/object_bundle.h):
+  // all link into one JITDylib, and `names` may be defined by any of them.
+  std::shared_ptr<const LinkedCode> link_objects(const std::vector<std::string_view>& objects,
+                                                 const std::vector<std::string>& names, std::string* error,
+                                                 const std::vector<std::string>* perf_labels = nullptr);
   // optimize, emit_object and link_object in one call; a link failure is an InternalError.
   // May be called from several threads at once.
   std::shared_ptr<const LinkedCode> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,

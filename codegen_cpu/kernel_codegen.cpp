@@ -20,6 +20,7 @@
 #include "codegen_cpu/llvm_math.h"
 #include "codegen_cpu/llvm_scalar.h"
 #include "codegen_cpu/module_cache.h"
+#include "codegen_cpu/object_bundle.h"
 
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -33,6 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unordered_map>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -106,7 +108,13 @@ class KernelGen {
     B_.SetInsertPoint(head);
     llvm::PHINode* iv = B_.CreatePHI(i64(), 2);
     iv->addIncoming(lo, pre);
+    const int64_t loops_before = loops_made_++;
     body(iv);
+    // A loop around other loops is never unrolled: LLVM's full unroller copies short ones of
+    // constant length (a column sum's 8 batch rows) with every vectorized loop inside, which
+    // multiplied a kernel's code, and its compile time, by the trip count for no measurable
+    // gain.
+    if (loops_made_ > loops_before + 1) hint.no_unroll = true;
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
     llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
@@ -157,6 +165,7 @@ class KernelGen {
   llvm::LLVMContext& C_;
   llvm::Module& M_;
   llvm::IRBuilder<> B_;
+  int64_t loops_made_ = 0;  // loops emitted so far (loop() tells outer loops by it)
   ScalarEmitter E_;
   const ir::Kernel& k_;
   llvm::Function* F_ = nullptr;
@@ -568,17 +577,38 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   if (kernels.empty()) return res;
   const auto t0 = std::chrono::steady_clock::now();
   // Kernels are named by position: the module (and so its key) does not depend on which
-  // compilation built it; each module links into a JITDylib of its own.
+  // compilation built it; each module links into a JITDylib of its own. Identical kernels (a
+  // training step's bias gradients are often the same column sum) are compiled once: the
+  // module defines one function per distinct kernel, named by its first position.
+  std::vector<size_t> code_of(kernels.size()), distinct, text_size;
+  {
+    std::unordered_map<std::string, size_t> first;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      ir::Kernel anonymous = *kernels[i];
+      anonymous.name.clear();
+      auto [it, fresh] = first.emplace(anonymous.str(), i);
+      code_of[i] = it->second;
+      if (!fresh) continue;
+      distinct.push_back(i);
+      text_size.push_back(it->first.size());
+    }
+  }
   std::vector<std::string> names;
-  for (size_t i = 0; i < kernels.size(); ++i) names.push_back(fmt::format("kiln_k{}", i));
+  for (size_t i : distinct) names.push_back(fmt::format("kiln_k{}", i));
   res.key = module_key(kernels);
   std::vector<std::string> labels;
   if (!opts.perf_label.empty())
-    for (const ir::Kernel* k : kernels) labels.push_back(opts.perf_label + k->name);
+    for (size_t i : distinct) {
+      labels.push_back(opts.perf_label + kernels[i]->name);
+      for (size_t j = i + 1; j < kernels.size(); ++j)
+        if (code_of[j] == i) labels.back() += "," + kernels[j]->name;
+    }
   const std::vector<std::string>* perf_labels = opts.perf_label.empty() ? nullptr : &labels;
   auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
+    std::vector<void*> addr(kernels.size(), nullptr);
+    for (size_t j = 0; j < distinct.size(); ++j) addr[distinct[j]] = code->addrs().at(j);
     for (size_t i = 0; i < kernels.size(); ++i)
-      res.kernels.push_back({reinterpret_cast<KernelFn>(code->addrs().at(i)), names[i]});
+      res.kernels.push_back({reinterpret_cast<KernelFn>(addr[code_of[i]]), fmt::format("kiln_k{}", code_of[i])});
     res.source = source;
     res.code = std::move(code);
     return res;
@@ -593,12 +623,14 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
       return finish(std::move(code), CodeSource::Memory);
     }
     CodeSource from = CodeSource::Disk;
-    std::optional<std::string> object = opts.store ? opts.store->load(res.key, from) : std::nullopt;
+    std::optional<std::string> entry = opts.store ? opts.store->load(res.key, from) : std::nullopt;
     res.lookup_ms = ms_since(t0);
-    if (object) {
+    if (entry) {
       const auto t1 = std::chrono::steady_clock::now();
-      std::string why;
-      std::shared_ptr<const LinkedCode> code = jit.link_object(*object, names, &why, perf_labels);
+      std::string why = "not a kiln object bundle";
+      std::shared_ptr<const LinkedCode> code;
+      if (std::optional<std::vector<std::string_view>> objects = unpack_objects(*entry))
+        code = jit.link_objects(*objects, names, &why, perf_labels);
       res.codegen_ms = ms_since(t1);
       if (code) {
         remember_linked_module(res.key, code);
@@ -609,31 +641,60 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   }
 
   if (inspect) res.lookup_ms = ms_since(t0);
-  const auto t_build = std::chrono::steady_clock::now();
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  route_diagnostics(*ctx, &opts.diagnostics);
-  auto m = new_module(*ctx, "kiln_module");
-  for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i]).build(names[i]);
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
-  res.build_ms = ms_since(t_build);
+  // The distinct kernels in `parts` modules of about equal text (the largest kernel first
+  // into the lightest part), compiled at once; each part's kernels keep their module names.
+  const size_t parts = opts.parallel ? std::clamp<size_t>(distinct.size() / 2, 1, std::max<size_t>(opts.threads, 1)) : 1;
+  std::vector<std::vector<size_t>> part(parts);  // positions in `distinct`
+  {
+    std::vector<size_t> order(distinct.size()), load(parts, 0);
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return text_size[a] > text_size[b]; });
+    for (size_t j : order) {
+      const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      part[p].push_back(j);
+      load[p] += text_size[j];
+    }
+    for (std::vector<size_t>& p : part) std::sort(p.begin(), p.end());
+  }
+  std::vector<std::string> objects(parts);
+  std::vector<JitArtifacts> arts(parts);
+  std::vector<double> build_ms(parts), optimize_ms(parts), emit_ms(parts);
+  auto compile_part = [&](size_t p) {
+    const auto t_build = std::chrono::steady_clock::now();
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    route_diagnostics(*ctx, &opts.diagnostics);
+    auto m = new_module(*ctx, "kiln_module");
+    for (size_t j : part[p]) KernelGen(*m, *kernels[distinct[j]]).build(names[j]);
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
+    build_ms[p] = ms_since(t_build);
+    JitTimings tim;
+    jit.optimize(*m, opts.want_ir, &arts[p], &tim);
+    optimize_ms[p] = tim.optimize_ms;
+    const auto t_emit = std::chrono::steady_clock::now();
+    objects[p] = jit.emit_object(*m, opts.want_asm, &arts[p]);
+    emit_ms[p] = ms_since(t_emit);
+  };
+  if (parts > 1) opts.parallel(parts, compile_part);
+  else compile_part(0);
 
-  JitArtifacts art;
-  JitTimings tim;
-  jit.optimize(*m, opts.want_ir, &art, &tim);
-  const auto t2 = std::chrono::steady_clock::now();
-  const std::string object = jit.emit_object(*m, opts.want_asm, &art);
+  const auto t_link = std::chrono::steady_clock::now();
   std::string why;
-  std::shared_ptr<const LinkedCode> code = jit.link_object(object, names, &why, perf_labels);
+  std::shared_ptr<const LinkedCode> code =
+      jit.link_objects(std::vector<std::string_view>(objects.begin(), objects.end()), names, &why, perf_labels);
   if (!code) internal_fail("jit: linking generated kernels: {}", why);
-  res.optimize_ms = tim.optimize_ms;
-  res.codegen_ms = ms_since(t2);
-  res.llvm_ir = std::move(art.llvm_ir);
-  res.assembly = std::move(art.assembly);
+  res.build_ms = *std::max_element(build_ms.begin(), build_ms.end());
+  res.optimize_ms = *std::max_element(optimize_ms.begin(), optimize_ms.end());
+  res.codegen_ms = *std::max_element(emit_ms.begin(), emit_ms.end()) + ms_since(t_link);
+  for (size_t p = 0; p < parts; ++p) {
+    const std::string header = parts > 1 ? fmt::format("; ---- module part {} of {} ----\n", p + 1, parts) : "";
+    if (opts.want_ir) res.llvm_ir += header + arts[p].llvm_ir;
+    if (opts.want_asm) res.assembly += header + arts[p].assembly;
+  }
   if (!inspect) {
     remember_linked_module(res.key, code);
-    if (opts.store) opts.store->save(res.key, object);
+    if (opts.store) opts.store->save(res.key, pack_objects(objects));
   }
   return finish(std::move(code), CodeSource::Compiled);
 }

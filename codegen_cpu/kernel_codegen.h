@@ -4,8 +4,9 @@
 // [begin, end) of grid dim 0 (the runtime splits that range across threads), the other grid
 // dims nested inside, and per grid point the kernel's stages as loop nests. Buffer pointers
 // are passed to an always-inlined body function as `noalias` parameters, so the loop
-// vectorizer needs no runtime alias checks. The kernels of one plan share one module and are
-// linked together. No LLVM header is included here.
+// vectorizer needs no runtime alias checks. The kernels of one plan are linked together: one
+// module, or several compiled at once on the runtime's threads (CodegenOptions::parallel), in
+// one JITDylib; identical kernels are compiled once. No LLVM header is included here.
 #pragma once
 
 #include "codegen_cpu/jit.h"
@@ -30,7 +31,8 @@ struct CodegenResult {
   std::string llvm_ir;                  // optimized module (when asked)
   std::string assembly;                 // host assembly (when asked)
   double lookup_ms = 0;  // the key, and the lookups in this process and in the store
-  double build_ms = 0, optimize_ms = 0, codegen_ms = 0;  // codegen: emit + link, or link only
+  // codegen: emit + link, or link only. A module compiled in parts: the longest part's times.
+  double build_ms = 0, optimize_ms = 0, codegen_ms = 0;
   CodeSource source = CodeSource::Compiled;
   std::string key;  // the module's cache key (hex SHA-256)
   // The linked module: the kernels' addresses are valid while it is held.
@@ -49,6 +51,11 @@ struct CodegenOptions {
   // name>" in /tmp/perf-<pid>.map (codegen_cpu/perf_map.h). A module this process linked
   // before keeps the name of its first link.
   std::string perf_label;
+  // Runs body(0), ..., body(n - 1), on several threads where it can (the runtime passes its
+  // pool's parallel_for): a plan of several kernels then compiles as up to `threads` LLVM
+  // modules at once, linked together. Unset: one module on the calling thread.
+  std::function<void(size_t n, const std::function<void(size_t)>& body)> parallel;
+  size_t threads = 1;
 };
 
 // Links the kernels' object code from this process, or from `store` (base/object_store.h),

@@ -9,6 +9,8 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/thread_pool.h"
+#include "test_support/check.h"
 #include "test_support/files.h"
 #include "test_support/make.h"
 
@@ -26,6 +28,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -298,6 +302,54 @@ TEST(CompileCache, CompileCountsWhereItsCodeCameFrom) {
   auto f6 = compile(softmax_fn);
   f6(x);
   EXPECT_EQ(f6.stats().code_from_disk + f6.stats().code_from_memory, 0);
+  fs::remove_all(dir);
+}
+
+// Eight kernels of different text (four of them twice): the plan compiles as modules on two
+// threads at once, linked together, and identical kernels once. The parts travel as one disk
+// entry (codegen_cpu/object_bundle.h) and link again from it whole.
+TEST(CompileCache, AModuleCompiledInPartsIsOneEntryAndIdenticalKernelsOneFunction) {
+  const std::string dir = temp_dir("kiln-parts");
+  Env env;
+  env.set("KILN_CACHE_DIR", dir);
+  struct Threads {
+    int old = rt::num_threads();
+    Threads() { rt::set_num_threads(2); }
+    ~Threads() { rt::set_num_threads(old); }
+  } two;
+  auto fn = [](const Tensor& x, const Tensor& y) {
+    return std::make_tuple(x.sum({0}), y.sum({0}), x.amax({1}), y.amax({1}), softmax(x, 1), softmax(y, 1), x.exp().sum({1}),
+                           x.var({0}), (x * y).amin({0}), y.abs().mean({1}), x.sin() + y, x.cos() * y);
+  };
+  const Tensor x = randn({30, 40}), y = randn({30, 40});
+  CompileOptions ref_opts;
+  ref_opts.backend = "interpreter";
+  const auto want = compile(fn, ref_opts)(x, y);
+  auto check = [&](const auto& got) {
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      (test::expect_close(std::get<I>(got), test::doubles(std::get<I>(want)), 1e-5, 1e-5), ...);
+    }(std::make_index_sequence<12>{});
+  };
+  auto f1 = compile(fn);
+  check(f1(x, y));
+  EXPECT_EQ(f1.stats().compiles, 1);
+  const std::string code = f1.explain(x, y);
+  EXPECT_NE(code.find("; ---- module part 2 of 2 ----"), std::string::npos) << code;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = code.find(what); at != std::string::npos; at = code.find(what, at + 1)) ++n;
+    return n;
+  };
+  const size_t kernels = count("out0: out "), defines = count("define void @kiln_k");  // one out0 per kernel header
+  EXPECT_LT(defines, kernels) << "identical kernels (x.sum(0), y.sum(0), ...) are one function each";
+  EXPECT_GE(defines, 4u);
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);
+  cpu::forget_linked_modules_for_testing();
+  auto f2 = compile(fn);
+  check(f2(x, y));
+  EXPECT_EQ(f2.stats().code_from_disk, 1);
   fs::remove_all(dir);
 }
 

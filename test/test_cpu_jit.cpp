@@ -5,6 +5,7 @@
 // verification and duplicate-symbol failures as kiln::InternalError, and accepts modules from
 // several threads at once.
 #include "codegen_cpu/jit.h"
+#include "codegen_cpu/object_bundle.h"
 #include "base/error.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -181,6 +183,38 @@ TEST(CpuJit, LinkingWithLabelsNamesTheCodeForPerf) {
   EXPECT_GT(size, 0u);
   EXPECT_LT(size, 4096u);  // the function's own bytes, not its section's
   EXPECT_EQ(call(named->addrs()[0], 2, 0, 5), 2 * 3 + 5);
+}
+
+// A module compiled in parts: the objects travel as one bundle and link into one JITDylib;
+// a single object is its own bundle; a damaged bundle is refused.
+TEST(CpuJit, ObjectsOfOneModuleBundleAndLinkTogether) {
+  Built a = make_module(2, false, "kiln_jit_test_part_a");
+  Built b = make_module(5, false, "kiln_jit_test_part_b");
+  Jit& jit = Jit::instance();
+  jit.optimize(*a.m, false, nullptr, nullptr);
+  jit.optimize(*b.m, false, nullptr, nullptr);
+  const std::vector<std::string> objects = {jit.emit_object(*a.m, false, nullptr), jit.emit_object(*b.m, false, nullptr)};
+  EXPECT_EQ(pack_objects({objects[0]}), objects[0]);
+  EXPECT_EQ(unpack_objects(objects[0]), (std::vector<std::string_view>{objects[0]}));
+  const std::string bundle = pack_objects(objects);
+  const std::optional<std::vector<std::string_view>> parts = unpack_objects(bundle);
+  ASSERT_TRUE(parts);
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0], objects[0]);
+  EXPECT_EQ((*parts)[1], objects[1]);
+  std::string error;
+  std::shared_ptr<const LinkedCode> code = jit.link_objects(*parts, {b.name, a.name}, &error);
+  ASSERT_TRUE(code) << error;
+  EXPECT_EQ(call(code->addrs()[0], 3, 0, 1), 3 * 5 + 1);
+  EXPECT_EQ(call(code->addrs()[1], 3, 0, 1), 3 * 2 + 1);
+  // Truncated, extended, or with a size past its end: refused.
+  EXPECT_FALSE(unpack_objects(bundle.substr(0, bundle.size() - 1)));
+  EXPECT_FALSE(unpack_objects(bundle + "x"));
+  std::string bad = bundle;
+  bad.insert(bad.find('\n', bad.find('\n') + 1) + 1, "9");  // the first size, 10 times larger and more
+  EXPECT_FALSE(unpack_objects(bad));
+  EXPECT_FALSE(unpack_objects("kiln-objects 1\n1\n3\nabc"));
+  EXPECT_FALSE(unpack_objects("kiln-objects 1\n"));
 }
 
 TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {

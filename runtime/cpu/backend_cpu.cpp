@@ -19,6 +19,7 @@
 #include "runtime/extend.h"
 #include "runtime/log.h"
 #include "runtime/program.h"
+#include "runtime/thread_pool.h"
 
 #include <fmt/format.h>
 
@@ -100,6 +101,13 @@ class CpuBackend final : public Backend {
     // LLVM's remarks and warnings never reach the user's terminal: KILN_LOG=kernels shows them.
     co.diagnostics = [](std::string_view msg) { KILN_LOG_IF(LogChannel::Kernels, "{}", msg); };
     if (config().perf_map) co.perf_label = fmt::format("kiln {}/", c.opts.name);
+    // Several kernels compile as modules on the pool's threads at once.
+    co.threads = static_cast<size_t>(num_threads());
+    co.parallel = [](size_t n, const std::function<void(size_t)>& body) {
+      parallel_for(static_cast<int64_t>(n), 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) body(static_cast<size_t>(i));
+      });
+    };
     cpu::CodegenResult code = cpu::compile_kernels(c.plan.kernels(), co);
     c.code_source = code.source;
     const bool compiled = code.source == CodeSource::Compiled;
