@@ -200,15 +200,21 @@ template <typename T> void attend(const Problem& p, const Tensor& out) {
   int64_t B = 1;
   for (int64_t d : p.batch) B *= d;
   const int64_t block = std::clamp<int64_t>(65536 / std::max<int64_t>(p.S, 1), 16, 512);
-  const Tensor scratch = empty({std::min(block, p.L), p.S}, TensorOptions(out.dtype()));
   const bool has_mask = p.mask.defined(), bool_mask = has_mask && p.mask.dtype() == ScalarType::Bool;
   const int64_t ms_i = has_mask ? p.mask.stride(-2) : 0, ms_j = has_mask ? p.mask.stride(-1) : 0;
   const bool add_unit = has_mask && !bool_mask && ms_j == 1;  // a float mask read in the vector pass
   const T scale = static_cast<T>(p.scale);
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t qo = batch_offset(p.q, b, p.batch), ko = batch_offset(p.k, b, p.batch);
-    const int64_t vo = batch_offset(p.v, b, p.batch), mo = has_mask ? batch_offset(p.mask, b, p.batch) : 0;
-    for (int64_t r0 = 0; r0 < p.L; r0 += block) {
+  // One task per (batch entry, block of query rows), shared out across the pool with a score
+  // block of scratch per chunk of tasks; the products and the softmax inside run on the
+  // task's thread (a parallel_for within a chunk runs inline). A GPT block's attention is 32
+  // heads of 128 rows: one product each is too small to split across threads.
+  const int64_t blocks = (p.L + block - 1) / block;
+  parallel_for(B * blocks, 1, [&](int64_t task_lo, int64_t task_hi) {
+    const Tensor scratch = empty({std::min(block, p.L), p.S}, TensorOptions(out.dtype()));
+    for (int64_t task = task_lo; task < task_hi; ++task) {
+      const int64_t b = task / blocks, r0 = (task % blocks) * block;
+      const int64_t qo = batch_offset(p.q, b, p.batch), ko = batch_offset(p.k, b, p.batch);
+      const int64_t vo = batch_offset(p.v, b, p.batch), mo = has_mask ? batch_offset(p.mask, b, p.batch) : 0;
       const int64_t rows = std::min(block, p.L - r0);
       const int64_t cols = p.causal ? std::min(p.S, r0 + rows) : p.S;  // keys any row here can see
       const Tensor y = out.as_strided({rows, p.Ev}, {p.Ev, 1}, out.storage_offset() + (b * p.L + r0) * p.Ev);
@@ -252,7 +258,7 @@ template <typename T> void attend(const Problem& p, const Tensor& out) {
       const Tensor vb = p.v.as_strided({cols, p.Ev}, {p.v.stride(-2), p.v.stride(-1)}, vo);
       blas_matmul(ir::OpKind::mm, sc, vb, y);
     }
-  }
+  });
 }
 
 }  // namespace
