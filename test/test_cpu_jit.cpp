@@ -183,6 +183,7 @@ TEST(CpuJit, LinkingWithLabelsNamesTheCodeForPerf) {
   EXPECT_GT(size, 0u);
   EXPECT_LT(size, 4096u);  // the function's own bytes, not its section's
   EXPECT_EQ(call(named->addrs()[0], 2, 0, 5), 2 * 3 + 5);
+  std::remove(map.c_str());  // a test leaves no map behind in /tmp
 }
 
 // A module compiled in parts: the objects travel as one bundle and link into one JITDylib;
