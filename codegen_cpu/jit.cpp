@@ -325,6 +325,7 @@ std::shared_ptr<const LinkedCode> Jit::link_objects(const std::vector<std::strin
   }
   llvm::orc::SymbolLookupSet wanted;
   for (const std::string& name : names) wanted.add(es.intern(name));  // ELF: names are not mangled
+  impl_->perf_map->set_recording(perf_labels != nullptr);  // links run here, under link_mu
   llvm::Expected<llvm::orc::SymbolMap> found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
   std::vector<LinkedFunction> linked = impl_->perf_map->take();  // the functions of these objects
   if (!found) return fail_with(found.takeError());  // the lookup links the object

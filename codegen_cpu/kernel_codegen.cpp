@@ -580,22 +580,23 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   // compilation built it; each module links into a JITDylib of its own. Identical kernels (a
   // training step's bias gradients are often the same column sum) are compiled once: the
   // module defines one function per distinct kernel, named by its first position.
+  // Each kernel is printed once: its text keys the module and tells identical kernels.
+  std::vector<std::string> texts;
+  for (const ir::Kernel* k : kernels) texts.push_back(anonymous_text(*k));
+  res.key = module_key_of_texts(texts);
   std::vector<size_t> code_of(kernels.size()), distinct, text_size;
   {
-    std::unordered_map<std::string, size_t> first;
+    std::unordered_map<std::string_view, size_t> first;
     for (size_t i = 0; i < kernels.size(); ++i) {
-      ir::Kernel anonymous = *kernels[i];
-      anonymous.name.clear();
-      auto [it, fresh] = first.emplace(anonymous.str(), i);
+      auto [it, fresh] = first.emplace(texts[i], i);
       code_of[i] = it->second;
       if (!fresh) continue;
       distinct.push_back(i);
-      text_size.push_back(it->first.size());
+      text_size.push_back(texts[i].size());
     }
   }
   std::vector<std::string> names;
   for (size_t i : distinct) names.push_back(fmt::format("kiln_k{}", i));
-  res.key = module_key(kernels);
   std::vector<std::string> labels;
   if (!opts.perf_label.empty())
     for (size_t i : distinct) {

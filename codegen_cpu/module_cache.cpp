@@ -41,14 +41,23 @@ Linked& linked() {
 
 }  // namespace
 
-std::string module_key(const std::vector<const ir::Kernel*>& kernels) {
+std::string anonymous_text(const ir::Kernel& k) {
+  ir::Kernel anonymous = k;
+  anonymous.name.clear();
+  return anonymous.str();
+}
+
+std::string module_key_of_texts(const std::vector<std::string>& texts) {
+  // Positions are the order of the texts: the module names its kernels by them.
   std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "\n" + Jit::instance().target_key() + "\n";
-  for (size_t i = 0; i < kernels.size(); ++i) {  // named by position, as in the module
-    ir::Kernel k = *kernels[i];
-    k.name = fmt::format("kiln_k{}", i);
-    text += k.str() + "\n";
-  }
+  for (const std::string& t : texts) text += t + "\n";
   return sha256_hex(text);
+}
+
+std::string module_key(const std::vector<const ir::Kernel*>& kernels) {
+  std::vector<std::string> texts;
+  for (const ir::Kernel* k : kernels) texts.push_back(anonymous_text(*k));
+  return module_key_of_texts(texts);
 }
 
 std::shared_ptr<const LinkedCode> linked_module(const std::string& key) {

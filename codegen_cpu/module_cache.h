@@ -24,6 +24,10 @@ namespace kiln::cpu {
 // Kernels in module order. Their names do not count: the module names them kiln_k0,
 // kiln_k1, ... by position, so that equal kernels of different compilations share a key.
 std::string module_key(const std::vector<const ir::Kernel*>& kernels);
+// A kernel's text without its name (what the key hashes, and what tells identical kernels).
+std::string anonymous_text(const ir::Kernel& k);
+// module_key from the kernels' anonymous texts, in module order.
+std::string module_key_of_texts(const std::vector<std::string>& texts);
 
 // A module this process linked and some compiled program still owns (or one of the 64 it
 // linked last), by key. Code nothing runs any more and no longer among the recent is

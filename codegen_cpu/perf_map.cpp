@@ -15,6 +15,7 @@ void PerfMapRecorder::modifyPassConfig(llvm::orc::MaterializationResponsibility&
                                        llvm::jitlink::PassConfiguration& config) {
   // After fixups every symbol has its final address.
   config.PostFixupPasses.push_back([this](llvm::jitlink::LinkGraph& g) {
+    if (!recording_.load()) return llvm::Error::success();
     std::lock_guard<std::mutex> lock(mu_);
     for (llvm::jitlink::Symbol* s : g.defined_symbols())
       if (s->isCallable() && s->hasName() && s->getSize() > 0)

@@ -9,6 +9,7 @@
 // the only place that knows where a function ends.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -23,8 +24,8 @@ struct LinkedFunction {
   uint64_t address = 0, size = 0;
 };
 
-// A JITLink plugin that records the defined functions of every graph it sees, with their final
-// addresses, for the linker's caller to take after the link (take()). The JIT links under one
+// A JITLink plugin that records the defined functions of every graph it sees while recording
+// is on, with their final addresses, for the linker's caller to take after the link (take()). The JIT links under one
 // mutex and in the calling thread, so the functions taken are those of the object just linked.
 class PerfMapRecorder : public llvm::orc::ObjectLinkingLayer::Plugin {
  public:
@@ -36,9 +37,12 @@ class PerfMapRecorder : public llvm::orc::ObjectLinkingLayer::Plugin {
   }
   void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
 
+  // Whether links record their functions (only when the caller will write them to the map).
+  void set_recording(bool on) { recording_.store(on); }
   std::vector<LinkedFunction> take();
 
  private:
+  std::atomic<bool> recording_{false};
   std::mutex mu_;
   std::vector<LinkedFunction> linked_;
 };
