@@ -235,6 +235,7 @@ llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::ve
         case ir::CastOp::convert_element_type: r = convert(e, in[0], inst.dtype, operands[0]); break;
         case ir::CastOp::clone:
         case ir::CastOp::detach: r = operands[0]; break;
+        case ir::CastOp::no_grad_copy: internal_fail("llvm: no_grad_copy is decomposed before kernels");
       }
       break;
     case ir::OpFamily::Reduction:

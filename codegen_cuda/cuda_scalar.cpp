@@ -303,6 +303,7 @@ struct Renderer {
       case ir::CastOp::convert_element_type: return convert(a(), dt, in.dtype);
       case ir::CastOp::clone:
       case ir::CastOp::detach: return a();
+      case ir::CastOp::no_grad_copy: break;  // a Core op: decomposed before kernels
     }
     internal_fail("cuda: unknown cast op {}", static_cast<int>(op));
   }

@@ -129,8 +129,11 @@ std::vector<Tensor> index_put(const DecompArgs& a);
 std::vector<Tensor> masked_scatter(const DecompArgs& a);
 std::vector<Tensor> slice_scatter(const DecompArgs& a);
 std::vector<Tensor> select_scatter(const DecompArgs& a);
+// Cast (frontend/ops_cast.cpp)
+std::vector<Tensor> no_grad_copy(const DecompArgs& a);
 // Conv (frontend/ops_conv.cpp)
 std::vector<Tensor> convolution_backward(const DecompArgs& a);
+std::vector<Tensor> convolution_backward_weight(const DecompArgs& a);
 // Sort (frontend/ops_sort.cpp)
 std::vector<Tensor> sort(const DecompArgs& a);
 std::vector<Tensor> topk(const DecompArgs& a);

@@ -88,7 +88,9 @@ std::vector<Tensor> d_scatter_reduce(const GradArgs& a) {
 }
 
 std::vector<Tensor> d_embedding(const GradArgs& a) {
-  return {sym_embedding_dense_backward(a.grad(), a.in(1), a.meta(0).sizes.at(0), -1, false).to(a.meta(0).dtype),
+  return {sym_embedding_dense_backward(a.grad(), a.in(1), a.meta(0).sizes.at(0), a.attr<int64_t>("padding_idx"),
+                                       a.attr<bool>("scale_grad_by_freq"))
+              .to(a.meta(0).dtype),
           Tensor()};
 }
 

@@ -168,13 +168,19 @@ CapturedVjp vjp_impl(const TensorFn& fn, const std::vector<Tensor>& primals, boo
   std::vector<Tensor> args;
   for (const Tensor& p : primals) args.push_back(fresh_alias(p));
   std::vector<Tensor> traced_args;
-  const TracingForGrad for_grad;
-  const TracedProgram program = trace(
-      [&](const std::vector<Tensor>& t) {
-        traced_args = t;
-        return fn(t);
-      },
-      args);
+  TracedProgram program;
+  {
+    // fn is traced with grad mode on, whatever encloses the transform (as torch.func.grad
+    // ignores an enclosing no_grad); a NoGradGuard inside fn stops gradients there.
+    const AutoGradMode grad_on(true);
+    const TracingForGrad for_grad;
+    program = trace(
+        [&](const std::vector<Tensor>& t) {
+          traced_args = t;
+          return fn(t);
+        },
+        args);
+  }
   auto replay = std::make_shared<Replay>();
   for (const Tensor& a : args) replay->mark_active(a);
   CapturedVjp c;

@@ -26,6 +26,7 @@ bool is_grad_enabled() { return t_grad_enabled; }
 TracingForGrad::TracingForGrad() : prev_(t_tracing_for_grad) { t_tracing_for_grad = true; }
 TracingForGrad::~TracingForGrad() { t_tracing_for_grad = prev_; }
 bool TracingForGrad::is_enabled() { return t_tracing_for_grad; }
+bool TracingForGrad::stops_gradients() { return t_tracing_for_grad && !t_grad_enabled; }
 void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
 
 }  // namespace kiln

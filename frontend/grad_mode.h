@@ -47,7 +47,8 @@ void set_grad_enabled(bool enabled);
 // While a function transform traces a function to differentiate it (frontend/function_transforms.cpp):
 // an op with two formulations of one value records the one whose derivative is PyTorch's, as it
 // does eagerly for inputs that require grad (max(x, dim) reads its values at its indices, so that
-// the gradient goes to the one element the index names).
+// the gradient goes to the one element the index names). The function is traced with grad mode
+// on; a NoGradGuard inside it stops gradients where it stands (stops_gradients()).
 class TracingForGrad {
  public:
   TracingForGrad();
@@ -55,6 +56,10 @@ class TracingForGrad {
   TracingForGrad(const TracingForGrad&) = delete;
   TracingForGrad& operator=(const TracingForGrad&) = delete;
   static bool is_enabled();
+  // Tracing for grad under NoGradGuard (or InferenceMode): as in PyTorch, what the ops compute
+  // has no gradient (the tracer records a detach of each floating result), and a tensor written
+  // in place keeps its place for the gradient (Tensor::copy_ records no_grad_copy).
+  static bool stops_gradients();
 
  private:
   bool prev_;

@@ -163,8 +163,12 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
                  bool accumulate = false);
 Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
                    bool accumulate = false);
-// Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim].
-Tensor embedding(const Tensor& weight, const Tensor& indices);
+// Rows of weight [num_embeddings, dim] picked by indices (int64 or int32): [*indices.shape, dim]
+// (at::embedding). padding_idx (-1: none; else in [0, num_embeddings)) and scale_grad_by_freq
+// change only the weight's gradient: the padding row gets none, and each row is divided by its
+// index's count in `indices` (embedding_dense_backward below). A negative padding_idx counted
+// from the end, as torch.nn.functional.embedding takes it, is resolved by the caller.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1, bool scale_grad_by_freq = false);
 // The weight's gradient [num_weights, D] of embedding from grad_output [*indices.shape, D]
 // (at::embedding_dense_backward): rows summed by index; padding_idx (-1: none) gets none;
 // scale_grad_by_freq divides each row by its index's count in `indices`. Records a Core node,

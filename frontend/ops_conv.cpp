@@ -248,8 +248,7 @@ std::vector<Tensor> convolution_backward_impl(const Tensor& grad_output, const T
     }
   }
   if (output_mask[1])
-    r.weight = transposed ? conv_weight_grad(input, grad_output, kernel, stride, padding, dilation, groups)
-                          : conv_weight_grad(grad_output, input, kernel, stride, padding, dilation, groups);
+    r.weight = convolution_backward_weight(grad_output, input, kernel, stride, padding, dilation, transposed, groups);
   if (output_mask[2]) {
     std::vector<int64_t> dims{0};
     for (size_t i = 0; i < spatial; ++i) dims.push_back(static_cast<int64_t>(i) + 2);
@@ -293,12 +292,62 @@ ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& i
   return {r.at(0), r.at(1), r.at(2)};
 }
 
+Tensor convolution_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef kernel_size,
+                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                   int64_t groups) {
+  constexpr std::string_view op = "convolution_backward_weight";
+  if (!grad_output.defined() || !input.defined()) fail(op, "received an undefined tensor");
+  if (input.dim() < 3 || input.dim() > 5 || grad_output.dim() != input.dim())
+    fail(op, "expected grad_output and input of one rank between 3 and 5 ([N, C, *spatial]), got {} and {}",
+         ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)));
+  if (grad_output.dtype() != input.dtype())
+    fail(op, "expected grad_output and input of one dtype, got {} and {}", c10_type_name(grad_output.dtype()),
+         c10_type_name(input.dtype()));
+  if (groups < 1) fail(op, "non-positive groups is not supported, got groups={}", groups);
+  const size_t spatial = static_cast<size_t>(input.dim() - 2);
+  const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, spatial), s = per_dim(op, "stride", stride, spatial);
+  const std::vector<int64_t> p = per_dim(op, "padding", padding, spatial), dl = per_dim(op, "dilation", dilation, spatial);
+  for (size_t i = 0; i < spatial; ++i) {
+    if (k[i] < 1 || s[i] < 1 || p[i] < 0 || dl[i] < 1)
+      fail(op, "expected kernel_size, stride and dilation >= 1 and padding >= 0, got kernel_size={}, stride={}, "
+               "padding={}, dilation={}",
+           shape_str(k), shape_str(s), shape_str(p), shape_str(dl));
+    // grad_output has the convolution's output size (a transposed one's, up to an
+    // output_padding below max(stride, dilation)).
+    const auto d = static_cast<int64_t>(i) + 2;
+    const ir::Expr want = ir::conv_output_size(sym_size(input, d), k[i], s[i], p[i], dl[i], transposed, 0);
+    const ir::Expr extra = sym_size(grad_output, d) - want;
+    const std::optional<int64_t> e = extra.maybe_const();
+    const bool fits = transposed ? (!e || (*e >= 0 && *e < std::max(s[i], dl[i]))) : ir::sym_eq(extra, ir::Expr(0));
+    if (!fits)
+      fail(op, "expected grad_output of the {}convolution's output size {} in dim {}, got grad_output {} (input {})",
+           transposed ? "transposed " : "", want.str(), d, ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)));
+  }
+  for (const Tensor* t : {&grad_output, &input}) {
+    const std::optional<int64_t> c = sym_size(*t, 1).maybe_const();
+    if (c && *c % groups != 0)
+      fail(op, "expected the channels of grad_output {} and input {} to be divisible by groups={}",
+           ir::str(sym_sizes(grad_output)), ir::str(sym_sizes(input)), groups);
+  }
+  return dispatch1(ir::OpKind::convolution_backward_weight, {grad_output, input}, {k, s, p, dl, transposed, groups});
+}
+
 namespace decomp {
 
 std::vector<Tensor> convolution_backward(const DecompArgs& a) {
   return convolution_backward_impl(a.in(0), a.in(1), a.in(2), a.attr<std::vector<int64_t>>("stride"),
                                    a.attr<std::vector<int64_t>>("padding"), a.attr<std::vector<int64_t>>("dilation"),
                                    a.attr<bool>("transposed"), a.attr<int64_t>("groups"), output_mask(a));
+}
+
+// A transposed convolution's weight is that of the convolution from its output back to its
+// input: the roles of grad_output and input swap.
+std::vector<Tensor> convolution_backward_weight(const DecompArgs& a) {
+  const auto kernel = a.attr<std::vector<int64_t>>("kernel_size"), stride = a.attr<std::vector<int64_t>>("stride");
+  const auto padding = a.attr<std::vector<int64_t>>("padding"), dilation = a.attr<std::vector<int64_t>>("dilation");
+  const int64_t groups = a.attr<int64_t>("groups");
+  return {a.attr<bool>("transposed") ? conv_weight_grad(a.in(1), a.in(0), kernel, stride, padding, dilation, groups)
+                                     : conv_weight_grad(a.in(0), a.in(1), kernel, stride, padding, dilation, groups)};
 }
 
 }  // namespace decomp

@@ -69,5 +69,11 @@ struct ConvolutionGrads {
 ConvolutionGrads convolution_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                                       IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask);
+// The weight's gradient alone, given the weight's spatial sizes instead of the weight (what
+// convolution_backward records for output_mask[1]; the cpu runs it as oneDNN's backward-weights
+// primitive). Lists as in convolution_backward, one entry per spatial dim or one for all.
+Tensor convolution_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef kernel_size,
+                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                   int64_t groups);
 
 }  // namespace kiln

@@ -94,8 +94,14 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
   return scatter(zeros_out, -1, self.unsqueeze(-1), Scalar(int64_t{1}));
 }
 
-Tensor embedding(const Tensor& weight, const Tensor& indices) {
-  return dispatch1(ir::OpKind::embedding, {weight, indices});
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq) {
+  if (weight.defined() && weight.dim() == 2) {
+    const std::optional<int64_t> rows = sym_size(weight, 0).maybe_const();
+    if (padding_idx < -1 || (rows && padding_idx >= *rows))
+      fail("embedding", "Padding_idx must be within num_embeddings (-1 for none): got padding_idx={} for a weight of {} rows",
+           padding_idx, rows ? std::to_string(*rows) : sym_size(weight, 0).str());
+  }
+  return dispatch1(ir::OpKind::embedding, {weight, indices}, {padding_idx, scale_grad_by_freq});
 }
 
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,

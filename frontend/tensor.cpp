@@ -197,16 +197,23 @@ Tensor& Tensor::assign_(const Tensor& src) {
     // its base updated, which recording cannot express; refuse rather than be silently wrong.
     // A captured eager tensor (running statistics) stands for its lifted input, and its new
     // value is written back after every run of the compiled function.
-    ir::Value* v = tracer->lift(*this).impl()->value();
-    if (v->producer() && v->producer()->info().has(ir::traits::View))
+    const Tensor old = tracer->lift(*this);
+    ir::Value* v = old.impl()->value();
+    // A detached view (detach() of one, or one taken under NoGradGuard) shares its base's memory too.
+    ir::Value* viewed = v;
+    while (viewed->producer() && viewed->producer()->op() == ir::OpKind::detach) viewed = viewed->producer()->input(0);
+    if (viewed->producer() && viewed->producer()->info().has(ir::traits::View))
       fail("copy_", "in-place update of a view ({}) of a traced tensor cannot be recorded; "
-                    "compute the new tensor out of place instead", op_name(v->producer()->op()));
+                    "compute the new tensor out of place instead", op_name(viewed->producer()->op()));
     // Views taken earlier alias this tensor; rebinding it would leave them with the old value.
     for (const ir::Use& u : v->uses())
       if (u.user && u.user->info().has(ir::traits::View))
         fail("copy_", "in-place update of a traced tensor that has views ({}) cannot be recorded; "
                       "compute the new tensor out of place instead", op_name(u.user->op()));
-    Tensor fresh = tracer->lift(value).clone();
+    // Under NoGradGuard in a function being differentiated, the tensor keeps its place for the
+    // gradient across the write (frontend/grad_mode.h).
+    Tensor fresh = TracingForGrad::stops_gradients() ? dispatch1(ir::OpKind::no_grad_copy, {old, tracer->lift(value)})
+                                                     : tracer->lift(value).clone();
     if (is_traced()) impl()->rebind(fresh.impl()->value());
     else tracer->update_lifted(*this, fresh);
     return *this;

@@ -2,6 +2,7 @@
 #include "frontend/tracer.h"
 
 #include "frontend/dispatch.h"
+#include "frontend/grad_mode.h"
 #include "base/error.h"
 #include "ir/shape_env.h"
 
@@ -80,8 +81,14 @@ std::vector<Tensor> Tracer::record(const OpCall& call) {
   ins.reserve(call.inputs.size());
   for (const Tensor& t : call.inputs) ins.push_back(lift(t).impl()->value());
   ir::Node* n = graph_->create(call.op, std::move(ins), call.attrs);
+  // Under NoGradGuard in a function being differentiated, the results carry no gradient
+  // (no_grad_copy, the write that keeps its target's place for the gradient, excepted).
+  const bool stop = TracingForGrad::stops_gradients() && call.op != ir::OpKind::no_grad_copy;
   std::vector<Tensor> out;
-  for (ir::Value* v : n->outputs()) out.push_back(wrap(v));
+  for (ir::Value* v : n->outputs()) {
+    if (stop && is_floating_point(v->type().dtype)) v = graph_->create(ir::OpKind::detach, {v}, ir::AttrList())->output();
+    out.push_back(wrap(v));
+  }
   return out;
 }
 

@@ -18,6 +18,7 @@ TensorType infer_cast(OpKind op, const Types& in, const AttrList& attrs) {
     }
     case CastOp::clone:
     case CastOp::detach: return in[0];
+    case CastOp::no_grad_copy: break;  // shaped by its decomposition (infer_types never asks)
   }
   internal_fail("infer_cast: unhandled op {}", op_name(op));
 }

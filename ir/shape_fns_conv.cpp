@@ -33,7 +33,8 @@ namespace {
 TensorType infer_conv(OpKind op, const Types& in, const AttrList& attrs) {
   switch (as_conv(op)) {
     case ConvOp::convolution: break;
-    case ConvOp::convolution_backward:  // shaped by its decomposition (infer_types never asks)
+    case ConvOp::convolution_backward:  // shaped by their decompositions (infer_types never asks)
+    case ConvOp::convolution_backward_weight:
       internal_fail("infer_conv: {} is shaped by its decomposition", op_name(op));
   }
   const std::string name(op_name(op));

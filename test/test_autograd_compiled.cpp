@@ -284,3 +284,85 @@ TEST(AutogradCompiled, RunningStatisticsThatRequireGradAreRefused) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// NoGradGuard inside a compiled training step means what it means eagerly: a value computed
+// under it carries no gradient, and a tensor written in place under it (an optimizer's update of
+// a weight, an EMA of the weights) keeps its place for the gradient while its values change.
+// Each case runs eagerly and compiled from equal starting values and compares losses,
+// gradients and the written tensors.
+TEST(AutogradCompiled, NoGradScopesInsideATrainingStepMatchEager) {
+  struct Step {
+    Tensor w = ramp({4, 3}, 0.37, 0.1).requires_grad_();
+    Tensor ema = ramp({4, 3}, 0.19, -0.2);
+    Tensor operator()(const Tensor& x) {
+      Tensor target;
+      {
+        NoGradGuard no_grad;
+        target = (x.mm(w) * 2.0).tanh();  // a target from the same weights: no gradient through it
+        ema.mul_(0.9).add_(w * 0.1);      // an EMA of the weights: a buffer
+        w.mul_(0.5);                      // a write into the weight: its gradient is that of the new value
+      }
+      return (x.mm(w) - target).square().sum() + (x.mm(ema) * x.mm(w)).sum();
+    }
+  };
+  const Tensor x = ramp({5, 4}, 0.11, 0.2);
+  Step eager, comp;
+  const Tensor want = eager(x);
+  want.backward();
+  auto step = compile([&comp](const Tensor& in) { return comp(in); });
+  const Tensor got = step(x);
+  got.backward();
+  expect_close(got, values(want), 1e-12);
+  expect_close(comp.w.grad(), values(eager.w.grad()), 1e-10, 1e-13);
+  expect_close(comp.w, values(eager.w), 1e-12, 1e-14);
+  expect_close(comp.ema, values(eager.ema), 1e-12, 1e-14);
+  // A second step from the new values: the writes happen again, as eagerly.
+  eager.w.mutable_grad() = Tensor();
+  comp.w.mutable_grad() = Tensor();
+  eager(x).backward();
+  step(x).backward();
+  expect_close(comp.w.grad(), values(eager.w.grad()), 1e-10, 1e-13);
+  expect_close(comp.w, values(eager.w), 1e-12, 1e-14);
+  expect_close(comp.ema, values(eager.ema), 1e-12, 1e-14);
+}
+
+// The transforms too: grad of x * stop_gradient(3x) is 3x, not 6x; a NoGradGuard around the
+// transform is ignored (as torch.func.grad ignores an enclosing no_grad); a view taken under
+// NoGradGuard cannot be written in place in a trace (its base would not see the write).
+TEST(AutogradCompiled, NoGradInsideTheTransforms) {
+  auto f = [](const std::vector<Tensor>& in) {
+    Tensor t;
+    {
+      NoGradGuard no_grad;
+      t = in[0] * 3.0;
+    }
+    return std::vector<Tensor>{(in[0] * t).sum()};
+  };
+  const Tensor x = ramp({5}, 0.3, 0.1);
+  std::vector<double> want = values(x * 3.0);
+  expect_close(grad(f)({x}).at(0), want, 1e-12, 1e-14);
+  const TensorFn df = grad(f);
+  auto compiled = compile([df](const Tensor& in) { return df({in}).at(0); });
+  expect_close(compiled(x), want, 1e-12, 1e-14);
+  {
+    NoGradGuard outer;
+    expect_close(grad(f)({x}).at(0), want, 1e-12, 1e-14);
+  }
+  auto write_view = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 2.0;
+    {
+      NoGradGuard no_grad;
+      Tensor v = y.narrow(0, 0, 2);
+      v.zero_();
+    }
+    return std::vector<Tensor>{y.sum()};
+  };
+  const std::string err = error_of([&] { grad(write_view)({x}); });
+  EXPECT_NE(err.find("in-place update of a view (slice) of a traced tensor cannot be recorded"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace kiln

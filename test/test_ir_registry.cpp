@@ -88,7 +88,8 @@ std::optional<Sample> sample_for_kind(OpKind k) {
       case OpKind::native_layer_norm: return Sample{{f32({2, 3}), f32({3}), f32({3})}, {v64{3}, 1e-5}};
       case OpKind::native_group_norm:
         return Sample{{f32({2, 4, 3}), f32({4}), f32({4})}, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{2}, 1e-5}};
-      case OpKind::embedding: return Sample{{f32({4, 3}), i64({3, 0, 1}, {3})}, {}};
+      case OpKind::no_grad_copy: return Sample{{f32({2, 3}), f32({2, 3})}, {}};
+      case OpKind::embedding: return Sample{{f32({4, 3}), i64({3, 0, 1}, {3})}, {int64_t{-1}, false}};
       case OpKind::sort: return Sample{{f32({2, 3})}, {int64_t{1}, true}};
       case OpKind::topk: return Sample{{f32({2, 3})}, {int64_t{2}, int64_t{1}, true, true}};
       case OpKind::grid_sampler_2d: return Sample{{f32({1, 2, 3, 4}), f32({1, 2, 2, 2})}, {int64_t{0}, int64_t{1}, false}};
@@ -123,6 +124,8 @@ std::optional<Sample> sample_for_kind(OpKind k) {
       case OpKind::convolution_backward:  // convolution's sample above: [1, 2, 5] * [3, 2, 2] -> [1, 3, 3]
         return Sample{{f32({1, 3, 3}), f32({1, 2, 5}), f32({3, 2, 2})},
                       {v64{2}, v64{1}, v64{1}, false, v64{0}, int64_t{1}, v64{1, 1, 1}}};
+      case OpKind::convolution_backward_weight:  // the same convolution's weight: [3, 2, 2]
+        return Sample{{f32({1, 3, 3}), f32({1, 2, 5})}, {v64{2}, v64{2}, v64{1}, v64{1}, false, int64_t{1}}};
       case OpKind::max_pool2d_with_indices_backward:
         return Sample{{f32({1, 2, 2, 2}), f32({1, 2, 4, 4}), i64({0, 2, 8, 15, 1, 3, 9, 14}, {1, 2, 2, 2})},
                       {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};

@@ -41,6 +41,16 @@ namespace kiln::detail {
 
 namespace {
 
+// Whether the graph value `v`, the new contents of the graph input `input`, was only ever
+// written under NoGradGuard: a chain of no_grad_copy writes from the input itself.
+bool written_without_grad(const ir::Value* v, const ir::Value* input) {
+  while (v != input) {
+    if (!v->producer() || v->producer()->op() != ir::OpKind::no_grad_copy) return false;
+    v = v->producer()->input(0);
+  }
+  return true;
+}
+
 // The guard view of a call's arguments, on the stack for up to kInline arguments (the warm
 // path allocates nothing and initializes only the arguments it has).
 class GuardView {
@@ -571,7 +581,9 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
   if (!tp) fail("compile", "function '{}': {}", opts.name, eager_reason);
   record_writebacks(e, *tp, traced_args);  // (one trace counted per entry: the first's)
   // In-place updates (a batch norm's running statistics) are forward outputs copied back; one
-  // into a tensor that requires grad would change what the backward differentiates.
+  // into a tensor that requires grad would change what the backward differentiates, unless
+  // every write into it was made under NoGradGuard (an optimizer's step inside the function),
+  // which keeps the tensor's place for the gradient (no_grad_copy).
   std::vector<std::pair<size_t, const ir::Value*>> updates;
   const std::vector<Tensor> targets = [&] {
     std::vector<Tensor> t = tensors_of(args);
@@ -579,7 +591,8 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
     return t;
   }();
   for (const auto& [input, out] : e.writebacks) {
-    if (targets.at(input).requires_grad())
+    if (targets.at(input).requires_grad() &&
+        !written_without_grad(tp->graph->outputs().at(out), tp->graph->inputs().at(input)))
       fail("compile", "function '{}' writes in place into a tensor that requires grad ({}); a compiled training step "
                       "may update buffers in place, not tensors it differentiates", opts.name,
            input < traced_args.size() ? arg_name(input) : "a captured tensor");

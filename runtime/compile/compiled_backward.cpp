@@ -227,19 +227,20 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
   for (Tensor& o : outs)
     if (!seen.insert(o.impl()).second) o = o.detach();
   // What the backward reads: the saved values (checked for in-place writes), then the sizes
-  // the carriers stand for.
-  for (size_t k = 0; k < p->writebacks.size(); ++k) {
-    NoGradGuard no_grad;
-    Tensor target = inputs.at(p->writebacks[k]);
-    target.copy_(fwd_out.at(n + k));
-  }
-  // The saved values, then the forward's inputs (read only by a backward with create_graph),
-  // in one vector: one allocation per call.
+  // the carriers stand for. The saved values, then the forward's inputs (read only by a
+  // backward with create_graph), in one vector: one allocation per call.
   auto saved = std::make_shared<std::vector<autograd::SavedTensor>>();
   const size_t num_saved = fwd_out.size() - n - p->writebacks.size();
   saved->reserve(num_saved + inputs.size());
   for (size_t k = n + p->writebacks.size(); k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
   for (const Tensor& t : inputs) saved->emplace_back(t, false);
+  // Then the in-place updates are copied back: a saved value that is a written input (read by
+  // the backward with its earlier contents) then fails its version check, as PyTorch's does.
+  for (size_t k = 0; k < p->writebacks.size(); ++k) {
+    NoGradGuard no_grad;
+    Tensor target = inputs.at(p->writebacks[k]);
+    target.copy_(fwd_out.at(n + k));
+  }
   std::vector<Tensor> carriers;
   for (const ParamSource& s : p->carriers) {
     const Tensor& t = inputs.at(static_cast<size_t>(s.input));

@@ -1,5 +1,7 @@
 // kiln/runtime/cpu/extern_conv.cpp — the convolution prim as an extern kernel: oneDNN for f32
-// (and for f16/bf16, computed in f32), im2col + OpenBLAS dgemm for f64.
+// (and for f16/bf16, computed in f32), im2col + OpenBLAS dgemm for f64; and the weight's
+// gradient (convolution_backward_weight, a Core node the cpu runs whole) as oneDNN's
+// backward-weights primitive.
 //
 // oneDNN was chosen over kiln's own im2col + BLAS by measurement (docs/decisions.md, "The
 // convolution kernel"): on a ResNet 3x3 conv [32, 64, 56, 56] on this 2-core host oneDNN's
@@ -19,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
+#include "frontend/decompositions.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 
@@ -188,6 +191,70 @@ void onednn_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const Ten
   s.wait();
 }
 
+// ---- the weight's gradient (convolution_backward_weight), oneDNN (f32) ---------------------------
+
+// The weight's gradient of a convolution from `src` to `dst` (for a transposed convolution:
+// from its output gradient back to its input), as oneDNN's backward-weights primitive.
+struct OneDnnWeightGrad {
+  dnnl::primitive prim;
+  memory::desc src, diff_dst, diff_weights;  // what the primitive reads and writes
+  memory::desc user_src, user_diff_dst, user_diff_weights;
+};
+
+std::shared_ptr<const OneDnnWeightGrad> make_weight_grad(const Tensor& src, const Tensor& diff_dst, const Tensor& dw,
+                                                         const ConvArgs& a) {
+  auto c = std::make_shared<OneDnnWeightGrad>();
+  c->user_src = strided_desc(src);
+  c->user_diff_dst = strided_desc(diff_dst);
+  c->user_diff_weights = weight_desc(dw, a);
+  const memory::desc any_src(c->user_src.dims(), memory::data_type::f32, memory::format_tag::any);
+  const memory::desc any_dst(c->user_diff_dst.dims(), memory::data_type::f32, memory::format_tag::any);
+  const memory::desc any_w(c->user_diff_weights.dims(), memory::data_type::f32, memory::format_tag::any);
+  memory::dims strides = dims_of(a.stride), dilates, pad = dims_of(a.padding);
+  for (int64_t d : a.dilation) dilates.push_back(d - 1);
+  const auto alg = dnnl::algorithm::convolution_direct;
+  // oneDNN's backward primitives are created with the forward one as a hint.
+  dnnl::convolution_forward::primitive_desc hint(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, any_src, any_w, any_dst, strides, dilates,
+                                      pad, pad),
+      engine());
+  dnnl::convolution_backward_weights::primitive_desc pd(
+      dnnl::convolution_backward_weights::desc(alg, any_src, any_w, any_dst, strides, dilates, pad, pad), engine(), hint);
+  c->src = pd.src_desc();
+  c->diff_dst = pd.diff_dst_desc();
+  c->diff_weights = pd.diff_weights_desc();
+  c->prim = dnnl::convolution_backward_weights(pd);
+  return c;
+}
+
+std::shared_ptr<const OneDnnWeightGrad> weight_grad_for(const Tensor& src, const Tensor& diff_dst, const Tensor& dw,
+                                                        const ConvArgs& a) {
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<std::string, std::shared_ptr<const OneDnnWeightGrad>>();
+  const std::string key = cache_key(src, dw, nullptr, diff_dst, a);
+  {
+    std::lock_guard lock(mu);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  std::shared_ptr<const OneDnnWeightGrad> c = make_weight_grad(src, diff_dst, dw, a);
+  std::lock_guard lock(mu);
+  if (cache->size() > 256) cache->clear();
+  return cache->emplace(key, c).first->second;
+}
+
+void onednn_weight_grad(const Tensor& src, const Tensor& diff_dst, const Tensor& dw, const ConvArgs& a) {
+  const std::shared_ptr<const OneDnnWeightGrad> c = weight_grad_for(src, diff_dst, dw, a);
+  dnnl::stream s(engine());
+  memory src_m = in_layout(s, c->src, c->user_src, src.data_ptr());
+  memory dst_m = in_layout(s, c->diff_dst, c->user_diff_dst, diff_dst.data_ptr());
+  memory user_dw(c->user_diff_weights, engine(), dw.data_ptr());
+  memory dw_m = c->diff_weights == c->user_diff_weights ? user_dw : memory(c->diff_weights, engine());
+  c->prim.execute(s, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_DIFF_DST, dst_m}, {DNNL_ARG_DIFF_WEIGHTS, dw_m}});
+  if (!(c->diff_weights == c->user_diff_weights)) dnnl::reorder(dw_m, user_dw).execute(s, dw_m, user_dw);
+  s.wait();
+}
+
 // ---- im2col + dgemm (f64) ---------------------------------------------------------------------
 
 // Spatial geometry of one convolution, as flat loops over up to 3 spatial dims.
@@ -310,9 +377,50 @@ Tensor channel_bias(const Tensor& bias, int64_t rank) {
   return bias.reshape(shape);
 }
 
+// convolution_backward_weight: oneDNN's backward-weights primitive for f32 (f16/bf16 in f32,
+// rounded once); other dtypes, and geometries oneDNN's size rule does not describe (a
+// transposed convolution whose output_padding reaches the stride), run the node's
+// decomposition, convolutions with the batch as channels.
+void conv_weight_grad(const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+  const ir::OpKind k = ir::OpKind::convolution_backward_weight;
+  const bool transposed = attrs.get<bool>(k, "transposed");
+  ConvArgs a{attrs.get<std::vector<int64_t>>(k, "stride"), attrs.get<std::vector<int64_t>>(k, "padding"),
+             attrs.get<std::vector<int64_t>>(k, "dilation"), {}, false, attrs.get<int64_t>(k, "groups")};
+  a.output_padding.assign(a.stride.size(), 0);
+  // The convolution whose weight this is reads src and writes dst: a transposed one's adjoint.
+  const Tensor& src = transposed ? ins.at(0) : ins.at(1);
+  const Tensor& dst = transposed ? ins.at(1) : ins.at(0);
+  if (out.numel() == 0) return;
+  Tensor dw = out;
+  if (src.numel() == 0 || dst.numel() == 0) {
+    dw.zero_();
+    return;
+  }
+  const std::vector<int64_t> kernel = attrs.get<std::vector<int64_t>>(k, "kernel_size");
+  bool described = true;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    const int64_t d = static_cast<int64_t>(i) + 2;
+    const int64_t span = src.size(d) + 2 * a.padding[i] - a.dilation[i] * (kernel[i] - 1) - 1;
+    described = described && span >= 0 && span / a.stride[i] + 1 == dst.size(d);
+  }
+  const ScalarType dt = out.dtype();
+  if (!described || (dt != kFloat && dt != kHalf && dt != kBFloat16)) {
+    dw.copy_(run_decomposition(k, ins, attrs).at(0));
+    return;
+  }
+  if (dt != kFloat) {
+    Tensor dw32 = empty(dw.sizes(), TensorOptions(kFloat));
+    onednn_weight_grad(src.to(kFloat), dst.to(kFloat), dw32, a);
+    dw.copy_(dw32);
+    return;
+  }
+  onednn_weight_grad(src, dst, dw, a);
+}
+
 }  // namespace
 
-void extern_conv(ir::OpKind, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+void extern_conv(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+  if (op == ir::OpKind::convolution_backward_weight) return conv_weight_grad(ins, attrs, out);
   const ConvArgs a = conv_args(attrs);
   const Tensor& x = ins.at(0);
   const Tensor& w = ins.at(1);

@@ -34,6 +34,7 @@ Tensor cast(ir::CastOp op, const Tensor& a, const ir::AttrList& attrs) {
       copy_into(out, a);
       return out;
     }
+    case ir::CastOp::no_grad_copy: break;  // a Core op: the interpreter runs its decomposition
   }
   internal_fail("cast: unknown op {}", static_cast<int>(op));
 }

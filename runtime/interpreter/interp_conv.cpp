@@ -12,8 +12,9 @@ namespace kiln::rt::interp {
 Tensor conv(ir::ConvOp op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   switch (op) {
     case ir::ConvOp::convolution: break;
-    case ir::ConvOp::convolution_backward:  // a Core op: the interpreter runs its decomposition
-      internal_fail("interp: {} reached the reference kernels", ir::op_name(ir::OpKind::convolution_backward));
+    case ir::ConvOp::convolution_backward:  // Core ops: the interpreter runs their decompositions
+    case ir::ConvOp::convolution_backward_weight:
+      internal_fail("interp: a convolution backward node reached the reference kernels (it runs its decomposition)");
   }
   if (inputs.size() < 2 || inputs.size() > 3) internal_fail("convolution takes 2 or 3 tensors, got {}", inputs.size());
   const Tensor x = inputs[0].contiguous(), w = inputs[1].contiguous();

@@ -125,6 +125,34 @@ void add_conv(std::vector<OpEntry>& db) {
            {{wave({2, 4, 5}), wave({2, 3, 9}, kFloat, 1.0), wave({4, 3, 3}, kFloat, 2.0)},
             {wave({2, 4, 5}, kDouble), wave({2, 3, 9}, kDouble, 1.0), wave({4, 3, 3}, kDouble, 2.0)}},
            {2}, {1}, {1}, false, {0}, 1);
+  // The weight's gradient alone (the convolution_backward_weight node, oneDNN's backward-weights
+  // primitive on the cpu): a ResNet-like strided 3x3, also in f16 (computed in f32) and f64 (the
+  // decomposition), and from a strided grad_output.
+  auto weight = [&](std::string name, std::string args, std::vector<Sample> samples, std::vector<int64_t> kernel,
+                    std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
+                    bool transposed, int64_t groups) {
+    db.push_back({std::move(name), "conv",
+                  one([=](const std::vector<Tensor>& in) {
+                    return convolution_backward_weight(in[0], in[1], kernel, stride, padding, dilation, transposed, groups);
+                  }),
+                  "torch.ops.aten.convolution_backward(a0, a1, a2, " + args + ")[1]", std::move(samples)});
+  };
+  weight("convolution_backward_weight", "None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False]",
+         {{wave({2, 5, 4, 4}), wave({2, 3, 8, 7}, kFloat, 1.0), wave({5, 3, 3, 3}, kFloat, 2.0)},
+          {wave({2, 4, 4, 5}).transpose(1, 3), wave({2, 3, 8, 7}, kFloat, 1.0), wave({5, 3, 3, 3}, kFloat, 2.0)},
+          {wave({2, 5, 4, 4}, kHalf), wave({2, 3, 8, 7}, kHalf, 1.0), wave({5, 3, 3, 3}, kHalf, 2.0)},
+          {wave({2, 5, 4, 4}, kDouble), wave({2, 3, 8, 7}, kDouble, 1.0), wave({5, 3, 3, 3}, kDouble, 2.0)},
+          {wave({2, 5, 3, 4}), wave({2, 3, 8, 7}), wave({5, 3, 3, 3})}},  // grad_output of another shape: raises
+         {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, 1);
+  // A transposed convolution whose output_padding reaches the stride (allowed below the
+  // dilation): its adjoint convolution is one position longer than the input, which oneDNN's
+  // size rule does not describe, so the cpu runs the node's decomposition.
+  weight("convolution_backward_weight:transposed", "None, [1], [0], [2], True, [1], 1, [False, True, False]",
+         {{wave({2, 3, 8}), wave({2, 4, 3}, kFloat, 1.0), wave({4, 3, 3}, kFloat, 2.0)}}, {3}, {1}, {0}, {2}, true, 1);
+  // Grouped and transposed, through oneDNN: [IC, OC / G, k] = [4, 3, 2, 2].
+  weight("convolution_backward_weight:grouped_transposed", "None, [2, 2], [1, 0], [1, 1], True, [1, 0], 2, [False, True, False]",
+         {{wave({2, 6, 5, 8}), wave({2, 4, 3, 4}, kFloat, 1.0), wave({4, 3, 2, 2}, kFloat, 2.0)}}, {2, 2}, {2, 2}, {1, 0},
+         {1, 1}, true, 2);
 }
 
 }  // namespace kiln::opdb

@@ -56,6 +56,12 @@ void add_index(std::vector<OpEntry>& db) {
   db.push_back({"embedding", "index", one([tokens](const std::vector<Tensor>& in) { return embedding(in[0], tokens); }),
                 "torch.nn.functional.embedding(" + py_tensor(tokens) + ", a0)",
                 {{seq({4, 3})}, {seq({3, 4}).t()}, {seq({4, 2}, kHalf)}, {seq({3, 3})}, {seq({4})}}});  // the last two raise
+  // padding_idx and scale_grad_by_freq change the weight's gradient only (the golden gradients
+  // check it); a padding_idx past the weight's rows raises (the last sample).
+  db.push_back({"embedding:padding_freq", "index",
+                one([tokens](const std::vector<Tensor>& in) { return embedding(in[0], tokens, 3, true); }),
+                "torch.nn.functional.embedding(" + py_tensor(tokens) + ", a0, padding_idx=3, scale_grad_by_freq=True)",
+                {{seq({4, 3})}, {seq({4, 2}, kDouble)}, {seq({3, 3})}}});
   // embedding_dense_backward: the node embedding's derivative rule records.
   const Tensor weight_rows = i64({3, 0, 3, 1, 4, 3}, {2, 3});
   db.push_back({"embedding_dense_backward", "index",
