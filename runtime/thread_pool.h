@@ -1,20 +1,22 @@
-// kiln/runtime/thread_pool.h — a persistent CPU thread pool and rt::parallel_for.
+// kiln/runtime/thread_pool.h — rt::parallel_for, on OpenMP's thread team.
 //
-// num_threads() threads share the work of a parallel_for: num_threads()-1 persistent workers
-// plus the calling thread. [0, n) is cut into k = clamp(n / min_grain, 1, num_threads())
-// contiguous chunks of nearly equal size (the first n % k chunks one element longer), so the
-// split depends only on n, min_grain and the thread count: per-chunk partial results (for
-// example reduction partials) are reproducible. Which thread runs which chunk is not fixed.
+// num_threads() threads share the work of a parallel_for: the calling thread and num_threads()-1
+// workers of libgomp's team, the same threads oneDNN's convolutions run on (one team, so that
+// neither spins on the cores the other needs; runtime/thread_pool.cpp). [0, n) is cut into
+// k = clamp(n / min_grain, 1, num_threads()) contiguous chunks of nearly equal size (the first
+// n % k chunks one element longer), so the split depends only on n, min_grain and the thread
+// count: per-chunk partial results (for example reduction partials) are reproducible. Which
+// thread runs which chunk is not fixed.
 //
 // A call runs inline on the caller (still chunk by chunk, in order, with the same split) when
 // k == 1, when it is made from inside another parallel_for (no nested parallelism, no
-// deadlock), or when another thread is using the pool at that moment. The first exception
+// deadlock), or when another thread is using the team at that moment. The first exception
 // thrown by a chunk is rethrown to the caller after the other running chunks finish; chunks
 // not yet started are skipped.
 //
-// Dispatch costs a few microseconds: no allocation per call (the body is passed as a
-// FunctionRef), workers spin briefly after each job before sleeping on a futex. Workers start
-// on the first parallel call and live until the process exits.
+// Dispatch costs about a microsecond (an `omp parallel` region, no allocation: the body is
+// passed as a FunctionRef). libgomp's workers start on the first parallel call, spin for a while
+// after each region (GOMP_SPINCOUNT, OMP_WAIT_POLICY) and live until the process exits.
 #pragma once
 
 #include <cstdint>

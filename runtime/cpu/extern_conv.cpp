@@ -168,11 +168,19 @@ std::shared_ptr<const OneDnnConv> primitive_for(const Tensor& x, const Tensor& w
   return cache->emplace(key, c).first->second;
 }
 
+// oneDNN memory of layout `d` over a block of kiln's caching allocator, kept alive by `hold`:
+// oneDNN's own allocation would map a large block afresh, and page fault it, on every call.
+memory cached_memory(const memory::desc& d, std::vector<Tensor>& hold) {
+  hold.push_back(empty({static_cast<int64_t>((d.get_size() + sizeof(float) - 1) / sizeof(float))}, TensorOptions(kFloat)));
+  return memory(d, engine(), hold.back().data_ptr());
+}
+
 // Reads `user` into the layout `want` (a copy only when they differ).
-memory in_layout(dnnl::stream& s, const memory::desc& want, const memory::desc& user_desc, void* data) {
+memory in_layout(dnnl::stream& s, const memory::desc& want, const memory::desc& user_desc, void* data,
+                 std::vector<Tensor>& hold) {
   memory user(user_desc, engine(), data);
   if (want == user_desc) return user;
-  memory m(want, engine());
+  memory m = cached_memory(want, hold);
   dnnl::reorder(user, m).execute(s, user, m);
   return m;
 }
@@ -180,10 +188,11 @@ memory in_layout(dnnl::stream& s, const memory::desc& want, const memory::desc& 
 void onednn_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y, const ConvArgs& a) {
   const std::shared_ptr<const OneDnnConv> c = primitive_for(x, w, bias, y, a);
   dnnl::stream s(engine());
-  memory src = in_layout(s, c->src, c->user_src, x.data_ptr());
-  memory wei = in_layout(s, c->weights, c->user_weights, w.data_ptr());
+  std::vector<Tensor> hold;
+  memory src = in_layout(s, c->src, c->user_src, x.data_ptr(), hold);
+  memory wei = in_layout(s, c->weights, c->user_weights, w.data_ptr(), hold);
   memory user_dst(c->user_dst, engine(), y.data_ptr());
-  memory dst = c->dst == c->user_dst ? user_dst : memory(c->dst, engine());
+  memory dst = c->dst == c->user_dst ? user_dst : cached_memory(c->dst, hold);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(c->bias, engine(), bias->data_ptr()));
   c->prim.execute(s, args);
@@ -246,10 +255,11 @@ std::shared_ptr<const OneDnnWeightGrad> weight_grad_for(const Tensor& src, const
 void onednn_weight_grad(const Tensor& src, const Tensor& diff_dst, const Tensor& dw, const ConvArgs& a) {
   const std::shared_ptr<const OneDnnWeightGrad> c = weight_grad_for(src, diff_dst, dw, a);
   dnnl::stream s(engine());
-  memory src_m = in_layout(s, c->src, c->user_src, src.data_ptr());
-  memory dst_m = in_layout(s, c->diff_dst, c->user_diff_dst, diff_dst.data_ptr());
+  std::vector<Tensor> hold;
+  memory src_m = in_layout(s, c->src, c->user_src, src.data_ptr(), hold);
+  memory dst_m = in_layout(s, c->diff_dst, c->user_diff_dst, diff_dst.data_ptr(), hold);
   memory user_dw(c->user_diff_weights, engine(), dw.data_ptr());
-  memory dw_m = c->diff_weights == c->user_diff_weights ? user_dw : memory(c->diff_weights, engine());
+  memory dw_m = c->diff_weights == c->user_diff_weights ? user_dw : cached_memory(c->diff_weights, hold);
   c->prim.execute(s, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_DIFF_DST, dst_m}, {DNNL_ARG_DIFF_WEIGHTS, dw_m}});
   if (!(c->diff_weights == c->user_diff_weights)) dnnl::reorder(dw_m, user_dw).execute(s, dw_m, user_dw);
   s.wait();
