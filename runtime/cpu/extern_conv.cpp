@@ -152,20 +152,26 @@ std::shared_ptr<const OneDnnConv> make_primitive(const Tensor& x, const Tensor& 
   return c;
 }
 
-std::shared_ptr<const OneDnnConv> primitive_for(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-                                                const ConvArgs& a) {
+// The primitive cached under `key` (every shape and attribute that shapes it), made by `make`
+// on a miss. One cache per primitive type T.
+template <typename T, typename Make>
+std::shared_ptr<const T> cached_primitive(const std::string& key, const Make& make) {
   static std::mutex mu;
-  static auto* cache = new std::unordered_map<std::string, std::shared_ptr<const OneDnnConv>>();
-  const std::string key = cache_key(x, w, bias, y, a);
+  static auto* cache = new std::unordered_map<std::string, std::shared_ptr<const T>>();
   {
     std::lock_guard lock(mu);
     auto it = cache->find(key);
     if (it != cache->end()) return it->second;
   }
-  std::shared_ptr<const OneDnnConv> c = make_primitive(x, w, bias, y, a);
+  std::shared_ptr<const T> c = make();
   std::lock_guard lock(mu);
   if (cache->size() > 256) cache->clear();  // shapes churn: start again rather than grow without bound
   return cache->emplace(key, c).first->second;
+}
+
+std::shared_ptr<const OneDnnConv> primitive_for(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+                                                const ConvArgs& a) {
+  return cached_primitive<OneDnnConv>(cache_key(x, w, bias, y, a), [&] { return make_primitive(x, w, bias, y, a); });
 }
 
 // oneDNN memory of layout `d` over a block of kiln's caching allocator, kept alive by `hold`:
@@ -238,18 +244,8 @@ std::shared_ptr<const OneDnnWeightGrad> make_weight_grad(const Tensor& src, cons
 
 std::shared_ptr<const OneDnnWeightGrad> weight_grad_for(const Tensor& src, const Tensor& diff_dst, const Tensor& dw,
                                                         const ConvArgs& a) {
-  static std::mutex mu;
-  static auto* cache = new std::unordered_map<std::string, std::shared_ptr<const OneDnnWeightGrad>>();
-  const std::string key = cache_key(src, dw, nullptr, diff_dst, a);
-  {
-    std::lock_guard lock(mu);
-    auto it = cache->find(key);
-    if (it != cache->end()) return it->second;
-  }
-  std::shared_ptr<const OneDnnWeightGrad> c = make_weight_grad(src, diff_dst, dw, a);
-  std::lock_guard lock(mu);
-  if (cache->size() > 256) cache->clear();
-  return cache->emplace(key, c).first->second;
+  return cached_primitive<OneDnnWeightGrad>(cache_key(src, dw, nullptr, diff_dst, a),
+                                            [&] { return make_weight_grad(src, diff_dst, dw, a); });
 }
 
 void onednn_weight_grad(const Tensor& src, const Tensor& diff_dst, const Tensor& dw, const ConvArgs& a) {
