@@ -366,3 +366,26 @@ TEST(AutogradCompiled, NoGradInsideTheTransforms) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The cpu runs a convolution's weight gradient as one library call (oneDNN's backward-weights
+// primitive, the convolution_backward_weight node), not as the batch-as-channels convolution of
+// its decomposition; its gradient matches the f64 tape, whose f64 node runs the decomposition.
+TEST(AutogradCompiled, ConvolutionWeightGradientIsOneLibraryCall) {
+  const Tensor x64 = ramp({2, 3, 7, 6}, 0.23, 0.4);
+  const Tensor w64 = ramp({4, 3, 3, 3}, 0.41, 0.2).mul(0.3).requires_grad_();
+  (conv2d(x64, w64, std::nullopt, 2, 1).square().mean()).backward();
+  const Tensor w = w64.detach().to(kFloat).requires_grad_();
+  auto step = compile([&w](const Tensor& in) { return conv2d(in, w, std::nullopt, 2, 1).square().mean(); });
+  const Tensor x = x64.to(kFloat);
+  step(x).backward();
+  expect_close(w.grad(), values(w64.grad()), 1e-4, 1e-5);
+  const std::string text = step.explain(x);
+  EXPECT_NE(text.find("= convolution_backward_weight("), std::string::npos) << text;
+  EXPECT_NE(text.find("# extern convolution_backward_weight"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace kiln
