@@ -327,6 +327,10 @@ TEST(AutogradCompiled, NoGradScopesInsideATrainingStepMatchEager) {
   expect_close(comp.w.grad(), values(eager.w.grad()), 1e-10, 1e-13);
   expect_close(comp.w, values(eager.w), 1e-12, 1e-14);
   expect_close(comp.ema, values(eager.ema), 1e-12, 1e-14);
+  // A backward with create_graph would replay the step from the weight's new contents: refused.
+  const std::string err = error_of([&] { autograd::grad({step(x)}, {comp.w}, {}, true, true); });
+  EXPECT_NE(err.find("create_graph through a compiled step that wrote into a tensor that requires grad"),
+            std::string::npos) << err;
 }
 
 // The transforms too: grad of x * stop_gradient(3x) is 3x, not 6x; a NoGradGuard around the

@@ -228,19 +228,22 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
     if (!seen.insert(o.impl()).second) o = o.detach();
   // What the backward reads: the saved values (checked for in-place writes), then the sizes
   // the carriers stand for. The saved values, then the forward's inputs (read only by a
-  // backward with create_graph), in one vector: one allocation per call.
+  // backward with create_graph), in one vector: one allocation per call. The saved values are
+  // taken before the in-place updates are copied back, so that one that is a written input
+  // (read by the backward with its earlier contents) fails its version check, as PyTorch's
+  // does; the inputs after, since a create_graph replay reads the buffers' new contents.
   auto saved = std::make_shared<std::vector<autograd::SavedTensor>>();
   const size_t num_saved = fwd_out.size() - n - p->writebacks.size();
   saved->reserve(num_saved + inputs.size());
   for (size_t k = n + p->writebacks.size(); k < fwd_out.size(); ++k) saved->emplace_back(fwd_out[k], false);
-  for (const Tensor& t : inputs) saved->emplace_back(t, false);
-  // Then the in-place updates are copied back: a saved value that is a written input (read by
-  // the backward with its earlier contents) then fails its version check, as PyTorch's does.
+  bool wrote_differentiated = false;  // a write under NoGradGuard into a tensor that requires grad
   for (size_t k = 0; k < p->writebacks.size(); ++k) {
     NoGradGuard no_grad;
     Tensor target = inputs.at(p->writebacks[k]);
+    wrote_differentiated = wrote_differentiated || target.requires_grad();
     target.copy_(fwd_out.at(n + k));
   }
+  for (const Tensor& t : inputs) saved->emplace_back(t, false);
   std::vector<Tensor> carriers;
   for (const ParamSource& s : p->carriers) {
     const Tensor& t = inputs.at(static_cast<size_t>(s.input));
@@ -249,8 +252,14 @@ std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p
   }
   std::vector<autograd::TensorMeta> meta;
   for (const Tensor& o : outs) meta.push_back(autograd::TensorMeta::of(o));
-  auto backward = [p, saved, num_saved, carriers, meta](std::vector<Tensor> grads) {
-    if (GradMode::is_enabled()) return second_order_backward(*p, *saved, num_saved, meta, grads);
+  auto backward = [p, saved, num_saved, carriers, meta, wrote_differentiated](std::vector<Tensor> grads) {
+    if (GradMode::is_enabled()) {
+      // The replay of the joint graph would read the written tensor's new contents.
+      if (wrote_differentiated)
+        fail("backward", "create_graph through a compiled step that wrote into a tensor that requires grad (under "
+                         "NoGradGuard) is not supported: run that step eagerly to differentiate its backward");
+      return second_order_backward(*p, *saved, num_saved, meta, grads);
+    }
     std::vector<Tensor> in;
     for (size_t k = 0; k < num_saved; ++k) in.push_back((*saved)[k].unpack(nullptr, 0).contiguous());
     for (size_t j = 0; j < p->joint.num_outputs; ++j) {
