@@ -105,8 +105,33 @@ Tensor linear(const DecompArgs& args) {
   return (kiln::matmul(x.to(compute), wt.to(compute)) + b->to(compute)).to(out);
 }
 
-// loss_i = -w[t_i] log_softmax(x_i)[t_i] (0 where t_i == ignore_index); with label smoothing
-// eps: (1 - eps) * nll + eps / C * smooth, smooth_i = -sum_c w[c] log_softmax(x_i)[c].
+namespace {
+
+// Class probabilities (a floating target of the input's shape):
+// loss_i = -sum_c w[c] q_ic log_softmax(x_i)[c], q = (1 - eps) target + eps / C; the mean
+// divides by the number of rows, not by the weights.
+Tensor cross_entropy_probabilities(const Tensor& x, const Tensor& target, const Tensor* weight,
+                                   const std::string& reduction, double smoothing) {
+  const int64_t class_dim = x.dim() == 1 ? 0 : 1;
+  const ScalarType out = promote_types(x.dtype(), target.dtype());
+  const Tensor logp = kiln::log_softmax(x, class_dim).to(out);
+  Tensor q = target.to(out);
+  if (smoothing > 0.0) q = q * (1.0 - smoothing) + smoothing / static_cast<double>(x.size(class_dim));
+  if (weight) {
+    std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
+    wshape[static_cast<size_t>(class_dim)] = x.size(class_dim);
+    q = q * weight->reshape(wshape).to(out);
+  }
+  const Tensor loss = -(logp * q).sum({class_dim});
+  if (reduction == "none") return loss;
+  return reduction == "sum" ? loss.sum() : loss.mean();
+}
+
+}  // namespace
+
+// Class indices: loss_i = -w[t_i] log_softmax(x_i)[t_i] (0 where t_i == ignore_index); with
+// label smoothing eps: (1 - eps) * nll + eps / C * smooth, smooth_i = -sum_c w[c]
+// log_softmax(x_i)[c].
 Tensor cross_entropy(const DecompArgs& args) {
   const Tensor& x = args.in(0);
   const Tensor& target = args.in(1);
@@ -114,6 +139,7 @@ Tensor cross_entropy(const DecompArgs& args) {
   const std::string& reduction = args.attr<std::string>("reduction");
   const int64_t ignore_index = args.attr<int64_t>("ignore_index");
   const double smoothing = args.attr<double>("label_smoothing");
+  if (is_floating_point(target.dtype())) return cross_entropy_probabilities(x, target, weight, reduction, smoothing);
   const int64_t class_dim = x.dim() == 1 ? 0 : 1;
   const int64_t classes = x.size(class_dim);
 

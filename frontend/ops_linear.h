@@ -20,7 +20,9 @@ namespace kiln {
 // input @ weight^T + bias; weight is [out_features, in_features].
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
 
-// Cross entropy of logits [N, C] or [C] (or [N, C, d1, ...]) against int64 class indices.
+// Cross entropy of logits [N, C] or [C] (or [N, C, d1, ...]) against int64 class indices (the
+// logits' shape without C), or against class probabilities of the logits' own shape (any
+// floating dtype; ignore_index must stay negative, and 'mean' divides by the number of rows).
 // reduction: "mean", "sum" or "none".
 Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                      std::string_view reduction = "mean", int64_t ignore_index = -100, double label_smoothing = 0.0);

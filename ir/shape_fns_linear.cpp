@@ -3,7 +3,8 @@
 //
 // matmul follows torch.matmul: 1-D operands are promoted and the promoted dim dropped again,
 // batch dims broadcast. cross_entropy checks the target against the input with PyTorch's
-// messages (class dim 1, or 0 for a 1-D input).
+// messages (class dim 1, or 0 for a 1-D input): class indices, or class probabilities of the
+// input's shape.
 #include "base/error.h"
 #include "ir/shape_fns_detail.h"
 
@@ -57,13 +58,23 @@ TensorType infer_cross_entropy(OpKind op, const Types& in, const AttrList& attrs
     fail(op_name(op), "label_smoothing must be between 0.0 and 1.0. Got: {}", smoothing);
   if (x.rank() < 1) fail(op_name(op), "Expected 1 or more dimensions (got {})", x.rank());
   check_floating(op, x.dtype, "log_softmax_lastdim_kernel_impl");
-  if (target.dtype != ScalarType::Int64)
-    fail(op_name(op), "expected scalar type Long but found {}", c10_type_name(target.dtype));
   const int64_t class_dim = x.rank() == 1 ? 0 : 1;
   std::vector<Expr> want;  // the target's expected sizes: the input's without the class dim
   for (int64_t d = 0; d < x.rank(); ++d)
     if (d != class_dim) want.push_back(x.sizes[d]);
-  if (x.rank() <= 2) {
+  // A target of the input's shape holds class probabilities.
+  const bool probabilities = target.rank() == x.rank() && same_sizes(target.sizes, x.sizes);
+  ScalarType out = x.dtype;
+  if (probabilities) {
+    if (!is_floating_point(target.dtype))
+      fail(op_name(op), "Expected floating point type for target with class probabilities, got {}",
+           c10_type_name(target.dtype));
+    if (attrs.get<int64_t>(op, "ignore_index") >= 0)
+      fail(op_name(op), "ignore_index is not supported for floating point target");
+    out = promote_types(x.dtype, target.dtype);
+  } else if (target.dtype != ScalarType::Int64) {
+    fail(op_name(op), "expected scalar type Long but found {}", c10_type_name(target.dtype));
+  } else if (x.rank() <= 2) {
     if (target.rank() > 1) fail(op_name(op), "0D or 1D target tensor expected, multi-target not supported");
     if (x.rank() == 2 && target.rank() == 1 && !same_size(target.sizes[0], x.sizes[0]))
       fail(op_name(op), "Expected input batch_size ({}) to match target batch_size ({}).", x.sizes[0].str(),
@@ -81,8 +92,8 @@ TensorType infer_cross_entropy(OpKind op, const Types& in, const AttrList& attrs
            x.sizes[class_dim].str(), sizes_str(w));
     check_same_dtype(op, x, w);
   }
-  if (reduction == "none") return TensorType(x.dtype, target.sizes, x.device);
-  return TensorType(x.dtype, {}, x.device);
+  if (reduction == "none") return TensorType(out, want, x.device);
+  return TensorType(out, {}, x.device);
 }
 
 }  // namespace

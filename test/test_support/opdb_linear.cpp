@@ -24,6 +24,22 @@ void add_linear(std::vector<OpEntry>& db) {
                 "torch.nn.functional.cross_entropy(a0, " + py_tensor(target2) +
                     ", a1, reduction='none', ignore_index=1, label_smoothing=0.25)",
                 {{seq({3, 4}), seq({4}, kFloat, 0.5, 0.5)}}});
+  // The terms of cross_entropy's own rule (frontend/derivatives_linear.cpp): class weights
+  // (captured: PyTorch does not differentiate them) with 'mean' over an ignored row and label
+  // smoothing, and a spatial target summed with smoothing.
+  const Tensor class_weight = test::make<float>({0.5f, 2.0f, 1.0f, 1.5f});
+  db.push_back({"cross_entropy:weighted_mean", "linear", one([target2, class_weight](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], target2, class_weight.to(in[0].dtype()), "mean", 1, 0.1);
+                }),
+                "torch.nn.functional.cross_entropy(a0, " + py_tensor(target2) + ", " + py_tensor(class_weight) +
+                    ".to(a0.dtype), ignore_index=1, label_smoothing=0.1)",
+                {{seq({3, 4})}, {seq({3, 4}, kDouble)}, {seq({3, 4}, kHalf)}}});
+  const Tensor target3 = i64({1, -100, 2, 0}, {2, 2});
+  db.push_back({"cross_entropy:spatial", "linear", one([target3](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], target3, std::nullopt, "sum", -100, 0.2);
+                }),
+                "torch.nn.functional.cross_entropy(a0, " + py_tensor(target3) + ", reduction='sum', label_smoothing=0.2)",
+                {{seq({2, 3, 2})}, {seq({2, 3, 2}, kDouble)}}});
 
   db.push_back({"matmul", "linear", one([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }),
                 "torch.matmul(a0, a1)",
