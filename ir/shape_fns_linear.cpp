@@ -72,10 +72,11 @@ TensorType infer_cross_entropy(OpKind op, const Types& in, const AttrList& attrs
     if (attrs.get<int64_t>(op, "ignore_index") >= 0)
       fail(op_name(op), "ignore_index is not supported for floating point target");
     out = promote_types(x.dtype, target.dtype);
+  } else if (x.rank() <= 2 && target.rank() > 1) {
+    fail(op_name(op), "0D or 1D target tensor expected, multi-target not supported");
   } else if (target.dtype != ScalarType::Int64) {
     fail(op_name(op), "expected scalar type Long but found {}", c10_type_name(target.dtype));
   } else if (x.rank() <= 2) {
-    if (target.rank() > 1) fail(op_name(op), "0D or 1D target tensor expected, multi-target not supported");
     if (x.rank() == 2 && target.rank() == 1 && !same_size(target.sizes[0], x.sizes[0]))
       fail(op_name(op), "Expected input batch_size ({}) to match target batch_size ({}).", x.sizes[0].str(),
            target.sizes[0].str());

@@ -41,6 +41,28 @@ void add_linear(std::vector<OpEntry>& db) {
                 "torch.nn.functional.cross_entropy(a0, " + py_tensor(target3) + ", reduction='sum', label_smoothing=0.2)",
                 {{seq({2, 3, 2})}, {seq({2, 3, 2}, kDouble)}}});
 
+  // Class probabilities (a floating target of the logits' shape, differentiable too): with
+  // class weights and smoothing, 'none' over a spatial input, and the refusals.
+  db.push_back({"cross_entropy:probabilities", "linear", one([class_weight](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], in[1], class_weight.to(in[0].dtype()), "mean", -100, 0.2);
+                }),
+                "torch.nn.functional.cross_entropy(a0, a1, " + py_tensor(class_weight) + ".to(a0.dtype), label_smoothing=0.2)",
+                {{seq({3, 4}), seq({3, 4}, kFloat, 0.05, 0.1)},
+                 {seq({3, 4}, kDouble), seq({3, 4}, kDouble, 0.05, 0.1)},
+                 {seq({4}), seq({4}, kDouble, 0.1, 0.2)},
+                 {seq({3, 4}), ints({3, 4})},      // an integer target of the logits' shape raises
+                 {seq({3, 4}), seq({3, 3})}}});    // as does one of neither shape
+  db.push_back({"cross_entropy:probabilities_none", "linear", one([](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], in[1], std::nullopt, "none");
+                }),
+                "torch.nn.functional.cross_entropy(a0, a1, reduction='none')",
+                {{seq({2, 3, 2}), seq({2, 3, 2}, kFloat, 0.0, 0.1)}, {seq({2, 3}), seq({2, 3}, kHalf, 0.25, 0.1)}}});
+  db.push_back({"cross_entropy:probabilities_ignore", "linear", one([](const std::vector<Tensor>& in) {
+                  return cross_entropy(in[0], in[1], std::nullopt, "sum", 0);
+                }),
+                "torch.nn.functional.cross_entropy(a0, a1, reduction='sum', ignore_index=0)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 0.0, 0.1)}}});  // raises: ignore_index >= 0
+
   db.push_back({"matmul", "linear", one([](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }),
                 "torch.matmul(a0, a1)",
                 {{seq({2, 3}), seq({3, 4})},
