@@ -22,4 +22,26 @@ struct ReadOptions {
 // file, larger than max_bytes, an I/O error).
 std::string read_regular_file(const std::string& path, std::string_view op, ReadOptions opts = {});
 
+// A regular file opened with the same checks, read in pieces (checkpoints read each tensor
+// straight into its storage). Errors as read_regular_file's.
+class RegularFile {
+ public:
+  RegularFile(const std::string& path, std::string_view op, ReadOptions opts = {});
+  ~RegularFile();
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads exactly n bytes at `offset` into dst; fails when the file ends first.
+  void read_at(size_t offset, void* dst, size_t n) const;
+  // Reads up to n bytes at `offset`, fewer where the file ends; returns how many.
+  size_t read_upto(size_t offset, void* dst, size_t n) const;
+
+ private:
+  std::string path_, op_;
+  int fd_ = -1;
+  size_t size_ = 0;
+};
+
 }  // namespace kiln

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -71,6 +72,9 @@ class StorageImpl : public RefCounted {
   // Allocates nbytes (64-byte aligned, uninitialized) on `device`: the cpu allocator, or the
   // installed device allocator of a cuda device.
   StorageImpl(size_t nbytes, Device device);
+  // Memory kiln does not own (kiln::from_blob, DLPack): `deleter` (may be empty: the caller
+  // keeps the memory alive) runs on `data` when the last tensor using it goes.
+  StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
   ~StorageImpl() override;
 
   void* data() const { return data_; }
@@ -91,6 +95,8 @@ class StorageImpl : public RefCounted {
   Device device_;
   Allocator* allocator_ = nullptr;  // the one that gave data_ (cpu)
   DeviceAllocator* device_allocator_ = nullptr;  // or the one that gave it (cuda)
+  std::function<void(void*)> deleter_;           // or its owner's, for memory kiln does not own
+  bool foreign_ = false;
   uint64_t version_ = 0;
 };
 
@@ -102,5 +108,8 @@ using Storage = IntrusivePtr<StorageImpl>;
 size_t checked_nbytes(std::string_view op, IntArrayRef sizes, ScalarType dtype);
 // The element count of `sizes`, checked the same way.
 int64_t checked_numel(std::string_view op, IntArrayRef sizes);
+// The storage elements a strided tensor reaches: 1 + sum((size - 1) * stride), 0 when it is
+// empty. Sizes and strides must pair up and be non-negative, and the sum fit in int64.
+int64_t checked_extent(std::string_view op, IntArrayRef sizes, IntArrayRef strides);
 
 }  // namespace kiln

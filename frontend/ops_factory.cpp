@@ -113,25 +113,7 @@ Tensor empty(IntArrayRef size, TensorOptions opts) {
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions opts) {
-  if (size.size() != stride.size()) {
-    fail("empty_strided", "mismatch in length of strides and shape: {} sizes and {} strides", size.size(), stride.size());
-  }
-  check_sizes("empty_strided", size);
-  int64_t extent = 1;  // storage elements needed: 1 + sum((size - 1) * stride), 0 when empty
-  for (size_t i = 0; i < size.size(); ++i) {
-    if (stride[i] < 0) {
-      fail("empty_strided", "Negative strides are not supported at the moment, got strides: [{}]",
-           fmt::join(stride.begin(), stride.end(), ", "));
-    }
-    if (size[i] == 0) {
-      extent = 0;
-      break;
-    }
-    int64_t reach = 0;
-    if (__builtin_mul_overflow(size[i] - 1, stride[i], &reach) || __builtin_add_overflow(extent, reach, &extent))
-      fail("empty_strided", "storage size calculation overflowed with sizes={} and strides={}", shape_str(size),
-           shape_str(stride));
-  }
+  const int64_t extent = checked_extent("empty_strided", size, stride);
   const ScalarType dtype = opts.dtype_or(get_default_dtype());
   return Tensor(make_intrusive<TensorImpl>(storage_for("empty_strided", extent, dtype, opts.device_or()), dtype,
                                            size, stride, 0));

@@ -16,6 +16,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev                               # oneDNN: the convolution kernel (its CMake config needs OpenCL)
   libhiredis-dev                                               # shared compile cache on Redis
   libssl-dev                                                   # HMAC-SHA-256 of shared cache entries (libcrypto)
+  nlohmann-json3-dev libdlpack-dev libzip-dev                  # checkpoints: safetensors headers, DLPack, .npz
   libgtest-dev libgmock-dev libbenchmark-dev                   # tests and benchmarks
 )
 if [ "${1:-}" = "--test" ]; then
