@@ -55,6 +55,17 @@ TensorImpl::TensorImpl(Tracer* tracer, ir::Value* value, ScalarType dtype, Devic
   refresh();
 }
 
+void TensorImpl::set_data(const TensorImpl& src) {
+  KILN_INTERNAL_ASSERT(!is_traced() && !src.is_traced());
+  storage_ = src.storage_;
+  dtype_ = src.dtype_;
+  device_ = src.device_;
+  sizes_ = src.sizes_;
+  strides_ = src.strides_;
+  offset_ = src.offset_;
+  refresh();
+}
+
 void TensorImpl::refresh() {
   numel_ = 1;
   for (int64_t s : sizes_) {

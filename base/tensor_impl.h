@@ -62,6 +62,11 @@ class TensorImpl : public RefCounted {
     marked_static_ = dynamic ? (marked_static_ & ~bit) : (marked_static_ | bit);
   }
 
+  // Takes src's memory and layout (storage, dtype, device, sizes, strides, offset) and keeps
+  // this tensor's identity and autograd state: nn::Module::to converts parameters this way, so
+  // that every handle to one sees the converted tensor (PyTorch's set_data). Neither may be traced.
+  void set_data(const TensorImpl& src);
+
   // Address of element 0 (storage data + offset * element size); null for traced tensors.
   void* data() const;
 

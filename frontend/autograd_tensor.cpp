@@ -91,6 +91,12 @@ bool Tensor::retains_grad() const {
   return m && m->retains_grad;
 }
 
+void Tensor::set_data(const Tensor& src) const {
+  if (!defined() || !src.defined()) fail("set_data", "both tensors must be defined");
+  if (impl()->is_traced() || src.impl()->is_traced()) fail("set_data", "a traced tensor's data cannot be replaced");
+  impl()->set_data(*src.impl());
+}
+
 Tensor Tensor::detach() const {
   if (!defined()) fail("detach", "called on an undefined tensor");
   if (is_traced()) return autograd::detach_traced(*this);

@@ -123,6 +123,10 @@ class Tensor {
   uint32_t output_nr() const;
   void retain_grad() const;
   bool retains_grad() const;
+  // Makes this tensor hold src's data (memory, dtype, device, sizes) in place, keeping its
+  // identity, requires_grad and history: every handle to it sees the change (PyTorch's
+  // set_data; nn::Module::to uses it). Neither may be traced.
+  void set_data(const Tensor& src) const;
   // The same data with no history; detach_() drops this tensor's own.
   Tensor detach() const;
   Tensor& detach_();

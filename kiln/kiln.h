@@ -34,6 +34,7 @@
 #include "io/dlpack.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "nn/nn.h"
 #include "runtime/compile/compile.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/extend.h"

@@ -168,7 +168,13 @@ template <typename F> class CompiledFunction {
   std::shared_ptr<detail::CompiledState> state_;
 };
 
-template <typename F> CompiledFunction<F> compile(F fn, CompileOptions opts = {}) {
+// A module holder (a type naming its ContainedType: nn::Linear, nn::Sequential) has an overload
+// of its own in nn/compiled_module.h, which adds the modules' train/eval modes to the guards.
+template <typename F> concept ModuleHolderLike = requires { typename F::ContainedType; };
+
+template <typename F>
+  requires(!ModuleHolderLike<F>)
+CompiledFunction<F> compile(F fn, CompileOptions opts = {}) {
   return CompiledFunction<F>(std::move(fn), std::move(opts));
 }
 

@@ -1,0 +1,38 @@
+// kiln/nn/functional.h — kiln::nn::functional, as torch::nn::functional: the stateless forms of
+// the layers. They are kiln's own ops (frontend/), named here so that code written against
+// `namespace F = torch::nn::functional;` ports with a namespace change.
+#pragma once
+
+#include "frontend/ops.h"
+#include "frontend/ops_activation.h"
+#include "frontend/ops_attention.h"
+#include "frontend/ops_conv.h"
+#include "frontend/ops_dropout.h"
+#include "frontend/ops_linear.h"
+#include "frontend/ops_norm.h"
+#include "frontend/ops_pool.h"
+#include "frontend/ops_softmax.h"
+
+namespace kiln::nn::functional {
+
+using kiln::batch_norm;
+using kiln::conv1d;
+using kiln::conv2d;
+using kiln::cross_entropy;
+using kiln::dropout;
+using kiln::elu;
+using kiln::embedding;
+using kiln::gelu;
+using kiln::group_norm;
+using kiln::layer_norm;
+using kiln::leaky_relu;
+using kiln::linear;
+using kiln::log_softmax;
+using kiln::mish;
+using kiln::relu;
+using kiln::rms_norm;
+using kiln::silu;
+using kiln::softmax;
+using kiln::softplus;
+
+}  // namespace kiln::nn::functional
