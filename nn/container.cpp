@@ -1,4 +1,4 @@
-// kiln/nn/container.cpp — Sequential and ModuleList (nn/container.h).
+// kiln/nn/container.cpp — Sequential, ModuleList and ModuleDict (nn/container.h).
 #include "nn/container.h"
 
 #include "base/error.h"
@@ -14,6 +14,12 @@ std::shared_ptr<Module> SequentialImpl::operator[](size_t i) const {
 std::shared_ptr<Module> ModuleListImpl::operator[](size_t i) const {
   if (i >= modules_.size()) fail("ModuleList", "index {} is out of range for a ModuleList of {} modules", i, modules_.size());
   return modules_[i];
+}
+
+std::shared_ptr<Module> ModuleDictImpl::operator[](const std::string& key) const {
+  const std::shared_ptr<Module>* m = children_.find(key);
+  if (!m) fail("ModuleDict", "no module named '{}'", key);
+  return *m;
 }
 
 }  // namespace kiln::nn

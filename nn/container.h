@@ -1,9 +1,9 @@
-// kiln/nn/container.h — Sequential and ModuleList, as torch::nn's.
+// kiln/nn/container.h — Sequential, ModuleList and ModuleDict, as torch::nn's.
 //
 // Sequential(Linear(4, 8), ReLU(), Linear(8, 1)) registers its modules as "0", "1", ... and
 // forward() runs them in order, each on the previous one's result: every module in it has
-// `Tensor forward(const Tensor&)`. ModuleList only holds modules (registered the same way) for
-// a parent's own forward to use.
+// `Tensor forward(const Tensor&)`. ModuleList holds modules (registered the same way) and
+// ModuleDict modules by name, for a parent's own forward to use.
 #pragma once
 
 #include "nn/module.h"
@@ -77,5 +77,25 @@ class ModuleListImpl : public Module {
   std::vector<std::shared_ptr<Module>> modules_;
 };
 KILN_MODULE(ModuleList);
+
+class ModuleDictImpl : public Module {
+ public:
+  ModuleDictImpl() : Module("ModuleDict") {}
+  // Adds a module under `key`, or replaces the one there.
+  template <typename M> void insert(const std::string& key, const M& module) {
+    auto ptr = detail::module_ptr(module);
+    if (!ptr) fail("ModuleDict", "cannot add an empty module under '{}'", key);
+    if (children_.contains(key)) replace_module(key, ptr);
+    else register_module(key, ptr);
+  }
+  std::shared_ptr<Module> operator[](const std::string& key) const;
+  bool contains(const std::string& key) const { return children_.contains(key); }
+  size_t size() const { return children_.size(); }
+  std::vector<std::string> keys() const { return children_.keys(); }
+  std::vector<std::shared_ptr<Module>> values() const { return children_.values(); }
+  auto begin() const { return children_.begin(); }
+  auto end() const { return children_.end(); }
+};
+KILN_MODULE(ModuleDict);
 
 }  // namespace kiln::nn

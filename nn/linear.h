@@ -1,6 +1,8 @@
-// kiln/nn/linear.h — Linear and Identity, as torch::nn::Linear (y = x W^T + b) and Identity.
-// A fresh Linear draws W and b from U(-1/sqrt(in_features), 1/sqrt(in_features)), PyTorch's
-// kaiming_uniform_(a = sqrt(5)) and bias rule.
+// kiln/nn/linear.h — Linear, Bilinear and Identity, as torch::nn's.
+//   Linear    y = x W^T + b; W and b from U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's
+//             kaiming_uniform_(a = sqrt(5)) and bias rule)
+//   Bilinear  y_o = x1^T W_o x2 + b_o with W [out, in1, in2]; W and b from U(-1/sqrt(in1),
+//             1/sqrt(in1)); x1 [..., in1] and x2 [..., in2] share their leading dims
 #pragma once
 
 #include "nn/module.h"
@@ -30,6 +32,31 @@ class LinearImpl : public Module {
   Tensor bias;    // [out_features], undefined without bias
 };
 KILN_MODULE(Linear);
+
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  BilinearOptions& bias(bool on) {
+    bias_ = on;
+    return *this;
+  }
+  int64_t in1_features_, in2_features_, out_features_;
+  bool bias_ = true;
+};
+
+class BilinearImpl : public Module {
+ public:
+  BilinearImpl(int64_t in1, int64_t in2, int64_t out) : BilinearImpl(BilinearOptions(in1, in2, out)) {}
+  explicit BilinearImpl(const BilinearOptions& options);
+  void reset_parameters();
+  Tensor forward(const Tensor& input1, const Tensor& input2) const;
+  void pretty_print(std::ostream& os) const override;
+
+  BilinearOptions options;
+  Tensor weight;  // [out, in1, in2]
+  Tensor bias;    // [out]
+};
+KILN_MODULE(Bilinear);
 
 class IdentityImpl : public Module {
  public:

@@ -49,6 +49,24 @@ struct CnnImpl : nn::Module {
 };
 KILN_MODULE(Cnn);
 
+// PyTorch's Zoo in tools/nn_fixtures.py.
+struct ZooImpl : nn::Module {
+  ZooImpl() : Module("Zoo") {
+    nn::ModuleDict d;
+    d->insert("up", nn::ConvTranspose2d(nn::ConvTranspose2dOptions(3, 8, 3).stride(2).padding(1).output_padding(1)));
+    d->insert("bag", nn::EmbeddingBag(nn::EmbeddingBagOptions(7, 4).mode("sum")));
+    d->insert("bi", nn::Bilinear(4, 8, 5));
+    blocks = register_module("blocks", d);
+  }
+  Tensor forward(const Tensor& img, const Tensor& ids, const Tensor& offsets, const Tensor& weights) {
+    const Tensor up = std::dynamic_pointer_cast<nn::ConvTranspose2dImpl>(blocks["up"])->forward(img).mean({2, 3});
+    const Tensor bag = std::dynamic_pointer_cast<nn::EmbeddingBagImpl>(blocks["bag"])->forward(ids, offsets, weights);
+    return std::dynamic_pointer_cast<nn::BilinearImpl>(blocks["bi"])->forward(bag, up);
+  }
+  nn::ModuleDict blocks{nullptr};
+};
+KILN_MODULE(Zoo);
+
 fs::path fixtures() { return fs::path(KILN_TEST_DATA_DIR) / "nn_fixtures"; }
 
 fs::path temp_file(const std::string& name) {
@@ -166,6 +184,22 @@ TEST(NnModule, TransformerLayersMatchPyTorch) {
   expect_close(fast_out, io.at("mha_output"), "mha output (sdpa)", 1e-5);
   EXPECT_FALSE(none.defined());
   EXPECT_THROW(nn::MultiheadAttention(8, 3), Error);
+}
+
+// ConvTranspose2d, EmbeddingBag (weighted sums) and Bilinear, held in a ModuleDict.
+TEST(NnModule, MoreLayersMatchPyTorch) {
+  const std::map<std::string, Tensor> io = load_safetensors(fixtures() / "zoo_io.safetensors");
+  Zoo zoo;
+  EXPECT_EQ(zoo->named_parameters().keys(),
+            (std::vector<std::string>{"blocks.up.weight", "blocks.up.bias", "blocks.bag.weight", "blocks.bi.weight",
+                                      "blocks.bi.bias"}));
+  zoo->load(fixtures() / "zoo.safetensors");
+  const Tensor y = zoo(io.at("img"), io.at("ids"), io.at("offsets"), io.at("weights"));
+  expect_close(y, io.at("output"), "output");
+  (y * arange(5, kFloat)).sum().backward();
+  for (const auto& p : zoo->named_parameters()) expect_close(p.value().grad(), io.at("grad." + p.key()), p.key());
+  EXPECT_TRUE(zoo->blocks->contains("bi"));
+  EXPECT_THROW(zoo->blocks["nope"], Error);
 }
 
 TEST(NnModule, StrictLoadingNamesEveryKey) {

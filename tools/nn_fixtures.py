@@ -12,6 +12,8 @@
 #                       (batch_first, gelu) run in evaluation mode with a key padding mask, its
 #                       output and gradients; a MultiheadAttention with a float attn_mask, its
 #                       output and head-averaged weights
+#   zoo.safetensors, zoo_io.safetensors   ConvTranspose2d, EmbeddingBag and Bilinear in a
+#                       ModuleDict: output and gradients
 # kiln rebuilds them with kiln::nn, loads their state and must reproduce the rest.
 # Run by hand: /tmp/pt/bin/python tools/nn_fixtures.py test/nn_fixtures
 import os
@@ -42,6 +44,19 @@ class Cnn(nn.Module):
 
     def forward(self, x):
         return self.head(self.norm(self.features(x).flatten(1)))
+
+
+class Zoo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleDict({"up": nn.ConvTranspose2d(3, 8, 3, stride=2, padding=1, output_padding=1),
+                                     "bag": nn.EmbeddingBag(7, 4, mode="sum"),
+                                     "bi": nn.Bilinear(4, 8, 5)})
+
+    def forward(self, img, ids, offsets, weights):
+        up = self.blocks["up"](img).mean((2, 3))
+        bag = self.blocks["bag"](ids, offsets, per_sample_weights=weights)
+        return self.blocks["bi"](bag, up)
 
 
 def classify(model, inputs, target):
@@ -110,6 +125,20 @@ def main(out):
         tensors["eval_output"] = cnn(x)
     save_file(tensors, os.path.join(out, "cnn_io.safetensors"))
     transformer_fixture(out)
+
+    torch.manual_seed(2)
+    zoo = Zoo()
+    save_file({k: v.contiguous() for k, v in zoo.state_dict().items()}, os.path.join(out, "zoo.safetensors"))
+    img = torch.randn(2, 3, 4, 4)
+    ids = torch.tensor([1, 6, 2, 2, 0])
+    offsets = torch.tensor([0, 3])
+    weights = torch.rand(5)
+    y = zoo(img, ids, offsets, weights)
+    (y * torch.arange(5.0)).sum().backward()
+    tensors = {"img": img, "ids": ids, "offsets": offsets, "weights": weights, "output": y.detach()}
+    for name, p in zoo.named_parameters():
+        tensors["grad." + name] = p.grad
+    save_file(tensors, os.path.join(out, "zoo_io.safetensors"))
 
 
 if __name__ == "__main__":
