@@ -10,7 +10,7 @@
 #                               kiln_test_io --gtest_filter=KilnWritten.Emit` wrote them
 #   read_by_torch.txt           the values PyTorch (safetensors) and NumPy (npz, npy) load from them
 # Each values line: "<file> <name> <dtype> [d0,d1,..] : v0 v1 ...". Run by hand (docs/io.md):
-#   KILN_IO_EMIT=/tmp/kio build/release/test/kiln_test_io --gtest_filter=KilnWritten.Emit
+#   mkdir -p /tmp/kio && KILN_IO_EMIT=/tmp/kio build/release/test/kiln_test_io --gtest_filter=KilnWritten.Emit
 #   /tmp/pt/bin/python tools/io_fixtures.py /tmp/kio test/io_fixtures
 import os
 import shutil
