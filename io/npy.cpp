@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -146,7 +147,8 @@ class DictParser {
 };
 
 // The header of the .npy bytes at the front of `bytes`; sets `data_at` to where the data starts.
-NpyHeader parse_header(std::string_view bytes, std::string_view op, const std::string& where, size_t& data_at) {
+// Where the header's dict ends (the data starts), from the first 12 bytes of the file or fewer.
+size_t header_end(std::string_view bytes, std::string_view op, const std::string& where, size_t* dict_start = nullptr) {
   if (bytes.size() < kMagicBytes + 4 || bytes.substr(0, kMagicBytes) != std::string_view(kMagic, kMagicBytes))
     fail(op, "{}: not a .npy file (no \\x93NUMPY magic)", where);
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -162,13 +164,21 @@ NpyHeader parse_header(std::string_view bytes, std::string_view op, const std::s
   } else {
     fail(op, "{}: .npy format version {}.{}, expected 1.0, 2.0 or 3.0", where, major, byte(7));
   }
-  if (start + len > bytes.size()) fail(op, "{}: the .npy header runs past the end of the file (truncated?)", where);
-  data_at = start + len;
-  return DictParser(bytes.substr(start, len), op, where).parse();
+  if (dict_start) *dict_start = start;
+  return start + len;
 }
 
-// The tensor a header and its data bytes describe.
-Tensor make_tensor(const NpyHeader& h, const char* data, size_t available, std::string_view op, const std::string& where) {
+// The header at the front of `bytes`, which must hold all of it; sets `data_at` to where the data starts.
+NpyHeader parse_header(std::string_view bytes, std::string_view op, const std::string& where, size_t& data_at) {
+  size_t start = 0;
+  data_at = header_end(bytes, op, where, &start);
+  if (data_at > bytes.size()) fail(op, "{}: the .npy header runs past the end of the file (truncated?)", where);
+  return DictParser(bytes.substr(start, data_at - start), op, where).parse();
+}
+
+// The tensor a header describes, from `available` data bytes that read(dst, n) copies out.
+Tensor make_tensor(const NpyHeader& h, size_t available, const std::function<void(char*, size_t)>& read,
+                   std::string_view op, const std::string& where) {
   std::vector<int64_t> shape = h.shape;
   if (h.fortran) std::reverse(shape.begin(), shape.end());
   Tensor t = empty(shape, TensorOptions(h.dtype));
@@ -177,7 +187,7 @@ Tensor make_tensor(const NpyHeader& h, const char* data, size_t available, std::
     fail(op, "{}: the data of a {} array of shape {} needs {} bytes, the file holds {} (truncated?)", where,
          dtype_name(h.dtype), shape_str(h.shape), nbytes, available);
   char* dst = static_cast<char*>(t.data_ptr());
-  std::memcpy(dst, data, nbytes);
+  read(dst, nbytes);
   if (h.swap) {
     const size_t size = element_size(h.dtype);
     for (size_t i = 0; i < nbytes; i += size) std::reverse(dst + i, dst + i + size);
@@ -193,7 +203,8 @@ Tensor make_tensor(const NpyHeader& h, const char* data, size_t available, std::
 Tensor parse_npy(std::string_view bytes, std::string_view op, const std::string& where) {
   size_t data_at = 0;
   const NpyHeader h = parse_header(bytes, op, where, data_at);
-  return make_tensor(h, bytes.data() + data_at, bytes.size() - data_at, op, where);
+  return make_tensor(
+      h, bytes.size() - data_at, [&](char* dst, size_t n) { std::memcpy(dst, bytes.data() + data_at, n); }, op, where);
 }
 
 const char* descr_of(ScalarType t, std::string_view op) {
@@ -251,8 +262,18 @@ struct ZipCloser {
 
 }  // namespace
 
+// Reads the header, then the data straight into the tensor's storage (no whole-file buffer).
 Tensor load_npy(const std::string& path) {
-  return parse_npy(read_regular_file(path, "load_npy", unlimited()), "load_npy", path);
+  const std::string_view op = "load_npy";
+  const RegularFile f(path, op, unlimited());
+  std::string head(std::min<size_t>(f.size(), 12), '\0');
+  f.read_at(0, head.data(), head.size());
+  head.resize(std::min(header_end(head, op, path), f.size()));
+  f.read_at(0, head.data(), head.size());
+  size_t data_at = 0;
+  const NpyHeader h = parse_header(head, op, path, data_at);
+  return make_tensor(
+      h, f.size() - data_at, [&](char* dst, size_t n) { f.read_at(data_at, dst, n); }, op, path);
 }
 
 void save_npy(const Tensor& t, const std::string& path) {

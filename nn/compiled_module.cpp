@@ -8,14 +8,14 @@ namespace kiln::nn {
 ModuleSignature module_signature(const Module& m) {
   bool any = false, every = true;
   int64_t count = 0, mask = 0;
-  uint64_t tree = 0xcbf29ce484222325ull;  // FNV-1a over the modules' stamps
+  uint64_t tree = 0xcbf29ce484222325ull;  // FNV-1a over the modules' stamps, a word at a time
   m.for_each_module([&](const Module& x) {
     const bool t = x.is_training();
     any = any || t;
     every = every && t;
     if (t && count < 61) mask |= int64_t{1} << count;
     ++count;
-    for (int i = 0; i < 8; ++i) tree = (tree ^ ((x.stamp() >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    tree = (tree ^ x.stamp()) * 0x100000001b3ull;
   });
   ModuleSignature s;
   s.tree = static_cast<int64_t>(tree);
