@@ -97,7 +97,14 @@ namespace {
 TracedProgram finish(Tracer& tracer, const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
                      const std::vector<Tensor>& inputs) {
   std::vector<Tensor> results = fn(inputs);
-  if (results.empty()) fail("trace", "the traced function returned no tensors");
+  // A function may return nothing when it updates tensors in place (an optimizer's step): the
+  // updates become its outputs (written back by compile()).
+  if (results.empty()) {
+    bool updates = !tracer.lifted_updates().empty();
+    for (size_t i = 0; i < inputs.size() && !updates; ++i)
+      updates = inputs[i].impl()->value() != tracer.graph().inputs().at(i);
+    if (!updates) fail("trace", "the traced function returned no tensors and updated none in place");
+  }
   for (const Tensor& r : results) {
     if (!r.defined()) fail("trace", "the traced function returned an undefined tensor");
     tracer.graph().add_output(tracer.lift(r).impl()->value());

@@ -35,6 +35,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "nn/nn.h"
+#include "optim/optim.h"
 #include "runtime/compile/compile.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/extend.h"

@@ -1,0 +1,301 @@
+// kiln/test/test_optim_rules.cpp — kiln::optim against torch.optim: every optimizer and option
+// set in tools/optim_fixtures.py (test/optim_fixtures) steps the same parameters with the same
+// gradients and must reproduce PyTorch's parameters after each step and its final state; the
+// schedulers reproduce PyTorch's lr (and momentum) sequences; clip_grad_norm_ its norms and
+// clipped gradients. Also: a step is one compiled program that a new lr does not recompile,
+// zero_grad, parameter-group and option errors.
+#include "kiln/kiln.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace kiln {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KILN_TEST_DATA_DIR) + "/optim_fixtures/" + name; }
+
+const std::map<std::string, Tensor>& steps_file() {
+  static const auto* t = new std::map<std::string, Tensor>(load_safetensors(fixture("steps.safetensors")));
+  return *t;
+}
+const Tensor& at(const std::map<std::string, Tensor>& m, const std::string& key) {
+  auto it = m.find(key);
+  if (it == m.end()) throw std::runtime_error("fixture has no tensor " + key);
+  return it->second;
+}
+
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what, double rtol = 1e-5,
+                  double atol = 1e-6) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  const Tensor g = got.to(kFloat64).contiguous(), w = want.to(kFloat64).contiguous();
+  const double* a = g.data_ptr<double>();
+  const double* b = w.data_ptr<double>();
+  for (int64_t i = 0; i < g.numel(); ++i)
+    ASSERT_LE(std::abs(a[i] - b[i]), atol + rtol * std::abs(b[i])) << what << " element " << i << ": " << a[i]
+                                                                      << " vs PyTorch's " << b[i];
+}
+
+using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+
+// The configurations of tools/optim_fixtures.py, by name.
+const std::map<std::string, Make>& configs() {
+  using namespace optim;
+  static const std::map<std::string, Make> c = {
+      {"sgd", [](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.1)); }},
+      {"sgd_momentum",
+       [](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.1).momentum(0.9).dampening(0.1).weight_decay(0.01)); }},
+      {"sgd_nesterov",
+       [](auto p) { return std::make_unique<SGD>(p, SGDOptions(0.05).momentum(0.8).nesterov(true).maximize(true)); }},
+      {"adam", [](auto p) { return std::make_unique<Adam>(p, AdamOptions(0.01)); }},
+      {"adam_full",
+       [](auto p) {
+         return std::make_unique<Adam>(
+             p, AdamOptions(0.02).betas({0.8, 0.9}).eps(1e-6).weight_decay(0.1).amsgrad(true));
+       }},
+      {"adamw", [](auto p) { return std::make_unique<AdamW>(p, AdamWOptions(0.01).weight_decay(0.05)); }},
+      {"adamw_full", [](auto p) { return std::make_unique<AdamW>(p, AdamWOptions(0.01).amsgrad(true).maximize(true)); }},
+      {"rmsprop", [](auto p) { return std::make_unique<RMSprop>(p, RMSpropOptions(0.01)); }},
+      {"rmsprop_full",
+       [](auto p) {
+         return std::make_unique<RMSprop>(
+             p, RMSpropOptions(0.01).alpha(0.9).eps(1e-6).weight_decay(0.1).momentum(0.5).centered(true));
+       }},
+      {"adagrad", [](auto p) { return std::make_unique<Adagrad>(p, AdagradOptions(0.1)); }},
+      {"adagrad_full",
+       [](auto p) {
+         return std::make_unique<Adagrad>(
+             p, AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(0.5).eps(1e-8));
+       }},
+      {"groups",
+       [](auto p) {
+         std::vector<OptimizerParamGroup> g;
+         g.emplace_back(std::vector<Tensor>{p[0]}, SGDOptions(0.1).momentum(0.9).clone());
+         g.emplace_back(std::vector<Tensor>{p[1], p[2]}, SGDOptions(0.01).clone());
+         return std::make_unique<SGD>(g, SGDOptions(0.1));
+       }},
+  };
+  return c;
+}
+
+std::vector<Tensor> initial_params() {
+  std::vector<Tensor> p;
+  for (int i = 0; i < 3; ++i) p.push_back(at(steps_file(), fmt::format("init.{}", i)).clone().requires_grad_());
+  return p;
+}
+
+// Step 2 has no gradient for parameter 2: it must be left alone, and its step not counted.
+void set_grads(std::vector<Tensor>& params, int step) {
+  for (int i = 0; i < 3; ++i) {
+    auto it = steps_file().find(fmt::format("grad.{}.{}", step, i));
+    params[i].mutable_grad() = it == steps_file().end() ? Tensor() : it->second.clone();
+  }
+}
+
+class OptimRules : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OptimRules, MatchesTorchOptim) {
+  const std::string name = GetParam();
+  std::vector<Tensor> params = initial_params();
+  auto opt = configs().at(name)(params);
+  for (int k = 0; k < 6; ++k) {
+    set_grads(params, k);
+    opt->step();
+    for (int i = 0; i < 3; ++i)
+      expect_close(params[i], at(steps_file(), fmt::format("{}.{}.{}", name, k, i)), fmt::format("{} step {} param {}", name, k, i));
+  }
+  // The state, as PyTorch's state_dict lists it.
+  const optim::OptimizerStateDict d = opt->state_dict();
+  int64_t checked = 0;
+  for (const auto& [key, want] : steps_file()) {
+    const std::string prefix = name + ".state.";
+    if (key.rfind(prefix, 0) != 0) continue;
+    const std::string rest = key.substr(prefix.size());
+    const int64_t index = std::stoll(rest.substr(0, rest.find('.')));
+    const std::string field = rest.substr(rest.find('.') + 1);
+    ASSERT_TRUE(d.state.count(index)) << key;
+    const optim::ParamState& st = d.state.at(index);
+    if (field == "step") {
+      ASSERT_TRUE(st.has_step) << key;
+      EXPECT_EQ(st.step, static_cast<int64_t>(want.item<float>())) << key;
+    } else {
+      ASSERT_TRUE(st.buffers.count(field)) << key;
+      expect_close(st.buffers.at(field), want, key);
+    }
+    ++checked;
+  }
+  // ... and no state PyTorch does not have (plain SGD has none).
+  int64_t kiln_items = 0;
+  for (const auto& [index, st] : d.state) kiln_items += static_cast<int64_t>(st.buffers.size()) + (st.has_step ? 1 : 0);
+  EXPECT_EQ(kiln_items, checked) << name;
+  // One compiled program per layout: steps 0, 2 (a parameter without a gradient), 3 (SGD's
+  // buffer exists now) — never one per step.
+  const CompileStats s = opt->compile_stats();
+  EXPECT_LE(s.compiles, 4) << name;
+  EXPECT_GE(s.cache_hits, 2) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OptimRules,
+                         ::testing::Values("sgd", "sgd_momentum", "sgd_nesterov", "adam", "adam_full", "adamw",
+                                           "adamw_full", "rmsprop", "rmsprop_full", "adagrad", "adagrad_full",
+                                           "groups"),
+                         [](const auto& info) { return info.param; });
+
+TEST(OptimStep, NewLearningRateDoesNotRecompile) {
+  std::vector<Tensor> params = initial_params();
+  optim::AdamW opt(params, optim::AdamWOptions(0.01));
+  optim::CosineAnnealingLR sched(opt, 10);
+  for (int k = 0; k < 6; ++k) {
+    for (Tensor& p : params) p.mutable_grad() = ones_like(p);
+    opt.step();
+    sched.step();
+  }
+  EXPECT_EQ(opt.compile_stats().compiles, 1);
+  EXPECT_EQ(opt.compile_stats().cache_hits, 5);
+}
+
+TEST(OptimStep, ZeroGrad) {
+  std::vector<Tensor> params = initial_params();
+  optim::SGD opt(params, optim::SGDOptions(0.1));
+  set_grads(params, 0);
+  opt.zero_grad(/*set_to_none=*/false);
+  EXPECT_TRUE(params[0].grad().defined());
+  EXPECT_EQ(params[0].grad().abs().sum().item<float>(), 0.0f);
+  opt.zero_grad();
+  EXPECT_FALSE(params[0].grad().defined());
+  // No gradients: a step changes nothing.
+  const Tensor before = params[0].clone();
+  opt.step();
+  expect_close(params[0], before, "param after a step without gradients", 0, 0);
+}
+
+TEST(OptimStep, ClosureRunsFirst) {
+  Tensor w = tensor({1.0f, -2.0f}).requires_grad_();
+  optim::SGD opt({w}, optim::SGDOptions(0.5));
+  const Tensor loss = opt.step([&] {
+    opt.zero_grad();
+    Tensor l = (w * w).sum();
+    l.backward();
+    return l;
+  });
+  EXPECT_FLOAT_EQ(loss.item<float>(), 5.0f);
+  expect_close(w, tensor({0.0f, 0.0f}), "w - 0.5 * 2w", 0, 0);
+}
+
+template <typename F> std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OptimErrors, OptionsAndGroups) {
+  Tensor w = zeros({2}).requires_grad_();
+  EXPECT_EQ(error_of([&] { optim::SGD({w}, optim::SGDOptions(-0.1)); }), "[SGD] Invalid learning rate: -0.1");
+  EXPECT_EQ(error_of([&] { optim::SGD({w}, optim::SGDOptions(0.1).nesterov(true)); }),
+            "[SGD] Nesterov momentum requires a momentum and zero dampening (momentum=0, dampening=0)");
+  EXPECT_EQ(error_of([&] { optim::Adam({w}, optim::AdamOptions(0.1).betas({1.0, 0.9})); }),
+            "[Adam] Invalid beta parameter at index 0: 1");
+  EXPECT_EQ(error_of([&] { optim::Adam({w, w}); }),
+            "[Adam] some parameters appear in more than one parameter group (or twice in one)");
+  EXPECT_EQ(error_of([&] { optim::Adam(std::vector<Tensor>{zeros({2}, kInt64)}); }),
+            "[Adam] can only optimize floating-point tensors, but a parameter of group 0 is int64");
+  EXPECT_EQ(error_of([&] { optim::Adagrad(std::vector<Tensor>{}); }), "[Adagrad] got an empty parameter list");
+  optim::SGD opt({w}, optim::SGDOptions(0.1));
+  w.mutable_grad() = zeros({3});
+  EXPECT_EQ(error_of([&] { opt.step(); }), "[SGD] a parameter of shape 2 on cpu has a gradient of shape 3 on cpu");
+}
+
+// ---- schedulers
+
+TEST(OptimSchedulers, MatchTorch) {
+  using namespace optim;
+  const auto file = load_safetensors(fixture("schedulers.safetensors"));
+  auto run = [&](const std::string& name, Optimizer& opt, const std::function<std::unique_ptr<LRScheduler>()>& make) {
+    auto sched = make();
+    const Tensor want = at(file, name + ".lr");
+    const bool cyclic = file.count(name + ".momentum");
+    for (int64_t k = 0; k < want.numel(); ++k) {
+      if (k > 0) sched->step();
+      EXPECT_NEAR(sched->get_last_lr()[0], want[k].item<double>(), 1e-15 + 1e-12 * std::abs(want[k].item<double>()))
+          << name << " step " << k;
+      if (cyclic) {
+        EXPECT_NEAR(opt.param_groups()[0].options().get_momentum(), at(file, name + ".momentum")[k].item<double>(), 1e-12)
+            << name << " momentum at step " << k;
+      }
+    }
+  };
+  auto sgd = [] { return std::make_unique<SGD>(std::vector<Tensor>{zeros({1}).requires_grad_()}, SGDOptions(0.1).momentum(0.9)); };
+  auto adam = [] { return std::make_unique<Adam>(std::vector<Tensor>{zeros({1}).requires_grad_()}, AdamOptions(0.1)); };
+  {
+    auto o = sgd();
+    run("step", *o, [&] { return std::make_unique<StepLR>(*o, 3, 0.5); });
+  }
+  {
+    auto o = sgd();
+    run("cosine", *o, [&] { return std::make_unique<CosineAnnealingLR>(*o, 10, 0.001); });
+  }
+  {
+    auto o = sgd();
+    run("linear", *o, [&] { return std::make_unique<LinearLR>(*o, 0.25, 1.0, 4); });
+  }
+  {
+    auto o = sgd();
+    run("onecycle", *o, [&] { return std::make_unique<OneCycleLR>(*o, OneCycleLROptions(0.1, 25)); });
+  }
+  {
+    auto o = adam();
+    run("onecycle_adam", *o, [&] {
+      return std::make_unique<OneCycleLR>(*o, OneCycleLROptions(0.2, 25)
+                                                  .pct_start(0.4)
+                                                  .anneal_strategy("linear")
+                                                  .three_phase(true)
+                                                  .div_factor(10.0)
+                                                  .final_div_factor(100.0)
+                                                  .base_momentum(0.8)
+                                                  .max_momentum(0.9));
+    });
+    auto& a = static_cast<AdamOptions&>(o->param_groups()[0].options());
+    EXPECT_EQ(std::get<1>(a.betas()), 0.999);  // beta2 untouched
+  }
+  auto o = sgd();
+  OneCycleLR one(*o, OneCycleLROptions(0.1, 2));
+  one.step();
+  one.step();
+  EXPECT_EQ(error_of([&] { one.step(); }), "[OneCycleLR] Tried to step 3 times. The specified number of total steps is 2");
+}
+
+// ---- clipping
+
+TEST(OptimClip, GradNormMatchesTorch) {
+  const auto file = load_safetensors(fixture("clip.safetensors"));
+  const std::map<std::string, double> norms = {{"2", 2.0}, {"1", 1.0}, {"inf", optim::kInfNorm}, {"3", 3.0}};
+  for (const auto& [key, p] : norms) {
+    std::vector<Tensor> params = initial_params();
+    for (int i = 0; i < 3; ++i) params[i].mutable_grad() = at(steps_file(), fmt::format("grad.0.{}", i)).clone();
+    const Tensor total = optim::clip_grad_norm_(params, 1.5, p);
+    expect_close(total, at(file, "norm." + key), "norm " + key);
+    for (int i = 0; i < 3; ++i)
+      expect_close(params[i].grad(), at(file, fmt::format("clipped.{}.{}", key, i)), fmt::format("clipped {} {}", key, i));
+  }
+}
+
+TEST(OptimClip, ValueAndNonFinite) {
+  Tensor w = zeros({3}).requires_grad_();
+  w.mutable_grad() = tensor({-2.0f, 0.25f, 3.0f});
+  optim::clip_grad_value_({w}, 0.5);
+  expect_close(w.grad(), tensor({-0.5f, 0.25f, 0.5f}), "clip_grad_value_", 0, 0);
+  w.mutable_grad() = tensor({1.0f, NAN, 0.0f});
+  EXPECT_NE(error_of([&] { optim::clip_grad_norm_({w}, 1.0, 2.0, /*error_if_nonfinite=*/true); })
+                .find("[clip_grad_norm_] the total norm of order 2 for gradients from `parameters` is non-finite"),
+            std::string::npos);
+  Tensor none = zeros({2}).requires_grad_();
+  EXPECT_EQ(optim::clip_grad_norm_({none}, 1.0).item<float>(), 0.0f);
+}
+
+}  // namespace
+}  // namespace kiln
