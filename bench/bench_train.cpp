@@ -1,6 +1,6 @@
-// kiln_bench_train — training steps (forward plus backward), kiln eager against kiln compiled,
-// measured in one run; bench/train_peers.py runs PyTorch eager and torch.compile on the same
-// workloads and prints the table with the ratios (bench/train.sh runs both).
+// kiln_bench_train — training steps (forward, backward, AdamW), kiln eager against kiln
+// compiled, measured in one run; bench/train_peers.py runs PyTorch eager and torch.compile on the
+// same workloads and prints the tables with the ratios (bench/train.sh runs both).
 //
 // Workloads (f32; the loss is the mean of the squared output, so that every weight gets a
 // gradient):
@@ -10,17 +10,27 @@
 //   resnet     x [8, 64, 32, 32]: conv3x3 - batch_norm (training) - relu - conv3x3 -
 //              batch_norm, + input, relu
 // A step is: forward, backward (gradients accumulate into the parameters' .grad, which the
-// step clears first). Printed per workload, one line each, for train_peers.py:
-//   kiln <workload> <eager ms> <compiled ms> <compile ms> <saved bytes>
+// step clears first), then kiln::optim::AdamW's step over every parameter (one compiled program
+// in both columns: kiln has no eager optimizer). Printed per workload, one line each, for
+// train_peers.py:
+//   kiln <workload> <eager ms> <compiled ms> <compile ms> <saved bytes> <optim ms> <optim limit ms>
 // eager and compiled are medians of --runs steps after one warm-up step; compile ms is the
-// first compiled step (trace of the joint graph, partition, both compiles) minus a warm step;
-// saved bytes are what the compiled forward keeps for the backward (explain()'s partition line).
+// first compiled step (trace of the joint graph, partition, both compiles, the optimizer's
+// compile) minus a warm step; saved bytes are what the compiled forward keeps for the backward
+// (explain()'s partition line). optim ms is AdamW's step alone, and its limit the time its
+// memory traffic takes at the copy bandwidth measured in this run: per parameter element, the
+// parameter, its gradient and two moments read (16 bytes) and the parameter and the moments
+// written (12 bytes).
+// One more line times AdamW alone on 16M parameters (8 tensors of 2M), well outside the caches:
+//   kiln_optim adamw_16m <optim ms> <optim limit ms>
 #include "bench/bench_median.h"
 #include "kiln/kiln.h"
+#include "runtime/thread_pool.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,15 +64,41 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Bytes per second of a parallel memcpy of 64 MiB (read + write counted, as STREAM's copy).
+double copy_bandwidth() {
+  const int64_t n = int64_t{16} << 20;
+  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
+  auto copy = [&] {
+    rt::parallel_for(n, 1 << 20, [&](int64_t b, int64_t e) {
+      std::memcpy(dst.data() + b, src.data() + b, static_cast<size_t>(e - b) * sizeof(float));
+    });
+  };
+  const double ms = bench::median_ms(copy, std::max(g_runs, 5));
+  return 2.0 * static_cast<double>(n) * sizeof(float) / (ms * 1e-3);
+}
+
+double g_copy_bw = 0;
+
+// AdamW's step alone (gradients in place) and the time its traffic takes at copy bandwidth.
+std::pair<double, double> optimizer_step(optim::Optimizer& opt, const std::vector<Tensor>& params) {
+  int64_t elements = 0;
+  for (const Tensor& p : params) elements += p.numel();
+  const double ms = bench::median_ms([&] { opt.step(); }, g_runs);
+  return {ms, 28.0 * static_cast<double>(elements) / g_copy_bw * 1e3};
+}
+
 void measure(const char* name, Model& m, const Tensor& x) {
+  optim::AdamW opt(m.params, optim::AdamWOptions(1e-4));
   auto eager_step = [&] {
     m.zero_grad();
     m.loss(x).backward();
+    opt.step();
   };
   auto compiled = compile([&m](const Tensor& in) { return m.loss(in); });
   auto compiled_step = [&] {
     m.zero_grad();
     compiled(x).backward();
+    opt.step();
   };
   const auto t0 = std::chrono::steady_clock::now();
   compiled_step();
@@ -70,8 +106,22 @@ void measure(const char* name, Model& m, const Tensor& x) {
   const double eager_ms = bench::median_ms(eager_step, g_runs);
   const double compiled_ms = bench::median_ms(compiled_step, g_runs);
   const int64_t saved = saved_bytes(compiled.explain(x));
-  std::printf("kiln %s %.3f %.3f %.3f %lld\n", name, eager_ms, compiled_ms, first_ms - compiled_ms,
-              static_cast<long long>(saved));
+  const auto [optim_ms, limit_ms] = optimizer_step(opt, m.params);
+  std::printf("kiln %s %.3f %.3f %.3f %lld %.3f %.3f\n", name, eager_ms, compiled_ms, first_ms - compiled_ms,
+              static_cast<long long>(saved), optim_ms, limit_ms);
+  std::fflush(stdout);
+}
+
+void adamw_16m() {
+  std::vector<Tensor> params;
+  for (int i = 0; i < 8; ++i) {
+    Tensor p = randn({2048, 1024}).requires_grad_();
+    p.mutable_grad() = randn({2048, 1024});
+    params.push_back(p);
+  }
+  optim::AdamW opt(params, optim::AdamWOptions(1e-4));
+  const auto [ms, limit] = optimizer_step(opt, params);
+  std::printf("kiln_optim adamw_16m %.3f %.3f\n", ms, limit);
   std::fflush(stdout);
 }
 
@@ -122,9 +172,12 @@ void resnet() {
 int main(int argc, char** argv) {
   g_runs = bench::runs_arg(argc, argv, g_runs);
   manual_seed(0);
-  std::printf("kiln_bench_train: f32 training steps (forward + backward), %d runs (median)\n", g_runs);
+  g_copy_bw = copy_bandwidth();
+  std::printf("kiln_bench_train: f32 training steps (forward + backward + AdamW), %d runs (median); copy bandwidth "
+              "%.1f GB/s\n", g_runs, g_copy_bw / 1e9);
   mlp();
   gpt_block();
   resnet();
+  adamw_16m();
   return 0;
 }

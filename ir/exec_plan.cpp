@@ -75,6 +75,7 @@ std::string ExecPlan::str() const {
     if (b.role == BufferRole::Input) out += fmt::format(" = arg{} strides {}", b.input_index, ir::str(b.strides));
     if (b.role == BufferRole::Temp && b.slot >= 0) out += fmt::format(" in slot{}", b.slot);
     if (b.role == BufferRole::View) out += fmt::format(" = view of b{} strides {}", b.base, ir::str(b.strides));
+    if (b.donor_input >= 0) out += fmt::format(" in place of arg{}", b.donor_input);
     out += "\n";
   }
   for (size_t i = 0; i < slots.size(); ++i) out += fmt::format("slot{}: {} bytes\n", i, slots[i].bytes.str());

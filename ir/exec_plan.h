@@ -31,6 +31,9 @@ struct PlanBuffer {
   int input_index = -1;           // Input only
   int slot = -1;                  // Temp only: memory slot (buffers with one slot never overlap in time)
   int base = -1;                  // View only: the viewed buffer (its strides are `strides`)
+  // Output only: graph input whose memory the output may take (passes/donate.h); the kernel
+  // that writes it reads that input through it.
+  int donor_input = -1;
 };
 
 enum class StepKind : uint8_t {

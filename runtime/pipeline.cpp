@@ -139,6 +139,8 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo, const passes::Sch
   for (const PlanPass& pass : backend_passes)
     c.plan_stage(pass.name, [&](ir::ExecPlan& p) { return pass.run(p, t); });
   c.timed("plan_memory", [&] { passes::plan_memory(c.plan); });
+  if (!c.opts.donations.empty())
+    c.plan_stage("donate_buffers", [&](ir::ExecPlan& p) { return passes::donate_buffers(p, c.opts.donations); });
   if (c.keeps_texts()) c.snapshot("plan", "kk", c.plan.str());
 }
 

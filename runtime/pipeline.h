@@ -24,6 +24,7 @@
 #include "ir/fusion.h"
 #include "ir/graph.h"
 #include "runtime/backend.h"
+#include "passes/donate.h"
 #include "passes/lower.h"
 #include "passes/schedule.h"
 #include "runtime/program.h"
@@ -64,6 +65,9 @@ struct DriverOptions {
   // extern call may itself run the eager op it replaces.
   bool use_lowerings = true;
   std::vector<std::string> only_stages;  // kiln opt --passes: run only these graph stages (graph_stage_names)
+  // Kernel backends: outputs that replace an input (compile()'s writebacks), which the plan may
+  // compute in the input's memory (passes/donate.h).
+  std::vector<passes::Donation> donations;
 };
 
 // The graph stages compile_graph runs, by the names only_stages takes, in order of first run.

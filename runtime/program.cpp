@@ -115,6 +115,8 @@ void Program::init() {
   if (!launcher_ && kernel_index != kernel_fns_.size())
     internal_fail("Program: {} kernel functions for {} kernel steps", kernel_fns_.size(), kernel_index);
   num_kernels_ = kernel_index;
+  for (const ir::PlanBuffer& b : plan_.buffers)
+    if (b.donor_input >= 0) donors_ = true;
   for (const ir::PlanBuffer& b : plan_.buffers) {
     std::vector<ir::FastExpr> vs;
     if (b.role == BufferRole::View)
@@ -157,6 +159,8 @@ struct RunScratch {
   std::vector<Storage> slots;
   std::vector<void*> args;
   std::vector<int64_t> kparams;
+  std::vector<std::pair<const void*, size_t>> storages;  // donation: inputs by storage
+  std::vector<char> shared;                              // donation: input shares its storage
   void drop_references() {
     bufs.clear();
     slots.clear();
@@ -208,7 +212,22 @@ const Tensor& Program::plain_buffer(Call& c, int b) const {
   switch (pb.role) {
     case BufferRole::Input: t = c.inputs.at(static_cast<size_t>(pb.input_index)); break;
     case BufferRole::View: break;  // buffer() (a view's base is never a view)
-    case BufferRole::Output: t = fresh(pb.type.dtype, sz, device_); break;
+    case BufferRole::Output: {
+      if (pb.donor_input < 0) {
+        t = fresh(pb.type.dtype, sz, device_);
+        break;
+      }
+      // Computed in the input's memory (passes/donate.h), unless another input shares that
+      // memory: then in a copy of the input (the kernel reads the input through this buffer).
+      const Tensor& in = c.inputs.at(static_cast<size_t>(pb.donor_input));
+      if (!c.scratch.shared[static_cast<size_t>(pb.donor_input)]) {
+        t = in;
+      } else {
+        t = fresh(pb.type.dtype, sz, device_);
+        t.copy_(in);
+      }
+      break;
+    }
     case BufferRole::Temp: {
       if (pb.slot < 0) {
         t = fresh(pb.type.dtype, sz, device_);
@@ -325,6 +344,18 @@ void Program::run_call(Call& c, size_t si) const {
   }
 }
 
+// Which inputs share their storage with another input (a donated output does not take such an
+// input's memory: a write into it would be seen through the other).
+void Program::mark_shared_storages(Call& c) const {
+  auto& st = c.scratch.storages;
+  st.clear();
+  for (size_t i = 0; i < c.inputs.size(); ++i) st.emplace_back(c.inputs[i].impl()->storage().get(), i);
+  std::sort(st.begin(), st.end());
+  c.scratch.shared.assign(c.inputs.size(), 0);
+  for (size_t i = 1; i < st.size(); ++i)
+    if (st[i].first == st[i - 1].first) c.scratch.shared[st[i].second] = c.scratch.shared[st[i - 1].second] = 1;
+}
+
 // One call: size the buffers, run every step in plan order, return the output buffers.
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const ScratchLease<RunScratch> lease;
@@ -332,6 +363,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   size_buffers(c);
   c.scratch.bufs.resize(plan_.buffers.size());
   c.scratch.slots.resize(plan_.slots.size());
+  if (donors_) mark_shared_storages(c);
   for (size_t si = 0; si < plan_.steps.size(); ++si) {
     switch (plan_.steps[si].kind) {
       case StepKind::Kernel: run_kernel(c, si); break;

@@ -10,7 +10,8 @@
 // device tensors; a kiln library or fallback step the launcher does not run itself is staged
 // through the host (inputs copied to the cpu, the cpu's library kernel or the interpreter run
 // there, results copied back), so every plan runs, and the steps that do so are counted
-// (staged_steps()).
+// (staged_steps()). An output the plan computes in an input's memory (passes/donate.h) is
+// returned as that input tensor itself.
 #pragma once
 
 #include "frontend/tensor.h"
@@ -73,6 +74,7 @@ class Program {
   void run_kernel(Call& c, size_t si) const;
   void run_call(Call& c, size_t si) const;
   ir::AttrList call_attrs(const Call& c, size_t si) const;
+  void mark_shared_storages(Call& c) const;
   struct StepInfo {
     ir::KernelFn fn = nullptr;
     size_t kernel_index = 0;  // kernel steps: the position among them
@@ -100,6 +102,7 @@ class Program {
   std::vector<ExternKernelFn> step_fns_;
   std::vector<StepInfo> steps_;
   bool static_ = true;
+  bool donors_ = false;  // an output takes an input's memory (passes/donate.h)
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
   std::vector<int64_t> slot_bytes_;
   std::vector<std::vector<ir::FastExpr>> buffer_size_exprs_;  // symbolic plans

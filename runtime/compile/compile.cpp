@@ -553,6 +553,11 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp->graph));
 
   rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
+  // Updated inputs may be computed in their own memory (passes/donate.h); not when every run is
+  // checked against the interpreter, which reads the inputs afterwards.
+  if (!rt::config().verify)
+    for (const auto& [input, out] : e->writebacks)
+      d.donations.push_back({static_cast<int>(input), static_cast<int>(out)});
   const rt::Backend& be = pick_backend(d);
   compile_entry(*e, *tp, args, be, std::move(d));
   guard_entry(*e, args, names, in.sym, env);
@@ -654,7 +659,14 @@ std::vector<Tensor> CompiledState::run(const Entry& e, const std::vector<ArgValu
   }
   if (e.traced && backend_name() != "interpreter" && rt::config().verify) rt::verify_outputs(opts.name, *e.traced, inputs, outs);
   if (e.writebacks.empty()) return outs;
-  for (const auto& [arg, out] : e.writebacks) inputs[arg].copy_(outs.at(out));
+  for (const auto& [arg, out] : e.writebacks) {
+    const Tensor& now = outs.at(out);
+    if (now.impl() == inputs[arg].impl()) {
+      inputs[arg].impl()->storage()->bump_version();  // computed in place: the write still counts
+    } else {
+      inputs[arg].copy_(now);
+    }
+  }
   outs.resize(e.num_outputs);
   return outs;
 }

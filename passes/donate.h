@@ -1,0 +1,32 @@
+// kiln/passes/donate.h — buffer donation: an output that replaces an input (an argument updated
+// in place, which compile() writes back) is computed straight into the input's memory, as XLA's
+// input/output aliasing and PyTorch's buffer donation do, instead of into a fresh tensor that is
+// then copied back.
+//
+// Before: a planned ExecPlan (plan_memory ran). After: the same steps; an accepted output
+// buffer has donor_input set, and the kernel that writes it reads the input through the
+// output's argument (one pointer, so the code generator's no-alias facts stay true).
+// A request is accepted when the write cannot be observed early:
+//   - the output is written by one kernel of one loop stage (pointwise), which stores it once,
+//     at the same index at which it loads the input, after every such load;
+//   - no step after that kernel reads the input, no view is made of it and no output is it;
+//   - the input is dense and contiguous, of the output's type.
+// Whether the memory is really shared is decided per call (runtime/program.cpp): an input whose
+// storage another input shares is copied instead.
+#pragma once
+
+#include "ir/exec_plan.h"
+
+#include <vector>
+
+namespace kiln::passes {
+
+struct Donation {
+  int input = -1;   // graph input index
+  int output = -1;  // graph output index (ExecPlan::outputs)
+};
+
+// Returns whether any request was accepted.
+bool donate_buffers(ir::ExecPlan& plan, const std::vector<Donation>& requests);
+
+}  // namespace kiln::passes
