@@ -41,6 +41,9 @@ inline constexpr size_t kConcatInputsPerKernel = 64;
 struct FusionGroup {
   GroupKind kind = GroupKind::Pointwise;
   const Value* root = nullptr;          // Pointwise, Row, SplitReduction: the value stored
+  // Pointwise: more values the kernel stores over the root's grid (sibling groups merged so
+  // that their common inputs are read once; passes/fuse_siblings.cpp).
+  std::vector<const Value*> extra_roots;
   RowShape row_shape = RowShape::Kept;  // Row
   // Row: the reductions computed as reduce stages (one domain), in the order a walk from the
   // root meets them (inputs left to right, stopping at each reduction).

@@ -446,6 +446,10 @@ ir::Fusion Fuser::run() {
 
 }  // namespace
 
-ir::Fusion fuse(const ir::Graph& g, const LowerOptions& opts) { return Fuser(g, opts).run(); }
+ir::Fusion fuse(const ir::Graph& g, const LowerOptions& opts) {
+  ir::Fusion f = Fuser(g, opts).run();
+  merge_sibling_groups(g, f);
+  return f;
+}
 
 }  // namespace kiln::passes

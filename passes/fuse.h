@@ -23,7 +23,12 @@
 
 namespace kiln::passes {
 
-// Uses opts.split_reduction_min, opts.hints and opts.extern_lowering.
+// Uses opts.split_reduction_min, opts.hints and opts.extern_lowering. Ends with
+// merge_sibling_groups.
 ir::Fusion fuse(const ir::Graph& g, const LowerOptions& opts = {});
+
+// Pointwise groups over the same sizes that read the same tensors become one kernel that
+// stores several values (FusionGroup::extra_roots; passes/fuse_siblings.cpp).
+void merge_sibling_groups(const ir::Graph& g, ir::Fusion& fusion);
 
 }  // namespace kiln::passes

@@ -90,6 +90,9 @@ class KernelBuilder {
   int arg_for(int buffer, bool output);
   std::vector<int> arg_buffers;  // plan buffer id of each kernel argument
   std::set<const Node*> covered;  // the nodes this kernel computes (its fusion group)
+  // Values this kernel stores (a pointwise group's roots): computed inline wherever read here,
+  // never loaded from their buffers, which the kernel writes last.
+  std::set<const Value*> stores;
   // Opens a stage: instructions go there until close_stage.
   void open_stage(ir::StageKind kind, std::vector<Expr> extents) {
     stack_.push_back({ir::KStage{}, {}});
@@ -263,7 +266,7 @@ class Lowerer {
   int operand(const Value* v) const;
   int view_operand(const Value* v);
   std::vector<Expr> view_strides(const Value* v, int& base) const;
-  void build_kernel(const ir::FusionGroup& grp, int out_buffer);
+  void build_kernel(const ir::FusionGroup& grp, int out_buffer, const std::vector<int>& extra_buffers = {});
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
   void build_concat(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
@@ -297,7 +300,7 @@ int KernelBuilder::eval(const Value* v, const std::vector<Expr>& idx) {
   auto mk = std::make_pair(v, key);
   if (auto it = memo_->find(mk); it != memo_->end()) return it->second;
   int id;
-  if (int b = l_.buffer_of(v); b >= 0) {
+  if (int b = l_.buffer_of(v); b >= 0 && !stores.count(v)) {
     KInst in;
     in.kind = KOp::Load;
     in.dtype = v->type().dtype;
@@ -505,8 +508,10 @@ void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {
   plan_.steps.push_back(std::move(st));
 }
 
-// The kernel computing the group's root into out_buffer.
-void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
+// The kernel computing the group's root into out_buffer (and a pointwise group's extra roots
+// into extra_buffers: every value is computed before any is stored, so that a store into an
+// input's memory (passes/donate.h) follows every read of it).
+void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std::vector<int>& extra_buffers) {
   const Value* v = grp.root;
   KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
   const bool row_kernel = grp.kind == ir::GroupKind::Row;
@@ -530,8 +535,14 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer) {
     // Reduce stages first, so that the final stage can reuse what they computed.
     for (auto it = grp.reductions.rbegin(); it != grp.reductions.rend(); ++it) kb.prepare_reduction(*it);
   }
+  kb.stores.insert(grp.extra_roots.begin(), grp.extra_roots.end());
   const int val = kb.eval_root(v, store_idx);
+  std::vector<int> extra_vals;
+  for (const Value* x : grp.extra_roots) extra_vals.push_back(kb.eval_root(x, store_idx));
   kb.store(out_buffer, linear_index(store_idx, plan_.buffers[out_buffer].strides), val, v->type().dtype);
+  for (size_t i = 0; i < grp.extra_roots.size(); ++i)
+    kb.store(extra_buffers[i], linear_index(store_idx, plan_.buffers[extra_buffers[i]].strides), extra_vals[i],
+             grp.extra_roots[i]->type().dtype);
   kb.close_stage();
 
   // A lone reduction over outer dims (a column sum) iterates its rows outside a tile of
@@ -668,9 +679,11 @@ ExecPlan Lowerer::run() {
       case ir::GroupKind::SplitReduction:
       case ir::GroupKind::Concat: {
         const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
+        std::vector<int> extra;
+        for (const Value* x : grp.extra_roots) extra.push_back(new_buffer(x, outputs.count(x) ? BufferRole::Output : BufferRole::Temp));
         if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
         else if (grp.kind == ir::GroupKind::Concat) build_concat(grp, out);
-        else build_kernel(grp, out);
+        else build_kernel(grp, out, extra);
         break;
       }
       case ir::GroupKind::Extern:

@@ -114,22 +114,49 @@ TEST(FusionGroups, AReductionReadAtAnotherRowIsMaterializedFirst) {
   EXPECT_EQ(g.fusion.groups[0].row_shape, RowShape::Full);
 }
 
-// A row sum read by two outputs.
+// A row sum read by two outputs of different shapes (the second transposed, so that the two
+// consumers stay two kernels).
 constexpr const char* kSharedRowSum = R"(graph(%x : f32[20, 30]) {
   %s : f32[20] = sum(%x, dims=[1], keepdim=false)
   %k : f32[20, 1] = reshape(%s, size=[20, 1])
   %e : f32[20, 30] = expand(%k, size=[20, 30])
   %a : f32[20, 30] = sub(%x, %e)
   %m : f32[20, 30] = mul(%x, %e)
-  return (%a, %m)
+  %t : f32[30, 20] = permute(%m, dims=[1, 0])
+  return (%a, %t)
 })";
 
 TEST(FusionGroups, ASharedReductionIsItsOwnGroup) {
   Fused f = fuse_text(kSharedRowSum);
-  EXPECT_EQ(f.roots(), (std::vector<std::string>{"s", "a", "m"}));
+  EXPECT_EQ(f.roots(), (std::vector<std::string>{"s", "a", "t"}));
   // Both consumers recompute the cheap reshape/expand: each group lists them.
   EXPECT_EQ(f.node_names(1), (std::vector<std::string>{"k", "e", "a"}));
-  EXPECT_EQ(f.node_names(2), (std::vector<std::string>{"k", "e", "m"}));
+  EXPECT_EQ(f.node_names(2), (std::vector<std::string>{"k", "e", "m", "t"}));
+}
+
+// Two outputs of the same shape reading the same tensors: one kernel stores both
+// (passes/fuse_siblings.cpp), so x and the row sum are read once.
+TEST(FusionGroups, SiblingOutputsShareOneKernel) {
+  Fused f = fuse_text(R"(graph(%x : f32[20, 30]) {
+  %s : f32[20] = sum(%x, dims=[1], keepdim=false)
+  %k : f32[20, 1] = reshape(%s, size=[20, 1])
+  %e : f32[20, 30] = expand(%k, size=[20, 30])
+  %a : f32[20, 30] = sub(%x, %e)
+  %m : f32[20, 30] = mul(%x, %e)
+  return (%a, %m)
+})");
+  EXPECT_EQ(f.roots(), (std::vector<std::string>{"s", "a"}));
+  ASSERT_EQ(f.fusion.groups[1].extra_roots.size(), 1u);
+  EXPECT_EQ(f.fusion.groups[1].extra_roots[0]->name(), "m");
+  EXPECT_EQ(f.node_names(1), (std::vector<std::string>{"k", "e", "a", "m"}));
+  // Outputs of another shape, or reading nothing in common, stay apart.
+  Fused g = fuse_text(R"(graph(%x : f32[8], %y : f32[8], %z : f32[4]) {
+  %a : f32[8] = neg(%x)
+  %b : f32[8] = exp(%y)
+  %c : f32[4] = abs(%z)
+  return (%a, %b, %c)
+})");
+  EXPECT_EQ(g.roots(), (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST(FusionGroups, ATransposedMatmulOperandIsReadInPlace) {
@@ -174,6 +201,7 @@ TEST(FusionGroups, FusedGraphMarksEachNodeWithItsGroups) {
   EXPECT_NE(text.find("size=[20, 1])  # k1, k2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("sub(%x, %e)  # k1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("mul(%x, %e)  # k2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("permute(%m, dims=[1, 0])  # k2\n"), std::string::npos) << text;
   // Still the same graph when parsed back.
   EXPECT_EQ(ir::print_graph(*ir::parse_graph(text)), ir::print_graph(*f.graph));
 }
