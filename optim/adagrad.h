@@ -17,12 +17,7 @@ struct AdagradOptions : OptimizerOptions {
   KILN_OPTIM_ARG(double, eps) = 1e-10;
   KILN_OPTIM_ARG(bool, maximize) = false;
 
- public:
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdagradOptions>(*this); }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
-  std::vector<HyperParam> hyperparams() const override;
-  void set(const HyperParam& h) override;
+  KILN_OPTIM_OPTIONS(AdagradOptions);
 };
 
 class Adagrad : public Optimizer {
@@ -30,15 +25,7 @@ class Adagrad : public Optimizer {
   explicit Adagrad(const std::vector<OptimizerParamGroup>& groups, AdagradOptions defaults = {});
   explicit Adagrad(std::vector<Tensor> params, AdagradOptions defaults = {});
 
- protected:
-  std::vector<std::string> buffer_names(const OptimizerOptions& o, const ParamState& st) const override;
-  void init_state(const OptimizerOptions& o, const Tensor& param, ParamState& st) const override;
-  uint64_t structure(const OptimizerOptions& o, const ParamState& st) const override;
-  size_t num_scalars() const override { return 3; }
-  void scalars(const OptimizerOptions& o, const ParamState& st, double* out) const override;
-  void update(const OptimizerOptions& o, const ParamState& st, Tensor& param, const Tensor& grad,
-              std::vector<Tensor>& buffers, const std::vector<Tensor>& s) const override;
-  void check_options(const OptimizerOptions& o) const override;
+  KILN_OPTIMIZER_RULE(3);
 };
 
 }  // namespace kiln::optim

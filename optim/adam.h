@@ -22,15 +22,12 @@ struct AdamOptions : OptimizerOptions {
   KILN_OPTIM_ARG(bool, amsgrad) = false;
   KILN_OPTIM_ARG(bool, maximize) = false;
 
+  KILN_OPTIM_OPTIONS(AdamOptions);
+
  public:
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
   bool has_momentum() const override { return true; }
   double get_momentum() const override { return std::get<0>(betas_); }
   void set_momentum(double m) override { std::get<0>(betas_) = m; }
-  std::vector<HyperParam> hyperparams() const override;
-  void set(const HyperParam& h) override;
 };
 
 // AdamW's options: Adam's, with weight decay 1e-2 by default (AdamW applies it to the
@@ -44,17 +41,11 @@ class Adam : public Optimizer {
   explicit Adam(const std::vector<OptimizerParamGroup>& groups, AdamOptions defaults = {});
   explicit Adam(std::vector<Tensor> params, AdamOptions defaults = {});
 
+  KILN_OPTIMIZER_RULE(8);
+
  protected:
   Adam(std::string name, bool decoupled, const std::vector<OptimizerParamGroup>& groups,
        std::unique_ptr<AdamOptions> defaults);
-  std::vector<std::string> buffer_names(const OptimizerOptions& o, const ParamState& st) const override;
-  void init_state(const OptimizerOptions& o, const Tensor& param, ParamState& st) const override;
-  uint64_t structure(const OptimizerOptions& o, const ParamState& st) const override;
-  size_t num_scalars() const override { return 8; }
-  void scalars(const OptimizerOptions& o, const ParamState& st, double* out) const override;
-  void update(const OptimizerOptions& o, const ParamState& st, Tensor& param, const Tensor& grad, std::vector<Tensor>& buffers,
-              const std::vector<Tensor>& s) const override;
-  void check_options(const OptimizerOptions& o) const override;
 
  private:
   bool decoupled_;  // AdamW

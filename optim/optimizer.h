@@ -71,6 +71,29 @@ class OptimizerOptions {
  private:                                       \
   T name##_
 
+// Declares what every options class has: clone, the lr (its member lr_) and the named
+// hyperparameters (defined in the optimizer's .cpp).
+#define KILN_OPTIM_OPTIONS(Type)                                                                          \
+ public:                                                                                                  \
+  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<Type>(*this); }     \
+  double get_lr() const override { return lr_; }                                                          \
+  void set_lr(double lr) override { lr_ = lr; }                                                          \
+  std::vector<HyperParam> hyperparams() const override;                                                  \
+  void set(const HyperParam& h) override
+
+// Declares the rule an optimizer class implements (Optimizer's protected interface below), with
+// `scalars` host-computed values per parameter.
+#define KILN_OPTIMIZER_RULE(scalars_per_param)                                                             \
+ protected:                                                                                                \
+  std::vector<std::string> buffer_names(const OptimizerOptions& o, const ParamState& st) const override;  \
+  void init_state(const OptimizerOptions& o, const Tensor& param, ParamState& st) const override;         \
+  uint64_t structure(const OptimizerOptions& o, const ParamState& st) const override;                     \
+  size_t num_scalars() const override { return scalars_per_param; }                                       \
+  void scalars(const OptimizerOptions& o, const ParamState& st, double* out) const override;              \
+  void update(const OptimizerOptions& o, const ParamState& st, Tensor& param, const Tensor& grad,         \
+              std::vector<Tensor>& buffers, const std::vector<Tensor>& s) const override;                 \
+  void check_options(const OptimizerOptions& o) const override
+
 class OptimizerParamGroup {
  public:
   OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}

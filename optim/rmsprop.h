@@ -20,15 +20,12 @@ struct RMSpropOptions : OptimizerOptions {
   KILN_OPTIM_ARG(bool, centered) = false;
   KILN_OPTIM_ARG(bool, maximize) = false;
 
+  KILN_OPTIM_OPTIONS(RMSpropOptions);
+
  public:
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<RMSpropOptions>(*this); }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
   bool has_momentum() const override { return true; }
   double get_momentum() const override { return momentum_; }
   void set_momentum(double m) override { momentum_ = m; }
-  std::vector<HyperParam> hyperparams() const override;
-  void set(const HyperParam& h) override;
 };
 
 class RMSprop : public Optimizer {
@@ -36,15 +33,7 @@ class RMSprop : public Optimizer {
   explicit RMSprop(const std::vector<OptimizerParamGroup>& groups, RMSpropOptions defaults = {});
   explicit RMSprop(std::vector<Tensor> params, RMSpropOptions defaults = {});
 
- protected:
-  std::vector<std::string> buffer_names(const OptimizerOptions& o, const ParamState& st) const override;
-  void init_state(const OptimizerOptions& o, const Tensor& param, ParamState& st) const override;
-  uint64_t structure(const OptimizerOptions& o, const ParamState& st) const override;
-  size_t num_scalars() const override { return 6; }
-  void scalars(const OptimizerOptions& o, const ParamState& st, double* out) const override;
-  void update(const OptimizerOptions& o, const ParamState& st, Tensor& param, const Tensor& grad,
-              std::vector<Tensor>& buffers, const std::vector<Tensor>& s) const override;
-  void check_options(const OptimizerOptions& o) const override;
+  KILN_OPTIMIZER_RULE(6);
 };
 
 }  // namespace kiln::optim

@@ -19,15 +19,12 @@ struct SGDOptions : OptimizerOptions {
   KILN_OPTIM_ARG(bool, nesterov) = false;
   KILN_OPTIM_ARG(bool, maximize) = false;
 
+  KILN_OPTIM_OPTIONS(SGDOptions);
+
  public:
-  std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<SGDOptions>(*this); }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
   bool has_momentum() const override { return true; }
   double get_momentum() const override { return momentum_; }
   void set_momentum(double m) override { momentum_ = m; }
-  std::vector<HyperParam> hyperparams() const override;
-  void set(const HyperParam& h) override;
 };
 
 class SGD : public Optimizer {
@@ -35,16 +32,10 @@ class SGD : public Optimizer {
   explicit SGD(const std::vector<OptimizerParamGroup>& groups, SGDOptions defaults = {});
   explicit SGD(std::vector<Tensor> params, SGDOptions defaults = {});
 
+  KILN_OPTIMIZER_RULE(4);
+
  protected:
-  std::vector<std::string> buffer_names(const OptimizerOptions& o, const ParamState& st) const override;
-  void init_state(const OptimizerOptions& o, const Tensor& param, ParamState& st) const override;
-  uint64_t structure(const OptimizerOptions& o, const ParamState& st) const override;
-  size_t num_scalars() const override { return 4; }
-  void scalars(const OptimizerOptions& o, const ParamState& st, double* out) const override;
-  void update(const OptimizerOptions& o, const ParamState& st, Tensor& param, const Tensor& grad, std::vector<Tensor>& buffers,
-              const std::vector<Tensor>& s) const override;
   bool counts_steps() const override { return false; }
-  void check_options(const OptimizerOptions& o) const override;
 };
 
 }  // namespace kiln::optim

@@ -3,6 +3,7 @@
 // and lands on PyTorch's parameters and lr; a kiln checkpoint resumes to the bit-identical run;
 // damaged or mismatched files are refused with the key named, and nothing is changed.
 #include "kiln/kiln.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,8 @@
 namespace kiln {
 namespace {
 
+using test::error_of;
+
 namespace fs = std::filesystem;
 
 std::string fixture(const std::string& name) { return std::string(KILN_TEST_DATA_DIR) + "/optim_fixtures/" + name; }
@@ -23,15 +26,6 @@ fs::path temp_dir() {
   fs::path d = fs::temp_directory_path() / ("kiln_optim_ckpt_" + std::to_string(getpid()));
   fs::create_directories(d);
   return d;
-}
-
-template <typename F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool same(const Tensor& a, const Tensor& b) { return a.sizes() == b.sizes() && a.eq(b).all().item<bool>(); }

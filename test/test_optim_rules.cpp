@@ -5,6 +5,7 @@
 // clipped gradients. Also: a step is one compiled program that a new lr does not recompile,
 // zero_grad, parameter-group and option errors.
 #include "kiln/kiln.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,8 @@
 
 namespace kiln {
 namespace {
+
+using test::error_of;
 
 std::string fixture(const std::string& name) { return std::string(KILN_TEST_DATA_DIR) + "/optim_fixtures/" + name; }
 
@@ -182,15 +185,6 @@ TEST(OptimStep, ClosureRunsFirst) {
   });
   EXPECT_FLOAT_EQ(loss.item<float>(), 5.0f);
   expect_close(w, tensor({0.0f, 0.0f}), "w - 0.5 * 2w", 0, 0);
-}
-
-template <typename F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(OptimErrors, OptionsAndGroups) {
