@@ -36,6 +36,26 @@ int64_t alias_target(GuardArgs args, size_t i) {
   return -1;
 }
 
+// alias_target of every argument at once, in O(n log n): a call with many tensor arguments (an
+// optimizer's step passes four per parameter) would otherwise compare each with every earlier one.
+void alias_targets(GuardArgs args, std::vector<int64_t>& out) {
+  std::vector<std::pair<const StorageImpl*, size_t>> by_storage;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const TensorImpl* const* t = std::get_if<const TensorImpl*>(&args[i])) by_storage.emplace_back((*t)->storage().get(), i);
+  std::sort(by_storage.begin(), by_storage.end());
+  out.assign(args.size(), -1);
+  for (size_t a = 0; a < by_storage.size();) {
+    size_t b = a;
+    int64_t first = -1;  // the first untraced argument of this storage
+    for (; b < by_storage.size() && by_storage[b].first == by_storage[a].first; ++b)
+      if (first < 0 && !std::get<const TensorImpl*>(args[by_storage[b].second])->is_traced())
+        first = static_cast<int64_t>(by_storage[b].second);
+    for (size_t k = a; k < b; ++k)
+      if (first >= 0 && static_cast<size_t>(first) < by_storage[k].second) out[by_storage[k].second] = first;
+    a = b;
+  }
+}
+
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
@@ -194,6 +214,7 @@ bool GuardSet::check(GuardArgs args) const {
   // kInline fall back to alias_target.
   const void* storage[kInline];
   const bool track_storage = args.size() <= kInline;
+  std::vector<int64_t> targets;  // past kInline: every argument's alias target, made on first use
   if (track_storage)
     for (size_t i = 0; i < args.size(); ++i) storage[i] = &storage;  // "not a tensor": matches nothing
   const TensorImpl* impl = nullptr;  // of the tensor the last Tensor op checked
@@ -230,7 +251,8 @@ bool GuardSet::check(GuardArgs args) const {
         break;
       case Op::Alias: {
         if (!track_storage) {
-          if (alias_target(args, op.arg) != op.value) return false;
+          if (targets.empty()) alias_targets(args, targets);
+          if (targets[op.arg] != op.value) return false;
           break;
         }
         int64_t target = -1;
