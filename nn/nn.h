@@ -14,3 +14,4 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/ordered_dict.h"
+#include "nn/pooling.h"
