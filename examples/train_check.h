@@ -12,8 +12,26 @@
 
 namespace train {
 
-inline std::map<std::string, kiln::Tensor> load(const std::string& dir, const std::string& file) {
-  return kiln::load_safetensors(dir + "/" + file);
+// The command line's flags: --check, and --device NAME ("cpu" unless given).
+struct Flags {
+  bool check = false;
+  kiln::Device device;
+  std::vector<std::string> positional;
+};
+inline Flags parse_flags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--check") f.check = true;
+    else if (a == "--device" && i + 1 < argc) f.device = kiln::Device(argv[++i]);
+    else f.positional.push_back(a);
+  }
+  return f;
+}
+
+inline std::map<std::string, kiln::Tensor> load(const std::string& dir, const std::string& file,
+                                                 kiln::Device device = kiln::Device()) {
+  return kiln::load_safetensors(dir + "/" + file, device);
 }
 
 inline const kiln::Tensor& get(const std::map<std::string, kiln::Tensor>& m, const std::string& key) {

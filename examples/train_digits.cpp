@@ -2,20 +2,19 @@
 // kiln::nn and kiln::optim, compiled end to end, from the initial weights PyTorch wrote and on
 // the batches PyTorch used (test/train_fixtures, tools/train_fixtures.py).
 //
-//   train_digits DATA_DIR [mlp|cnn] [--check]
+//   train_digits DATA_DIR [mlp|cnn] [--device cuda] [--check]
 //
 // Each step: the loss (forward, cross-entropy) is one compiled function of the batch, whose
 // backward is compiled too; the CNN clips the gradients' norm; the optimizer's step is one
 // compiled program over every parameter; a scheduler sets the CNN's lr. With --check the loss
 // curve and the test accuracy are compared with PyTorch's and the exit status says whether they
-// match.
+// match. With --device the model, the data and the optimizer's state live on that device.
 #include <kiln/kiln.h>
 
 #include "train_check.h"
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 using namespace kiln;
@@ -71,19 +70,21 @@ std::vector<double> fit(const Net& net, const Tensor& x, const Tensor& y, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR [mlp|cnn] [--check]\n", argv[0]);
+  const train::Flags flags = train::parse_flags(argc, argv);
+  if (flags.positional.empty()) {
+    std::fprintf(stderr, "usage: %s DATA_DIR [mlp|cnn] [--device cuda] [--check]\n", argv[0]);
     return 2;
   }
-  const std::string dir = argv[1];
-  const std::string which = argc > 2 && argv[2][0] != '-' ? argv[2] : "mlp";
-  const bool check = std::strcmp(argv[argc - 1], "--check") == 0;
+  const std::string dir = flags.positional[0];
+  const std::string which = flags.positional.size() > 1 ? flags.positional[1] : "mlp";
+  const bool check = flags.check;
+  const Device dev = flags.device;
   if (which != "mlp" && which != "cnn") {
     std::fprintf(stderr, "unknown model '%s' (mlp or cnn)\n", which.c_str());
     return 2;
   }
   try {
-    const auto data = train::load(dir, "digits.safetensors");
+    const auto data = train::load(dir, "digits.safetensors", dev);
     const Tensor train_x = train::get(data, "train_x").to(kFloat32) / 16, train_y = train::get(data, "train_y");
     const Tensor test_x = train::get(data, "test_x").to(kFloat32) / 16, test_y = train::get(data, "test_y");
     const Tensor perm = train::get(data, "perm");
@@ -95,19 +96,22 @@ int main(int argc, char** argv) {
     if (which == "mlp") {
       nn::Sequential net(nn::Linear(64, 64), nn::ReLU(), nn::Linear(64, 10));
       net->load(dir + "/mlp_init.safetensors");
+      net->to(dev);
       optim::AdamW opt(net->parameters(), optim::AdamWOptions(1e-2).weight_decay(1e-2));
       losses = fit(net, train_x, train_y, perm, opt, nullptr, 0);
       acc = accuracy(net, test_x, test_y);
     } else {
       Cnn net;
       net->load(dir + "/cnn_init.safetensors");
+      net->to(dev);
       optim::SGD opt(net->parameters(), optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-4));
       optim::CosineAnnealingLR sched(opt, 230);
       losses = fit(net, train_x, train_y, perm, opt, &sched, 1.0);
       acc = accuracy(net, test_x, test_y);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%s: %zu steps in %.2f s, test accuracy %.4f\n", which.c_str(), losses.size(), secs, acc);
+    std::printf("%s on %s: %zu steps in %.2f s, test accuracy %.4f\n", which.c_str(), dev.str().c_str(), losses.size(),
+                secs, acc);
     if (!check) return 0;
     // The CNN's curve stays within float rounding of PyTorch's for the whole run. The MLP's
     // (AdamW, lr 1e-2) amplifies rounding late in the run (1e-6 noise in the initial weights

@@ -2,7 +2,7 @@
 // learns in seconds: x[t] = (x[t-1] + x[t-2]) mod 16 from two random tokens. It starts from the
 // weights PyTorch wrote and takes PyTorch's batches (test/train_fixtures, tools/train_fixtures.py).
 //
-//   train_gpt DATA_DIR [--check]
+//   train_gpt DATA_DIR [--device cuda] [--check]
 //
 // The model is written with kiln::nn as PyTorch's Gpt in the fixture script is: token and
 // position embeddings, two pre-norm blocks of causal self-attention and a GELU MLP, a final
@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 using namespace kiln;
@@ -60,7 +59,7 @@ struct GptImpl : nn::Module {
   }
   // ids [B, T] -> logits [B, T, vocab]
   Tensor forward(const Tensor& ids) const {
-    Tensor x = tok->forward(ids) + pos->forward(arange(ids.size(1)));
+    Tensor x = tok->forward(ids) + pos->forward(arange(ids.size(1), TensorOptions(ids.device())));
     for (const Block& b : layers) x = b->forward(x);
     return head->forward(ln_f->forward(x));
   }
@@ -75,19 +74,22 @@ KILN_MODULE(Gpt);
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR [--check]\n", argv[0]);
+  const train::Flags flags = train::parse_flags(argc, argv);
+  if (flags.positional.empty()) {
+    std::fprintf(stderr, "usage: %s DATA_DIR [--device cuda] [--check]\n", argv[0]);
     return 2;
   }
-  const std::string dir = argv[1];
-  const bool check = std::strcmp(argv[argc - 1], "--check") == 0;
+  const std::string dir = flags.positional[0];
+  const bool check = flags.check;
+  const Device dev = flags.device;
   try {
-    const auto data = train::load(dir, "gpt_data.safetensors");
+    const auto data = train::load(dir, "gpt_data.safetensors", dev);
     const Tensor batches = train::get(data, "train").to(kInt64), eval = train::get(data, "eval").to(kInt64);
     const auto reference = train::load(dir, "gpt_result.safetensors");
 
     Gpt model;
     model->load(dir + "/gpt_init.safetensors");
+    model->to(dev);
     optim::AdamW opt(model->parameters(), optim::AdamWOptions(3e-3).betas({0.9, 0.98}).weight_decay(0.1));
     auto loss_of = kiln::compile([model](const Tensor& seq) {
       const Tensor logits = model->forward(seq.slice(1, 0, kContext));
@@ -113,7 +115,7 @@ int main(int argc, char** argv) {
       const Tensor pred = model->forward(eval.slice(1, 0, kContext)).argmax(-1);
       acc = pred.slice(1, 1).eq(eval.slice(1, 2)).to(kFloat64).mean().item<double>();
     }
-    std::printf("gpt: %zu steps in %.2f s, held-out accuracy %.4f\n", losses.size(), secs, acc);
+    std::printf("gpt on %s: %zu steps in %.2f s, held-out accuracy %.4f\n", dev.str().c_str(), losses.size(), secs, acc);
     if (!check) return 0;
     const bool ok = train::check(losses, train::get(reference, "loss"), 300, 1e-3, acc,
                                  train::get(reference, "eval_accuracy").item<double>());

@@ -11,7 +11,9 @@
 #   2. the op database on cuda against the interpreter (kiln_test_opdb --gtest_filter=OpDbCuda.*),
 #      eager, compiled and Dynamic::True, and its gradients on cuda against the cpu's, eager and
 #      compiled, each in 4 shards (KILN_OPDB_SHARD) run at once;
-#   3. with --sanitize, beside 2: compute-sanitizer's memcheck (out-of-bounds and misaligned
+#   3. the training examples on the GPU against PyTorch's loss curves (examples/train_*.cpp
+#      --device cuda --check; docs/optim.md);
+#   4. with --sanitize, beside 2: compute-sanitizer's memcheck (out-of-bounds and misaligned
 #      device accesses, leaks; with KILN_ALLOCATOR=system) and racecheck (shared-memory hazards)
 #      over the GPU tests of kiln_test_cuda, each tool in its own process (SANITIZE_TOOLS adds
 #      synccheck or initcheck; SANITIZE_TIMEOUT: seconds per tool, default 150).
@@ -92,6 +94,16 @@ for f in "$out"/opdb_cuda_*_[0-3].txt; do echo "== $(basename "$f")"; cat "$f"; 
 rm -f "$out"/opdb_cuda_*_[0-3].txt
 grep -E "^== |^\[  (FAILED|PASSED|SKIPPED) |entries disagree|entries capture|gradients disagree|gradients compared|^  [a-z_0-9:]+ (sample|: )" "$out/opdb_cuda.txt" |
   cut -c1-250 | head -120
+SECONDS=0
+for run in "train_digits test/train_fixtures mlp" "train_digits test/train_fixtures cnn" "train_gpt test/train_fixtures"; do
+  set -- $run
+  exe=$1; shift
+  echo "== $exe $* --device cuda --check"
+  timeout 120 "$root/lib/kiln_example_$exe" "$@" --device cuda --check || echo "== FAILED: $exe $*"
+done > "$out/train_cuda.txt" 2>&1
+grep -q "^== FAILED" "$out/train_cuda.txt" && status=1
+grep -E "^== |loss curve|accuracy|steps in|train_" "$out/train_cuda.txt"
+echo "training examples: ${SECONDS} s"
 if [ ${#san_pids[@]} -gt 0 ]; then
   for p in "${san_pids[@]}"; do wait "$p" || status=1; done
   echo "sanitizers: ${SECONDS} s"

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 out=${2:-build/gpu_carry}
 mkdir -p "$out"
-targets="kiln kiln_test_cuda kiln_test_opdb"
+targets="kiln kiln_test_cuda kiln_test_opdb kiln_example_train_digits kiln_example_train_gpt"
 ninja -C "$build" -t targets all | grep -q '^kiln_cuda_bench:' && targets="$targets kiln_cuda_bench"
 ninja -C "$build" -j2 $targets
 
@@ -31,6 +31,7 @@ fi
 mkdir -p "$stage/kiln"
 cp -L "$build"/libkiln.so.0 "$stage/kiln/"
 cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$stage/kiln/"
+cp "$build"/test/kiln_example_train_digits "$build"/test/kiln_example_train_gpt "$stage/kiln/"
 [ -x "$build"/bench/kiln_cuda_bench ] && cp "$build"/bench/kiln_cuda_bench "$stage/kiln/"
 tar -C "$stage/kiln" -cf - . | xz -6 -T2 > "$out/kiln.tar.xz"
 # The commit the binaries were built from, "+" when the tree had uncommitted changes.
