@@ -176,6 +176,9 @@ void Optimizer::run_step() {
       if (grad.sizes() != p.sizes() || grad.device() != p.device())
         fail(name_, "a parameter of shape {} on {} has a gradient of shape {} on {}", fmt::join(p.sizes(), "x"),
              p.device().str(), fmt::join(grad.sizes(), "x"), grad.device().str());
+      if (grad.scalar_type() != p.scalar_type())
+        fail(name_, "a parameter of dtype {} has a gradient of dtype {}; they must match", dtype_name(p.scalar_type()),
+             dtype_name(grad.scalar_type()));
       ParamState& st = state_[p.impl()];
       if (st.buffers.empty()) {
         init_state(o, p, st);
@@ -215,7 +218,19 @@ void Optimizer::run_step() {
         std::vector<Tensor> s;
         const Tensor row = all.select(0, static_cast<int64_t>(i));
         for (size_t j = 0; j < k; ++j) s.push_back(row.select(0, static_cast<int64_t>(j)));
-        update(*item.options, *item.state, param, grad, buffers, s);
+        const ScalarType dt = param.scalar_type();
+        if (dt == kHalf || dt == kBFloat16) {
+          // f16 and bf16 update in f32, rounded once when stored (as PyTorch's fused=True
+          // optimizers do), not after every term.
+          Tensor p32 = param.to(kFloat32);
+          std::vector<Tensor> b32;
+          for (const Tensor& b : buffers) b32.push_back(b.to(kFloat32));
+          update(*item.options, *item.state, p32, grad.to(kFloat32), b32, s);
+          param.copy_(p32);
+          for (size_t b = 0; b < buffers.size(); ++b) buffers[b].copy_(b32[b]);
+        } else {
+          update(*item.options, *item.state, param, grad, buffers, s);
+        }
         at += 2 + item.buffers;
       }
       return std::vector<Tensor>{};

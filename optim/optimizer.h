@@ -14,7 +14,8 @@
 // Every hyperparameter that a scheduler may change (lr, betas, momentum, ...) and every value
 // that changes per step (bias corrections) is computed on the host in double, as PyTorch's
 // Python floats are, and passed in one f64 tensor of per-parameter scalars: a new lr never
-// recompiles. Only what changes the program's structure (amsgrad, nesterov, a momentum
+// recompiles. f16 and bf16 parameters and state are updated in f32 and rounded once, when stored,
+// as PyTorch's fused=True optimizers do. Only what changes the program's structure (amsgrad, nesterov, a momentum
 // buffer that does not exist yet, which parameters have gradients) is part of the key that
 // the compiled function guards.
 #pragma once

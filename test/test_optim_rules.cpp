@@ -146,6 +146,28 @@ INSTANTIATE_TEST_SUITE_P(Torch, OptimRules,
                                            "groups"),
                          [](const auto& info) { return info.param; });
 
+// Reduced and double precision: f64 against PyTorch's default rule, bf16 and f16 against its
+// fused=True optimizers, which (as kiln) compute each update in f32 and round what they store:
+// within one unit in the last place of the dtype after four steps.
+TEST(OptimStep, ReducedAndDoublePrecisionMatchTorch) {
+  const auto file = load_safetensors(fixture("dtypes.safetensors"));
+  const std::vector<std::tuple<std::string, double>> dtypes = {{"float64", 1e-12}, {"bfloat16", 4e-3}, {"float16", 1e-3}};
+  for (const auto& [dt, rtol] : dtypes) {
+    for (const std::string opt_name : {"adamw", "sgd"}) {
+      Tensor p = at(file, "init." + dt).clone().requires_grad_();
+      std::unique_ptr<optim::Optimizer> opt;
+      if (opt_name == "adamw") opt = std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, optim::AdamWOptions(0.05).amsgrad(true));
+      else opt = std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions(0.1).momentum(0.9));
+      for (int k = 0; k < 4; ++k) {
+        p.mutable_grad() = at(file, fmt::format("grad.{}.{}", k, dt)).clone();
+        opt->step();
+      }
+      EXPECT_EQ(p.scalar_type(), at(file, opt_name + "." + dt).scalar_type());
+      expect_close(p, at(file, opt_name + "." + dt), opt_name + " " + dt, rtol, rtol);
+    }
+  }
+}
+
 TEST(OptimStep, NewLearningRateDoesNotRecompile) {
   std::vector<Tensor> params = initial_params();
   optim::AdamW opt(params, optim::AdamWOptions(0.01));
@@ -202,6 +224,8 @@ TEST(OptimErrors, OptionsAndGroups) {
   optim::SGD opt({w}, optim::SGDOptions(0.1));
   w.mutable_grad() = zeros({3});
   EXPECT_EQ(error_of([&] { opt.step(); }), "[SGD] a parameter of shape 2 on cpu has a gradient of shape 3 on cpu");
+  w.mutable_grad() = zeros({2}, kFloat64);
+  EXPECT_EQ(error_of([&] { opt.step(); }), "[SGD] a parameter of dtype float32 has a gradient of dtype float64; they must match");
 }
 
 // ---- schedulers

@@ -7,6 +7,9 @@
 #                          there), and, for every configuration in CONFIGS, the parameters after
 #                          each step ("<config>.<step>.<i>") and the final optimizer state
 #                          ("<config>.state.<i>.<key>", "step" as PyTorch keeps it)
+#   dtypes.safetensors     AdamW (amsgrad) and SGD (momentum) on f64, bf16 and f16 parameters for
+#                          four steps: "init.<dtype>", "grad.<step>.<dtype>", "<opt>.<dtype>" (final);
+#                          bf16 and f16 with fused=True (each update computed in f32, rounded once)
 #   schedulers.safetensors the lr of 25 steps of each scheduler in SCHEDULERS ("<name>.lr",
 #                          f64, index 0 after construction) and, for OneCycleLR, the momentum
 #                          ("<name>.momentum")
@@ -97,6 +100,25 @@ def main(out):
                 if v is not None:
                     t[f"{name}.state.{i}.{key}"] = v.clone() if torch.is_tensor(v) else torch.tensor(v)
     save_file(t, os.path.join(out, "steps.safetensors"))
+
+    d = {}
+    for dt in (torch.float64, torch.bfloat16, torch.float16):
+        key = str(dt).replace("torch.", "")
+        init_d = torch.randn(7).to(dt)
+        grads_d = [torch.randn(7).to(dt) for _ in range(4)]
+        d[f"init.{key}"] = init_d
+        for k, g in enumerate(grads_d):
+            d[f"grad.{k}.{key}"] = g
+        fused = dt != torch.float64
+        for opt_name, make in (("adamw", lambda p: torch.optim.AdamW(p, lr=0.05, amsgrad=True, fused=fused)),
+                               ("sgd", lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, fused=fused))):
+            p = init_d.clone().requires_grad_()
+            opt = make([p])
+            for g in grads_d:
+                p.grad = g.clone()
+                opt.step()
+            d[f"{opt_name}.{key}"] = p.detach().clone()
+    save_file(d, os.path.join(out, "dtypes.safetensors"))
 
     s = {}
     for name, make in SCHEDULERS.items():
