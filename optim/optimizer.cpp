@@ -168,8 +168,8 @@ void Optimizer::run_step() {
   std::map<std::string, StepPlan> plans;  // by device
   std::vector<ParamState*> stepped;
   const size_t k = num_scalars();
-  for (const OptimizerParamGroup& g : groups_) {
-    const OptimizerOptions& o = g.options();
+  // Every gradient is checked before any state changes.
+  for (const OptimizerParamGroup& g : groups_)
     for (const Tensor& p : g.params()) {
       const Tensor& grad = p.grad();
       if (!grad.defined()) continue;
@@ -179,6 +179,12 @@ void Optimizer::run_step() {
       if (grad.scalar_type() != p.scalar_type())
         fail(name_, "a parameter of dtype {} has a gradient of dtype {}; they must match", dtype_name(p.scalar_type()),
              dtype_name(grad.scalar_type()));
+    }
+  for (const OptimizerParamGroup& g : groups_) {
+    const OptimizerOptions& o = g.options();
+    for (const Tensor& p : g.params()) {
+      const Tensor& grad = p.grad();
+      if (!grad.defined()) continue;
       ParamState& st = state_[p.impl()];
       if (st.buffers.empty()) {
         init_state(o, p, st);
@@ -235,7 +241,12 @@ void Optimizer::run_step() {
       }
       return std::vector<Tensor>{};
     };
-    detail::call_compiled(*compiled_, plan.args, trace);
+    try {
+      detail::call_compiled(*compiled_, plan.args, trace);
+    } catch (...) {
+      for (ParamState* st : stepped) --st->step;  // this step did not happen
+      throw;
+    }
   }
   for (ParamState* st : stepped) st->fresh = false;
 }

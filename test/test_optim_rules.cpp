@@ -226,6 +226,14 @@ TEST(OptimErrors, OptionsAndGroups) {
   EXPECT_EQ(error_of([&] { opt.step(); }), "[SGD] a parameter of shape 2 on cpu has a gradient of shape 3 on cpu");
   w.mutable_grad() = zeros({2}, kFloat64);
   EXPECT_EQ(error_of([&] { opt.step(); }), "[SGD] a parameter of dtype float32 has a gradient of dtype float64; they must match");
+  // A refused step changes no state: the first parameter's step is not counted.
+  Tensor u = zeros({2}).requires_grad_(), v = zeros({2}).requires_grad_();
+  optim::Adam adam({u, v});
+  u.mutable_grad() = ones({2});
+  v.mutable_grad() = ones({3});
+  EXPECT_NE(error_of([&] { adam.step(); }), "<no error>");
+  EXPECT_EQ(adam.state(u), nullptr);
+  EXPECT_TRUE(u.eq(0).all().item<bool>());
 }
 
 // ---- schedulers
