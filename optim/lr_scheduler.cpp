@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -53,6 +54,44 @@ std::vector<double> StepLR::get_lr() {
   std::vector<double> lrs = current_lrs();
   if (last_epoch_ == 0 || last_epoch_ % step_size_ != 0) return lrs;
   for (double& lr : lrs) lr *= gamma_;
+  return lrs;
+}
+
+// ---- ExponentialLR, MultiStepLR, LambdaLR
+
+ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma) : LRScheduler(optimizer, "ExponentialLR"), gamma_(gamma) {
+  initial_step();
+}
+
+std::vector<double> ExponentialLR::get_lr() {
+  std::vector<double> lrs = current_lrs();
+  if (last_epoch_ == 0) return lrs;
+  for (double& lr : lrs) lr *= gamma_;
+  return lrs;
+}
+
+MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma)
+    : LRScheduler(optimizer, "MultiStepLR"), milestones_(std::move(milestones)), gamma_(gamma) {
+  initial_step();
+}
+
+std::vector<double> MultiStepLR::get_lr() {
+  std::vector<double> lrs = current_lrs();
+  const auto times = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
+  if (times == 0) return lrs;
+  for (double& lr : lrs) lr *= std::pow(gamma_, static_cast<double>(times));
+  return lrs;
+}
+
+LambdaLR::LambdaLR(Optimizer& optimizer, std::function<double(int64_t)> lambda)
+    : LRScheduler(optimizer, "LambdaLR"), lambda_(std::move(lambda)) {
+  if (!lambda_) fail(name_, "lr_lambda is empty");
+  initial_step();
+}
+
+std::vector<double> LambdaLR::get_lr() {
+  std::vector<double> lrs = base_lrs_;
+  for (double& lr : lrs) lr *= lambda_(last_epoch_);
   return lrs;
 }
 

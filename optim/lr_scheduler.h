@@ -1,4 +1,6 @@
-// kiln/optim/lr_scheduler.h — learning-rate schedulers, as torch.optim.lr_scheduler's: each sets
+// kiln/optim/lr_scheduler.h — learning-rate schedulers, as torch.optim.lr_scheduler's (StepLR,
+// ExponentialLR, MultiStepLR, LambdaLR, CosineAnnealingLR, LinearLR, OneCycleLR; ReduceLROnPlateau
+// and ChainedScheduler are in optim/plateau.h): each sets
 // the lr of every parameter group of an optimizer, and step() moves to the next epoch (or
 // iteration). The formulas are PyTorch's, in its recursive ("chainable") form where PyTorch
 // uses it, so the lr of step n is the same double PyTorch computes.
@@ -13,6 +15,7 @@
 
 #include "optim/optimizer.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,7 @@ class LRScheduler {
   const std::vector<double>& get_last_lr() const { return last_lrs_; }
   int64_t last_epoch() const { return last_epoch_; }
   const std::vector<double>& base_lrs() const { return base_lrs_; }
+  Optimizer& optimizer() const { return optimizer_; }
 
   LRSchedulerState state_dict() const { return {last_epoch_, base_lrs_, last_lrs_}; }
   // Restores the epoch count and the base lrs (the optimizer's lrs come from its own state).
@@ -66,6 +70,43 @@ class StepLR : public LRScheduler {
  private:
   int64_t step_size_;
   double gamma_;
+};
+
+// lr *= gamma at every step.
+class ExponentialLR : public LRScheduler {
+ public:
+  ExponentialLR(Optimizer& optimizer, double gamma);
+
+ protected:
+  std::vector<double> get_lr() override;
+
+ private:
+  double gamma_;
+};
+
+// lr *= gamma at each milestone (an epoch listed twice multiplies twice).
+class MultiStepLR : public LRScheduler {
+ public:
+  MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma = 0.1);
+
+ protected:
+  std::vector<double> get_lr() override;
+
+ private:
+  std::vector<int64_t> milestones_;
+  double gamma_;
+};
+
+// lr = base lr * lambda(epoch), one function for every group.
+class LambdaLR : public LRScheduler {
+ public:
+  LambdaLR(Optimizer& optimizer, std::function<double(int64_t)> lambda);
+
+ protected:
+  std::vector<double> get_lr() override;
+
+ private:
+  std::function<double(int64_t)> lambda_;
 };
 
 // lr follows half a cosine from the base lr down to eta_min over T_max epochs (SGDR without restarts).

@@ -9,5 +9,6 @@
 #include "optim/clip_grad.h"
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"
+#include "optim/plateau.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"

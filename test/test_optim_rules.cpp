@@ -271,6 +271,20 @@ TEST(OptimSchedulers, MatchTorch) {
   }
   {
     auto o = sgd();
+    run("exponential", *o, [&] { return std::make_unique<ExponentialLR>(*o, 0.9); });
+  }
+  {
+    auto o = sgd();
+    run("multistep", *o, [&] { return std::make_unique<MultiStepLR>(*o, std::vector<int64_t>{2, 5, 5, 9}, 0.5); });
+  }
+  {
+    auto o = sgd();
+    run("lambda", *o, [&] {
+      return std::make_unique<LambdaLR>(*o, [](int64_t e) { return 1.0 / (1.0 + 0.3 * static_cast<double>(e)); });
+    });
+  }
+  {
+    auto o = sgd();
     run("onecycle", *o, [&] { return std::make_unique<OneCycleLR>(*o, OneCycleLROptions(0.1, 25)); });
   }
   {
@@ -293,6 +307,44 @@ TEST(OptimSchedulers, MatchTorch) {
   one.step();
   one.step();
   EXPECT_EQ(error_of([&] { one.step(); }), "[OneCycleLR] Tried to step 3 times. The specified number of total steps is 2");
+}
+
+TEST(OptimSchedulers, PlateauAndChainedMatchTorch) {
+  using namespace optim;
+  const auto file = load_safetensors(fixture("plateau.safetensors"));
+  const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.91, 0.92, 0.9, 0.89, 0.93, 0.94,
+                                       0.95, 0.96, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
+  auto sgd = [] { return std::make_unique<SGD>(std::vector<Tensor>{zeros({1}).requires_grad_()}, SGDOptions(0.1).momentum(0.9)); };
+  const std::map<std::string, ReduceLROnPlateauOptions> configs = {
+      {"plateau_min", ReduceLROnPlateauOptions().patience(2).cooldown(1).factor(0.5).threshold(0.01)},
+      {"plateau_max_abs",
+       ReduceLROnPlateauOptions().mode("max").patience(1).threshold(0.05).threshold_mode("abs").factor(0.2).min_lr({0.004})},
+  };
+  for (const auto& [name, options] : configs) {
+    auto opt = sgd();
+    ReduceLROnPlateau sched(*opt, options);
+    const Tensor want = at(file, name + ".lr");
+    for (size_t k = 0; k < metrics.size(); ++k) {
+      sched.step(metrics[k]);
+      EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), want[static_cast<int64_t>(k)].item<double>())
+          << name << " step " << k;
+    }
+  }
+  auto opt = sgd();
+  StepLR a(*opt, 3, 0.5);
+  LinearLR b(*opt, 0.5, 1.0, 4);
+  ChainedScheduler chained({&a, &b});
+  const Tensor want = at(file, "chained.lr");
+  for (int64_t k = 0; k < want.numel(); ++k) {
+    if (k > 0) chained.step();
+    EXPECT_NEAR(chained.get_last_lr()[0], want[k].item<double>(), 1e-15) << "chained step " << k;
+  }
+  EXPECT_EQ(error_of([&] { ReduceLROnPlateau(*opt, ReduceLROnPlateauOptions().factor(1.0)); }),
+            "[ReduceLROnPlateau] Factor should be < 1.0, got 1");
+  auto other = sgd();
+  StepLR c(*other, 2);
+  EXPECT_EQ(error_of([&] { ChainedScheduler({&a, &c}); }),
+            "[ChainedScheduler] expects all schedulers to belong to the same optimizer");
 }
 
 // ---- clipping

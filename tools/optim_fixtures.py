@@ -13,6 +13,9 @@
 #   schedulers.safetensors the lr of 25 steps of each scheduler in SCHEDULERS ("<name>.lr",
 #                          f64, index 0 after construction) and, for OneCycleLR, the momentum
 #                          ("<name>.momentum")
+#   plateau.safetensors    ReduceLROnPlateau's lr after each of the METRICS ("<name>.lr") for each
+#                          configuration in PLATEAUS, and a ChainedScheduler of StepLR and
+#                          LinearLR over 12 steps ("chained.lr", index 0 after construction)
 #   clip.safetensors       clip_grad_norm_ of the step-0 gradients for each norm type in NORMS:
 #                          the total norm ("norm.<p>") and the clipped gradients ("clipped.<p>.<i>")
 #   resume.safetensors     a kiln training checkpoint (optim/checkpoint.h) of an AdamW (amsgrad)
@@ -64,10 +67,19 @@ SCHEDULERS = {
     "step": lambda: S.StepLR(one_param_sgd(), step_size=3, gamma=0.5),
     "cosine": lambda: S.CosineAnnealingLR(one_param_sgd(), T_max=10, eta_min=0.001),
     "linear": lambda: S.LinearLR(one_param_sgd(), start_factor=0.25, end_factor=1.0, total_iters=4),
+    "exponential": lambda: S.ExponentialLR(one_param_sgd(), gamma=0.9),
+    "multistep": lambda: S.MultiStepLR(one_param_sgd(), milestones=[2, 5, 5, 9], gamma=0.5),
+    "lambda": lambda: S.LambdaLR(one_param_sgd(), lr_lambda=lambda e: 1.0 / (1.0 + 0.3 * e)),
     "onecycle": lambda: S.OneCycleLR(one_param_sgd(), max_lr=0.1, total_steps=25),
     "onecycle_adam": lambda: S.OneCycleLR(one_param_adam(), max_lr=0.2, total_steps=25, pct_start=0.4,
                                           anneal_strategy="linear", three_phase=True, div_factor=10.0,
                                           final_div_factor=100.0, base_momentum=0.8, max_momentum=0.9),
+}
+METRICS = [1.0, 0.9, 0.95, 0.91, 0.92, 0.9, 0.89, 0.93, 0.94, 0.95, 0.96, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1]
+PLATEAUS = {
+    "plateau_min": lambda o: S.ReduceLROnPlateau(o, patience=2, cooldown=1, factor=0.5, threshold=0.01),
+    "plateau_max_abs": lambda o: S.ReduceLROnPlateau(o, mode="max", patience=1, threshold=0.05, threshold_mode="abs",
+                                                     factor=0.2, min_lr=0.004),
 }
 NORMS = {"2": 2.0, "1": 1.0, "inf": math.inf, "3": 3.0}
 
@@ -134,6 +146,27 @@ def main(out):
         if name.startswith("onecycle"):
             s[f"{name}.momentum"] = torch.tensor(moms, dtype=torch.float64)
     save_file(s, os.path.join(out, "schedulers.safetensors"))
+
+    pl = {}
+    for name, make in PLATEAUS.items():
+        opt = one_param_sgd()
+        sched = make(opt)
+        lrs = []
+        for m in METRICS:
+            opt.step()
+            sched.step(m)
+            lrs.append(opt.param_groups[0]["lr"])
+        pl[f"{name}.lr"] = torch.tensor(lrs, dtype=torch.float64)
+    opt = one_param_sgd()
+    chained = S.ChainedScheduler([S.StepLR(opt, step_size=3, gamma=0.5),
+                                  S.LinearLR(opt, start_factor=0.5, end_factor=1.0, total_iters=4)])
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(12):
+        opt.step()
+        chained.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    pl["chained.lr"] = torch.tensor(lrs, dtype=torch.float64)
+    save_file(pl, os.path.join(out, "plateau.safetensors"))
 
     c = {}
     for key, p in NORMS.items():
