@@ -12,8 +12,15 @@ namespace kiln::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer, std::string name) : optimizer_(optimizer), name_(std::move(name)) {}
 
+// As PyTorch's: the first scheduler of a group records its lr as the group's initial lr, and
+// every scheduler's base lr is that (a warm-up scheduler made first changes the lr, not the base
+// of the schedulers made after it).
 void LRScheduler::initial_step() {
-  base_lrs_ = current_lrs();
+  base_lrs_.clear();
+  for (OptimizerParamGroup& g : optimizer_.param_groups()) {
+    if (!g.initial_lr()) g.set_initial_lr(g.options().get_lr());
+    base_lrs_.push_back(*g.initial_lr());
+  }
   step();
 }
 
@@ -30,6 +37,15 @@ void LRScheduler::step() {
   if (lrs.size() != groups.size())
     fail(name_, "the optimizer has {} parameter groups, the scheduler was made for {}", groups.size(), lrs.size());
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
+  last_lrs_ = std::move(lrs);
+}
+
+void LRScheduler::step_to(int64_t epoch) {
+  last_epoch_ = epoch;
+  std::vector<double> lrs = closed_form_lr();
+  if (lrs.empty()) lrs = get_lr();
+  auto& groups = optimizer_.param_groups();
+  for (size_t i = 0; i < groups.size() && i < lrs.size(); ++i) groups[i].options().set_lr(lrs[i]);
   last_lrs_ = std::move(lrs);
 }
 
@@ -57,6 +73,12 @@ std::vector<double> StepLR::get_lr() {
   return lrs;
 }
 
+std::vector<double> StepLR::closed_form_lr() const {
+  std::vector<double> lrs = base_lrs_;
+  for (double& lr : lrs) lr *= std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_));
+  return lrs;
+}
+
 // ---- ExponentialLR, MultiStepLR, LambdaLR
 
 ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma) : LRScheduler(optimizer, "ExponentialLR"), gamma_(gamma) {
@@ -70,6 +92,12 @@ std::vector<double> ExponentialLR::get_lr() {
   return lrs;
 }
 
+std::vector<double> ExponentialLR::closed_form_lr() const {
+  std::vector<double> lrs = base_lrs_;
+  for (double& lr : lrs) lr *= std::pow(gamma_, static_cast<double>(last_epoch_));
+  return lrs;
+}
+
 MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, double gamma)
     : LRScheduler(optimizer, "MultiStepLR"), milestones_(std::move(milestones)), gamma_(gamma) {
   initial_step();
@@ -80,6 +108,16 @@ std::vector<double> MultiStepLR::get_lr() {
   const auto times = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
   if (times == 0) return lrs;
   for (double& lr : lrs) lr *= std::pow(gamma_, static_cast<double>(times));
+  return lrs;
+}
+
+std::vector<double> MultiStepLR::closed_form_lr() const {
+  // gamma to the number of milestones at or before the epoch (bisect_right of the sorted list).
+  std::vector<int64_t> sorted = milestones_;
+  std::sort(sorted.begin(), sorted.end());
+  const auto passed = std::upper_bound(sorted.begin(), sorted.end(), last_epoch_) - sorted.begin();
+  std::vector<double> lrs = base_lrs_;
+  for (double& lr : lrs) lr *= std::pow(gamma_, static_cast<double>(passed));
   return lrs;
 }
 
@@ -122,6 +160,14 @@ std::vector<double> CosineAnnealingLR::get_lr() {
   return lrs;
 }
 
+std::vector<double> CosineAnnealingLR::closed_form_lr() const {
+  std::vector<double> lrs = base_lrs_;
+  for (double& lr : lrs)
+    lr = eta_min_ + (lr - eta_min_) * (1 + std::cos(std::numbers::pi * static_cast<double>(last_epoch_) /
+                                                    static_cast<double>(t_max_))) / 2;
+  return lrs;
+}
+
 // ---- LinearLR
 
 LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
@@ -144,6 +190,13 @@ std::vector<double> LinearLR::get_lr() {
   const double d = end_factor_ - start_factor_;
   for (double& lr : lrs)
     lr *= 1.0 + d / (static_cast<double>(total_iters_) * start_factor_ + static_cast<double>(last_epoch_ - 1) * d);
+  return lrs;
+}
+
+std::vector<double> LinearLR::closed_form_lr() const {
+  std::vector<double> lrs = base_lrs_;
+  const double done = static_cast<double>(std::min(total_iters_, last_epoch_)) / static_cast<double>(total_iters_);
+  for (double& lr : lrs) lr *= start_factor_ + (end_factor_ - start_factor_) * done;
   return lrs;
 }
 
@@ -172,6 +225,7 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& o)
     max_lr_.push_back(o.max_lr());
     min_lr_.push_back(initial / o.final_div_factor());
     g.options().set_lr(initial);
+    g.set_initial_lr(initial);  // PyTorch sets group["initial_lr"] here, whatever came before
     if (o.cycle_momentum()) {
       if (!g.options().has_momentum())
         fail(name_, "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");

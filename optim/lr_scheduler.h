@@ -1,6 +1,6 @@
 // kiln/optim/lr_scheduler.h — learning-rate schedulers, as torch.optim.lr_scheduler's (StepLR,
 // ExponentialLR, MultiStepLR, LambdaLR, CosineAnnealingLR, LinearLR, OneCycleLR; ReduceLROnPlateau
-// and ChainedScheduler are in optim/plateau.h): each sets
+// is in optim/plateau.h, ChainedScheduler and SequentialLR in optim/scheduler_chain.h): each sets
 // the lr of every parameter group of an optimizer, and step() moves to the next epoch (or
 // iteration). The formulas are PyTorch's, in its recursive ("chainable") form where PyTorch
 // uses it, so the lr of step n is the same double PyTorch computes.
@@ -40,17 +40,26 @@ class LRScheduler {
   const std::vector<double>& base_lrs() const { return base_lrs_; }
   Optimizer& optimizer() const { return optimizer_; }
 
+  // PyTorch's step(epoch): jumps to `epoch`, with the closed form where the scheduler has one
+  // (SequentialLR restarts a scheduler at epoch 0 so).
+  void step_to(int64_t epoch);
+
   LRSchedulerState state_dict() const { return {last_epoch_, base_lrs_, last_lrs_}; }
   // Restores the epoch count and the base lrs (the optimizer's lrs come from its own state).
   void load_state_dict(const LRSchedulerState& s);
 
  protected:
   // The constructor of a derived class calls initial_step() once its own members are set: the
-  // base lrs are the groups' lrs then, and epoch 0's lrs are applied (as PyTorch's _initial_step).
+  // base lrs are the groups' initial lrs (the lr when a group's first scheduler was made), and
+  // epoch 0's lrs are applied (as PyTorch's _initial_step).
   explicit LRScheduler(Optimizer& optimizer, std::string name);
   void initial_step();
   // The lrs of epoch last_epoch_, from the groups' current lrs (chainable form) or base_lrs_.
   virtual std::vector<double> get_lr() = 0;
+  // The lrs of epoch last_epoch_ from base_lrs_ alone; empty where there is no closed form.
+  virtual std::vector<double> closed_form_lr() const { return {}; }
+  friend class SequentialLR;  // undoes a first step (rewind) and redoes it (initial_step)
+  void rewind() { --last_epoch_; }
   std::vector<double> current_lrs() const;
 
   Optimizer& optimizer_;
@@ -66,6 +75,7 @@ class StepLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
+  std::vector<double> closed_form_lr() const override;
 
  private:
   int64_t step_size_;
@@ -79,6 +89,7 @@ class ExponentialLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
+  std::vector<double> closed_form_lr() const override;
 
  private:
   double gamma_;
@@ -91,6 +102,7 @@ class MultiStepLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
+  std::vector<double> closed_form_lr() const override;
 
  private:
   std::vector<int64_t> milestones_;
@@ -116,6 +128,7 @@ class CosineAnnealingLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
+  std::vector<double> closed_form_lr() const override;
 
  private:
   int64_t t_max_;
@@ -129,6 +142,7 @@ class LinearLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lr() override;
+  std::vector<double> closed_form_lr() const override;
 
  private:
   double start_factor_, end_factor_;

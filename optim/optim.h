@@ -11,4 +11,5 @@
 #include "optim/optimizer.h"
 #include "optim/plateau.h"
 #include "optim/rmsprop.h"
+#include "optim/scheduler_chain.h"
 #include "optim/sgd.h"

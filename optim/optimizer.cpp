@@ -16,11 +16,12 @@
 namespace kiln::optim {
 
 OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& g)
-    : params_(g.params_), options_(g.options_ ? g.options_->clone() : nullptr) {}
+    : params_(g.params_), options_(g.options_ ? g.options_->clone() : nullptr), initial_lr_(g.initial_lr_) {}
 
 OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& g) {
   params_ = g.params_;
   options_ = g.options_ ? g.options_->clone() : nullptr;
+  initial_lr_ = g.initial_lr_;
   return *this;
 }
 

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,10 +112,15 @@ class OptimizerParamGroup {
   OptimizerOptions& options();
   const OptimizerOptions& options() const;
   void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+  // The lr the first scheduler of this group found (PyTorch's group["initial_lr"]): every
+  // scheduler's base lr, whichever was made first.
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
+  void set_initial_lr(double lr) { initial_lr_ = lr; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 // A parameter's state: its step count (Adam's, RMSprop's, Adagrad's) and its named buffers

@@ -1,4 +1,4 @@
-// kiln/optim/plateau.cpp — ReduceLROnPlateau and ChainedScheduler (optim/plateau.h).
+// kiln/optim/plateau.cpp — ReduceLROnPlateau (optim/plateau.h).
 #include "optim/plateau.h"
 
 #include "base/error.h"
@@ -62,19 +62,6 @@ void ReduceLROnPlateau::step(double metric) {
   }
   last_lrs_.clear();
   for (const OptimizerParamGroup& g : groups) last_lrs_.push_back(g.options().get_lr());
-}
-
-ChainedScheduler::ChainedScheduler(std::vector<LRScheduler*> schedulers) : schedulers_(std::move(schedulers)) {
-  if (schedulers_.empty()) fail("ChainedScheduler", "expects at least one scheduler");
-  for (const LRScheduler* s : schedulers_) {
-    if (!s) fail("ChainedScheduler", "got a null scheduler");
-    if (&s->optimizer() != &schedulers_.front()->optimizer())
-      fail("ChainedScheduler", "expects all schedulers to belong to the same optimizer");
-  }
-}
-
-void ChainedScheduler::step() {
-  for (LRScheduler* s : schedulers_) s->step();
 }
 
 }  // namespace kiln::optim

@@ -1,10 +1,7 @@
-// kiln/optim/plateau.h — ReduceLROnPlateau and ChainedScheduler, as torch.optim.lr_scheduler's.
+// kiln/optim/plateau.h — ReduceLROnPlateau, as torch.optim.lr_scheduler's.
 //
 //   optim::ReduceLROnPlateau sched(opt, optim::ReduceLROnPlateauOptions().patience(2));
 //   for (...) { train(); sched.step(validation_loss); }     // lr *= factor after a plateau
-//
-//   optim::StepLR a(opt, 10);  optim::LinearLR b(opt, 0.5, 1.0, 4);
-//   optim::ChainedScheduler both({&a, &b});  both.step();   // a.step(), then b.step()
 //
 // ReduceLROnPlateau watches a metric instead of counting epochs: when it has not improved by
 // `threshold` (relative or absolute) for more than `patience` steps, every group's lr is
@@ -14,7 +11,6 @@
 
 #include "optim/lr_scheduler.h"
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -47,18 +43,6 @@ class ReduceLROnPlateau {
   std::vector<double> min_lrs_, last_lrs_;
   double best_;
   int64_t last_epoch_ = 0, num_bad_epochs_ = 0, cooldown_counter_ = 0;
-};
-
-// Steps several schedulers of one optimizer together, in order; each sees the lr the one
-// before it set (StepLR, CosineAnnealingLR and LinearLR are chainable, as PyTorch's).
-class ChainedScheduler {
- public:
-  explicit ChainedScheduler(std::vector<LRScheduler*> schedulers);
-  void step();
-  const std::vector<double>& get_last_lr() const { return schedulers_.back()->get_last_lr(); }
-
- private:
-  std::vector<LRScheduler*> schedulers_;
 };
 
 }  // namespace kiln::optim

@@ -309,7 +309,7 @@ TEST(OptimSchedulers, MatchTorch) {
   EXPECT_EQ(error_of([&] { one.step(); }), "[OneCycleLR] Tried to step 3 times. The specified number of total steps is 2");
 }
 
-TEST(OptimSchedulers, PlateauAndChainedMatchTorch) {
+TEST(OptimSchedulers, PlateauChainedAndSequentialMatchTorch) {
   using namespace optim;
   const auto file = load_safetensors(fixture("plateau.safetensors"));
   const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.91, 0.92, 0.9, 0.89, 0.93, 0.94,
@@ -338,6 +338,39 @@ TEST(OptimSchedulers, PlateauAndChainedMatchTorch) {
   for (int64_t k = 0; k < want.numel(); ++k) {
     if (k > 0) chained.step();
     EXPECT_NEAR(chained.get_last_lr()[0], want[k].item<double>(), 1e-15) << "chained step " << k;
+  }
+  auto expect_sequence = [&](const std::string& name, Optimizer& o, const std::function<void()>& step) {
+    const Tensor w = at(file, name + ".lr");
+    for (int64_t k = 0; k < w.numel(); ++k) {
+      if (k > 0) step();
+      EXPECT_NEAR(o.param_groups()[0].options().get_lr(), w[k].item<double>(), 1e-15 + 1e-12 * w[k].item<double>())
+          << name << " step " << k;
+    }
+  };
+  {  // a warm-up made first changes the lr, not the base lr of the scheduler made after it
+    auto o = sgd();
+    LinearLR warm(*o, 0.25, 1.0, 4);
+    ExponentialLR decay(*o, 0.9);
+    ChainedScheduler both({&warm, &decay});
+    expect_sequence("chained_warmup", *o, [&] { both.step(); });
+  }
+  {
+    auto o = sgd();
+    LinearLR warm(*o, 0.1, 1.0, 5);
+    CosineAnnealingLR cosine(*o, 20, 0.001);
+    SequentialLR seq(*o, {&warm, &cosine}, {5});
+    expect_sequence("sequential", *o, [&] { seq.step(); });
+  }
+  {
+    auto o = sgd();
+    ExponentialLR a(*o, 0.8);
+    StepLR b(*o, 2, 0.5);
+    MultiStepLR c(*o, {3, 6}, 0.1);
+    SequentialLR seq(*o, {&a, &b, &c}, {4, 9});
+    expect_sequence("sequential3", *o, [&] { seq.step(); });
+    EXPECT_EQ(error_of([&] { SequentialLR(*o, {&a, &b}, {1, 2}); }),
+              "[SequentialLR] Sequential Schedulers expects number of schedulers provided to be one more than the number "
+              "of milestone points, but got number of schedulers 2 and the number of milestones 2");
   }
   EXPECT_EQ(error_of([&] { ReduceLROnPlateau(*opt, ReduceLROnPlateauOptions().factor(1.0)); }),
             "[ReduceLROnPlateau] Factor should be < 1.0, got 1");

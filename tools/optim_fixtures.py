@@ -15,7 +15,9 @@
 #                          ("<name>.momentum")
 #   plateau.safetensors    ReduceLROnPlateau's lr after each of the METRICS ("<name>.lr") for each
 #                          configuration in PLATEAUS, and a ChainedScheduler of StepLR and
-#                          LinearLR over 12 steps ("chained.lr", index 0 after construction)
+#                          LinearLR over 12 steps ("chained.lr", index 0 after construction), and
+#                          24 steps of a chained warm-up and of two SequentialLRs
+#                          ("chained_warmup.lr", "sequential.lr", "sequential3.lr")
 #   clip.safetensors       clip_grad_norm_ of the step-0 gradients for each norm type in NORMS:
 #                          the total norm ("norm.<p>") and the clipped gradients ("clipped.<p>.<i>")
 #   resume.safetensors     a kiln training checkpoint (optim/checkpoint.h) of an AdamW (amsgrad)
@@ -166,6 +168,24 @@ def main(out):
         chained.step()
         lrs.append(opt.param_groups[0]["lr"])
     pl["chained.lr"] = torch.tensor(lrs, dtype=torch.float64)
+    # A warm-up made first changes the lr, not the base of the schedulers made after it.
+    for name, make in (
+        ("chained_warmup", lambda o: S.ChainedScheduler([S.LinearLR(o, start_factor=0.25, total_iters=4),
+                                                         S.ExponentialLR(o, gamma=0.9)])),
+        ("sequential", lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=5),
+                                                    S.CosineAnnealingLR(o, T_max=20, eta_min=0.001)], milestones=[5])),
+        ("sequential3", lambda o: S.SequentialLR(o, [S.ExponentialLR(o, gamma=0.8), S.StepLR(o, step_size=2, gamma=0.5),
+                                                     S.MultiStepLR(o, milestones=[3, 6], gamma=0.1)],
+                                                 milestones=[4, 9])),
+    ):
+        opt = one_param_sgd()
+        sched = make(opt)
+        lrs = [opt.param_groups[0]["lr"]]
+        for _ in range(24):
+            opt.step()
+            sched.step()
+            lrs.append(opt.param_groups[0]["lr"])
+        pl[f"{name}.lr"] = torch.tensor(lrs, dtype=torch.float64)
     save_file(pl, os.path.join(out, "plateau.safetensors"))
 
     c = {}
