@@ -10,6 +10,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -166,7 +167,7 @@ struct Optimizer::StepPlan {
 };
 
 void Optimizer::run_step() {
-  std::map<std::string, StepPlan> plans;  // by device
+  std::vector<std::pair<Device, StepPlan>> plans;  // one per device, in order of first use
   std::vector<ParamState*> stepped;
   const size_t k = num_scalars();
   // Every gradient is checked before any state changes.
@@ -193,7 +194,8 @@ void Optimizer::run_step() {
       }
       st.has_step = st.has_step || counts_steps();
       ++st.step;
-      StepPlan& plan = plans[p.device().str()];
+      auto at = std::find_if(plans.begin(), plans.end(), [&](const auto& dp) { return dp.first == p.device(); });
+      StepPlan& plan = at != plans.end() ? at->second : plans.emplace_back(p.device(), StepPlan{}).second;
       const std::vector<std::string> names = buffer_names(o, st);
       plan.args.push_back(p);
       plan.args.push_back(grad);
@@ -206,8 +208,7 @@ void Optimizer::run_step() {
       stepped.push_back(&st);
     }
   }
-  for (auto& [device, plan] : plans) {
-    const Device dev = std::get<Tensor>(plan.args.front()).device();
+  for (auto& [dev, plan] : plans) {
     Tensor s = kiln::empty({static_cast<int64_t>(plan.items.size()), static_cast<int64_t>(k)}, kFloat64);
     if (!plan.scalars.empty()) std::memcpy(s.data_ptr(), plan.scalars.data(), plan.scalars.size() * sizeof(double));
     plan.args.push_back(dev.is_cpu() ? s : s.to(dev));

@@ -49,13 +49,6 @@ std::vector<const Value*> stored(const FusionGroup& grp) {
   return out;
 }
 
-bool shares(const GroupInfo& a, const GroupInfo& b, const FusionGroup& later) {
-  if (a.computes.count(later.root)) return true;
-  for (const Value* v : b.reads)
-    if (a.reads.count(v) && !v->type().sizes.empty()) return true;
-  return false;
-}
-
 }  // namespace
 
 void merge_sibling_groups(const ir::Graph& g, ir::Fusion& fusion) {
@@ -75,30 +68,47 @@ void merge_sibling_groups(const ir::Graph& g, ir::Fusion& fusion) {
     }
   };
   for (size_t i = 0; i < groups.size(); ++i) note(i);
+  // Which groups read each value, and which compute it (inline or stored): the candidates of a
+  // merge are the earlier groups that read a tensor the later one reads, or already compute its
+  // root, so the pass looks only at those instead of at every earlier group.
+  std::unordered_map<const Value*, std::vector<size_t>> readers, computers;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const Value* v : info[i].reads)
+      if (!v->type().sizes.empty()) readers[v].push_back(i);
+    for (const Value* v : info[i].computes) computers[v].push_back(i);
+  }
   std::vector<bool> gone(groups.size(), false);
   for (size_t j = 1; j < groups.size(); ++j) {
     FusionGroup& later = groups[j];
     if (later.kind != GroupKind::Pointwise || !later.extra_roots.empty()) continue;
-    for (size_t i = 0; i < j; ++i) {
+    // Everything `later` reads must exist before the earlier group runs, and no group between
+    // them may compute the later root inline (once the root is in memory earlier, that group
+    // would load it: its kernel would no longer be the group fusion made). Both bound i below.
+    size_t first = 0;
+    for (const Value* v : info[j].reads)
+      if (auto it = produced.find(v); it != produced.end()) first = std::max(first, it->second + 1);
+    std::vector<size_t> candidates;
+    for (size_t k : computers[later.root])
+      if (k < j) {
+        candidates.push_back(k);  // already computes the root: a candidate, and a bound for the others
+        first = std::max(first, k);
+      }
+    for (const Value* v : info[j].reads)
+      if (auto it = readers.find(v); it != readers.end()) candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    std::sort(candidates.begin(), candidates.end());
+    for (size_t i : candidates) {
+      if (i < first || i >= j) continue;
       FusionGroup& early = groups[i];
       if (gone[i] || early.kind != GroupKind::Pointwise || early.extra_roots.size() + 1 >= kMaxRoots) continue;
       if (early.root->type().sizes != later.root->type().sizes) continue;
-      if (!shares(info[i], info[j], later)) continue;
-      bool ready = true;  // everything `later` reads exists before `early` runs
-      for (const Value* v : info[j].reads) {
-        auto it = produced.find(v);
-        if (it != produced.end() && it->second >= i) ready = false;
-      }
-      // A group in between that computes the later root inline would, once that root is in
-      // memory earlier, load it instead: its kernel would no longer be the group fusion made.
-      for (size_t k = i + 1; k < j && ready; ++k)
-        if (!gone[k] && info[k].computes.count(later.root)) ready = false;
-      if (!ready) continue;
       early.extra_roots.push_back(later.root);
       std::vector<int> nodes;
       std::set_union(early.nodes.begin(), early.nodes.end(), later.nodes.begin(), later.nodes.end(),
                      std::back_inserter(nodes));
       early.nodes = std::move(nodes);
+      for (const Value* v : info[j].reads)
+        if (!v->type().sizes.empty()) readers[v].push_back(i);
+      for (const Value* v : info[j].computes) computers[v].push_back(i);
       info[i].reads.insert(info[j].reads.begin(), info[j].reads.end());
       info[i].computes.insert(info[j].computes.begin(), info[j].computes.end());
       for (const Value* v : info[i].computes) info[i].reads.erase(v);
