@@ -14,6 +14,7 @@ int FusionGroup::kernels() const {
     case GroupKind::Pointwise:
     case GroupKind::Row: return 1;
     case GroupKind::SplitReduction: return 2;
+    case GroupKind::Scatter: return copies_self ? 2 : 1;
     case GroupKind::Concat:
       return static_cast<int>(std::max<size_t>(1, (node->inputs().size() + kConcatInputsPerKernel - 1) / kConcatInputsPerKernel));
     case GroupKind::Extern:
@@ -30,9 +31,12 @@ std::vector<std::string> Fusion::labels() const {
       case GroupKind::Pointwise:
       case GroupKind::Row: out.push_back(fmt::format("k{}", kernel++)); break;
       case GroupKind::SplitReduction:
-        out.push_back(fmt::format("k{}, k{}", kernel, kernel + 1));
-        kernel += 2;
+      case GroupKind::Scatter: {
+        const int n = g.kernels();
+        out.push_back(n == 1 ? fmt::format("k{}", kernel) : fmt::format("k{}, k{}", kernel, kernel + 1));
+        kernel += n;
         break;
+      }
       case GroupKind::Concat: {
         const int n = g.kernels();
         out.push_back(n == 1 ? fmt::format("k{}", kernel) : fmt::format("k{}..k{}", kernel, kernel + n - 1));

@@ -21,6 +21,9 @@ enum class GroupKind : uint8_t {
   SplitReduction,  // a full reduction of a large input: partials kernel + final kernel
   Concat,          // a cat of many inputs (`node`): kernels copying runs of kConcatInputsPerKernel
                    // inputs (each computed inline) into their slices of `root`'s buffer
+  Scatter,         // scatter, scatter_add or scatter_reduce (`node`) into `root`'s buffer: a kernel
+                   // whose grid points walk the index's lines in order (passes/lower_index.h),
+                   // after a kernel copying self there unless that one copies self's lines itself
   Extern,          // `node` runs as a library call (mm, bmm, a custom op, a registered lowering)
   Fallback,        // `node` runs in the reference interpreter (prims no kernel computes)
 };
@@ -48,7 +51,8 @@ struct FusionGroup {
   // Row: the reductions computed as reduce stages (one domain), in the order a walk from the
   // root meets them (inputs left to right, stopping at each reduction).
   std::vector<const Node*> reductions;
-  const Node* node = nullptr;  // Extern, Fallback, Concat
+  const Node* node = nullptr;  // Extern, Fallback, Concat, Scatter
+  bool copies_self = false;    // Scatter: a first kernel copies self into the root's buffer
   // Extern, Fallback: which implementation runs ("blas", "custom op", "lowering NAME",
   // "interpreter").
   std::string lowering;
@@ -56,7 +60,9 @@ struct FusionGroup {
   std::vector<bool> operand_views;
   std::vector<int> nodes;  // positions in Graph::nodes() the group computes (sorted)
 
-  int kernels() const;  // generated kernels: 1, 2 for a split reduction, one per run of a Concat, 0 for a call
+  // Generated kernels: 1, 2 for a split reduction or a scatter that copies self first, one per
+  // run of a Concat, 0 for a call.
+  int kernels() const;
 };
 
 struct Fusion {

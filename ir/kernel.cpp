@@ -228,7 +228,8 @@ std::string Kernel::str() const {
   out += " {\n";
   for (const KStage& st : stages) {
     if (st.kind == StageKind::Loop) {
-      out += "  loop " + loop_nest(st.extents, stage_var) + vectorize_str(st.vectorize) + " {\n";
+      out += std::string("  loop ") + (st.ordered ? "ordered " : "") + loop_nest(st.extents, stage_var) +
+             vectorize_str(st.vectorize) + " {\n";
       for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
       out += "  }\n";
     } else {
@@ -347,8 +348,13 @@ struct KernelChecker {
     if ((s.tile_rows & (s.tile_rows - 1)) != 0) bad(fmt::format("tile_rows {} is not a power of two", s.tile_rows));
     if (s.vector_bits != 0 && s.vector_bits != 128 && s.vector_bits != 256 && s.vector_bits != 512)
       bad(fmt::format("vector_bits {} is not 128, 256 or 512", s.vector_bits));
-    for (const KStage& st : k.stages)
+    for (const KStage& st : k.stages) {
       if (st.vectorize.interleave < 0 || st.vectorize.lanes < 0) bad("negative vectorize field");
+      if (st.ordered && (st.kind != StageKind::Loop || !(st.vectorize == KVectorize{})))
+        bad("an ordered stage is a loop stage without vectorize fields");
+      if (st.ordered && s.launch.kind == LaunchKind::BlockPerPoint)
+        bad("an ordered stage cannot share its loop among a block's threads (block_per_point)");
+    }
     if (s.launch.kind == LaunchKind::None && (s.launch.threads != 0 || s.launch.sms != 0))
       bad("launch fields without a launch kind");
     if (s.launch.threads != 0 && (s.launch.threads < 32 || s.launch.threads > 1024 || s.launch.threads % 32 != 0))

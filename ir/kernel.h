@@ -103,6 +103,11 @@ inline constexpr int64_t kMaskedTailChunk = 64;
 struct KStage {
   StageKind kind = StageKind::Loop;
   std::vector<Expr> extents;  // loop nest, outermost first; variables r0, r1, ...
+  // Loop stages: the iterations depend on each other through memory (a store at a position
+  // read from data, which a later iteration may read or store again: scatter), so a backend
+  // runs them in order in one thread, never split among threads or vectorized. Printed as
+  // `loop ordered [...]`.
+  bool ordered = false;
   std::vector<KInst> body;
   // Reduce stages only.
   ReductionOp reduce_op = ReductionOp::sum;  // argmax/argmin produce the i64 flat position in the nest

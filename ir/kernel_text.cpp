@@ -238,6 +238,10 @@ class KernelParser {
     if (lex_.at_ident("loop")) {
       lex_.next();
       st.kind = StageKind::Loop;
+      if (lex_.at_ident("ordered")) {
+        lex_.next();
+        st.ordered = true;
+      }
       st.extents = parse_nest(stage_var);
       st.vectorize = parse_vectorize();
       lex_.expect(Tok::LBrace, "'{' after the loop nest");

@@ -169,6 +169,7 @@ class Fuser {
   const Value* view_base(const Value* v) const;
   bool contiguous_in_memory(const Value* v) const;
   FusionGroup try_group(const Value* v);
+  FusionGroup scatter_group(const Value* v, const Node* n);
   void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
   void mark_shared_reductions();
 
@@ -179,6 +180,7 @@ class Fuser {
   std::unordered_set<const Value*> views_;      // call operands read in place as strided views
   std::set<const Node*> force_;                 // reductions materialized rather than fused
   std::unordered_set<const Value*> cut_;        // values materialized to bound the inline depth
+  std::unordered_set<const Node*> scatters_;    // scatters computed by kernels (Scatter groups)
   void mark_deep_values();
   ir::Fusion out_;
 };
@@ -200,7 +202,30 @@ void Fuser::find_reductions(const Value* v, std::vector<const Node*>& out, std::
   for (const Value* in : n->inputs()) find_reductions(in, out, seen, false);
 }
 
+// A Scatter group: self computed inline at each element of the result (by the kernel that
+// copies it, or line by line by the scatter kernel), index and src at each element of the index.
+FusionGroup Fuser::scatter_group(const Value* v, const Node* n) {
+  FusionGroup grp;
+  grp.kind = GroupKind::Scatter;
+  grp.root = v;
+  grp.node = n;
+  grp.copies_self = !indexed_write(n).whole_lines;
+  std::set<int> nodes = {index_.at(n)};
+  auto walk_at_each = [&](const std::vector<const Value*>& values, const std::vector<Expr>& sizes) {
+    std::vector<Expr> idx;
+    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::stage_expr(i)));
+    GroupWalk walk(mem_, nullptr, {});
+    for (const Value* x : values) walk.eval(x, idx);
+    for (int k : walk.nodes(index_)) nodes.insert(k);
+  };
+  walk_at_each({n->input(0)}, v->type().sizes);
+  walk_at_each({n->input(1), n->input(2)}, n->input(1)->type().sizes);
+  grp.nodes.assign(nodes.begin(), nodes.end());
+  return grp;
+}
+
 FusionGroup Fuser::try_group(const Value* v) {
+  if (const Node* n = v->producer(); n && scatters_.count(n)) return scatter_group(v, n);
   if (const Node* n = v->producer(); n && n->op() == OpKind::cat && n->inputs().size() > ir::kMaxInlineCatInputs) {
     // Each input is computed inline at its own index and stored into its slice.
     FusionGroup grp;
@@ -418,6 +443,11 @@ ir::Fusion Fuser::run() {
       // Reductions shared by several consumers are computed once, where they are defined;
       // values at the depth bound, in order.
       if ((is_reduction(n) && force_.count(n)) || cut_.count(n->output())) materialize(n->output());
+      continue;
+    }
+    if (lowering.empty() && indexed_write_kernelable(n)) {  // a Scatter group, its operands inline
+      scatters_.insert(n);
+      materialize(n->output());
       continue;
     }
     FusionGroup grp;

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +68,39 @@ bool integer_division(const Node* n) {
   if (n->info().family != OpFamily::Binary || is_floating_point(n->input(0)->type().dtype)) return false;
   const ir::BinaryOp b = ir::as_binary(n->op());
   return b == ir::BinaryOp::div || b == ir::BinaryOp::remainder || b == ir::BinaryOp::fmod;
+}
+
+// How a scatter kernel combines src's element with what its position holds: scatter stores it
+// (no op); scatter_add and scatter_reduce fold it in with the interpreter's arithmetic
+// (runtime/interpreter/scatter_fold.h: bools fold with or / and, integers wrap, NaN wins max
+// and min). `reset`: positions restart from the fold's identity (include_self false).
+struct ScatterFold {
+  std::optional<OpKind> op;
+  std::string reduce;  // sum, prod, amax, amin
+  bool reset = false;
+  Scalar identity(ScalarType dt) const {
+    const bool high = reduce == "prod" || reduce == "amin";  // starts from 1 / the greatest value
+    if (dt == ScalarType::Bool) return Scalar(high);
+    if (reduce == "sum" || reduce == "prod") return Scalar(int64_t{high ? 1 : 0});
+    if (is_floating_point(dt)) return Scalar((high ? 1.0 : -1.0) * std::numeric_limits<double>::infinity());
+    const int bits = static_cast<int>(element_size(dt)) * 8;
+    if (dt == ScalarType::UInt8) return Scalar(int64_t{high ? 255 : 0});
+    const int64_t max = bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+    return Scalar(high ? max : -max - 1);
+  }
+};
+ScatterFold scatter_fold(const Node* n) {
+  ScatterFold f;
+  if (n->op() == OpKind::scatter) return f;
+  f.reduce = n->op() == OpKind::scatter_add ? "sum" : n->attr<std::string>("reduce");
+  f.reset = n->op() == OpKind::scatter_reduce && !n->attr<bool>("include_self");
+  const bool is_bool = n->output()->type().dtype == ScalarType::Bool;
+  if (f.reduce == "sum") f.op = is_bool ? OpKind::logical_or : OpKind::add;
+  else if (f.reduce == "prod") f.op = is_bool ? OpKind::logical_and : OpKind::mul;
+  else if (f.reduce == "amax") f.op = is_bool ? OpKind::logical_or : OpKind::maximum;
+  else if (f.reduce == "amin") f.op = is_bool ? OpKind::logical_and : OpKind::minimum;
+  else internal_fail("lower: scatter_reduce '{}' has no kernel", f.reduce);
+  return f;
 }
 
 // Builds one kernel: the stages, the instruction ids and the argument list.
@@ -168,22 +202,7 @@ class KernelBuilder {
     emit(std::move(st));
   }
 
- private:
-  int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
- public:
-  // Builds the reduce stage of reduction `n` (of this row kernel) now, at its own row.
-  void prepare_reduction(const Node* n) { reduce_stage(n, row->row_index(grid_idx, reduce_info(n).keepdim)); }
-
- private:
-  int forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
-                  const std::vector<Expr>& idx);
-  // The reduce stage of n, built once per kernel; returns its result in the accumulator dtype.
-  int reduce_stage(const Node* n, const std::vector<Expr>& idx);
-  // n's value in its result dtype, in the current stage.
-  int reduce_result(const Node* n, const std::vector<Expr>& idx) {
-    const int raw = reduce_stage(n, idx);
-    return reduction_output(reduce_info(n).op, raw, n->input(0)->type().dtype, n->output()->type().dtype);
-  }
+  // Single instructions.
   int compute(OpKind op, ScalarType dt, std::vector<int> operands, ir::AttrList attrs = {}) {
     KInst in;
     in.kind = KOp::Compute;
@@ -227,6 +246,30 @@ class KernelBuilder {
     in.index = e;
     return emit(std::move(in));
   }
+  // A load of kernel argument `arg` (an output that this kernel also reads: a scatter's fold).
+  int load(int arg, Expr index, ScalarType dt) {
+    KInst in;
+    in.kind = KOp::Load;
+    in.dtype = dt;
+    in.arg = arg;
+    in.index = std::move(index);
+    return emit(std::move(in));
+  }
+
+  // Builds the reduce stage of reduction `n` (of this row kernel) now, at its own row.
+  void prepare_reduction(const Node* n) { reduce_stage(n, row->row_index(grid_idx, reduce_info(n).keepdim)); }
+
+ private:
+  int eval_node(const Node* n, const Value* v, const std::vector<Expr>& idx);
+  int forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
+                  const std::vector<Expr>& idx);
+  // The reduce stage of n, built once per kernel; returns its result in the accumulator dtype.
+  int reduce_stage(const Node* n, const std::vector<Expr>& idx);
+  // n's value in its result dtype, in the current stage.
+  int reduce_result(const Node* n, const std::vector<Expr>& idx) {
+    const int raw = reduce_stage(n, idx);
+    return reduction_output(reduce_info(n).op, raw, n->input(0)->type().dtype, n->output()->type().dtype);
+  }
 
   struct Frame {
     ir::KStage stage;
@@ -269,6 +312,7 @@ class Lowerer {
   void build_kernel(const ir::FusionGroup& grp, int out_buffer, const std::vector<int>& extra_buffers = {});
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
   void build_concat(const ir::FusionGroup& grp, int out_buffer);
+  void build_scatter(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
   void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
   const ir::Graph& g_;
@@ -499,7 +543,8 @@ void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {
   std::sort(st.nodes.begin(), st.nodes.end());
   // The kernel computes exactly the group fusion decided (a split reduction's two kernels
   // and a concat's kernels each compute part of it).
-  if (grp.kind != ir::GroupKind::SplitReduction && grp.kind != ir::GroupKind::Concat && st.nodes != grp.nodes)
+  if (grp.kind != ir::GroupKind::SplitReduction && grp.kind != ir::GroupKind::Concat &&
+      grp.kind != ir::GroupKind::Scatter && st.nodes != grp.nodes)
     internal_fail("lower: kernel {} computes other nodes than its fusion group", kb.kernel().name);
   st.kernel = std::move(kb.kernel());
   st.kernel.params = collect_params(st.kernel);
@@ -641,6 +686,69 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
   }
 }
 
+// out = scatter(self, index, src, dim) (scatter_add, scatter_reduce): self is copied into out,
+// by a kernel of its own or, when the index spans self outside dim, by each grid point for its
+// own line. Each grid point then walks its line of the index in order (an ordered stage): the
+// position is checked (out of bounds is the op's error, and position 0 is written instead),
+// and src's element is stored there or folded into what is there, as the interpreter's
+// scatter_fold.h does. Without include_self, a first pass over the line resets each position
+// it names to the fold's identity.
+void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
+  const Node* n = grp.node;
+  const Value* v = grp.root;
+  const IndexedWrite w = indexed_write(n, opts_.scatter_tile);
+  const ScalarType dt = v->type().dtype;
+  const std::vector<Expr> out_strides = plan_.buffers[out_buffer].strides;
+  if (grp.copies_self) {
+    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kb.covered.insert(n);
+    const std::vector<Expr>& sizes = v->type().sizes;
+    kb.kernel().grid = sizes;
+    std::vector<Expr> idx;
+    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
+    kb.open_stage(ir::StageKind::Loop, {});
+    kb.store(out_buffer, linear_index(idx, out_strides), kb.eval(n->input(0), idx), dt);
+    kb.close_stage();
+    add_kernel(kb, grp);
+  }
+  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+  kb.covered.insert(n);
+  kb.kernel().grid = w.grid;
+  std::vector<Expr> grid_idx;
+  for (size_t i = 0; i < w.grid.size(); ++i) grid_idx.push_back(loop_var(w.grid[i], ir::grid_expr(i)));
+  // A stage over `extents`, returning the element of the index (or of self's line) it is at.
+  auto open = [&](const Expr& positions, bool ordered) {
+    kb.open_stage(ir::StageKind::Loop, w.line_extents(positions));
+    kb.stage().ordered = ordered;
+    std::vector<Expr> stage_idx;
+    for (size_t i = 0; i < kb.stage().extents.size(); ++i) stage_idx.push_back(loop_var(kb.stage().extents[i], ir::stage_expr(i)));
+    return w.at(grid_idx, stage_idx);
+  };
+  if (!grp.copies_self) {  // the grid point's line of self
+    const std::vector<Expr> at = open(w.bound, false);
+    kb.store(out_buffer, linear_index(at, out_strides), kb.eval(n->input(0), at), dt);
+    kb.close_stage();
+  }
+  const ScatterFold fold = scatter_fold(n);
+  // One ordered pass over the line; `body` gets the index element and the checked position.
+  auto pass = [&](const auto& body) {
+    const std::vector<Expr> at = open(w.length, true);
+    const int picked = kb.check_in_bounds(kb.eval(n->input(1), at), n->input(1)->type().dtype, n->op(), w.bound, w.dim);
+    std::vector<Expr> dst = at;
+    dst.at(static_cast<size_t>(w.dim)) = ir::value_expr(picked);
+    body(at, linear_index(dst, out_strides));
+    kb.close_stage();
+  };
+  if (fold.reset)
+    pass([&](const std::vector<Expr>&, const Expr& dst) { kb.store(out_buffer, dst, kb.constant(dt, fold.identity(dt)), dt); });
+  pass([&](const std::vector<Expr>& at, const Expr& dst) {
+    int x = kb.eval(n->input(2), at);
+    if (fold.op) x = kb.compute(*fold.op, dt, {kb.load(kb.arg_for(out_buffer, true), dst, dt), x});
+    kb.store(out_buffer, dst, x, dt);
+  });
+  add_kernel(kb, grp);
+}
+
 // An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.
 void Lowerer::add_call(const ir::FusionGroup& grp) {
   const Node* n = grp.node;
@@ -677,12 +785,14 @@ ExecPlan Lowerer::run() {
       case ir::GroupKind::Pointwise:
       case ir::GroupKind::Row:
       case ir::GroupKind::SplitReduction:
-      case ir::GroupKind::Concat: {
+      case ir::GroupKind::Concat:
+      case ir::GroupKind::Scatter: {
         const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
         std::vector<int> extra;
         for (const Value* x : grp.extra_roots) extra.push_back(new_buffer(x, outputs.count(x) ? BufferRole::Output : BufferRole::Temp));
         if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
         else if (grp.kind == ir::GroupKind::Concat) build_concat(grp, out);
+        else if (grp.kind == ir::GroupKind::Scatter) build_scatter(grp, out);
         else build_kernel(grp, out, extra);
         break;
       }

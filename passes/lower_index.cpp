@@ -305,6 +305,62 @@ std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir:
   return src;
 }
 
+bool indexed_write_kernelable(const ir::Node* n) {
+  const ir::OpKind op = n->op();
+  if (op != ir::OpKind::scatter && op != ir::OpKind::scatter_add && op != ir::OpKind::scatter_reduce) return false;
+  if (op == ir::OpKind::scatter_reduce && n->attr<std::string>("reduce") == "mean") return false;
+  const ir::TensorType& self = n->input(0)->type();
+  const ir::TensorType& index = n->input(1)->type();
+  const ir::TensorType& src = n->input(2)->type();
+  // PyTorch's 0-dim operands act as 1-element 1-D ones: left to the library.
+  if (self.rank() == 0 || index.rank() != self.rank() || src.rank() != self.rank()) return false;
+  const auto dim = n->attr<int64_t>("dim");
+  auto at_most = [](const ir::Expr& i, const ir::Expr& s) {
+    const std::optional<int64_t> ic = i.maybe_const(), sc = s.maybe_const();
+    return i == s || (ic && sc && *ic <= *sc);
+  };
+  for (size_t d = 0; d < self.sizes.size(); ++d) {
+    if (!at_most(index.sizes[d], src.sizes[d])) return false;
+    if (static_cast<int64_t>(d) != dim && !at_most(index.sizes[d], self.sizes[d])) return false;
+  }
+  return true;
+}
+
+IndexedWrite indexed_write(const ir::Node* n, int64_t tile) {
+  IndexedWrite w;
+  w.dim = n->attr<int64_t>("dim");
+  const auto dim = static_cast<size_t>(w.dim);
+  const std::vector<ir::Expr>& index = n->input(1)->type().sizes;
+  const std::vector<ir::Expr>& self = n->input(0)->type().sizes;
+  w.whole_lines = true;
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (d == dim) continue;
+    w.grid.push_back(index[d]);
+    w.whole_lines = w.whole_lines && index[d] == self[d];
+  }
+  w.length = index.at(dim);
+  w.bound = self.at(dim);
+  if (tile > 0 && dim + 1 < index.size()) {
+    w.tile = tile;
+    w.last = index.back();
+    w.grid.back() = ir::floordiv(w.last + (tile - 1), ir::Expr(tile));
+  }
+  return w;
+}
+
+std::vector<ir::Expr> IndexedWrite::line_extents(const ir::Expr& n) const {
+  if (tile == 0) return {n};
+  const ir::Expr first = ir::grid_expr(grid.size() - 1) * tile;  // the tile's first element
+  return {n, ir::min(ir::Expr(tile), last - first)};
+}
+
+std::vector<ir::Expr> IndexedWrite::at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const {
+  std::vector<ir::Expr> idx = grid_idx;
+  if (tile > 0) idx.back() = ir::grid_expr(grid.size() - 1) * tile + stage_idx.at(1);
+  idx.insert(idx.begin() + dim, stage_idx.at(0));
+  return idx;
+}
+
 std::vector<std::string> collect_params(const ir::Kernel& k) {
   std::set<std::string> syms;
   auto add = [&](const Expr& e) {

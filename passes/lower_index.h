@@ -52,6 +52,39 @@ IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx);
 // The element of self read for output element idx when the index holds `picked`.
 std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir::Expr>& idx, const ir::Expr& picked);
 
+// scatter, scatter_add and scatter_reduce write into a copy of self: for every element i of the
+// index, out[i with dim replaced by index[i]] = src[i] (or folds it in). Kernels compute them
+// (passes/lower.cpp, the Scatter group) when the shapes make every other coordinate provably
+// in bounds: the index no larger than src anywhere and than self outside `dim` (static or
+// equal sizes), every operand of rank >= 1. One grid point walks one line of the index along
+// `dim` in order (an ordered stage), so that repeated positions end as the interpreter's do:
+// the last write wins, and folds run in row-major order. scatter_reduce's "mean", which
+// divides each position by the values it received, stays a library call.
+bool indexed_write_kernelable(const ir::Node* n);
+struct IndexedWrite {
+  int64_t dim = 0;
+  // The index's sizes without `dim`: one line of the index per grid point; with a tile, the last
+  // one counts the tiles of the index's last dim instead.
+  std::vector<ir::Expr> grid;
+  ir::Expr length;  // the index's size along dim: the line's elements, in order
+  ir::Expr bound;   // self's size along dim
+  // The index spans self outside `dim` (equal sizes): the grid point copies self's whole line
+  // (tile) before writing into it, and one kernel does everything. Otherwise a first kernel
+  // copies self.
+  bool whole_lines = false;
+  // > 0: a grid point walks a tile of this many consecutive elements of the last dim at each
+  // position of its line (dim is not the last), so that a CPU thread reads and writes rows
+  // instead of columns. Each output element still receives its values in the line's order.
+  int64_t tile = 0;
+  ir::Expr last;  // the index's size along its last dim (tile > 0)
+  // The stage extents of a pass over `n` positions of the line: {n}, or {n, this tile's elements}.
+  std::vector<ir::Expr> line_extents(const ir::Expr& n) const;
+  // The element at grid index `grid_idx` and stage index `stage_idx` (line position[, tile element]).
+  std::vector<ir::Expr> at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const;
+};
+// `tile`: LowerOptions::scatter_tile (0: one element of the last dim per grid point).
+IndexedWrite indexed_write(const ir::Node* n, int64_t tile = 0);
+
 // Reductions whose partial results combine with the same op (not argmax/argmin): a full
 // reduction may be split into partials, and the outer-reduction tile schedule applies.
 bool split_supported(ir::ReductionOp op);

@@ -1,7 +1,9 @@
 // kiln/passes/schedule_launch.cpp — schedule_launch: how a GPU backend launches each kernel.
 //
-//   thread_per_point   kernels whose stages have no loop nest, and tiled outer reductions (one
-//                      thread per column walks its rows): 256 threads per block, grid-stride,
+//   thread_per_point   kernels whose stages have no loop nest, tiled outer reductions (one
+//                      thread per column walks its rows), and kernels with an ordered stage
+//                      (a scatter: each thread walks its line of the index in order, so that
+//                      repeated positions fold as on the CPU): 256 threads per block, grid-stride,
 //                      at most 16 blocks per multiprocessor. A pointwise kernel whose accesses
 //                      are contiguous along the last grid dimension gives each thread the
 //                      consecutive points that fill a 16-byte vector (vector=N; 4 for f32).
@@ -88,9 +90,12 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
   const ir::KLaunch before = k.schedule.launch;
   ir::KLaunch l;
   l.sms = t.sms;
-  bool stage_loops = false;
-  for (const ir::KStage& st : k.stages) stage_loops |= !st.extents.empty();
-  if (k.schedule.outer_reduction_tile > 0 || !stage_loops) {
+  bool stage_loops = false, ordered = false;
+  for (const ir::KStage& st : k.stages) {
+    stage_loops |= !st.extents.empty();
+    ordered |= st.ordered;
+  }
+  if (k.schedule.outer_reduction_tile > 0 || !stage_loops || ordered) {
     l.kind = ir::LaunchKind::ThreadPerPoint;
     l.threads = kPointThreads;
     if (k.schedule.outer_reduction_tile == 0) l.vector = vector_lanes(k);

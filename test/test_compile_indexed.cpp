@@ -1,16 +1,23 @@
-// kiln/test/test_compile_indexed.cpp — gather and index_select read inside generated kernels.
+// kiln/test/test_compile_indexed.cpp — gather and index_select read, and scatter writes, inside
+// generated kernels.
 //
 // A compiled gather, index_select, embedding or cross_entropy loads the index, checks it
 // against the indexed dimension (ir::CheckKind::InBounds) and loads the input at the checked
 // position (ir::value_expr), fused with what surrounds it: cross_entropy's per-row loss reads
 // the target's logit in the row kernel of the row's maximum and sum. Results equal eager mode;
 // an index out of bounds raises the eager op's error, with its value, dimension and size.
+//
+// A compiled scatter, scatter_add or scatter_reduce (and what decomposes into them: index_add,
+// index_put, embedding's backward) is a Scatter group: each grid point walks one line of the
+// index in order (an ordered stage), so repeated positions end as in eager mode — the last
+// write wins, folds run in order — and self, the index and src are computed inline.
 #include "kiln/kiln.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +63,92 @@ TEST(CompileIndexed, AnIndexOutOfBoundsRaisesTheEagerError) {
   EXPECT_EQ(error_of([&] { (void)g(x, bad); }), "[gather] index 5 is out of bounds for dimension 1 with size 5");
   // The compiled function keeps working after the error.
   EXPECT_EQ(g(x, tensor({4, 3, 2, 1}, kInt64)).sizes().vec(), (std::vector<int64_t>{4, 1}));
+}
+
+// The steps of `fn`'s plan on the cpu backend.
+ir::ExecPlan plan_of(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& in) {
+  TracedProgram p = trace(fn, in);
+  rt::DriverOptions o;
+  o.name = "indexed";
+  o.stop_before_compile = true;
+  return rt::compile_graph(p.graph, *rt::find_backend("cpu"), o).plan;
+}
+
+size_t ordered_stages(const ir::ExecPlan& plan) {
+  size_t n = 0;
+  for (const ir::PlanStep& st : plan.steps)
+    for (const ir::KStage& s : st.kernel.stages) n += s.ordered ? 1 : 0;
+  return n;
+}
+
+// Writes with repeated positions in every line: 7 positions over 4 slots.
+std::vector<Tensor> writes(const Tensor& self, const Tensor& idx, const Tensor& src) {
+  std::vector<Tensor> out = {self.scatter(1, idx, src), self.scatter_add(1, idx, src + src), self.t().scatter_add(0, idx.t(), src.t())};
+  for (const char* r : {"sum", "prod", "amax", "amin"})
+    for (bool include_self : {true, false}) out.push_back(scatter_reduce(self, 1, idx, src, r, include_self));
+  return out;
+}
+
+TEST(CompileIndexed, WritesEqualEagerAndRunInOrderedKernels) {
+  manual_seed(5);
+  const Tensor idx = tensor({0, 3, 3, 1, 0, 3, 2, 1, 1, 1, 0, 2, 2, 3, 3, 3, 0, 0, 0, 0, 1}, kInt64).reshape({3, 7});
+  for (ScalarType dt : {kFloat, kHalf, kInt32, kInt8, kBool}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const Tensor self = (randn({3, 4}) * 3).to(dt), src = (randn({3, 7}) * 3).to(dt);
+    auto f = compile([](const Tensor& a, const Tensor& b, const Tensor& c) { return writes(a, b, c); });
+    const std::vector<Tensor> want = writes(self, idx, src), got = f(self, idx, src);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(got[i].to(kDouble).to_vector<double>(), want[i].to(kDouble).to_vector<double>());
+    }
+  }
+  // Kernels alone; each write an ordered stage (two for a reset).
+  const Tensor self = randn({3, 4}), src = randn({3, 7});
+  const ir::ExecPlan plan = plan_of([](const std::vector<Tensor>& in) { return writes(in[0], in[1], in[2]); }, {self, idx, src});
+  for (const ir::PlanStep& st : plan.steps) EXPECT_EQ(st.kind, ir::StepKind::Kernel) << plan.str();
+  EXPECT_EQ(ordered_stages(plan), 11u + 4u) << plan.str();
+}
+
+TEST(CompileIndexed, AWriteComputesItsOperandsInline) {
+  // index_add into zeros (embedding's backward): the zeros, the spread index and the scaled
+  // source are computed by the one scatter kernel, which writes self's whole line first.
+  const Tensor pos = tensor({2, 0, 2, 4}, kInt64), g = randn({4, 3});
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{index_add(zeros({5, 3}), 0, in[0], in[1] * 3)}; };
+  const ir::ExecPlan plan = plan_of(fn, {pos, g});
+  ASSERT_EQ(plan.steps.size(), 1u) << plan.str();
+  EXPECT_EQ(plan.steps[0].kernel.stages.size(), 2u) << plan.str();
+  EXPECT_TRUE(plan.steps[0].kernel.stages[1].ordered);
+  auto f = compile([&](const Tensor& a, const Tensor& b) { return fn({a, b})[0]; });
+  test::expect_close(f(pos, g), fn({pos, g})[0].to(kDouble).to_vector<double>(), 1e-6, 1e-6);
+  std::vector<double> want(15, 0.0);
+  const std::vector<float> gv = g.to_vector<float>();
+  const int64_t rows[] = {2, 0, 2, 4};
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c) want[static_cast<size_t>(rows[r] * 3 + c)] += 3.0 * gv[static_cast<size_t>(r * 3 + c)];
+  test::expect_close(f(pos, g), want, 1e-6, 1e-6);
+
+  // An index narrower than self outside dim: a first kernel copies self.
+  const Tensor self = randn({4, 6}), idx = tensor({1, 1, 0, 5, 5, 5}, kInt64).reshape({2, 3}), src = randn({2, 3});
+  const ir::ExecPlan narrow = plan_of([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].scatter_add(1, in[1], in[2])};
+  }, {self, idx, src});
+  ASSERT_EQ(narrow.steps.size(), 2u) << narrow.str();
+  EXPECT_EQ(ordered_stages(narrow), 1u);
+  auto h = compile([](const Tensor& a, const Tensor& b, const Tensor& c) { return a.scatter_add(1, b, c); });
+  EXPECT_EQ(h(self, idx, src).to_vector<float>(), self.scatter_add(1, idx, src).to_vector<float>());
+}
+
+TEST(CompileIndexed, AWriteOutOfBoundsRaisesTheEagerError) {
+  const Tensor self = zeros({2, 4}), src = ones({2, 3});
+  auto f = compile([](const Tensor& a, const Tensor& b, const Tensor& c) { return a.scatter_add(1, b, c); });
+  for (const Tensor& idx : {tensor({0, 1, 4, 0, 0, 0}, kInt64).reshape({2, 3}), tensor({0, 1, 2, 3, -2, 0}, kInt64).reshape({2, 3})}) {
+    const std::string eager = error_of([&] { (void)self.scatter_add(1, idx, src); });
+    EXPECT_NE(eager.find("out of bounds for dimension 1 with size 4"), std::string::npos) << eager;
+    EXPECT_EQ(error_of([&] { (void)f(self, idx, src); }), eager);
+  }
+  const Tensor ok = tensor({3, 3, 3, 0, 1, 2}, kInt64).reshape({2, 3});
+  EXPECT_EQ(f(self, ok, src).to_vector<float>(), (std::vector<float>{0, 0, 0, 3, 1, 1, 1, 0}));
 }
 
 }  // namespace

@@ -185,6 +185,15 @@ TEST(KernelVerifyError, OperandCountAndTileShape) {
 }
 
 // The verifier on kernels built in C++ throws InternalError (a bug in a pass, not the user's).
+TEST(KernelVerifyError, OrderedStages) {
+  // An ordered stage runs in order in one thread: no vectorize fields, no block sharing its loop.
+  EXPECT_EQ(parse_error(std::string(kHead) + "  loop ordered [r0 < 4] vectorize(interleave=4) {\n  }\n}\n"),
+            "[parse] 1:1: kernel k: an ordered stage is a loop stage without vectorize fields");
+  EXPECT_EQ(parse_error("kernel k(in0: f32, out0: out f32) params(s0) grid[p0 < s0] launch(block_per_point, threads=64, work=4) {\n"
+                        "  loop ordered [r0 < 4] {\n  }\n}\n"),
+            "[parse] 1:1: kernel k: an ordered stage cannot share its loop among a block's threads (block_per_point)");
+}
+
 TEST(KernelVerify, BuiltKernelsThrowInternalErrors) {
   Kernel k = parse_kernel(in_loop("    %0 = load in0[r0] : f32\n    store out0[r0], %0"));
   EXPECT_NO_THROW(verify_kernel(k));

@@ -72,6 +72,9 @@ class CpuBackend final : public Backend {
   void lower(Compilation& c) const override {
     passes::LowerOptions lo;
     lo.split_by_columns = true;
+    // 64 elements (a few cache lines) of a scatter's row per grid point (bench/README.md: an
+    // embedding backward walked by columns read every row's line once per element).
+    lo.scatter_tile = 64;
     // A user's lowering first, then kiln's library kernels (runtime/cpu/extern_kernels.h): every
     // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
@@ -82,6 +85,7 @@ class CpuBackend final : public Backend {
       // millisecond) dominates, and the library copies it.
       if (n.op() == ir::OpKind::cat && n.inputs().size() <= kMaxConcatKernelInputs) return "";
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
+      if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
       return std::string(builtin_extern_name(n.op()));
     };
     passes::ScheduleTarget target;

@@ -261,6 +261,7 @@ class CudaBackend final : public Backend {
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
+      if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
       const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
       return lib ? fmt::format("host {}", lib.name) : std::string();
     };
