@@ -153,6 +153,20 @@ float fused_cross_entropy(const float* logits, const int64_t* target, int64_t ro
   return static_cast<float>(total / static_cast<double>(rows));
 }
 
+void fused_index_add_rows(const float* src, const int64_t* index, float* out, int64_t n, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 64;  // columns per task: a row's tile is a few cache lines
+  const int64_t tiles = (cols + kTile - 1) / kTile;
+  rt::parallel_for(tiles, 1, [&](int64_t t0, int64_t t1) {
+    const int64_t c0 = t0 * kTile, c1 = std::min(cols, t1 * kTile);
+    for (int64_t r = 0; r < rows; ++r) std::fill(out + r * cols + c0, out + r * cols + c1, 0.0f);
+    for (int64_t k = 0; k < n; ++k) {
+      float* dst = out + index[k] * cols;
+      const float* x = src + k * cols;
+      for (int64_t c = c0; c < c1; ++c) dst[c] += x[c];
+    }
+  });
+}
+
 void blas_matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
   rt::gemm<float>(rt::BlasLibrary::kNoTrans, rt::BlasLibrary::kNoTrans, m, n, k, a, k, b, n, c, n);
 }

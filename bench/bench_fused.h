@@ -29,6 +29,10 @@ void fused_col_sum(const float* x, float* out, int64_t rows, int64_t cols);
 // Mean cross entropy of logits [rows, cols] against int64 class indices.
 float fused_cross_entropy(const float* logits, const int64_t* target, int64_t rows, int64_t cols);
 
+// out = zeros [rows, cols]; out[index[k], :] += src[k, :] for k < n, in order (index_add along
+// dim 0: an embedding's backward). Threads split the columns, each walking every k.
+void fused_index_add_rows(const float* src, const int64_t* index, float* out, int64_t n, int64_t rows, int64_t cols);
+
 // c[M, N] = a[M, K] @ b[K, N] (row-major) with cblas_sgemm.
 void blas_matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k);
 // out[M, N] = relu(x[M, K] @ w[N, K]^T + bias[N]): one sgemm and one fused epilogue pass.

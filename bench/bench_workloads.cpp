@@ -220,6 +220,17 @@ std::vector<Workload> build() {
                                        *out = fused_cross_entropy(fp(in[0]), in[1].data_ptr<int64_t>(), N, C);
                                      });
                 }});
+  // index_add into zeros, as an embedding's backward sums its output gradient by token id: a
+  // Scatter kernel (eager: the scatter_add library call). The limit reads src and writes out.
+  const int64_t V = 8192, D = 512, T = 16384;
+  ws.push_back({"index_add/8192x512x16384", "index_add(zeros [8192,512], 0, ids, g [16384,512])",
+                4.0 * T * D + 8.0 * T + 4.0 * V * D, 0, Target::None, 1e-4, [V, D, T] {
+                  return instance<2>(
+                      [V, D](const Tensor& g, const Tensor& ids) { return index_add(zeros({V, D}), 0, ids, g); },
+                      {randn({T, D}), randint(0, V, {T}, kLong)}, {V, D}, [V, D, T](const Inputs& in, float* out) {
+                        fused_index_add_rows(fp(in[0]), in[1].data_ptr<int64_t>(), out, T, V, D);
+                      });
+                }});
   return ws;
 }
 

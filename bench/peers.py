@@ -40,6 +40,8 @@ WORKLOADS = [
     ("linear3d/2x64x128x384", "linear [2,64,128]x[384,128]", "linear", [(2, 64, 128), (384, 128), (384,)]),
     ("mlp/64x512x2048", "MLP fwd [64,512]->2048->512", "mlp", [(64, 512), (2048, 512), (2048,), (512, 2048), (512,)]),
     ("cross_entropy/4096x1000", "cross_entropy [4096,1000]", "cross_entropy", [(4096, 1000), "targets"]),
+    ("index_add/8192x512x16384", "index_add(zeros [8192,512], 0, ids, g [16384,512])", "index_add",
+     [(16384, 512), ("ids", 8192, 16384)]),
 ]
 PEERS = ["torch eager", "torch.compile", "jax.jit"]
 
@@ -87,6 +89,7 @@ def torch_fns(torch):
         "linear": lambda x, w, b: F.linear(x, w, b),
         "mlp": lambda x, w1, b1, w2, b2: F.linear(torch.relu(F.linear(x, w1, b1)), w2, b2),
         "cross_entropy": lambda x, t: F.cross_entropy(x, t),
+        "index_add": lambda g, i: torch.zeros(8192, g.shape[1]).index_add_(0, i, g),
     }
 
 
@@ -113,6 +116,7 @@ def jax_fns(jax, jnp):
         "linear": lambda x, w, b: x @ w.T + b,
         "mlp": lambda x, w1, b1, w2, b2: jax.nn.relu(x @ w1.T + b1) @ w2.T + b2,
         "cross_entropy": cross_entropy,
+        "index_add": lambda g, i: jnp.zeros((8192, g.shape[1]), g.dtype).at[i].add(g),
     }
 
 
@@ -133,6 +137,8 @@ def measure(out_path):
         for s in shapes:
             if s == "targets":
                 arrays.append(rng.integers(0, shapes[0][1], size=(shapes[0][0],)).astype(np.int64))
+            elif isinstance(s, tuple) and s[0] == "ids":  # ("ids", range, count)
+                arrays.append(rng.integers(0, s[1], size=(s[2],)).astype(np.int64))
             else:
                 arrays.append(rng.standard_normal(s, dtype=np.float32))
         tins = [torch.from_numpy(a) for a in arrays]
