@@ -279,6 +279,9 @@ void KernelGen::emit_inst(const ir::KInst& in) {
       break;
     }
     case ir::KOp::Check: vals_[in.id] = emit_check(in); break;
+    case ir::KOp::Random:
+      vals_[in.id] = emit_random(E_, in, vals_.at(in.operands.at(0)), vals_.at(in.operands.at(1)), vals_.at(in.operands.at(2)));
+      break;
   }
   dts_[in.id] = in.dtype;
 }

@@ -41,6 +41,10 @@ llvm::Value* emit_const(ScalarEmitter& e, ScalarType t, const Scalar& v);
 // operands are in compute type; the result is in compute type of inst.dtype.
 llvm::Value* emit_compute(ScalarEmitter& e, const ir::KInst& inst, const std::vector<ScalarType>& in,
                           const std::vector<llvm::Value*>& operands);
+// A Random instruction (codegen_cpu/llvm_random.cpp): element `index` (i64) of the Philox draw
+// (seed, offset), in compute type of inst.dtype, bit for bit frontend/ops_random.h's.
+llvm::Value* emit_random(ScalarEmitter& e, const ir::KInst& inst, llvm::Value* index, llvm::Value* seed,
+                         llvm::Value* offset);
 // Converts an i64 (index) value to compute type of t (for KOp::Index with a non-i64 dtype).
 llvm::Value* from_index(ScalarEmitter& e, ScalarType t, llvm::Value* i64);
 // Reductions (not argmax/argmin, which the kernel builder handles as (value, index) pairs

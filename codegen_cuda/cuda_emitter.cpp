@@ -162,6 +162,10 @@ struct Emitter {
                                compute_type(dt), v(in.id), v(in.operands.at(0)), render_expr(in.index), site));
         break;
       }
+      case ir::KOp::Random:
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
+                         random_value(in, v(in.operands[0]), v(in.operands[1]), v(in.operands[2]))));
+        break;
       case ir::KOp::Compute: {
         std::vector<std::string> names;
         for (int op : in.operands) names.push_back(v(op));
@@ -173,6 +177,23 @@ struct Emitter {
       }
     }
     dtype_of[in.id] = in.dtype;
+  }
+
+  // A Random instruction's value in compute type (the prelude's kiln_uniform_* / kiln_normal_value).
+  static std::string random_value(const ir::KInst& in, const std::string& index, const std::string& seed,
+                                  const std::string& offset) {
+    const double a = in.attrs.get<double>(0), b = in.attrs.get<double>(1);
+    const auto d = [](double x) { return literal(Scalar(x), ScalarType::Double); };
+    if (in.op == ir::OpKind::uniform) {
+      const char* fn = in.dtype == ScalarType::Double  ? "kiln_uniform_f64"
+                       : in.dtype == ScalarType::Half  ? "kiln_uniform_f16"
+                       : in.dtype == ScalarType::BFloat16 ? "kiln_uniform_bf16"
+                                                          : "kiln_uniform_f32";
+      return fmt::format("{}({}, {}, {}, {}, {}, {})", fn, index, seed, offset, d(a), d(b - a), d(b));
+    }
+    const std::string n = fmt::format("kiln_normal_value({}, {}, {}, {}, {})", index, seed, offset, d(a), d(b));
+    if (in.dtype == ScalarType::Double) return n;
+    return convert(fmt::format("__double2float_rn({})", n), ScalarType::Float, in.dtype);
   }
 
   std::string nest_comment(const ir::KStage& st) const {
@@ -336,6 +357,12 @@ struct Emitter {
         });
         break;
       case ir::KOp::Check: internal_fail("cuda: kernel {}: a vectorized kernel has a check", k.name);
+      case ir::KOp::Random:
+        each([&](int64_t l) {
+          return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
+                             random_value(in, lv(in.operands[0], l), lv(in.operands[1], l), lv(in.operands[2], l)));
+        });
+        break;
       case ir::KOp::Compute: {
         const bool is_where = in.op == ir::OpKind::where;
         const ScalarType dt = type_of(in.operands.at(is_where ? 1 : 0));

@@ -239,6 +239,53 @@ template <class T> KILN_D KilnArg<T> kiln_shfl(KilnArg<T> a, int o) {
   return a;
 }
 
+// Random draws (ir::KOp::Random): Philox4x32-10 and the element formulas of
+// frontend/ops_random.h, the cpu's stream bit for bit. The double steps are explicitly
+// rounded (__dmul_rn, __dadd_rn) so that NVRTC never contracts them into an FMA; only log and
+// cos (normal) are CUDA's, within 1-2 ulp of glibc's, which a rounding to f32 almost always hides.
+struct KilnWords { unsigned int w[4]; };
+KILN_D KilnWords kiln_philox(kiln_i64 index, kiln_i64 seed, kiln_i64 offset) {
+  unsigned int c0 = (unsigned int)index, c1 = (unsigned int)((kiln_u64)index >> 32);
+  unsigned int c2 = (unsigned int)offset, c3 = (unsigned int)((kiln_u64)offset >> 32);
+  unsigned int k0 = (unsigned int)seed, k1 = (unsigned int)((kiln_u64)seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+    const unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    const unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;
+  }
+  KilnWords out = {{c0, c1, c2, c3}};
+  return out;
+}
+KILN_D kiln_u64 kiln_bits53(unsigned int hi, unsigned int lo) { return (((kiln_u64)hi << 32) | lo) >> 11; }
+// uniform before rounding: low + span * u, u from 53 bits (f64) or 24 bits (other dtypes).
+KILN_D double kiln_uniform_value(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double low, double span, bool f64) {
+  const KilnWords w = kiln_philox(i, seed, off);
+  const double u = f64 ? __dmul_rn((double)kiln_bits53(w.w[0], w.w[1]), 1.0 / 9007199254740992.0)
+                       : (double)__fmul_rn((float)(w.w[0] >> 8), 1.0f / 16777216.0f);
+  return __dadd_rn(low, __dmul_rn(span, u));
+}
+// normal before rounding: mean + std * sqrt(-2 log u1) cos(2 pi u2).
+KILN_D double kiln_normal_value(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double mean, double std) {
+  const KilnWords w = kiln_philox(i, seed, off);
+  const double u1 = __dmul_rn((double)(kiln_bits53(w.w[0], w.w[1]) + 1), 1.0 / 9007199254740992.0);
+  const double u2 = __dmul_rn((double)kiln_bits53(w.w[2], w.w[3]), 1.0 / 9007199254740992.0);
+  const double n = __dmul_rn(__dsqrt_rn(__dmul_rn(-2.0, log(u1))), cos(__dmul_rn(6.283185307179586, u2)));
+  return __dadd_rn(mean, __dmul_rn(std, n));
+}
+// The next IEEE pattern below `bits` (a value rounded up to uniform's high goes one step down).
+template <class U> KILN_D U kiln_next_down(U bits, U sign) {
+  return (bits & (U)~sign) == 0 ? (U)(sign | 1) : (bits & sign) ? (U)(bits + 1) : (U)(bits - 1);
+}
+KILN_D double kiln_uniform_f64(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double low, double span, double high) {
+  const double r = kiln_uniform_value(i, seed, off, low, span, true);
+  return high > low && r >= high ? __longlong_as_double((long long)kiln_next_down((kiln_u64)__double_as_longlong(r), 1ULL << 63)) : r;
+}
+KILN_D float kiln_uniform_f32(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double low, double span, double high) {
+  const float r = __double2float_rn(kiln_uniform_value(i, seed, off, low, span, false));
+  return high > low && (double)r >= high ? __uint_as_float(kiln_next_down(__float_as_uint(r), 0x80000000u)) : r;
+}
+
 // Combines one value per thread; every thread gets the result. blockDim.x must be a multiple
 // of 32 (at most 1024). The order is fixed for a given blockDim, so results are deterministic.
 template <class T, class F> static __device__ T kiln_block_reduce(T v, F f, T identity) {
@@ -259,6 +306,21 @@ template <class T, class F> static __device__ T kiln_block_reduce(T v, F f, T id
 // ---- end of prelude -----------------------------------------------------------------------
 )";
 
+// uniform draws of f16 and bf16 (as float values), with the headers that define them.
+constexpr const char* kHalfRandom = R"(KILN_D float kiln_uniform_f16(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double low, double span, double high) {
+  __half r = __float2half_rn(__double2float_rn(kiln_uniform_value(i, seed, off, low, span, false)));
+  if (high > low && (double)__half2float(r) >= high) r = __ushort_as_half(kiln_next_down(__half_as_ushort(r), (unsigned short)0x8000));
+  return __half2float(r);
+}
+)";
+constexpr const char* kBFloat16Random = R"(KILN_D float kiln_uniform_bf16(kiln_i64 i, kiln_i64 seed, kiln_i64 off, double low, double span, double high) {
+  __nv_bfloat16 r = __float2bfloat16_rn(__double2float_rn(kiln_uniform_value(i, seed, off, low, span, false)));
+  if (high > low && (double)__bfloat162float(r) >= high)
+    r = __ushort_as_bfloat16(kiln_next_down(__bfloat16_as_ushort(r), (unsigned short)0x8000));
+  return __bfloat162float(r);
+}
+)";
+
 }  // namespace
 
 std::string prelude(bool half, bool bfloat16) {
@@ -266,6 +328,8 @@ std::string prelude(bool half, bool bfloat16) {
   if (half) s += "#include <cuda_fp16.h>\n";
   if (bfloat16) s += "#include <cuda_bf16.h>\n";
   s += kHelpers;
+  if (half) s += kHalfRandom;
+  if (bfloat16) s += kBFloat16Random;
   return s;
 }
 

@@ -79,6 +79,7 @@ std::string ExecPlan::str() const {
     out += "\n";
   }
   for (size_t i = 0; i < slots.size(); ++i) out += fmt::format("slot{}: {} bytes\n", i, slots[i].bytes.str());
+  if (random_draws > 0) out += fmt::format("random draws: {}\n", random_draws);
   for (const PlanStep& st : steps) out += st.describe() + "\n";
   std::string outs;
   for (size_t i = 0; i < outputs.size(); ++i) outs += fmt::format("{}b{}", i ? ", " : "", outputs[i].buffer);

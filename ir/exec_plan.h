@@ -67,12 +67,22 @@ struct PlanOutput {
   int buffer = -1;
 };
 
+// A plan's random draws (uniform/normal nodes, numbered in graph order, as an eager run takes
+// them) take their (seed, offset) per call from the default generator: the call reads the
+// generator's seed and reserves `random_draws` consecutive offsets, the first of which is the
+// parameter rng_base. Draw k is at offset rng_base + k: a kernel computing it reads the
+// parameters kRandomSeedParam and kRandomBaseParam; an extern or fallback step carries k in
+// its `offset` attribute, which the runtime adds to rng_base (runtime/program.cpp).
+inline constexpr const char* kRandomSeedParam = "rng_seed";
+inline constexpr const char* kRandomBaseParam = "rng_base";
+
 struct ExecPlan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
   std::vector<MemorySlot> slots;
   std::vector<PlanOutput> outputs;
   std::vector<std::string> params;  // symbols the plan reads at run time, bound from the inputs
+  int64_t random_draws = 0;          // uniform/normal nodes the plan computes (see above)
   // Text form: buffers, then each step (kernels printed in full).
   std::string str() const;
   std::vector<const Kernel*> kernels() const;

@@ -67,6 +67,11 @@ void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::s
       out += fmt::format("{}%{} = {} {}{} : {}\n", indent, in.id, op_name(in.op), operand_list(in.operands),
                          attr_list(in), ty);
       return;
+    case KOp::Random:
+      out += fmt::format("{}%{} = random {}({}, {}) {} : {}\n", indent, in.id, op_name(in.op),
+                         Scalar(in.attrs.get<double>(0)).str(), Scalar(in.attrs.get<double>(1)).str(),
+                         operand_list(in.operands), ty);
+      return;
     case KOp::Check:
       if (in.check == CheckKind::NonZero)
         out += fmt::format("{}%{} = check nonzero %{} for {} : {}\n", indent, in.id, in.operands.at(0), op_name(in.op), ty);
@@ -282,6 +287,14 @@ struct KernelChecker {
         break;
       case KOp::Index: check_expr(in.index, "index"); break;
       case KOp::Const: break;
+      case KOp::Random:
+        if (in.op != OpKind::uniform && in.op != OpKind::normal) bad(fmt::format("random {} is not uniform or normal", op_name(in.op)));
+        if (in.operands.size() != 3) bad("random takes three operands (index, seed, offset)");
+        if (!is_floating_point(in.dtype)) bad(fmt::format("random of dtype {}", dtype_short_name(in.dtype)));
+        if (in.attrs.size() != 2 || !std::holds_alternative<double>(in.attrs.values()[0]) ||
+            !std::holds_alternative<double>(in.attrs.values()[1]))
+          bad("random takes two float parameters");
+        break;
       case KOp::Check:
         if (in.operands.size() != 1) bad("check takes one operand");
         if (!is_integral(in.dtype, /*include_bool=*/true)) bad(fmt::format("check of a {} value", dtype_short_name(in.dtype)));

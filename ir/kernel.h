@@ -54,6 +54,9 @@ enum class KOp : uint8_t {
   Index,    // %r = index expr : i64 (or b8 when expr is a comparison, 0/1)
   Compute,  // %r = <elementwise prim> operands [attrs] : dtype (Unary, Binary, Ternary, Cast families)
   Check,    // %r = check ... (CheckKind): %operand0 passed on, or a safe value and a fault
+  Random,   // %r = random uniform(low, high) %index, %seed, %offset : dtype (or normal(mean, std)):
+            // element `index` of the Philox draw (seed, offset) of frontend/ops_random.h, exactly
+            // as the uniform/normal prims define it for `dtype`; the operands are i64
 };
 
 // What a Check instruction asserts about its operand x (an integer value). Where it holds,
@@ -74,8 +77,9 @@ struct KInst {
   ScalarType dtype = ScalarType::Float;  // result dtype (a store: the stored value's dtype)
   int arg = -1;                          // Load/Store: index into Kernel::args
   Expr index;                            // Load/Store/Index; Check (InBounds): the bound
-  OpKind op = OpKind::add;               // Compute; Check: the op whose error a fault raises
-  AttrList attrs;                        // Compute: the prim's attributes (div's rounding_mode, ...)
+  OpKind op = OpKind::add;               // Compute; Check: the op whose error a fault raises; Random: uniform/normal
+  AttrList attrs;                        // Compute: the prim's attributes (div's rounding_mode, ...);
+                                         // Random: two doubles, (low, high) or (mean, std)
   std::vector<int> operands;             // ids of earlier instructions or reduce results
   Scalar value;                          // Const; Check (InBounds): the dim named in the error
   CheckKind check = CheckKind::NonZero;  // Check

@@ -319,6 +319,8 @@ class KernelParser {
       in.index = text::parse_expr(lex_);
     } else if (op.text == "check") {
       parse_check(in);
+    } else if (op.text == "random") {
+      parse_random(in);
     } else {
       in.kind = KOp::Compute;
       auto kind = op_from_name(op.text);
@@ -339,6 +341,24 @@ class KernelParser {
     in.dtype = parse_dtype();
     types_.emplace(in.id, in.dtype);
     return in;
+  }
+
+  // ('uniform' | 'normal') '(' NUMBER ',' NUMBER ')' %index ',' %seed ',' %offset   (after 'random')
+  void parse_random(KInst& in) {
+    in.kind = KOp::Random;
+    Token op = lex_.expect(Tok::Ident, "uniform or normal after 'random'");
+    if (op.text != "uniform" && op.text != "normal") lex_.error(op, "expected uniform or normal, got '{}'", op.text);
+    in.op = op.text == "uniform" ? OpKind::uniform : OpKind::normal;
+    lex_.expect(Tok::LParen, "'(' and the draw's two parameters");
+    const double a = parse_scalar().to_double();
+    lex_.expect(Tok::Comma, "',' between the draw's two parameters");
+    const double b = parse_scalar().to_double();
+    lex_.expect(Tok::RParen, "')' after the draw's two parameters");
+    in.attrs = AttrList({a, b});
+    while (true) {
+      in.operands.push_back(parse_id("an operand %N (index, seed, offset)"));
+      if (!take(Tok::Comma)) break;
+    }
   }
 
   // 'nonzero' %x 'for' OP  |  %x '<' BOUND 'for' OP 'dim' INT   (after 'check')

@@ -3,7 +3,7 @@
 // Kernel::str() prints one kernel; a file holds any number of them, separated by one blank
 // line (print_kernels). The grammar, as Kernel::str writes it:
 //
-//   kernel k0(in0: f32, out0: out f32) params(s0) grid[p0 < s0] outer_reduction_tile(32) {
+//   kernel k0(in0: f32, out0: out f32) params(rng_base, rng_seed, s0) grid[p0 < s0] outer_reduction_tile(32) {
 //     %0 = reduce sum [r0 < 1024] {                 # stage vars r0.., grid vars p0..
 //       %1 = load in0[1024*p0 + r0] : f32
 //       yield %1
@@ -13,6 +13,10 @@
 //       %3 = index p0 < 7 : bool
 //       %4 = div %0, %2 {rounding_mode="floor"} : f32   # elementwise prim, attrs by name
 //       store out0[p0], %4                          # stores the operand's dtype
+//       %5 = index p0 : i64
+//       %6 = index rng_seed : i64
+//       %7 = index rng_base + 2 : i64
+//       %8 = random uniform(0, 1) %5, %6, %7 : f32  # element p0 of the call's third draw
 //     }
 //   }
 //

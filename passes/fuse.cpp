@@ -90,7 +90,8 @@ class GroupWalk {
         return;
       case OpFamily::Cast: return eval(n->input(0), idx);
       case OpFamily::View: return eval(n->input(0), view_source_index(n, idx));
-      case OpFamily::Factory: return;
+      case OpFamily::Factory:
+      case OpFamily::Random: return;
       case OpFamily::Shape:
         for (const PieceIndex& p : shape_source_pieces(n, idx))
           if (p.input >= 0) eval(n->input(static_cast<size_t>(p.input)), p.index);
@@ -112,7 +113,6 @@ class GroupWalk {
         return;
       }
       case OpFamily::Scan:
-      case OpFamily::Random:
       case OpFamily::Matmul:
       case OpFamily::Conv:
       case OpFamily::Sort:

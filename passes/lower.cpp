@@ -292,8 +292,13 @@ class KernelBuilder {
 class Lowerer {
  public:
   Lowerer(const ir::Graph& g, const ir::Fusion& f, const LowerOptions& o) : g_(g), fusion_(f), opts_(o) {
-    for (const Node* n : g.nodes()) node_index_.emplace(n, static_cast<int>(node_index_.size()));
+    for (const Node* n : g.nodes()) {
+      node_index_.emplace(n, static_cast<int>(node_index_.size()));
+      if (n->info().family == OpFamily::Random) draw_.emplace(n, plan_.random_draws++);
+    }
   }
+  // The position of random node n among the graph's draws (ir/exec_plan.h).
+  int64_t draw(const Node* n) const { return draw_.at(n); }
   ExecPlan run();
   int node_index(const Node* n) const { return node_index_.at(n); }
 
@@ -318,6 +323,7 @@ class Lowerer {
   const ir::Graph& g_;
   const ir::Fusion& fusion_;
   std::unordered_map<const Node*, int> node_index_;  // position in g_.nodes()
+  std::unordered_map<const Node*, int64_t> draw_;     // random nodes: their draw number
   LowerOptions opts_;
   ExecPlan plan_;
   std::unordered_map<const Value*, int> buf_;
@@ -472,8 +478,20 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
       const int picked = check_in_bounds(eval(n->input(1), r.index_at), n->input(1)->type().dtype, n->op(), r.bound, r.dim);
       return eval(n->input(0), indexed_source(r, idx, ir::value_expr(picked)));
     }
+    case OpFamily::Random: {
+      // Element idx (row-major) of this call's draw number l_.draw(n) (ir/exec_plan.h).
+      KInst in;
+      in.kind = KOp::Random;
+      in.op = n->op();
+      in.dtype = dt;
+      const bool uniform = n->op() == OpKind::uniform;
+      in.attrs = ir::AttrList({n->attr<double>(uniform ? "low" : "mean"), n->attr<double>(uniform ? "high" : "std")});
+      in.operands = {index_value(ScalarType::Int64, linear_index(idx, contiguous_strides(v->type().sizes))),
+                     index_value(ScalarType::Int64, Expr::symbol(ir::kRandomSeedParam)),
+                     index_value(ScalarType::Int64, Expr::symbol(ir::kRandomBaseParam) + l_.draw(n))};
+      return emit(std::move(in));
+    }
     case OpFamily::Scan:
-    case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:
     case OpFamily::Sort:
@@ -758,6 +776,8 @@ void Lowerer::add_call(const ir::FusionGroup& grp) {
   st.op = n->op();
   st.nodes = grp.nodes;
   st.attrs = n->attrs();
+  if (n->info().family == OpFamily::Random)  // its offset: this call's rng_base + its draw number
+    st.attrs.values()[static_cast<size_t>(n->info().schema.attr_index("offset"))] = draw(n);
   for (size_t i = 0; i < n->inputs().size(); ++i) {
     const Value* in = n->input(i);
     const bool as_view = i < grp.operand_views.size() && grp.operand_views[i];

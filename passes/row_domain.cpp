@@ -19,11 +19,11 @@ bool is_inlinable(const ir::Node* n) {
     case OpFamily::View:
     case OpFamily::Factory:
     case OpFamily::Shape:
+    case OpFamily::Random:  // a Philox draw at the element's flat index (ir::KOp::Random)
       return true;
     case OpFamily::Index: return indexed_read_inlinable(n);
     case OpFamily::Reduction:
     case OpFamily::Scan:
-    case OpFamily::Random:
     case OpFamily::Matmul:
     case OpFamily::Conv:
     case OpFamily::Sort:

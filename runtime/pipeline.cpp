@@ -147,6 +147,12 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo, const passes::Sch
 std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_view backend) {
   std::vector<ParamSource> params;
   for (const std::string& p : c.plan.params) {
+    if (p == ir::kRandomSeedParam || p == ir::kRandomBaseParam) {
+      ParamSource src;
+      src.random = p == ir::kRandomSeedParam ? ParamSource::Random::Seed : ParamSource::Random::Base;
+      params.push_back(src);
+      continue;
+    }
     auto it = c.opts.params.find(p);
     if (it == c.opts.params.end()) internal_fail("{} backend: plan parameter {} has no source", backend, p);
     params.push_back(it->second);

@@ -174,6 +174,9 @@ struct RunScratch {
 struct Program::Call {
   const std::vector<Tensor>& inputs;
   RunScratch& scratch;
+  // The default generator's seed and the first of the plan's random_draws offsets this call
+  // reserved (ir/exec_plan.h).
+  int64_t rng_seed = 0, rng_base = 0;
   const std::vector<std::vector<int64_t>>* sizes = nullptr;  // per buffer
   const std::vector<int64_t>* slot_bytes = nullptr;          // per memory slot
   const std::vector<int64_t>& pv() const { return scratch.pv; }
@@ -187,6 +190,10 @@ void Program::size_buffers(Call& c) const {
   c.slot_bytes = &slot_bytes_;
   if (static_) return;
   for (const ParamSource& src : param_sources_) {
+    if (src.random != ParamSource::Random::None) {
+      pv.push_back(src.random == ParamSource::Random::Seed ? c.rng_seed : c.rng_base);
+      continue;
+    }
     const TensorImpl& t = *c.inputs.at(static_cast<size_t>(src.input)).impl();
     pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
   }
@@ -292,9 +299,8 @@ void Program::run_kernel(Call& c, size_t si) const {
 }
 
 // The attributes an extern or fallback step is called with: symbolic ones take this call's
-// values, and a random op draws fresh values on every call, from the default generator,
-// exactly as the eager op would at this point of the program (a traced (seed, offset) would
-// replay the trace's draw forever).
+// values, and a random op draws fresh values on every call, at the offset this call reserved
+// for it (a traced (seed, offset) would replay the trace's draw forever).
 ir::AttrList Program::call_attrs(const Call& c, size_t si) const {
   const ir::PlanStep& st = plan_.steps[si];
   ir::AttrList attrs = st.attrs;
@@ -306,11 +312,11 @@ ir::AttrList Program::call_attrs(const Call& c, size_t si) const {
     else
       std::get<std::vector<ir::Expr>>(v)[static_cast<size_t>(sa.element)] = val;
   }
-  if (ir::op_info(st.op).family == ir::OpFamily::Random) {
+  if (ir::op_info(st.op).family == ir::OpFamily::Random) {  // draw k of the plan: its offset attribute is k
     const ir::OpSchema& schema = ir::op_info(st.op).schema;
-    Generator& g = default_generator();
-    attrs.values()[static_cast<size_t>(schema.attr_index("seed"))] = static_cast<int64_t>(g.seed());
-    attrs.values()[static_cast<size_t>(schema.attr_index("offset"))] = static_cast<int64_t>(g.next_offset());
+    ir::AttrValue& offset = attrs.values()[static_cast<size_t>(schema.attr_index("offset"))];
+    attrs.values()[static_cast<size_t>(schema.attr_index("seed"))] = c.rng_seed;
+    offset = c.rng_base + std::get<int64_t>(offset);
   }
   return attrs;
 }
@@ -360,6 +366,12 @@ void Program::mark_shared_storages(Call& c) const {
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const ScratchLease<RunScratch> lease;
   Call c{inputs, *lease};
+  if (plan_.random_draws > 0) {  // this call's draws, in graph order, as the eager ops would take them
+    Generator& g = default_generator();
+    c.rng_seed = static_cast<int64_t>(g.seed());
+    c.rng_base = static_cast<int64_t>(g.next_offset());
+    for (int64_t k = 1; k < plan_.random_draws; ++k) (void)g.next_offset();
+  }
   size_buffers(c);
   c.scratch.bufs.resize(plan_.buffers.size());
   c.scratch.slots.resize(plan_.slots.size());

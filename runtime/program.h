@@ -25,11 +25,13 @@
 
 namespace kiln::rt {
 
-// Where a plan parameter's value comes from: input `input`'s size or stride at `dim`.
+// Where a plan parameter's value comes from: input `input`'s size or stride at `dim`, or
+// (random != None) the call's random draws (ir::kRandomSeedParam, ir::kRandomBaseParam).
 struct ParamSource {
   int input = 0;
   int dim = 0;
   bool stride = false;
+  enum class Random : uint8_t { None, Seed, Base } random = Random::None;
 };
 
 // How a device backend runs a Program's steps (runtime/cuda/backend_cuda.cpp).

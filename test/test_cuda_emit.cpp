@@ -295,6 +295,65 @@ TEST(CudaEmit, HalfAndBFloat16) {
   EXPECT_TRUE(compile_ptx(k, src));
 }
 
+// Random draws (ir::KOp::Random) in every floating dtype: the prelude's Philox and element
+// formulas, uniform with its step below high, normal rounded through float; and a vectorized
+// dropout whose draw is printed once per lane.
+TEST(CudaEmit, RandomDrawsInEveryDtype) {
+  const ir::Kernel k = ir::parse_kernel(R"(kernel k_random(out0: out f32, out1: out f64, out2: out f16, out3: out bf16, out4: out f32, out5: out f64, out6: out f16) params(rng_base, rng_seed, s0) grid[p0 < s0] {
+  loop [] {
+    %0 = index p0 : i64
+    %1 = index rng_seed : i64
+    %2 = index rng_base + 1 : i64
+    %3 = random uniform(0.0, 1.0) %0, %1, %2 : f32
+    store out0[p0], %3
+    %4 = random uniform(-2.0, 3.0) %0, %1, %2 : f64
+    store out1[p0], %4
+    %5 = random uniform(1.0, 1.0009) %0, %1, %2 : f16
+    store out2[p0], %5
+    %6 = random uniform(0.0, 1.0) %0, %1, %2 : bf16
+    store out3[p0], %6
+    %7 = random normal(0.0, 1.0) %0, %1, %2 : f32
+    store out4[p0], %7
+    %8 = random normal(1.5, 0.5) %0, %1, %2 : f64
+    store out5[p0], %8
+    %9 = random normal(0.0, 1.0) %0, %1, %2 : f16
+    store out6[p0], %9
+  }
+}
+)");
+  const std::string src = emit_scheduled(k);
+  EXPECT_HAS(src, "KILN_D KilnWords kiln_philox(");
+  EXPECT_HAS(src, "const float v3 = kiln_uniform_f32(v0, v1, v2, 0.0, 1.0, 1.0);");
+  EXPECT_HAS(src, "const double v4 = kiln_uniform_f64(v0, v1, v2, (-2.0), 5.0, 3.0);");
+  EXPECT_HAS(src, "const float v5 = kiln_uniform_f16(v0, v1, v2, 1.0,");
+  EXPECT_HAS(src, "const float v6 = kiln_uniform_bf16(");
+  EXPECT_HAS(src, "const float v7 = __double2float_rn(kiln_normal_value(v0, v1, v2, 0.0, 1.0));");
+  EXPECT_HAS(src, "const double v8 = kiln_normal_value(v0, v1, v2, 1.5, 0.5);");
+  EXPECT_HAS(src, "const float v9 = __half2float(__float2half_rn((float)(__double2float_rn(kiln_normal_value(");
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
+
+  const ir::Kernel d = ir::parse_kernel(R"(kernel k_dropout(in0: f32, out0: out f32) params(rng_base, rng_seed) grid[p0 < 64, p1 < 128] {
+  loop [] {
+    %0 = load in0[128*p0 + p1] : f32
+    %1 = index 128*p0 + p1 : i64
+    %2 = index rng_seed : i64
+    %3 = index rng_base : i64
+    %4 = random uniform(0.0, 1.0) %1, %2, %3 : f32
+    %5 = const 0.7 : f32
+    %6 = lt %4, %5 : bool
+    %7 = const 0.0 : f32
+    %8 = where %6, %0, %7 : f32
+    store out0[128*p0 + p1], %8
+  }
+}
+)");
+  EXPECT_EQ(d.schedule.launch.vector, 1);
+  const std::string dsrc = emit_scheduled(d);
+  EXPECT_HAS(dsrc, "const float v4_3 = kiln_uniform_f32(v1_3, v2_3, v3_3, 0.0, 1.0, 1.0);");
+  EXPECT_TRUE(compile_ptx(d, dsrc));
+}
+
 // Integer ops: floor division and remainder with Python semantics, shifts, pow, min/max,
 // floor division in the index math, and a bool output.
 TEST(CudaEmit, IntegerOpsAndFloorDivision) {

@@ -467,7 +467,8 @@ INSTANTIATE_TEST_SUITE_P(Library, FusionSymbolic, ::testing::ValuesIn(library_ca
 // ---------------------------------------------------------------------------------------------
 // Pieces the sweep cannot show on its own.
 
-// A random library call with a symbolic size: the program evaluates the size per call.
+// A random draw with a symbolic size, computed inline (ir::KOp::Random) at each element of the
+// kernel that reads it, both outputs from the same draw: the program evaluates the size per call.
 TEST(FusionSymbolicLibrary, RandomOpTakesItsSymbolicSizePerCall) {
   SymCase c{"uniform_symbolic", R"(
 graph(%x : f32[s0, 4]) {
@@ -476,7 +477,9 @@ graph(%x : f32[s0, 4]) {
   return (%y, %u)
 })", {"s0"}, {}};
   Compiled k = compile_case(c);
-  EXPECT_NE(k.plan_text.find("extern uniform [random]"), std::string::npos) << k.plan_text;
+  EXPECT_NE(k.plan_text.find("random uniform(0.0, 1.0)"), std::string::npos) << k.plan_text;
+  EXPECT_NE(k.plan_text.find("random draws: 1"), std::string::npos) << k.plan_text;
+  EXPECT_EQ(k.plan_text.find("extern"), std::string::npos) << k.plan_text;
   for (int64_t n : {0, 1, 5, 1000}) {
     Tensor x = randn({n, 4});
     std::vector<Tensor> out = k.program->run({x});

@@ -185,6 +185,15 @@ TEST(KernelVerifyError, OperandCountAndTileShape) {
 }
 
 // The verifier on kernels built in C++ throws InternalError (a bug in a pass, not the user's).
+TEST(KernelVerifyError, RandomDraws) {
+  EXPECT_EQ(parse_error(in_loop("    %0 = random gamma(0.0, 1.0) %0 : f32")),
+            "[parse] 3:17: expected uniform or normal, got 'gamma'");
+  EXPECT_EQ(parse_error(in_loop("    %0 = index r0 : i64\n    %1 = random uniform(0.0, 1.0) %0, %0 : f32")),
+            "[parse] 1:1: kernel k: random takes three operands (index, seed, offset)");
+  EXPECT_EQ(parse_error(in_loop("    %0 = index r0 : i64\n    %1 = random normal(0.0, 1.0) %0, %0, %0 : i32")),
+            "[parse] 1:1: kernel k: random of dtype i32");
+}
+
 TEST(KernelVerifyError, OrderedStages) {
   // An ordered stage runs in order in one thread: no vectorize fields, no block sharing its loop.
   EXPECT_EQ(parse_error(std::string(kHead) + "  loop ordered [r0 < 4] vectorize(interleave=4) {\n  }\n}\n"),

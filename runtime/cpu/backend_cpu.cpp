@@ -86,6 +86,7 @@ class CpuBackend final : public Backend {
       if (n.op() == ir::OpKind::cat && n.inputs().size() <= kMaxConcatKernelInputs) return "";
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
+      if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
       return std::string(builtin_extern_name(n.op()));
     };
     passes::ScheduleTarget target;

@@ -262,6 +262,7 @@ class CudaBackend final : public Backend {
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
+      if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
       const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
       return lib ? fmt::format("host {}", lib.name) : std::string();
     };

@@ -9,7 +9,7 @@
 // left to its decomposition when:
 //  - its first call's result aliases an input (a view-like op must keep returning views; the
 //    first call runs the decomposition and looks);
-//  - it draws random numbers, is a custom op or has no tensor input;
+//  - it draws random numbers (dropout too), is a custom op or has no tensor input;
 //  - its trace meets a data-dependent op or its compilation fails (the decomposition then
 //    raises the user's error, or runs);
 //  - it is called from a composite's own eager fallback (no recursion).
@@ -125,7 +125,11 @@ bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
 Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   if (t_in_fallback > 0) return Ran::Neither;
   const ir::OpInfo& info = ir::op_info(call.op);
-  if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Custom) return Ran::Neither;
+  // An op that draws (a random prim, or dropout with its (seed, offset) attributes) keeps its
+  // own draw: a compiled program would reserve the generator's next offsets per call instead
+  // (ir/exec_plan.h), so a replay after manual_seed would differ from the first run.
+  if (info.has(ir::traits::Random) || info.family == ir::OpFamily::Dropout || info.family == ir::OpFamily::Custom)
+    return Ran::Neither;
   if (call.inputs.empty() || !keyable(call.inputs)) return Ran::Neither;
   for (const Tensor& t : call.inputs)
     if (t.device() != call.inputs[0].device() || t.is_traced()) return Ran::Neither;
