@@ -14,7 +14,7 @@ int FusionGroup::kernels() const {
     case GroupKind::Pointwise:
     case GroupKind::Row: return 1;
     case GroupKind::SplitReduction: return 2;
-    case GroupKind::Scatter: return copies_self ? 2 : 1;
+    case GroupKind::Scatter: return copies_self ? (divides ? 3 : 2) : 1;
     case GroupKind::Concat:
       return static_cast<int>(std::max<size_t>(1, (node->inputs().size() + kConcatInputsPerKernel - 1) / kConcatInputsPerKernel));
     case GroupKind::Extern:
@@ -33,7 +33,9 @@ std::vector<std::string> Fusion::labels() const {
       case GroupKind::SplitReduction:
       case GroupKind::Scatter: {
         const int n = g.kernels();
-        out.push_back(n == 1 ? fmt::format("k{}", kernel) : fmt::format("k{}, k{}", kernel, kernel + 1));
+        std::string label = fmt::format("k{}", kernel);
+        for (int i = 1; i < n; ++i) label += fmt::format(", k{}", kernel + i);
+        out.push_back(label);
         kernel += n;
         break;
       }

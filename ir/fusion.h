@@ -53,6 +53,7 @@ struct FusionGroup {
   std::vector<const Node*> reductions;
   const Node* node = nullptr;  // Extern, Fallback, Concat, Scatter
   bool copies_self = false;    // Scatter: a first kernel copies self into the root's buffer
+  bool divides = false;        // Scatter (scatter_reduce "mean"): with copies_self, a last kernel divides by the counts
   // Extern, Fallback: which implementation runs ("blas", "custom op", "lowering NAME",
   // "interpreter").
   std::string lowering;
@@ -60,8 +61,8 @@ struct FusionGroup {
   std::vector<bool> operand_views;
   std::vector<int> nodes;  // positions in Graph::nodes() the group computes (sorted)
 
-  // Generated kernels: 1, 2 for a split reduction or a scatter that copies self first, one per
-  // run of a Concat, 0 for a call.
+  // Generated kernels: 1, 2 for a split reduction or a scatter that copies self first (3 when
+  // it then divides), one per run of a Concat, 0 for a call.
   int kernels() const;
 };
 

@@ -210,6 +210,8 @@ FusionGroup Fuser::scatter_group(const Value* v, const Node* n) {
   grp.root = v;
   grp.node = n;
   grp.copies_self = !indexed_write(n).whole_lines;
+  grp.divides = grp.copies_self && n->op() == OpKind::scatter_reduce && n->attr<std::string>("reduce") == "mean" &&
+                v->type().dtype != ScalarType::Bool;
   std::set<int> nodes = {index_.at(n)};
   auto walk_at_each = [&](const std::vector<const Value*>& values, const std::vector<Expr>& sizes) {
     std::vector<Expr> idx;

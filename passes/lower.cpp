@@ -76,12 +76,15 @@ bool integer_division(const Node* n) {
 // and min). `reset`: positions restart from the fold's identity (include_self false).
 struct ScatterFold {
   std::optional<OpKind> op;
-  std::string reduce;  // sum, prod, amax, amin
+  std::string reduce;  // sum, prod, amax, amin, mean
   bool reset = false;
+  // mean: the fold is a sum; each position counts the values it received (self included
+  // when it is), and a last pass divides it by that count (none: the position keeps self).
+  bool mean = false;
   Scalar identity(ScalarType dt) const {
     const bool high = reduce == "prod" || reduce == "amin";  // starts from 1 / the greatest value
     if (dt == ScalarType::Bool) return Scalar(high);
-    if (reduce == "sum" || reduce == "prod") return Scalar(int64_t{high ? 1 : 0});
+    if (reduce == "sum" || reduce == "mean" || reduce == "prod") return Scalar(int64_t{high ? 1 : 0});
     if (is_floating_point(dt)) return Scalar((high ? 1.0 : -1.0) * std::numeric_limits<double>::infinity());
     const int bits = static_cast<int>(element_size(dt)) * 8;
     if (dt == ScalarType::UInt8) return Scalar(int64_t{high ? 255 : 0});
@@ -95,7 +98,8 @@ ScatterFold scatter_fold(const Node* n) {
   f.reduce = n->op() == OpKind::scatter_add ? "sum" : n->attr<std::string>("reduce");
   f.reset = n->op() == OpKind::scatter_reduce && !n->attr<bool>("include_self");
   const bool is_bool = n->output()->type().dtype == ScalarType::Bool;
-  if (f.reduce == "sum") f.op = is_bool ? OpKind::logical_or : OpKind::add;
+  f.mean = f.reduce == "mean";
+  if (f.reduce == "sum" || f.mean) f.op = is_bool ? OpKind::logical_or : OpKind::add;
   else if (f.reduce == "prod") f.op = is_bool ? OpKind::logical_and : OpKind::mul;
   else if (f.reduce == "amax") f.op = is_bool ? OpKind::logical_or : OpKind::maximum;
   else if (f.reduce == "amin") f.op = is_bool ? OpKind::logical_and : OpKind::minimum;
@@ -717,6 +721,41 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
   const IndexedWrite w = indexed_write(n, opts_.scatter_tile);
   const ScalarType dt = v->type().dtype;
   const std::vector<Expr> out_strides = plan_.buffers[out_buffer].strides;
+  const ScatterFold fold = scatter_fold(n);
+  // mean: the count of values each position received, beside the output (a bool's mean is its
+  // sum, as scatter_fold.h's mean_of has it).
+  int count = -1;
+  if (fold.mean && dt != ScalarType::Bool) {
+    PlanBuffer cb;
+    cb.role = BufferRole::Temp;
+    cb.type = ir::TensorType(ScalarType::Int64, v->type().sizes);
+    cb.strides = contiguous_strides(cb.type.sizes);
+    plan_.buffers.push_back(std::move(cb));
+    count = static_cast<int>(plan_.buffers.size() - 1);
+  }
+  // Element idx of self (and its count's start) into the output.
+  auto copy_self = [&](KernelBuilder& kb, const std::vector<Expr>& idx) {
+    kb.store(out_buffer, linear_index(idx, out_strides), kb.eval(n->input(0), idx), dt);
+    if (count >= 0)
+      kb.store(count, linear_index(idx, plan_.buffers[count].strides),
+               kb.constant(ScalarType::Int64, Scalar(int64_t{fold.reset ? 0 : 1})), ScalarType::Int64);
+  };
+  // Element idx of the output divided by its count (mean_of in scatter_fold.h: floor division
+  // of the int64 sum for integers, the division in f32 for f16/bf16).
+  // (A kernel that also writes the counts reads them through the same argument: two arguments
+  // of one buffer would break the backends' no-alias promise.)
+  auto divide = [&](KernelBuilder& kb, const std::vector<Expr>& idx, bool writes_counts) {
+    const Expr at = linear_index(idx, out_strides);
+    const int sum = kb.load(kb.arg_for(out_buffer, true), at, dt);
+    const int c = kb.load(kb.arg_for(count, writes_counts), linear_index(idx, plan_.buffers[count].strides), ScalarType::Int64);
+    const int one = kb.constant(ScalarType::Int64, Scalar(int64_t{1}));
+    const int d = kb.compute(OpKind::maximum, ScalarType::Int64, {c, one});  // no value: the position keeps self
+    const ScalarType in = is_floating_point(dt) ? (dt == ScalarType::Double ? dt : ScalarType::Float) : ScalarType::Int64;
+    const int num = kb.convert(sum, in), den = kb.convert(d, in);
+    const ir::AttrValue mode = is_floating_point(dt) ? ir::AttrValue(std::monostate{}) : ir::AttrValue(std::string("floor"));
+    const int q = kb.compute(OpKind::div, in, {num, den}, ir::AttrList({mode}));
+    kb.store(out_buffer, at, kb.convert(q, dt), dt);
+  };
   if (grp.copies_self) {
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.covered.insert(n);
@@ -725,7 +764,7 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     std::vector<Expr> idx;
     for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
     kb.open_stage(ir::StageKind::Loop, {});
-    kb.store(out_buffer, linear_index(idx, out_strides), kb.eval(n->input(0), idx), dt);
+    copy_self(kb, idx);
     kb.close_stage();
     add_kernel(kb, grp);
   }
@@ -743,28 +782,51 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     return w.at(grid_idx, stage_idx);
   };
   if (!grp.copies_self) {  // the grid point's line of self
-    const std::vector<Expr> at = open(w.bound, false);
-    kb.store(out_buffer, linear_index(at, out_strides), kb.eval(n->input(0), at), dt);
+    copy_self(kb, open(w.bound, false));
     kb.close_stage();
   }
-  const ScatterFold fold = scatter_fold(n);
   // One ordered pass over the line; `body` gets the index element and the checked position.
   auto pass = [&](const auto& body) {
     const std::vector<Expr> at = open(w.length, true);
     const int picked = kb.check_in_bounds(kb.eval(n->input(1), at), n->input(1)->type().dtype, n->op(), w.bound, w.dim);
     std::vector<Expr> dst = at;
     dst.at(static_cast<size_t>(w.dim)) = ir::value_expr(picked);
-    body(at, linear_index(dst, out_strides));
+    body(at, dst);
     kb.close_stage();
   };
   if (fold.reset)
-    pass([&](const std::vector<Expr>&, const Expr& dst) { kb.store(out_buffer, dst, kb.constant(dt, fold.identity(dt)), dt); });
-  pass([&](const std::vector<Expr>& at, const Expr& dst) {
+    pass([&](const std::vector<Expr>&, const std::vector<Expr>& dst) {
+      kb.store(out_buffer, linear_index(dst, out_strides), kb.constant(dt, fold.identity(dt)), dt);
+    });
+  pass([&](const std::vector<Expr>& at, const std::vector<Expr>& dst) {
+    const Expr pos = linear_index(dst, out_strides);
     int x = kb.eval(n->input(2), at);
-    if (fold.op) x = kb.compute(*fold.op, dt, {kb.load(kb.arg_for(out_buffer, true), dst, dt), x});
-    kb.store(out_buffer, dst, x, dt);
+    if (fold.op) x = kb.compute(*fold.op, dt, {kb.load(kb.arg_for(out_buffer, true), pos, dt), x});
+    kb.store(out_buffer, pos, x, dt);
+    if (count >= 0) {
+      const Expr cpos = linear_index(dst, plan_.buffers[count].strides);
+      const int c = kb.load(kb.arg_for(count, true), cpos, ScalarType::Int64);
+      kb.store(count, cpos, kb.compute(OpKind::add, ScalarType::Int64, {c, kb.constant(ScalarType::Int64, Scalar(int64_t{1}))}),
+               ScalarType::Int64);
+    }
   });
+  if (count >= 0 && !grp.copies_self) {  // the grid point's line, divided
+    divide(kb, open(w.bound, false), true);
+    kb.close_stage();
+  }
   add_kernel(kb, grp);
+  if (count >= 0 && grp.copies_self) {  // the whole output, divided
+    KernelBuilder kd(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    kd.covered.insert(n);
+    const std::vector<Expr>& sizes = v->type().sizes;
+    kd.kernel().grid = sizes;
+    std::vector<Expr> idx;
+    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
+    kd.open_stage(ir::StageKind::Loop, {});
+    divide(kd, idx, false);
+    kd.close_stage();
+    add_kernel(kd, grp);
+  }
 }
 
 // An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.

@@ -308,7 +308,6 @@ std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir:
 bool indexed_write_kernelable(const ir::Node* n) {
   const ir::OpKind op = n->op();
   if (op != ir::OpKind::scatter && op != ir::OpKind::scatter_add && op != ir::OpKind::scatter_reduce) return false;
-  if (op == ir::OpKind::scatter_reduce && n->attr<std::string>("reduce") == "mean") return false;
   const ir::TensorType& self = n->input(0)->type();
   const ir::TensorType& index = n->input(1)->type();
   const ir::TensorType& src = n->input(2)->type();

@@ -58,8 +58,8 @@ std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir:
 // in bounds: the index no larger than src anywhere and than self outside `dim` (static or
 // equal sizes), every operand of rank >= 1. One grid point walks one line of the index along
 // `dim` in order (an ordered stage), so that repeated positions end as the interpreter's do:
-// the last write wins, and folds run in row-major order. scatter_reduce's "mean", which
-// divides each position by the values it received, stays a library call.
+// the last write wins, and folds run in row-major order. scatter_reduce's "mean" also counts
+// the values each position receives (a temporary beside the output) and divides at the end.
 bool indexed_write_kernelable(const ir::Node* n);
 struct IndexedWrite {
   int64_t dim = 0;

@@ -362,11 +362,26 @@ void Program::mark_shared_storages(Call& c) const {
     if (st[i].first == st[i - 1].first) c.scratch.shared[st[i].second] = c.scratch.shared[st[i - 1].second] = 1;
 }
 
+namespace {
+struct DrawOverride {
+  bool set = false;
+  int64_t seed = 0, base = 0;
+};
+thread_local DrawOverride t_draws;
+}  // namespace
+
+RandomDrawScope::RandomDrawScope(int64_t seed, int64_t base) { t_draws = {true, seed, base}; }
+RandomDrawScope::~RandomDrawScope() { t_draws = {}; }
+
 // One call: size the buffers, run every step in plan order, return the output buffers.
 std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   const ScratchLease<RunScratch> lease;
   Call c{inputs, *lease};
-  if (plan_.random_draws > 0) {  // this call's draws, in graph order, as the eager ops would take them
+  if (plan_.random_draws > 0 && t_draws.set) {  // the draw an eager random prim took
+    c.rng_seed = t_draws.seed;
+    c.rng_base = t_draws.base;
+    t_draws = {};
+  } else if (plan_.random_draws > 0) {  // this call's draws, in graph order, as the eager ops would take them
     Generator& g = default_generator();
     c.rng_seed = static_cast<int64_t>(g.seed());
     c.rng_base = static_cast<int64_t>(g.next_offset());

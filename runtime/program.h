@@ -34,6 +34,18 @@ struct ParamSource {
   enum class Random : uint8_t { None, Seed, Base } random = Random::None;
 };
 
+// The draws of the next Program::run on this thread that has random draws: at `seed` and
+// offsets base, base + 1, ... instead of the ones it would reserve from the default generator
+// (ir/exec_plan.h). An eager random prim run as a kernel passes the (seed, offset) its
+// frontend op took, from whatever generator it was given.
+class RandomDrawScope {
+ public:
+  RandomDrawScope(int64_t seed, int64_t base);
+  ~RandomDrawScope();
+  RandomDrawScope(const RandomDrawScope&) = delete;
+  RandomDrawScope& operator=(const RandomDrawScope&) = delete;
+};
+
 // How a device backend runs a Program's steps (runtime/cuda/backend_cuda.cpp).
 class KernelLauncher {
  public:

@@ -84,7 +84,7 @@ size_t ordered_stages(const ir::ExecPlan& plan) {
 // Writes with repeated positions in every line: 7 positions over 4 slots.
 std::vector<Tensor> writes(const Tensor& self, const Tensor& idx, const Tensor& src) {
   std::vector<Tensor> out = {self.scatter(1, idx, src), self.scatter_add(1, idx, src + src), self.t().scatter_add(0, idx.t(), src.t())};
-  for (const char* r : {"sum", "prod", "amax", "amin"})
+  for (const char* r : {"sum", "prod", "amax", "amin", "mean"})
     for (bool include_self : {true, false}) out.push_back(scatter_reduce(self, 1, idx, src, r, include_self));
   return out;
 }
@@ -107,7 +107,7 @@ TEST(CompileIndexed, WritesEqualEagerAndRunInOrderedKernels) {
   const Tensor self = randn({3, 4}), src = randn({3, 7});
   const ir::ExecPlan plan = plan_of([](const std::vector<Tensor>& in) { return writes(in[0], in[1], in[2]); }, {self, idx, src});
   for (const ir::PlanStep& st : plan.steps) EXPECT_EQ(st.kind, ir::StepKind::Kernel) << plan.str();
-  EXPECT_EQ(ordered_stages(plan), 11u + 4u) << plan.str();
+  EXPECT_EQ(ordered_stages(plan), 13u + 5u) << plan.str();
 }
 
 TEST(CompileIndexed, AWriteComputesItsOperandsInline) {
@@ -137,6 +137,26 @@ TEST(CompileIndexed, AWriteComputesItsOperandsInline) {
   EXPECT_EQ(ordered_stages(narrow), 1u);
   auto h = compile([](const Tensor& a, const Tensor& b, const Tensor& c) { return a.scatter_add(1, b, c); });
   EXPECT_EQ(h(self, idx, src).to_vector<float>(), self.scatter_add(1, idx, src).to_vector<float>());
+}
+
+// scatter_reduce's mean with a narrow index: a kernel copies self (counts at 1, or 0 without
+// self), the ordered kernel sums and counts, and a last kernel divides; positions no value
+// reached keep self. Integers divide with floor, as PyTorch's CPU kernel does.
+TEST(CompileIndexed, AMeanCountsAndDividesInALastKernel) {
+  const Tensor idx = tensor({1, 1, 0, 5, 5, 5, 2, 2, 2, 2, 0, 1}, kInt64).reshape({2, 6});
+  for (ScalarType dt : {kFloat, kHalf, kInt32, kDouble}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const Tensor self = (randn({4, 7}) * 5).to(dt), src = (randn({2, 6}) * 5).to(dt);
+    for (bool include_self : {true, false}) {
+      auto f = [include_self](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{scatter_reduce(in[0], 1, in[1], in[2], "mean", include_self)};
+      };
+      const ir::ExecPlan plan = plan_of(f, {self, idx, src});
+      ASSERT_EQ(plan.steps.size(), 3u) << plan.str();
+      auto g = compile([&](const Tensor& a, const Tensor& b, const Tensor& c) { return f({a, b, c})[0]; });
+      EXPECT_EQ(g(self, idx, src).to(kDouble).to_vector<double>(), f({self, idx, src})[0].to(kDouble).to_vector<double>());
+    }
+  }
 }
 
 TEST(CompileIndexed, AWriteOutOfBoundsRaisesTheEagerError) {

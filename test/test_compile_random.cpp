@@ -10,6 +10,7 @@
 #include "frontend/ops_random.h"
 #include "ir/graph.h"
 #include "runtime/pipeline.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -60,6 +61,33 @@ TEST(CompileRandom, DropoutIsOneKernelThatDrawsInline) {
   for (const ir::KStage& st : plan.steps[0].kernel.stages)
     for (const ir::KInst& in : st.body) random += in.kind == ir::KOp::Random ? 1 : 0;
   EXPECT_EQ(random, 1u) << plan.str();
+}
+
+// Eager rand and randn are generated kernels too (one per op, rank and dtype, drawing at the
+// (seed, offset) the op took, from whichever generator it was given): every element equals the
+// specification's, computed here directly.
+template <typename T>
+void check_eager_draws(ScalarType dt) {
+  SCOPED_TRACE(std::string(dtype_name(dt)));
+  for (const std::vector<int64_t>& size : {std::vector<int64_t>{1000}, std::vector<int64_t>{7, 33}, std::vector<int64_t>{}}) {
+    Generator gen(1234);
+    (void)gen.next_offset();
+    const std::vector<double> u = rand(size, gen, TensorOptions(dt)).to(kDouble).to_vector<double>();
+    const std::vector<double> n = randn(size, gen, TensorOptions(dt)).to(kDouble).to_vector<double>();
+    ASSERT_EQ(gen.offset(), 3u);
+    for (uint64_t i = 0; i < u.size(); ++i) {
+      ASSERT_EQ(u[i], static_cast<double>(uniform_element<T>(0.0, 1.0, 1234, 1, i))) << "element " << i;
+      ASSERT_EQ(n[i], static_cast<double>(normal_element<T>(0.0, 1.0, 1234, 2, i))) << "element " << i;
+    }
+  }
+}
+
+TEST(CompileRandom, EagerDrawsFollowTheSpecification) {
+  check_eager_draws<float>(kFloat);
+  check_eager_draws<double>(kDouble);
+  check_eager_draws<Half>(kHalf);
+  check_eager_draws<BFloat16>(kBFloat16);
+  EXPECT_EQ(test::error_of([] { (void)rand({3}, TensorOptions(kInt32)); }).find("[rand]"), 0u);
 }
 
 // An eager dropout keeps the draw it took (its seed and offset attributes) on every call of a

@@ -137,6 +137,40 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   return e;
 }
 
+// A random prim (uniform, normal) as a kernel whose sizes are symbols s0.. read off input 0, a
+// stride-0 carrier of the call's sizes that the kernel never reads; the draw's seed and offset
+// are the call's (RandomDrawScope), so one kernel serves every shape and draw of a key.
+std::unique_ptr<Entry> build_random(const EagerKey& key, const Tensor& carrier) {
+  auto e = std::make_unique<Entry>();
+  DriverOptions opts;
+  std::vector<ir::Expr> sizes;
+  for (size_t d = 0; d < key.rank(0); ++d) {
+    sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
+    opts.params.emplace(sizes.back().symbol_name(), ParamSource{0, static_cast<int>(d), false});
+    opts.hints.emplace(sizes.back().symbol_name(), carrier.impl()->sizes()[d]);
+  }
+  auto g = std::make_shared<ir::Graph>();
+  g->add_input(ir::TensorType(carrier.dtype(), sizes), "sizes");
+  opts.input_strides.push_back(std::vector<ir::Expr>(sizes.size(), ir::Expr(0)));
+  ir::AttrList attrs = key.attrs;
+  const ir::OpSchema& schema = ir::op_info(key.op).schema;
+  attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = sizes;
+  ir::Node* n = g->create(key.op, {}, attrs);
+  g->add_output(n->output());
+  opts.name = fmt::format("eager_{}", ir::op_name(key.op));
+  opts.use_lowerings = false;
+  opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
+  Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
+  if (!c.status.ok()) {
+    if (key.device >= 0)
+      fail(ir::op_name(key.op), "cannot run on cuda:{}: {}{}", key.device, c.status.error,
+           c.status.log.empty() ? "" : "\n" + c.status.log);
+    internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
+  }
+  e->exe = std::move(c.status.exe);
+  return e;
+}
+
 std::shared_ptr<const Entry> lookup(Cache& c, const EagerKey& key) {
   std::shared_lock lock(c.mu);
   auto it = c.map.find(key);
@@ -216,6 +250,41 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
   return true;
 }
 
+// uniform / normal: the generated kernel of build_random, drawing at the (seed, offset) the
+// frontend op took. Its arguments are checked as the library kernel checks them.
+Tensor eager_random(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d) {
+  const ir::OpSchema& schema = ir::op_info(op).schema;
+  auto attr = [&](const char* name) -> const ir::AttrValue& { return attrs.values()[static_cast<size_t>(schema.attr_index(name))]; };
+  const std::vector<int64_t> sizes = ir::to_ints(std::get<std::vector<ir::Expr>>(attr("size")));
+  const ScalarType dtype = std::get<ScalarType>(attr("dtype"));
+  const double a = std::get<double>(attr(op == ir::OpKind::uniform ? "low" : "mean"));
+  const double b = std::get<double>(attr(op == ir::OpKind::uniform ? "high" : "std"));
+  if (!is_floating_point(dtype)) fail(ir::op_name(op), "expected a floating point dtype, got {}", dtype_name(dtype));
+  if (op == ir::OpKind::uniform && !(a <= b))
+    fail("uniform", "expects to return a [from, to) range, but found from={} > to={}", a, b);
+  if (op == ir::OpKind::normal && !(b >= 0.0)) fail("normal", "expects std >= 0.0, but found std {}", b);
+  (void)checked_numel(ir::op_name(op), sizes);
+  Tensor carrier;
+  try {
+    carrier = kiln::empty(std::vector<int64_t>(sizes.size(), 1), TensorOptions(dtype).device(d)).expand(sizes);
+  } catch (const Error&) {
+    // A device that is not there: the device's own eager path names the op and the reason.
+    if (d.is_cuda() && g_device_eager) return g_device_eager(op, {}, attrs, d).at(0);
+    throw;
+  }
+  ir::AttrList key_attrs = attrs;  // the sizes, seed and offset are the call's, not the kernel's
+  key_attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = std::vector<ir::Expr>{};
+  key_attrs.values()[static_cast<size_t>(schema.attr_index("seed"))] = int64_t{0};
+  key_attrs.values()[static_cast<size_t>(schema.attr_index("offset"))] = int64_t{0};
+  const EagerKey key = make_eager_key(op, {carrier}, key_attrs);
+  std::shared_ptr<const Entry> e = lookup(c, key);
+  if (!e) e = insert(c, key, build_random(key, carrier));
+  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  const Nested nested;
+  const RandomDrawScope draws(std::get<int64_t>(attr("seed")), std::get<int64_t>(attr("offset")));
+  return e->exe->run({carrier}).at(0);
+}
+
 // Where an eager op runs: its inputs' device, or a factory's device attribute.
 Device eager_device(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   if (!inputs.empty()) return inputs[0].impl()->device();
@@ -241,6 +310,7 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   // decomposition around it set (frontend/tensor_options.h).
   std::optional<DefaultDeviceScope> scope;
   if (default_device() != d) scope.emplace(d);
+  if (ir::op_info(op).family == ir::OpFamily::Random) return {eager_random(c, op, attrs, d)};
   if (d.is_cuda() && !runs_compiled(op, inputs)) {
     if (!g_device_eager) fail(ir::op_name(op), "cannot run on {}: kiln was built without its cuda runtime", d.str());
     c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
