@@ -756,7 +756,8 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     const int q = kb.compute(OpKind::div, in, {num, den}, ir::AttrList({mode}));
     kb.store(out_buffer, at, kb.convert(q, dt), dt);
   };
-  if (grp.copies_self) {
+  // A kernel over the whole output doing `body` at each element.
+  auto over_output = [&](const auto& body) {
     KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
     kb.covered.insert(n);
     const std::vector<Expr>& sizes = v->type().sizes;
@@ -764,10 +765,11 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     std::vector<Expr> idx;
     for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
     kb.open_stage(ir::StageKind::Loop, {});
-    copy_self(kb, idx);
+    body(kb, idx);
     kb.close_stage();
     add_kernel(kb, grp);
-  }
+  };
+  if (grp.copies_self) over_output(copy_self);
   KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
   kb.covered.insert(n);
   kb.kernel().grid = w.grid;
@@ -815,18 +817,8 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     kb.close_stage();
   }
   add_kernel(kb, grp);
-  if (count >= 0 && grp.copies_self) {  // the whole output, divided
-    KernelBuilder kd(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
-    kd.covered.insert(n);
-    const std::vector<Expr>& sizes = v->type().sizes;
-    kd.kernel().grid = sizes;
-    std::vector<Expr> idx;
-    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
-    kd.open_stage(ir::StageKind::Loop, {});
-    divide(kd, idx, false);
-    kd.close_stage();
-    add_kernel(kd, grp);
-  }
+  if (count >= 0 && grp.copies_self)  // the whole output, divided
+    over_output([&](KernelBuilder& kd, const std::vector<Expr>& idx) { divide(kd, idx, false); });
 }
 
 // An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.

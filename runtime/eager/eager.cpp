@@ -80,6 +80,23 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
   return rank < 64;
 }
 
+// The one-node graph of an eager key compiled for its device.
+std::unique_ptr<Executable> compile_entry(const EagerKey& key, std::shared_ptr<ir::Graph> g, DriverOptions opts) {
+  opts.name = fmt::format("eager_{}", ir::op_name(key.op));
+  opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
+  opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
+  Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
+  if (!c.status.ok()) {
+    // The cuda backend fails for reasons of the machine (no NVRTC, a compiler error with its
+    // log); the cpu backend compiles every prim it accepts, so there it is a bug.
+    if (key.device >= 0)
+      fail(ir::op_name(key.op), "cannot run on cuda:{}: {}{}", key.device, c.status.error,
+           c.status.log.empty() ? "" : "\n" + c.status.log);
+    internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
+  }
+  return std::move(c.status.exe);
+}
+
 std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
   const size_t rank = key.rank(0);
@@ -121,19 +138,7 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   } catch (const Error&) {
     return e;  // the shape function needs concrete sizes: interpret
   }
-  opts.name = fmt::format("eager_{}", ir::op_name(key.op));
-  opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
-  opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
-  Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
-  if (!c.status.ok()) {
-    // The cuda backend fails for reasons of the machine (no NVRTC, a compiler error with its
-    // log); the cpu backend compiles every prim it accepts, so there it is a bug.
-    if (key.device >= 0)
-      fail(ir::op_name(key.op), "cannot run on cuda:{}: {}{}", key.device, c.status.error,
-           c.status.log.empty() ? "" : "\n" + c.status.log);
-    internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
-  }
-  e->exe = std::move(c.status.exe);
+  e->exe = compile_entry(key, std::move(g), std::move(opts));
   return e;
 }
 
@@ -157,17 +162,7 @@ std::unique_ptr<Entry> build_random(const EagerKey& key, const Tensor& carrier) 
   attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = sizes;
   ir::Node* n = g->create(key.op, {}, attrs);
   g->add_output(n->output());
-  opts.name = fmt::format("eager_{}", ir::op_name(key.op));
-  opts.use_lowerings = false;
-  opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
-  Compilation c = compile_graph(std::move(g), *find_backend(key.device >= 0 ? "cuda" : "cpu"), std::move(opts));
-  if (!c.status.ok()) {
-    if (key.device >= 0)
-      fail(ir::op_name(key.op), "cannot run on cuda:{}: {}{}", key.device, c.status.error,
-           c.status.log.empty() ? "" : "\n" + c.status.log);
-    internal_fail("eager {}: {}", ir::op_name(key.op), c.status.error);
-  }
-  e->exe = std::move(c.status.exe);
+  e->exe = compile_entry(key, std::move(g), std::move(opts));
   return e;
 }
 
