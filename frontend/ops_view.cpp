@@ -578,7 +578,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
       fail("narrow", "start ({}) + length ({}) exceeds dimension size ({}).", start, length, cur.str());
     return dispatch1(ir::OpKind::slice, {self}, {d, s, s + ir::Expr(length), ir::Expr(1)});
   }
-  const int64_t cur = self.sizes()[d];
+  const int64_t cur = self.size(d);  // this dim alone (static here): the others may stay symbolic
   if (start < -cur || start > cur)
     fail("narrow", "start out of range (expected to be in range of [{}, {}], but got {})", -cur, cur, start);
   if (start < 0) start += cur;

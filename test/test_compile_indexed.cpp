@@ -159,6 +159,23 @@ TEST(CompileIndexed, AMeanCountsAndDividesInALastKernel) {
   }
 }
 
+// Dynamic::True: the gradient's width is a symbol, but index_add's shape check pins it to the
+// captured 8 (a guard `s1 == 8`), so the compiled graph says 8 and the scatter is a kernel
+// rather than a library call over a materialized index; the guard still checks the width.
+TEST(CompileIndexed, ADynamicEntryWhoseGuardsPinAWidthScattersInAKernel) {
+  CompileOptions o;
+  o.dynamic = Dynamic::True;
+  auto f = compile([](const Tensor& g, const Tensor& ids) { return index_add(zeros({5, 8}), 0, ids, g); }, o);
+  const Tensor g = randn({6, 8}), ids = tensor({4, 0, 4, 1, 2, 2}, kInt64);
+  EXPECT_EQ(f(g, ids).to_vector<float>(), index_add(zeros({5, 8}), 0, ids, g).to_vector<float>());
+  const std::string plan = f.explain(g, ids);
+  EXPECT_NE(plan.find("loop ordered"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("extern scatter_add"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("arg0.size(1) == 8"), std::string::npos) << plan;
+  // Another width fails the guard, and its trace raises index_add's error.
+  EXPECT_NE(test::error_of([&] { (void)f(randn({6, 9}), ids); }), "<no error>");
+}
+
 TEST(CompileIndexed, AWriteOutOfBoundsRaisesTheEagerError) {
   const Tensor self = zeros({2, 4}), src = ones({2, 3});
   auto f = compile([](const Tensor& a, const Tensor& b, const Tensor& c) { return a.scatter_add(1, b, c); });

@@ -14,6 +14,7 @@
 #include "base/timing.h"
 #include "frontend/tracer.h"
 #include "frontend/ops_view.h"
+#include "ir/graph_rebuild.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
 #include "frontend/grad_mode.h"
@@ -413,6 +414,43 @@ void record_writebacks(Entry& e, TracedProgram& tp, const std::vector<Tensor>& t
   e.lifted = tp.lifted;
 }
 
+// Symbols the trace's guards pin to one value (a shape check decided `s1 == 512`): every call
+// the entry serves has that size.
+std::map<std::string, ir::Expr> pinned_symbols(const ir::ShapeEnv& env) {
+  std::map<std::string, ir::Expr> out;
+  for (const ir::Expr& g : env.guards()) {
+    if (g.kind() != ir::ExprKind::Eq) continue;
+    const ir::Expr& a = g.operands()[0];
+    const ir::Expr& b = g.operands()[1];
+    if (a.is_symbol() && b.is_const()) out.emplace(a.symbol_name(), b);
+    else if (b.is_symbol() && a.is_const()) out.emplace(b.symbol_name(), a);
+  }
+  return out;
+}
+
+// The graph with its pinned symbols as the constants they are (after record_writebacks, which
+// turned value pointers into output positions; a rebuild keeps inputs and outputs in order), so
+// that the compiler proves what a symbol would hide: a scatter's index within self, a split
+// that divides. The guards still check the sizes.
+void specialize_pinned(TracedProgram& tp, const std::map<std::string, ir::Expr>& pinned) {
+  if (pinned.empty()) return;
+  ir::RebuildSpec spec;
+  spec.keep_all_inputs = true;
+  for (size_t i = 0; i < tp.graph->inputs().size(); ++i) {
+    ir::TensorType t = tp.graph->inputs()[i]->type();
+    bool changed = false;
+    for (ir::Expr& e : t.sizes) {
+      const ir::Expr c = e.is_const() ? e : e.substitute(pinned);
+      changed = changed || !(c == e);
+      e = c;
+    }
+    if (changed) spec.input_types[i] = t;
+  }
+  if (spec.input_types.empty()) return;
+  tp.graph = std::shared_ptr<ir::Graph>(ir::rebuild_graph(*tp.graph, spec).graph.release());
+  tp.lifted_updates.clear();  // pointers into the old graph, already recorded as output positions
+}
+
 // What the compile driver needs to know: names, symbols and their hints, example inputs and
 // their strides, which texts to keep, the device.
 rt::DriverOptions CompiledState::driver_options(const std::vector<ArgValue>& args, const TracedProgram& tp,
@@ -552,7 +590,11 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
   KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp->graph));
   if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp->graph));
 
+  const std::map<std::string, ir::Expr> pinned = pinned_symbols(env);
+  specialize_pinned(*tp, pinned);
   rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
+  for (std::vector<ir::Expr>& strides : d.input_strides)
+    for (ir::Expr& e : strides) e = e.is_const() ? e : e.substitute(pinned);
   // Updated inputs may be computed in their own memory (passes/donate.h); not when every run is
   // checked against the interpreter, which reads the inputs afterwards.
   if (!rt::config().verify)
