@@ -40,6 +40,12 @@ class Generator {
   uint64_t offset() const { return offset_; }
   // Returns the offset for one op and advances.
   uint64_t next_offset() { return offset_++; }
+  // Returns the first of `n` consecutive offsets and advances past them (a compiled call's draws).
+  uint64_t reserve_offsets(uint64_t n) {
+    const uint64_t first = offset_;
+    offset_ += n;
+    return first;
+  }
 
  private:
   uint64_t seed_;

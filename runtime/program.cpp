@@ -78,7 +78,10 @@ void Program::init() {
   for (size_t si = 0; si < plan_.steps.size() && launcher_; ++si)
     if (plan_.steps[si].kind != StepKind::Kernel && (step_fns_.empty() || !step_fns_[si]))
       internal_fail("Program on {}: step {} ({}) has no function", device_.str(), si, plan_.steps[si].describe());
-  static_ = plan_.params.empty();
+  // Static: no size, grid or attribute depends on the inputs. A plan's random-draw parameters
+  // (ir/exec_plan.h) are read per call but size nothing.
+  static_ = std::all_of(param_sources_.begin(), param_sources_.end(),
+                        [](const ParamSource& p) { return p.random != ParamSource::Random::None; });
   if (param_sources_.size() != plan_.params.size())
     internal_fail("Program: {} parameter sources for {} plan parameters", param_sources_.size(), plan_.params.size());
   size_t kernel_index = 0;
@@ -95,10 +98,10 @@ void Program::init() {
       } else {
         info.grid0_expr = ir::FastExpr(grid0, plan_.params);
         info.work_expr = ir::FastExpr(work_per_row(st.kernel), plan_.params);
-        for (const std::string& p : st.kernel.params)
-          info.param_index.push_back(
-              static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) - plan_.params.begin()));
       }
+      for (const std::string& p : st.kernel.params)
+        info.param_index.push_back(
+            static_cast<int>(std::find(plan_.params.begin(), plan_.params.end(), p) - plan_.params.begin()));
     } else if (!static_) {
       const std::vector<ir::AttrValue>& av = st.attrs.values();
       for (size_t a = 0; a < av.size(); ++a) {
@@ -188,7 +191,6 @@ void Program::size_buffers(Call& c) const {
   pv.clear();
   c.sizes = &buffer_sizes_;
   c.slot_bytes = &slot_bytes_;
-  if (static_) return;
   for (const ParamSource& src : param_sources_) {
     if (src.random != ParamSource::Random::None) {
       pv.push_back(src.random == ParamSource::Random::Seed ? c.rng_seed : c.rng_base);
@@ -197,6 +199,7 @@ void Program::size_buffers(Call& c) const {
     const TensorImpl& t = *c.inputs.at(static_cast<size_t>(src.input)).impl();
     pv.push_back(src.stride ? t.strides()[static_cast<size_t>(src.dim)] : t.sizes()[static_cast<size_t>(src.dim)]);
   }
+  if (static_) return;
   std::vector<std::vector<int64_t>>& dyn_sizes = c.scratch.dyn_sizes;
   if (dyn_sizes.size() < buffer_size_exprs_.size()) dyn_sizes.resize(buffer_size_exprs_.size());
   for (size_t b = 0; b < buffer_size_exprs_.size(); ++b) {
@@ -384,8 +387,7 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
   } else if (plan_.random_draws > 0) {  // this call's draws, in graph order, as the eager ops would take them
     Generator& g = default_generator();
     c.rng_seed = static_cast<int64_t>(g.seed());
-    c.rng_base = static_cast<int64_t>(g.next_offset());
-    for (int64_t k = 1; k < plan_.random_draws; ++k) (void)g.next_offset();
+    c.rng_base = static_cast<int64_t>(g.reserve_offsets(static_cast<uint64_t>(plan_.random_draws)));
   }
   size_buffers(c);
   c.scratch.bufs.resize(plan_.buffers.size());
