@@ -2,11 +2,13 @@
 // (runtime/cpu/extern_kernels.h), measured in one run against the reference interpreter that ran
 // them inside compiled programs before, and against the memory limit.
 //
-// Rows (f32 [4096, 1024] unless said): cumsum and cummax along rows, argsort of rows, gather
+// Rows (f32 [4096, 1024] unless said): cumsum and cummax along rows, cumsum of an inline input,
+// cumsum along columns, argsort of rows, gather
 // and scatter_add along rows with random positions, an embedding lookup (index_select of
 // 65536 rows of a [50000, 256] table), uniform draws, dropout, and an f16 matmul [512, 512] x
-// [512, 512]. Columns: the compiled function — a library call for scans, sort and matmul; a
-// generated kernel for gather, scatter_add, embedding and the draws (issue 32) — the same
+// [512, 512] and an i32 one. Columns: eager (library calls for scans, sort, gather, scatter and matmul), the
+// compiled function — a library call for sort and matmul; a generated kernel for the scans,
+// gather, scatter_add, embedding and the draws (issue 32) — the same
 // function on the "interpreter" backend (the reference executor: what a fallback step ran),
 // their ratio, and the memory limit — the bytes the op must move at the copy bandwidth of a
 // compiled x + 1 measured here.
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   const Tensor table = randn({50000, 256});
   const Tensor ids = randint(0, 50000, {65536});
   const Tensor h = randn({512, 512}).to(kHalf);
+  const Tensor n32 = randint(-100, 100, {512, 512}, TensorOptions(kInt32));
 
   auto copy = compile([](const Tensor& a) { return a + 1.0; });
   const double copy_ms = median_ms([&] { (void)copy(x); });
@@ -74,6 +77,16 @@ int main(int argc, char** argv) {
   auto m1 = compile(cummax_f), m2 = compile(cummax_f, on_interpreter());
   row("cummax(x, 1) values", 2 * f32, [&] { return cummax_f(x); }, [&] { return m1(x); }, [&] { return m2(x); });
 
+  // The scan computes its input inline: one kernel (eager: three ops).
+  auto cumsum_in_f = [](const Tensor& a) { return cumsum(a * 2 + 1, 1); };
+  auto ci1 = compile(cumsum_in_f), ci2 = compile(cumsum_in_f, on_interpreter());
+  row("cumsum(x * 2 + 1, 1)", 2 * f32, [&] { return cumsum_in_f(x); }, [&] { return ci1(x); }, [&] { return ci2(x); });
+
+  // Along columns: each grid point walks a column with a stride of a row.
+  auto cumsum0_f = [](const Tensor& a) { return cumsum(a, 0); };
+  auto cc1 = compile(cumsum0_f), cc2 = compile(cumsum0_f, on_interpreter());
+  row("cumsum(x, 0)", 2 * f32, [&] { return cumsum0_f(x); }, [&] { return cc1(x); }, [&] { return cc2(x); });
+
   auto argsort_f = [](const Tensor& a) { return argsort(a, 1); };
   auto s1 = compile(argsort_f), s2 = compile(argsort_f, on_interpreter());
   row("argsort(x, 1)", f32 + i64, [&] { return argsort_f(x); }, [&] { return s1(x); }, [&] { return s2(x); });
@@ -103,5 +116,11 @@ int main(int argc, char** argv) {
   auto mm_f = [](const Tensor& a) { return mm(a, a); };
   auto h1 = compile(mm_f), h2 = compile(mm_f, on_interpreter());
   row("mm f16 [512, 512]^2", 3.0 * 512 * 512 * 2, [&] { return mm_f(h); }, [&] { return h1(h); }, [&] { return h2(h); });
+
+  // Integers, which BLAS has no type for: the library's int64 loop eagerly, a generated kernel
+  // (a Matmul group) compiled.
+  auto imm_f = [](const Tensor& a) { return mm(a, a); };
+  auto i1 = compile(imm_f), i2 = compile(imm_f, on_interpreter());
+  row("mm i32 [512, 512]^2", 3.0 * 512 * 512 * 4, [&] { return imm_f(n32); }, [&] { return i1(n32); }, [&] { return i2(n32); });
   return 0;
 }

@@ -65,11 +65,16 @@ struct LoopHint {
   // (`llvm.loop.vectorize.predicate.enable`). The body is emitted twice.
   bool masked_tail = false;
   bool predicate = false;  // set on the tail loop
+  // An ordered stage (ir::KStage::ordered) runs as written: not vectorized, so that its math
+  // calls are libm's scalar ones (libmvec's vector variants round differently).
+  bool sequential = false;
 };
 
 // The loop hint a stage's vectorize schedule asks for; stage loops are never unrolled.
-LoopHint hint_for(const ir::KVectorize& v) {
+LoopHint hint_for(const ir::KStage& st) {
+  const ir::KVectorize& v = st.vectorize;
   LoopHint h{.no_unroll = true};
+  h.sequential = st.ordered;
   h.interleave = static_cast<unsigned>(v.interleave);
   h.width = static_cast<unsigned>(v.lanes);
   h.masked_tail = v.masked_tail;
@@ -118,7 +123,7 @@ class KernelGen {
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
     llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
-    if (hint.interleave > 0 || hint.width > 0 || hint.no_unroll || hint.predicate) {
+    if (hint.interleave > 0 || hint.width > 0 || hint.no_unroll || hint.predicate || hint.sequential) {
       llvm::SmallVector<llvm::Metadata*, 4> ops{nullptr};
       auto add = [&](const char* name, unsigned v) {
         llvm::Metadata* kv[] = {llvm::MDString::get(C_, name), llvm::ConstantAsMetadata::get(B_.getInt32(v))};
@@ -127,6 +132,11 @@ class KernelGen {
       if (hint.interleave > 0) add("llvm.loop.interleave.count", hint.interleave);
       if (hint.width > 0) add("llvm.loop.vectorize.width", hint.width);
       if (hint.no_unroll) ops.push_back(llvm::MDNode::get(C_, {llvm::MDString::get(C_, "llvm.loop.unroll.disable")}));
+      if (hint.sequential) {
+        llvm::Metadata* kv[] = {llvm::MDString::get(C_, "llvm.loop.vectorize.enable"),
+                                llvm::ConstantAsMetadata::get(B_.getFalse())};
+        ops.push_back(llvm::MDNode::get(C_, kv));
+      }
       if (hint.predicate) {
         llvm::Metadata* kv[] = {llvm::MDString::get(C_, "llvm.loop.vectorize.predicate.enable"),
                                 llvm::ConstantAsMetadata::get(B_.getTrue())};
@@ -174,6 +184,7 @@ class KernelGen {
   llvm::Value* end_ = nullptr;
   std::map<std::string, llvm::Value*> syms_;
   std::map<int, llvm::Value*> vals_;
+  std::map<int, llvm::AllocaInst*> carries_;  // KOp::Carry: the slot of each carried value
   std::map<int, ScalarType> dts_;
   // Check sites: their flags and value ranges, and the fault record.
   struct Site {
@@ -279,6 +290,8 @@ void KernelGen::emit_inst(const ir::KInst& in) {
       break;
     }
     case ir::KOp::Check: vals_[in.id] = emit_check(in); break;
+    case ir::KOp::Carry: vals_[in.id] = B_.CreateLoad(compute_type(C_, in.dtype), carries_.at(in.id)); break;
+    case ir::KOp::Update: B_.CreateStore(vals_.at(in.operands.at(1)), carries_.at(in.operands.at(0))); return;
     case ir::KOp::Random:
       vals_[in.id] = emit_random(E_, in, vals_.at(in.operands.at(0)), vals_.at(in.operands.at(1)), vals_.at(in.operands.at(2)));
       break;
@@ -356,12 +369,19 @@ void KernelGen::report_faults() {
 
 void KernelGen::emit_stage(const ir::KStage& st) {
   if (st.kind == ir::StageKind::Loop) {
+    // Carried values live in a slot each (promoted to registers by mem2reg), set to their first
+    // value before the stage's loops.
+    for (const ir::KInst& in : st.body)
+      if (in.kind == ir::KOp::Carry) {
+        carries_[in.id] = entry_alloca(compute_type(C_, in.dtype));
+        B_.CreateStore(emit_const(E_, in.dtype, in.value), carries_[in.id]);
+      }
     nest(
         st.extents, ir::stage_var, 0,
         [&] {
           for (const ir::KInst& in : st.body) emit_inst(in);
         },
-        hint_for(st.vectorize));
+        hint_for(st));
     return;
   }
   const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
@@ -386,7 +406,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
   const bool float_minmax = minmax && is_floating_point(st.acc_dtype);
   llvm::AllocaInst* saw_nan = float_minmax ? entry_alloca(B_.getInt1Ty()) : nullptr;
   if (saw_nan) B_.CreateStore(B_.getFalse(), saw_nan);
-  const LoopHint hint = hint_for(st.vectorize);
+  const LoopHint hint = hint_for(st);
   nest(
       st.extents, ir::stage_var, 0,
       [&] {

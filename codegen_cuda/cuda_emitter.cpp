@@ -107,6 +107,7 @@ struct Emitter {
     line("}");
   }
   static std::string v(int id) { return fmt::format("v{}", id); }
+  static std::string carry(int id) { return fmt::format("kiln_c{}", id); }
   ScalarType type_of(int id) const {
     auto it = dtype_of.find(id);
     if (it == dtype_of.end()) internal_fail("cuda: kernel {}: %{} has no dtype", k.name, id);
@@ -166,6 +167,10 @@ struct Emitter {
         line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
                          random_value(in, v(in.operands[0]), v(in.operands[1]), v(in.operands[2]))));
         break;
+      case ir::KOp::Carry:  // declared before the stage's loop (stage())
+        line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id), carry(in.id)));
+        break;
+      case ir::KOp::Update: line(fmt::format("{} = {};", carry(in.operands.at(0)), v(in.operands.at(1)))); return;
       case ir::KOp::Compute: {
         std::vector<std::string> names;
         for (int op : in.operands) names.push_back(v(op));
@@ -234,6 +239,11 @@ struct Emitter {
       ident = arg_op ? fmt::format("{}{{{}, -1}}", acc_type, literal(Scalar(0), ydt)) : identity(st.reduce_op, st.acc_dtype);
       line(fmt::format("{} {} = {};", acc_type, acc, ident));
     }
+
+    // Carried values (an ordered stage's, so one thread runs its loop): a variable each.
+    for (const ir::KInst& in : st.body)
+      if (in.kind == ir::KOp::Carry)
+        line(fmt::format("{} {} = {};", compute_type(in.dtype), carry(in.id), literal(in.value, in.dtype)));
 
     const std::string pre = fmt::format("kiln_s{}_", s);
     if (!st.extents.empty()) {
@@ -357,6 +367,8 @@ struct Emitter {
         });
         break;
       case ir::KOp::Check: internal_fail("cuda: kernel {}: a vectorized kernel has a check", k.name);
+      case ir::KOp::Carry:
+      case ir::KOp::Update: internal_fail("cuda: kernel {}: a vectorized kernel has a carried value", k.name);
       case ir::KOp::Random:
         each([&](int64_t l) {
           return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),

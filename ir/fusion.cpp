@@ -12,7 +12,9 @@ namespace kiln::ir {
 int FusionGroup::kernels() const {
   switch (kind) {
     case GroupKind::Pointwise:
-    case GroupKind::Row: return 1;
+    case GroupKind::Row:
+    case GroupKind::Scan:
+    case GroupKind::Matmul: return 1;
     case GroupKind::SplitReduction: return 2;
     case GroupKind::Scatter: return copies_self ? (divides ? 3 : 2) : 1;
     case GroupKind::Concat:
@@ -29,7 +31,9 @@ std::vector<std::string> Fusion::labels() const {
   for (const FusionGroup& g : groups) {
     switch (g.kind) {
       case GroupKind::Pointwise:
-      case GroupKind::Row: out.push_back(fmt::format("k{}", kernel++)); break;
+      case GroupKind::Row:
+      case GroupKind::Scan:
+      case GroupKind::Matmul: out.push_back(fmt::format("k{}", kernel++)); break;
       case GroupKind::SplitReduction:
       case GroupKind::Scatter: {
         const int n = g.kernels();

@@ -24,6 +24,11 @@ enum class GroupKind : uint8_t {
   Scatter,         // scatter, scatter_add or scatter_reduce (`node`) into `root`'s buffer: a kernel
                    // whose grid points walk the index's lines in order (passes/lower_index.h),
                    // after a kernel copying self there unless that one copies self's lines itself
+  Scan,            // cumsum, cumprod, cummax, cummin or logcumsumexp (`node`) into `root`'s buffer: a
+                   // kernel whose grid points walk the lines along the scan's dim in order, carrying
+                   // the running value (ir::KOp::Carry), the input computed inline
+  Matmul,          // mm or bmm (`node`) of integers (or f64 on a GPU) into `root`'s buffer: a kernel over
+                   // the result whose reduce stage sums the products along k, operands in memory
   Extern,          // `node` runs as a library call (mm, bmm, a custom op, a registered lowering)
   Fallback,        // `node` runs in the reference interpreter (prims no kernel computes)
 };
@@ -51,7 +56,7 @@ struct FusionGroup {
   // Row: the reductions computed as reduce stages (one domain), in the order a walk from the
   // root meets them (inputs left to right, stopping at each reduction).
   std::vector<const Node*> reductions;
-  const Node* node = nullptr;  // Extern, Fallback, Concat, Scatter
+  const Node* node = nullptr;  // Extern, Fallback, Concat, Scatter, Scan, Matmul
   bool copies_self = false;    // Scatter: a first kernel copies self into the root's buffer
   bool divides = false;        // Scatter (scatter_reduce "mean"): with copies_self, a last kernel divides by the counts
   // Extern, Fallback: which implementation runs ("blas", "custom op", "lowering NAME",

@@ -72,6 +72,12 @@ void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::s
                          Scalar(in.attrs.get<double>(0)).str(), Scalar(in.attrs.get<double>(1)).str(),
                          operand_list(in.operands), ty);
       return;
+    case KOp::Carry:
+      out += fmt::format("{}%{} = carry {} : {}\n", indent, in.id, in.value.str(), ty);
+      return;
+    case KOp::Update:
+      out += fmt::format("{}update %{}, %{}\n", indent, in.operands.at(0), in.operands.at(1));
+      return;
     case KOp::Check:
       if (in.check == CheckKind::NonZero)
         out += fmt::format("{}%{} = check nonzero %{} for {} : {}\n", indent, in.id, in.operands.at(0), op_name(in.op), ty);
@@ -258,6 +264,9 @@ struct KernelChecker {
   const Kernel& k;
   std::set<int> defined;           // ids in scope
   std::set<std::string> vars;      // loop variables in scope (grid, params, current stage)
+  const KStage* stage = nullptr;   // the stage being checked
+  std::map<int, std::pair<ScalarType, bool>> carries;  // the stage's carries: dtype, updated yet
+  std::map<int, ScalarType> types;  // every result's dtype
 
   [[noreturn]] void bad(const std::string& what) const { internal_fail("kernel {}: {}", k.name, what); }
 
@@ -287,6 +296,25 @@ struct KernelChecker {
         break;
       case KOp::Index: check_expr(in.index, "index"); break;
       case KOp::Const: break;
+      case KOp::Carry:
+      case KOp::Update: {
+        const bool carry = in.kind == KOp::Carry;
+        if (!stage->ordered) bad(fmt::format("{} outside an ordered loop stage", carry ? "carry" : "update"));
+        if (carry) {
+          if (!in.operands.empty()) bad("carry takes no operands");
+          carries[in.id] = {in.dtype, false};
+          break;
+        }
+        if (in.operands.size() != 2) bad("update takes two operands (the carry and its next value)");
+        auto it = carries.find(in.operands[0]);
+        if (it == carries.end()) bad(fmt::format("update of %{}, which is not a carry of this stage", in.operands[0]));
+        if (it->second.second) bad(fmt::format("carry %{} is updated twice", in.operands[0]));
+        if (types.at(in.operands[1]) != it->second.first)
+          bad(fmt::format("update of %{} ({}) with a {} value", in.operands[0], dtype_short_name(it->second.first),
+                          dtype_short_name(types.at(in.operands[1]))));
+        it->second.second = true;
+        break;
+      }
       case KOp::Random:
         if (in.op != OpKind::uniform && in.op != OpKind::normal) bad(fmt::format("random {} is not uniform or normal", op_name(in.op)));
         if (in.operands.size() != 3) bad("random takes three operands (index, seed, offset)");
@@ -309,9 +337,10 @@ struct KernelChecker {
         break;
       }
     }
-    if (in.kind != KOp::Store) {
+    if (in.kind != KOp::Store && in.kind != KOp::Update) {
       if (in.id < 0 || defined.count(in.id)) bad(fmt::format("result id %{} is missing or defined twice", in.id));
       defined.insert(in.id);
+      types[in.id] = in.dtype;
     }
   }
 
@@ -340,11 +369,16 @@ struct KernelChecker {
       for (const Expr& e : st.extents) check_expr(e, "stage extent");
       std::set<int> outer = defined;
       for (size_t i = 0; i < st.extents.size(); ++i) vars.insert(stage_var(i));
+      stage = &st;
+      carries.clear();
       for (const KInst& in : st.body) check_inst(in);
+      for (const auto& [id, c] : carries)
+        if (!c.second) bad(fmt::format("carry %{} is never updated", id));
       for (size_t i = 0; i < st.extents.size(); ++i) vars.erase(stage_var(i));
       if (st.kind == StageKind::Reduce) {
         if (!defined.count(st.yield)) bad(fmt::format("reduce yields %{}, which its body does not define", st.yield));
         outer.insert(st.result);
+        types[st.result] = st.reduce_op == ReductionOp::argmax || st.reduce_op == ReductionOp::argmin ? ScalarType::Int64 : st.acc_dtype;
         if (defined.count(st.result)) bad(fmt::format("reduce result %{} is defined twice", st.result));
       }
       defined = std::move(outer);  // values inside a stage do not escape it
@@ -380,6 +414,6 @@ struct KernelChecker {
 
 }  // namespace
 
-void verify_kernel(const Kernel& k) { KernelChecker{k, {}, {}}.run(); }
+void verify_kernel(const Kernel& k) { KernelChecker{k, {}, {}, nullptr, {}, {}}.run(); }
 
 }  // namespace kiln::ir

@@ -57,6 +57,12 @@ enum class KOp : uint8_t {
   Random,   // %r = random uniform(low, high) %index, %seed, %offset : dtype (or normal(mean, std)):
             // element `index` of the Philox draw (seed, offset) of frontend/ops_random.h, exactly
             // as the uniform/normal prims define it for `dtype`; the operands are i64
+  // A value carried from one iteration of an ordered stage to the next (a scan's running
+  // total). Only in ordered loop stages, whose iterations run in order in one thread:
+  Carry,    // %r = carry value : dtype   the value the stage's previous iteration gave it with
+            //                             `update` (`value` at each grid point's first iteration)
+  Update,   // update %carry, %x          what %carry reads in the next iteration (no result;
+            //                             once per carry, after it, same dtype)
 };
 
 // What a Check instruction asserts about its operand x (an integer value). Where it holds,
@@ -81,7 +87,7 @@ struct KInst {
   AttrList attrs;                        // Compute: the prim's attributes (div's rounding_mode, ...);
                                          // Random: two doubles, (low, high) or (mean, std)
   std::vector<int> operands;             // ids of earlier instructions or reduce results
-  Scalar value;                          // Const; Check (InBounds): the dim named in the error
+  Scalar value;                          // Const; Carry: the first value; Check (InBounds): the dim named in the error
   CheckKind check = CheckKind::NonZero;  // Check
   bool operator==(const KInst&) const = default;
 };
@@ -107,10 +113,10 @@ inline constexpr int64_t kMaskedTailChunk = 64;
 struct KStage {
   StageKind kind = StageKind::Loop;
   std::vector<Expr> extents;  // loop nest, outermost first; variables r0, r1, ...
-  // Loop stages: the iterations depend on each other through memory (a store at a position
-  // read from data, which a later iteration may read or store again: scatter), so a backend
-  // runs them in order in one thread, never split among threads or vectorized. Printed as
-  // `loop ordered [...]`.
+  // Loop stages: the iterations depend on each other, through memory (a store at a position
+  // read from data, which a later iteration may read or store again: scatter) or through
+  // carried values (KOp::Carry: a scan's running total), so a backend runs them in order in
+  // one thread, never split among threads or vectorized. Printed as `loop ordered [...]`.
   bool ordered = false;
   std::vector<KInst> body;
   // Reduce stages only.

@@ -302,8 +302,18 @@ class KernelParser {
       if (it != types_.end()) in.dtype = it->second;
       return in;
     }
+    if (lex_.at_ident("update")) {
+      lex_.next();
+      in.kind = KOp::Update;
+      in.operands.push_back(parse_id("the carry %N"));
+      lex_.expect(Tok::Comma, "',' and the carry's next value after the carry");
+      in.operands.push_back(parse_id("the carry's next value %N"));
+      auto it = types_.find(in.operands[1]);
+      if (it != types_.end()) in.dtype = it->second;
+      return in;
+    }
     if (!lex_.at(Tok::ValueRef))
-      lex_.error(lex_.peek(), "expected an instruction ('%N = ...' or 'store'){}, got {}",
+      lex_.error(lex_.peek(), "expected an instruction ('%N = ...', 'store' or 'update'){}, got {}",
                  in_reduce ? ", 'yield'" : " or '}'", got());
     in.id = parse_id("a result %N");
     lex_.expect(Tok::Equals, "'=' after the result");
@@ -321,6 +331,9 @@ class KernelParser {
       parse_check(in);
     } else if (op.text == "random") {
       parse_random(in);
+    } else if (op.text == "carry") {
+      in.kind = KOp::Carry;
+      in.value = parse_scalar();
     } else {
       in.kind = KOp::Compute;
       auto kind = op_from_name(op.text);

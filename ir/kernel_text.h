@@ -18,6 +18,15 @@
 //       %7 = index rng_base + 2 : i64
 //       %8 = random uniform(0, 1) %5, %6, %7 : f32  # element p0 of the call's third draw
 //     }
+//     loop ordered [r0 < 16] {                      # in order, in one thread
+//       %9 = carry 0 : f64                          # 0 first, then what the last update gave
+//       %10 = load in0[16*p0 + r0] : f32
+//       %11 = convert_element_type %10 {dtype=f64} : f64
+//       %12 = add %9, %11 : f64
+//       update %9, %12                              # what %9 reads in the next iteration
+//       %13 = convert_element_type %12 {dtype=f32} : f32
+//       store out0[16*p0 + r0], %13
+//     }
 //   }
 //
 // `params(...)` and the schedule (ir/kernel.h's KSchedule: `outer_reduction` or

@@ -170,6 +170,10 @@ class Fuser {
   bool contiguous_in_memory(const Value* v) const;
   FusionGroup try_group(const Value* v);
   FusionGroup scatter_group(const Value* v, const Node* n);
+  FusionGroup scan_group(const Value* v, const Node* n);
+  FusionGroup matmul_group(const Value* v, const Node* n);
+  bool view_of_memory(const Value* v) const;
+  void walk_at_each(const std::vector<const Value*>& values, const std::vector<Expr>& sizes, std::set<int>& nodes) const;
   void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
   void mark_shared_reductions();
 
@@ -181,6 +185,8 @@ class Fuser {
   std::set<const Node*> force_;                 // reductions materialized rather than fused
   std::unordered_set<const Value*> cut_;        // values materialized to bound the inline depth
   std::unordered_set<const Node*> scatters_;    // scatters computed by kernels (Scatter groups)
+  std::unordered_set<const Node*> scans_;       // scans computed by kernels (Scan groups)
+  std::unordered_set<const Node*> matmuls_;     // matrix products computed by kernels (Matmul groups)
   void mark_deep_values();
   ir::Fusion out_;
 };
@@ -202,6 +208,16 @@ void Fuser::find_reductions(const Value* v, std::vector<const Node*>& out, std::
   for (const Value* in : n->inputs()) find_reductions(in, out, seen, false);
 }
 
+// The nodes computed inline when `values` are evaluated at each element of `sizes`.
+void Fuser::walk_at_each(const std::vector<const Value*>& values, const std::vector<Expr>& sizes,
+                         std::set<int>& nodes) const {
+  std::vector<Expr> idx;
+  for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::stage_expr(i)));
+  GroupWalk walk(mem_, nullptr, {});
+  for (const Value* x : values) walk.eval(x, idx);
+  for (int k : walk.nodes(index_)) nodes.insert(k);
+}
+
 // A Scatter group: self computed inline at each element of the result (by the kernel that
 // copies it, or line by line by the scatter kernel), index and src at each element of the index.
 FusionGroup Fuser::scatter_group(const Value* v, const Node* n) {
@@ -213,21 +229,51 @@ FusionGroup Fuser::scatter_group(const Value* v, const Node* n) {
   grp.divides = grp.copies_self && n->op() == OpKind::scatter_reduce && n->attr<std::string>("reduce") == "mean" &&
                 v->type().dtype != ScalarType::Bool;
   std::set<int> nodes = {index_.at(n)};
-  auto walk_at_each = [&](const std::vector<const Value*>& values, const std::vector<Expr>& sizes) {
-    std::vector<Expr> idx;
-    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::stage_expr(i)));
-    GroupWalk walk(mem_, nullptr, {});
-    for (const Value* x : values) walk.eval(x, idx);
-    for (int k : walk.nodes(index_)) nodes.insert(k);
-  };
-  walk_at_each({n->input(0)}, v->type().sizes);
-  walk_at_each({n->input(1), n->input(2)}, n->input(1)->type().sizes);
+  walk_at_each({n->input(0)}, v->type().sizes, nodes);
+  walk_at_each({n->input(1), n->input(2)}, n->input(1)->type().sizes, nodes);
+  grp.nodes.assign(nodes.begin(), nodes.end());
+  return grp;
+}
+
+// A Scan group: the input computed inline at each element of its line.
+FusionGroup Fuser::scan_group(const Value* v, const Node* n) {
+  FusionGroup grp;
+  grp.kind = GroupKind::Scan;
+  grp.root = v;
+  grp.node = n;
+  std::set<int> nodes = {index_.at(n)};
+  walk_at_each({n->input(0)}, n->input(0)->type().sizes, nodes);
+  grp.nodes.assign(nodes.begin(), nodes.end());
+  return grp;
+}
+
+// v is a chain of views over a value in memory: a kernel reads it in place, by index remapping.
+bool Fuser::view_of_memory(const Value* v) const {
+  while (!mem_.count(v)) {
+    const Node* p = v->producer();
+    if (!p || p->info().family != OpFamily::View) return false;
+    v = p->input(0);
+  }
+  return true;
+}
+
+// A Matmul group: the product, its operands in memory or views of memory (an operand computed
+// inline would be recomputed for every column of the result).
+FusionGroup Fuser::matmul_group(const Value* v, const Node* n) {
+  FusionGroup grp;
+  grp.kind = GroupKind::Matmul;
+  grp.root = v;
+  grp.node = n;
+  std::set<int> nodes = {index_.at(n)};
+  for (const Value* in : n->inputs()) walk_at_each({in}, in->type().sizes, nodes);
   grp.nodes.assign(nodes.begin(), nodes.end());
   return grp;
 }
 
 FusionGroup Fuser::try_group(const Value* v) {
   if (const Node* n = v->producer(); n && scatters_.count(n)) return scatter_group(v, n);
+  if (const Node* n = v->producer(); n && scans_.count(n)) return scan_group(v, n);
+  if (const Node* n = v->producer(); n && matmuls_.count(n)) return matmul_group(v, n);
   if (const Node* n = v->producer(); n && n->op() == OpKind::cat && n->inputs().size() > ir::kMaxInlineCatInputs) {
     // Each input is computed inline at its own index and stored into its slice.
     FusionGroup grp;
@@ -449,6 +495,19 @@ ir::Fusion Fuser::run() {
     }
     if (lowering.empty() && indexed_write_kernelable(n)) {  // a Scatter group, its operands inline
       scatters_.insert(n);
+      materialize(n->output());
+      continue;
+    }
+    if (lowering.empty() && n->info().family == OpFamily::Scan) {  // a Scan group, its input inline
+      scans_.insert(n);
+      materialize(n->output());
+      continue;
+    }
+    // A Matmul group, its operands in memory, where the backend asks for one.
+    if (opts_.extern_lowering && lowering.empty() && matmul_kernelable(n)) {
+      for (const Value* in : n->inputs())
+        if (!view_of_memory(in)) materialize(in);
+      matmuls_.insert(n);
       materialize(n->output());
       continue;
     }

@@ -121,7 +121,7 @@ class KernelBuilder {
   // Evaluates the value a kernel computes (its own buffer is where the result goes).
   int eval_root(const Value* v, const std::vector<Expr>& idx) { return eval_node(v->producer(), v, idx); }
   int emit(KInst in) {
-    in.id = in.kind == KOp::Store ? -1 : next_id_++;
+    in.id = in.kind == KOp::Store || in.kind == KOp::Update ? -1 : next_id_++;
     cur_->body.push_back(std::move(in));
     return cur_->body.back().id;
   }
@@ -250,6 +250,22 @@ class KernelBuilder {
     in.index = e;
     return emit(std::move(in));
   }
+  // A value carried through the current (ordered) stage's iterations, `first` at the first one;
+  // update(c, x) gives it x for the next.
+  int carry(ScalarType dt, Scalar first) {
+    KInst in;
+    in.kind = KOp::Carry;
+    in.dtype = dt;
+    in.value = first;
+    return emit(std::move(in));
+  }
+  void update(int c, int x, ScalarType dt) {
+    KInst in;
+    in.kind = KOp::Update;
+    in.dtype = dt;
+    in.operands = {c, x};
+    emit(std::move(in));
+  }
   // A load of kernel argument `arg` (an output that this kernel also reads: a scatter's fold).
   int load(int arg, Expr index, ScalarType dt) {
     KInst in;
@@ -322,7 +338,10 @@ class Lowerer {
   void build_split_reduction(const ir::FusionGroup& grp, int out_buffer);
   void build_concat(const ir::FusionGroup& grp, int out_buffer);
   void build_scatter(const ir::FusionGroup& grp, int out_buffer);
+  void build_scan(const ir::FusionGroup& grp, int out_buffer);
+  void build_matmul(const ir::FusionGroup& grp, int out_buffer);
   void add_call(const ir::FusionGroup& grp);
+  std::string next_kernel_name() { return fmt::format("{}{}", opts_.name_prefix, kernel_count_++); }
   void add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp);
   const ir::Graph& g_;
   const ir::Fusion& fusion_;
@@ -580,7 +599,7 @@ void Lowerer::add_kernel(KernelBuilder& kb, const ir::FusionGroup& grp) {
 // input's memory (passes/donate.h) follows every read of it).
 void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std::vector<int>& extra_buffers) {
   const Value* v = grp.root;
-  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+  KernelBuilder kb(*this, next_kernel_name());
   const bool row_kernel = grp.kind == ir::GroupKind::Row;
   const RowDomain dom = row_kernel ? reduce_info(grp.reductions.front()).dom : RowDomain{};
   const std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
@@ -642,7 +661,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
   const int partial = static_cast<int>(plan_.buffers.size() - 1);
 
   {  // partials: grid [chunks], each reducing a row, a column or a contiguous run of the input
-    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    KernelBuilder kb(*this, next_kernel_name());
     kb.covered.insert(n);
     kb.kernel().grid = {layout.chunks};
     kb.open_stage(ir::StageKind::Reduce, layout.partial_extents(ri.dom.sizes));
@@ -654,7 +673,7 @@ void Lowerer::build_split_reduction(const ir::FusionGroup& grp, int out_buffer) 
     add_kernel(kb, grp);
   }
   {  // final: one reduce over the partials, in a fixed order
-    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    KernelBuilder kb(*this, next_kernel_name());
     kb.covered.insert(n);
     kb.open_stage(ir::StageKind::Reduce, {layout.chunks});
     KInst ld;
@@ -686,7 +705,7 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
   Expr offset = 0;
   const int kernels = grp.kernels();
   for (int r = 0; r < kernels; ++r) {
-    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    KernelBuilder kb(*this, next_kernel_name());
     kb.covered.insert(n);
     kb.kernel().grid = grid;
     const size_t first = static_cast<size_t>(r) * ir::kConcatInputsPerKernel;
@@ -718,7 +737,7 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
 void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
   const Node* n = grp.node;
   const Value* v = grp.root;
-  const IndexedWrite w = indexed_write(n, opts_.scatter_tile);
+  const IndexedWrite w = indexed_write(n, opts_.line_tile);
   const ScalarType dt = v->type().dtype;
   const std::vector<Expr> out_strides = plan_.buffers[out_buffer].strides;
   const ScatterFold fold = scatter_fold(n);
@@ -758,7 +777,7 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
   };
   // A kernel over the whole output doing `body` at each element.
   auto over_output = [&](const auto& body) {
-    KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+    KernelBuilder kb(*this, next_kernel_name());
     kb.covered.insert(n);
     const std::vector<Expr>& sizes = v->type().sizes;
     kb.kernel().grid = sizes;
@@ -770,7 +789,7 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     add_kernel(kb, grp);
   };
   if (grp.copies_self) over_output(copy_self);
-  KernelBuilder kb(*this, fmt::format("{}{}", opts_.name_prefix, kernel_count_++));
+  KernelBuilder kb(*this, next_kernel_name());
   kb.covered.insert(n);
   kb.kernel().grid = w.grid;
   std::vector<Expr> grid_idx;
@@ -821,6 +840,144 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     over_output([&](KernelBuilder& kd, const std::vector<Expr>& idx) { divide(kd, idx, false); });
 }
 
+// out = scan(x, dim) (cumsum, cumprod, cummax, cummin, logcumsumexp): each grid point walks its
+// line along dim in order (an ordered stage; passes/lower_index.h's LineWalk), with x computed
+// inline, folding each element into a running value that it stores there. The running value
+// is carried in a register (ir::KOp::Carry); when the grid point walks a tile of the last dim
+// instead (LowerOptions::line_tile: a scan along another dim, on the cpu), each column of the
+// tile keeps its own in a temporary, set by a first pass. The arithmetic is the interpreter's
+// (runtime/interpreter/interp_scan.cpp), so results agree bit for bit: floating sums and
+// products in f64 and integers (bool included) in wrapping int64, rounded once per output;
+// cummax and cummin keep the first NaN once one appears and otherwise replace the running
+// value only by a strictly greater (less) one; logcumsumexp is a running logaddexp in f64.
+void Lowerer::build_scan(const ir::FusionGroup& grp, int out_buffer) {
+  const Node* n = grp.node;
+  const Value* v = grp.root;
+  const std::vector<Expr>& sizes = v->type().sizes;
+  const ScalarType dt = v->type().dtype;
+  const bool scalar = sizes.empty();  // a 0-dim tensor scans its one element
+  const LineWalk lines = scalar ? LineWalk{} : line_walk(sizes, n->attr<int64_t>("dim"), opts_.line_tile);
+  const bool extreme = n->op() == OpKind::cummax || n->op() == OpKind::cummin;
+  const double inf = std::numeric_limits<double>::infinity();
+  // The running value's dtype and its value before the first element.
+  const ScalarType acc = extreme ? dt : n->op() == OpKind::logcumsumexp || is_floating_point(dt) ? ScalarType::Double : ScalarType::Int64;
+  const Scalar first = n->op() == OpKind::logcumsumexp ? Scalar(-inf) : Scalar(int64_t{n->op() == OpKind::cumprod ? 1 : 0});
+
+  KernelBuilder kb(*this, next_kernel_name());
+  kb.covered.insert(n);
+  kb.kernel().grid = lines.grid;
+  std::vector<Expr> grid_idx;
+  for (size_t i = 0; i < lines.grid.size(); ++i) grid_idx.push_back(loop_var(lines.grid[i], ir::grid_expr(i)));
+  // A pass over `positions` of the line; returns the element it is at.
+  auto open = [&](const Expr& positions, bool ordered) {
+    kb.open_stage(ir::StageKind::Loop, scalar ? std::vector<Expr>{positions} : lines.line_extents(positions));
+    kb.stage().ordered = ordered;
+    if (scalar) return std::vector<Expr>{};
+    std::vector<Expr> stage_idx;
+    for (size_t i = 0; i < kb.stage().extents.size(); ++i) stage_idx.push_back(loop_var(kb.stage().extents[i], ir::stage_expr(i)));
+    return lines.at(grid_idx, stage_idx);
+  };
+  // Tiles: the running values in a temporary over the dims other than dim (the column of idx).
+  int running = -1;
+  auto running_at = [&](std::vector<Expr> idx) {
+    idx.erase(idx.begin() + lines.dim);
+    return linear_index(idx, plan_.buffers[running].strides);
+  };
+  if (lines.tile > 0) {
+    std::vector<Expr> rs = sizes;
+    rs.erase(rs.begin() + lines.dim);
+    PlanBuffer rb;
+    rb.role = BufferRole::Temp;
+    rb.type = ir::TensorType(acc, rs);
+    rb.strides = contiguous_strides(rs);
+    plan_.buffers.push_back(std::move(rb));
+    running = static_cast<int>(plan_.buffers.size() - 1);
+    const std::vector<Expr> at = open(Expr(1), false);
+    kb.store(running, running_at(at), kb.constant(acc, first), acc);
+    kb.close_stage();
+  }
+  const Expr length = scalar ? Expr(1) : sizes[static_cast<size_t>(lines.dim)];
+  const std::vector<Expr> idx = open(length, true);
+  const int x = kb.eval(n->input(0), idx);
+  const int prev = running < 0 ? kb.carry(acc, first) : kb.load(kb.arg_for(running, true), running_at(idx), acc);
+  int y = -1;
+  switch (n->op()) {
+    case OpKind::cumsum:
+    case OpKind::cumprod: y = kb.compute(n->op() == OpKind::cumsum ? OpKind::add : OpKind::mul, acc, {prev, dt == acc ? x : kb.convert(x, acc)}); break;
+    case OpKind::cummax:
+    case OpKind::cummin: {
+      // The running value takes x at the line's first element, where x is NaN while it is not,
+      // and where x is strictly beyond it.
+      int take = kb.compute(n->op() == OpKind::cummax ? OpKind::gt : OpKind::lt, ScalarType::Bool, {x, prev});
+      if (is_floating_point(dt)) {
+        const int x_nan = kb.compute(OpKind::isnan, ScalarType::Bool, {x});
+        const int prev_num = kb.compute(OpKind::logical_not, ScalarType::Bool, {kb.compute(OpKind::isnan, ScalarType::Bool, {prev})});
+        take = kb.compute(OpKind::logical_and, ScalarType::Bool,
+                          {prev_num, kb.compute(OpKind::logical_or, ScalarType::Bool, {x_nan, take})});
+      }
+      const int at_start = kb.index_value(ScalarType::Bool, ir::eq(scalar ? Expr(0) : idx[static_cast<size_t>(lines.dim)], Expr(0)));
+      take = kb.compute(OpKind::logical_or, ScalarType::Bool, {at_start, take});
+      y = kb.compute(OpKind::where, dt, {take, x, prev});
+      break;
+    }
+    case OpKind::logcumsumexp: {
+      // log(exp(prev) + exp(x)) as scan_math.h's log_add_exp: hi + log1p(exp(lo - hi)), or hi
+      // where lo is -inf or hi is +inf; NaN propagates through maximum and minimum.
+      const ScalarType f64 = ScalarType::Double;
+      const int xd = dt == f64 ? x : kb.convert(x, f64);
+      const int hi = kb.compute(OpKind::maximum, f64, {prev, xd}), lo = kb.compute(OpKind::minimum, f64, {prev, xd});
+      const int tail = kb.compute(OpKind::log1p, f64, {kb.compute(OpKind::exp, f64, {kb.compute(OpKind::sub, f64, {lo, hi})})});
+      const int sum = kb.compute(OpKind::add, f64, {hi, tail});
+      const int edge = kb.compute(OpKind::logical_or, ScalarType::Bool,
+                                  {kb.compute(OpKind::eq, ScalarType::Bool, {lo, kb.constant(f64, Scalar(-inf))}),
+                                   kb.compute(OpKind::eq, ScalarType::Bool, {hi, kb.constant(f64, Scalar(inf))})});
+      y = kb.compute(OpKind::where, f64, {edge, hi, sum});
+      break;
+    }
+    default: internal_fail("lower: {} is not a scan", n->info().name);
+  }
+  if (running < 0) kb.update(prev, y, acc);
+  else kb.store(running, running_at(idx), y, acc);
+  kb.store(out_buffer, linear_index(idx, plan_.buffers[out_buffer].strides), acc == dt ? y : kb.convert(y, dt), dt);
+  kb.close_stage();
+  add_kernel(kb, grp);
+}
+
+// out = mm(a, w) ([n, k] @ [k, m]) or bmm ([b, n, k] @ [b, k, m]): a kernel over the result
+// whose reduce stage sums the k products of each element in increasing k order, as the
+// interpreter does (runtime/interpreter/interp_matmul.cpp): integers in their own dtype (which
+// wraps as its int64 sum does, modulo the width), f64 in f64. The kernel is an outer reduction
+// (a column sum's structure: neighbouring elements read neighbouring columns of w), so the cpu
+// walks k outside a tile of columns and a GPU gives each element a thread, reading a's row
+// once per warp.
+void Lowerer::build_matmul(const ir::FusionGroup& grp, int out_buffer) {
+  const Node* n = grp.node;
+  const Value* v = grp.root;
+  const std::vector<Expr>& sizes = v->type().sizes;
+  const ScalarType dt = v->type().dtype;
+  const ScalarType acc = !is_floating_point(dt) ? dt : dt == ScalarType::Double ? dt : ScalarType::Float;
+  const Expr k = n->input(0)->type().sizes.back();
+  KernelBuilder kb(*this, next_kernel_name());
+  kb.covered.insert(n);
+  kb.kernel().grid = sizes;
+  std::vector<Expr> idx;
+  for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
+  kb.open_stage(ir::StageKind::Reduce, {k});
+  const Expr r = loop_var(k, ir::stage_expr(0));
+  std::vector<Expr> a_idx = idx, w_idx = idx;
+  a_idx.back() = r;
+  w_idx[w_idx.size() - 2] = r;
+  int a = kb.eval(n->input(0), a_idx), w = kb.eval(n->input(1), w_idx);
+  if (acc != dt) {
+    a = kb.convert(a, acc);
+    w = kb.convert(w, acc);
+  }
+  const int sum = kb.finish_reduce(ir::ReductionOp::sum, kb.compute(OpKind::mul, acc, {a, w}), acc);
+  kb.store_stage(out_buffer, linear_index(idx, plan_.buffers[out_buffer].strides), acc != dt ? kb.convert(sum, dt) : sum, dt);
+  if (!sizes.empty()) kb.kernel().schedule.outer_reduction = true;
+  add_kernel(kb, grp);
+}
+
 // An extern call (a library, a registered lowering, a custom op) or an interpreter fallback.
 void Lowerer::add_call(const ir::FusionGroup& grp) {
   const Node* n = grp.node;
@@ -860,13 +1017,17 @@ ExecPlan Lowerer::run() {
       case ir::GroupKind::Row:
       case ir::GroupKind::SplitReduction:
       case ir::GroupKind::Concat:
-      case ir::GroupKind::Scatter: {
+      case ir::GroupKind::Scatter:
+      case ir::GroupKind::Scan:
+      case ir::GroupKind::Matmul: {
         const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
         std::vector<int> extra;
         for (const Value* x : grp.extra_roots) extra.push_back(new_buffer(x, outputs.count(x) ? BufferRole::Output : BufferRole::Temp));
         if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
         else if (grp.kind == ir::GroupKind::Concat) build_concat(grp, out);
         else if (grp.kind == ir::GroupKind::Scatter) build_scatter(grp, out);
+        else if (grp.kind == ir::GroupKind::Scan) build_scan(grp, out);
+        else if (grp.kind == ir::GroupKind::Matmul) build_matmul(grp, out);
         else build_kernel(grp, out, extra);
         break;
       }

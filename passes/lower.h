@@ -36,19 +36,21 @@ struct LowerOptions {
   // (bench/HISTORY.md: a [4096, 4096] sum, 2.36 ms as row partials against 2.0 ms as columns).
   // A GPU would get one thread per column from it.
   bool split_by_columns = false;
-  // Scatter kernels walk the index's last dim (when it is not the scattered one) in tiles of
-  // this many elements at each position of a line (passes/lower_index.h, IndexedWrite::tile),
-  // so that a thread reads and writes rows. 0: one element per grid point, each thread a
-  // column (a GPU's threads then cover the row together, coalesced). The CPU backend sets it.
-  int64_t scatter_tile = 0;
+  // Scatter and scan kernels walk the last dim (when it is not the one their lines run along)
+  // in tiles of this many elements at each position of a line (passes/lower_index.h,
+  // LineWalk::tile), so that a thread reads and writes rows. 0: one element per grid point,
+  // each thread a column (a GPU's threads then cover the row together, coalesced). The CPU
+  // backend sets it.
+  int64_t line_tile = 0;
   // Symbolic plans: the value each size symbol had when the graph was traced. Only
   // performance choices read them (split a full reduction, its chunk count); every size
   // the generated code depends on stays symbolic, so the plan is correct for all values.
   // A choice that depends on a symbol without a hint takes the plain path (no split).
   std::map<std::string, int64_t> hints;
   // Ops the backend runs as extern calls — a registered lowering (runtime/extend.h) or one of
-  // its library kernels — named for plans ("lowering gelu_lib", "scan"); "" for the rest.
-  // Their inputs are materialized (a permute read in place); nothing fuses across.
+  // its library kernels — named for plans ("lowering gelu_lib", "blas"); "" for the rest.
+  // Their inputs are materialized (a permute read in place); nothing fuses across. mm and bmm
+  // are library calls unless this returns "" for them (a Matmul kernel; passes/row_domain.h).
   std::function<std::string(const ir::Node&)> extern_lowering;
 };
 

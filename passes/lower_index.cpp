@@ -325,35 +325,39 @@ bool indexed_write_kernelable(const ir::Node* n) {
   return true;
 }
 
-IndexedWrite indexed_write(const ir::Node* n, int64_t tile) {
-  IndexedWrite w;
-  w.dim = n->attr<int64_t>("dim");
-  const auto dim = static_cast<size_t>(w.dim);
-  const std::vector<ir::Expr>& index = n->input(1)->type().sizes;
-  const std::vector<ir::Expr>& self = n->input(0)->type().sizes;
-  w.whole_lines = true;
-  for (size_t d = 0; d < index.size(); ++d) {
-    if (d == dim) continue;
-    w.grid.push_back(index[d]);
-    w.whole_lines = w.whole_lines && index[d] == self[d];
-  }
-  w.length = index.at(dim);
-  w.bound = self.at(dim);
-  if (tile > 0 && dim + 1 < index.size()) {
+LineWalk line_walk(const std::vector<ir::Expr>& sizes, int64_t dim, int64_t tile) {
+  LineWalk w;
+  w.dim = dim;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (d != static_cast<size_t>(dim)) w.grid.push_back(sizes[d]);
+  if (tile > 0 && static_cast<size_t>(dim) + 1 < sizes.size()) {
     w.tile = tile;
-    w.last = index.back();
+    w.last = sizes.back();
     w.grid.back() = ir::floordiv(w.last + (tile - 1), ir::Expr(tile));
   }
   return w;
 }
 
-std::vector<ir::Expr> IndexedWrite::line_extents(const ir::Expr& n) const {
+IndexedWrite indexed_write(const ir::Node* n, int64_t tile) {
+  IndexedWrite w;
+  const std::vector<ir::Expr>& index = n->input(1)->type().sizes;
+  const std::vector<ir::Expr>& self = n->input(0)->type().sizes;
+  static_cast<LineWalk&>(w) = line_walk(index, n->attr<int64_t>("dim"), tile);
+  const auto dim = static_cast<size_t>(w.dim);
+  w.whole_lines = true;
+  for (size_t d = 0; d < index.size(); ++d) w.whole_lines = w.whole_lines && (d == dim || index[d] == self[d]);
+  w.length = index.at(dim);
+  w.bound = self.at(dim);
+  return w;
+}
+
+std::vector<ir::Expr> LineWalk::line_extents(const ir::Expr& n) const {
   if (tile == 0) return {n};
   const ir::Expr first = ir::grid_expr(grid.size() - 1) * tile;  // the tile's first element
   return {n, ir::min(ir::Expr(tile), last - first)};
 }
 
-std::vector<ir::Expr> IndexedWrite::at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const {
+std::vector<ir::Expr> LineWalk::at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const {
   std::vector<ir::Expr> idx = grid_idx;
   if (tile > 0) idx.back() = ir::grid_expr(grid.size() - 1) * tile + stage_idx.at(1);
   idx.insert(idx.begin() + dim, stage_idx.at(0));

@@ -61,28 +61,32 @@ std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir:
 // the last write wins, and folds run in row-major order. scatter_reduce's "mean" also counts
 // the values each position receives (a temporary beside the output) and divides at the end.
 bool indexed_write_kernelable(const ir::Node* n);
-struct IndexedWrite {
+// The lines along `dim` of a tensor of some sizes, one per grid point, walked in order (a
+// scatter's index lines, a scan's lines): the grid is the sizes without `dim`. With a tile
+// (dim not the last), a grid point walks `tile` consecutive elements of the last dim at each
+// position of its line instead of one, and the last grid dim counts the tiles, so that a CPU
+// thread reads and writes rows instead of columns (LowerOptions::line_tile).
+struct LineWalk {
   int64_t dim = 0;
-  // The index's sizes without `dim`: one line of the index per grid point; with a tile, the last
-  // one counts the tiles of the index's last dim instead.
   std::vector<ir::Expr> grid;
+  int64_t tile = 0;
+  ir::Expr last;  // the size of the last dim (tile > 0)
+  // The stage extents of a pass over `n` positions of the line: {n}, or {n, this tile's elements}.
+  std::vector<ir::Expr> line_extents(const ir::Expr& n) const;
+  // The element at grid index `grid_idx` and stage index `stage_idx` (line position[, tile element]).
+  std::vector<ir::Expr> at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const;
+};
+LineWalk line_walk(const std::vector<ir::Expr>& sizes, int64_t dim, int64_t tile);
+
+// A scatter's walk: the index's lines.
+struct IndexedWrite : LineWalk {
   ir::Expr length;  // the index's size along dim: the line's elements, in order
   ir::Expr bound;   // self's size along dim
   // The index spans self outside `dim` (equal sizes): the grid point copies self's whole line
   // (tile) before writing into it, and one kernel does everything. Otherwise a first kernel
   // copies self.
   bool whole_lines = false;
-  // > 0: a grid point walks a tile of this many consecutive elements of the last dim at each
-  // position of its line (dim is not the last), so that a CPU thread reads and writes rows
-  // instead of columns. Each output element still receives its values in the line's order.
-  int64_t tile = 0;
-  ir::Expr last;  // the index's size along its last dim (tile > 0)
-  // The stage extents of a pass over `n` positions of the line: {n}, or {n, this tile's elements}.
-  std::vector<ir::Expr> line_extents(const ir::Expr& n) const;
-  // The element at grid index `grid_idx` and stage index `stage_idx` (line position[, tile element]).
-  std::vector<ir::Expr> at(const std::vector<ir::Expr>& grid_idx, const std::vector<ir::Expr>& stage_idx) const;
 };
-// `tile`: LowerOptions::scatter_tile (0: one element of the last dim per grid point).
 IndexedWrite indexed_write(const ir::Node* n, int64_t tile = 0);
 
 // Reductions whose partial results combine with the same op (not argmax/argmin): a full

@@ -36,6 +36,10 @@ bool is_inlinable(const ir::Node* n) {
 
 bool is_reduction(const ir::Node* n) { return n->info().family == OpFamily::Reduction; }
 
+bool matmul_kernelable(const ir::Node* n) {
+  return n->info().family == OpFamily::Matmul && n->output()->type().dtype != ScalarType::Bool;
+}
+
 bool RowDomain::is_reduced(size_t d) const {
   for (int64_t x : dims)
     if (static_cast<size_t>(x) == d) return true;

@@ -21,6 +21,10 @@ namespace kiln::passes {
 // index_select (indexed_read in lower_index.h): evaluated inline wherever read.
 bool is_inlinable(const ir::Node* n);
 bool is_reduction(const ir::Node* n);
+// mm and bmm whose products a Matmul kernel can sum: every dtype but bool (the frontend refuses
+// a bool product; the interpreter and the library raise PyTorch's error). Which of them a backend computes in kernels rather than in a library
+// is its choice (LowerOptions::extern_lowering returns "" for those).
+bool matmul_kernelable(const ir::Node* n);
 
 // The domain of a reduction: input sizes and the (sorted) reduced dims.
 struct RowDomain {

@@ -14,6 +14,7 @@
 #include "kiln/kiln.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
+#include "test_support/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -24,6 +25,7 @@
 namespace kiln {
 namespace {
 
+using test::plan_of;
 using test::error_of;
 
 std::vector<Tensor> reads(const Tensor& x, const Tensor& t) {
@@ -63,15 +65,6 @@ TEST(CompileIndexed, AnIndexOutOfBoundsRaisesTheEagerError) {
   EXPECT_EQ(error_of([&] { (void)g(x, bad); }), "[gather] index 5 is out of bounds for dimension 1 with size 5");
   // The compiled function keeps working after the error.
   EXPECT_EQ(g(x, tensor({4, 3, 2, 1}, kInt64)).sizes().vec(), (std::vector<int64_t>{4, 1}));
-}
-
-// The steps of `fn`'s plan on the cpu backend.
-ir::ExecPlan plan_of(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& in) {
-  TracedProgram p = trace(fn, in);
-  rt::DriverOptions o;
-  o.name = "indexed";
-  o.stop_before_compile = true;
-  return rt::compile_graph(p.graph, *rt::find_backend("cpu"), o).plan;
 }
 
 size_t ordered_stages(const ir::ExecPlan& plan) {

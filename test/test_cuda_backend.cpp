@@ -6,6 +6,8 @@
 // a fused softmax). Without a GPU its
 // compile() reports that CUDA is not available instead of throwing.
 #include "kiln/kiln.h"
+#include "codegen_cuda/cuda_emitter.h"
+#include "codegen_cuda/nvrtc.h"
 #include "runtime/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +47,37 @@ TEST(CudaBackend, MatmulOnCublasLtAndIndexedReadsInKernels) {
   EXPECT_EQ(host, 0) << "the gather is read in the kernel that adds 1:\n" << c.plan.str();
   EXPECT_EQ(kernels, 1) << c.plan.str();
   EXPECT_NE(c.plan.str().find("check %"), std::string::npos) << "the index is bounds-checked:\n" << c.plan.str();
+}
+
+// f64 and integer products, which cuBLASLt is not asked for, are generated kernels (Matmul
+// groups: a thread per element of the result sums its k products); f32 stays on cuBLASLt.
+TEST(CudaBackend, F64AndIntegerProductsAreKernels) {
+  for (ScalarType dt : {kDouble, kInt32, kInt64, kFloat}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const Tensor a = randint(-5, 5, {2, 6, 8}).to(dt), w = randint(-5, 5, {2, 8, 3}).to(dt);
+    rt::Compilation c = plan_for_cuda(
+        [](const std::vector<Tensor>& in) { return std::vector<Tensor>{bmm(in[0], in[1]), mm(in[0][0], in[1][1])}; }, {a, w});
+    ASSERT_TRUE(c.has_plan);
+    int products = 0;  // Matmul kernels (f32 plans copy the selected operands for cuBLASLt)
+    for (const ir::PlanStep& st : c.plan.steps) {
+      if (st.kind != ir::StepKind::Kernel) {
+        EXPECT_EQ(dt, kFloat) << c.plan.str();
+        EXPECT_EQ(st.lowering, "cublaslt");
+        continue;
+      }
+      if (!st.kernel.schedule.outer_reduction) continue;
+      ++products;
+      EXPECT_EQ(st.kernel.schedule.launch.kind, ir::LaunchKind::ThreadPerPoint) << c.plan.str();
+      std::string why;
+      if (!cuda::nvrtc_available(&why)) continue;
+      const cuda::NvrtcResult r = cuda::compile_for_device(cuda::emit_cuda(st.kernel), 90);
+      EXPECT_TRUE(r.ok) << r.log << r.source;
+    }
+    EXPECT_EQ(products, dt == kFloat ? 0 : 2) << c.plan.str();
+    if (dt != kFloat) {
+      EXPECT_EQ(c.plan.steps.size(), 2u) << "the selected operands are read in place:\n" << c.plan.str();
+    }
+  }
 }
 
 // cross_entropy on a GPU is kernels alone: the per-row loss reads the target's logit through

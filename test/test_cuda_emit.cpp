@@ -397,6 +397,23 @@ TEST(CudaEmit, RejectsBadKernelsAndDtypes) {
   EXPECT_THROW(emit_scheduled(k), InternalError);
 }
 
+// A scan's running value (carry / update in an ordered stage): a local variable, set before
+// the stage's loop, which one thread walks in order.
+TEST(CudaEmit, ScansCarryTheirRunningValueInOneThread) {
+  const std::vector<ir::Kernel> ks =
+      ir::parse_kernels(read_file(std::filesystem::path(KILN_TEST_DATA_DIR) / "ir_corpus" / "11_scan.kk"));
+  ASSERT_EQ(ks.size(), 3u);
+  const std::string sum = emit_scheduled(ks[0]);
+  EXPECT_HAS(sum, "double kiln_c0 = 0.0;\n");
+  EXPECT_HAS(sum, "for (kiln_i64 kiln_t = 0; kiln_t < kiln_s0_n; kiln_t += 1)");
+  EXPECT_HAS(sum, "const double v0 = kiln_c0;");
+  EXPECT_HAS(sum, "kiln_c0 = v3;");
+  EXPECT_HAS(emit_scheduled(ks[1]), "kiln_i32 kiln_c0 = ((kiln_i32)(-2147483648LL));");
+  EXPECT_HAS(emit_scheduled(ks[2]), "double kiln_c0 = (-kiln_inf(0.0));");
+  KILN_SKIP_WITHOUT_NVRTC();
+  for (const ir::Kernel& k : ks) EXPECT_TRUE(compile_ptx(k, emit_scheduled(k))) << k.name;
+}
+
 }  // namespace
 }  // namespace kiln::test
 

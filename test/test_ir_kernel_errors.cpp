@@ -79,7 +79,7 @@ TEST(KernelParseError, Stages) {
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  %0 = reduce sum [] {\n    %1 = const 1 : f32\n    yield %1\n  }\n}\n"),
             "[parse] 6:1: expected ':' and the accumulator dtype after the reduce stage, got '}'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] {\n    yield %1\n  }\n}\n"),
-            "[parse] 3:5: expected an instruction ('%N = ...' or 'store') or '}', got 'yield'");
+            "[parse] 3:5: expected an instruction ('%N = ...', 'store' or 'update') or '}', got 'yield'");
 }
 
 TEST(KernelParseError, Instructions) {
@@ -201,6 +201,24 @@ TEST(KernelVerifyError, OrderedStages) {
   EXPECT_EQ(parse_error("kernel k(in0: f32, out0: out f32) params(s0) grid[p0 < s0] launch(block_per_point, threads=64, work=4) {\n"
                         "  loop ordered [r0 < 4] {\n  }\n}\n"),
             "[parse] 1:1: kernel k: an ordered stage cannot share its loop among a block's threads (block_per_point)");
+}
+
+TEST(KernelVerifyError, CarriedValues) {
+  // A carried value lives in an ordered stage, is updated once after it, with its own dtype.
+  const std::string head = std::string(kHead) + "  loop ordered [r0 < 4] {\n    %0 = carry 0 : f32\n    %1 = load in0[r0] : f32\n";
+  EXPECT_EQ(parse_error(std::string(kHead) + "  loop [r0 < 4] {\n    %0 = carry 0 : f32\n    update %0, %0\n  }\n}\n"),
+            "[parse] 1:1: kernel k: carry outside an ordered loop stage");
+  EXPECT_EQ(parse_error(head + "  }\n}\n"), "[parse] 1:1: kernel k: carry %0 is never updated");
+  EXPECT_EQ(parse_error(head + "    update %0, %1\n    update %0, %1\n  }\n}\n"),
+            "[parse] 1:1: kernel k: carry %0 is updated twice");
+  EXPECT_EQ(parse_error(head + "    %2 = convert_element_type %1 {dtype=f64} : f64\n    update %0, %2\n  }\n}\n"),
+            "[parse] 1:1: kernel k: update of %0 (f32) with a f64 value");
+  EXPECT_EQ(parse_error(head + "    update %1, %1\n    update %0, %1\n  }\n}\n"),
+            "[parse] 1:1: kernel k: update of %1, which is not a carry of this stage");
+  EXPECT_EQ(parse_error(head + "    update %0, %1\n  }\n  loop ordered [r0 < 4] {\n    update %0, %1\n  }\n}\n"),
+            "[parse] 1:1: kernel k: %0 is used before it is defined");
+  EXPECT_EQ(parse_error(head + "    update %0\n  }\n}\n"),
+            "[parse] 6:3: expected ',' and the carry's next value after the carry, got '}'");
 }
 
 TEST(KernelVerify, BuiltKernelsThrowInternalErrors) {

@@ -218,11 +218,6 @@ TEST(OpDbCuda, PlansStageOnlyTheListedPrimsThroughTheHost) {
   // the host inside that step, which this plan-level test does not see.)
   const std::map<std::string, std::string> listed = {
       {"argsort", "no device sort yet (sort, topk, median, mode, kthvalue, randperm)"},
-      {"cumsum", "no device scan yet (also embedding_bag's offsets, masked_scatter, pdist)"},
-      {"cumprod", "no device scan yet"},
-      {"cummax", "no device scan yet (also mode)"},
-      {"cummin", "no device scan yet"},
-      {"logcumsumexp", "no device scan yet"},
       {"convolution", "cuDNN is not wired yet"},
   };
   std::map<std::string, std::set<std::string>> staged;

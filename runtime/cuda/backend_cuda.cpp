@@ -20,6 +20,7 @@
 #include "base/build_id.h"
 #include "passes/lower.h"
 #include "passes/lower_index.h"
+#include "passes/row_domain.h"
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
@@ -258,11 +259,17 @@ class CudaBackend final : public Backend {
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
       if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
-      if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) return "cublaslt";
+      // cuBLASLt for f32, f16 and bf16; a generated kernel (a Matmul group) for f64 and integers.
+      if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) {
+        const ScalarType dt = n.output()->type().dtype;
+        const bool lt = dt == ScalarType::Float || dt == ScalarType::Half || dt == ScalarType::BFloat16;
+        return lt || !passes::matmul_kernelable(&n) ? "cublaslt" : "";
+      }
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
       if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
+      if (n.info().family == ir::OpFamily::Scan) return "";    // lines walked in order, the running value carried
       const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
       return lib ? fmt::format("host {}", lib.name) : std::string();
     };

@@ -1,7 +1,7 @@
 // kiln/runtime/cuda/cuda_eager.cpp — eager prims on cuda tensors that no generated kernel computes.
 //
-// runtime/eager/eager.cpp runs pointwise prims, casts and reductions on cuda tensors as generated
-// kernels, as on the cpu; it hands every other prim here (installed by runtime/wiring.cpp).
+// runtime/eager/eager.cpp runs pointwise prims, casts, reductions, scans and random draws on cuda
+// tensors as generated kernels; it hands every other prim here (installed by runtime/wiring.cpp).
 #include "runtime/cuda/cuda_eager.h"
 #include "runtime/wiring.h"
 
@@ -20,8 +20,8 @@ namespace kiln::rt {
 // A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt; views as
 // metadata (a reshape or as_strided that must copy copies on the device first); anything else
 // on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
-// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort, scans,
-// indexing, random draws: the same Philox stream as the cpu, since the cpu draws it).
+// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort,
+// indexing, convolution). Scans and random draws are generated kernels (runtime/eager/eager.cpp).
 std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                                      Device d) {
   const ir::OpInfo& info = ir::op_info(op);

@@ -1,0 +1,94 @@
+// kiln/test/test_compile_matmul.cpp — matrix products of integers as generated kernels.
+//
+// BLAS has no integer GEMM, so the cpu computes an integer mm or bmm as a Matmul group: a
+// kernel over the result whose reduce stage sums the k products of each element, scheduled
+// as an outer reduction (k walked outside a tile of columns). Operands that are views (a
+// transpose, a slice) are read in place. The cuda backend does the same
+// for integers and f64 (test_cuda_backend.cpp). Results equal eager mode (the library loop)
+// exactly, wrapping around as it does; a bool product is the frontend's error.
+#include "kiln/kiln.h"
+#include "runtime/pipeline.h"
+#include "test_support/check.h"
+#include "test_support/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using test::plan_of;
+std::vector<Tensor> products(const Tensor& a, const Tensor& w, const Tensor& ba, const Tensor& bw) {
+  return {mm(a, w), mm(w.t(), a.t()), bmm(ba, bw), matmul(ba, bw.transpose(1, 2).contiguous().transpose(1, 2)),
+          mm(a * 3 - 1, w)};
+}
+
+TEST(CompileMatmul, IntegerProductsEqualEagerInKernels) {
+  manual_seed(4);
+  for (ScalarType dt : {kInt32, kInt64, kInt16, kInt8, kUInt8}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const int64_t low = dt == kUInt8 ? 0 : -20;
+    const Tensor a = randint(low, 20, {5, 7}).to(dt), w = randint(low, 20, {7, 70}).to(dt);
+    const Tensor ba = randint(low, 20, {3, 4, 9}).to(dt), bw = randint(low, 20, {3, 9, 6}).to(dt);
+    auto f = compile([](const Tensor& p, const Tensor& q, const Tensor& r, const Tensor& s) { return products(p, q, r, s); });
+    const std::vector<Tensor> want = products(a, w, ba, bw), got = f(a, w, ba, bw);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(got[i].dtype(), dt);
+      EXPECT_EQ(got[i].sizes().vec(), want[i].sizes().vec());
+      EXPECT_EQ(got[i].to(kInt64).to_vector<int64_t>(), want[i].to(kInt64).to_vector<int64_t>());
+    }
+  }
+  // Known values.
+  auto g = compile([](const Tensor& p, const Tensor& q) { return mm(p, q); });
+  EXPECT_EQ(g(tensor({1, 2, 3, 4}, kInt32).reshape({2, 2}), tensor({5, 6, 7, 8}, kInt32).reshape({2, 2})).to_vector<int32_t>(),
+            (std::vector<int32_t>{19, 22, 43, 50}));
+}
+
+TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndF64StaysOnBlas) {
+  const Tensor a = randint(-5, 5, {6, 8}), w = randint(-5, 5, {8, 3});
+  const ir::ExecPlan plan = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mm(in[0], in[1])}; }, {a, w});
+  ASSERT_EQ(plan.steps.size(), 1u) << plan.str();
+  EXPECT_EQ(plan.steps[0].kind, ir::StepKind::Kernel);
+  EXPECT_TRUE(plan.steps[0].kernel.schedule.outer_reduction) << plan.str();
+  EXPECT_NE(plan.str().find("reduce sum [r0 < 8]"), std::string::npos) << plan.str();
+  // Views of the operands are read in place: still one kernel.
+  const ir::ExecPlan views = plan_of([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{mm(in[1].t(), in[0].t().narrow(1, 2, 3))};
+  }, {a, w});
+  ASSERT_EQ(views.steps.size(), 1u) << views.str();
+  EXPECT_EQ(views.steps[0].kind, ir::StepKind::Kernel);
+  const ir::ExecPlan f64 = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mm(in[0], in[1])}; },
+                                   {a.to(kDouble), w.to(kDouble)});
+  ASSERT_EQ(f64.steps.size(), 1u) << f64.str();
+  EXPECT_EQ(f64.steps[0].kind, ir::StepKind::Extern) << f64.str();
+}
+
+TEST(CompileMatmul, IntegerProductsWrapAroundAsEagerDoes) {
+  const Tensor a = full({2, 3}, Scalar(int64_t{4000000007}), kInt64), w = full({3, 2}, Scalar(int64_t{3000000019}), kInt64);
+  auto f = compile([](const Tensor& p, const Tensor& q) { return mm(p, q); });
+  EXPECT_EQ(f(a, w).to_vector<int64_t>(), mm(a, w).to_vector<int64_t>());
+  const uint64_t one = uint64_t{4000000007} * uint64_t{3000000019};
+  EXPECT_EQ(f(a, w).to_vector<int64_t>()[0], static_cast<int64_t>(one * 3));
+  const Tensor b = full({2, 4}, Scalar(int64_t{100}), kInt8), c = full({4, 1}, Scalar(int64_t{3}), kInt8);
+  EXPECT_EQ(f(b, c).to_vector<int8_t>(), mm(b, c).to_vector<int8_t>());
+  EXPECT_EQ(f(b, c).to_vector<int8_t>()[0], static_cast<int8_t>(1200 % 256 - 256));
+}
+
+TEST(CompileMatmul, EmptyProductsAndBoolErrors) {
+  auto f = compile([](const Tensor& p, const Tensor& q) { return mm(p, q); });
+  const Tensor a = zeros({3, 0}, kInt32), w = zeros({0, 4}, kInt32);
+  EXPECT_EQ(f(a, w).to_vector<int32_t>(), std::vector<int32_t>(12, 0));
+  EXPECT_EQ(f(zeros({0, 2}, kInt32), ones({2, 5}, kInt32)).sizes().vec(), (std::vector<int64_t>{0, 5}));
+  const Tensor t = ones({2, 2}, kBool);
+  const std::string eager = test::error_of([&] { (void)mm(t, t); });
+  EXPECT_EQ(eager, "[mm] expected a non-bool tensor, got bool");
+  EXPECT_EQ(test::error_of([&] { (void)f(t, t); }).rfind(eager, 0), 0u);
+}
+
+}  // namespace
+}  // namespace kiln
