@@ -6,7 +6,7 @@
 // cumsum along columns, argsort of rows, gather
 // and scatter_add along rows with random positions, an embedding lookup (index_select of
 // 65536 rows of a [50000, 256] table), uniform draws, dropout, and an f16 matmul [512, 512] x
-// [512, 512] and an i32 one. Columns: eager (library calls for scans, sort, gather, scatter and matmul), the
+// [512, 512] and an i32 one. Columns: eager (library calls for sort, gather, scatter and matmul), the
 // compiled function — a library call for sort and matmul; a generated kernel for the scans,
 // gather, scatter_add, embedding and the draws (issue 32) — the same
 // function on the "interpreter" backend (the reference executor: what a fallback step ran),

@@ -12,8 +12,10 @@
 // index in order (an ordered stage), so repeated positions end as in eager mode — the last
 // write wins, folds run in order — and self, the index and src are computed inline.
 #include "kiln/kiln.h"
+#include "runtime/eager/eager.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/plan.h"
 
 #include <gtest/gtest.h>
@@ -179,6 +181,49 @@ TEST(CompileIndexed, AWriteOutOfBoundsRaisesTheEagerError) {
   }
   const Tensor ok = tensor({3, 3, 3, 0, 1, 2}, kInt64).reshape({2, 3});
   EXPECT_EQ(f(self, ok, src).to_vector<float>(), (std::vector<float>{0, 0, 0, 3, 1, 1, 1, 0}));
+}
+
+// Eager index prims are duck-sized programs (runtime/eager/eager_key.h, size_classes): one
+// symbol per distinct size among the inputs' dims, so a gather whose index has self's sizes is
+// one kernel reading inside it, reused for every call with the same pattern of equal sizes; an
+// index smaller than self calls the library inside its program. Results equal the reference
+// interpreter's exactly, and errors are the ops' own.
+TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
+  using ir::OpKind;
+  manual_seed(8);
+  // Each op eagerly, against the interpreter's prim; returns the kernels built for them.
+  auto check = [](int64_t rows, int64_t cols, int64_t irows, int64_t icols, bool kernels) {
+    SCOPED_TRACE(testing::Message() << rows << "x" << cols << " index " << irows << "x" << icols);
+    const Tensor x = randn({rows, cols}, kDouble), src = randn({irows, icols}, kDouble);
+    const Tensor pos = randint(0, cols, {irows, icols}), rowpos = randint(0, rows, {irows, icols});
+    const Tensor ids = randint(0, cols, {icols});
+    const rt::EagerStats before = rt::eager_stats();
+    std::vector<Tensor> got = {x.gather(1, pos), x.index_select(1, ids), x.scatter_add(0, rowpos, src), x.scatter(1, pos, src)};
+    const char* folds[] = {"sum", "amax", "mean"};
+    for (const char* r : folds) got.push_back(scatter_reduce(x, 1, pos, src, r, false));
+    const rt::EagerStats after = rt::eager_stats();
+    // Kernels alone (the library's scatter copies self with an eager copy_).
+    if (kernels) {
+      EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
+    }
+    std::vector<Tensor> want = {test::run(OpKind::gather, {x, pos}, {int64_t{1}}),
+                                test::run(OpKind::index_select, {x, ids}, {int64_t{1}}),
+                                test::run(OpKind::scatter_add, {x, rowpos, src}, {int64_t{0}}),
+                                test::run(OpKind::scatter, {x, pos, src}, {int64_t{1}})};
+    for (const char* r : folds) want.push_back(test::run(OpKind::scatter_reduce, {x, pos, src}, {int64_t{1}, std::string(r), false}));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i].to_vector<double>(), want[i].to_vector<double>()) << i;
+    return after.kernels_compiled - before.kernels_compiled;
+  };
+  EXPECT_GT(check(6, 9, 6, 9, true), 0);   // the index spans self: kernels
+  EXPECT_EQ(check(11, 5, 11, 5, true), 0);  // the same pattern of equal sizes: the same programs
+  check(6, 9, 4, 3, false);                 // a smaller index: the library inside the program
+  check(5, 5, 5, 5, true);                  // one size for every dim
+  // Errors are the ops' own.
+  const Tensor x = randn({4, 5});
+  EXPECT_EQ(error_of([&] { (void)x.gather(1, tensor({0, 5, 1, 2}, kInt64).reshape({4, 1})); }),
+            "[gather] index 5 is out of bounds for dimension 1 with size 5");
+  EXPECT_EQ(error_of([&] { (void)x.index_select(0, tensor({-1}, kInt64)); }),
+            error_of([&] { (void)test::run(OpKind::index_select, {x, tensor({-1}, kInt64)}, {int64_t{0}}); }));
 }
 
 }  // namespace

@@ -89,7 +89,6 @@ class CpuBackend final : public Backend {
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
       if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
-      if (n.info().family == ir::OpFamily::Scan) return "";    // lines walked in order, the running value carried
       // Integer products, which BLAS has no type for: a generated kernel (a Matmul group).
       if (passes::matmul_kernelable(&n) && !is_floating_point(n.output()->type().dtype)) return "";
       return std::string(builtin_extern_name(n.op()));

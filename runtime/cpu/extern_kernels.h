@@ -23,7 +23,7 @@ using BuiltinExtern = void (*)(ir::OpKind op, const std::vector<Tensor>& ins, co
 // The library kernel of a prim (or of a Core op with the Extern trait), or null for prims that
 // generated kernels compute.
 BuiltinExtern builtin_extern(ir::OpKind op);
-// Its name in plans and explain() ("blas", "onednn", "sort", "scan", "index", "random",
+// Its name in plans and explain() ("blas", "onednn", "sort", "index", "random",
 // "attention"), or "".
 std::string_view builtin_extern_name(ir::OpKind op);
 
@@ -38,8 +38,6 @@ void extern_matmul(ir::OpKind op, const std::vector<Tensor>& ins, const ir::Attr
 void extern_conv(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // argsort (runtime/cpu/extern_sort.cpp): a stable sort per slice, slices in parallel.
 void extern_sort(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
-// cumsum, cumprod, cummax, cummin, logcumsumexp (runtime/cpu/extern_scan.cpp): lines in parallel.
-void extern_scan(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // cat of many inputs: each copied into its slice (runtime/cpu/extern_shape.cpp).
 void extern_cat(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out);
 // gather, index_select, scatter, scatter_add (runtime/cpu/extern_index.cpp), index values checked.

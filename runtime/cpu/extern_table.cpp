@@ -21,7 +21,6 @@ Library library_of(ir::OpKind op) {
     case ir::OpFamily::Matmul: return {&extern_matmul, "blas"};
     case ir::OpFamily::Conv: return {&extern_conv, "onednn"};
     case ir::OpFamily::Sort: return {&extern_sort, "sort"};
-    case ir::OpFamily::Scan: return {&extern_scan, "scan"};
     case ir::OpFamily::Index: return {&extern_index, "index"};
     case ir::OpFamily::Random: return {&extern_random, "random"};
     case ir::OpFamily::Attention: return {&extern_attention, "attention"};
@@ -30,6 +29,7 @@ Library library_of(ir::OpKind op) {
       // inputs; runtime/cpu/backend_cpu.cpp); else computed in kernels.
       if (op == ir::OpKind::cat) return {&extern_cat, "copy"};
       return {};
+    case ir::OpFamily::Scan:  // generated kernels (Scan groups), compiled and eager
     case ir::OpFamily::Unary:
     case ir::OpFamily::Binary:
     case ir::OpFamily::Ternary:

@@ -269,7 +269,6 @@ class CudaBackend final : public Backend {
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels
       if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
-      if (n.info().family == ir::OpFamily::Scan) return "";    // lines walked in order, the running value carried
       const LibraryKernel lib = find_backend("cpu")->library_kernel(n.op());
       return lib ? fmt::format("host {}", lib.name) : std::string();
     };

@@ -21,7 +21,8 @@ namespace kiln::rt {
 // metadata (a reshape or as_strided that must copy copies on the device first); anything else
 // on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
 // cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort,
-// indexing, convolution). Scans and random draws are generated kernels (runtime/eager/eager.cpp).
+// indexing the sizes keep out of a kernel, convolution). Scans, random draws and the index
+// prims' duck-sized programs are generated kernels (runtime/eager/eager.cpp).
 std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                                      Device d) {
   const ir::OpInfo& info = ir::op_info(op);

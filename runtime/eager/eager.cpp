@@ -60,10 +60,10 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Cast:
     case ir::OpFamily::Reduction: break;
     case ir::OpFamily::Binary: break;  // integer division checks its divisor in the kernel
-    case ir::OpFamily::Scan: break;    // on cuda; the cpu calls its library scan first
+    case ir::OpFamily::Scan: break;    // a Scan group's kernel, on both devices
+    case ir::OpFamily::Index: break;   // gather, index_select, the scatters: duck-sized (size_classes)
     case ir::OpFamily::View:
     case ir::OpFamily::Shape:
-    case ir::OpFamily::Index:
     case ir::OpFamily::Factory:
     case ir::OpFamily::Random:
     case ir::OpFamily::Matmul:
@@ -75,8 +75,10 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
   if (inputs.empty() || !keyable(inputs)) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
   const Device device = inputs[0].impl()->device();
+  const bool duck = info.family == ir::OpFamily::Index;  // inputs of different shapes
+  if (duck && (info.level != ir::OpLevel::Prim || !size_classes(inputs))) return false;
   for (const Tensor& t : inputs)
-    if (t.device() != device || t.impl()->sizes().size() != rank) return false;
+    if (t.device() != device || (!duck && t.impl()->sizes().size() != rank)) return false;
   return rank < 64;
 }
 
@@ -100,29 +102,35 @@ std::unique_ptr<Executable> compile_entry(const EagerKey& key, std::shared_ptr<i
 std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
   const size_t rank = key.rank(0);
-  // Sizes s0.. of input 0 (all inputs have the same rank and, for these ops, broadcast-free
-  // equal sizes); strides t<i>_<d> of inputs that are not contiguous. Each symbol's source is
-  // recorded as it is made.
+  // Input i's sizes: s0.. of input 0 for every input (all inputs have the same rank and, for
+  // these ops, broadcast-free equal sizes), or, for the index prims, the symbol of each dim's
+  // size class (s<class>, read off the first dim of that class); strides t<i>_<d> of inputs
+  // that are not contiguous. Each symbol's source is recorded as it is made.
   DriverOptions opts;
-  std::vector<ir::Expr> sizes;
-  for (size_t d = 0; d < rank; ++d) {
-    sizes.push_back(ir::Expr::symbol(fmt::format("s{}", d)));
-    opts.params.emplace(sizes.back().symbol_name(), ParamSource{0, static_cast<int>(d), false});
-    // The first call's sizes guide performance choices only (whether a full reduction is
-    // split across the device), as a compiled function's trace-time sizes do.
-    opts.hints.emplace(sizes.back().symbol_name(), inputs[0].impl()->sizes()[d]);
-  }
+  const bool duck = ir::op_info(key.op).family == ir::OpFamily::Index;
+  std::vector<std::vector<ir::Expr>> sizes(inputs.size());
+  size_t j = 0;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t d = 0; d < (duck ? key.rank(i) : rank); ++d, ++j) {
+      const std::string name = fmt::format("s{}", duck ? size_class(key.size_classes, j) : d);
+      sizes[i].push_back(ir::Expr::symbol(name));
+      // The first call's sizes guide performance choices only (whether a full reduction is
+      // split across the device), as a compiled function's trace-time sizes do.
+      if (opts.params.emplace(name, ParamSource{duck ? static_cast<int>(i) : 0, static_cast<int>(d), false}).second)
+        opts.hints.emplace(name, inputs[duck ? i : 0].impl()->sizes()[d]);
+    }
   auto g = std::make_shared<ir::Graph>();
   std::vector<ir::Value*> ins;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ins.push_back(g->add_input(ir::TensorType(inputs[i].dtype(), sizes), fmt::format("in{}", i)));
+    ins.push_back(g->add_input(ir::TensorType(inputs[i].dtype(), sizes[i]), fmt::format("in{}", i)));
     const EagerLayout l = key.layout(i);
+    const size_t r = key.rank(i);
     std::vector<ir::Expr> st;
     if (l == Contiguous) {
-      st = ir::contiguous_strides(sizes);
+      st = ir::contiguous_strides(sizes[i]);
     } else {
-      for (size_t d = 0; d < rank; ++d) {
-        if (l == InnerUnit && d + 1 == rank) {
+      for (size_t d = 0; d < r; ++d) {
+        if (l == InnerUnit && d + 1 == r) {
           st.emplace_back(1);
           continue;
         }
@@ -306,35 +314,41 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   std::optional<DefaultDeviceScope> scope;
   if (default_device() != d) scope.emplace(d);
   if (ir::op_info(op).family == ir::OpFamily::Random) return {eager_random(c, op, attrs, d)};
-  if (d.is_cuda() && !runs_compiled(op, inputs)) {
-    if (!g_device_eager) fail(ir::op_name(op), "cannot run on {}: kiln was built without its cuda runtime", d.str());
-    c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-    return g_device_eager(op, inputs, attrs, d);
-  }
-  // A prim the cpu computes with a library kernel (runtime/cpu/extern_kernels.h).
+  const bool compiled = runs_compiled(op, inputs);
+  // Where no compiled program runs the op: the device's own path (runtime/cuda/cuda_eager.cpp),
+  // the cpu's library kernel (runtime/cpu/extern_kernels.h), or the interpreter.
   static const std::shared_ptr<const Backend> cpu = find_backend("cpu");
-  if (LibraryKernel lib = cpu->library_kernel(op)) {
-    std::vector<ir::TensorType> types;
-    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
-    const ir::TensorType type = ir::infer_types(op, types, attrs).at(0);
-    const std::vector<int64_t> out = ir::to_ints(type.sizes);
-    (void)checked_numel(ir::op_name(op), out);  // an overflowing product names the op
-    const Tensor r = empty(out, TensorOptions(type.dtype));
-    lib.fn(inputs, attrs, {r});
-    c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-    return {r};
-  }
-  if (!runs_compiled(op, inputs)) {
+  auto uncompiled = [&]() -> std::vector<Tensor> {
+    if (d.is_cuda()) {
+      if (!g_device_eager) fail(ir::op_name(op), "cannot run on {}: kiln was built without its cuda runtime", d.str());
+      c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+      return g_device_eager(op, inputs, attrs, d);
+    }
+    if (LibraryKernel lib = cpu->library_kernel(op)) {
+      std::vector<ir::TensorType> types;
+      for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+      const ir::TensorType type = ir::infer_types(op, types, attrs).at(0);
+      const std::vector<int64_t> out = ir::to_ints(type.sizes);
+      (void)checked_numel(ir::op_name(op), out);  // an overflowing product names the op
+      const Tensor r = empty(out, TensorOptions(type.dtype));
+      lib.fn(inputs, attrs, {r});
+      c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+      return {r};
+    }
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
-  }
+  };
+  // A cpu prim with a library kernel calls it, except an index prim, which runs as its
+  // duck-sized program: reads and writes inside a kernel where the sizes allow, and the same
+  // library inside the program where they do not.
+  const bool duck = compiled && ir::op_info(op).family == ir::OpFamily::Index;
+  if (!compiled || (!d.is_cuda() && !duck && cpu->library_kernel(op))) return uncompiled();
   const EagerKey key = make_eager_key(op, inputs, attrs);
   std::shared_ptr<const Entry> e = lookup(c, key);
   if (!e) e = insert(c, key, build(key, inputs));
-  if (!e->exe) {
-    c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
-    return interpret_op(op, inputs, attrs);
-  }
+  // No program: the shape function could not judge symbolic sizes (an index no larger than its
+  // source is not provable when their sizes differ).
+  if (!e->exe) return uncompiled();
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
   const Nested nested;
   return e->exe->run(inputs);

@@ -63,6 +63,21 @@ bool keyable(const std::vector<Tensor>& inputs) {
   return true;
 }
 
+std::optional<uint64_t> size_classes(const std::vector<Tensor>& inputs) {
+  std::vector<int64_t> seen;  // the size of each number
+  uint64_t classes = 0;
+  size_t j = 0;
+  for (const Tensor& t : inputs)
+    for (int64_t s : t.impl()->sizes()) {
+      if (j == kMaxClassDims) return std::nullopt;
+      size_t c = 0;
+      while (c < seen.size() && seen[c] != s) ++c;
+      if (c == seen.size()) seen.push_back(s);
+      classes |= static_cast<uint64_t>(c) << (4 * j++);
+    }
+  return classes;
+}
+
 EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs) {
   EagerKey k;
   k.op = op;
@@ -74,12 +89,14 @@ EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const 
     const TensorImpl& t = *inputs[i].impl();
     k.inputs[i] = static_cast<uint16_t>(t.sizes().size() << 8 | static_cast<unsigned>(t.dtype()) << 2 | layout_of(t));
   }
+  if (ir::op_info(op).family == ir::OpFamily::Index) k.size_classes = size_classes(inputs).value_or(0);
   return k;
 }
 
 size_t EagerKeyHash::operator()(const EagerKey& k) const {
   uint64_t h = mix(mix(static_cast<uint64_t>(k.op), k.n_inputs), static_cast<uint64_t>(k.device + 1));
   for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
+  h = mix(h, k.size_classes);
   for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
   return h;
 }

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace kiln::rt {
@@ -26,6 +27,9 @@ struct EagerKey {
   uint8_t n_inputs = 0;
   int8_t device = -1;  // -1: the cpu; else the cuda device index of the inputs
   std::array<uint16_t, kMaxInputs> inputs{};  // per input: rank << 8 | dtype << 2 | layout
+  // Index prims (gather, index_select, the scatters), whose inputs differ in shape: which of
+  // their dims have equal sizes (size_classes). 0 for the other ops, whose inputs share one shape.
+  uint64_t size_classes = 0;
   ir::AttrList attrs;
 
   size_t rank(size_t i) const { return inputs[i] >> 8; }
@@ -35,6 +39,17 @@ struct EagerKey {
 
 // Whether make_eager_key can describe these inputs (at most kMaxInputs, ranks below 256).
 bool keyable(const std::vector<Tensor>& inputs);
+
+// The inputs' dims in order (input 0's, then input 1's, ...), each numbered by its size: the
+// first dim of each distinct size gets the next number, and a dim of a size met before gets
+// that dim's number; 4 bits per dim, the first dim lowest. One kernel with a symbol per number
+// then serves every call with the same pattern of equal sizes, and can prove what those
+// equalities allow (an index no larger than its source: a gather read inside the kernel), as a
+// compiled function's duck-sized symbols do. nullopt past kMaxClassDims dims.
+inline constexpr size_t kMaxClassDims = 16;
+std::optional<uint64_t> size_classes(const std::vector<Tensor>& inputs);
+// The number of dim j (in size_classes' order) in a pattern.
+inline size_t size_class(uint64_t classes, size_t j) { return static_cast<size_t>(classes >> (4 * j) & 15); }
 EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 
 struct EagerKeyHash {

@@ -1,6 +1,6 @@
-// kiln/runtime/interpreter/scan_math.h — the arithmetic of the scans that is not plain + or *, shared by
-// the reference interpreter (runtime/interpreter/interp_scan.cpp) and the library kernel
-// (runtime/cpu/extern_scan.cpp), so that both give the same bits.
+// kiln/runtime/interpreter/scan_math.h — the arithmetic of the scans that is not plain + or *, for the
+// reference interpreter (runtime/interpreter/interp_scan.cpp). The generated scan kernels
+// (passes/lower.cpp, build_scan) compute the same steps as kernel instructions, bit for bit.
 #pragma once
 
 #include <algorithm>
