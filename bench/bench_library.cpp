@@ -3,7 +3,7 @@
 // them inside compiled programs before, and against the memory limit.
 //
 // Rows (f32 [4096, 1024] unless said): cumsum and cummax along rows, cumsum of an inline input,
-// cumsum along columns, argsort of rows, gather
+// cumsum along columns, a constant pad, argsort of rows, gather
 // and scatter_add along rows with random positions, an embedding lookup (index_select of
 // 65536 rows of a [50000, 256] table), uniform draws, dropout, and an f16 matmul [512, 512] x
 // [512, 512] and an i32 one. Columns: eager (library calls for sort, gather, scatter and matmul), the
@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
   auto cumsum0_f = [](const Tensor& a) { return cumsum(a, 0); };
   auto cc1 = compile(cumsum0_f), cc2 = compile(cumsum0_f, on_interpreter());
   row("cumsum(x, 0)", 2 * f32, [&] { return cumsum0_f(x); }, [&] { return cc1(x); }, [&] { return cc2(x); });
+
+  // Eagerly a duck-sized kernel (the interpreter before); compiled, computed inline.
+  auto pad_f = [](const Tensor& a) { return constant_pad_nd(a, {1, 1, 1, 1}, 0.0); };
+  auto p1 = compile(pad_f), p2 = compile(pad_f, on_interpreter());
+  row("constant_pad_nd(x, [1, 1, 1, 1])", 2 * f32, [&] { return pad_f(x); }, [&] { return p1(x); }, [&] { return p2(x); });
 
   auto argsort_f = [](const Tensor& a) { return argsort(a, 1); };
   auto s1 = compile(argsort_f), s2 = compile(argsort_f, on_interpreter());

@@ -227,7 +227,7 @@ struct Emitter {
       line(fmt::format("// %{} = reduce {} {} : {}", st.result, ir::reduction_name(st.reduce_op), nest_comment(st),
                        dtype_short_name(st.acc_dtype)));
     else
-      line(fmt::format("// loop {}", nest_comment(st)));
+      line(fmt::format("// loop {}{}", st.ordered ? "ordered " : "", nest_comment(st)));
 
     // The accumulator: the acc dtype's compute type, or a (value, index) pair for arg ops.
     const bool arg_op = reduce && is_arg_reduction(st.reduce_op);

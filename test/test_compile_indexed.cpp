@@ -226,5 +226,23 @@ TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
             error_of([&] { (void)test::run(OpKind::index_select, {x, tensor({-1}, kInt64)}, {int64_t{0}}); }));
 }
 
+// Eager constant_pad is a duck-sized program too (one kernel per pad and pattern of equal
+// sizes; it ran on the interpreter before), and so is cat on cuda; the cpu copies a cat's
+// slices with its library.
+TEST(CompileIndexed, EagerPadIsADuckSizedKernel) {
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{4, 7}, std::vector<int64_t>{9, 3}, std::vector<int64_t>{5, 5}}) {
+    const Tensor x = randn(sizes, kDouble);
+    const rt::EagerStats before = rt::eager_stats();
+    const Tensor y = constant_pad_nd(x, {1, 2, 0, 3}, 0.5), z = constant_pad_nd(x, {-1, 1}, -2.0);
+    EXPECT_EQ(rt::eager_stats().interpreted_calls, before.interpreted_calls);
+    EXPECT_EQ(y.to_vector<double>(),
+              test::run(ir::OpKind::constant_pad, {x}, {std::vector<int64_t>{1, 2, 0, 3}, Scalar(0.5)}).to_vector<double>());
+    EXPECT_EQ(z.to_vector<double>(),
+              test::run(ir::OpKind::constant_pad, {x}, {std::vector<int64_t>{-1, 1}, Scalar(-2.0)}).to_vector<double>());
+  }
+  const Tensor a = randn({3, 4}), b = randn({3, 2});
+  EXPECT_EQ(cat({a, b}, 1).to_vector<float>(), test::run(ir::OpKind::cat, {a, b}, {int64_t{1}}).to_vector<float>());
+}
+
 }  // namespace
 }  // namespace kiln

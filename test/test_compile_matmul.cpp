@@ -7,8 +7,10 @@
 // for integers and f64 (test_cuda_backend.cpp). Results equal eager mode (the library loop)
 // exactly, wrapping around as it does; a bool product is the frontend's error.
 #include "kiln/kiln.h"
+#include "runtime/eager/eager.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
+#include "test_support/interp.h"
 #include "test_support/plan.h"
 
 #include <gtest/gtest.h>
@@ -88,6 +90,25 @@ TEST(CompileMatmul, EmptyProductsAndBoolErrors) {
   const std::string eager = test::error_of([&] { (void)mm(t, t); });
   EXPECT_EQ(eager, "[mm] expected a non-bool tensor, got bool");
   EXPECT_EQ(test::error_of([&] { (void)f(t, t); }).rfind(eager, 0), 0u);
+}
+
+// Eagerly too: an integer mm or bmm runs as a duck-sized program (runtime/eager/eager_key.h):
+// one Matmul kernel per pattern of equal sizes, reused across sizes, equal to the interpreter's.
+TEST(CompileMatmul, EagerIntegerProductsAreDuckSizedKernels) {
+  auto check = [](int64_t m, int64_t k, int64_t n) {
+    const Tensor a = randint(-50, 50, {m, k}, TensorOptions(kInt32)), w = randint(-50, 50, {k, n}, TensorOptions(kInt32));
+    const Tensor ba = randint(-50, 50, {3, m, k}, TensorOptions(kInt16)), bw = randint(-50, 50, {3, k, n}, TensorOptions(kInt16));
+    const rt::EagerStats before = rt::eager_stats();
+    const Tensor y = mm(a, w), by = bmm(ba, bw);
+    const rt::EagerStats after = rt::eager_stats();
+    EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
+    EXPECT_EQ(y.to_vector<int32_t>(), test::run(ir::OpKind::mm, {a, w}).to_vector<int32_t>());
+    EXPECT_EQ(by.to_vector<int16_t>(), test::run(ir::OpKind::bmm, {ba, bw}).to_vector<int16_t>());
+    return after.kernels_compiled - before.kernels_compiled;
+  };
+  check(7, 13, 5);
+  EXPECT_EQ(check(17, 5, 40), 0);  // the same pattern of equal sizes: the same two kernels
+  check(6, 6, 6);                  // one size: a pattern of its own
 }
 
 }  // namespace

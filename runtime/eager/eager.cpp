@@ -62,11 +62,19 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Binary: break;  // integer division checks its divisor in the kernel
     case ir::OpFamily::Scan: break;    // a Scan group's kernel, on both devices
     case ir::OpFamily::Index: break;   // gather, index_select, the scatters: duck-sized (size_classes)
+    case ir::OpFamily::Matmul: {       // products a Matmul kernel computes (the backends' choice:
+                                       // integers; f64 too on cuda, which cuBLASLt is not asked for)
+      const ScalarType dt = inputs.empty() ? ScalarType::Float : inputs[0].dtype();
+      const bool kernel = is_integral(dt, /*include_bool=*/false) || (dt == ScalarType::Double && inputs[0].is_cuda());
+      if (!kernel) return false;
+      break;
+    }
+    case ir::OpFamily::Shape:          // constant_pad; cat on cuda (the cpu's library copies slices)
+      if (op == ir::OpKind::cat && !(inputs.empty() ? false : inputs[0].is_cuda())) return false;
+      break;
     case ir::OpFamily::View:
-    case ir::OpFamily::Shape:
     case ir::OpFamily::Factory:
     case ir::OpFamily::Random:
-    case ir::OpFamily::Matmul:
     case ir::OpFamily::Conv:
     case ir::OpFamily::Sort:
     KILN_CASE_COMPOSITE_FAMILIES:
@@ -75,7 +83,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
   if (inputs.empty() || !keyable(inputs)) return false;
   const size_t rank = inputs[0].impl()->sizes().size();
   const Device device = inputs[0].impl()->device();
-  const bool duck = info.family == ir::OpFamily::Index;  // inputs of different shapes
+  const bool duck = duck_sized(op);  // inputs of different shapes
   if (duck && (info.level != ir::OpLevel::Prim || !size_classes(inputs))) return false;
   for (const Tensor& t : inputs)
     if (t.device() != device || (!duck && t.impl()->sizes().size() != rank)) return false;
@@ -103,11 +111,11 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   auto e = std::make_unique<Entry>();
   const size_t rank = key.rank(0);
   // Input i's sizes: s0.. of input 0 for every input (all inputs have the same rank and, for
-  // these ops, broadcast-free equal sizes), or, for the index prims, the symbol of each dim's
+  // these ops, broadcast-free equal sizes), or, for duck_sized prims, the symbol of each dim's
   // size class (s<class>, read off the first dim of that class); strides t<i>_<d> of inputs
   // that are not contiguous. Each symbol's source is recorded as it is made.
   DriverOptions opts;
-  const bool duck = ir::op_info(key.op).family == ir::OpFamily::Index;
+  const bool duck = duck_sized(key.op);
   std::vector<std::vector<ir::Expr>> sizes(inputs.size());
   size_t j = 0;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -338,10 +346,10 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   };
-  // A cpu prim with a library kernel calls it, except an index prim, which runs as its
-  // duck-sized program: reads and writes inside a kernel where the sizes allow, and the same
-  // library inside the program where they do not.
-  const bool duck = compiled && ir::op_info(op).family == ir::OpFamily::Index;
+  // A cpu prim with a library kernel calls it, except a duck-sized one (an index prim, an
+  // integer product), which runs as its program: inside a kernel where the sizes allow, and
+  // the same library inside the program where they do not.
+  const bool duck = compiled && duck_sized(op);
   if (!compiled || (!d.is_cuda() && !duck && cpu->library_kernel(op))) return uncompiled();
   const EagerKey key = make_eager_key(op, inputs, attrs);
   std::shared_ptr<const Entry> e = lookup(c, key);

@@ -63,6 +63,11 @@ bool keyable(const std::vector<Tensor>& inputs) {
   return true;
 }
 
+bool duck_sized(ir::OpKind op) {
+  const ir::OpFamily f = ir::op_info(op).family;
+  return f == ir::OpFamily::Index || f == ir::OpFamily::Matmul || f == ir::OpFamily::Shape;
+}
+
 std::optional<uint64_t> size_classes(const std::vector<Tensor>& inputs) {
   std::vector<int64_t> seen;  // the size of each number
   uint64_t classes = 0;
@@ -89,7 +94,7 @@ EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const 
     const TensorImpl& t = *inputs[i].impl();
     k.inputs[i] = static_cast<uint16_t>(t.sizes().size() << 8 | static_cast<unsigned>(t.dtype()) << 2 | layout_of(t));
   }
-  if (ir::op_info(op).family == ir::OpFamily::Index) k.size_classes = size_classes(inputs).value_or(0);
+  if (duck_sized(op)) k.size_classes = size_classes(inputs).value_or(0);
   return k;
 }
 

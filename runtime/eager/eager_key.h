@@ -27,8 +27,8 @@ struct EagerKey {
   uint8_t n_inputs = 0;
   int8_t device = -1;  // -1: the cpu; else the cuda device index of the inputs
   std::array<uint16_t, kMaxInputs> inputs{};  // per input: rank << 8 | dtype << 2 | layout
-  // Index prims (gather, index_select, the scatters), whose inputs differ in shape: which of
-  // their dims have equal sizes (size_classes). 0 for the other ops, whose inputs share one shape.
+  // Ops whose inputs differ in shape (duck_sized): which of their dims have equal sizes
+  // (size_classes). 0 for the other ops, whose inputs share one shape.
   uint64_t size_classes = 0;
   ir::AttrList attrs;
 
@@ -47,6 +47,10 @@ bool keyable(const std::vector<Tensor>& inputs);
 // equalities allow (an index no larger than its source: a gather read inside the kernel), as a
 // compiled function's duck-sized symbols do. nullopt past kMaxClassDims dims.
 inline constexpr size_t kMaxClassDims = 16;
+// The prims whose inputs (or output) differ in shape and whose keys hold size_classes: the index
+// prims (gather, index_select, the scatters), the matrix products (mm, bmm) and the shape
+// prims (cat, constant_pad).
+bool duck_sized(ir::OpKind op);
 std::optional<uint64_t> size_classes(const std::vector<Tensor>& inputs);
 // The number of dim j (in size_classes' order) in a pattern.
 inline size_t size_class(uint64_t classes, size_t j) { return static_cast<size_t>(classes >> (4 * j) & 15); }
