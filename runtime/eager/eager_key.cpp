@@ -69,15 +69,16 @@ bool duck_sized(ir::OpKind op) {
 }
 
 std::optional<uint64_t> size_classes(const std::vector<Tensor>& inputs) {
-  std::vector<int64_t> seen;  // the size of each number
+  std::array<int64_t, kMaxClassDims> seen{};  // the size of each number
+  size_t numbers = 0;
   uint64_t classes = 0;
   size_t j = 0;
   for (const Tensor& t : inputs)
     for (int64_t s : t.impl()->sizes()) {
       if (j == kMaxClassDims) return std::nullopt;
       size_t c = 0;
-      while (c < seen.size() && seen[c] != s) ++c;
-      if (c == seen.size()) seen.push_back(s);
+      while (c < numbers && seen[c] != s) ++c;
+      if (c == numbers) seen[numbers++] = s;
       classes |= static_cast<uint64_t>(c) << (4 * j++);
     }
   return classes;
