@@ -185,6 +185,7 @@ template <size_t N, typename Holder> ZooModel wrap(Holder holder, std::vector<Te
   m.inputs = std::move(inputs);
   auto compiled = std::make_shared<decltype(kiln::compile(holder))>(kiln::compile(holder, std::move(opts)));
   const std::vector<Tensor> in = m.inputs;
+  m.stats = [compiled] { return compiled->stats(); };
   if (in.size() != N) fail("load_zoo_model", "expected {} inputs, the fixture has {}", N, in.size());
   if constexpr (N == 1) {
     m.eager = [holder, in] { return holder->forward(in[0]); };

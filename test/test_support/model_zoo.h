@@ -22,6 +22,7 @@ struct ZooModel {
   Tensor expected;                     // PyTorch's output on inputs
   std::function<Tensor()> eager;       // the forward on inputs
   std::function<Tensor()> compiled;    // kiln::compile(module) on inputs (compiles on its first call)
+  std::function<CompileStats()> stats;  // the compiled forward's
 };
 
 // Builds `name` (one of kZooModels) from the fixtures in dir, with `opts` for the compiled forward.
