@@ -54,7 +54,9 @@ std::vector<Tensor> record(const OpCall& call) {
   std::vector<Tensor> outs;
   {
     NoGradGuard no_grad;
-    outs = dispatch(call);
+    OpCall all = call;  // the backward may read any output (max pooling's indices)
+    all.unused_outputs = 0;
+    outs = dispatch(std::move(all));
   }
   return attach_history(call, std::move(outs));
 }

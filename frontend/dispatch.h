@@ -18,6 +18,11 @@ struct OpCall {
   ir::OpKind op;
   std::vector<Tensor> inputs;
   ir::AttrList attrs;
+  // Outputs the caller discards (bit i: output i), a hint for eager programs: an eager
+  // composite runs as a program that leaves them out (max pooling's indices in inference), and
+  // returns them undefined. Traces record every output (dead ones are removed by dce), and
+  // calls that record autograd history compute them all.
+  uint32_t unused_outputs = 0;
 };
 
 std::vector<Tensor> dispatch(OpCall call);

@@ -105,8 +105,9 @@ Tensor pad_for_windows(const Tensor& x, const Pool& g, const Scalar& value) {
   return constant_pad_nd(x, pads, value);
 }
 
-// [..., *out, K]: the windows of the padded input, kernel offsets in row-major order.
-Tensor windows(const Tensor& xp, const Pool& g) {
+// The K taps of the windows of the padded input, each [..., *out], kernel offsets in row-major
+// order: tap k holds every window's k-th element.
+std::vector<Tensor> window_taps(const Tensor& xp, const Pool& g) {
   int64_t K = 1;
   for (int64_t k : g.k) K *= k;
   std::vector<Tensor> taps;
@@ -123,8 +124,16 @@ Tensor windows(const Tensor& xp, const Pool& g) {
     }
     taps.push_back(t);
   }
-  return stack(taps, -1);
+  return taps;
 }
+
+// [..., *out, K]: the windows of the padded input, kernel offsets in row-major order.
+Tensor windows(const Tensor& xp, const Pool& g) { return stack(window_taps(xp, g), -1); }
+
+// Windows of up to this many elements are reduced by a fold over their taps (max_pool_impl):
+// one pointwise kernel that reads the input in place, where a reduction over stacked windows
+// first writes K copies of it. Larger windows stack (the fold's graph grows with K).
+constexpr size_t kMaxFoldedTaps = 64;
 
 // `v` [len] shaped to broadcast along pooled dim i of a rank-`rank` tensor.
 Tensor along(const Tensor& v, const Pool& g, size_t i, int64_t rank) {
@@ -156,8 +165,13 @@ std::tuple<Tensor, Tensor> max_pool_impl(std::string_view op, size_t n, const Te
   // Padding never wins: -inf, or the integer dtype's lowest value.
   const Scalar lowest = is_floating_point(self.dtype()) ? Scalar(-std::numeric_limits<double>::infinity())
                                                         : Scalar(iinfo_min(self.dtype()));
-  const Tensor w = windows(pad_for_windows(self, g, lowest), g);
-  Tensor values = w.amax({-1});
+  const std::vector<Tensor> taps = window_taps(pad_for_windows(self, g, lowest), g);
+  // The values as a fold of maximum over the taps (which propagates NaN as amax does), also when
+  // the indices are computed: a compiled inference drops the indices and keeps the fold.
+  const bool fold = taps.size() >= 2 && taps.size() <= kMaxFoldedTaps;
+  const Tensor w = fold && !want_indices ? Tensor() : stack(taps, -1);
+  Tensor values = fold ? maximum(taps[0], taps[1]) : w.amax({-1});
+  for (size_t i = 2; fold && i < taps.size(); ++i) values = maximum(values, taps[i]);
   if (!want_indices) return {values, Tensor()};
   // Flat input position of each window's maximum: sum_i pos_i * (product of the later input
   // sizes), pos_i = out_i * stride - padding + k_i * dilation.
@@ -381,9 +395,11 @@ std::tuple<Tensor, Tensor> max_pool_entry(std::string_view op, size_t n, const T
   if (n == 1) return max_pool_impl(op, n, self, kernel_size, stride, padding, dilation, ceil_mode, want_indices);
   const std::vector<int64_t> k = per_dim(op, "kernel_size", kernel_size, n);
   const std::vector<int64_t> s = stride.empty() ? k : per_dim(op, "stride", stride, n);
+  // Without indices wanted, an eager call runs a program that computes no indices.
   std::vector<Tensor> r = dispatch(OpCall{max_pool_op(n), {self},
                                           ir::AttrList({k, s, per_dim(op, "padding", padding, n),
-                                                        per_dim(op, "dilation", dilation, n), ceil_mode})});
+                                                        per_dim(op, "dilation", dilation, n), ceil_mode}),
+                                          want_indices ? 0u : 2u});
   return {r.at(0), r.at(1)};
 }
 

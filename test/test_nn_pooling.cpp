@@ -4,9 +4,12 @@
 // refuses bad options, and works inside a compiled Sequential with gradients.
 #include "kiln/kiln.h"
 #include "test_support/check.h"
+#include "test_support/plan.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace kiln {
@@ -92,6 +95,45 @@ TEST(NnPooling, CompiledSequentialCnnTrains) {
   const auto params = net->parameters();
   for (size_t i = 0; i < params.size(); ++i)
     EXPECT_TRUE(allclose(params[i].grad(), eager_grads[i], 1e-4, 1e-6)) << "parameter " << i;
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Max pooling whose indices nobody reads is one pointwise kernel, a maximum over the window's
+// taps read in place: no stacked windows in a temporary, no argmax. The indices, when wanted,
+// still come out (and the values stay equal to the indexed pooling's), NaN windows included.
+TEST(NnPooling, InferenceMaxPoolIsOneKernelOverTheTaps) {
+  const Tensor x = randn({2, 3, 9, 8});
+  const ir::ExecPlan plan = test::plan_of(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{max_pool2d(in[0], {3, 3}, {2, 2}, {1, 1})}; }, {x});
+  EXPECT_EQ(plan.kernels().size(), 1u) << plan.str();
+  for (const ir::PlanBuffer& b : plan.buffers) EXPECT_NE(b.role, ir::BufferRole::Temp) << plan.str();
+
+  Tensor y = x.clone();
+  y[1][2][4][4].fill_(std::numeric_limits<double>::quiet_NaN());
+  y[0][0][0][0].fill_(-std::numeric_limits<double>::infinity());
+  auto pool = [](const Tensor& a) { return max_pool2d(a, {3, 3}, {2, 2}, {1, 1}); };
+  const auto [want, indices] = max_pool2d_with_indices(y, {3, 3}, {2, 2}, {1, 1});
+  EXPECT_EQ(indices.dtype(), kLong);
+  const Tensor eager = pool(y), compiled = compile(pool)(y);
+  for (const Tensor& got : {eager, compiled}) {
+    const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i)
+      if (std::isnan(w[i])) EXPECT_TRUE(std::isnan(g[i])) << i;
+      else EXPECT_EQ(g[i], w[i]) << i;
+  }
+  EXPECT_TRUE(std::isnan(eager[1][2][2][2].item<float>()));
+  // The same eager call on a tensor that requires grad computes the indices its backward reads:
+  // each output's gradient lands on one input element.
+  Tensor leaf = x.clone();
+  leaf.requires_grad_();
+  pool(leaf).sum().backward();
+  EXPECT_EQ(leaf.grad().sum().item<float>(), static_cast<float>(want.numel()));
 }
 
 }  // namespace

@@ -133,7 +133,9 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   if (call.inputs.empty() || !keyable(call.inputs)) return Ran::Neither;
   for (const Tensor& t : call.inputs)
     if (t.device() != call.inputs[0].device() || t.is_traced()) return Ran::Neither;
-  const std::shared_ptr<Entry> e = entry_for(make_eager_key(call.op, call.inputs, call.attrs));
+  EagerKey key = make_eager_key(call.op, call.inputs, call.attrs);
+  key.unused_outputs = call.unused_outputs;
+  const std::shared_ptr<Entry> e = entry_for(key);
   Mode mode = e->mode.load(std::memory_order_acquire);
   if (mode == Mode::Decompose) return Ran::Neither;
   if (mode == Mode::Unchecked) {
@@ -164,7 +166,12 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
     ins.reserve(a.size());
     for (const detail::ArgValue& v : a) ins.push_back(std::get<Tensor>(v));
     const InFallback guard;  // traced inputs record the op; eager ones (the limit) decompose
-    return dispatch(OpCall{call.op, std::move(ins), call.attrs});
+    std::vector<Tensor> all = dispatch(OpCall{call.op, std::move(ins), call.attrs});
+    if (call.unused_outputs == 0) return all;
+    std::vector<Tensor> used;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (!(call.unused_outputs >> i & 1)) used.push_back(std::move(all[i]));
+    return used;
   };
   auto give_up = [&] {
     std::lock_guard lock(e->mu);
@@ -176,6 +183,13 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
   // error is a compiler bug the eager op must not inherit.
   try {
     out = detail::call_compiled(*e->state, args, trace);
+    if (call.unused_outputs != 0) {  // the left-out outputs back in their places, undefined
+      std::vector<Tensor> all;
+      size_t next = 0;
+      for (size_t i = 0; next < out.size() || (call.unused_outputs >> i) != 0; ++i)
+        all.push_back(call.unused_outputs >> i & 1 ? Tensor() : std::move(out[next++]));
+      out = std::move(all);
+    }
     return Ran::Program;
   } catch (const Error&) {
     return give_up();

@@ -103,6 +103,7 @@ size_t EagerKeyHash::operator()(const EagerKey& k) const {
   uint64_t h = mix(mix(static_cast<uint64_t>(k.op), k.n_inputs), static_cast<uint64_t>(k.device + 1));
   for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
   h = mix(h, k.size_classes);
+  h = mix(h, k.unused_outputs);
   for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
   return h;
 }

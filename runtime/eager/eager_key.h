@@ -30,6 +30,7 @@ struct EagerKey {
   // Ops whose inputs differ in shape (duck_sized): which of their dims have equal sizes
   // (size_classes). 0 for the other ops, whose inputs share one shape.
   uint64_t size_classes = 0;
+  uint32_t unused_outputs = 0;  // an eager composite's outputs left out (OpCall::unused_outputs)
   ir::AttrList attrs;
 
   size_t rank(size_t i) const { return inputs[i] >> 8; }
