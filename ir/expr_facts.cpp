@@ -319,7 +319,9 @@ class Simplifier {
       case ExprKind::Mod: return rewrite_div(e);
       case ExprKind::Min:
       case ExprKind::Max: {
+        // a_first: a <= b. Where that is open, b <= a may still hold (max(2*p3, 0) with p3 >= 0).
         std::optional<bool> a_first = a_.decide(le(ops[0], ops[1]));
+        if (!a_first && a_.decide(le(ops[1], ops[0])) == true) a_first = false;
         if (!a_first) return e;
         return (e.kind() == ExprKind::Min) == *a_first ? ops[0] : ops[1];
       }

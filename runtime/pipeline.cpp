@@ -9,7 +9,9 @@
 #include "ir/graph_dot.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
+#include "ir/shape_env.h"
 #include "passes/decompose.h"
+#include "passes/simplify_indices.h"
 #include "passes/fuse.h"
 #include "passes/simplify.h"
 #include "runtime/extend.h"
@@ -134,6 +136,11 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo, const passes::Sch
   c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
   c.has_plan = true;
   if (c.opts.keep_stage_texts || !c.opts.dump_dir.empty()) c.snapshot("build_kernels", "kk", c.plan.str());
+  // The trace's facts (a dynamic size is >= 2, what its guards taught); none outside a trace.
+  static const ir::ExprFacts kNoFacts;
+  const ir::ShapeEnv* env = ir::ShapeEnv::current();
+  c.plan_stage("simplify_indices",
+               [&](ir::ExecPlan& p) { return passes::simplify_indices(p, env ? env->facts() : kNoFacts); });
   const passes::ScheduleTarget& t = c.opts.schedule_target ? *c.opts.schedule_target : target;
   c.plan_stage("schedule_tiles", [&](ir::ExecPlan& p) { return passes::schedule_tiles(p, t); });
   for (const PlanPass& pass : backend_passes)

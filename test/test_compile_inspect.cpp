@@ -123,8 +123,9 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   EXPECT_EQ(subdirs[0].filename().string().find("dumped_fn"), 0u) << subdirs[0];
   // One numbering names every stage's dump: NN_<stage>.<ext> in pipeline order.
   for (const char* file : {"00_traced.kir", "01_lowerings.kir", "02_decompose.kir", "05_fold_constants.kir",
-                           "08_dce.kir", "09_fuse.kir", "10_build_kernels.kk", "11_schedule_tiles.kk",
-                           "12_schedule_loops.kk", "13_plan.kk", "14_llvm_ir.ll", "15_assembly.s", "guards.txt",
+                           "08_dce.kir", "09_fuse.kir", "10_build_kernels.kk", "11_simplify_indices.kk",
+                           "12_schedule_tiles.kk", "13_schedule_loops.kk", "14_plan.kk", "15_llvm_ir.ll",
+                           "16_assembly.s", "guards.txt",
                            "00_traced.dot", "02_decompose.dot", "09_fuse.dot"}) {
     for (const fs::path& d : subdirs) {
       EXPECT_TRUE(fs::exists(d / file)) << d / file;
@@ -136,8 +137,8 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   const std::string traced = slurp(d0 / "00_traced.kir");
   EXPECT_NO_THROW(ir::parse_graph(traced)) << traced;
   EXPECT_TRUE(has(traced, "f32[2, 2]")) << traced;
-  EXPECT_TRUE(has(slurp(d0 / "13_plan.kk"), "reduce sum")) << slurp(d0 / "13_plan.kk");
-  EXPECT_TRUE(has(slurp(d0 / "14_llvm_ir.ll"), "define ")) << slurp(d0 / "14_llvm_ir.ll");
+  EXPECT_TRUE(has(slurp(d0 / "14_plan.kk"), "reduce sum")) << slurp(d0 / "14_plan.kk");
+  EXPECT_TRUE(has(slurp(d0 / "15_llvm_ir.ll"), "define ")) << slurp(d0 / "15_llvm_ir.ll");
   // The fusion groups: every node of the sum's kernel is marked; the .dot files are Graphviz.
   EXPECT_TRUE(has(slurp(d0 / "09_fuse.kir"), "  # k0")) << slurp(d0 / "09_fuse.kir");
   EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "09_fuse.kir")));
@@ -149,7 +150,7 @@ TEST(CompileDebugDir, DumpsEveryStage) {
 
 TEST(CompilePerfMap, NamesEveryKernelOfTheFunction) {
   // KILN_PERF_MAP=1: the kernels a compiled function links are named in perf's map file as
-  // "kiln <function>/<kernel>", the kernel as 13_plan.kk names it.
+  // "kiln <function>/<kernel>", the kernel as 14_plan.kk names it.
   test::EnvScope on("KILN_PERF_MAP", "1");
   test::EnvScope fresh("KILN_DISABLE_CACHE", "1");  // a module linked earlier keeps its first name
   CompileOptions o;

@@ -2,12 +2,14 @@
 //
 // Each test/schedule_corpus/*.kk file names a pass (`# PASS: schedule_loops`) and a target
 // (`# TARGET: vector_bits=512 l1d_bytes=49152 sms=132`, the rest ScheduleTarget's defaults),
+// or for simplify_indices the symbol facts (`# FACTS: s0>=2 s1<=64`, passes/simplify_indices.h),
 // holds kernels as lowering leaves them, and states in CHECK lines (test_fusion_check.h) what
 // the pass makes of them. Every file also checks that the scheduled text parses back to the
 // same kernels and that a second run of the pass changes nothing. The pipeline runs the
 // same passes (runtime/pipeline.cpp), and the fusion corpus checks the plans they end in.
 #include "ir/kernel_text.h"
 #include "passes/schedule.h"
+#include "passes/simplify_indices.h"
 #include "test_fusion_check.h"
 
 #include "test_support/files.h"
@@ -27,6 +29,7 @@ namespace fs = std::filesystem;
 struct Spec {
   std::string pass;
   passes::ScheduleTarget target;
+  ir::ExprFacts facts;
 };
 
 // The `# PASS:` and `# TARGET:` lines of a corpus file.
@@ -49,12 +52,25 @@ Spec read_spec(const std::string& text) {
         else if (key == "sms") s.target.sms = v;
         else throw std::invalid_argument("unknown TARGET field " + key);
       }
+    } else if (line.rfind("# FACTS:", 0) == 0) {
+      std::istringstream w(line.substr(8));
+      for (std::string f; w >> f;) {
+        const size_t ge = f.find(">="), le = f.find("<=");
+        const size_t at = ge != std::string::npos ? ge : le;
+        if (at == std::string::npos) throw std::invalid_argument("FACTS entry without >= or <=: " + f);
+        const int64_t v = std::stoll(f.substr(at + 2));
+        s.facts.set_range(f.substr(0, at), ge != std::string::npos ? ir::Range{v, ir::Range::kPosInf}
+                                                                    : ir::Range{ir::Range::kNegInf, v});
+      }
     }
   }
   return s;
 }
 
-bool run_pass(const std::string& pass, ir::Kernel& k, const passes::ScheduleTarget& t) {
+bool run_pass(const Spec& spec, ir::Kernel& k) {
+  const std::string& pass = spec.pass;
+  const passes::ScheduleTarget& t = spec.target;
+  if (pass == "simplify_indices") return passes::simplify_indices(k, spec.facts);
   if (pass == "schedule_tiles") return passes::schedule_tiles(k, t);
   if (pass == "schedule_loops") return passes::schedule_loops(k, t);
   if (pass == "schedule_launch") return passes::schedule_launch(k, t);
@@ -78,13 +94,13 @@ TEST_P(ScheduleCorpus, PassMatchesItsChecks) {
   ASSERT_FALSE(checks.empty()) << GetParam() << " has no CHECK lines";
   std::vector<ir::Kernel> kernels = ir::parse_kernels(text);
   ASSERT_FALSE(kernels.empty());
-  for (ir::Kernel& k : kernels) run_pass(spec.pass, k, spec.target);
+  for (ir::Kernel& k : kernels) run_pass(spec, k);
   const std::string out = ir::print_kernels(kernels);
   EXPECT_EQ(test::match_checks(checks, out), "") << out;
   // The schedule is part of the text format: it parses back to the same kernels.
   EXPECT_EQ(ir::parse_kernels(out), kernels) << out;
   // A pass is idempotent.
-  for (ir::Kernel& k : kernels) EXPECT_FALSE(run_pass(spec.pass, k, spec.target)) << k.name;
+  for (ir::Kernel& k : kernels) EXPECT_FALSE(run_pass(spec, k)) << k.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, ScheduleCorpus, ::testing::ValuesIn(corpus_files()),
@@ -99,7 +115,7 @@ TEST(SchedulePasses, EveryPassIsInTheCorpus) {
   std::string all;
   for (const std::string& f : corpus_files())
     all += test::read_file(fs::path(KILN_TEST_DATA_DIR) / "schedule_corpus" / f);
-  for (const char* pass : {"schedule_tiles", "schedule_loops", "schedule_launch"})
+  for (const char* pass : {"simplify_indices", "schedule_tiles", "schedule_loops", "schedule_launch"})
     EXPECT_NE(all.find(std::string("# PASS: ") + pass), std::string::npos) << pass << " has no text test";
 }
 

@@ -127,6 +127,20 @@ TEST(ExprFactsDynamicSize, SimplifiesMinMaxAndDivisions) {
   EXPECT_EQ(simplify(floordiv(s0 - 1, s0), ExprFacts{}), floordiv(s0 - 1, s0));
 }
 
+// A min or max whose operands may be equal: 2*p <= 0 is open for a loop variable p >= 0, but
+// 0 <= 2*p holds, which decides both (a padded read's clamp, passes/simplify_indices.h).
+TEST(ExprFactsLoopVariable, MinMaxDecidedWhereTheOperandsMayBeEqual) {
+  ExprFacts f;
+  f.set_range("p", {0, 55});
+  const Expr p = Expr::symbol("p");
+  EXPECT_EQ(simplify(max(2 * p, 0), f), 2 * p);
+  EXPECT_EQ(simplify(max(0, 2 * p), f), 2 * p);
+  EXPECT_EQ(simplify(min(2 * p, 0), f), Expr(0));
+  EXPECT_EQ(simplify(min(2 * p, 110), f), 2 * p);
+  EXPECT_EQ(simplify(max(2 * p - 1, 0), f), max(2 * p - 1, 0));  // -1 at p = 0
+  EXPECT_EQ(simplify(min(2 * p + 1, 110), f), min(2 * p + 1, 110));  // 111 at p = 55
+}
+
 // ---- with 4 | s0 ------------------------------------------------------------------------------
 
 TEST(ExprFactsMultiple, RemovesRoundingAndRemainders) {
