@@ -13,6 +13,8 @@
 //  - its trace meets a data-dependent op or its compilation fails (the decomposition then
 //    raises the user's error, or runs);
 //  - it is called from a composite's own eager fallback (no recursion).
+// A call that discards some outputs (OpCall::unused_outputs: max_pool2d's indices) keys its own
+// program, which leaves them out; they come back undefined.
 #include "runtime/eager/eager.h"
 #include "runtime/wiring.h"
 
