@@ -10,7 +10,9 @@
 # kept (no mmap for large blocks, no trimming) so that the peers do not page-fault fresh memory on
 # every call, as kiln's caching allocator does not. KILN_PEER_ROUNDS rounds (default 3) of all of
 # it; each table cell is the best round's median (this kind of shared VM drifts by minutes). Threads: KILN_NUM_THREADS (default: all
-# CPUs) for kiln, torch.set_num_threads for torch; XLA uses the machine.
+# CPUs) for kiln, torch.set_num_threads for torch; XLA uses the machine. Then the models
+# section: four whole models, kiln beside torch eager and torch.compile (bench/models_peers.py;
+# KILN_PEER_MODELS=0 leaves it out).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../build/release}"
@@ -18,13 +20,13 @@ venv="${KILN_PEER_VENV:-$HOME/.cache/kiln/peer-venv}"
 out="${KILN_PEER_OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 
-if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, numpy" 2>/dev/null; then
-  echo "peers: making $venv (torch, jax[cpu], numpy from PyPI)" >&2
+if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import torch, jax, numpy, safetensors" 2>/dev/null; then
+  echo "peers: making $venv (torch, jax[cpu], numpy, safetensors from PyPI)" >&2
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet torch "jax[cpu]" numpy
+  "$venv/bin/pip" install --quiet torch "jax[cpu]" numpy safetensors
 fi
 
-ninja -C "$build" kiln_bench >&2
+ninja -C "$build" kiln_bench kiln_bench_model_zoo >&2
 rounds="${KILN_PEER_ROUNDS:-3}"
 filter='^(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|linear3d|mlp|cross_entropy|index_add)/[^/]*)/(compiled|fused)/real_time$'
 for ((r = 0; r < rounds; r++)); do
@@ -40,3 +42,6 @@ done
 
 "$venv/bin/python" "$here/peers.py" table "$out" "$rounds"
 echo "peers: raw figures in $out" >&2
+if [[ "${KILN_PEER_MODELS:-1}" != 0 ]]; then
+  "$venv/bin/python" "$here/models_peers.py" "$build"
+fi

@@ -1,10 +1,12 @@
-// kiln/runtime/cpu/extern_matmul.cpp — mm and bmm as extern kernels on OpenBLAS.
+// kiln/runtime/cpu/extern_matmul.cpp — mm and bmm as extern kernels: f32 on oneDNN's SGEMM,
+// f64 on OpenBLAS (runtime/cpu/parallel_gemm.h).
 //
-// OpenBLAS was chosen over oneDNN because it is already a dependency, installs everywhere
-// Debian does, and measured within a few percent of oneDNN's SGEMM on this machine
-// (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads for both); bench/ reports the figure. It is opened
-// at run time with the host's kernel set (runtime/cpu/blas_library.h), and runs in kiln's
-// pool (runtime/cpu/parallel_gemm.h); a batch is shared out by products. Inputs with a
+// OpenBLAS was first chosen for both: on large products the two measured within a few percent
+// (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads). On the small products of transformer models
+// oneDNN's SGEMM is 10-20% faster (it neither packs A nor scales C first; issue 33,
+// docs/decisions/fusion-and-kernels.md). OpenBLAS is opened at run time with the host's kernel
+// set (runtime/cpu/blas_library.h); both run in kiln's pool (runtime/cpu/parallel_gemm.h); a
+// batch is shared out by products. Inputs with a
 // unit stride in either of their last two dims are passed as they are (transposed where
 // needed); others are made contiguous first. f16 and bf16 are computed in f32 by BLAS and
 // rounded once (PyTorch's CPU kernels accumulate them in f32); integers, which BLAS has no

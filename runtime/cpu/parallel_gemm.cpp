@@ -1,8 +1,12 @@
 // kiln/runtime/cpu/parallel_gemm.cpp — products split across kiln's pool (parallel_gemm.h).
 #include "runtime/cpu/parallel_gemm.h"
 
+#include "base/error.h"
 #include "runtime/cpu/blas_library.h"
 #include "runtime/thread_pool.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -12,14 +16,25 @@ namespace kiln::rt {
 
 namespace {
 
+// One product on the calling thread: f32 on oneDNN's SGEMM, f64 on OpenBLAS's DGEMM (oneDNN has
+// none). oneDNN runs a call made inside an OpenMP region (a chunk of parallel_for) on that
+// thread alone; a call made outside one would start a team of its own, so it is held to one
+// thread, as single-threaded OpenBLAS is.
 template <typename T>
 void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc) {
   auto i = [](int64_t v) { return static_cast<int>(v); };
-  if constexpr (std::is_same_v<T, float>)
-    blas().sgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0f, a, i(lda), b, i(ldb), 0.0f, c, i(ldc));
-  else
+  if constexpr (std::is_same_v<T, float>) {
+    auto op = [](int t) { return t == BlasLibrary::kTrans ? 'T' : 'N'; };
+    const bool outside = !omp_in_parallel();
+    const int team = outside ? omp_get_max_threads() : 1;
+    if (outside) omp_set_num_threads(1);
+    const dnnl_status_t st = dnnl_sgemm(op(ta), op(tb), M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    if (outside) omp_set_num_threads(team);
+    if (st != dnnl_success) internal_fail("oneDNN sgemm failed (status {}) on a {}x{}x{} product", static_cast<int>(st), M, N, K);
+  } else {
     blas().dgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0, a, i(lda), b, i(ldb), 0.0, c, i(ldc));
+  }
 }
 
 }  // namespace

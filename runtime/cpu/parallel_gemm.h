@@ -1,8 +1,10 @@
-// kiln/runtime/cpu/parallel_gemm.h — a matrix product on OpenBLAS, parallel in kiln's pool.
+// kiln/runtime/cpu/parallel_gemm.h — a matrix product, parallel in kiln's pool: f32 on oneDNN's
+// SGEMM, f64 on OpenBLAS (docs/decisions/fusion-and-kernels.md, "f32 products on oneDNN").
 //
-// OpenBLAS is opened single-threaded (blas_library.cpp). A product large enough to share is
-// cut into blocks of C's rows (or of its columns, when it has more of those), one per thread
-// of kiln's pool (runtime/thread_pool.h), each one BLAS call. Before, OpenBLAS ran its own
+// Each library call runs on one thread (OpenBLAS is opened single-threaded, blas_library.cpp;
+// oneDNN runs a call made inside a parallel_for chunk on that thread). A product large enough
+// to share is cut into blocks of C's rows (or of its columns, when it has more of those), one
+// per thread of kiln's pool (runtime/thread_pool.h), each one library call. Before, OpenBLAS ran its own
 // threads, and the two pools took turns spinning on the same cores: OpenBLAS's workers spin
 // (sched_yield) for about 0.1 s after each product while kiln's kernels run there, and kiln's
 // workers spin while OpenBLAS multiplies. A training step alternates the two hundreds of
