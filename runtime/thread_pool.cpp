@@ -92,6 +92,18 @@ ChunkBounds parallel_chunk(int64_t n, int64_t k, int64_t i) {
 
 bool in_parallel_region() { return t_in_region; }
 
+LibraryTeam::LibraryTeam(int n) {
+  if (omp_in_parallel()) return;
+  saved_ = omp_get_max_threads();
+  omp_set_num_threads(std::max(n, 1));
+}
+
+int LibraryTeam::current() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+LibraryTeam::~LibraryTeam() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
+
 void parallel_for(int64_t n, int64_t min_grain, FunctionRef<void(int64_t begin, int64_t end)> fn) {
   int64_t k = chunks_for(n, min_grain, num_threads());
   if (k == 0) return;

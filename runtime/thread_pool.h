@@ -74,4 +74,21 @@ void parallel_for(int64_t n, int64_t min_grain, FunctionRef<void(int64_t begin, 
 // True on a pool worker, or on a caller thread while it runs its chunks of a parallel_for.
 bool in_parallel_region();
 
+// While alive, an OpenMP team that a library starts from this thread has `n` threads: oneDNN
+// reads the calling thread's OpenMP setting when it creates a primitive and when it runs one,
+// and would otherwise use every CPU whatever num_threads() says. Inside an OpenMP region (a
+// parallel_for chunk) it changes nothing: the library runs on the calling thread alone.
+class LibraryTeam {
+ public:
+  // The threads a team started from this thread would have now.
+  static int current();
+  explicit LibraryTeam(int n);
+  ~LibraryTeam();
+  LibraryTeam(const LibraryTeam&) = delete;
+  LibraryTeam& operator=(const LibraryTeam&) = delete;
+
+ private:
+  int saved_ = 0;  // the thread's setting before; 0: unchanged
+};
+
 }  // namespace kiln::rt

@@ -51,7 +51,7 @@ TEST(CompileMatmul, IntegerProductsEqualEagerInKernels) {
             (std::vector<int32_t>{19, 22, 43, 50}));
 }
 
-TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndF64StaysOnBlas) {
+TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndFloatsNameTheirLibrary) {
   const Tensor a = randint(-5, 5, {6, 8}), w = randint(-5, 5, {8, 3});
   const ir::ExecPlan plan = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{mm(in[0], in[1])}; }, {a, w});
   ASSERT_EQ(plan.steps.size(), 1u) << plan.str();
@@ -68,6 +68,15 @@ TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndF64StaysOnBlas) {
                                    {a.to(kDouble), w.to(kDouble)});
   ASSERT_EQ(f64.steps.size(), 1u) << f64.str();
   EXPECT_EQ(f64.steps[0].kind, ir::StepKind::Extern) << f64.str();
+  // Each floating product names its library: f64 on OpenBLAS, f32, f16 and bf16 (computed in
+  // f32) on oneDNN's SGEMM (runtime/cpu/parallel_gemm.h).
+  EXPECT_EQ(f64.steps[0].lowering, "openblas") << f64.str();
+  for (ScalarType dt : {kFloat, kHalf, kBFloat16}) {
+    const ir::ExecPlan p = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{bmm(in[0], in[1])}; },
+                                   {a.to(dt).unsqueeze(0), w.to(dt).unsqueeze(0)});
+    ASSERT_EQ(p.steps.size(), 1u) << p.str();
+    EXPECT_EQ(p.steps[0].lowering, "onednn") << p.str();
+  }
 }
 
 TEST(CompileMatmul, IntegerProductsWrapAroundAsEagerDoes) {

@@ -4,6 +4,7 @@
 #include "runtime/thread_pool.h"
 
 #include "base/error.h"
+#include "kiln/kiln.h"
 
 #include <gtest/gtest.h>
 
@@ -165,6 +166,36 @@ TEST(RuntimeThreadPool, SetNumThreadsValidates) {
   ThreadCount tc(2);
   parallel_for(2, 1, [&](int64_t, int64_t) { EXPECT_THROW(set_num_threads(3), Error); });
   EXPECT_EQ(num_threads(), 2);
+}
+
+// A library's OpenMP team (oneDNN's products and convolutions) follows the scope's count, and
+// the thread's own setting comes back after; inside a parallel_for chunk nothing changes (the
+// library runs on that thread). Convolutions under one and two threads agree.
+TEST(RuntimeThreadPool, LibraryTeamsFollowKilnsThreadCount) {
+  const int before = LibraryTeam::current();
+  {
+    const LibraryTeam one(1);
+    EXPECT_EQ(LibraryTeam::current(), 1);
+    {
+      const LibraryTeam three(3);
+      EXPECT_EQ(LibraryTeam::current(), 3);
+    }
+    EXPECT_EQ(LibraryTeam::current(), 1);
+  }
+  EXPECT_EQ(LibraryTeam::current(), before);
+  ThreadCount tc(2);
+  parallel_for(2, 1, [&](int64_t, int64_t) {
+    const LibraryTeam four(4);
+    EXPECT_EQ(LibraryTeam::current(), 1);
+  });
+  const Tensor x = randn({2, 8, 12, 12}), w = randn({16, 8, 3, 3});
+  Tensor y2 = conv2d(x, w, std::nullopt, 1, 1), y1;
+  {
+    ThreadCount single(1);
+    y1 = conv2d(x, w, std::nullopt, 1, 1);
+  }
+  EXPECT_TRUE(allclose(y1, y2, 1e-5, 1e-5));
+  EXPECT_EQ(LibraryTeam::current(), before);
 }
 
 TEST(RuntimeThreadPool, FunctionRefCallsWithoutCopying) {

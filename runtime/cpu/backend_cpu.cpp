@@ -16,6 +16,7 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/cpu/extern_kernels.h"
+#include "runtime/cpu/parallel_gemm.h"
 #include "runtime/pipeline.h"
 #include "runtime/extend.h"
 #include "runtime/log.h"
@@ -91,6 +92,8 @@ class CpuBackend final : public Backend {
       if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
       // Integer products, which BLAS has no type for: a generated kernel (a Matmul group).
       if (passes::matmul_kernelable(&n) && !is_floating_point(n.output()->type().dtype)) return "";
+      // Floating products: the library gemm() runs them on, by dtype (runtime/cpu/parallel_gemm.h).
+      if (n.info().family == ir::OpFamily::Matmul) return gemm_library(n.output()->type().dtype);
       return std::string(builtin_extern_name(n.op()));
     };
     passes::ScheduleTarget target;

@@ -18,6 +18,7 @@
 
 #include "runtime/cpu/blas_library.h"
 #include "runtime/interpreter/conv_loops.h"
+#include "runtime/thread_pool.h"
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
@@ -104,8 +105,10 @@ memory::desc strided_desc(const Tensor& t) {
   return memory::desc(dims_of(t.impl()->sizes()), memory::data_type::f32, dims_of(t.impl()->strides()));
 }
 
+// A primitive is created for a thread count (oneDNN sizes its scratchpad by it), so the count is
+// part of the key: after set_num_threads() a convolution gets a primitive of its own.
 std::string cache_key(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y, const ConvArgs& a) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(x.impl()->sizes(), ","),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", num_threads(), fmt::join(x.impl()->sizes(), ","),
                      fmt::join(x.impl()->strides(), ","), fmt::join(w.impl()->sizes(), ","),
                      fmt::join(w.impl()->strides(), ","), bias ? bias->impl()->strides()[0] : -1,
                      fmt::join(y.impl()->sizes(), ","), fmt::join(y.impl()->strides(), ","), fmt::join(a.stride, ","),
@@ -192,6 +195,7 @@ memory in_layout(dnnl::stream& s, const memory::desc& want, const memory::desc& 
 }
 
 void onednn_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y, const ConvArgs& a) {
+  const LibraryTeam team(num_threads());  // created and run on kiln's thread count
   const std::shared_ptr<const OneDnnConv> c = primitive_for(x, w, bias, y, a);
   dnnl::stream s(engine());
   std::vector<Tensor> hold;
@@ -249,6 +253,7 @@ std::shared_ptr<const OneDnnWeightGrad> weight_grad_for(const Tensor& src, const
 }
 
 void onednn_weight_grad(const Tensor& src, const Tensor& diff_dst, const Tensor& dw, const ConvArgs& a) {
+  const LibraryTeam team(num_threads());
   const std::shared_ptr<const OneDnnWeightGrad> c = weight_grad_for(src, diff_dst, dw, a);
   dnnl::stream s(engine());
   std::vector<Tensor> hold;

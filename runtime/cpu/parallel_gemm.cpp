@@ -6,7 +6,6 @@
 #include "runtime/thread_pool.h"
 
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -19,18 +18,18 @@ namespace {
 // One product on the calling thread: f32 on oneDNN's SGEMM, f64 on OpenBLAS's DGEMM (oneDNN has
 // none). oneDNN runs a call made inside an OpenMP region (a chunk of parallel_for) on that
 // thread alone; a call made outside one would start a team of its own, so it is held to one
-// thread, as single-threaded OpenBLAS is.
+// thread (LibraryTeam), as single-threaded OpenBLAS is.
 template <typename T>
 void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc) {
   auto i = [](int64_t v) { return static_cast<int>(v); };
   if constexpr (std::is_same_v<T, float>) {
     auto op = [](int t) { return t == BlasLibrary::kTrans ? 'T' : 'N'; };
-    const bool outside = !omp_in_parallel();
-    const int team = outside ? omp_get_max_threads() : 1;
-    if (outside) omp_set_num_threads(1);
-    const dnnl_status_t st = dnnl_sgemm(op(ta), op(tb), M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-    if (outside) omp_set_num_threads(team);
+    dnnl_status_t st;
+    {
+      const LibraryTeam one(1);
+      st = dnnl_sgemm(op(ta), op(tb), M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    }
     if (st != dnnl_success) internal_fail("oneDNN sgemm failed (status {}) on a {}x{}x{} product", static_cast<int>(st), M, N, K);
   } else {
     blas().dgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0, a, i(lda), b, i(ldb), 0.0, c, i(ldc));
@@ -38,6 +37,8 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
 }
 
 }  // namespace
+
+const char* gemm_library(ScalarType dt) { return dt == ScalarType::Double ? "openblas" : "onednn"; }
 
 int64_t gemm_work(int64_t M, int64_t N, int64_t K) {
   const double w = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);

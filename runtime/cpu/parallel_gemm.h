@@ -11,6 +11,8 @@
 // times; on 2 cores the spinning was about a tenth of its samples (bench/README.md).
 #pragma once
 
+#include "base/dtype.h"
+
 #include <cstdint>
 
 namespace kiln::rt {
@@ -23,6 +25,11 @@ namespace kiln::rt {
 template <typename T>
 void gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb,
           T* c, int64_t ldc, bool parallel = true);
+
+// The library gemm() calls for a product computed in `dt` (f16 and bf16 are computed in f32):
+// "onednn" for f32, "openblas" for f64. The cpu backend names its extern mm/bmm steps by it, so
+// a plan shows which library each product runs on.
+const char* gemm_library(ScalarType dt);
 
 // Products below this many multiply-adds (about 10 us) are not split.
 inline constexpr int64_t kParallelGemmWork = int64_t{1} << 20;
