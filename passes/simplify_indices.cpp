@@ -5,10 +5,12 @@ namespace kiln::passes {
 
 namespace {
 
-// facts plus `var` in [0, extent - 1] (the upper end unbounded when the extent is).
+// facts plus `var` in [0, extent - 1]: the upper end unbounded when the extent's is, and when
+// the extent is at most 0 (the loop never runs; its variable then says nothing, and an empty
+// range must not let the facts decide the body's expressions).
 void add_loop_range(ir::ExprFacts& facts, const std::string& var, const ir::Expr& extent) {
   const ir::Range e = ir::bound(extent, facts);
-  facts.set_range(var, {0, e.hi == ir::Range::kPosInf ? ir::Range::kPosInf : e.hi - 1});
+  facts.set_range(var, {0, e.hi == ir::Range::kPosInf || e.hi < 1 ? ir::Range::kPosInf : e.hi - 1});
 }
 
 // e simplified until it stops changing (a rewrite can expose another: min(2*p3, 111) becoming
