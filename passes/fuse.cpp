@@ -129,8 +129,7 @@ class GroupWalk {
     if (!reduced_.insert(n).second) return;
     covered_.insert(n);
     const std::vector<Expr> extents = ri.dom.reduced();
-    std::vector<Expr> red_idx;
-    for (size_t i = 0; i < extents.size(); ++i) red_idx.push_back(loop_var(extents[i], ir::stage_expr(i)));
+    std::vector<Expr> red_idx = loop_vars(extents, ir::stage_expr);
     eval(n->input(0), ri.dom.interleave(grid_idx_, red_idx));
   }
 
@@ -211,8 +210,7 @@ void Fuser::find_reductions(const Value* v, std::vector<const Node*>& out, std::
 // The nodes computed inline when `values` are evaluated at each element of `sizes`.
 void Fuser::walk_at_each(const std::vector<const Value*>& values, const std::vector<Expr>& sizes,
                          std::set<int>& nodes) const {
-  std::vector<Expr> idx;
-  for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::stage_expr(i)));
+  std::vector<Expr> idx = loop_vars(sizes, ir::stage_expr);
   GroupWalk walk(mem_, nullptr, {});
   for (const Value* x : values) walk.eval(x, idx);
   for (int k : walk.nodes(index_)) nodes.insert(k);
@@ -282,8 +280,7 @@ FusionGroup Fuser::try_group(const Value* v) {
     grp.node = n;
     std::set<int> nodes = {index_.at(n)};
     for (const Value* in : n->inputs()) {
-      std::vector<Expr> idx;
-      for (size_t i = 0; i < in->type().sizes.size(); ++i) idx.push_back(loop_var(in->type().sizes[i], ir::stage_expr(i)));
+      std::vector<Expr> idx = loop_vars(in->type().sizes, ir::stage_expr);
       GroupWalk walk(mem_, nullptr, {});
       walk.eval(in, idx);
       for (int k : walk.nodes(index_)) nodes.insert(k);
@@ -343,15 +340,13 @@ FusionGroup Fuser::try_group(const Value* v) {
   }
 
   // Walk the computation as the kernel builder will evaluate it.
-  std::vector<Expr> grid_idx;
-  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  std::vector<Expr> grid_idx = loop_vars(grid, ir::grid_expr);
   GroupWalk walk(mem_, reds.empty() ? nullptr : &dom, grid_idx);
   std::vector<Expr> store_idx = grid_idx;
   if (grp.kind == GroupKind::Row && grp.row_shape == RowShape::KeepDim) store_idx = dom.row_index(grid_idx, true);
   if (grp.kind == GroupKind::Row && grp.row_shape == RowShape::Full) {
     const std::vector<Expr> ext = dom.reduced();
-    std::vector<Expr> red_idx;
-    for (size_t i = 0; i < ext.size(); ++i) red_idx.push_back(loop_var(ext[i], ir::stage_expr(i)));
+    std::vector<Expr> red_idx = loop_vars(ext, ir::stage_expr);
     store_idx = dom.interleave(grid_idx, red_idx);
     for (auto it = reds.rbegin(); it != reds.rend(); ++it) walk.reduce_at_row(*it);
   }

@@ -169,72 +169,57 @@ class KernelBuilder {
 
   // Single instructions.
   int compute(OpKind op, ScalarType dt, std::vector<int> operands, ir::AttrList attrs = {}) {
-    KInst in;
-    in.kind = KOp::Compute;
+    KInst in = inst(KOp::Compute, dt, std::move(operands));
     in.op = op;
-    in.dtype = dt;
-    in.operands = std::move(operands);
     in.attrs = std::move(attrs);
     return emit(std::move(in));
   }
   int constant(ScalarType dt, Scalar v) {
-    KInst in;
-    in.kind = KOp::Const;
-    in.dtype = dt;
+    KInst in = inst(KOp::Const, dt);
     in.value = v;
     return emit(std::move(in));
   }
   int check_nonzero(int x, ScalarType dt, OpKind op) {
-    KInst in;
-    in.kind = KOp::Check;
+    KInst in = inst(KOp::Check, dt, {x});
     in.check = ir::CheckKind::NonZero;
-    in.dtype = dt;
     in.op = op;
-    in.operands = {x};
     return emit(std::move(in));
   }
   int check_in_bounds(int x, ScalarType dt, OpKind op, Expr bound, int64_t dim) {
-    KInst in;
-    in.kind = KOp::Check;
+    KInst in = inst(KOp::Check, dt, {x});
     in.check = ir::CheckKind::InBounds;
-    in.dtype = dt;
     in.op = op;
     in.index = std::move(bound);
     in.value = Scalar(dim);
-    in.operands = {x};
     return emit(std::move(in));
   }
   int index_value(ScalarType dt, Expr e) {
-    KInst in;
-    in.kind = KOp::Index;
-    in.dtype = dt;
-    in.index = e;
+    KInst in = inst(KOp::Index, dt);
+    in.index = std::move(e);
     return emit(std::move(in));
   }
   // A value carried through the current (ordered) stage's iterations, `first` at the first one;
   // update(c, x) gives it x for the next.
   int carry(ScalarType dt, Scalar first) {
-    KInst in;
-    in.kind = KOp::Carry;
-    in.dtype = dt;
+    KInst in = inst(KOp::Carry, dt);
     in.value = first;
     return emit(std::move(in));
   }
-  void update(int c, int x, ScalarType dt) {
-    KInst in;
-    in.kind = KOp::Update;
-    in.dtype = dt;
-    in.operands = {c, x};
-    emit(std::move(in));
-  }
+  void update(int c, int x, ScalarType dt) { emit(inst(KOp::Update, dt, {c, x})); }
   // A load of kernel argument `arg` (an output that this kernel also reads: a scatter's fold).
   int load(int arg, Expr index, ScalarType dt) {
-    KInst in;
-    in.kind = KOp::Load;
-    in.dtype = dt;
+    KInst in = inst(KOp::Load, dt);
     in.arg = arg;
     in.index = std::move(index);
     return emit(std::move(in));
+  }
+  // An instruction of `kind` and result dtype `dt` reading `operands`; the emitters set the rest.
+  static KInst inst(KOp kind, ScalarType dt, std::vector<int> operands = {}) {
+    KInst in;
+    in.kind = kind;
+    in.dtype = dt;
+    in.operands = std::move(operands);
+    return in;
   }
 
   // Builds the reduce stage of reduction `n` (of this row kernel) now, at its own row.

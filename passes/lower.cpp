@@ -51,12 +51,7 @@ int KernelBuilder::eval(const Value* v, const std::vector<Expr>& idx) {
   if (auto it = memo_->find(mk); it != memo_->end()) return it->second;
   int id;
   if (int b = l_.buffer_of(v); b >= 0 && !stores.count(v)) {
-    KInst in;
-    in.kind = KOp::Load;
-    in.dtype = v->type().dtype;
-    in.arg = arg_for(b, false);
-    in.index = linear_index(idx, l_.buffer(b).strides);
-    id = emit(std::move(in));
+    id = load(arg_for(b, false), linear_index(idx, l_.buffer(b).strides), v->type().dtype);
   } else if (v->is_input()) {
     internal_fail("lower: graph input {} has no buffer", v->name());
   } else if (int f = forwardable(mk, v, idx); f >= 0) {
@@ -103,8 +98,7 @@ int KernelBuilder::reduce_stage(const Node* n, const std::vector<Expr>& idx) {
   if (auto it = reduce_results_.find(n); it != reduce_results_.end()) return it->second;
 
   open_stage(ir::StageKind::Reduce, ri.dom.reduced());
-  std::vector<Expr> red_idx;
-  for (size_t i = 0; i < cur_->extents.size(); ++i) red_idx.push_back(loop_var(cur_->extents[i], ir::stage_expr(i)));
+  std::vector<Expr> red_idx = loop_vars(cur_->extents, ir::stage_expr);
   const ScalarType out_dt = n->output()->type().dtype;
   const ScalarType in_dt = n->input(0)->type().dtype;
   const int x = accumulator_input(ri.op, eval(n->input(0), ri.dom.interleave(grid_idx, red_idx)), in_dt, out_dt);
@@ -180,10 +174,8 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
     }
     case OpFamily::Random: {
       // Element idx (row-major) of this call's draw number l_.draw(n) (ir/exec_plan.h).
-      KInst in;
-      in.kind = KOp::Random;
+      KInst in = inst(KOp::Random, dt);
       in.op = n->op();
-      in.dtype = dt;
       const bool uniform = n->op() == OpKind::uniform;
       in.attrs = ir::AttrList({n->attr<double>(uniform ? "low" : "mean"), n->attr<double>(uniform ? "high" : "std")});
       in.operands = {index_value(ScalarType::Int64, linear_index(idx, contiguous_strides(v->type().sizes))),
@@ -281,7 +273,7 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std
   const RowDomain dom = row_kernel ? reduce_info(grp.reductions.front()).dom : RowDomain{};
   const std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
   std::vector<Expr> grid_idx, stage_ext;
-  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  for (const Expr& v : loop_vars(grid, ir::grid_expr)) grid_idx.push_back(v);
   kb.kernel().grid = grid;
   kb.row = row_kernel ? &dom : nullptr;
   kb.grid_idx = grid_idx;
@@ -291,8 +283,7 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std
   if (row_kernel && grp.row_shape == ir::RowShape::Full) stage_ext = dom.reduced();
   kb.open_stage(ir::StageKind::Loop, stage_ext);
   if (row_kernel && grp.row_shape == ir::RowShape::Full) {
-    std::vector<Expr> red_idx;
-    for (size_t i = 0; i < stage_ext.size(); ++i) red_idx.push_back(loop_var(stage_ext[i], ir::stage_expr(i)));
+    std::vector<Expr> red_idx = loop_vars(stage_ext, ir::stage_expr);
     store_idx = dom.interleave(grid_idx, red_idx);
     kb.allow_forwarding(out_buffer, store_idx, linear_index(store_idx, plan_.buffers[out_buffer].strides));
     // Reduce stages first, so that the final stage can reuse what they computed.
@@ -377,8 +368,7 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
   const auto dim = static_cast<size_t>(n->attr<int64_t>("dim"));
   const std::vector<Expr>& out_sizes = grp.root->type().sizes;
   const std::vector<Expr> grid(out_sizes.begin(), out_sizes.begin() + static_cast<std::ptrdiff_t>(dim));
-  std::vector<Expr> grid_idx;
-  for (size_t i = 0; i < grid.size(); ++i) grid_idx.push_back(loop_var(grid[i], ir::grid_expr(i)));
+  std::vector<Expr> grid_idx = loop_vars(grid, ir::grid_expr);
   Expr offset = 0;
   const int kernels = grp.kernels();
   for (int r = 0; r < kernels; ++r) {
@@ -393,7 +383,7 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
       const std::vector<Expr> extents(sz.begin() + static_cast<std::ptrdiff_t>(dim), sz.end());
       kb.open_stage(ir::StageKind::Loop, extents);
       std::vector<Expr> idx = grid_idx;
-      for (size_t i = 0; i < extents.size(); ++i) idx.push_back(loop_var(extents[i], ir::stage_expr(i)));
+      for (const Expr& v : loop_vars(extents, ir::stage_expr)) idx.push_back(v);
       const int val = kb.eval(in, idx);
       idx[dim] = idx[dim] + offset;
       kb.store(out_buffer, linear_index(idx, plan_.buffers[out_buffer].strides), val, grp.root->type().dtype);
@@ -420,8 +410,7 @@ void Lowerer::build_matmul(const ir::FusionGroup& grp, int out_buffer) {
   KernelBuilder kb(*this, next_kernel_name());
   kb.covered.insert(n);
   kb.kernel().grid = sizes;
-  std::vector<Expr> idx;
-  for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
+  std::vector<Expr> idx = loop_vars(sizes, ir::grid_expr);
   kb.open_stage(ir::StageKind::Reduce, {k});
   const Expr r = loop_var(k, ir::stage_expr(0));
   std::vector<Expr> a_idx = idx, w_idx = idx;

@@ -37,6 +37,13 @@ std::vector<Expr> unravel(const Expr& flat, const std::vector<Expr>& sizes) {
 
 Expr loop_var(const Expr& extent, const Expr& var) { return extent == Expr(1) ? Expr(0) : var; }
 
+std::vector<Expr> loop_vars(const std::vector<Expr>& extents, Expr (*var)(size_t)) {
+  std::vector<Expr> v;
+  v.reserve(extents.size());
+  for (size_t i = 0; i < extents.size(); ++i) v.push_back(loop_var(extents[i], var(i)));
+  return v;
+}
+
 namespace {
 
 // reshape with symbolic sizes: groups end where the prefix products of input and output dims

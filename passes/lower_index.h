@@ -20,6 +20,9 @@ ir::Expr linear_index(const std::vector<ir::Expr>& idx, const std::vector<ir::Ex
 std::vector<ir::Expr> unravel(const ir::Expr& flat, const std::vector<ir::Expr>& sizes);
 // The index variable of a loop of `extent`: 0 when the extent is 1 (the loop runs once).
 ir::Expr loop_var(const ir::Expr& extent, const ir::Expr& var);
+// loop_var of each extent with its variable: var(0), var(1), ... (ir::grid_expr or
+// ir::stage_expr).
+std::vector<ir::Expr> loop_vars(const std::vector<ir::Expr>& extents, ir::Expr (*var)(size_t));
 
 // The index into the input of view node `n` read by element `idx` of its output.
 std::vector<ir::Expr> view_source_index(const ir::Node* n, const std::vector<ir::Expr>& idx);

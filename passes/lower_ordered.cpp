@@ -107,8 +107,7 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
     kb.covered.insert(n);
     const std::vector<Expr>& sizes = v->type().sizes;
     kb.kernel().grid = sizes;
-    std::vector<Expr> idx;
-    for (size_t i = 0; i < sizes.size(); ++i) idx.push_back(loop_var(sizes[i], ir::grid_expr(i)));
+    std::vector<Expr> idx = loop_vars(sizes, ir::grid_expr);
     kb.open_stage(ir::StageKind::Loop, {});
     body(kb, idx);
     kb.close_stage();
@@ -118,14 +117,12 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
   KernelBuilder kb(*this, next_kernel_name());
   kb.covered.insert(n);
   kb.kernel().grid = w.grid;
-  std::vector<Expr> grid_idx;
-  for (size_t i = 0; i < w.grid.size(); ++i) grid_idx.push_back(loop_var(w.grid[i], ir::grid_expr(i)));
+  std::vector<Expr> grid_idx = loop_vars(w.grid, ir::grid_expr);
   // A stage over `extents`, returning the element of the index (or of self's line) it is at.
   auto open = [&](const Expr& positions, bool ordered) {
     kb.open_stage(ir::StageKind::Loop, w.line_extents(positions));
     kb.stage().ordered = ordered;
-    std::vector<Expr> stage_idx;
-    for (size_t i = 0; i < kb.stage().extents.size(); ++i) stage_idx.push_back(loop_var(kb.stage().extents[i], ir::stage_expr(i)));
+    std::vector<Expr> stage_idx = loop_vars(kb.stage().extents, ir::stage_expr);
     return w.at(grid_idx, stage_idx);
   };
   if (!grp.copies_self) {  // the grid point's line of self
@@ -192,15 +189,13 @@ void Lowerer::build_scan(const ir::FusionGroup& grp, int out_buffer) {
   KernelBuilder kb(*this, next_kernel_name());
   kb.covered.insert(n);
   kb.kernel().grid = lines.grid;
-  std::vector<Expr> grid_idx;
-  for (size_t i = 0; i < lines.grid.size(); ++i) grid_idx.push_back(loop_var(lines.grid[i], ir::grid_expr(i)));
+  std::vector<Expr> grid_idx = loop_vars(lines.grid, ir::grid_expr);
   // A pass over `positions` of the line; returns the element it is at.
   auto open = [&](const Expr& positions, bool ordered) {
     kb.open_stage(ir::StageKind::Loop, scalar ? std::vector<Expr>{positions} : lines.line_extents(positions));
     kb.stage().ordered = ordered;
     if (scalar) return std::vector<Expr>{};
-    std::vector<Expr> stage_idx;
-    for (size_t i = 0; i < kb.stage().extents.size(); ++i) stage_idx.push_back(loop_var(kb.stage().extents[i], ir::stage_expr(i)));
+    std::vector<Expr> stage_idx = loop_vars(kb.stage().extents, ir::stage_expr);
     return lines.at(grid_idx, stage_idx);
   };
   // Tiles: the running values in a temporary over the dims other than dim (the column of idx).

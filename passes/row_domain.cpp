@@ -137,7 +137,7 @@ std::vector<Expr> SplitLayout::partial_index(const std::vector<Expr>& sizes) con
   }
   if (by_rows) {
     std::vector<Expr> idx{ir::grid_expr(0)};
-    for (size_t i = 0; i < ext.size(); ++i) idx.push_back(loop_var(ext[i], ir::stage_expr(i)));
+    for (const Expr& v : loop_vars(ext, ir::stage_expr)) idx.push_back(v);
     return idx;
   }
   return unravel(ir::grid_expr(0) * chunk + ir::stage_expr(0), sizes);
