@@ -59,7 +59,7 @@ const std::vector<Workload>& workloads();
 // Registers "<key>/eager", "<key>/compiled", "<key>/fused" for every workload, and
 // "<key>/dynamic" (after compiled) for the large ones.
 void register_workload_benchmarks();
-// Registers "limits/stream_copy" (first), and the overhead and cold-compile benches (last).
+// Registers "limits/stream_copy" and "limits/stream_read" (first), and the overhead and cold-compile benches (last).
 void register_stream_benchmark();
 void register_overhead_benchmarks();
 // Registers the guard-evaluation benches "guards/{static,dynamic}/<N>" (GuardSet::check alone)
@@ -73,6 +73,8 @@ void print_dynamic_summary(const TimeOf& time, std::vector<std::string>& misses)
 
 // Bytes moved by one stream_copy iteration (read + write), for the bandwidth figure.
 double stream_copy_bytes();
+// Bytes read by one stream_read iteration (64 MiB).
+double stream_read_bytes();
 
 // Numbers the benches compute themselves (medians of cold compiles, correctness checks).
 struct Side {

@@ -5,7 +5,8 @@
 // thread count kiln uses (KILN_NUM_THREADS). bench_fused.cpp is compiled with -O3
 // -march=native -ffast-math (vectorized tanhf/expf from libmvec, reassociated reductions): it
 // is what a careful programmer would write by hand for this machine. Matmuls call OpenBLAS's
-// cblas_sgemm directly (the library baseline); stream_copy is the STREAM "copy" kernel.
+// cblas_sgemm directly (the library baseline); stream_copy is the STREAM "copy" kernel and
+// stream_read a pure read.
 #pragma once
 
 #include <cstdint>
@@ -43,5 +44,9 @@ void fused_linear_bias(const float* x, const float* w, const float* bias, float*
 
 // STREAM copy: dst = src, n floats, split over the pool's threads.
 void stream_copy(const float* src, float* dst, int64_t n);
+// The STREAM-style "read" kernel: every 32-bit word of x or-ed together (no arithmetic to wait
+// on, so the loop runs at the rate memory delivers), split among the pool's threads, each chunk
+// read as four streams in step.
+uint32_t stream_read(const uint32_t* x, int64_t n);
 
 }  // namespace kiln::bench

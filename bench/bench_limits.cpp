@@ -3,6 +3,8 @@
 // limits/stream_copy: a 64 MiB float array copied by the pool's threads (memcpy per chunk);
 // bytes counted as STREAM does (read + write, 128 MiB per iteration). The summary divides
 // each memory-bound workload's minimal traffic by this bandwidth to get its "bandwidth limit".
+// limits/stream_read: the same 64 MiB only read (its words or-ed together), the limit of a
+// reduction that reads its input once (sum(x) is held to 90% of it).
 //
 // overhead/compiled_add_1: a warm compiled `a + b` on 1-element tensors (guard check, cache
 // hit, output allocation, one tiny kernel). overhead/eager_add_1: eager `a + b` on 1-element
@@ -34,6 +36,15 @@ void bm_stream_copy(benchmark::State& st) {
     benchmark::ClobberMemory();
   }
   st.SetBytesProcessed(static_cast<int64_t>(stream_copy_bytes() * static_cast<double>(st.iterations())));
+}
+
+// The buffer comes from kiln's allocator, as a compiled sum's input does (a std::vector's pages
+// read about a third slower here: kiln's large blocks are on transparent huge pages).
+void bm_stream_read(benchmark::State& st) {
+  const Tensor src = ones({kStreamFloats}, kInt32);
+  const auto* words = reinterpret_cast<const uint32_t*>(src.data_ptr<int32_t>());
+  for (auto _ : st) benchmark::DoNotOptimize(stream_read(words, kStreamFloats));
+  st.SetBytesProcessed(static_cast<int64_t>(stream_read_bytes() * static_cast<double>(st.iterations())));
 }
 
 void bm_compiled_add(benchmark::State& st) {
@@ -102,9 +113,11 @@ void bm_mlp_cold(benchmark::State& st) {
 }  // namespace
 
 double stream_copy_bytes() { return 2.0 * static_cast<double>(kStreamFloats) * sizeof(float); }
+double stream_read_bytes() { return static_cast<double>(kStreamFloats) * sizeof(uint32_t); }
 
 void register_stream_benchmark() {
   benchmark::RegisterBenchmark("limits/stream_copy", bm_stream_copy)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("limits/stream_read", bm_stream_read)->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
 void register_overhead_benchmarks() {

@@ -166,6 +166,7 @@ class KernelGen {
   llvm::Value* expr(const Expr& e);
   void emit_inst(const ir::KInst& in);
   void emit_stage(const ir::KStage& st);
+  void emit_partial_sum(const ir::KStage& st);
   void emit_grid(size_t d);
   void emit_tiled(llvm::Value* lo, llvm::Value* hi);
   llvm::Value* element_ptr(int arg, const Expr& index) {
@@ -384,6 +385,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
         hint_for(st));
     return;
   }
+  if (st.vectorize.partials > 0) return emit_partial_sum(st);
   const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
   llvm::Type* ty = compute_type(C_, st.acc_dtype);
   llvm::AllocaInst* acc = entry_alloca(ty);
@@ -427,6 +429,7 @@ void KernelGen::emit_stage(const ir::KStage& st) {
           return;
         }
         if (!arg) {
+          if (x->getType() != ty) x = B_.CreateFPExt(x, ty);  // a float sum/prod's narrower values
           B_.CreateStore(reduce_combine(E_, st.reduce_op, st.acc_dtype, a, x), acc);
           return;
         }
@@ -445,6 +448,78 @@ void KernelGen::emit_stage(const ir::KStage& st) {
     result = B_.CreateSelect(B_.CreateLoad(B_.getInt1Ty(), saw_nan), llvm::ConstantFP::getNaN(ty), result);
   vals_[st.result] = result;
   dts_[st.result] = arg ? ScalarType::Int64 : st.acc_dtype;
+}
+
+// A float sum in the fixed layout of ir::KVectorize::partials. The nest's outer loops run as
+// usual; the innermost runs in blocks of P x kPartialRows values, position t of a block adding
+// into partial t mod P: whole chunks of P (a loop over the chunk's P positions, which the
+// vectorizer widens to whatever the host's registers hold, into a chunk buffer added to the P
+// partials lane by lane), then one masked chunk. The partials are widened to the accumulator's
+// dtype and combine pairwise (p[l] + p[l + P/2], then halves); the block's total adds into the
+// accumulator. None of these additions is `reassoc`: every one
+// has fixed operands, so the result does not depend on the vector width.
+void KernelGen::emit_partial_sum(const ir::KStage& st) {
+  const int64_t P = st.vectorize.partials;
+  const int64_t block = P * ir::kPartialRows;
+  // The yielded value's dtype: an instruction of the body, or a value from before the stage.
+  const auto yielded = std::find_if(st.body.begin(), st.body.end(), [&](const ir::KInst& in) { return in.id == st.yield; });
+  const ScalarType yield_dt = yielded != st.body.end() ? yielded->dtype : dts_.at(st.yield);
+  llvm::Type* ty = compute_type(C_, st.acc_dtype);
+  llvm::Type* pt = compute_type(C_, yield_dt);
+  if (!pt->isFloatingPointTy() || pt->getPrimitiveSizeInBits() > ty->getPrimitiveSizeInBits())
+    internal_fail("codegen_cpu: partials of dtype {} for a {} sum", dtype_name(yield_dt), dtype_name(st.acc_dtype));
+  llvm::AllocaInst* acc = entry_alloca(ty);
+  llvm::Type* vt = llvm::FixedVectorType::get(pt, static_cast<unsigned>(P));
+  llvm::AllocaInst* part = entry_alloca(vt);
+  B_.CreateStore(reduce_identity(E_, ir::ReductionOp::sum, st.acc_dtype), acc);
+  // The partials are one vector value, only ever loaded and stored whole, which SROA keeps in
+  // registers; a chunk's values go to `chunk` (a vectorized store loop) and add to it at once.
+  llvm::AllocaInst* chunk = entry_alloca(vt);
+  const std::vector<Expr> outer(st.extents.begin(), st.extents.end() - 1);
+  const std::string inner = ir::stage_var(st.extents.size() - 1);
+  nest(outer, ir::stage_var, 0, [&] {
+    llvm::Value* n = expr(st.extents.back());
+    llvm::Value* blocks = B_.CreateSDiv(B_.CreateAdd(n, c64(block - 1)), c64(block));
+    loop(c64(0), blocks, [&](llvm::Value* b) {
+      llvm::Value* base = B_.CreateMul(b, c64(block));
+      llvm::Value* count = B_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, B_.CreateSub(n, base), c64(block));
+      B_.CreateStore(llvm::Constant::getNullValue(vt), part);
+      // The value at position t of the block into lane l of the chunk.
+      auto value = [&](llvm::Value* t, llvm::Value* l) {
+        syms_[inner] = B_.CreateAdd(base, t);
+        for (const ir::KInst& in : st.body) emit_inst(in);
+        B_.CreateStore(vals_.at(st.yield), B_.CreateGEP(pt, chunk, l));
+      };
+      auto add_chunk = [&] { B_.CreateStore(B_.CreateFAdd(B_.CreateLoad(vt, part), B_.CreateLoad(vt, chunk)), part); };
+      llvm::Value* chunks = B_.CreateSDiv(count, c64(P));
+      loop(c64(0), chunks, [&](llvm::Value* j) {
+        llvm::Value* at = B_.CreateMul(j, c64(P));
+        loop(c64(0), c64(P), [&](llvm::Value* l) { value(B_.CreateAdd(at, l), l); }, LoopHint{.no_unroll = true});
+        add_chunk();
+      });
+      // The last, partial chunk: lanes past its end add zeros (exact).
+      llvm::Value* done = B_.CreateMul(chunks, c64(P));
+      B_.CreateStore(llvm::Constant::getNullValue(vt), chunk);
+      loop(done, count, [&](llvm::Value* t) { value(t, B_.CreateSub(t, done)); }, LoopHint{.no_unroll = true, .predicate = true});
+      add_chunk();
+      // Widened, then pairwise, as one vector of the P partials halved: lanes [0, w) plus lanes
+      // [w, 2w). (A row of at most P values is then summed in f64 alone.)
+      llvm::Value* v = B_.CreateLoad(vt, part);
+      if (pt != ty) v = B_.CreateFPExt(v, llvm::FixedVectorType::get(ty, static_cast<unsigned>(P)));
+      for (int64_t w = P / 2; w >= 1; w /= 2) {
+        llvm::SmallVector<int, 64> lo, hi;
+        for (int64_t l = 0; l < w; ++l) {
+          lo.push_back(static_cast<int>(l));
+          hi.push_back(static_cast<int>(l + w));
+        }
+        v = B_.CreateFAdd(B_.CreateShuffleVector(v, lo), B_.CreateShuffleVector(v, hi));
+      }
+      llvm::Value* total = B_.CreateExtractElement(v, uint64_t{0});
+      B_.CreateStore(B_.CreateFAdd(B_.CreateLoad(ty, acc), total), acc);
+    });
+  });
+  vals_[st.result] = B_.CreateLoad(ty, acc);
+  dts_[st.result] = st.acc_dtype;
 }
 
 // The outer-reduction schedule over [lo, hi) of the last grid dim, in tiles.
@@ -468,15 +543,23 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     // the tile, their values combined pairwise first; then the remaining rows one at a time.
     const std::vector<Expr> outer(red.extents.begin(), red.extents.end() - 1);
     const std::string row = ir::stage_var(red.extents.size() - 1);
-    auto combine = [&](llvm::Value* a, llvm::Value* x) { return reduce_combine(E_, red.reduce_op, red.acc_dtype, a, x); };
+    // A float sum whose yield is narrower than its accumulator (f32 values into f64) combines
+    // a group's values in their own dtype, pairwise and without `reassoc`, and widens the
+    // group's total once.
+    auto combine = [&](llvm::Value* a, llvm::Value* x) {
+      return a->getType() != ty ? B_.CreateFAdd(a, x) : reduce_combine(E_, red.reduce_op, red.acc_dtype, a, x);
+    };
     // The yield of the body at column j of the tile and row r.
     auto value_at = [&](llvm::Value* j, llvm::Value* r) {
       syms_[row] = r;
       syms_[last] = B_.CreateAdd(t0, j);
       for (const ir::KInst& in : red.body) emit_inst(in);
-      return vals_.at(red.yield);
+      llvm::Value* x = vals_.at(red.yield);
+      // Only a sum's group combines narrow; a product's values widen first.
+      return x->getType() != ty && red.reduce_op != ir::ReductionOp::sum ? B_.CreateFPExt(x, ty) : x;
     };
     auto accumulate = [&](llvm::Value* j, llvm::Value* x) {
+      if (x->getType() != ty) x = B_.CreateFPExt(x, ty);
       llvm::Value* slot = B_.CreateGEP(ty, acc, j);
       B_.CreateStore(combine(B_.CreateLoad(ty, slot), x), slot);
     };

@@ -153,6 +153,7 @@ std::string vectorize_str(const KVectorize& v) {
   if (v.interleave > 0) parts.push_back(fmt::format("interleave={}", v.interleave));
   if (v.lanes > 0) parts.push_back(fmt::format("lanes={}", v.lanes));
   if (v.masked_tail) parts.push_back("masked_tail");
+  if (v.partials > 0) parts.push_back(fmt::format("partials={}", v.partials));
   return fmt::format(" vectorize({})", fmt::join(parts, ", "));
 }
 
@@ -397,6 +398,21 @@ struct KernelChecker {
       bad(fmt::format("vector_bits {} is not 128, 256 or 512", s.vector_bits));
     for (const KStage& st : k.stages) {
       if (st.vectorize.interleave < 0 || st.vectorize.lanes < 0) bad("negative vectorize field");
+      // A float sum or product may yield a narrower float, which its accumulator widens as it
+      // folds (f32 values into f64), but nothing wider and nothing else.
+      const bool float_fold = st.kind == StageKind::Reduce && is_floating_point(st.acc_dtype) &&
+                              (st.reduce_op == ReductionOp::sum || st.reduce_op == ReductionOp::prod);
+      if (float_fold && types.count(st.yield) && types.at(st.yield) != st.acc_dtype) {
+        const ScalarType y = types.at(st.yield);
+        if (!is_floating_point(y) || element_size(y) > element_size(st.acc_dtype))
+          bad(fmt::format("reduce {} into {} yields %{} of dtype {}, not a float it can widen",
+                          reduction_name(st.reduce_op), dtype_short_name(st.acc_dtype), st.yield, dtype_short_name(y)));
+      }
+      const int np = st.vectorize.partials;
+      if (np != 0 && (np < 2 || (np & (np - 1)) != 0)) bad(fmt::format("partials {} is not a power of two above 1", np));
+      if (np != 0 && (st.kind != StageKind::Reduce || st.reduce_op != ReductionOp::sum ||
+                      !is_floating_point(st.acc_dtype) || st.extents.empty() || s.outer_reduction))
+        bad("partials are for the reduce stage of a float sum with a loop nest, not an outer reduction");
       if (st.ordered && (st.kind != StageKind::Loop || !(st.vectorize == KVectorize{})))
         bad("an ordered stage is a loop stage without vectorize fields");
       if (st.ordered && s.launch.kind == LaunchKind::BlockPerPoint)

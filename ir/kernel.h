@@ -106,9 +106,18 @@ struct KVectorize {
   // The loop runs as a main loop over a multiple of kMaskedTailChunk iterations and a tail of
   // fewer, one vector per iteration with the last one masked.
   bool masked_tail = false;
+  // A float sum in a fixed layout of partial sums, independent of the vector width (0: none).
+  // The innermost loop runs in blocks of partials x kPartialRows iterations; iteration t of a
+  // block adds into partial t mod partials (in the yielded value's dtype, f32 for an f32 body),
+  // the partials are widened to acc_dtype and combine pairwise at the block's end (p[i] +
+  // p[i + partials/2], then halves again), and the block's total adds into the accumulator,
+  // block after block.
+  // Every addition's operands are fixed, so AVX2 and AVX-512 hosts compute the same bits.
+  int partials = 0;
   bool operator==(const KVectorize&) const = default;
 };
 inline constexpr int64_t kMaskedTailChunk = 64;
+inline constexpr int64_t kPartialRows = 8;
 
 struct KStage {
   StageKind kind = StageKind::Loop;

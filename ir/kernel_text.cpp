@@ -200,7 +200,7 @@ class KernelParser {
     lex_.expect(Tok::RParen, "')' after the launch fields");
   }
 
-  // Optional `vectorize(interleave=N, lanes=N, masked_tail)` after a stage's loop nest.
+  // Optional `vectorize(interleave=N, lanes=N, masked_tail, partials=N)` after a stage's loop nest.
   KVectorize parse_vectorize() {
     KVectorize v;
     if (!lex_.at_ident("vectorize")) return v;
@@ -214,8 +214,11 @@ class KernelParser {
       } else if (lex_.at_ident("masked_tail")) {
         lex_.next();
         v.masked_tail = true;
+      } else if (lex_.at_ident("partials")) {
+        v.partials = static_cast<int>(parse_named_int("partials"));
       } else {
-        lex_.error(lex_.peek(), "expected interleave=, lanes= or masked_tail in vectorize(...), got {}", got());
+        lex_.error(lex_.peek(), "expected interleave=, lanes=, masked_tail or partials= in vectorize(...), got {}",
+                   got());
       }
       if (!take(Tok::Comma)) break;
     }

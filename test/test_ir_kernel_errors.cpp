@@ -48,7 +48,7 @@ TEST(KernelParseError, Schedule) {
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
             "[parse] 1:44: expected threads=, work=, sms=, vector= or row_split= in launch(...), got 'blocks'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
-            "[parse] 2:21: expected interleave=, lanes= or masked_tail in vectorize(...), got 'unroll'");
+            "[parse] 2:21: expected interleave=, lanes=, masked_tail or partials= in vectorize(...), got 'unroll'");
   // Fields that parse but do not hold together are verifier errors at the kernel.
   EXPECT_EQ(parse_error("kernel k() grid[] vector_bits(384) {}"), "[parse] 1:1: kernel k: vector_bits 384 is not 128, 256 or 512");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point) {}"),
