@@ -456,14 +456,14 @@ void KernelGen::emit_stage(const ir::KStage& st) {
 // vectorizer widens to whatever the host's registers hold, into a chunk buffer added to the P
 // partials lane by lane), then one masked chunk. The partials are widened to the accumulator's
 // dtype and combine pairwise (p[l] + p[l + P/2], then halves); the block's total adds into the
-// accumulator. None of these additions is `reassoc`: every one
-// has fixed operands, so the result does not depend on the vector width.
+// accumulator. None of these additions is `reassoc`: every one has fixed operands, so the
+// result does not depend on the vector width.
 void KernelGen::emit_partial_sum(const ir::KStage& st) {
   const int64_t P = st.vectorize.partials;
   const int64_t block = P * ir::kPartialRows;
   // The yielded value's dtype: an instruction of the body, or a value from before the stage.
-  const auto yielded = std::find_if(st.body.begin(), st.body.end(), [&](const ir::KInst& in) { return in.id == st.yield; });
-  const ScalarType yield_dt = yielded != st.body.end() ? yielded->dtype : dts_.at(st.yield);
+  const ir::KInst* yielded = ir::body_inst(st, st.yield);
+  const ScalarType yield_dt = yielded ? yielded->dtype : dts_.at(st.yield);
   llvm::Type* ty = compute_type(C_, st.acc_dtype);
   llvm::Type* pt = compute_type(C_, yield_dt);
   if (!pt->isFloatingPointTy() || pt->getPrimitiveSizeInBits() > ty->getPrimitiveSizeInBits())
@@ -545,7 +545,8 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
     const std::string row = ir::stage_var(red.extents.size() - 1);
     // A float sum whose yield is narrower than its accumulator (f32 values into f64) combines
     // a group's values in their own dtype, pairwise and without `reassoc`, and widens the
-    // group's total once.
+    // group's total once (in accumulate); a product's values widen first.
+    const bool narrow_groups = red.reduce_op == ir::ReductionOp::sum;
     auto combine = [&](llvm::Value* a, llvm::Value* x) {
       return a->getType() != ty ? B_.CreateFAdd(a, x) : reduce_combine(E_, red.reduce_op, red.acc_dtype, a, x);
     };
@@ -555,8 +556,7 @@ void KernelGen::emit_tiled(llvm::Value* lo, llvm::Value* hi) {
       syms_[last] = B_.CreateAdd(t0, j);
       for (const ir::KInst& in : red.body) emit_inst(in);
       llvm::Value* x = vals_.at(red.yield);
-      // Only a sum's group combines narrow; a product's values widen first.
-      return x->getType() != ty && red.reduce_op != ir::ReductionOp::sum ? B_.CreateFPExt(x, ty) : x;
+      return x->getType() != ty && !narrow_groups ? B_.CreateFPExt(x, ty) : x;
     };
     auto accumulate = [&](llvm::Value* j, llvm::Value* x) {
       if (x->getType() != ty) x = B_.CreateFPExt(x, ty);

@@ -215,9 +215,8 @@ struct Emitter {
   }
 
   ScalarType yield_dtype(const ir::KStage& st) const {
-    for (const ir::KInst& in : st.body)
-      if (in.kind != ir::KOp::Store && in.id == st.yield) return in.dtype;
-    return type_of(st.yield);
+    const ir::KInst* y = ir::body_inst(st, st.yield);
+    return y ? y->dtype : type_of(st.yield);
   }
 
   void stage(const ir::KStage& st, size_t s) {

@@ -102,6 +102,12 @@ std::optional<int> value_symbol_id(std::string_view name) {
   return id;
 }
 
+const KInst* body_inst(const KStage& st, int id) {
+  for (const KInst& in : st.body)
+    if (in.kind != KOp::Store && in.id == id) return &in;
+  return nullptr;
+}
+
 std::vector<const KInst*> check_sites(const Kernel& k) {
   std::vector<const KInst*> out;
   for (const KStage& st : k.stages)

@@ -232,6 +232,10 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
 std::vector<const KInst*> check_sites(const Kernel& k);
 bool has_checks(const Kernel& k);
 
+// The instruction of `st`'s body that defines value `id` (a store defines none); null when the
+// value comes from before the stage.
+const KInst* body_inst(const KStage& st, int id);
+
 // The dtype a backend computes an instruction in: f16/bf16 are computed in f32.
 ScalarType compute_dtype(ScalarType t);
 

@@ -51,9 +51,8 @@ bool float_sum(const ir::KStage& st) {
 
 // Whether a float sum's stage yields values narrower than its accumulator (f32 into f64).
 bool narrow_yield(const ir::KStage& st) {
-  for (const ir::KInst& in : st.body)
-    if (in.id == st.yield) return element_size(in.dtype) < element_size(st.acc_dtype);
-  return false;
+  const ir::KInst* y = ir::body_inst(st, st.yield);
+  return y && element_size(y->dtype) < element_size(st.acc_dtype);
 }
 
 // The partial sums of a float sum's row: 64, or the power of two at or above a shorter
