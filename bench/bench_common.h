@@ -59,7 +59,7 @@ const std::vector<Workload>& workloads();
 // Registers "<key>/eager", "<key>/compiled", "<key>/fused" for every workload, and
 // "<key>/dynamic" (after compiled) for the large ones.
 void register_workload_benchmarks();
-// Registers "limits/stream_copy" and "limits/stream_read" (first), and the overhead and cold-compile benches (last).
+// Registers "limits/stream_copy", "limits/stream_read" and "limits/peak_fma" (first), and the overhead and cold-compile benches (last).
 void register_stream_benchmark();
 void register_overhead_benchmarks();
 // Registers the guard-evaluation benches "guards/{static,dynamic}/<N>" (GuardSet::check alone)
@@ -85,6 +85,7 @@ struct Side {
   std::map<std::string, std::string> dynamic_status;
   // guard-bench key ("guards/dynamic/4") -> number of guards in the set.
   std::map<std::string, size_t> guard_counts;
+  double peak_fma_flops = 0;  // floating-point operations in one limits/peak_fma iteration
 };
 Side& side();
 

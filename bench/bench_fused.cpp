@@ -16,6 +16,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <immintrin.h>
+#include <mutex>
 #include <vector>
 
 namespace kiln::bench {
@@ -219,6 +221,57 @@ uint32_t stream_read(const uint32_t* x, int64_t n) {
     all.fetch_or(acc, std::memory_order_relaxed);
   });
   return all.load();
+}
+
+namespace {
+
+// 16 independent accumulators cover the FMA units' latency (4 cycles) times their count (2).
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int64_t kFmaLanes = 16;
+inline Vec vec_set(float v) { return _mm512_set1_ps(v); }
+inline Vec vec_fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+inline float vec_first(Vec a) { return _mm512_cvtss_f32(a); }
+inline Vec vec_add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+#elif defined(__AVX2__) && defined(__FMA__)
+using Vec = __m256;
+constexpr int64_t kFmaLanes = 8;
+inline Vec vec_set(float v) { return _mm256_set1_ps(v); }
+inline Vec vec_fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+inline float vec_first(Vec a) { return _mm256_cvtss_f32(a); }
+inline Vec vec_add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+#else
+#error "bench_fused.cpp needs an x86-64 host with AVX2 and FMA (built with -march=native)"
+#endif
+
+}  // namespace
+
+double peak_fma(int64_t rounds, float* sink) {
+  constexpr int kAcc = 16;
+  const int64_t threads = rt::num_threads();
+  std::mutex mu;
+  float total = 0.0f;
+  rt::parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      Vec acc[kAcc];
+      for (int i = 0; i < kAcc; ++i) acc[i] = vec_set(static_cast<float>(i + t) * 1e-3f);
+      const Vec mul = vec_set(0.999999f), add = vec_set(1e-7f);
+      for (int64_t r = 0; r < rounds; ++r) {
+        for (int i = 0; i < kAcc; ++i) acc[i] = vec_fma(acc[i], mul, add);
+        // The accumulators pass through empty asm, so no round folds into the next.
+        asm volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]),
+                     "+v"(acc[6]), "+v"(acc[7]));
+        asm volatile("" : "+v"(acc[8]), "+v"(acc[9]), "+v"(acc[10]), "+v"(acc[11]), "+v"(acc[12]), "+v"(acc[13]),
+                     "+v"(acc[14]), "+v"(acc[15]));
+      }
+      Vec s = acc[0];
+      for (int i = 1; i < kAcc; ++i) s = vec_add(s, acc[i]);
+      const std::lock_guard<std::mutex> lock(mu);
+      total += vec_first(s);
+    }
+  });
+  *sink = total;
+  return 2.0 * static_cast<double>(kFmaLanes * kAcc) * static_cast<double>(rounds) * static_cast<double>(threads);
 }
 
 }  // namespace kiln::bench

@@ -6,7 +6,7 @@
 // -march=native -ffast-math (vectorized tanhf/expf from libmvec, reassociated reductions): it
 // is what a careful programmer would write by hand for this machine. Matmuls call OpenBLAS's
 // cblas_sgemm directly (the library baseline); stream_copy is the STREAM "copy" kernel and
-// stream_read a pure read.
+// stream_read a pure read; peak_fma the host's multiply-add limit.
 #pragma once
 
 #include <cstdint>
@@ -48,5 +48,10 @@ void stream_copy(const float* src, float* dst, int64_t n);
 // on, so the loop runs at the rate memory delivers), split among the pool's threads, each chunk
 // read as four streams in step.
 uint32_t stream_read(const uint32_t* x, int64_t n);
+// The host's peak f32 multiply-add rate: every pool thread runs `rounds` rounds of 16
+// independent vector FMAs in registers, in this build's widest vectors (-march=native: 16 lanes
+// on AVX-512, 8 on AVX2). Returns the floating-point operations done (2 per lane per FMA);
+// `sink` receives a value that depends on all of them.
+double peak_fma(int64_t rounds, float* sink);
 
 }  // namespace kiln::bench

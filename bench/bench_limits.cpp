@@ -4,7 +4,9 @@
 // bytes counted as STREAM does (read + write, 128 MiB per iteration). The summary divides
 // each memory-bound workload's minimal traffic by this bandwidth to get its "bandwidth limit".
 // limits/stream_read: the same 64 MiB only read (its words or-ed together), the limit of a
-// reduction that reads its input once (sum(x) is held to 90% of it).
+// reduction that reads its input once (sum(x) is held to 90% of it). limits/peak_fma: the host's
+// peak f32 multiply-add rate on the pool's threads (bench_fused.h peak_fma), against which the
+// summary states each GEMM row's throughput.
 //
 // overhead/compiled_add_1: a warm compiled `a + b` on 1-element tensors (guard check, cache
 // hit, output allocation, one tiny kernel). overhead/eager_add_1: eager `a + b` on 1-element
@@ -45,6 +47,19 @@ void bm_stream_read(benchmark::State& st) {
   const auto* words = reinterpret_cast<const uint32_t*>(src.data_ptr<int32_t>());
   for (auto _ : st) benchmark::DoNotOptimize(stream_read(words, kStreamFloats));
   st.SetBytesProcessed(static_cast<int64_t>(stream_read_bytes() * static_cast<double>(st.iterations())));
+}
+
+constexpr int64_t kPeakRounds = int64_t{1} << 21;
+
+void bm_peak_fma(benchmark::State& st) {
+  float sink = 0.0f;
+  double flops = 0.0;
+  for (auto _ : st) {
+    flops = peak_fma(kPeakRounds, &sink);
+    benchmark::DoNotOptimize(sink);
+  }
+  side().peak_fma_flops = flops;
+  st.counters["FLOP/s"] = benchmark::Counter(flops * static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
 }
 
 void bm_compiled_add(benchmark::State& st) {
@@ -118,6 +133,7 @@ double stream_read_bytes() { return static_cast<double>(kStreamFloats) * sizeof(
 void register_stream_benchmark() {
   benchmark::RegisterBenchmark("limits/stream_copy", bm_stream_copy)->UseRealTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("limits/stream_read", bm_stream_read)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("limits/peak_fma", bm_peak_fma)->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
 void register_overhead_benchmarks() {

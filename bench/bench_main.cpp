@@ -119,6 +119,19 @@ void print_summary(const Collector& c) {
     if (!ok) misses.push_back(fmt::format("sum(x) [4096,4096]: {:.0f}% of the read bandwidth", 100.0 * sum_bw / read_bw));
   }
 
+  // GEMM rows against the host's multiply-add limit, measured in this run on the same threads.
+  const double peak_s = c.time("limits/peak_fma");
+  if (peak_s > 0 && side().peak_fma_flops > 0) {
+    const double peak = side().peak_fma_flops / peak_s;
+    fmt::print("\nPeak f32 FMA rate ({} threads, this build's widest vectors): {:.0f} GFLOP/s. Compiled GEMM rows:",
+               rt::num_threads(), peak / 1e9);
+    for (const Workload& w : workloads()) {
+      const double k = c.time(w.key + "/compiled");
+      if (w.flops > 0 && k > 0) fmt::print(" {} {:.0f}% of peak;", w.label, 100.0 * w.flops / k / peak);
+    }
+    fmt::print("\n");
+  }
+
   fmt::print("\n| overhead / compile time | measured | target | met |\n|---|---|---|---|\n");
   auto row = [&](const std::string& what, double s, double target_s, const std::string& target_text) {
     if (s < 0) return;

@@ -173,6 +173,25 @@ def kiln_figures(path):
     return out
 
 
+def peak_flops(path):
+    """kiln_bench's JSON: the median limits/peak_fma rate (FLOP/s), or None when it did not run."""
+    with open(path) as f:
+        data = json.load(f)
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") == "median" and b["name"].startswith("limits/peak_fma"):
+            return b.get("FLOP/s")
+    return None
+
+
+# Floating-point operations of the GEMM rows, for their share of the host's peak.
+GEMM_FLOPS = {
+    "matmul/1024": 2 * 1024**3,
+    "linear_relu/512x1024x1024": 2 * 512 * 1024 * 1024,
+    "linear3d/2x64x128x384": 2 * 128 * 384 * 128,
+    "mlp/64x512x2048": 2 * 2 * 64 * 512 * 2048,
+}
+
+
 def fmt_us(us):
     if us is None:
         return "—"
@@ -224,6 +243,20 @@ def table(folder, rounds):
             ratios.append(f"{comp / best:.2f}x" if comp and best else "—")
         cells += ratios
         print("| " + " | ".join(cells) + " |")
+    peaks = [p for p in (peak_flops(os.path.join(folder, f"kiln_{r}.json")) for r in range(rounds)) if p]
+    if peaks:
+        peak = max(peaks)
+        print(f"\nThe host's peak f32 FMA rate, measured by kiln_bench in these rounds (limits/peak_fma): "
+              f"{peak / 1e9:.0f} GFLOP/s. Share of it:")
+        for key, label, _, _ in WORKLOADS:
+            if key not in GEMM_FLOPS:
+                continue
+            parts = []
+            for who, us in (("kiln compiled", kiln.get(key, {}).get("compiled")),
+                            ("torch.compile", runs["kept"].get(key, {}).get("torch.compile"))):
+                if us:
+                    parts.append(f"{who} {100 * GEMM_FLOPS[key] / (us * 1e-6) / peak:.0f}%")
+            print(f"- {label}: " + ", ".join(parts))
     print("\nkiln / best peer compares kiln compiled with the faster of torch.compile and jax.jit (the issue's")
     print("target: ≤ 1.00x with allocation equalized, the *kept* column).")
 

@@ -88,6 +88,18 @@ void add_conv(std::vector<OpEntry>& db) {
        {{wave({1, 2, 3, 3}), wave({2, 3, 2, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
         {wave({1, 2, 3, 3}, kDouble), wave({2, 3, 2, 2}, kDouble, 1.0), wave({3}, kDouble, 2.0)},
         {wave({1, 2, 3, 3}), wave({2, 3, 2, 2}), wave({3})}});
+  // The kernel equals the stride (U-Net's upsampling): one tap per output cell, one product
+  // per image on the cpu (runtime/cpu/extern_conv.cpp).
+  conv("conv_transpose2d:one_tap", "conv_transpose2d(a0, a1, a2, stride=2)",
+       one([](const std::vector<Tensor>& in) { return conv_transpose2d(in[0], in[1], in[2], 2); }),
+       {{wave({2, 4, 3, 5}), wave({4, 3, 2, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+        {wave({2, 4, 5, 3}).transpose(2, 3), wave({4, 3, 2, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},
+        {wave({4, 3, 5}), wave({4, 3, 2, 2}, kFloat, 1.0), wave({3}, kFloat, 2.0)},  // unbatched
+        {wave({2, 4, 3, 5}, kDouble), wave({4, 3, 2, 2}, kDouble, 1.0), wave({3}, kDouble, 2.0)},
+        {wave({2, 4, 3, 5}, kHalf), wave({4, 3, 2, 2}, kHalf, 1.0), wave({3}, kHalf, 2.0)}});
+  conv("conv_transpose3d:one_tap", "conv_transpose3d(a0, a1, None, stride=(2, 1, 3))",
+       one([](const std::vector<Tensor>& in) { return conv_transpose3d(in[0], in[1], std::nullopt, {2, 1, 3}); }),
+       {{wave({1, 3, 2, 3, 4}), wave({3, 2, 2, 1, 3}, kFloat, 1.0)}});
   conv("conv_transpose1d", "conv_transpose1d(a0, a1, a2, stride=2)",
        one([](const std::vector<Tensor>& in) { return conv_transpose1d(in[0], in[1], in[2], 2); }),
        {{wave({2, 3, 5}), wave({3, 2, 3}, kFloat, 1.0), wave({2}, kFloat, 2.0)}});
