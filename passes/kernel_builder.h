@@ -295,6 +295,7 @@ class Lowerer {
   LowerOptions opts_;
   ExecPlan plan_;
   std::unordered_map<const Value*, int> buf_;
+  std::set<const Value*> channels_last_;  // values stored NHWC (LowerOptions::channels_last)
   int kernel_count_ = 0;
 };
 

@@ -200,7 +200,8 @@ int Lowerer::new_buffer(const Value* v, BufferRole role) {
   PlanBuffer b;
   b.role = role;
   b.type = v->type();
-  b.strides = contiguous_strides(b.type.sizes);
+  b.strides = role == BufferRole::Temp && channels_last_.count(v) ? channels_last_strides(b.type.sizes)
+                                                                 : contiguous_strides(b.type.sizes);
   plan_.buffers.push_back(std::move(b));
   const int id = static_cast<int>(plan_.buffers.size() - 1);
   buf_[v] = id;
@@ -271,9 +272,16 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std
   KernelBuilder kb(*this, next_kernel_name());
   const bool row_kernel = grp.kind == ir::GroupKind::Row;
   const RowDomain dom = row_kernel ? reduce_info(grp.reductions.front()).dom : RowDomain{};
-  const std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
+  std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
   std::vector<Expr> grid_idx, stage_ext;
   for (const Expr& v : loop_vars(grid, ir::grid_expr)) grid_idx.push_back(v);
+  // A channels-last output is walked in memory order: the grid is [N, H, W, C].
+  if (!row_kernel && grid.size() == 4 && plan_.buffers[out_buffer].strides != contiguous_strides(grid) &&
+      plan_.buffers[out_buffer].strides == channels_last_strides(grid)) {
+    grid = {grid[0], grid[2], grid[3], grid[1]};
+    const std::vector<Expr> walk = loop_vars(grid, ir::grid_expr);
+    grid_idx = {walk[0], walk[3], walk[1], walk[2]};
+  }
   kb.kernel().grid = grid;
   kb.row = row_kernel ? &dom : nullptr;
   kb.grid_idx = grid_idx;
@@ -448,6 +456,7 @@ void Lowerer::add_call(const ir::FusionGroup& grp) {
 }
 
 ExecPlan Lowerer::run() {
+  if (opts_.channels_last) channels_last_ = channels_last_values(g_, fusion_);
   for (size_t i = 0; i < g_.inputs().size(); ++i) {
     const Value* in = g_.inputs()[i];
     PlanBuffer b;

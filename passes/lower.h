@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,18 @@ struct LowerOptions {
   // Their inputs are materialized (a permute read in place); nothing fuses across. mm and bmm
   // are library calls unless this returns "" for them (a Matmul kernel; passes/row_domain.h).
   std::function<std::string(const ir::Node&)> extern_lowering;
+  // Keep the 4-D f32 activations between oneDNN convolutions channels-last (NHWC strides),
+  // so that the calls read and write them without reorders (passes/channels_last.cpp). The
+  // CPU backend sets it.
+  bool channels_last = false;
 };
+
+// The values a plan with LowerOptions::channels_last stores with NHWC strides: 4-D f32 outputs
+// of non-transposed "onednn" convolutions and of pointwise kernels, not graph outputs, read only
+// by pointwise kernels and as such a convolution's input (passes/channels_last.cpp).
+std::set<const ir::Value*> channels_last_values(const ir::Graph& g, const ir::Fusion& fusion);
+// The strides of an [N, C, H, W] tensor stored as [N, H, W, C].
+std::vector<ir::Expr> channels_last_strides(const std::vector<ir::Expr>& sizes);
 
 // Kernel building: the plan's buffers and steps for fusion's groups (no memory slots yet).
 ir::ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const LowerOptions& opts = {});

@@ -122,9 +122,9 @@ void Program::init() {
     if (b.donor_input >= 0) donors_ = true;
   for (const ir::PlanBuffer& b : plan_.buffers) {
     std::vector<ir::FastExpr> vs;
-    if (b.role == BufferRole::View)
+    if (b.role == BufferRole::View || (b.role == BufferRole::Temp && b.strides != ir::contiguous_strides(b.type.sizes)))
       for (const ir::Expr& e : b.strides) vs.emplace_back(e, plan_.params);
-    view_stride_exprs_.push_back(std::move(vs));
+    stride_exprs_.push_back(std::move(vs));
     if (static_) {
       buffer_sizes_.push_back(b.type.static_sizes());
       continue;
@@ -252,6 +252,11 @@ const Tensor& Program::plain_buffer(Call& c, int b) const {
       break;
     }
   }
+  if (pb.role == BufferRole::Temp && !stride_exprs_[static_cast<size_t>(b)].empty()) {  // stored in another order
+    std::vector<int64_t> strides;
+    for (const ir::FastExpr& e : stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(c.pv().data()));
+    t = Tensor(make_intrusive<TensorImpl>(t.impl()->storage(), pb.type.dtype, sz, std::move(strides), t.impl()->storage_offset()));
+  }
   return t;
 }
 
@@ -262,7 +267,7 @@ const Tensor& Program::buffer(Call& c, int b) const {
   if (pb.role != BufferRole::View || t.defined()) return plain_buffer(c, b);
   const Tensor& base = plain_buffer(c, pb.base);
   std::vector<int64_t> strides;
-  for (const ir::FastExpr& e : view_stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(c.pv().data()));
+  for (const ir::FastExpr& e : stride_exprs_[static_cast<size_t>(b)]) strides.push_back(e.eval(c.pv().data()));
   t = Tensor(make_intrusive<TensorImpl>(base.impl()->storage(), pb.type.dtype, (*c.sizes)[static_cast<size_t>(b)],
                                         std::move(strides), base.impl()->storage_offset()));
   return t;

@@ -120,7 +120,9 @@ class Program {
   std::vector<std::vector<int64_t>> buffer_sizes_;  // static plans: sizes of every buffer
   std::vector<int64_t> slot_bytes_;
   std::vector<std::vector<ir::FastExpr>> buffer_size_exprs_;  // symbolic plans
-  std::vector<std::vector<ir::FastExpr>> view_stride_exprs_;  // per buffer: View strides (else empty)
+  // Per buffer: the strides of a View, or of a Temp stored in another order than row-major (a
+  // channels-last activation, passes/channels_last.cpp); else empty.
+  std::vector<std::vector<ir::FastExpr>> stride_exprs_;
   std::vector<ir::FastExpr> slot_byte_exprs_;
 };
 

@@ -78,6 +78,9 @@ class CpuBackend final : public Backend {
     // (bench/README.md: an embedding backward walked by columns read every row's line once per
     // element; a cumsum along dim 0 of [4096, 1024], 29 ms by columns).
     lo.line_tile = 64;
+    // Activations between oneDNN convolutions stay NHWC, the layout its kernels read and write
+    // (passes/channels_last.cpp).
+    lo.channels_last = true;
     // A user's lowering first, then kiln's library kernels (runtime/cpu/extern_kernels.h): every
     // prim no generated kernel computes is a library call, so nothing runs on the interpreter.
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
