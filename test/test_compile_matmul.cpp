@@ -15,8 +15,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace kiln {
@@ -68,14 +71,32 @@ TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndFloatsNameTheirLibrary) {
                                    {a.to(kDouble), w.to(kDouble)});
   ASSERT_EQ(f64.steps.size(), 1u) << f64.str();
   EXPECT_EQ(f64.steps[0].kind, ir::StepKind::Extern) << f64.str();
-  // Each floating product names its library: f64 on OpenBLAS, f32, f16 and bf16 (computed in
-  // f32) on oneDNN's SGEMM (runtime/cpu/parallel_gemm.h).
+  // Each floating product names its library (runtime/cpu/parallel_gemm.h gemm_library): f64 on
+  // OpenBLAS; f32, f16 and bf16 (computed in f32) on OpenBLAS up to 64^3 multiply-adds and on
+  // oneDNN's SGEMM past that.
   EXPECT_EQ(f64.steps[0].lowering, "openblas") << f64.str();
+  const Tensor big_a = randn({64, 80}), big_w = randn({80, 72});  // 368640 multiply-adds
   for (ScalarType dt : {kFloat, kHalf, kBFloat16}) {
-    const ir::ExecPlan p = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{bmm(in[0], in[1])}; },
-                                   {a.to(dt).unsqueeze(0), w.to(dt).unsqueeze(0)});
-    ASSERT_EQ(p.steps.size(), 1u) << p.str();
-    EXPECT_EQ(p.steps[0].lowering, "onednn") << p.str();
+    for (const auto& [x, y, library] : {std::tuple{a, w, "openblas"}, std::tuple{big_a, big_w, "onednn"}}) {
+      const ir::ExecPlan p = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{bmm(in[0], in[1])}; },
+                                     {x.to(dt).unsqueeze(0), y.to(dt).unsqueeze(0)});
+      ASSERT_EQ(p.steps.size(), 1u) << p.str();
+      EXPECT_EQ(p.steps[0].lowering, library) << p.str();
+    }
+  }
+}
+
+// Products on either side of the library switch, and a few-row product split by columns, equal
+// the f64 product of the same values within f32 rounding.
+TEST(CompileMatmul, ProductsOnEitherLibraryMatchTheF64Product) {
+  manual_seed(9);
+  for (const auto& [m, k, n] : {std::tuple{8, 8, 8}, {64, 64, 64}, {64, 64, 65}, {1, 512, 1000}, {4, 512, 1000}, {300, 70, 90}}) {
+    SCOPED_TRACE(fmt::format("{}x{}x{}", m, k, n));
+    const Tensor x = randn({m, k}), w = randn({n, k});
+    auto f = compile([](const Tensor& p, const Tensor& q) { return linear(p, q); });
+    const Tensor got = f(x, w), want = mm(x.to(kDouble), w.to(kDouble).t());
+    EXPECT_TRUE(allclose(got.to(kDouble), want, 1e-5, 1e-4)) << (got.to(kDouble) - want).abs().max();
+    EXPECT_TRUE(allclose(linear(x, w).to(kDouble), want, 1e-5, 1e-4));  // eager: the same call
   }
 }
 

@@ -59,6 +59,19 @@ class CpuExecutable final : public Executable {
 // The most inputs of a cat that the cpu backend copies with generated kernels.
 constexpr size_t kMaxConcatKernelInputs = 256;
 
+// The library a floating product runs on (runtime/cpu/parallel_gemm.h gemm_library): chosen by
+// its dtype and, when its sizes are known, by its size; "gemm by shape" when they are symbolic
+// (gemm() makes the same choice at run time).
+std::string product_library(const ir::Node& n) {
+  const ScalarType dt = n.output()->type().dtype;
+  const auto& a = n.input(0)->type().sizes;
+  const auto& b = n.input(1)->type().sizes;
+  if (dt == ScalarType::Double || a.size() < 2 || b.size() < 2) return gemm_library(dt, INT64_MAX, 1, 1);
+  const std::optional<int64_t> m = a[a.size() - 2].maybe_const(), k = a.back().maybe_const(), cols = b.back().maybe_const();
+  if (!m || !k || !cols) return "gemm by shape";
+  return gemm_library(dt, *m, *cols, *k);
+}
+
 class CpuBackend final : public Backend {
  public:
   const std::string& name() const override { return kCpu; }
@@ -96,7 +109,7 @@ class CpuBackend final : public Backend {
       // Integer products, which BLAS has no type for: a generated kernel (a Matmul group).
       if (passes::matmul_kernelable(&n) && !is_floating_point(n.output()->type().dtype)) return "";
       // Floating products: the library gemm() runs them on, by dtype (runtime/cpu/parallel_gemm.h).
-      if (n.info().family == ir::OpFamily::Matmul) return gemm_library(n.output()->type().dtype);
+      if (n.info().family == ir::OpFamily::Matmul) return product_library(n);
       return std::string(builtin_extern_name(n.op()));
     };
     passes::ScheduleTarget target;

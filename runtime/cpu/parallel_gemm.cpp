@@ -15,8 +15,8 @@ namespace kiln::rt {
 
 namespace {
 
-// One product on the calling thread: f32 on oneDNN's SGEMM, f64 on OpenBLAS's DGEMM (oneDNN has
-// none). oneDNN runs a call made inside an OpenMP region (a chunk of parallel_for) on that
+// One product on the calling thread: f32 on oneDNN's SGEMM (OpenBLAS's below kSmallGemmWork),
+// f64 on OpenBLAS's DGEMM (oneDNN has none). oneDNN runs a call made inside an OpenMP region (a chunk of parallel_for) on that
 // thread alone; a call made outside one would start a team of its own, so it is held to one
 // thread (LibraryTeam), as single-threaded OpenBLAS is.
 template <typename T>
@@ -24,6 +24,10 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
           int64_t ldc) {
   auto i = [](int64_t v) { return static_cast<int>(v); };
   if constexpr (std::is_same_v<T, float>) {
+    if (gemm_work(M, N, K) <= kSmallGemmWork) {
+      blas().sgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0f, a, i(lda), b, i(ldb), 0.0f, c, i(ldc));
+      return;
+    }
     auto op = [](int t) { return t == BlasLibrary::kTrans ? 'T' : 'N'; };
     dnnl_status_t st;
     {
@@ -38,26 +42,34 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
 
 }  // namespace
 
-const char* gemm_library(ScalarType dt) { return dt == ScalarType::Double ? "openblas" : "onednn"; }
+const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K) {
+  return dt == ScalarType::Double || gemm_work(M, N, K) <= kSmallGemmWork ? "openblas" : "onednn";
+}
 
 int64_t gemm_work(int64_t M, int64_t N, int64_t K) {
   const double w = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   return w >= 9e18 ? INT64_MAX : M * N * K;
 }
 
+int64_t gemm_cost(int64_t M, int64_t N, int64_t K) {
+  const double moved = 16.0 * (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * static_cast<double>(N) +
+                               static_cast<double>(M) * static_cast<double>(N));
+  return std::max(gemm_work(M, N, K), moved >= 9e18 ? INT64_MAX : static_cast<int64_t>(moved));
+}
+
 template <typename T>
 void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool parallel) {
-  if (!parallel || num_threads() == 1 || gemm_work(M, N, K) < kParallelGemmWork) {
+  if (!parallel || num_threads() == 1 || gemm_cost(M, N, K) < kParallelGemmWork) {
     call(ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
     return;
   }
   if (M >= N) {  // blocks of rows: of A's rows (columns of a transposed A) and of C's
-    parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_work(1, N, K)), [&](int64_t lo, int64_t hi) {
+    parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(1, N, K)), [&](int64_t lo, int64_t hi) {
       call(ta, tb, hi - lo, N, K, a + (ta == BlasLibrary::kNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
     });
   } else {  // blocks of columns: of B's columns (rows of a transposed B) and of C's
-    parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_work(M, 1, K)), [&](int64_t lo, int64_t hi) {
+    parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(M, 1, K)), [&](int64_t lo, int64_t hi) {
       call(ta, tb, M, hi - lo, K, a, lda, b + (tb == BlasLibrary::kNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
     });
   }

@@ -1,5 +1,6 @@
 // kiln/runtime/cpu/parallel_gemm.h — a matrix product, parallel in kiln's pool: f32 on oneDNN's
-// SGEMM, f64 on OpenBLAS (docs/decisions/fusion-and-kernels.md, "f32 products on oneDNN").
+// SGEMM (small ones on OpenBLAS's), f64 on OpenBLAS (docs/decisions/fusion-and-kernels.md, "f32
+// products on oneDNN").
 //
 // Each library call runs on one thread (OpenBLAS is opened single-threaded, blas_library.cpp;
 // oneDNN runs a call made inside a parallel_for chunk on that thread). A product large enough
@@ -26,15 +27,23 @@ template <typename T>
 void gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb,
           T* c, int64_t ldc, bool parallel = true);
 
-// The library gemm() calls for a product computed in `dt` (f16 and bf16 are computed in f32):
-// "onednn" for f32, "openblas" for f64. The cpu backend names its extern mm/bmm steps by it, so
-// a plan shows which library each product runs on.
-const char* gemm_library(ScalarType dt);
-
+// The library gemm() calls for a product computed in `dt` of M x K by K x N (f16 and bf16 are
+// computed in f32): "openblas" for f64, and for f32 products of at most kSmallGemmWork
+// multiply-adds, where oneDNN's per-call cost is most of the time (single-threaded, this host:
+// 8^3 0.6 us against OpenBLAS's 0.1, 64x64x32 4.4 against 3.1, attention's per-head
+// products); "onednn" for larger f32 products (10-60% faster from 128^3 up). The cpu backend
+// names its extern mm/bmm steps by it for static shapes, so a plan shows the choice; gemm()
+// makes the same choice at run time, also for symbolic shapes (named "by shape").
+const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K);
+inline constexpr int64_t kSmallGemmWork = int64_t{1} << 18;  // 64^3
 // Products below this many multiply-adds (about 10 us) are not split.
 inline constexpr int64_t kParallelGemmWork = int64_t{1} << 20;
-
 // M * N * K, saturating (each may be up to 2^31; their product may not fit in 64 bits).
 int64_t gemm_work(int64_t M, int64_t N, int64_t K);
+// What a product costs for the decision to split it: its multiply-adds, or 16 per element of
+// its operands and result when that is more. A product with a few rows (a batch-1 linear,
+// 1 x 1000 x 512) moves its whole weight for few multiply-adds; split by columns it reads half
+// per thread (3x faster on two threads here: 79 -> 28 us).
+int64_t gemm_cost(int64_t M, int64_t N, int64_t K);
 
 }  // namespace kiln::rt
