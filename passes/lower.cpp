@@ -272,16 +272,15 @@ void Lowerer::build_kernel(const ir::FusionGroup& grp, int out_buffer, const std
   KernelBuilder kb(*this, next_kernel_name());
   const bool row_kernel = grp.kind == ir::GroupKind::Row;
   const RowDomain dom = row_kernel ? reduce_info(grp.reductions.front()).dom : RowDomain{};
-  std::vector<Expr> grid = row_kernel ? dom.kept() : v->type().sizes;
-  std::vector<Expr> grid_idx, stage_ext;
-  for (const Expr& v : loop_vars(grid, ir::grid_expr)) grid_idx.push_back(v);
+  const std::vector<Expr> extents = row_kernel ? dom.kept() : v->type().sizes;
   // A channels-last output is walked in memory order: the grid is [N, H, W, C].
-  if (!row_kernel && grid.size() == 4 && plan_.buffers[out_buffer].strides != contiguous_strides(grid) &&
-      plan_.buffers[out_buffer].strides == channels_last_strides(grid)) {
-    grid = {grid[0], grid[2], grid[3], grid[1]};
-    const std::vector<Expr> walk = loop_vars(grid, ir::grid_expr);
-    grid_idx = {walk[0], walk[3], walk[1], walk[2]};
-  }
+  std::vector<size_t> order;
+  const std::vector<Expr>& out_strides = plan_.buffers[out_buffer].strides;
+  if (!row_kernel && extents.size() == 4 && out_strides != contiguous_strides(extents) &&
+      out_strides == channels_last_strides(extents))
+    order = {0, 2, 3, 1};
+  std::vector<Expr> grid, stage_ext;
+  std::vector<Expr> grid_idx = grid_vars(extents, order, &grid);
   kb.kernel().grid = grid;
   kb.row = row_kernel ? &dom : nullptr;
   kb.grid_idx = grid_idx;
@@ -375,8 +374,9 @@ void Lowerer::build_concat(const ir::FusionGroup& grp, int out_buffer) {
   const Node* n = grp.node;
   const auto dim = static_cast<size_t>(n->attr<int64_t>("dim"));
   const std::vector<Expr>& out_sizes = grp.root->type().sizes;
-  const std::vector<Expr> grid(out_sizes.begin(), out_sizes.begin() + static_cast<std::ptrdiff_t>(dim));
-  std::vector<Expr> grid_idx = loop_vars(grid, ir::grid_expr);
+  std::vector<Expr> grid;
+  const std::vector<Expr> grid_idx =
+      grid_vars(std::vector<Expr>(out_sizes.begin(), out_sizes.begin() + static_cast<std::ptrdiff_t>(dim)), {}, &grid);
   Expr offset = 0;
   const int kernels = grp.kernels();
   for (int r = 0; r < kernels; ++r) {

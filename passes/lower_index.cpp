@@ -37,6 +37,21 @@ std::vector<Expr> unravel(const Expr& flat, const std::vector<Expr>& sizes) {
 
 Expr loop_var(const Expr& extent, const Expr& var) { return extent == Expr(1) ? Expr(0) : var; }
 
+std::vector<Expr> grid_vars(const std::vector<Expr>& extents, const std::vector<size_t>& order, std::vector<Expr>* grid) {
+  std::vector<size_t> walk = order;
+  if (walk.empty())
+    for (size_t d = 0; d < extents.size(); ++d) walk.push_back(d);
+  size_t skip = 0;  // leading dims of extent 1, all but the last dim
+  while (skip + 1 < walk.size() && extents[walk[skip]] == Expr(1)) ++skip;
+  grid->clear();
+  std::vector<Expr> idx(extents.size(), Expr(0));
+  for (size_t i = skip; i < walk.size(); ++i) {
+    grid->push_back(extents[walk[i]]);
+    idx[walk[i]] = loop_var(extents[walk[i]], ir::grid_expr(i - skip));
+  }
+  return idx;
+}
+
 std::vector<Expr> loop_vars(const std::vector<Expr>& extents, Expr (*var)(size_t)) {
   std::vector<Expr> v;
   v.reserve(extents.size());

@@ -23,6 +23,12 @@ ir::Expr loop_var(const ir::Expr& extent, const ir::Expr& var);
 // loop_var of each extent with its variable: var(0), var(1), ... (ir::grid_expr or
 // ir::stage_expr).
 std::vector<ir::Expr> loop_vars(const std::vector<ir::Expr>& extents, ir::Expr (*var)(size_t));
+// A kernel's grid over `extents`, walked in `order` (positions into extents; empty: in order),
+// without the leading dims of extent 1, so that the first grid dim, the one a backend shares
+// among its threads, is a real one (a batch of 1 would otherwise run on one thread). Sets *grid
+// to the extents walked and returns the index of every dim of `extents`: its grid variable, or 0.
+std::vector<ir::Expr> grid_vars(const std::vector<ir::Expr>& extents, const std::vector<size_t>& order,
+                                std::vector<ir::Expr>* grid);
 
 // The index into the input of view node `n` read by element `idx` of its output.
 std::vector<ir::Expr> view_source_index(const ir::Node* n, const std::vector<ir::Expr>& idx);

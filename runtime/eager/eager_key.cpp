@@ -95,7 +95,13 @@ EagerKey make_eager_key(ir::OpKind op, const std::vector<Tensor>& inputs, const 
     const TensorImpl& t = *inputs[i].impl();
     k.inputs[i] = static_cast<uint16_t>(t.sizes().size() << 8 | static_cast<unsigned>(t.dtype()) << 2 | layout_of(t));
   }
-  if (duck_sized(op)) k.size_classes = size_classes(inputs).value_or(0);
+  if (duck_sized(op)) {
+    k.size_classes = size_classes(inputs).value_or(0);
+  } else if (!inputs.empty()) {
+    const auto sizes = inputs[0].impl()->sizes();
+    for (size_t d = 0; d < sizes.size() && d < 32; ++d)
+      if (sizes[d] == 1) k.unit_dims |= uint32_t{1} << d;
+  }
   return k;
 }
 
@@ -104,6 +110,7 @@ size_t EagerKeyHash::operator()(const EagerKey& k) const {
   for (size_t i = 0; i < k.n_inputs; ++i) h = mix(h, k.inputs[i]);
   h = mix(h, k.size_classes);
   h = mix(h, k.unused_outputs);
+  h = mix(h, k.unit_dims);
   for (const ir::AttrValue& a : k.attrs.values()) h = mix(h, hash_attr(a));
   return h;
 }

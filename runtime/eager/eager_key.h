@@ -31,6 +31,10 @@ struct EagerKey {
   // (size_classes). 0 for the other ops, whose inputs share one shape.
   uint64_t size_classes = 0;
   uint32_t unused_outputs = 0;  // an eager composite's outputs left out (OpCall::unused_outputs)
+  // Ops whose inputs share one shape: the dims (bit d) of size 1, compiled as 1 rather than as a
+  // symbol (compile()'s 1-specialization), so that a kernel over [1, C, H, W] shares C among the
+  // threads, not its leading 1 (passes/lower_index.h grid_vars). Dims past 31 are never marked.
+  uint32_t unit_dims = 0;
   ir::AttrList attrs;
 
   size_t rank(size_t i) const { return inputs[i] >> 8; }
