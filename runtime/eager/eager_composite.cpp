@@ -150,9 +150,11 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
         const InFallback guard;
         out = run_composite_eager(call);
       }
-      // An empty result tells nothing (softmax over an empty dim returns its input as is):
-      // the key stays unchecked until a call with elements.
-      if (any_empty(out)) return Ran::Decomposition;
+      // An empty result of an empty input tells nothing (softmax over an empty dim returns its
+      // input as is): the key stays unchecked until a call with elements. An op whose result
+      // is empty by its nature (native_batch_norm's statistics in evaluation) is judged on a
+      // call whose inputs have elements, or it would never be compiled.
+      if (any_empty(out) && any_empty(call.inputs)) return Ran::Decomposition;
       if (shares_storage(out, call.inputs)) {
         e->mode.store(Mode::Decompose, std::memory_order_release);
       } else {
