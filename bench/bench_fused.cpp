@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <immintrin.h>
 #include <mutex>
 #include <vector>
 
@@ -226,23 +225,15 @@ uint32_t stream_read(const uint32_t* x, int64_t n) {
 namespace {
 
 // 16 independent accumulators cover the FMA units' latency (4 cycles) times their count (2).
+// Vectors of this build's widest registers; a * b + c contracts to one FMA (-ffast-math).
 #if defined(__AVX512F__)
-using Vec = __m512;
 constexpr int64_t kFmaLanes = 16;
-inline Vec vec_set(float v) { return _mm512_set1_ps(v); }
-inline Vec vec_fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-inline float vec_first(Vec a) { return _mm512_cvtss_f32(a); }
-inline Vec vec_add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 #elif defined(__AVX2__) && defined(__FMA__)
-using Vec = __m256;
 constexpr int64_t kFmaLanes = 8;
-inline Vec vec_set(float v) { return _mm256_set1_ps(v); }
-inline Vec vec_fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
-inline float vec_first(Vec a) { return _mm256_cvtss_f32(a); }
-inline Vec vec_add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
 #else
 #error "bench_fused.cpp needs an x86-64 host with AVX2 and FMA (built with -march=native)"
 #endif
+using Vec = float __attribute__((vector_size(kFmaLanes * sizeof(float))));
 
 }  // namespace
 
@@ -254,10 +245,10 @@ double peak_fma(int64_t rounds, float* sink) {
   rt::parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       Vec acc[kAcc];
-      for (int i = 0; i < kAcc; ++i) acc[i] = vec_set(static_cast<float>(i + t) * 1e-3f);
-      const Vec mul = vec_set(0.999999f), add = vec_set(1e-7f);
+      for (int i = 0; i < kAcc; ++i) acc[i] = Vec{} + static_cast<float>(i + t) * 1e-3f;
+      const Vec mul = Vec{} + 0.999999f, add = Vec{} + 1e-7f;
       for (int64_t r = 0; r < rounds; ++r) {
-        for (int i = 0; i < kAcc; ++i) acc[i] = vec_fma(acc[i], mul, add);
+        for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * mul + add;
         // The accumulators pass through empty asm, so no round folds into the next.
         asm volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]),
                      "+v"(acc[6]), "+v"(acc[7]));
@@ -265,9 +256,9 @@ double peak_fma(int64_t rounds, float* sink) {
                      "+v"(acc[14]), "+v"(acc[15]));
       }
       Vec s = acc[0];
-      for (int i = 1; i < kAcc; ++i) s = vec_add(s, acc[i]);
+      for (int i = 1; i < kAcc; ++i) s = s + acc[i];
       const std::lock_guard<std::mutex> lock(mu);
-      total += vec_first(s);
+      total += s[0];
     }
   });
   *sink = total;

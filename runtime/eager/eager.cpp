@@ -17,7 +17,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -273,8 +272,7 @@ std::vector<Tensor> flat_views(ir::OpKind op, const std::vector<Tensor>& inputs)
 
 // The outputs of a flat_views call in the shape of `like`.
 std::vector<Tensor> unflatten(std::vector<Tensor> outs, const TensorImpl& like) {
-  std::vector<int64_t> strides(like.sizes().size(), 1);
-  for (size_t d = strides.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * std::max<int64_t>(1, like.sizes()[d + 1]);
+  const std::vector<int64_t> strides = contiguous_strides(like.sizes());
   for (Tensor& t : outs) {
     const TensorImpl* ti = t.impl();
     t = Tensor(make_intrusive<TensorImpl>(ti->storage(), ti->dtype(), like.sizes(), strides, ti->storage_offset()));
