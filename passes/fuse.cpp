@@ -41,6 +41,11 @@ namespace {
 // (test_reliability_graphs.cpp compiles a 100,000-node chain on one).
 constexpr int kMaxInlineDepth = 256;
 
+// A pointwise value that two or more kernels would compute inline is materialized once when
+// its inlined computation reads at least this many tensors (passes/fuse.cpp,
+// mark_shared_values).
+constexpr size_t kSharedReads = 4;
+
 // Thrown while checking a group: this reduction must be materialized first — or, where the
 // walk reached it through a value of the reduction's own row shape (`row_value`), that value:
 // its group is a row kernel of the reduction's domain that computes the reduction and the
@@ -175,6 +180,7 @@ class Fuser {
   void walk_at_each(const std::vector<const Value*>& values, const std::vector<Expr>& sizes, std::set<int>& nodes) const;
   void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
   void mark_shared_reductions();
+  void mark_shared_values();
 
   const ir::Graph& g_;
   const LowerOptions& opts_;
@@ -183,6 +189,7 @@ class Fuser {
   std::unordered_set<const Value*> views_;      // call operands read in place as strided views
   std::set<const Node*> force_;                 // reductions materialized rather than fused
   std::unordered_set<const Value*> cut_;        // values materialized to bound the inline depth
+  std::unordered_set<const Value*> shared_;     // pointwise values materialized rather than recomputed
   std::unordered_set<const Node*> scatters_;    // scatters computed by kernels (Scatter groups)
   std::unordered_set<const Node*> scans_;       // scans computed by kernels (Scan groups)
   std::unordered_set<const Node*> matmuls_;     // matrix products computed by kernels (Matmul groups)
@@ -426,6 +433,7 @@ bool Fuser::extern_operand(const Value* v) {
 void Fuser::mark_shared_reductions() {
   std::set<const Value*> roots;
   for (const Value* o : g_.outputs()) roots.insert(o);
+  roots.insert(shared_.begin(), shared_.end());
   for (const Node* n : g_.nodes())
     if (!is_inlinable(n) && !is_reduction(n))
       for (const Value* in : n->inputs()) roots.insert(in);
@@ -449,6 +457,72 @@ void Fuser::mark_shared_reductions() {
   }
   for (const auto& [n, rs] : reached)
     if (rs.size() > 1) force_.insert(n);
+}
+
+// A pointwise value that the inlined computations of two or more groups reach is computed by
+// each of them: a transformer's residual stream, x_i = x_(i-1) + f_i(norm(x_(i-1))), read by
+// the next block's norm and by the next sum, was recomputed from the embedding in every norm
+// kernel (each layer's kernel one term longer, and three times per row: both statistics and
+// the output). Such a value is materialized when its computation reads kSharedReads or more
+// tensors: one store and one load per reader, instead of every reader loading them all. The
+// walk runs backwards over the graph, each value taking the set of groups that reach it
+// (capped at two) from its consumers, so a value materialized here is one group to what it
+// reads, and a value below it is not counted twice (x_(i-1) is reached by its own norm and by
+// x_i's kernel). What a value reads is counted forwards, against the tensors in memory before
+// fusion, capped at kSharedReads.
+void Fuser::mark_shared_values() {
+  std::vector<const Node*> nodes;
+  for (const Node* n : g_.nodes()) nodes.push_back(n);
+  auto inlined = [&](const Node* n) {
+    return (is_inlinable(n) || is_reduction(n)) && !(opts_.extern_lowering && !opts_.extern_lowering(*n).empty());
+  };
+  // Forwards: the tensors each inlined value's computation loads (capped).
+  std::unordered_map<const Value*, std::set<const Value*>> reads;
+  for (const Node* n : nodes) {
+    if (!inlined(n)) continue;
+    std::set<const Value*> r;
+    for (const Value* in : n->inputs()) {
+      if (r.size() >= kSharedReads) break;
+      auto it = reads.find(in);
+      if (it == reads.end()) {
+        r.insert(in);  // a graph input or a call's result
+      } else {
+        for (const Value* x : it->second) {
+          if (r.size() >= kSharedReads) break;
+          r.insert(x);
+        }
+      }
+    }
+    for (const Value* o : n->outputs()) reads[o] = r;
+  }
+  // Backwards: the groups (named by their stored value, at most two) whose computation reaches
+  // each value. A consumer that is not inlined (a call, a scatter) counts as a group of its own.
+  std::unordered_set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
+  std::unordered_map<const Value*, std::vector<const void*>> reached;
+  auto reach = [&](const Value* v, const void* group) {
+    std::vector<const void*>& r = reached[v];
+    if (r.size() < 2 && std::find(r.begin(), r.end(), group) == r.end()) r.push_back(group);
+  };
+  for (const Value* o : outputs) reach(o, o);
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node* n = *it;
+    if (!inlined(n)) {
+      for (const Value* in : n->inputs()) reach(in, n);
+      continue;
+    }
+    std::vector<const void*> groups;
+    for (const Value* o : n->outputs()) {
+      std::vector<const void*>& r = reached[o];
+      if (r.size() >= 2 && is_inlinable(n) && reads[o].size() >= kSharedReads && !outputs.count(o)) {
+        shared_.insert(o);
+        r = {o};
+      }
+      for (const void* grp : r)
+        if (std::find(groups.begin(), groups.end(), grp) == groups.end()) groups.push_back(grp);
+    }
+    for (const Value* in : n->inputs())
+      for (const void* grp : groups) reach(in, grp);
+  }
 }
 
 // Values whose chain of inlined producers reaches kMaxInlineDepth are cut: materialized in
@@ -477,6 +551,7 @@ void Fuser::mark_deep_values() {
 
 ir::Fusion Fuser::run() {
   for (const Value* in : g_.inputs()) mem_.insert(in);
+  mark_shared_values();
   mark_shared_reductions();
   mark_deep_values();
   for (const Node* n : g_.nodes()) {
@@ -485,7 +560,8 @@ ir::Fusion Fuser::run() {
     if (lowering.empty() && (is_inlinable(n) || is_reduction(n))) {
       // Reductions shared by several consumers are computed once, where they are defined;
       // values at the depth bound, in order.
-      if ((is_reduction(n) && force_.count(n)) || cut_.count(n->output())) materialize(n->output());
+      if ((is_reduction(n) && force_.count(n)) || cut_.count(n->output()) || shared_.count(n->output()))
+        materialize(n->output());
       continue;
     }
     if (lowering.empty() && indexed_write_kernelable(n)) {  // a Scatter group, its operands inline
