@@ -111,7 +111,7 @@ class KernelBuilder {
   int new_id() { return next_id_++; }
   // Row kernels: the final stage stores buffer `out` at `idx`. One value that an earlier
   // reduce stage already computed at that same index (softmax's exp) is stored there by that
-  // stage and loaded back, instead of being recomputed.
+  // stage and loaded back by every later stage, instead of being recomputed.
   void allow_forwarding(int out, std::vector<Expr> idx, Expr linear) {
     fwd_buffer_ = out;
     fwd_idx_ = std::move(idx);
@@ -249,6 +249,7 @@ class KernelBuilder {
   std::vector<std::map<std::pair<const Value*, std::vector<const void*>>, int>> closed_memos_;
   int fwd_buffer_ = -1;
   bool forwarded_ = false;
+  std::pair<const Value*, std::vector<const void*>> fwd_key_;  // the value forwarded
   std::vector<Expr> fwd_idx_;
   Expr fwd_linear_;
   int next_id_ = 0;

@@ -65,7 +65,18 @@ int KernelBuilder::eval(const Value* v, const std::vector<Expr>& idx) {
 
 int KernelBuilder::forwardable(const std::pair<const Value*, std::vector<const void*>>& mk, const Value* v,
                                const std::vector<Expr>& idx) {
-  if (fwd_buffer_ < 0 || forwarded_ || idx != fwd_idx_ || v->type().dtype != l_.buffer(fwd_buffer_).type.dtype) return -1;
+  if (fwd_buffer_ < 0 || idx != fwd_idx_ || v->type().dtype != l_.buffer(fwd_buffer_).type.dtype) return -1;
+  auto load_back = [&] {
+    KInst ld;
+    ld.kind = KOp::Load;
+    ld.dtype = v->type().dtype;
+    ld.arg = arg_for(fwd_buffer_, true);
+    ld.index = fwd_linear_;
+    return emit(std::move(ld));
+  };
+  // The value already stored: every later stage loads it back (a layer norm's input, computed
+  // by the mean's stage, is read by the variance's stage and by the output loop).
+  if (forwarded_) return mk == fwd_key_ ? load_back() : -1;
   for (size_t s = 0; s < closed_memos_.size(); ++s) {
     auto it = closed_memos_[s].find(mk);
     if (it == closed_memos_[s].end() || k_.stages[s].kind != ir::StageKind::Reduce) continue;
@@ -77,13 +88,9 @@ int KernelBuilder::forwardable(const std::pair<const Value*, std::vector<const v
     st.index = fwd_linear_;
     st.operands = {it->second};
     k_.stages[s].body.push_back(std::move(st));
-    KInst ld;
-    ld.kind = KOp::Load;
-    ld.dtype = v->type().dtype;
-    ld.arg = out_arg;
-    ld.index = fwd_linear_;
     forwarded_ = true;
-    return emit(std::move(ld));
+    fwd_key_ = mk;
+    return load_back();
   }
   return -1;
 }
