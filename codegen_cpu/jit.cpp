@@ -1,21 +1,19 @@
 // kiln/codegen_cpu/jit.cpp — the process-wide JIT: optimize, emit, link.
 //
 // The host is detected once with JITTargetMachineBuilder::detectHost() (CPU name and
-// features, CodeGenOptLevel::Aggressive), with the relocation model and code model LLJIT
-// would use for JITLink (PIC, small) pinned on the builder. Linking is ORC's
-// ObjectLinkingLayer on an in-process ExecutionSession (LLJIT without its IR layers, which
-// kiln does not use). glibc's libm and libmvec.so.1 are searched by a "kiln_libraries"
-// JITDylib, which every module's own JITDylib links against, so the vector math variants
-// named by llvm_math.cpp resolve; libmvec is opened on the first symbol that needs it.
+// features, CodeGenOptLevel::Aggressive), with the relocation model and code model pinned on
+// the builder (PIC, small: the object code is the same bytes whatever process emits it).
 // optimize runs the new-pass-manager O3 pipeline with LoopInterleaving off (TOOLCHAIN.md:
 // 16–30% faster on streaming loops) and loop/SLP vectorization on; emit_object runs code
 // generation. Each holds a target machine from a pool for the call (several threads compile
 // at once; a machine is reused, not rebuilt). Assembly is printed from a clone when asked
-// (code generation rewrites IR); link_object adds the object to a fresh JITDylib and looks the
-// names up under one mutex. Parts are set up on first use (Jit::Impl), so that a process
-// whose kernels all come from the compile cache starts in a fraction of a millisecond.
+// (code generation rewrites IR). Linking is kiln's own object loader
+// (codegen_cpu/object_loader.h), which needs no LLVM: each module's objects map into a region
+// of their own. The compiler is set up on first use (Jit::Impl), so that a process whose
+// kernels all come from the compile cache never starts it.
 #include "codegen_cpu/jit.h"
 
+#include "codegen_cpu/object_loader.h"
 #include "codegen_cpu/perf_map.h"
 
 #include "base/error.h"
@@ -24,12 +22,7 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
-#include <llvm/ExecutionEngine/Orc/Core.h>
-#include <llvm/ExecutionEngine/Orc/EPCEHFrameRegistrar.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -38,7 +31,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -68,40 +60,12 @@ template <typename T> T unwrap(llvm::Expected<T> v, std::string_view what) {
 }
 
 
-// Generates definitions from a shared library, opened on the first lookup that reaches it:
-// libmvec is opened only by a process whose kernels call vector math.
-class LazyLibrarySearch : public llvm::orc::DefinitionGenerator {
- public:
-  explicit LazyLibrarySearch(const char* library) : library_(library) {}
-
-  llvm::Error tryToGenerate(llvm::orc::LookupState& ls, llvm::orc::LookupKind kind, llvm::orc::JITDylib& jd,
-                            llvm::orc::JITDylibLookupFlags flags, const llvm::orc::SymbolLookupSet& symbols) override {
-    std::call_once(once_, [&] {
-      // ELF hosts only (checked when the host is detected): symbols have no global prefix.
-      auto gen = llvm::orc::DynamicLibrarySearchGenerator::Load(library_, '\0');
-      if (gen)
-        generator_ = std::move(*gen);
-      else
-        error_ = fmt::format("loading {}: {}", library_, to_string(gen.takeError()));
-    });
-    if (!generator_) return llvm::make_error<llvm::StringError>(error_, llvm::inconvertibleErrorCode());
-    return generator_->tryToGenerate(ls, kind, jd, flags, symbols);
-  }
-
- private:
-  const char* library_;
-  std::once_flag once_;
-  std::unique_ptr<llvm::orc::DefinitionGenerator> generator_;
-  std::string error_;
-};
-
 }  // namespace
 
-// Three parts, each set up on first use: the host (CPU name and features, for cache keys:
-// 0.2 ms), the compiler (LLVM's target registered, the data layout: what optimize and
-// emit_object need, 0.5 ms) and the linker (an ORC session and JITLink object layer, what
-// linking cached object code needs: 0.1 ms). A process whose kernels all come from the
-// cache never sets up the compiler.
+// Two parts, each set up on first use: the host (CPU name and features, for cache keys:
+// 0.2 ms) and the compiler (LLVM's target registered, the data layout: what optimize and
+// emit_object need, 0.5 ms). A process whose kernels all come from the cache never sets up
+// the compiler.
 struct Jit::Impl {
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple()};
   std::string triple, target_key;
@@ -111,14 +75,6 @@ struct Jit::Impl {
   std::mutex tm_mu;  // jtmb.createTargetMachine
   std::string layout;
 
-  std::once_flag linker_once;
-  std::mutex link_mu;  // JITDylib creation, addObjectFile + lookup
-  std::unique_ptr<llvm::orc::ExecutionSession> es;
-  std::unique_ptr<llvm::orc::ObjectLinkingLayer> objects;
-  llvm::orc::JITDylib* libraries = nullptr;  // libm, then libmvec: every module links against it
-  PerfMapRecorder* perf_map = nullptr;        // owned by `objects`
-  std::atomic<uint64_t> dylibs{0};
-  std::atomic<int64_t> live{0};  // linked modules not released yet
 
   // Target machines are reused: a new one costs 2–3 ms of a small kernel's compile (its
   // subtarget and lowering tables are built on first use). One compilation holds one at a
@@ -172,27 +128,6 @@ struct Jit::Impl {
     });
   }
 
-  // What LLJIT builds for x86-64 ELF, less the IR layers kiln does not use: an execution
-  // session in this process, a JITLink object layer with eh-frame registration.
-  void start_linker() {
-    std::call_once(linker_once, [&] {
-      auto epc = unwrap(llvm::orc::SelfExecutorProcessControl::Create(), "creating the executor");
-      es = std::make_unique<llvm::orc::ExecutionSession>(std::move(epc));
-      objects = std::make_unique<llvm::orc::ObjectLinkingLayer>(*es);
-      objects->addPlugin(std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(
-          *es, unwrap(llvm::orc::EPCEHFrameRegistrar::Create(*es), "creating the eh-frame registrar")));
-      auto recorder = std::make_unique<PerfMapRecorder>();
-      perf_map = recorder.get();
-      objects->addPlugin(std::move(recorder));
-      libraries = &es->createBareJITDylib("kiln_libraries");
-      for (const char* lib : {"libm.so.6", "libmvec.so.1"}) libraries->addGenerator(std::make_unique<LazyLibrarySearch>(lib));
-    });
-  }
-
-  ~Impl() {
-    if (es)
-      if (llvm::Error err = es->endSession()) llvm::consumeError(std::move(err));
-  }
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {
@@ -220,16 +155,17 @@ Jit& Jit::instance() {
   return *jit;
 }
 
-LinkedCode::~LinkedCode() { Jit::instance().release(dylib_); }
+namespace {
+std::atomic<int64_t> live_code{0};  // linked modules not released yet
+}  // namespace
 
-void Jit::release(void* dylib) {
-  std::lock_guard<std::mutex> lock(impl_->link_mu);
-  if (llvm::Error e = impl_->es->removeJITDylib(*static_cast<llvm::orc::JITDylib*>(dylib)))
-    llvm::consumeError(std::move(e));
-  impl_->live.fetch_sub(1);
-}
+LinkedCode::LinkedCode(std::unique_ptr<LoadedCode> code) : code_(std::move(code)) { live_code.fetch_add(1); }
 
-int64_t Jit::live_modules() const { return impl_->live.load(); }
+LinkedCode::~LinkedCode() { live_code.fetch_sub(1); }
+
+const std::vector<void*>& LinkedCode::addrs() const { return code_->addrs(); }
+
+int64_t Jit::live_modules() const { return live_code.load(); }
 
 const std::string& Jit::data_layout() const {
   impl_->start_compiler();
@@ -307,34 +243,10 @@ std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, cons
 std::shared_ptr<const LinkedCode> Jit::link_objects(const std::vector<std::string_view>& objects,
                                                     const std::vector<std::string>& names, std::string* error,
                                                     const std::vector<std::string>* perf_labels) {
-  impl_->start_linker();
-  std::lock_guard<std::mutex> lock(impl_->link_mu);
-  llvm::orc::ExecutionSession& es = *impl_->es;
-  llvm::orc::JITDylib& jd = es.createBareJITDylib(fmt::format("kiln_module_{}", impl_->dylibs.fetch_add(1)));
-  auto fail_with = [&](llvm::Error err) {
-    if (error) *error = to_string(std::move(err));
-    if (llvm::Error e = es.removeJITDylib(jd)) llvm::consumeError(std::move(e));
-    return std::shared_ptr<const LinkedCode>();
-  };
-  jd.addToLinkOrder(*impl_->libraries);  // libm, libmvec
-  for (std::string_view object : objects) {
-    // A copy: the JIT keeps its own aligned buffer (the ELF reader rejects misaligned ones).
-    std::unique_ptr<llvm::MemoryBuffer> buf =
-        llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), "kiln_object");
-    if (llvm::Error err = impl_->objects->add(jd, std::move(buf))) return fail_with(std::move(err));
-  }
-  llvm::orc::SymbolLookupSet wanted;
-  for (const std::string& name : names) wanted.add(es.intern(name));  // ELF: names are not mangled
-  impl_->perf_map->set_recording(perf_labels != nullptr);  // links run here, under link_mu
-  llvm::Expected<llvm::orc::SymbolMap> found = es.lookup(llvm::orc::makeJITDylibSearchOrder(&jd), std::move(wanted));
-  std::vector<LinkedFunction> linked = impl_->perf_map->take();  // the functions of these objects
-  if (!found) return fail_with(found.takeError());  // the lookup links the object
-  if (perf_labels) append_perf_map(linked, names, *perf_labels);
-  std::vector<void*> out;
-  out.reserve(names.size());
-  for (const std::string& name : names) out.push_back(found->at(es.intern(name)).getAddress().toPtr<void*>());
-  impl_->live.fetch_add(1);
-  return std::shared_ptr<const LinkedCode>(new LinkedCode(&jd, std::move(out)));
+  std::unique_ptr<LoadedCode> code = load_objects(objects, names, error);
+  if (!code) return nullptr;
+  if (perf_labels) append_perf_map(code->functions(), names, *perf_labels);
+  return std::shared_ptr<const LinkedCode>(new LinkedCode(std::move(code)));
 }
 
 std::shared_ptr<const LinkedCode> Jit::add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,

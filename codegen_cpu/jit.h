@@ -1,4 +1,4 @@
-// kiln/codegen_cpu/jit.h — the process-wide JIT (ORC): optimize, emit objects, link.
+// kiln/codegen_cpu/jit.h — the process-wide JIT: optimize, emit objects, link.
 //
 // Every generated CPU kernel is an LLVM function with the C signature KernelFn. The kernel
 // builder (codegen_cpu/kernel_codegen) creates an llvm::Module in its own LLVMContext, sets
@@ -6,14 +6,15 @@
 // new-pass-manager O3 pipeline for the host CPU, loop interleaving off, loop and SLP
 // vectorization on), emit_object (relocatable object code for the host, position
 // independent, small code model: the same bytes whatever process emits them) and
-// link_object, which links object code into a JITDylib of its own and returns the symbols'
-// addresses. Object code is what the persistent compile cache stores: a later process links
-// it without running LLVM's optimizer or code generator. glibc's libmvec and libm are
-// visible to every module, so that calls to vector math variants resolve. No LLVM header is
-// included here: the LLVM types are forward-declared so that this header can be used
-// outside codegen_cpu/.
+// link_object, which maps object code into a region of its own with kiln's object loader
+// (codegen_cpu/object_loader.h, no LLVM) and returns the symbols' addresses. Object code is
+// what the persistent compile cache stores: a later process links it without running LLVM.
+// glibc's libmvec and libm are searched first, so that calls to vector math variants
+// resolve. No LLVM header is included here: the LLVM types are forward-declared so that this
+// header can be used outside codegen_cpu/.
 #pragma once
 
+#include "codegen_cpu/object_loader.h"
 #include "ir/kernel_abi.h"
 
 #include <cstdint>
@@ -33,20 +34,19 @@ namespace kiln::cpu {
 using KernelFn = ir::KernelFn;
 
 // Object code linked into the process: its kernels stay callable while a LinkedCode exists.
-// The last owner's release removes its JITDylib, which unmaps the code: a process that
-// compiles a fresh function per shape does not grow by each module it no longer runs.
+// The last owner's release unmaps the code: a process that compiles a fresh function per
+// shape does not grow by each module it no longer runs.
 class LinkedCode {
  public:
   ~LinkedCode();
   LinkedCode(const LinkedCode&) = delete;
   LinkedCode& operator=(const LinkedCode&) = delete;
-  const std::vector<void*>& addrs() const { return addrs_; }
+  const std::vector<void*>& addrs() const;
 
  private:
   friend class Jit;
-  LinkedCode(void* dylib, std::vector<void*> addrs) : dylib_(dylib), addrs_(std::move(addrs)) {}
-  void* dylib_;  // the llvm::orc::JITDylib
-  std::vector<void*> addrs_;
+  explicit LinkedCode(std::unique_ptr<LoadedCode> code);
+  std::unique_ptr<LoadedCode> code_;
 };
 
 struct JitArtifacts {
@@ -70,7 +70,7 @@ class Jit {
   void optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings);
   // The module's object code for the host; want_asm: its assembly into artifacts as well.
   std::string emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts);
-  // Links object code into a JITDylib of its own (names need only be unique within one
+  // Links object code into a region of its own (names need only be unique within one
   // object) and returns the code, with the addresses of `names` in order. Object code that
   // does not link (a damaged cache entry, a missing symbol) is removed again: the result is
   // null and *error says why. perf_labels (KILN_PERF_MAP): a name for each of `names` in
@@ -79,7 +79,7 @@ class Jit {
                                                 std::string* error,
                                                 const std::vector<std::string>* perf_labels = nullptr);
   // The same for the objects of one module compiled in parts (codegen_cpu/object_bundle.h):
-  // all link into one JITDylib, and `names` may be defined by any of them.
+  // all link into one region, and `names` may be defined by any of them.
   std::shared_ptr<const LinkedCode> link_objects(const std::vector<std::string_view>& objects,
                                                  const std::vector<std::string>& names, std::string* error,
                                                  const std::vector<std::string>* perf_labels = nullptr);
@@ -88,7 +88,7 @@ class Jit {
   std::shared_ptr<const LinkedCode> add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                                                const std::vector<std::string>& names, bool want_ir, bool want_asm,
                                                JitArtifacts* artifacts, JitTimings* timings);
-  // JITDylibs of linked code that is still owned (tests of the code's lifetime).
+  // Modules of linked code that are still owned (tests of the code's lifetime).
   int64_t live_modules() const;
 
   // Data layout / triple strings of the host target machine (the kernel builder sets them on modules).
@@ -105,10 +105,8 @@ class Jit {
   Jit& operator=(const Jit&) = delete;
 
  private:
-  friend class LinkedCode;
   Jit();
   ~Jit();  // never runs: the instance lives until exit, as code a static object owns may
-  void release(void* dylib);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
