@@ -4,7 +4,7 @@
 // Shared vocabulary of the code generators and the runtime (the CUDA backend will store its
 // cubins the same way). compile_kernels (codegen_cpu/kernel_codegen.h) keys every module by a hash of its
 // kernels' text and of everything else its object code depends on (codegen_cpu/module_cache.h:
-// the build of kiln, Jit::target_key). Before running LLVM it looks the key up: first among the modules this
+// the build of kiln, code_target_key). Before running LLVM it looks the key up: first among the modules this
 // process already linked, then in an ObjectStore, which the runtime implements (the disk
 // cache and the shared Redis cache, runtime/cache/compile_cache.h). After compiling it hands the
 // object code to the store. A store validates what it returns (the key it was saved under,

@@ -6,7 +6,7 @@
 // shape, so each one runs LLVM (slow: about a millisecond or ten each). Prints the resident
 // size and the JIT's live modules every tenth of the run, and the growth per compile over the
 // second half (after the caches warmed up). KILN_CACHE_DIR is a fresh directory of its own.
-#include "codegen_cpu/jit.h"
+#include "codegen_cpu/linked_code.h"
 #include "kiln/kiln.h"
 #include "runtime/config.h"
 #include "test/test_support/files.h"
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (i == n / 2) rss_half = test::resident_bytes();
     if (i % std::max(1, n / 10) == 0)
       std::printf("%10d %14.1f %12lld %14zu %10.1f\n", i, static_cast<double>(test::resident_bytes()) / (1 << 20),
-                  static_cast<long long>(cpu::Jit::instance().live_modules()), ir::interned_exprs(),
+                  static_cast<long long>(cpu::live_linked_modules()), ir::interned_exprs(),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("growth over the second half: %.1f bytes per compile\n",

@@ -13,8 +13,6 @@
 // kernels all come from the compile cache never starts it.
 #include "codegen_cpu/jit.h"
 
-#include "codegen_cpu/object_loader.h"
-#include "codegen_cpu/perf_map.h"
 
 #include "base/error.h"
 #include "base/timing.h"
@@ -68,7 +66,7 @@ template <typename T> T unwrap(llvm::Expected<T> v, std::string_view what) {
 // the compiler.
 struct Jit::Impl {
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple()};
-  std::string triple, target_key;
+  std::string triple;
 
   std::once_flag compiler_once;
   std::atomic<bool> compiler_started{false};
@@ -135,17 +133,12 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   if (!jtmb.getTargetTriple().isOSBinFormatELF())
     internal_fail("jit: kiln's CPU backend links ELF objects; this host's triple is {}", jtmb.getTargetTriple().str());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  // What LLJIT sets for JITLink on x86-64 (PIC, small code model): the object code is the
-  // same bytes whatever process emits it.
+  // PIC, small code model (kCodegenSettings): the object code is the same bytes whatever
+  // process emits it, and kiln's loader links it anywhere in the address space.
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.setCodeModel(llvm::CodeModel::Small);
   impl_->jtmb = jtmb;
   impl_->triple = jtmb.getTargetTriple().str();
-  std::vector<std::string> features = jtmb.getFeatures().getFeatures();
-  std::sort(features.begin(), features.end());
-  impl_->target_key = "llvm " LLVM_VERSION_STRING "; triple " + impl_->triple + "; cpu " + jtmb.getCPU() +
-                      "; O3 no-interleave pic small; features";
-  for (const std::string& f : features) impl_->target_key += " " + f;
 }
 
 Jit::~Jit() = default;
@@ -155,17 +148,7 @@ Jit& Jit::instance() {
   return *jit;
 }
 
-namespace {
-std::atomic<int64_t> live_code{0};  // linked modules not released yet
-}  // namespace
 
-LinkedCode::LinkedCode(std::unique_ptr<LoadedCode> code) : code_(std::move(code)) { live_code.fetch_add(1); }
-
-LinkedCode::~LinkedCode() { live_code.fetch_sub(1); }
-
-const std::vector<void*>& LinkedCode::addrs() const { return code_->addrs(); }
-
-int64_t Jit::live_modules() const { return live_code.load(); }
 
 const std::string& Jit::data_layout() const {
   impl_->start_compiler();
@@ -174,7 +157,6 @@ const std::string& Jit::data_layout() const {
 bool Jit::compiler_started() const { return impl_->compiler_started; }
 
 const std::string& Jit::target_triple() const { return impl_->triple; }
-const std::string& Jit::target_key() const { return impl_->target_key; }
 
 void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings) {
   if (m.getDataLayout().isDefault()) m.setDataLayout(data_layout());
@@ -235,20 +217,6 @@ std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artif
   return std::string(obj.str());
 }
 
-std::shared_ptr<const LinkedCode> Jit::link_object(std::string_view object, const std::vector<std::string>& names,
-                                                   std::string* error, const std::vector<std::string>* perf_labels) {
-  return link_objects({object}, names, error, perf_labels);
-}
-
-std::shared_ptr<const LinkedCode> Jit::link_objects(const std::vector<std::string_view>& objects,
-                                                    const std::vector<std::string>& names, std::string* error,
-                                                    const std::vector<std::string>* perf_labels) {
-  std::unique_ptr<LoadedCode> code = load_objects(objects, names, error);
-  if (!code) return nullptr;
-  if (perf_labels) append_perf_map(code->functions(), names, *perf_labels);
-  return std::shared_ptr<const LinkedCode>(new LinkedCode(std::move(code)));
-}
-
 std::shared_ptr<const LinkedCode> Jit::add_module(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                                                   const std::vector<std::string>& names, bool want_ir, bool want_asm,
                                                   JitArtifacts* artifacts, JitTimings* timings) {
@@ -258,7 +226,7 @@ std::shared_ptr<const LinkedCode> Jit::add_module(std::unique_ptr<llvm::Module> 
   const auto t1 = std::chrono::steady_clock::now();
   const std::string object = emit_object(*m, want_asm, artifacts);
   std::string error;
-  std::shared_ptr<const LinkedCode> out = link_object(object, names, &error);
+  std::shared_ptr<const LinkedCode> out = link_objects({object}, names, &error);
   if (!out) internal_fail("jit: linking module {}: {}", m->getModuleIdentifier(), error);
   if (timings) timings->codegen_ms = ms_since(t1);
   return out;

@@ -723,7 +723,6 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
 
   // Inspection (explain) compiles afresh and leaves the caches alone.
   const bool inspect = opts.want_ir || opts.want_asm;
-  Jit& jit = Jit::instance();
   if (!inspect) {
     if (std::shared_ptr<const LinkedCode> code = opts.reuse_linked ? linked_module(res.key) : nullptr) {
       res.lookup_ms = ms_since(t0);
@@ -737,7 +736,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
       std::string why = "not a kiln object bundle";
       std::shared_ptr<const LinkedCode> code;
       if (std::optional<std::vector<std::string_view>> objects = unpack_objects(*entry))
-        code = jit.link_objects(*objects, names, &why, perf_labels);
+        code = link_objects(*objects, names, &why, perf_labels);
       res.codegen_ms = ms_since(t1);
       if (code) {
         remember_linked_module(res.key, code);
@@ -763,6 +762,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
     }
     for (std::vector<size_t>& p : part) std::sort(p.begin(), p.end());
   }
+  Jit& jit = Jit::instance();  // LLVM's compiler: only now, past every cache
   std::vector<std::string> objects(parts);
   std::vector<JitArtifacts> arts(parts);
   std::vector<double> build_ms(parts), optimize_ms(parts), emit_ms(parts);
@@ -789,7 +789,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   const auto t_link = std::chrono::steady_clock::now();
   std::string why;
   std::shared_ptr<const LinkedCode> code =
-      jit.link_objects(std::vector<std::string_view>(objects.begin(), objects.end()), names, &why, perf_labels);
+      link_objects(std::vector<std::string_view>(objects.begin(), objects.end()), names, &why, perf_labels);
   if (!code) internal_fail("jit: linking generated kernels: {}", why);
   res.build_ms = *std::max_element(build_ms.begin(), build_ms.end());
   res.optimize_ms = *std::max_element(optimize_ms.begin(), optimize_ms.end());
@@ -815,11 +815,6 @@ std::string kernel_llvm_ir(const ir::Kernel& k) {
   llvm::raw_string_ostream os(s);
   m->print(os, nullptr);
   return os.str();
-}
-
-int host_vector_bits() {
-  static const int bits = detail::host_has("avx512f") ? 512 : detail::host_has("avx2") ? 256 : 128;
-  return bits;
 }
 
 }  // namespace kiln::cpu

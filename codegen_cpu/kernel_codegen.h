@@ -62,10 +62,6 @@ struct CodegenOptions {
 // found by module_key (codegen_cpu/module_cache.h), which needs no LLVM; or else builds the
 // LLVM module, compiles it and saves its object code to `store`. Throws InternalError on an LLVM
 // failure.
-// The widest vector register of this host that generated code may use: 512 (AVX-512F), 256
-// (AVX2) or 128 — the schedule passes' target (passes/schedule.h).
-int host_vector_bits();
-
 CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
 
 // The unoptimized LLVM IR of one kernel, for inspection and tests.

@@ -3,8 +3,10 @@
 #include "codegen_cpu/module_cache.h"
 
 #include "base/build_id.h"
+#include "base/host_cpu.h"
 #include "base/sha256.h"
 #include "codegen_cpu/jit.h"
+#include "codegen_cpu/linked_code.h"
 
 #include <fmt/format.h>
 
@@ -16,6 +18,9 @@
 
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "unknown"
+#endif
+#ifndef KILN_LLVM_VERSION
+#define KILN_LLVM_VERSION "unknown"
 #endif
 
 namespace kiln::cpu {
@@ -49,9 +54,14 @@ std::string anonymous_text(const ir::Kernel& k) {
 
 std::string module_key_of_texts(const std::vector<std::string>& texts) {
   // Positions are the order of the texts: the module names its kernels by them.
-  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "\n" + Jit::instance().target_key() + "\n";
+  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "\n" + code_target_key() + "\n";
   for (const std::string& t : texts) text += t + "\n";
   return sha256_hex(text);
+}
+
+const std::string& code_target_key() {
+  static const std::string key = "llvm " KILN_LLVM_VERSION "; x86_64 ELF; " + std::string(kCodegenSettings) + "; cpuid " + host_cpu_key();
+  return key;
 }
 
 std::string module_key(const std::vector<const ir::Kernel*>& kernels) {

@@ -4,12 +4,13 @@
 // The key is the hex SHA-256 of the module's kernels in their exact text form (ir/kernel_text.h:
 // parse(print(k)) == k, so the text holds every field the emitter reads), of the build of
 // kiln that emits them (kiln's version and base/build_id.h: a rebuilt emitter gets fresh
-// keys) and of Jit::target_key (LLVM's version, the target CPU and features, the code
-// generation settings). Equal keys mean equal object code. The key needs no LLVM: a cache
-// hit builds no LLVM IR (the hash is base/sha256.h's). No LLVM header is included here.
+// keys) and of code_target_key (LLVM's version, the code generation settings and the host
+// CPU's identification words, base/host_cpu.h). Equal keys mean equal object code. The key
+// needs no LLVM: a cache hit builds no LLVM IR, starts no LLVM and reads the CPU with CPUID
+// (the hash is base/sha256.h's). No LLVM header is included here.
 #pragma once
 
-#include "codegen_cpu/jit.h"
+#include "codegen_cpu/linked_code.h"
 #include "ir/kernel.h"
 
 #include <memory>
@@ -24,6 +25,11 @@ namespace kiln::cpu {
 // Kernels in module order. Their names do not count: the module names them kiln_k0,
 // kiln_k1, ... by position, so that equal kernels of different compilations share a key.
 std::string module_key(const std::vector<const ir::Kernel*>& kernels);
+// Everything besides the kernels and kiln's build that the object code depends on: LLVM's
+// version (from the build), the target (x86-64 ELF), the code generation settings
+// (codegen_cpu/jit.h kCodegenSettings) and host_cpu_key(), the CPUID words LLVM's host
+// detection reads, so that two hosts with equal keys are one target to LLVM.
+const std::string& code_target_key();
 // A kernel's text without its name (what the key hashes, and what tells identical kernels).
 std::string anonymous_text(const ir::Kernel& k);
 // module_key from the kernels' anonymous texts, in module order.

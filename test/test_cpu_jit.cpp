@@ -129,21 +129,20 @@ TEST(CpuJit, ObjectCodeLinksAgainWithoutLlvmPasses) {
   ASSERT_GT(obj.size(), 64u);
   EXPECT_EQ(obj.compare(0, 4, "\x7f" "ELF"), 0);
   std::string error;
-  const int64_t live = jit.live_modules();
-  std::shared_ptr<const LinkedCode> first = jit.link_object(obj, {name}, &error);
-  std::shared_ptr<const LinkedCode> second = jit.link_object(obj, {name}, &error);
+  const int64_t live = live_linked_modules();
+  std::shared_ptr<const LinkedCode> first = link_objects({obj}, {name}, &error);
+  std::shared_ptr<const LinkedCode> second = link_objects({obj}, {name}, &error);
   ASSERT_TRUE(first && second) << error;
   ASSERT_EQ(first->addrs().size(), 1u);
   EXPECT_EQ(call(first->addrs()[0], 5, 10, 17), 5 * 4 + 7);
   EXPECT_EQ(call(second->addrs()[0], 5, 10, 17), 5 * 4 + 7);
-  EXPECT_FALSE(jit.target_key().empty());
   // Each link is its own module, unmapped when its last owner lets go.
-  EXPECT_EQ(jit.live_modules(), live + 2);
+  EXPECT_EQ(live_linked_modules(), live + 2);
   first.reset();
-  EXPECT_EQ(jit.live_modules(), live + 1);
+  EXPECT_EQ(live_linked_modules(), live + 1);
   EXPECT_EQ(call(second->addrs()[0], 2, 10, 17), 2 * 4 + 7);  // the other one still runs
   second.reset();
-  EXPECT_EQ(jit.live_modules(), live);
+  EXPECT_EQ(live_linked_modules(), live);
 }
 
 // perf's map file: one "<start> <size> <name>" line (hex) per linked function, named by the
@@ -172,11 +171,11 @@ TEST(CpuJit, LinkingWithLabelsNamesTheCodeForPerf) {
   std::string error;
   const std::string label = "kiln jit test/perf " + std::to_string(g_id++);
   uintptr_t start = 0, size = 0;
-  std::shared_ptr<const LinkedCode> plain = jit.link_object(obj, {a.name}, &error);
+  std::shared_ptr<const LinkedCode> plain = link_objects({obj}, {a.name}, &error);
   ASSERT_TRUE(plain) << error;
   EXPECT_EQ(lines_naming(label, &start, &size), 0);
   const std::vector<std::string> labels = {label};
-  std::shared_ptr<const LinkedCode> named = jit.link_object(obj, {a.name}, &error, &labels);
+  std::shared_ptr<const LinkedCode> named = link_objects({obj}, {a.name}, &error, &labels);
   ASSERT_TRUE(named) << error;
   ASSERT_EQ(lines_naming(label, &start, &size), 1) << map;
   EXPECT_EQ(start, reinterpret_cast<uintptr_t>(named->addrs()[0]));
@@ -204,7 +203,7 @@ TEST(CpuJit, ObjectsOfOneModuleBundleAndLinkTogether) {
   EXPECT_EQ((*parts)[0], objects[0]);
   EXPECT_EQ((*parts)[1], objects[1]);
   std::string error;
-  std::shared_ptr<const LinkedCode> code = jit.link_objects(*parts, {b.name, a.name}, &error);
+  std::shared_ptr<const LinkedCode> code = link_objects(*parts, {b.name, a.name}, &error);
   ASSERT_TRUE(code) << error;
   EXPECT_EQ(call(code->addrs()[0], 3, 0, 1), 3 * 5 + 1);
   EXPECT_EQ(call(code->addrs()[1], 3, 0, 1), 3 * 2 + 1);
@@ -225,16 +224,16 @@ TEST(CpuJit, DamagedObjectCodeIsRefusedNotLinked) {
   jit.optimize(*a.m, false, nullptr, nullptr);
   const std::string obj = jit.emit_object(*a.m, false, nullptr);
   std::string error;
-  const int64_t live = jit.live_modules();
-  EXPECT_FALSE(jit.link_object("not an object file", {name}, &error));
+  const int64_t live = live_linked_modules();
+  EXPECT_FALSE(link_objects({"not an object file"}, {name}, &error));
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_FALSE(jit.link_object(obj.substr(0, obj.size() / 2), {name}, &error));  // truncated
+  EXPECT_FALSE(link_objects({obj.substr(0, obj.size() / 2)}, {name}, &error));  // truncated
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_FALSE(jit.link_object(obj, {"kiln_no_such_symbol"}, &error));
+  EXPECT_FALSE(link_objects({obj}, {"kiln_no_such_symbol"}, &error));
   EXPECT_NE(error.find("kiln_no_such_symbol"), std::string::npos) << error;
-  EXPECT_EQ(jit.live_modules(), live);  // refused code is not left linked
+  EXPECT_EQ(live_linked_modules(), live);  // refused code is not left linked
 }
 
 TEST(CpuJit, AddModuleFromSeveralThreads) {

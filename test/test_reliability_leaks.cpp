@@ -4,7 +4,7 @@
 // function it dropped (the JIT unmaps a module when its last program goes), and every
 // in-memory cache of compiled code keeps a bound (the eager kernel cache evicts). Each loop
 // here runs a few thousand compiles; bench/leak_probe.cpp runs the 100,000 of issue 28.
-#include "codegen_cpu/jit.h"
+#include "codegen_cpu/linked_code.h"
 #include "codegen_cpu/module_cache.h"
 #include "kiln/kiln.h"
 #include "runtime/config.h"
@@ -26,7 +26,6 @@ TEST(ReliabilityLeaks, ADroppedFunctionReleasesItsCode) {
   const std::string dir = test::make_temp_dir("kiln-leak");
   ::setenv("KILN_CACHE_DIR", dir.c_str(), 1);
   rt::reload_config_for_testing();
-  cpu::Jit& jit = cpu::Jit::instance();
   const Tensor x = tensor(std::vector<float>{0.5f, -1.0f, 2.0f});
   const Tensor want = (x * 3 + 1).exp();
   auto round = [&] {
@@ -34,10 +33,10 @@ TEST(ReliabilityLeaks, ADroppedFunctionReleasesItsCode) {
     EXPECT_TRUE(allclose(f(x), want));
   };  // f and its code go here; the next round links the code again from the disk cache
   for (int i = 0; i < 200; ++i) round();
-  const int64_t live0 = jit.live_modules(), rss0 = test::resident_bytes();
+  const int64_t live0 = cpu::live_linked_modules(), rss0 = test::resident_bytes();
   constexpr int kRounds = 3000;
   for (int i = 0; i < kRounds; ++i) round();
-  const int64_t live1 = jit.live_modules(), rss1 = test::resident_bytes();
+  const int64_t live1 = cpu::live_linked_modules(), rss1 = test::resident_bytes();
   const double per_compile = static_cast<double>(rss1 - rss0) / kRounds;
   std::printf("[ leak ] %d compiles of fresh functions: live modules %lld -> %lld, resident %+.0f bytes per compile\n",
               kRounds, static_cast<long long>(live0), static_cast<long long>(live1), per_compile);
@@ -51,7 +50,7 @@ TEST(ReliabilityLeaks, ADroppedFunctionReleasesItsCode) {
 TEST(ReliabilityLeaks, TheEagerKernelCacheKeepsItsBound) {
   rt::set_eager_cache_capacity_for_testing(8);
   const rt::EagerStats before = rt::eager_stats();
-  const int64_t live0 = cpu::Jit::instance().live_modules();
+  const int64_t live0 = cpu::live_linked_modules();
   // Sums over every set of dims of a rank-6 tensor, with and without keepdim: 126 distinct
   // eager kernels, each checked against the reference interpreter.
   int kernels = 0;
@@ -66,7 +65,7 @@ TEST(ReliabilityLeaks, TheEagerKernelCacheKeepsItsBound) {
       ++kernels;
     }
   const rt::EagerStats after = rt::eager_stats();
-  const int64_t live1 = cpu::Jit::instance().live_modules();
+  const int64_t live1 = cpu::live_linked_modules();
   rt::set_eager_cache_capacity_for_testing(0);
   std::printf("[ leak ] %d eager sums with the cache bound at 8: %lld evicted, live modules %lld -> %lld\n", kernels,
               static_cast<long long>(after.kernels_evicted - before.kernels_evicted), static_cast<long long>(live0),

@@ -8,6 +8,7 @@
 // registered lowering, a custom op's eager implementation, or kiln's library kernels:
 // runtime/cpu/extern_kernels.h), all in an rt::Program.
 #include "base/error.h"
+#include "base/host_cpu.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "passes/lower.h"
 #include "passes/lower_index.h"
@@ -114,7 +115,7 @@ class CpuBackend final : public Backend {
     };
     passes::ScheduleTarget target;
     target.l1d_bytes = host_l1d_bytes();
-    target.vector_bits = cpu::host_vector_bits();
+    target.vector_bits = host_vector_bits();  // base/host_cpu.h: CPUID, no LLVM
     lower_to_kernels(c, std::move(lo), target,
                      {{"schedule_loops", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
                          return passes::schedule_loops(p, t);
