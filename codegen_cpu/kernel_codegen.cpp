@@ -1,4 +1,4 @@
-// kiln/codegen_cpu/kernel_codegen.cpp — builds LLVM IR for ir::Kernels and links them.
+// kiln/codegen_cpu/kernel_codegen.cpp — builds LLVM IR for ir::Kernels and compiles it (libkiln_llvm).
 //
 // Layout of a generated kernel `k`:
 //   void k(void* const* args, const int64_t* params, int64_t begin, int64_t end)
@@ -13,14 +13,13 @@
 // record for the first site whose flag is set (cmpxchg, threads race for it). The
 // outer-reduction-tile schedule iterates the reduce loop outside a tile of the last grid
 // dim with one accumulator per tile point.
-#include "codegen_cpu/kernel_codegen.h"
+#include "codegen_cpu/jit.h"
+#include "codegen_cpu/module_compiler.h"
 
 #include "base/error.h"
 #include "base/timing.h"
 #include "codegen_cpu/llvm_math.h"
 #include "codegen_cpu/llvm_scalar.h"
-#include "codegen_cpu/module_cache.h"
-#include "codegen_cpu/object_bundle.h"
 
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -678,143 +677,50 @@ std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& ctx, const std::stri
 
 }  // namespace
 
-CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts) {
-  CodegenResult res;
-  if (kernels.empty()) return res;
-  const auto t0 = std::chrono::steady_clock::now();
-  // Kernels are named by position: the module (and so its key) does not depend on which
-  // compilation built it; each module links into a JITDylib of its own. Identical kernels (a
-  // training step's bias gradients are often the same column sum) are compiled once: the
-  // module defines one function per distinct kernel, named by its first position.
-  // Each kernel is printed once: its text keys the module and tells identical kernels.
-  std::vector<std::string> texts;
-  for (const ir::Kernel* k : kernels) texts.push_back(anonymous_text(*k));
-  res.key = module_key_of_texts(texts);
-  std::vector<size_t> code_of(kernels.size()), distinct, text_size;
-  {
-    std::unordered_map<std::string_view, size_t> first;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      auto [it, fresh] = first.emplace(texts[i], i);
-      code_of[i] = it->second;
-      if (!fresh) continue;
-      distinct.push_back(i);
-      text_size.push_back(texts[i].size());
-    }
-  }
-  std::vector<std::string> names;
-  for (size_t i : distinct) names.push_back(fmt::format("kiln_k{}", i));
-  std::vector<std::string> labels;
-  if (!opts.perf_label.empty())
-    for (size_t i : distinct) {
-      labels.push_back(opts.perf_label + kernels[i]->name);
-      for (size_t j = i + 1; j < kernels.size(); ++j)
-        if (code_of[j] == i) labels.back() += "," + kernels[j]->name;
-    }
-  const std::vector<std::string>* perf_labels = opts.perf_label.empty() ? nullptr : &labels;
-  auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
-    std::vector<void*> addr(kernels.size(), nullptr);
-    for (size_t j = 0; j < distinct.size(); ++j) addr[distinct[j]] = code->addrs().at(j);
-    for (size_t i = 0; i < kernels.size(); ++i)
-      res.kernels.push_back({reinterpret_cast<KernelFn>(addr[code_of[i]]), fmt::format("kiln_k{}", code_of[i])});
-    res.source = source;
-    res.code = std::move(code);
-    return res;
-  };
-
-  // Inspection (explain) compiles afresh and leaves the caches alone.
-  const bool inspect = opts.want_ir || opts.want_asm;
-  if (!inspect) {
-    if (std::shared_ptr<const LinkedCode> code = opts.reuse_linked ? linked_module(res.key) : nullptr) {
-      res.lookup_ms = ms_since(t0);
-      return finish(std::move(code), CodeSource::Memory);
-    }
-    CodeSource from = CodeSource::Disk;
-    std::optional<std::string> entry = opts.store ? opts.store->load(res.key, from) : std::nullopt;
-    res.lookup_ms = ms_since(t0);
-    if (entry) {
-      const auto t1 = std::chrono::steady_clock::now();
-      std::string why = "not a kiln object bundle";
-      std::shared_ptr<const LinkedCode> code;
-      if (std::optional<std::vector<std::string_view>> objects = unpack_objects(*entry))
-        code = link_objects(*objects, names, &why, perf_labels);
-      res.codegen_ms = ms_since(t1);
-      if (code) {
-        remember_linked_module(res.key, code);
-        return finish(std::move(code), from);
-      }
-      opts.store->discard(res.key, why);
-    }
-  }
-
-  if (inspect) res.lookup_ms = ms_since(t0);
-  // The distinct kernels in `parts` modules of about equal text (the largest kernel first
-  // into the lightest part), compiled at once; each part's kernels keep their module names.
-  const size_t parts = opts.parallel ? std::clamp<size_t>(distinct.size() / 2, 1, std::max<size_t>(opts.threads, 1)) : 1;
-  std::vector<std::vector<size_t>> part(parts);  // positions in `distinct`
-  {
-    std::vector<size_t> order(distinct.size()), load(parts, 0);
-    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return text_size[a] > text_size[b]; });
-    for (size_t j : order) {
-      const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      part[p].push_back(j);
-      load[p] += text_size[j];
-    }
-    for (std::vector<size_t>& p : part) std::sort(p.begin(), p.end());
-  }
-  Jit& jit = Jit::instance();  // LLVM's compiler: only now, past every cache
-  std::vector<std::string> objects(parts);
-  std::vector<JitArtifacts> arts(parts);
-  std::vector<double> build_ms(parts), optimize_ms(parts), emit_ms(parts);
-  auto compile_part = [&](size_t p) {
+// libkiln_llvm's ModuleCompiler (codegen_cpu/module_compiler.h).
+class LlvmModuleCompiler final : public ModuleCompiler {
+ public:
+  CompiledModule compile(const std::vector<const ir::Kernel*>& kernels, const std::vector<std::string>& names,
+                         bool want_ir, bool want_asm,
+                         const std::function<void(std::string_view)>* diagnostics) const override {
+    CompiledModule out;
+    Jit& jit = Jit::instance();
     const auto t_build = std::chrono::steady_clock::now();
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    route_diagnostics(*ctx, &opts.diagnostics);
+    route_diagnostics(*ctx, diagnostics);
     auto m = new_module(*ctx, "kiln_module");
-    for (size_t j : part[p]) KernelGen(*m, *kernels[distinct[j]]).build(names[j]);
+    for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i]).build(names.at(i));
     std::string err;
     llvm::raw_string_ostream os(err);
     if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
-    build_ms[p] = ms_since(t_build);
+    out.build_ms = ms_since(t_build);
+    JitArtifacts arts;
     JitTimings tim;
-    jit.optimize(*m, opts.want_ir, &arts[p], &tim);
-    optimize_ms[p] = tim.optimize_ms;
+    jit.optimize(*m, want_ir, &arts, &tim);
+    out.optimize_ms = tim.optimize_ms;
     const auto t_emit = std::chrono::steady_clock::now();
-    objects[p] = jit.emit_object(*m, opts.want_asm, &arts[p]);
-    emit_ms[p] = ms_since(t_emit);
-  };
-  if (parts > 1) opts.parallel(parts, compile_part);
-  else compile_part(0);
-
-  const auto t_link = std::chrono::steady_clock::now();
-  std::string why;
-  std::shared_ptr<const LinkedCode> code =
-      link_objects(std::vector<std::string_view>(objects.begin(), objects.end()), names, &why, perf_labels);
-  if (!code) internal_fail("jit: linking generated kernels: {}", why);
-  res.build_ms = *std::max_element(build_ms.begin(), build_ms.end());
-  res.optimize_ms = *std::max_element(optimize_ms.begin(), optimize_ms.end());
-  res.codegen_ms = *std::max_element(emit_ms.begin(), emit_ms.end()) + ms_since(t_link);
-  for (size_t p = 0; p < parts; ++p) {
-    const std::string header = parts > 1 ? fmt::format("; ---- module part {} of {} ----\n", p + 1, parts) : "";
-    if (opts.want_ir) res.llvm_ir += header + arts[p].llvm_ir;
-    if (opts.want_asm) res.assembly += header + arts[p].assembly;
+    out.object = jit.emit_object(*m, want_asm, &arts);
+    out.emit_ms = ms_since(t_emit);
+    out.llvm_ir = std::move(arts.llvm_ir);
+    out.assembly = std::move(arts.assembly);
+    return out;
   }
-  if (!inspect) {
-    remember_linked_module(res.key, code);
-    if (opts.store) opts.store->save(res.key, pack_objects(objects));
-  }
-  return finish(std::move(code), CodeSource::Compiled);
-}
 
-std::string kernel_llvm_ir(const ir::Kernel& k) {
-  llvm::LLVMContext ctx;
-  route_diagnostics(ctx, nullptr);
-  auto m = new_module(ctx, k.name);
-  KernelGen(*m, k).build(k.name);
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m->print(os, nullptr);
-  return os.str();
-}
+  std::string kernel_llvm_ir(const ir::Kernel& k) const override {
+    llvm::LLVMContext ctx;
+    route_diagnostics(ctx, nullptr);
+    auto m = new_module(ctx, k.name);
+    KernelGen(*m, k).build(k.name);
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    m->print(os, nullptr);
+    return os.str();
+  }
+};
 
 }  // namespace kiln::cpu
+
+const kiln::cpu::ModuleCompiler* kiln_llvm_module_compiler() {
+  static const kiln::cpu::LlvmModuleCompiler compiler;
+  return &compiler;
+}

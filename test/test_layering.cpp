@@ -173,4 +173,26 @@ TEST(Layering, OnlyTheWiringPointRunsCodeAtLoad) {
   }
 }
 
+// libkiln does not link LLVM (issue 34): only libkiln_llvm's files (the CMake list
+// KILN_LLVM_SOURCES: codegen_cpu/jit.cpp, kernel_codegen.cpp and llvm_*.cpp) and the headers
+// only they include (codegen_cpu/llvm_*.h) may include LLVM's headers.
+bool in_llvm_half(const std::string& rel) {
+  return rel == "codegen_cpu/jit.cpp" || rel == "codegen_cpu/kernel_codegen.cpp" || rel.rfind("codegen_cpu/llvm_", 0) == 0;
+}
+
+TEST(Layering, OnlyTheLlvmHalfIncludesLlvm) {
+  for (const Source& src : library_sources()) {
+    std::ifstream in(src.path);
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+      const bool llvm_header = line.rfind("#include <llvm/", 0) == 0 || line.rfind("#include <llvm-c/", 0) == 0;
+      const std::string path = included_path(line);
+      const bool llvm_half_header = path.rfind("codegen_cpu/llvm_", 0) == 0;
+      if ((llvm_header || llvm_half_header) && !in_llvm_half(src.rel))
+        ADD_FAILURE() << src.rel << ":" << no << ": " << line
+                      << " outside libkiln_llvm's files; libkiln must build without LLVM (CMakeLists.txt, KILN_LLVM_SOURCES)";
+    }
+  }
+}
+
 }  // namespace

@@ -1,0 +1,52 @@
+// kiln/codegen_cpu/module_compiler.h — the LLVM half of the CPU code generator, behind one
+// interface, in a library of its own that the process opens on its first compile.
+//
+// libkiln holds everything a program needs to run, including linking cached object code
+// (codegen_cpu/linked_code.h); it does not link LLVM. Turning kernels into object code is
+// libkiln_llvm's (codegen_cpu/kernel_codegen.cpp, jit.cpp, llvm_*.cpp): module_compiler()
+// opens it with dlopen on first use, from the directory libkiln was loaded from (the build
+// tree, or the installed prefix's lib/), else by the dynamic loader's search path, so a
+// process whose kernels all come from a cache never loads libLLVM. No LLVM header is included
+// here.
+#pragma once
+
+#include "ir/kernel.h"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::cpu {
+
+// One module's object code, and what inspection asked for.
+struct CompiledModule {
+  std::string object;    // x86-64 ELF relocatable
+  std::string llvm_ir;   // the optimized module (want_ir)
+  std::string assembly;  // host assembly (want_asm)
+  double build_ms = 0, optimize_ms = 0, emit_ms = 0;
+};
+
+class ModuleCompiler {
+ public:
+  virtual ~ModuleCompiler() = default;
+  // The kernels as one module (kernels[i] named names[i]), optimized for the host and emitted
+  // as object code. LLVM's diagnostics go to *diagnostics (when set), never to stderr. Throws
+  // InternalError when LLVM fails.
+  virtual CompiledModule compile(const std::vector<const ir::Kernel*>& kernels, const std::vector<std::string>& names,
+                                 bool want_ir, bool want_asm,
+                                 const std::function<void(std::string_view)>* diagnostics) const = 0;
+  // The unoptimized LLVM IR of one kernel, for inspection and tests.
+  virtual std::string kernel_llvm_ir(const ir::Kernel& k) const = 0;
+};
+
+// The LLVM half, opened on first use (thread safe). Throws kiln::Error naming the library and
+// dlopen's message when it cannot be opened.
+const ModuleCompiler& module_compiler();
+// Whether this process has opened it (a process served from caches has not).
+bool module_compiler_loaded();
+
+}  // namespace kiln::cpu
+
+// Defined by libkiln_llvm: its ModuleCompiler.
+extern "C" const kiln::cpu::ModuleCompiler* kiln_llvm_module_compiler();
