@@ -162,6 +162,7 @@ class Linker {
       for (size_t i = 0; i < o.sections.size(); ++i) {
         const Elf64_Shdr& s = o.sections[i];
         if (!(s.sh_flags & SHF_ALLOC) || s.sh_size == 0) continue;
+        if (s.sh_flags & SHF_TLS) refuse("thread-local sections are not supported");
         const uint64_t align = std::max<uint64_t>(s.sh_addralign, 1);
         if ((align & (align - 1)) != 0 || align > kMaxAlign) refuse("a section asks for an alignment of {}", align);
         const Part p = (s.sh_flags & SHF_EXECINSTR) ? Part::Text : (s.sh_flags & SHF_WRITE) ? Part::Writable : Part::ReadOnly;
@@ -171,6 +172,7 @@ class Linker {
         o.part[i] = p;
         o.offset[i] = size;
         size += s.sh_size;
+        if (size > (uint64_t{1} << 30)) refuse("the objects' sections add up to more than the loader maps (1 GiB)");
       }
   }
 
@@ -181,6 +183,8 @@ class Linker {
       for (size_t si = 1; si < o.symbols.size(); ++si) {
         const Elf64_Sym& s = o.symbols[si];
         const unsigned bind = ELF64_ST_BIND(s.st_info);
+        if (ELF64_ST_TYPE(s.st_info) == STT_GNU_IFUNC || ELF64_ST_TYPE(s.st_info) == STT_TLS)
+          refuse("symbol {} is an indirect function or thread-local, which the loader does not support", o.symbol_name(s));
         if (s.st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK)) continue;
         const std::string name(o.symbol_name(s));
         auto [it, fresh] = globals_.try_emplace(name, bind == STB_WEAK, 0);
