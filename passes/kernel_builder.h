@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -182,7 +183,7 @@ class KernelBuilder {
     KInst in = inst(KOp::Check, dt, {x});
     in.check = ir::CheckKind::NonZero;
     in.op = op;
-    return emit(std::move(in));
+    return emit_check(std::move(in));
   }
   int check_in_bounds(int x, ScalarType dt, OpKind op, Expr bound, int64_t dim) {
     KInst in = inst(KOp::Check, dt, {x});
@@ -190,6 +191,23 @@ class KernelBuilder {
     in.op = op;
     in.index = std::move(bound);
     in.value = Scalar(dim);
+    return emit_check(std::move(in));
+  }
+  // A check the current stage already makes of the same value (a gather read at two columns of
+  // one row: a norm's element and its shift) is that check, and a check of a constant that
+  // holds (a remainder by 30) is none: each site costs the code generator a flag, a range and
+  // their reductions.
+  int emit_check(KInst in) {
+    for (const KInst& c : cur_->body)
+      if (c.id == in.operands.at(0) && c.kind == KOp::Const && !is_floating_point(c.dtype)) {
+        const int64_t v = c.value.to_int();
+        const std::optional<int64_t> bound = in.index.maybe_const();
+        if (in.check == ir::CheckKind::NonZero ? v != 0 : (bound && v >= 0 && v < *bound)) return c.id;
+      }
+    for (const KInst& c : cur_->body)
+      if (c.kind == KOp::Check && c.operands == in.operands && c.check == in.check && c.op == in.op &&
+          c.dtype == in.dtype && c.index == in.index && c.value == in.value)
+        return c.id;
     return emit(std::move(in));
   }
   int index_value(ScalarType dt, Expr e) {
