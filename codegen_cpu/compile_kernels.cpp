@@ -23,7 +23,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   if (kernels.empty()) return res;
   const auto t0 = std::chrono::steady_clock::now();
   // Kernels are named by position: the module (and so its key) does not depend on which
-  // compilation built it; each module links into a JITDylib of its own. Identical kernels (a
+  // compilation built it; each module links into a mapping of its own. Identical kernels (a
   // training step's bias gradients are often the same column sum) are compiled once: the
   // module defines one function per distinct kernel, named by its first position.
   // Each kernel is printed once: its text keys the module and tells identical kernels.

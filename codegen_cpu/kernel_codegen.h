@@ -6,7 +6,7 @@
 // are passed to an always-inlined body function as `noalias` parameters, so the loop
 // vectorizer needs no runtime alias checks. The kernels of one plan are linked together: one
 // module, or several compiled at once on the runtime's threads (CodegenOptions::parallel), in
-// one JITDylib; identical kernels are compiled once. No LLVM header is included here.
+// one mapping (codegen_cpu/linked_code.h); identical kernels are compiled once. No LLVM header is included here.
 #pragma once
 
 #include "codegen_cpu/jit.h"
@@ -23,7 +23,7 @@ namespace kiln::cpu {
 
 struct CompiledKernel {
   KernelFn fn = nullptr;
-  std::string symbol;  // its name in the module (unique within the module's JITDylib)
+  std::string symbol;  // its name in the module (unique within its module)
 };
 
 struct CodegenResult {

@@ -6,12 +6,12 @@
 // and the three vector declarations are added to llvm.compiler.used.
 #include "codegen_cpu/llvm_math.h"
 
+#include "base/host_cpu.h"
+
 #include "base/error.h"
 
-#include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
-#include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <string>
@@ -67,11 +67,6 @@ void mark_pure(llvm::Function* f) {
 
 }  // namespace
 
-bool host_has(const char* feature) {
-  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return features.lookup(feature);
-}
-
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args) {
   const MathEntry en = entry(fn);
   KILN_INTERNAL_ASSERT(static_cast<int>(args.size()) == en.arity);
@@ -93,7 +88,7 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
 
   // Vector variants: (ISA letter, lanes for f32, lanes for f64).
   struct Isa { char letter; unsigned f32_lanes, f64_lanes; bool available; };
-  const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, host_has("avx2")}, {'e', 16, 8, host_has("avx512f")}};
+  const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, host_has_avx2()}, {'e', 16, 8, host_has_avx512()}};
   const std::string vparams(static_cast<size_t>(en.arity), 'v');
   std::string variants;
   for (const Isa& isa : isas) {

@@ -46,8 +46,6 @@ llvm::Value* emit_erfinv(ScalarEmitter& e, llvm::Value* y);
 
 // ---- small IR helpers -------------------------------------------------------------------------
 
-bool host_has(const char* feature);  // an LLVM feature name of the host CPU ("avx2", "avx512f")
-
 bool is_float_dtype(ScalarType t);  // f16, bf16, f32, f64
 llvm::Value* fconst(ScalarEmitter& e, llvm::Type* t, double v);
 llvm::Value* iconst(llvm::Type* t, uint64_t v);

@@ -1,4 +1,4 @@
-// kiln/test/test_cpu_jit.cpp — the process-wide ORC JIT session (codegen_cpu/jit.h).
+// kiln/test/test_cpu_jit.cpp — the process-wide JIT and linking its objects (codegen_cpu/jit.h, linked_code.h).
 //
 // Builds tiny KernelFn-shaped modules by hand and checks that add_module links them and
 // returns working addresses, fills the IR/assembly artifacts and timings on request, reports
@@ -101,7 +101,7 @@ TEST(CpuJit, VerificationFailureIsInternalError) {
 }
 
 TEST(CpuJit, EachModuleHasItsOwnSymbols) {
-  // Modules link into JITDylibs of their own: the same name in two modules is two functions.
+  // Modules link into mappings of their own: the same name in two modules is two functions.
   Built a = make_module(1, false, "kiln_jit_test_same_name");
   Built b = make_module(2, false, "kiln_jit_test_same_name");
   std::shared_ptr<const LinkedCode> ca = Jit::instance().add_module(std::move(a.m), std::move(a.ctx),
@@ -185,7 +185,7 @@ TEST(CpuJit, LinkingWithLabelsNamesTheCodeForPerf) {
   std::remove(map.c_str());  // a test leaves no map behind in /tmp
 }
 
-// A module compiled in parts: the objects travel as one bundle and link into one JITDylib;
+// A module compiled in parts: the objects travel as one bundle and link into one mapping;
 // a single object is its own bundle; a damaged bundle is refused.
 TEST(CpuJit, ObjectsOfOneModuleBundleAndLinkTogether) {
   Built a = make_module(2, false, "kiln_jit_test_part_a");
