@@ -28,7 +28,7 @@ fi
 
 ninja -C "$build" kiln_bench kiln_bench_model_zoo >&2
 rounds="${KILN_PEER_ROUNDS:-3}"
-filter='^(limits/peak_fma|(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|linear3d|mlp|cross_entropy|index_add)/[^/]*)/(compiled|fused))/real_time$'
+filter='^(limits/(peak_fma|stream_copy|stream_read)|(pointwise/16M|(gelu|softmax|layer_norm|rms_norm|sum_all|col_sum|matmul|linear_relu|linear3d|mlp|cross_entropy|index_add)/[^/]*)/(compiled|fused))/real_time$'
 for ((r = 0; r < rounds; r++)); do
   echo "peers: round $((r + 1)) of $rounds: kiln_bench" >&2
   "$build/bench/kiln_bench" --benchmark_filter="$filter" --benchmark_out="$out/kiln_$r.json" \

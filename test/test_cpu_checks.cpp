@@ -113,6 +113,53 @@ TEST(CpuChecks, AnIndexOutOfBoundsReportsItsValueAndBound) {
   EXPECT_EQ(out, in);
 }
 
+// index_add of 6 rows of 64 columns into 4 rows (a scatter's ordered stage over a tile of
+// columns): the row's id and its check are emitted once per row, outside the column loop, so
+// that loop vectorizes (an ordered stage without carried values or library calls may); a bad
+// id faults with its value, the rows before and after it still add.
+const char* kScatterRows = R"(kernel rows(out0: out f32, in0: i64, in1: f32) grid[p0 < 1] {
+  loop [r0 < 4, r1 < 64] {
+    %0 = const 0 : f32
+    store out0[64*p0 + 64*r0 + r1], %0
+  }
+  loop ordered [r0 < 6, r1 < 64] {
+    %1 = load in0[r0] : i64
+    %2 = check %1 < 4 for scatter_add dim 0 : i64
+    %3 = load in1[64*p0 + 64*r0 + r1] : f32
+    %4 = load out0[64*p0 + r1 + 64*v2] : f32
+    %5 = add %4, %3 : f32
+    store out0[64*p0 + r1 + 64*v2], %5
+  }
+}
+)";
+
+TEST(CpuChecks, AScatterChecksEachRowOnceAndItsColumnsVectorize) {
+  ir::Kernel k = ir::parse_kernel(kScatterRows);
+  CodegenOptions o;
+  o.want_ir = true;
+  const CodegenResult code = compile_kernels({&k}, o);
+  EXPECT_TRUE(code.llvm_ir.find("<16 x float>") != std::string::npos || code.llvm_ir.find("<8 x float>") != std::string::npos)
+      << code.llvm_ir;
+  EXPECT_EQ(code.llvm_ir.find("smin.v"), std::string::npos) << "the bound's range is reduced per column:\n" << code.llvm_ir;
+  for (int64_t bad : {int64_t{-1}, int64_t{4}, int64_t{99}}) {
+    const std::vector<int64_t> ids = {2, 0, 2, bad, 3, 2};
+    std::vector<float> src(6 * 64), out(4 * 64, -7.0f), want(4 * 64, 0.0f);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 13) - 6.0f;
+    for (size_t r = 0; r < ids.size(); ++r) {
+      const int64_t at = ids[r] >= 0 && ids[r] < 4 ? ids[r] : 0;  // a bad id adds into row 0
+      for (size_t c = 0; c < 64; ++c) want[static_cast<size_t>(at) * 64 + c] += src[r * 64 + c];
+    }
+    ir::KernelFault fault;
+    void* args[] = {out.data(), const_cast<int64_t*>(ids.data()), src.data(), &fault};
+    code.kernels[0].fn(args, nullptr, 0, 1);
+    EXPECT_EQ(out, want) << "bad id " << bad;
+    ASSERT_EQ(fault.site, 1);
+    EXPECT_EQ(fault.value, bad);
+    EXPECT_EQ(ir::kernel_fault_message(k, fault),
+              "[scatter_add] index " + std::to_string(bad) + " is out of bounds for dimension 0 with size 4");
+  }
+}
+
 TEST(CpuChecks, AKernelWithoutChecksTakesNoFaultRecord) {
   const ir::Kernel k = ir::parse_kernel(R"(kernel plain(in0: f32, out0: out f32) grid[p0 < 4] {
   loop [] {
