@@ -3,8 +3,10 @@
 
 #include "ir/graph.h"
 #include "ir/text.h"
+#include "ir/text_attr.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kiln::ir {
 
@@ -82,7 +84,9 @@ std::string ExecPlan::str() const {
   }
   for (size_t i = 0; i < slots.size(); ++i) out += fmt::format("slot{}: {} bytes\n", i, slots[i].bytes.str());
   if (random_draws > 0) out += fmt::format("random draws: {}\n", random_draws);
-  for (const PlanStep& st : steps) out += st.describe() + "\n";
+  if (!params.empty()) out += fmt::format("params: {}\n", fmt::join(params, ", "));
+  for (const PlanStep& st : steps)
+    out += st.describe() + (st.kind == StepKind::Kernel ? "" : text::named_attrs_str(st.op, st.attrs)) + "\n";
   std::string outs;
   for (size_t i = 0; i < outputs.size(); ++i) outs += fmt::format("{}b{}", i ? ", " : "", outputs[i].buffer);
   out += "return " + outs + "\n";

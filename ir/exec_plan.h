@@ -13,6 +13,7 @@
 #include "ir/tensor_type.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::ir {
@@ -83,9 +84,17 @@ struct ExecPlan {
   std::vector<PlanOutput> outputs;
   std::vector<std::string> params;  // symbols the plan reads at run time, bound from the inputs
   int64_t random_draws = 0;          // uniform/normal nodes the plan computes (see above)
-  // Text form: buffers, then each step (kernels printed in full).
+  // Text form: buffers, slots, random draws, parameters, one line per step (an extern or
+  // fallback step with its attributes), the outputs, then the kernels in full; parse_plan
+  // reads it back (ir/exec_plan_text.cpp). A step's `nodes`, positions in the graph the plan
+  // came from, are not part of it.
   std::string str() const;
   std::vector<const Kernel*> kernels() const;
 };
+
+// The plan ExecPlan::str printed: parse_plan(p.str()).str() == p.str(). Throws kiln::Error
+// "[parse] line:col: ..." for text it did not print, naming what was expected; every buffer,
+// slot and kernel a line refers to exists, and each kernel passes ir::verify_kernel.
+ExecPlan parse_plan(std::string_view text);
 
 }  // namespace kiln::ir

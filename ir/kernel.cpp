@@ -2,6 +2,7 @@
 #include "ir/kernel.h"
 
 #include "base/error.h"
+#include "ir/text_attr.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -39,15 +40,6 @@ std::string operand_list(const std::vector<int>& ops) {
   return s;
 }
 
-std::string attr_list(const KInst& in) {
-  if (in.attrs.size() == 0) return "";
-  const OpSchema& schema = op_info(in.op).schema;
-  std::string s = " {";
-  for (size_t i = 0; i < in.attrs.size(); ++i)
-    s += fmt::format("{}{}={}", i ? ", " : "", schema.attr_args.at(i).name, attr_str(in.attrs[i]));
-  return s + "}";
-}
-
 void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::string& indent) {
   const std::string_view ty = dtype_short_name(in.dtype);
   switch (in.kind) {
@@ -65,7 +57,7 @@ void print_inst(std::string& out, const Kernel& k, const KInst& in, const std::s
       return;
     case KOp::Compute:
       out += fmt::format("{}%{} = {} {}{} : {}\n", indent, in.id, op_name(in.op), operand_list(in.operands),
-                         attr_list(in), ty);
+                         text::named_attrs_str(in.op, in.attrs), ty);
       return;
     case KOp::Random:
       out += fmt::format("{}%{} = random {}({}, {}) {} : {}\n", indent, in.id, op_name(in.op),

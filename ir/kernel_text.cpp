@@ -274,7 +274,9 @@ class KernelParser {
     lex_.expect(Tok::Colon, "':' and the accumulator dtype after the reduce stage");
     st.acc_dtype = parse_dtype();
     types_ = outer;
-    types_.emplace(st.result, st.acc_dtype);
+    // argmax/argmin give the i64 position (ir/kernel.h), whatever they compare.
+    const bool arg = st.reduce_op == ReductionOp::argmax || st.reduce_op == ReductionOp::argmin;
+    types_.emplace(st.result, arg ? ScalarType::Int64 : st.acc_dtype);
     return st;
   }
 
@@ -351,7 +353,7 @@ class KernelParser {
           if (!take(Tok::Comma)) break;
         }
       }
-      if (lex_.at(Tok::LBrace)) in.attrs = parse_attrs(in.op);
+      if (lex_.at(Tok::LBrace)) in.attrs = text::parse_named_attrs(lex_, in.op);
     }
     lex_.expect(Tok::Colon, "':' and the result dtype");
     in.dtype = parse_dtype();
@@ -397,35 +399,6 @@ class KernelParser {
       in.value = Scalar(text::parse_int_literal(lex_, "the dim the error names"));
     }
   }
-
-  // '{' name '=' value {',' name '=' value} '}': every attribute of the schema, once.
-  AttrList parse_attrs(OpKind op) {
-    const OpInfo& info = op_info(op);
-    lex_.next();  // '{'
-    std::vector<std::optional<AttrValue>> vals(info.schema.attr_args.size());
-    while (true) {
-      Token name = lex_.expect(Tok::Ident, "an attribute name");
-      int idx = info.schema.attr_index(name.text);
-      if (idx < 0) lex_.error(name, "unknown attribute '{}' for {} (schema: {})", name.text, info.name, info.schema_text);
-      auto& slot = vals[static_cast<size_t>(idx)];
-      if (slot) lex_.error(name, "duplicate attribute '{}'", name.text);
-      lex_.expect(Tok::Equals, fmt::format("'=' after attribute name '{}'", name.text));
-      slot = text::parse_attr_value(lex_, info.schema.attr_args[static_cast<size_t>(idx)]);
-      if (take(Tok::Comma)) continue;
-      if (!lex_.at(Tok::RBrace)) lex_.error(lex_.peek(), "expected ',' or '}}' after an attribute, got {}", got());
-      break;
-    }
-    const Token close = lex_.next();
-    std::vector<AttrValue> out;
-    for (size_t i = 0; i < vals.size(); ++i) {
-      if (!vals[i])
-        lex_.error(close, "missing attribute '{}' for {} (schema: {})", info.schema.attr_args[i].name, info.name,
-                   info.schema_text);
-      out.push_back(std::move(*vals[i]));
-    }
-    return AttrList(std::move(out));
-  }
-
 
   bool take_ident(std::string_view word) {
     if (!lex_.at_ident(word)) return false;

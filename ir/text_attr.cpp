@@ -183,4 +183,58 @@ std::vector<Expr> parse_expr_list_tail(Lexer& lex) { return AttrReader(lex).pars
 Device parse_device(Lexer& lex) { return AttrReader(lex).parse_device(); }
 AttrValue parse_attr_value(Lexer& lex, const SchemaArg& arg) { return AttrReader(lex).parse_attr_value(arg); }
 
+TensorType parse_tensor_type(Lexer& lex) {
+  if (!lex.at(Tok::Ident)) lex.error(lex.peek(), "expected a tensor type like f32[4, s0], got {}", Lexer::describe(lex.peek()));
+  Token dt = lex.next();
+  auto dtype = dtype_from_short_name(dt.text);
+  if (!dtype) lex.error(dt, "unknown dtype '{}'", dt.text);
+  lex.expect(Tok::LBracket, fmt::format("'[' after dtype {}", dt.text));
+  std::vector<Expr> sizes = parse_expr_list_tail(lex);
+  Device dev;
+  if (lex.at(Tok::At)) {
+    lex.next();
+    dev = parse_device(lex);
+  }
+  return TensorType(*dtype, std::move(sizes), dev);
+}
+
+std::string named_attrs_str(OpKind op, const AttrList& attrs) {
+  if (attrs.size() == 0) return "";
+  const OpSchema& schema = op_info(op).schema;
+  std::string s = " {";
+  for (size_t i = 0; i < attrs.size(); ++i)
+    s += fmt::format("{}{}={}", i ? ", " : "", schema.attr_args.at(i).name, attr_str(attrs[i]));
+  return s + "}";
+}
+
+AttrList parse_named_attrs(Lexer& lex, OpKind op) {
+  const OpInfo& info = op_info(op);
+  lex.expect(Tok::LBrace, "'{' to open the attributes");
+  std::vector<std::optional<AttrValue>> vals(info.schema.attr_args.size());
+  while (true) {
+    Token name = lex.expect(Tok::Ident, "an attribute name");
+    int idx = info.schema.attr_index(name.text);
+    if (idx < 0) lex.error(name, "unknown attribute '{}' for {} (schema: {})", name.text, info.name, info.schema_text);
+    auto& slot = vals[static_cast<size_t>(idx)];
+    if (slot) lex.error(name, "duplicate attribute '{}'", name.text);
+    lex.expect(Tok::Equals, fmt::format("'=' after attribute name '{}'", name.text));
+    slot = parse_attr_value(lex, info.schema.attr_args[static_cast<size_t>(idx)]);
+    if (lex.at(Tok::Comma)) {
+      lex.next();
+      continue;
+    }
+    if (!lex.at(Tok::RBrace)) lex.error(lex.peek(), "expected ',' or '}}' after an attribute, got {}", Lexer::describe(lex.peek()));
+    break;
+  }
+  const Token close = lex.next();
+  std::vector<AttrValue> out;
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (!vals[i])
+      lex.error(close, "missing attribute '{}' for {} (schema: {})", info.schema.attr_args[i].name, info.name,
+                info.schema_text);
+    out.push_back(std::move(*vals[i]));
+  }
+  return AttrList(std::move(out));
+}
+
 }  // namespace kiln::ir::text

@@ -150,7 +150,7 @@ Token Lexer::lex() {
     case ':': return finish(Tok::Colon, 1);
     case '@': return finish(Tok::At, 1);
     case '+': return finish(Tok::Plus, 1);
-    case '-': return finish(Tok::Minus, 1);
+    case '-': return next_is(1, '>') ? finish(Tok::Arrow, 2) : finish(Tok::Minus, 1);
     case '*': return finish(Tok::Star, 1);
     case '%': return finish(Tok::Percent, 1);
     case '=': return next_is(1, '=') ? finish(Tok::EqEq, 2) : finish(Tok::Equals, 1);

@@ -51,6 +51,7 @@ enum class Tok {
   NotEq,
   Less,
   LessEq,
+  Arrow,  // -> (a plan step's inputs -> outputs)
 };
 
 struct Token {

@@ -77,21 +77,7 @@ class Parser {
     return it->second;
   }
 
-  // dtype '[' sizes ']' ['@' device]
-  TensorType parse_type() {
-    if (!lex_.at(Tok::Ident)) lex_.error(lex_.peek(), "expected a tensor type like f32[4, s0], got {}", Lexer::describe(lex_.peek()));
-    Token dt = lex_.next();
-    auto dtype = dtype_from_short_name(dt.text);
-    if (!dtype) lex_.error(dt, "unknown dtype '{}'", dt.text);
-    lex_.expect(Tok::LBracket, fmt::format("'[' after dtype {}", dt.text));
-    std::vector<Expr> sizes = text::parse_expr_list_tail(lex_);
-    Device dev;
-    if (lex_.at(Tok::At)) {
-      lex_.next();
-      dev = text::parse_device(lex_);
-    }
-    return TensorType(*dtype, std::move(sizes), dev);
-  }
+  TensorType parse_type() { return text::parse_tensor_type(lex_); }
 
   void parse_node() {
     const Token first = lex_.peek();
