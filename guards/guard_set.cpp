@@ -5,12 +5,15 @@
 #include "base/int_array_ref.h"
 #include "base/tensor_impl.h"
 #include "ir/shape_env.h"
+#include "ir/text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 namespace kiln::guards {
 
@@ -145,8 +148,15 @@ GuardSet GuardSet::from_args(GuardArgs args, std::vector<std::string> names,
       gs.predicate_code_.emplace_back(p, gs.slot_symbols_);
     }
   }
+  gs.sign();
+  gs.compile();
+  return gs;
+}
+
+// The signature: a hash of every guard and predicate.
+void GuardSet::sign() {
   uint64_t h = 0x6b696c6e;
-  for (const Guard& g : gs.guards_) {
+  for (const Guard& g : guards_) {
     h = mix(h, static_cast<uint64_t>(g.kind));
     h = mix(h, static_cast<uint64_t>(g.arg));
     h = mix(h, static_cast<uint64_t>(g.dim));
@@ -156,10 +166,8 @@ GuardSet GuardSet::from_args(GuardArgs args, std::vector<std::string> names,
     h = mix(h, f);
     h = mix(h, std::hash<std::string>()(g.device.str()));
   }
-  for (const ir::Expr& p : gs.predicates_) h = mix(h, std::hash<std::string>()(p.str()));
-  gs.signature_ = h;
-  gs.compile();
-  return gs;
+  for (const ir::Expr& p : predicates_) h = mix(h, std::hash<std::string>()(p.str()));
+  signature_ = h;
 }
 
 // The check program: the metadata guards of one tensor merge into one Tensor op, which also
@@ -393,6 +401,132 @@ std::string GuardSet::str() const {
   std::string s;
   for (const Guard& g : guards_) s += describe(g) + "\n";
   return s;
+}
+
+// name <argument name>          one per argument, in order
+// slot <symbol> <source>          one per slot
+// guard <kind> <arg> <dim> <value> <fvalue bits, hex> <device> <fp>
+// predicate <expression over the slots' symbols>
+std::string GuardSet::serialize() const {
+  std::string s;
+  for (const std::string& n : names_) s += "name " + n + "\n";
+  for (size_t k = 0; k < slot_symbols_.size(); ++k) s += "slot " + slot_symbols_[k] + " " + slot_sources_[k] + "\n";
+  for (const Guard& g : guards_) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &g.fvalue, sizeof bits);
+    s += fmt::format("guard {} {} {} {} {:x} {} {}\n", static_cast<int>(g.kind), g.arg, g.dim, g.value, bits,
+                     g.device.str(), g.fp ? 1 : 0);
+  }
+  for (const ir::Expr& p : predicates_) s += "predicate " + p.str() + "\n";
+  return s;
+}
+
+GuardSet GuardSet::deserialize(std::string_view text) {
+  GuardSet gs;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int number = 0;
+  auto bad = [&](std::string_view why) { fail("guards", "line {}: {}: '{}'", number, why, line); };
+  while (std::getline(in, line)) {
+    ++number;
+    std::istringstream ls(line);
+    std::string what;
+    ls >> what;
+    if (what == "name") {
+      std::string n;
+      if (!std::getline(ls >> std::ws, n) || n.empty()) bad("a name record without a name");
+      gs.names_.push_back(n);
+    } else if (what == "slot") {
+      std::string sym, src;
+      if (!(ls >> sym) || !std::getline(ls >> std::ws, src) || src.empty()) bad("a slot record needs a symbol and its source");
+      gs.slot_symbols_.push_back(sym);
+      gs.slot_sources_.push_back(src);
+    } else if (what == "guard") {
+      int kind = -1;
+      Guard g;
+      std::string bits, device;
+      int fp = 0;
+      if (!(ls >> kind >> g.arg >> g.dim >> g.value >> bits >> device >> fp)) bad("a guard record needs seven fields");
+      if (kind < 0 || kind > static_cast<int>(GuardKind::Predicate)) bad("unknown guard kind");
+      g.kind = static_cast<GuardKind>(kind);
+      g.fp = fp != 0;
+      uint64_t fbits = 0;
+      const auto [end, ec] = std::from_chars(bits.data(), bits.data() + bits.size(), fbits, 16);
+      if (ec != std::errc() || end != bits.data() + bits.size()) bad("a malformed scalar value");
+      std::memcpy(&g.fvalue, &fbits, sizeof fbits);
+      try {
+        g.device = Device(device);
+      } catch (const Error&) {
+        bad("unknown device");
+      }
+      gs.guards_.push_back(g);
+    } else if (what == "predicate") {
+      std::string rest;
+      std::getline(ls, rest);
+      try {
+        gs.predicates_.push_back(ir::parse_expr(rest));
+      } catch (const Error& e) {
+        bad(e.what());
+      }
+    } else if (!what.empty()) {
+      bad("unknown record");
+    }
+  }
+  // Every index a guard holds must name what exists: the check program indexes by them.
+  const int64_t args = static_cast<int64_t>(gs.names_.size()), slots = static_cast<int64_t>(gs.slot_symbols_.size());
+  for (const Guard& g : gs.guards_) {
+    if (g.arg < 0 || g.arg >= args || g.dim < 0 || g.dim > 65535) fail("guards", "a guard reads argument {} dim {} of {} arguments", g.arg, g.dim, args);
+    const bool slot = g.kind == GuardKind::SymbolBind || g.kind == GuardKind::SymbolEq;
+    if (slot && (g.value < 0 || g.value >= slots)) fail("guards", "a guard names slot {} of {}", g.value, slots);
+    if (g.kind == GuardKind::Predicate && (g.value < 0 || g.value >= static_cast<int64_t>(gs.predicates_.size())))
+      fail("guards", "a guard names predicate {} of {}", g.value, gs.predicates_.size());
+    if (g.kind == GuardKind::Alias && (g.value < -1 || g.value >= args)) fail("guards", "an alias guard names argument {}", g.value);
+  }
+  // Each argument's guards follow its kind; a tensor's metadata guards follow its rank and
+  // stay inside it (the check program reads sizes and strides by these dims).
+  std::vector<int64_t> kind_of(static_cast<size_t>(args), -1), rank_of(static_cast<size_t>(args), -1);
+  for (const Guard& g : gs.guards_) {
+    const size_t a = static_cast<size_t>(g.arg);
+    if (g.kind == GuardKind::ArgKind) {
+      if (g.value < 0 || g.value > 3 || kind_of[a] >= 0) fail("guards", "argument {} has a second or unknown kind", g.arg);
+      kind_of[a] = g.value;
+      continue;
+    }
+    if (g.kind == GuardKind::Predicate) continue;
+    if (kind_of[a] < 0) fail("guards", "a guard on argument {} comes before its kind", g.arg);
+    if (g.kind == GuardKind::ScalarValue) {
+      if (kind_of[a] == 0) fail("guards", "a scalar guard on tensor argument {}", g.arg);
+      continue;
+    }
+    if (kind_of[a] != 0) fail("guards", "a tensor guard on scalar argument {}", g.arg);
+    if ((g.kind == GuardKind::Dtype || g.kind == GuardKind::Device || g.kind == GuardKind::Rank) &&
+        (&g == gs.guards_.data() || (&g - 1)->arg != g.arg || (&g - 1)->kind > GuardKind::Device))
+      fail("guards", "argument {}'s dtype, device and rank do not follow its kind", g.arg);
+    if (g.kind == GuardKind::Dtype && (g.value < 0 || g.value >= kNumScalarTypes))
+      fail("guards", "argument {} has dtype number {}", g.arg, g.value);
+    if (g.kind == GuardKind::Rank) {
+      if (g.value < 0 || g.value > 64) fail("guards", "argument {} has rank {}", g.arg, g.value);
+      rank_of[a] = g.value;
+    }
+    const bool dims = g.kind == GuardKind::Size || g.kind == GuardKind::SymbolBind || g.kind == GuardKind::SymbolEq ||
+                      g.kind == GuardKind::Stride;
+    if (dims && g.dim >= rank_of[a]) fail("guards", "a guard reads dim {} of argument {} of rank {}", g.dim, g.arg, rank_of[a]);
+  }
+  std::map<std::string, ir::Expr> to_source;
+  for (size_t k = 0; k < gs.slot_symbols_.size(); ++k)
+    to_source.emplace(gs.slot_symbols_[k], ir::Expr::symbol(gs.slot_sources_[k]));
+  for (const ir::Expr& p : gs.predicates_) {
+    std::vector<std::string> used;
+    p.collect_symbols(used);
+    for (const std::string& u : used)
+      if (std::find(gs.slot_symbols_.begin(), gs.slot_symbols_.end(), u) == gs.slot_symbols_.end())
+        fail("guards", "predicate '{}' reads symbol {}, which no slot binds", p.str(), u);
+    gs.predicate_text_.push_back(p.substitute(to_source).str());
+    gs.predicate_code_.emplace_back(p, gs.slot_symbols_);
+  }
+  gs.sign();
+  gs.compile();
+  return gs;
 }
 
 }  // namespace kiln::guards

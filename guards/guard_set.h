@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -94,6 +95,14 @@ class GuardSet {
   std::string describe(const Guard& g) const;
   // The symbol bound by each slot ("s0") and its source ("a.size(0)").
   const std::vector<std::string>& slot_symbols() const { return slot_symbols_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+  // A text form that deserialize reads back into an equal set (same guards, messages and
+  // signature), for exported programs (runtime/export/package.h): one record per line.
+  std::string serialize() const;
+  // Throws kiln::Error "[guards] line N: ..." for text serialize did not write (an unknown
+  // kind, an argument or slot out of range, a predicate over a symbol no slot binds).
+  static GuardSet deserialize(std::string_view text);
 
  private:
   // One instruction of the check program; guards on one tensor's metadata merge into one.
@@ -106,6 +115,7 @@ class GuardSet {
     Device device;       // Tensor
   };
   void compile();
+  void sign();
   bool passes(const Guard& g, GuardArgs args, std::vector<int64_t>& slots) const;
   std::string actual_of(const Guard& g, GuardArgs args, const std::vector<int64_t>& slots) const;
 
