@@ -4,7 +4,13 @@
 #include <cpuid.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 namespace kiln {
 
@@ -79,5 +85,72 @@ bool host_has_avx512() {
 }
 
 int host_vector_bits() { return host_has_avx512() ? 512 : host_has_avx2() ? 256 : 128; }
+
+namespace {
+
+// One word of feature bits: its name in host_feature_words and its value on this host.
+struct FeatureWord {
+  const char* name;
+  uint64_t value;
+};
+
+std::vector<FeatureWord> feature_words() {
+  const uint32_t max_leaf = cpuid(0).a, max_ext = cpuid(0x80000000u).a;
+  const Regs l1 = cpuid(1), l7 = max_leaf >= 7 ? cpuid(7, 0) : Regs{}, l71 = max_leaf >= 7 ? cpuid(7, 1) : Regs{};
+  const Regs e1 = max_ext >= 0x80000001u ? cpuid(0x80000001u) : Regs{};
+  // Leaf 1 EDX bit 28 (HTT) and ECX bit 27 (OSXSAVE) describe the machine's setup, not what
+  // code may use.
+  return {{"1c", l1.c & ~(1u << 27)}, {"1d", l1.d & ~(1u << 28)}, {"7b", l7.b}, {"7c", l7.c}, {"7d", l7.d},
+          {"71a", l71.a}, {"e1c", e1.c}, {"e1d", e1.d}, {"xcr0", xcr0()}};
+}
+
+// Names of the bits code generators use most (CPUID leaf, register, bit).
+std::string bit_name(const std::string& word, int b) {
+  static const std::map<std::pair<std::string, int>, const char*> names = {
+      {{"1c", 0}, "sse3"},       {{"1c", 9}, "ssse3"},        {{"1c", 12}, "fma"},       {{"1c", 19}, "sse4.1"},
+      {{"1c", 20}, "sse4.2"},    {{"1c", 22}, "movbe"},       {{"1c", 23}, "popcnt"},    {{"1c", 28}, "avx"},
+      {{"1c", 29}, "f16c"},      {{"7b", 3}, "bmi1"},         {{"7b", 5}, "avx2"},       {{"7b", 8}, "bmi2"},
+      {{"7b", 16}, "avx512f"},   {{"7b", 17}, "avx512dq"},    {{"7b", 21}, "avx512ifma"}, {{"7b", 28}, "avx512cd"},
+      {{"7b", 30}, "avx512bw"},  {{"7b", 31}, "avx512vl"},    {{"7c", 1}, "avx512vbmi"}, {{"7c", 6}, "avx512vbmi2"},
+      {{"7c", 11}, "avx512vnni"}, {{"7c", 12}, "avx512bitalg"}, {{"7c", 14}, "avx512vpopcntdq"},
+      {{"7d", 23}, "avx512fp16"}, {{"7d", 22}, "amx-bf16"},   {{"7d", 24}, "amx-tile"},  {{"7d", 25}, "amx-int8"},
+      {{"71a", 4}, "avxvnni"},   {{"71a", 5}, "avx512bf16"},  {{"e1c", 5}, "lzcnt"},     {{"xcr0", 1}, "sse state"},
+      {{"xcr0", 2}, "avx state"}, {{"xcr0", 5}, "avx-512 opmask state"}, {{"xcr0", 6}, "avx-512 zmm state"},
+      {{"xcr0", 7}, "avx-512 upper zmm state"}, {{"xcr0", 17}, "amx tile config state"}, {{"xcr0", 18}, "amx tile state"},
+  };
+  auto it = names.find({word, b});
+  return it != names.end() ? std::string(it->second) : fmt::format("cpuid {} bit {}", word, b);
+}
+
+}  // namespace
+
+std::string host_feature_words() {
+  std::string s;
+  for (const FeatureWord& w : feature_words()) s += fmt::format("{}{}:{:x}", s.empty() ? "" : " ", w.name, w.value);
+  return s;
+}
+
+std::string missing_host_features(const std::string& words) {
+  const std::vector<FeatureWord> here = feature_words();
+  std::istringstream in(words);
+  std::string item, missing;
+  size_t seen = 0;
+  while (in >> item) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) return fmt::format("a malformed feature word '{}'", item);
+    const std::string name = item.substr(0, colon);
+    uint64_t need = 0;
+    const char* first = item.data() + colon + 1;
+    auto [p, ec] = std::from_chars(first, item.data() + item.size(), need, 16);
+    if (ec != std::errc() || p != item.data() + item.size() || first == p) return fmt::format("a malformed feature word '{}'", item);
+    auto w = std::find_if(here.begin(), here.end(), [&](const FeatureWord& f) { return name == f.name; });
+    if (w == here.end()) return fmt::format("an unknown feature word '{}'", name);
+    ++seen;
+    for (int b = 0; b < 64; ++b)
+      if (((need >> b) & 1u) && !((w->value >> b) & 1u)) missing += (missing.empty() ? "" : ", ") + bit_name(name, b);
+  }
+  if (seen == 0) return "no feature words";
+  return missing;
+}
 
 }  // namespace kiln

@@ -24,4 +24,13 @@ bool host_has_avx512();
 // The widest vector registers kernels use on this host: 512, 256 or 128 bits.
 int host_vector_bits();
 
+// The host's instruction-set features as hex words ("1c:... 1d:... 7b:... 7c:... 7d:...
+// 71a:... e1c:... e1d:... xcr0:..."): CPUID's feature bits and the register state the OS
+// saves. Code compiled for this host runs on another whose words hold every bit of these.
+std::string host_feature_words();
+// The features `words` (host_feature_words of another machine) names that this host lacks,
+// named where known ("avx512f, leaf 7 ecx bit 14"), or "" when it has them all; a malformed
+// text is reported as such.
+std::string missing_host_features(const std::string& words);
+
 }  // namespace kiln

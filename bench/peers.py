@@ -257,6 +257,15 @@ def table(folder, rounds):
                 if us:
                     parts.append(f"{who} {100 * GEMM_FLOPS[key] / (us * 1e-6) / peak:.0f}%")
             print(f"- {label}: " + ", ".join(parts))
+    shares = []
+    for r in range(rounds):
+        fig = kiln_figures(os.path.join(folder, f"kiln_{r}.json"))
+        read, total = fig.get("limits", {}).get("stream_read"), fig.get("sum_all/4096x4096", {}).get("compiled")
+        if read and total:
+            shares.append(f"{100 * read / total:.0f}%")  # the same 64 MiB read by both
+    if shares:
+        print(f"\nsum(x) [4096,4096] against the STREAM read of the same 64 MiB in the same round (target >= 90%): "
+              f"{', '.join(shares)} in rounds 1-{rounds}.")
     print("\nkiln / best peer compares kiln compiled with the faster of torch.compile and jax.jit (the issue's")
     print("target: ≤ 1.00x with allocation equalized, the *kept* column).")
 

@@ -58,3 +58,8 @@ foreach(example custom_backend custom_op)
   run_step("run examples/${example}" ${examples_build}/${example})
   message(STATUS "${step_output}")
 endforeach()
+# Deployment: one program exports a package, another serves it from the installed prefix.
+run_step("run examples/deploy_export" ${examples_build}/deploy_export ${examples_build})
+message(STATUS "${step_output}")
+run_step("run examples/deploy_serve" ${examples_build}/deploy_serve ${examples_build})
+message(STATUS "${step_output}")

@@ -18,20 +18,21 @@
 
 namespace kiln::cpu {
 
-CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts) {
-  CodegenResult res;
-  if (kernels.empty()) return res;
-  const auto t0 = std::chrono::steady_clock::now();
-  // Kernels are named by position: the module (and so its key) does not depend on which
-  // compilation built it; each module links into a mapping of its own. Identical kernels (a
-  // training step's bias gradients are often the same column sum) are compiled once: the
-  // module defines one function per distinct kernel, named by its first position.
-  // Each kernel is printed once: its text keys the module and tells identical kernels.
+namespace {
+
+// A plan's kernels as one module: kernels are named by position, so the module (and so its key)
+// does not depend on which compilation built it; each module links into a mapping of its own.
+// Identical kernels (a training step's bias gradients are often the same column sum) are
+// compiled once: the module defines one function per distinct kernel, named by its first
+// position. Each kernel is printed once: its text keys the module and tells identical kernels.
+struct KernelSet {
   std::vector<std::string> texts;
-  for (const ir::Kernel* k : kernels) texts.push_back(anonymous_text(*k));
-  res.key = module_key_of_texts(texts);
-  std::vector<size_t> code_of(kernels.size()), distinct, text_size;
-  {
+  std::vector<size_t> code_of, distinct, text_size;
+  std::vector<std::string> names, labels;
+
+  KernelSet(const std::vector<const ir::Kernel*>& kernels, const std::string& perf_label) {
+    for (const ir::Kernel* k : kernels) texts.push_back(anonymous_text(*k));
+    code_of.resize(kernels.size());
     std::unordered_map<std::string_view, size_t> first;
     for (size_t i = 0; i < kernels.size(); ++i) {
       auto [it, fresh] = first.emplace(texts[i], i);
@@ -40,24 +41,56 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
       distinct.push_back(i);
       text_size.push_back(texts[i].size());
     }
+    for (size_t i : distinct) names.push_back(fmt::format("kiln_k{}", i));
+    if (!perf_label.empty())
+      for (size_t i : distinct) {
+        labels.push_back(perf_label + kernels[i]->name);
+        for (size_t j = i + 1; j < kernels.size(); ++j)
+          if (code_of[j] == i) labels.back() += "," + kernels[j]->name;
+      }
   }
-  std::vector<std::string> names;
-  for (size_t i : distinct) names.push_back(fmt::format("kiln_k{}", i));
-  std::vector<std::string> labels;
-  if (!opts.perf_label.empty())
-    for (size_t i : distinct) {
-      labels.push_back(opts.perf_label + kernels[i]->name);
-      for (size_t j = i + 1; j < kernels.size(); ++j)
-        if (code_of[j] == i) labels.back() += "," + kernels[j]->name;
-    }
-  const std::vector<std::string>* perf_labels = opts.perf_label.empty() ? nullptr : &labels;
-  auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
-    std::vector<void*> addr(kernels.size(), nullptr);
+  const std::vector<std::string>* perf_labels() const { return labels.empty() ? nullptr : &labels; }
+
+  // The result for linked code (the distinct kernels' addresses, in `names` order).
+  void finish(CodegenResult& res, std::shared_ptr<const LinkedCode> code, CodeSource source) const {
+    std::vector<void*> addr(code_of.size(), nullptr);
     for (size_t j = 0; j < distinct.size(); ++j) addr[distinct[j]] = code->addrs().at(j);
-    for (size_t i = 0; i < kernels.size(); ++i)
+    for (size_t i = 0; i < code_of.size(); ++i)
       res.kernels.push_back({reinterpret_cast<KernelFn>(addr[code_of[i]]), fmt::format("kiln_k{}", code_of[i])});
     res.source = source;
     res.code = std::move(code);
+  }
+};
+
+}  // namespace
+
+std::optional<CodegenResult> link_kernels(const std::vector<const ir::Kernel*>& kernels, std::string_view bundle,
+                                          std::string* why) {
+  CodegenResult res;
+  if (kernels.empty()) return res;
+  const KernelSet set(kernels, "");
+  const std::optional<std::vector<std::string_view>> objects = unpack_objects(bundle);
+  if (!objects) {
+    *why = "not a kiln object bundle";
+    return std::nullopt;
+  }
+  std::shared_ptr<const LinkedCode> code = link_objects(*objects, set.names, why, nullptr);
+  if (!code) return std::nullopt;
+  set.finish(res, std::move(code), CodeSource::Disk);
+  return res;
+}
+
+CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts) {
+  CodegenResult res;
+  if (kernels.empty()) return res;
+  const auto t0 = std::chrono::steady_clock::now();
+  const KernelSet set(kernels, opts.perf_label);
+  res.key = module_key_of_texts(set.texts);
+  const std::vector<size_t>& distinct = set.distinct;
+  const std::vector<std::string>& names = set.names;
+  const std::vector<std::string>* perf_labels = set.perf_labels();
+  auto finish = [&](std::shared_ptr<const LinkedCode> code, CodeSource source) {
+    set.finish(res, std::move(code), source);
     return res;
   };
 
@@ -94,11 +127,11 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   {
     std::vector<size_t> order(distinct.size()), load(parts, 0);
     for (size_t j = 0; j < order.size(); ++j) order[j] = j;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return text_size[a] > text_size[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return set.text_size[a] > set.text_size[b]; });
     for (size_t j : order) {
       const size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
       part[p].push_back(j);
-      load[p] += text_size[j];
+      load[p] += set.text_size[j];
     }
     for (std::vector<size_t>& p : part) std::sort(p.begin(), p.end());
   }

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,12 @@ struct CodegenOptions {
 // LLVM module, compiles it and saves its object code to `store`. Throws InternalError on an LLVM
 // failure.
 CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, const CodegenOptions& opts = {});
+
+// The kernels linked from `bundle`, the object code compile_kernels made for exactly these
+// kernels (an exported program's, runtime/export): no cache and no LLVM. Nullopt with the
+// reason in *why when the bundle is damaged or does not define every kernel.
+std::optional<CodegenResult> link_kernels(const std::vector<const ir::Kernel*>& kernels, std::string_view bundle,
+                                          std::string* why);
 
 // The unoptimized LLVM IR of one kernel, for inspection and tests.
 std::string kernel_llvm_ir(const ir::Kernel& k);

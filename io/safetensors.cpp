@@ -111,7 +111,24 @@ struct Header {
   uint64_t data_start = 0;
 };
 
-Header read_header(const RegularFile& f) {
+// Bytes in memory read as a file is (an exported program's weights section).
+class ByteSource {
+ public:
+  ByteSource(std::string_view bytes, std::string name) : bytes_(bytes), name_(std::move(name)) {}
+  size_t size() const { return bytes_.size(); }
+  const std::string& path() const { return name_; }
+  void read_at(size_t offset, void* dst, size_t n) const {
+    if (offset > bytes_.size() || n > bytes_.size() - offset)
+      fail("load_safetensors", "{}: reading {} bytes at {} runs past its {} bytes", name_, n, offset, bytes_.size());
+    std::memcpy(dst, bytes_.data() + offset, n);
+  }
+
+ private:
+  std::string_view bytes_;
+  std::string name_;
+};
+
+template <typename Source> Header read_header(const Source& f) {
   const std::string_view op = "load_safetensors";
   const std::string& path = f.path();
   if (f.size() < 8) fail(op, "{}: {} bytes is too short for a safetensors file (truncated?)", path, f.size());
@@ -168,14 +185,18 @@ Header read_header(const RegularFile& f) {
 
 }  // namespace
 
-void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::string& path,
-                      const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The file's bytes, written by `write(data, n)` in order.
+template <typename Write>
+void write_safetensors(const std::map<std::string, Tensor>& tensors, const std::map<std::string, std::string>& metadata,
+                       std::string_view op, Write&& write) {
   std::vector<Tensor> host;
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
-    if (name == "__metadata__") fail("save_safetensors", "'__metadata__' is reserved and cannot name a tensor");
+    if (name == "__metadata__") fail(op, "'__metadata__' is reserved and cannot name a tensor");
     host.push_back(host_contiguous(t, name));
     const Tensor& h = host.back();
     const uint64_t n = static_cast<uint64_t>(h.numel()) * element_size(h.dtype());
@@ -186,17 +207,12 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned, as safetensors pads it
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
-  AtomicFile out(path, "save_safetensors");
-  out.write(len, 8);
-  out.write(text);
-  for (const Tensor& h : host) out.write(h.data_ptr(), static_cast<size_t>(h.numel()) * element_size(h.dtype()));
-  out.commit();
+  write(len, 8);
+  write(text.data(), text.size());
+  for (const Tensor& h : host) write(h.data_ptr(), static_cast<size_t>(h.numel()) * element_size(h.dtype()));
 }
 
-std::map<std::string, Tensor> load_safetensors(const std::string& path, Device device) {
-  ReadOptions opts;
-  opts.max_bytes = std::numeric_limits<size_t>::max();
-  const RegularFile f(path, "load_safetensors", opts);
+template <typename Source> std::map<std::string, Tensor> read_tensors(const Source& f, Device device) {
   const Header h = read_header(f);
   std::map<std::string, Tensor> out;
   for (const Entry& e : h.entries) {
@@ -205,11 +221,37 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path, Device d
     if (e.dtype == ScalarType::Bool) {  // anything but 0 and 1 would be an invalid bool
       const uint8_t* p = static_cast<const uint8_t*>(t.data_ptr());
       for (size_t i = 0; i < e.end - e.begin; ++i)
-        if (p[i] > 1) fail("load_safetensors", "{}: tensor '{}' (BOOL) holds byte {} at element {}", path, e.name, p[i], i);
+        if (p[i] > 1) fail("load_safetensors", "{}: tensor '{}' (BOOL) holds byte {} at element {}", f.path(), e.name, p[i], i);
     }
     out.emplace(e.name, device.is_cpu() ? t : t.to(device));
   }
   return out;
+}
+
+}  // namespace
+
+void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::string& path,
+                      const std::map<std::string, std::string>& metadata) {
+  AtomicFile out(path, "save_safetensors");
+  write_safetensors(tensors, metadata, "save_safetensors", [&](const void* p, size_t n) { out.write(p, n); });
+  out.commit();
+}
+
+std::string safetensors_bytes(const std::map<std::string, Tensor>& tensors, const std::map<std::string, std::string>& metadata) {
+  std::string out;
+  write_safetensors(tensors, metadata, "safetensors_bytes",
+                    [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); });
+  return out;
+}
+
+std::map<std::string, Tensor> load_safetensors_bytes(std::string_view bytes, const std::string& what, Device device) {
+  return read_tensors(ByteSource(bytes, what), device);
+}
+
+std::map<std::string, Tensor> load_safetensors(const std::string& path, Device device) {
+  ReadOptions opts;
+  opts.max_bytes = std::numeric_limits<size_t>::max();
+  return read_tensors(RegularFile(path, "load_safetensors", opts), device);
 }
 
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {

@@ -21,6 +21,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace kiln {
 
@@ -29,6 +30,13 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
 
 // The tensors, on `device` (default the cpu).
 std::map<std::string, Tensor> load_safetensors(const std::string& path, Device device = Device());
+
+// The same format in memory, with the same checks (an exported program's weights,
+// runtime/export/package.h); `what` names the bytes in errors.
+std::string safetensors_bytes(const std::map<std::string, Tensor>& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
+std::map<std::string, Tensor> load_safetensors_bytes(std::string_view bytes, const std::string& what,
+                                                     Device device = Device());
 
 // The header's "__metadata__" (string to string; empty when the file has none).
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);

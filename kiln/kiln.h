@@ -38,4 +38,5 @@
 #include "optim/optim.h"
 #include "runtime/compile/compile.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/export/export.h"
 #include "runtime/extend.h"

@@ -168,12 +168,16 @@ std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_vi
 }
 
 std::vector<ExternKernelFn> plan_step_fns(const Compilation& c, const Backend& backend) {
+  return plan_step_fns(c.plan, backend, c.opts.use_lowerings);
+}
+
+std::vector<ExternKernelFn> plan_step_fns(const ir::ExecPlan& plan, const Backend& backend, bool use_lowerings) {
   std::vector<ExternKernelFn> fns;
   bool any = false;
-  for (const ir::PlanStep& st : c.plan.steps) {
+  for (const ir::PlanStep& st : plan.steps) {
     ExternKernelFn fn;
     if (st.kind == ir::StepKind::Extern) {
-      if (const Lowering* l = c.opts.use_lowerings ? find_lowering(backend.name(), st.op) : nullptr; l && l->call) {
+      if (const Lowering* l = use_lowerings ? find_lowering(backend.name(), st.op) : nullptr; l && l->call) {
         fn = l->call;
       } else if (ir::op_info(st.op).family == ir::OpFamily::Custom) {
         fn = [op = st.op](const std::vector<Tensor>& in, const ir::AttrList& attrs, const std::vector<Tensor>& out) {

@@ -146,6 +146,8 @@ std::vector<ParamSource> plan_param_sources(const Compilation& c, std::string_vi
 // backend's library kernel for the op (Backend::library_kernel); empty where it has none (a
 // Fallback step, run on the reference interpreter). An empty vector when no step has one.
 std::vector<ExternKernelFn> plan_step_fns(const Compilation& c, const Backend& backend);
+// The same for a plan alone (an exported program's, runtime/export/export.h).
+std::vector<ExternKernelFn> plan_step_fns(const ir::ExecPlan& plan, const Backend& backend, bool use_lowerings);
 
 // Runs every stage on `graph` (modified in place) for `backend`. A backend that cannot
 // compile the graph says so in Compilation::status; user errors and compiler bugs throw.

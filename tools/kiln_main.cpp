@@ -17,6 +17,7 @@
 #include "runtime/debug/minimize.h"
 #include "runtime/debug/repro.h"
 #include "runtime/debug/run_graph.h"
+#include "tools/run_package.h"
 
 #include <fmt/format.h>
 
@@ -37,6 +38,10 @@ int usage() {
                "  check REPRO [INPUTS]\n"
                "                replay a repro (a directory with graph.kir, inputs.txt, repro.txt; or a\n"
                "                .kir file and an inputs file) on its two backends; exit 1 if they differ\n"
+               "  run PACKAGE [INPUT.npy ...] [-o PREFIX] [--stats]\n"
+               "                run an exported program (kiln::export_program) on .npy inputs; print\n"
+               "                its outputs' types, write them as PREFIX0.npy, ...; --stats: load and\n"
+               "                first-call times, and whether LLVM was loaded\n"
                "  run FILE.kir|REPRO [INPUTS] [--backend cpu|interpreter]\n"
                "                run a graph (inputs: INPUTS, else inputs.txt beside it, else small\n"
                "                default values) and print its outputs; default backend cpu\n"
@@ -274,6 +279,7 @@ int main(int argc, char** argv) {
     if (cmd == "opt" && argc >= 3) return opt(argc, argv);
     if (cmd == "dot" && argc == 3) return dot(argv[2]);
     if (cmd == "minimize" && (argc == 3 || argc == 4)) return minimize_repro(argv[2], argc == 4 ? argv[3] : "");
+    if (cmd == "run" && argc >= 3 && tools::is_package(argv[2])) return tools::run_package(argc, argv);
     if (cmd == "run" && argc >= 3) {
       std::string backend = "cpu", inputs;
       for (int i = 3; i < argc; ++i) {

@@ -9,6 +9,7 @@
 // that signature instead: its guards are the static ones, and a hit calls the function as it
 // is (a graph break of the whole function; CompileOptions::fullgraph refuses it).
 #include "runtime/compile/compile.h"
+#include "runtime/compile/compile_export.h"
 
 #include "base/error.h"
 #include "base/timing.h"
@@ -717,6 +718,39 @@ std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args) {
   std::vector<guards::GuardArg> out;
   out.reserve(args.size());
   for (const ArgValue& a : args) out.push_back(GuardView::to_guard_arg(a));
+  return out;
+}
+
+CompiledForExport compile_for_export(const TraceFn& fn, const std::vector<ArgValue>& args, CompileOptions opts,
+                                     const std::vector<std::pair<size_t, int64_t>>& dynamic) {
+  opts.backend = "cpu";
+  opts.dynamic = Dynamic::Auto;  // static, but for the dims seeded below
+  CompiledState s(std::move(opts));
+  for (const auto& [arg, dim] : dynamic) s.auto_dynamic.insert({arg, static_cast<size_t>(dim)});
+  std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/false);
+  const std::string& name = s.opts.name;
+  if (!e->exe) fail("export_program", "'{}' cannot be exported as one program: {}", name, e->eager_reason);
+  if (e->training)
+    fail("export_program", "'{}': a tensor requires grad; an exported program runs inference (export under NoGradGuard, "
+         "or detach the tensors)", name);
+  if (!e->writebacks.empty())
+    fail("export_program", "'{}' updates an argument or a captured tensor in place; an exported program only returns "
+         "new tensors", name);
+  for (const auto& [arg, dim] : dynamic) {
+    const bool bound = std::any_of(e->guards.guards().begin(), e->guards.guards().end(), [&](const guards::Guard& g) {
+      return g.arg == static_cast<int>(arg) && g.dim == dim &&
+             (g.kind == guards::GuardKind::SymbolBind || g.kind == guards::GuardKind::SymbolEq);
+    });
+    if (!bound)
+      fail("export_program", "'{}': {}.size({}) is declared dynamic, but the trace made it static (sizes 0 and 1 are "
+           "always specialized, and so is a dim the function's result depends on); its guards:\n{}",
+           name, s.arg_name(arg), dim, e->guards_text);
+  }
+  CompiledForExport out;
+  out.plan = e->comp.plan;
+  out.params = rt::plan_param_sources(e->comp, "cpu");
+  out.guards = e->guards;
+  out.lifted = e->lifted;
   return out;
 }
 

@@ -1,0 +1,308 @@
+// kiln/runtime/export/export.cpp — export_program and load_program (export.h).
+//
+// A package's sections (docs/export.md):
+//   manifest   what the package is: its format, the kiln that wrote it, the backend, the cpu
+//              features its code needs, the inputs, weights and outputs, the dynamic dims
+//   plan       the execution plan, kernels included (ExecPlan::str, read by ir::parse_plan)
+//   params     where each plan parameter comes from: an input's size or stride, or the draws
+//   guards     the guard set (guards::GuardSet::serialize)
+//   code.cpu   the kernels' object code, as compile_kernels bundles it
+//   weights    the captured tensors w0, w1, ... (safetensors), when there are any
+#include "runtime/export/export.h"
+
+#include "base/error.h"
+#include "base/host_cpu.h"
+#include "base/object_store.h"
+#include "codegen_cpu/kernel_codegen.h"
+#include "guards/guard_set.h"
+#include "io/safetensors.h"
+#include "ir/exec_plan.h"
+#include "runtime/backend.h"
+#include "runtime/cache/compile_cache.h"
+#include "runtime/compile/compile_export.h"
+#include "runtime/export/package.h"
+#include "runtime/pipeline.h"
+#include "runtime/program.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <sstream>
+
+namespace kiln {
+
+namespace {
+
+constexpr std::string_view kProgramFormat = "kiln-program 1";
+constexpr std::string_view kLoad = "load_program";
+
+// Passes lookups to the process's store (or none) and keeps the bundle a compilation saved or
+// a lookup found: the object code of the exported kernels, whatever cache served it.
+class CapturingStore final : public ObjectStore {
+ public:
+  explicit CapturingStore(ObjectStore* inner) : inner_(inner) {}
+  std::optional<std::string> load(const std::string& key, CodeSource& from) override {
+    std::optional<std::string> got = inner_ ? inner_->load(key, from) : std::nullopt;
+    if (got) bundle = *got;
+    return got;
+  }
+  void save(const std::string& key, std::string_view object) override {
+    bundle = std::string(object);
+    if (inner_) inner_->save(key, object);
+  }
+  void discard(const std::string& key, const std::string& why) override {
+    bundle.reset();
+    if (inner_) inner_->discard(key, why);
+  }
+  std::optional<std::string> bundle;
+
+ private:
+  ObjectStore* inner_;
+};
+
+std::string params_text(const ir::ExecPlan& plan, const std::vector<rt::ParamSource>& params) {
+  std::string s;
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const rt::ParamSource& p = params.at(i);
+    if (p.random != rt::ParamSource::Random::None)
+      s += fmt::format("{} random {}\n", plan.params[i], p.random == rt::ParamSource::Random::Seed ? "seed" : "base");
+    else
+      s += fmt::format("{} input {} {} {}\n", plan.params[i], p.input, p.stride ? "stride" : "size", p.dim);
+  }
+  return s;
+}
+
+}  // namespace
+
+void export_program(const ExportFn& fn, const std::vector<Tensor>& example_inputs, const ExportOptions& opts) {
+  constexpr std::string_view op = "export_program";
+  if (opts.path.empty()) fail(op, "ExportOptions::path is empty: name the package file to write");
+  for (size_t i = 0; i < example_inputs.size(); ++i) {
+    if (!example_inputs[i].defined()) fail(op, "example input {} is undefined", i);
+    if (!example_inputs[i].device().is_cpu())
+      fail(op, "example input {} is on {}; packages hold cpu code (move the inputs with .cpu())", i,
+           example_inputs[i].device().str());
+  }
+  std::vector<std::pair<size_t, int64_t>> dims;
+  for (const ExportDynamicDim& d : opts.dynamic) {
+    if (d.input >= example_inputs.size())
+      fail(op, "a dynamic dim names input {}, but there are {} example inputs", d.input, example_inputs.size());
+    const Tensor& t = example_inputs[d.input];
+    if (d.dim < 0 || d.dim >= t.dim()) fail(op, "a dynamic dim names dim {} of input {}, which has {} dims", d.dim, d.input, t.dim());
+    if (d.min < 2 || d.max < d.min)
+      fail(op, "input {} dim {}: the range [{}, {}] is empty or starts below 2 (sizes 0 and 1 are always specialized)",
+           d.input, d.dim, d.min, d.max);
+    const int64_t size = t.size(d.dim);
+    if (size < d.min || size > d.max)
+      fail(op, "input {} dim {}: the example's size {} is outside its declared range [{}, {}]", d.input, d.dim, size, d.min, d.max);
+    dims.emplace_back(d.input, d.dim);
+  }
+  CompileOptions co;
+  co.name = opts.name;
+  co.arg_names = opts.input_names;
+  std::vector<detail::ArgValue> args(example_inputs.begin(), example_inputs.end());
+  const detail::TraceFn trace = [&fn](const std::vector<detail::ArgValue>& a) {
+    std::vector<Tensor> ts;
+    for (const detail::ArgValue& v : a) ts.push_back(std::get<Tensor>(v));
+    return fn(ts);
+  };
+  const detail::CompiledForExport c = detail::compile_for_export(trace, args, co, dims);
+
+  // The kernels' object code: from the process's caches where they have it, else compiled now.
+  CapturingStore store(rt::compile_cache());
+  cpu::CodegenOptions cg;
+  cg.store = &store;
+  cg.reuse_linked = false;
+  (void)cpu::compile_kernels(c.plan.kernels(), cg);
+  if (!c.plan.kernels().empty() && !store.bundle) internal_fail("export_program: no object code was captured");
+
+  std::string manifest = std::string(kProgramFormat) + "\n";
+  manifest += fmt::format("kiln {}\n", KILN_VERSION_STRING);
+  manifest += fmt::format("name {}\n", opts.name);
+  manifest += "backend cpu\n";
+  manifest += fmt::format("cpu-features {}\n", host_feature_words());
+  manifest += fmt::format("cpu-key {}\n", host_cpu_key());
+  manifest += fmt::format("inputs {}\n", example_inputs.size());
+  manifest += fmt::format("weights {}\n", c.lifted.size());
+  manifest += fmt::format("outputs {}\n", c.plan.outputs.size());
+  for (const ExportDynamicDim& d : opts.dynamic) manifest += fmt::format("dynamic {} {} {} {}\n", d.input, d.dim, d.min, d.max);
+
+  rt::Package p;
+  p.add("manifest", std::move(manifest));
+  p.add("plan", c.plan.str());
+  p.add("params", params_text(c.plan, c.params));
+  p.add("guards", c.guards.serialize());
+  p.add("code.cpu", store.bundle.value_or(""));
+  if (!c.lifted.empty()) {
+    std::map<std::string, Tensor> w;
+    for (size_t i = 0; i < c.lifted.size(); ++i) w.emplace(fmt::format("w{}", i), c.lifted[i]);
+    p.add("weights", safetensors_bytes(w));
+  }
+  rt::write_package(p, opts.path, op);
+}
+
+// ---- loading ----------------------------------------------------------------------------
+
+struct LoadedProgram::State {
+  std::string path, name, manifest;
+  guards::GuardSet guards;
+  std::vector<ExportDynamicDim> dynamic;
+  std::vector<Tensor> weights;
+  size_t inputs = 0;
+  std::shared_ptr<const cpu::LinkedCode> code;  // declared before the program: outlives it
+  std::unique_ptr<rt::Program> program;
+};
+
+namespace {
+
+// The manifest's lines as (key, rest); the first line names the format.
+std::multimap<std::string, std::string> read_manifest(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kProgramFormat)
+    fail(kLoad, "{}: the manifest starts '{}', not '{}': a program of another format", path, line.substr(0, 40), kProgramFormat);
+  std::multimap<std::string, std::string> out;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    out.emplace(line.substr(0, sp), sp == std::string::npos ? "" : line.substr(sp + 1));
+  }
+  return out;
+}
+
+const std::string& one(const std::multimap<std::string, std::string>& m, const std::string& key, const std::string& path) {
+  auto it = m.find(key);
+  if (it == m.end()) fail(kLoad, "{}: the manifest has no '{}' line", path, key);
+  return it->second;
+}
+
+int64_t number(const std::string& s, const std::string& what, const std::string& path) {
+  try {
+    size_t used = 0;
+    const int64_t v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  fail(kLoad, "{}: {} is '{}', not a count", path, what, s);
+}
+
+std::vector<rt::ParamSource> read_params(const std::string& text, const ir::ExecPlan& plan, size_t inputs,
+                                         const std::string& path) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<rt::ParamSource> out;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string name, kind, what;
+    ls >> name >> kind;
+    if (out.size() >= plan.params.size() || name != plan.params[out.size()])
+      fail(kLoad, "{}: section 'params' line '{}' does not match the plan's parameters", path, line);
+    rt::ParamSource p;
+    if (kind == "random" && (ls >> what) && (what == "seed" || what == "base")) {
+      p.random = what == "seed" ? rt::ParamSource::Random::Seed : rt::ParamSource::Random::Base;
+    } else if (kind == "input" && (ls >> p.input >> what >> p.dim) && (what == "size" || what == "stride") &&
+               p.input >= 0 && static_cast<size_t>(p.input) < inputs && p.dim >= 0) {
+      p.stride = what == "stride";
+    } else {
+      fail(kLoad, "{}: section 'params' has a malformed line '{}'", path, line);
+    }
+    out.push_back(p);
+  }
+  if (out.size() != plan.params.size())
+    fail(kLoad, "{}: section 'params' gives {} of the plan's {} parameters", path, out.size(), plan.params.size());
+  return out;
+}
+
+}  // namespace
+
+LoadedProgram load_program(const std::string& path) {
+  const rt::Package pkg = rt::read_package(path, kLoad);
+  auto s = std::make_shared<LoadedProgram::State>();
+  s->path = path;
+  s->manifest = pkg.at("manifest", kLoad, path);
+  const std::multimap<std::string, std::string> m = read_manifest(s->manifest, path);
+  if (const std::string& v = one(m, "kiln", path); v != KILN_VERSION_STRING)
+    fail(kLoad, "{}: exported by kiln {}; this is kiln {}, which loads the packages of its own version", path, v,
+         KILN_VERSION_STRING);
+  if (const std::string& b = one(m, "backend", path); b != "cpu")
+    fail(kLoad, "{}: a program for the {} backend; this kiln loads cpu programs", path, b);
+  if (const std::string missing = missing_host_features(one(m, "cpu-features", path)); !missing.empty())
+    fail(kLoad, "{}: its code was compiled for a cpu this host does not match; this host lacks: {}", path, missing);
+  s->name = one(m, "name", path);
+  s->inputs = static_cast<size_t>(number(one(m, "inputs", path), "the input count", path));
+  const size_t weights = static_cast<size_t>(number(one(m, "weights", path), "the weight count", path));
+  for (auto [it, end] = m.equal_range("dynamic"); it != end; ++it) {
+    std::istringstream ls(it->second);
+    ExportDynamicDim d;
+    if (!(ls >> d.input >> d.dim >> d.min >> d.max) || d.input >= s->inputs)
+      fail(kLoad, "{}: a malformed dynamic dim '{}'", path, it->second);
+    s->dynamic.push_back(d);
+  }
+
+  auto section = [&](const char* name, auto&& read) {
+    try {
+      return read(pkg.at(name, kLoad, path));
+    } catch (const Error& e) {
+      fail(kLoad, "{}: section '{}': {}", path, name, e.what());
+    }
+  };
+  ir::ExecPlan plan = section("plan", [](const std::string& t) { return ir::parse_plan(t); });
+  s->guards = section("guards", [](const std::string& t) { return guards::GuardSet::deserialize(t); });
+  if (s->guards.names().size() != s->inputs)
+    fail(kLoad, "{}: the guards check {} inputs, the manifest says {}", path, s->guards.names().size(), s->inputs);
+  std::vector<rt::ParamSource> params = read_params(pkg.at("params", kLoad, path), plan, s->inputs + weights, path);
+  for (const ir::PlanBuffer& b : plan.buffers)
+    if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->inputs + weights))
+      fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->inputs + weights);
+  if (weights > 0) {
+    std::map<std::string, Tensor> w = section("weights", [&](const std::string& t) {
+      return load_safetensors_bytes(t, path + " (weights)");
+    });
+    for (size_t i = 0; i < weights; ++i) {
+      auto it = w.find(fmt::format("w{}", i));
+      if (it == w.end()) fail(kLoad, "{}: section 'weights' lacks w{}", path, i);
+      s->weights.push_back(it->second);
+    }
+  }
+  std::vector<ir::KernelFn> fns;
+  if (!plan.kernels().empty()) {
+    std::string why;
+    std::optional<cpu::CodegenResult> code = cpu::link_kernels(plan.kernels(), pkg.at("code.cpu", kLoad, path), &why);
+    if (!code) fail(kLoad, "{}: section 'code.cpu' does not link: {}", path, why);
+    for (const cpu::CompiledKernel& k : code->kernels) fns.push_back(k.fn);
+    s->code = code->code;
+  }
+  std::vector<ExternKernelFn> steps = rt::plan_step_fns(plan, *rt::find_backend("cpu"), /*use_lowerings=*/true);
+  s->program = std::make_unique<rt::Program>(std::move(plan), std::move(fns), std::move(params), std::move(steps));
+  return LoadedProgram(std::move(s));
+}
+
+std::vector<Tensor> LoadedProgram::operator()(const std::vector<Tensor>& inputs) const {
+  const State& s = *s_;
+  std::vector<guards::GuardArg> args;
+  args.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) fail(s.name, "input {} is undefined", i);
+    args.emplace_back(inputs[i].impl());
+  }
+  if (!s.guards.check(args)) {
+    const std::optional<guards::GuardFailure> f = s.guards.first_failure(args);
+    fail(s.name, "the inputs do not match the exported program ({}): {}", s.path, f ? f->str() : "a guard failed");
+  }
+  for (const ExportDynamicDim& d : s.dynamic) {
+    const int64_t size = inputs[d.input].size(d.dim);
+    if (size < d.min || size > d.max)
+      fail(s.name, "{}.size({}) is {}, outside the range [{}, {}] the program was exported for ({})",
+           s.guards.names().at(d.input), d.dim, size, d.min, d.max, s.path);
+  }
+  if (s.weights.empty()) return s.program->run(inputs);
+  std::vector<Tensor> all = inputs;
+  all.insert(all.end(), s.weights.begin(), s.weights.end());
+  return s.program->run(all);
+}
+
+std::string LoadedProgram::describe() const { return s_->manifest + "guards:\n" + s_->guards.str(); }
+
+const std::string& LoadedProgram::path() const { return s_->path; }
+
+}  // namespace kiln

@@ -1,0 +1,136 @@
+// kiln/runtime/export/package.cpp — the sectioned, checksummed package file (package.h).
+#include "runtime/export/package.h"
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/read_file.h"
+#include "base/sha256.h"
+
+#include <limits>
+#include <set>
+
+namespace kiln::rt {
+
+namespace {
+
+constexpr std::string_view kMagic = "KILNPKG\n";
+constexpr size_t kHashDigits = 64;
+
+template <typename T> void put(std::string& out, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i) & 0xff));
+}
+
+// Reads numbers and byte runs off the front of the file, each checked against what is left.
+class Reader {
+ public:
+  Reader(std::string_view bytes, std::string_view op, const std::string& path) : rest_(bytes), op_(op), path_(path) {}
+  template <typename T> T take(std::string_view what) {
+    const std::string_view b = bytes(sizeof(T), what);
+    uint64_t v = 0;
+    for (size_t i = sizeof(T); i-- > 0;) v = v << 8 | static_cast<unsigned char>(b[i]);
+    return static_cast<T>(v);
+  }
+  std::string_view bytes(uint64_t n, std::string_view what) {
+    if (n > rest_.size())
+      fail(op_, "{}: truncated: {} needs {} bytes, {} are left", path_, what, n, rest_.size());
+    const std::string_view b = rest_.substr(0, static_cast<size_t>(n));
+    rest_.remove_prefix(static_cast<size_t>(n));
+    return b;
+  }
+  size_t left() const { return rest_.size(); }
+
+ private:
+  std::string_view rest_;
+  std::string_view op_;
+  const std::string& path_;
+};
+
+}  // namespace
+
+void Package::add(std::string name, std::string bytes) {
+  if (has(name)) internal_fail("package: section '{}' added twice", name);
+  sections.emplace_back(std::move(name), std::move(bytes));
+}
+
+bool Package::has(std::string_view name) const {
+  for (const auto& [n, _] : sections)
+    if (n == name) return true;
+  return false;
+}
+
+const std::string& Package::at(std::string_view name, std::string_view op, const std::string& path) const {
+  for (const auto& [n, b] : sections)
+    if (n == name) return b;
+  fail(op, "{}: the package has no section '{}'", path, name);
+}
+
+std::string package_bytes(const Package& p) {
+  std::string out(kMagic);
+  put<uint32_t>(out, kPackageFormat);
+  put<uint32_t>(out, static_cast<uint32_t>(p.sections.size()));
+  for (const auto& [name, bytes] : p.sections) {
+    put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    out += name;
+    put<uint64_t>(out, bytes.size());
+    out += sha256_hex(bytes);
+  }
+  for (const auto& [name, bytes] : p.sections) out += bytes;
+  return out;
+}
+
+void write_package(const Package& p, const std::string& path, std::string_view op) {
+  AtomicFile f(path, op);
+  f.write(package_bytes(p));
+  f.commit();
+}
+
+Package parse_package(std::string_view bytes, std::string_view op, const std::string& path) {
+  Reader r(bytes, op, path);
+  if (bytes.substr(0, kMagic.size()) != kMagic)
+    fail(op, "{}: not a kiln package (it does not start with \"KILNPKG\")", path);
+  r.bytes(kMagic.size(), "the magic");
+  const uint32_t version = r.take<uint32_t>("the format version");
+  if (version != kPackageFormat)
+    fail(op, "{}: package format {} is not one this kiln reads (format {}); export it again with this kiln", path,
+         version, kPackageFormat);
+  const uint32_t count = r.take<uint32_t>("the section count");
+  struct Row {
+    std::string name;
+    uint64_t size;
+    std::string hash;
+  };
+  std::vector<Row> rows;
+  std::set<std::string> names;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    Row row;
+    const uint32_t len = r.take<uint32_t>("a section name's length");
+    if (len == 0 || len > 256) fail(op, "{}: section {} has a name of {} bytes", path, i, len);
+    row.name = std::string(r.bytes(len, "a section name"));
+    if (!names.insert(row.name).second) fail(op, "{}: section '{}' appears twice", path, row.name);
+    row.size = r.take<uint64_t>("a section size");
+    row.hash = std::string(r.bytes(kHashDigits, "a section checksum"));
+    if (row.size > std::numeric_limits<uint64_t>::max() - total) fail(op, "{}: section sizes overflow", path);
+    total += row.size;
+    rows.push_back(std::move(row));
+  }
+  if (total != r.left())
+    fail(op, "{}: the sections add up to {} bytes, but {} follow the table ({})", path, total, r.left(),
+         total > r.left() ? "truncated" : "trailing bytes");
+  Package p;
+  for (const Row& row : rows) {
+    std::string data(r.bytes(row.size, "section '" + row.name + "'"));
+    if (sha256_hex(data) != row.hash)
+      fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path, row.name);
+    p.sections.emplace_back(row.name, std::move(data));
+  }
+  return p;
+}
+
+Package read_package(const std::string& path, std::string_view op) {
+  ReadOptions opts;
+  opts.max_bytes = size_t{16} << 30;
+  return parse_package(read_regular_file(path, op, opts), op, path);
+}
+
+}  // namespace kiln::rt

@@ -1,0 +1,44 @@
+// kiln/runtime/export/package.h — the file an exported program lives in: named sections, each
+// with its SHA-256.
+//
+//   "KILNPKG\n"                       8 bytes, the magic
+//   u32 format version                kPackageFormat (little-endian, as every number here)
+//   u32 section count
+//   per section: u32 name length, the name, u64 size, 64 hex digits of its SHA-256
+//   the sections' bytes, in the order of the table
+//
+// read_package checks everything before it hands out a byte: the magic, the version, every
+// length against the file, that the sections exactly fill what follows the table, and each
+// section's SHA-256. A truncated, damaged or edited file is an error naming the file and what
+// failed, never a partial read. (The checksums find damage; they do not authenticate a
+// package: its code runs in the loading process, so load only packages you trust.) The
+// sections an exported program uses are listed in docs/export.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln::rt {
+
+inline constexpr uint32_t kPackageFormat = 1;
+
+struct Package {
+  std::vector<std::pair<std::string, std::string>> sections;  // (name, bytes), names unique
+
+  void add(std::string name, std::string bytes);
+  // The section's bytes; kiln::Error "[op] path: the package has no section 'name'" when absent.
+  const std::string& at(std::string_view name, std::string_view op, const std::string& path) const;
+  bool has(std::string_view name) const;
+};
+
+// The package's bytes; written atomically by write_package.
+std::string package_bytes(const Package& p);
+void write_package(const Package& p, const std::string& path, std::string_view op);
+// kiln::Error "[op] path: ..." for a file that is not a whole, intact package of this format.
+Package read_package(const std::string& path, std::string_view op);
+Package parse_package(std::string_view bytes, std::string_view op, const std::string& path);
+
+}  // namespace kiln::rt

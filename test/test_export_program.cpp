@@ -1,0 +1,190 @@
+// kiln/test/test_export_program.cpp — exported programs (runtime/export/export.h): a package
+// written by one process runs in another that never loads LLVM, with the results of the
+// compiled function, on every size a dynamic dim declares; inputs that fail the guards or the
+// ranges, and damaged, truncated, foreign or edited packages, are refused with errors that
+// name what failed.
+#include "kiln/kiln.h"
+#include "base/host_cpu.h"
+#include "base/read_file.h"
+#include "runtime/export/package.h"
+#include "test_support/check.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln_export_{}", ::getpid());
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+// Runs a command; its standard output and exit status.
+std::pair<std::string, int> shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {"popen failed", -1};
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+std::string load_error(const std::string& path) {
+  return test::error_of([&] { (void)load_program(path); });
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+struct Mlp {
+  Tensor w1 = randn({64, 32}), b1 = randn({64}), w2 = randn({10, 64}), b2 = randn({10});
+  std::vector<Tensor> operator()(const std::vector<Tensor>& in) const {
+    Tensor h = gelu(linear(in[0], w1, b1));
+    return {softmax(linear(h, w2, b2), -1), h.sum({1})};
+  }
+};
+
+// The MLP, its weights captured, exported with a dynamic batch; loaded in this process and
+// in a fresh `kiln run` process, whose /proc/self/maps never shows LLVM.
+TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
+  manual_seed(11);
+  const Mlp mlp;
+  const fs::path pkg = scratch("mlp.kiln");
+  export_program(mlp, {randn({8, 32})}, {.path = pkg.string(), .name = "mlp", .input_names = {"x"}, .dynamic = {{0, 0, 2, 64}}});
+
+  const LoadedProgram p = load_program(pkg.string());
+  for (int64_t batch : {2, 8, 37, 64}) {
+    const Tensor x = randn({batch, 32});
+    const std::vector<Tensor> got = p({x}), want = mlp({x});
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(allclose(got[i], want[i], 1e-5, 1e-5)) << "batch " << batch << " output " << i;
+  }
+  EXPECT_NE(p.describe().find("dynamic 0 0 2 64"), std::string::npos) << p.describe();
+
+  const Tensor x = randn({5, 32});
+  save_npy(x, scratch("x.npy").string());
+  const auto [out, rc] = shell(fmt::format("{} run {} {} -o {} --stats", KILN_CLI, pkg.string(), scratch("x.npy").string(),
+                                           scratch("y").string()));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("output 0: f32[5, 10]"), std::string::npos) << out;
+  EXPECT_NE(out.find("output 1: f32[5]"), std::string::npos) << out;
+  EXPECT_NE(out.find("llvm not mapped"), std::string::npos) << out;
+  const std::vector<Tensor> want = mlp({x});
+  EXPECT_TRUE(allclose(load_npy(scratch("y0.npy").string()), want[0], 1e-5, 1e-5));
+  EXPECT_TRUE(allclose(load_npy(scratch("y1.npy").string()), want[1], 1e-5, 1e-5));
+}
+
+// The command-line tool, like any program linked with libkiln alone, does not link LLVM.
+TEST(ExportProgram, TheRuntimeLinksNoLlvm) {
+  const auto [out, rc] = shell(fmt::format("ldd {}", KILN_CLI));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("libkiln.so"), std::string::npos) << out;
+  EXPECT_EQ(out.find("libLLVM"), std::string::npos) << out;
+  EXPECT_EQ(out.find("libkiln_llvm"), std::string::npos) << out;
+}
+
+TEST(ExportProgram, InputsThatFailTheGuardsOrRangesAreRefused) {
+  manual_seed(12);
+  const fs::path pkg = scratch("softmax.kiln");
+  const auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(in[0] * in[1], -1)}; };
+  export_program(fn, {randn({4, 128}), randn({128})},
+                 {.path = pkg.string(), .name = "scaled_softmax", .input_names = {"x", "scale"}, .dynamic = {{0, 0, 2, 16}}});
+  const LoadedProgram p = load_program(pkg.string());
+  EXPECT_TRUE(allclose(p({randn({16, 128}), ones({128})})[0].sum({1}), ones({16}), 1e-5, 1e-5));
+  EXPECT_EQ(test::error_of([&] { p({randn({4, 64}), randn({64})}); }),
+            "[scaled_softmax] the inputs do not match the exported program (" + pkg.string() + "): x.size(1) == 128, got 64");
+  EXPECT_NE(test::error_of([&] { p({randn({4, 128}, kFloat64), randn({128})}); }).find("x.dtype == f32, got f64"), std::string::npos);
+  EXPECT_EQ(test::error_of([&] { p({randn({17, 128}), randn({128})}); }),
+            "[scaled_softmax] x.size(0) is 17, outside the range [2, 16] the program was exported for (" + pkg.string() + ")");
+  EXPECT_NE(test::error_of([&] { p({randn({4, 128})}); }).find("2 arguments, got 1"), std::string::npos);
+}
+
+TEST(ExportProgram, FunctionsThatAreNotOneProgramAreRefused) {
+  const fs::path pkg = scratch("refused.kiln");
+  const ExportOptions o{.path = pkg.string(), .name = "f", .input_names = {}, .dynamic = {}};
+  EXPECT_EQ(test::error_of([&] {
+              export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{nonzero(in[0])}; }, {randn({4})}, o);
+            }).substr(0, 55),
+            "[export_program] 'f' cannot be exported as one program:");
+  EXPECT_NE(test::error_of([&] {
+              export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{Tensor(in[0]).add_(1)}; }, {randn({4})}, o);
+            }).find("updates an argument or a captured tensor in place"),
+            std::string::npos);
+  EXPECT_EQ(test::error_of([&] {
+              export_program([](const std::vector<Tensor>& in) { return in; }, {randn({4, 1})},
+                             {.path = pkg.string(), .name = "f", .input_names = {}, .dynamic = {{0, 1, 2, 8}}});
+            }),
+            "[export_program] input 0 dim 1: the example's size 1 is outside its declared range [2, 8]");
+  EXPECT_EQ(test::error_of([&] { export_program([](const std::vector<Tensor>& in) { return in; }, {randn({4})}, {}); }),
+            "[export_program] ExportOptions::path is empty: name the package file to write");
+  EXPECT_FALSE(fs::exists(pkg));
+}
+
+// Damage anywhere is found by the checksums or the table; a foreign format, version, kiln or
+// cpu is named.
+TEST(ExportProgram, DamagedForeignAndEditedPackagesAreRefused) {
+  manual_seed(13);
+  const fs::path pkg = scratch("good.kiln");
+  export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(in[0]) + 1}; }, {randn({8})},
+                 {.path = pkg.string(), .name = "relu", .input_names = {}, .dynamic = {}});
+  const std::string good = read_regular_file(pkg.string(), "test");
+  const fs::path bad = scratch("bad.kiln");
+  auto refused = [&](const std::string& bytes) {
+    write_bytes(bad, bytes);
+    return load_error(bad.string());
+  };
+  EXPECT_EQ(refused(good), "<no error>");
+  EXPECT_EQ(refused("not a package"), "[load_program] " + bad.string() + ": not a kiln package (it does not start with \"KILNPKG\")");
+  std::string version = good;
+  version[8] = 2;
+  EXPECT_EQ(refused(version), "[load_program] " + bad.string() +
+                                  ": package format 2 is not one this kiln reads (format 1); export it again with this kiln");
+  // Every truncation and a flipped byte in each stretch of the file.
+  for (size_t n = 0; n < good.size(); n += 1 + n / 16) EXPECT_NE(refused(good.substr(0, n)), "<no error>") << n << " bytes";
+  for (size_t at = 8; at < good.size(); at += 1 + at / 24) {
+    std::string flipped = good;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x20);
+    EXPECT_NE(refused(flipped), "<no error>") << "byte " << at;
+  }
+  const std::string damaged_plan = [&] {
+    std::string t = good;
+    t[t.size() - 40] ^= 1;  // inside the last section
+    return refused(t);
+  }();
+  EXPECT_NE(damaged_plan.find("fails its checksum: the package is damaged or was changed after export"), std::string::npos) << damaged_plan;
+
+  // Edited, with checksums made to match: another kiln's version, and a cpu this one is not.
+  rt::Package p = rt::parse_package(good, "test", pkg.string());
+  auto edit_manifest = [&](const std::string& from, const std::string& to) {
+    rt::Package q = p;
+    for (auto& [name, bytes] : q.sections)
+      if (name == "manifest") bytes.replace(bytes.find(from), from.size(), to);
+    return refused(rt::package_bytes(q));
+  };
+  const std::string other = edit_manifest("kiln ", "kiln 0.0.1-other\nold ");
+  EXPECT_NE(other.find(": exported by kiln 0.0.1-other; this is kiln "), std::string::npos) << other;
+  EXPECT_NE(other.find(", which loads the packages of its own version"), std::string::npos) << other;
+  const std::string words = host_feature_words();
+  const size_t at = words.find("7d:");
+  ASSERT_NE(at, std::string::npos);
+  const std::string more = words.substr(0, at) + "7d:ffffffff" + words.substr(words.find(' ', at));
+  const std::string cpu = edit_manifest(words, more);
+  EXPECT_NE(cpu.find("its code was compiled for a cpu this host does not match; this host lacks: "), std::string::npos) << cpu;
+}
+
+}  // namespace
+}  // namespace kiln

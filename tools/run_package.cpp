@@ -1,0 +1,71 @@
+// kiln/tools/run_package.cpp — runs an exported program from the command line (run_package.h).
+#include "tools/run_package.h"
+
+#include "kiln/kiln.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+namespace kiln::tools {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Whether a library of LLVM's (libLLVM, or kiln's LLVM half) is mapped into this process.
+bool llvm_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libLLVM") != std::string::npos || line.find("libkiln_llvm") != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+bool is_package(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char head[7] = {};
+  return f.read(head, 7) && std::string(head, 7) == "KILNPKG";
+}
+
+int run_package(int argc, char** argv) {
+  const std::string path = argv[2];
+  std::vector<std::string> inputs;
+  std::string prefix;
+  bool stats = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-o" && i + 1 < argc) prefix = argv[++i];
+    else if (a == "--stats") stats = true;
+    else if (a.rfind("-", 0) == 0) {
+      std::cerr << "kiln run: unknown option " << a << " (a package takes INPUT.npy ..., -o PREFIX, --stats)\n";
+      return 2;
+    } else inputs.push_back(a);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const LoadedProgram p = load_program(path);
+  const double load_ms = ms_since(t0);
+  std::vector<Tensor> in;
+  for (const std::string& f : inputs) in.push_back(load_npy(f));
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::vector<Tensor> out = p(in);
+  const double call_ms = ms_since(t1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::ostringstream shape;
+    for (int64_t d = 0; d < out[i].dim(); ++d) shape << (d ? ", " : "") << out[i].size(d);
+    std::cout << "output " << i << ": " << dtype_short_name(out[i].dtype()) << "[" << shape.str() << "]\n";
+    if (!prefix.empty()) save_npy(out[i], prefix + std::to_string(i) + ".npy");
+  }
+  if (stats)
+    std::cout << "load_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm " << (llvm_mapped() ? "mapped" : "not mapped")
+              << "\n";
+  return 0;
+}
+
+}  // namespace kiln::tools

@@ -1,0 +1,15 @@
+// kiln/tools/run_package.h — `kiln run PACKAGE [INPUT.npy ...] [-o PREFIX] [--stats]`.
+#pragma once
+
+#include <string>
+
+namespace kiln::tools {
+
+// Whether the file starts as an exported program does ("KILNPKG").
+bool is_package(const std::string& path);
+// Loads the package, runs it on the .npy inputs, prints each output's dtype and shape (and
+// writes PREFIX0.npy, PREFIX1.npy, ... with -o); --stats adds the load and first-call times
+// and whether LLVM was ever mapped into the process. Returns the exit status.
+int run_package(int argc, char** argv);
+
+}  // namespace kiln::tools
