@@ -2,6 +2,8 @@
 #include "base/build_id.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <elf.h>
 #include <link.h>
 
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 namespace kiln {
 
@@ -26,6 +29,23 @@ std::string to_hex(const unsigned char* p, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", p[i]);
   return s;
+}
+
+// The GNU build-id note among the notes in [p, end), as hex, or "".
+std::string gnu_build_id(const unsigned char* p, const unsigned char* end) {
+  auto align4 = [](size_t n) { return (n + 3) & ~size_t{3}; };
+  while (p + sizeof(ElfW(Nhdr)) <= end) {
+    ElfW(Nhdr) nh;
+    std::memcpy(&nh, p, sizeof nh);
+    const unsigned char* name = p + sizeof nh;
+    if (align4(nh.n_namesz) > static_cast<size_t>(end - name)) break;
+    const unsigned char* desc = name + align4(nh.n_namesz);
+    if (nh.n_descsz > static_cast<size_t>(end - desc)) break;
+    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) return to_hex(desc, nh.n_descsz);
+    if (align4(nh.n_descsz) > static_cast<size_t>(end - desc)) break;
+    p = desc + align4(nh.n_descsz);
+  }
+  return "";
 }
 
 // The build-id in one loaded object's PT_NOTE segments, when `address` lies in one of its
@@ -43,20 +63,8 @@ int visit(dl_phdr_info* info, size_t, void* data) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
     const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
-    const unsigned char* end = p + ph.p_memsz;
-    auto align4 = [](size_t n) { return (n + 3) & ~size_t{3}; };
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-      ElfW(Nhdr) nh;
-      std::memcpy(&nh, p, sizeof nh);
-      const unsigned char* name = p + sizeof nh;
-      const unsigned char* desc = name + align4(nh.n_namesz);
-      if (desc + nh.n_descsz > end) break;
-      if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-        s->hex = to_hex(desc, nh.n_descsz);
-        return 1;
-      }
-      p = desc + align4(nh.n_descsz);
-    }
+    s->hex = gnu_build_id(p, p + ph.p_memsz);
+    if (!s->hex.empty()) return 1;
   }
   return 1;  // found the object, without a note
 }
@@ -90,6 +98,26 @@ std::string find_build_id() {
 const std::string& build_id() {
   static const std::string id = find_build_id();
   return id;
+}
+
+std::string file_build_id(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string id;
+  ElfW(Ehdr) eh{};
+  const bool elf = ::pread(fd, &eh, sizeof eh, 0) == static_cast<ssize_t>(sizeof eh) &&
+                   std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+                   eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum < 256;
+  for (int i = 0; elf && id.empty() && i < eh.e_phnum; ++i) {
+    ElfW(Phdr) ph{};
+    if (::pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof ph)) != static_cast<ssize_t>(sizeof ph)) break;
+    if (ph.p_type != PT_NOTE || ph.p_filesz > (1u << 16)) continue;
+    std::vector<unsigned char> notes(ph.p_filesz);
+    if (::pread(fd, notes.data(), notes.size(), static_cast<off_t>(ph.p_offset)) != static_cast<ssize_t>(notes.size())) break;
+    id = gnu_build_id(notes.data(), notes.data() + notes.size());
+  }
+  ::close(fd);
+  return id.empty() ? "" : "build-id:" + id;
 }
 
 }  // namespace kiln

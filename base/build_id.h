@@ -15,4 +15,10 @@ namespace kiln {
 // "build-id:<hex>", or "file-fnv1a:<hex>-<size>" without the note; computed once per process.
 const std::string& build_id();
 
+// The build-id note of an ELF shared library on disk ("build-id:<hex>"), read from its
+// program headers without loading it; "" when the file is missing, not a 64-bit ELF file or
+// without the note. libkiln keys compiled code by libkiln_llvm's too
+// (codegen_cpu/module_compiler.h), which a cache hit never loads.
+std::string file_build_id(const std::string& path);
+
 }  // namespace kiln

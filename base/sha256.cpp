@@ -1,20 +1,15 @@
-// kiln/base/sha256.cpp — sha256_hex over OpenSSL's EVP digest.
+// kiln/base/sha256.cpp — sha256_hex over libcrypto, opened on first use (base/libcrypto.h).
 #include "base/sha256.h"
 
-#include "base/error.h"
-
-#include <openssl/evp.h>
+#include "base/libcrypto.h"
 
 namespace kiln {
 
 std::string sha256_hex(std::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1 || len != 32)
-    internal_fail("SHA-256 failed in OpenSSL");
+  const std::array<unsigned char, 32> md = sha256(bytes);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex(64, '0');
-  for (unsigned int i = 0; i < len; ++i) {
+  for (size_t i = 0; i < md.size(); ++i) {
     hex[2 * i] = kHex[md[i] >> 4];
     hex[2 * i + 1] = kHex[md[i] & 15];
   }

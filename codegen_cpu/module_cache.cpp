@@ -1,6 +1,7 @@
 // kiln/codegen_cpu/module_cache.cpp — module keys (SHA-256 of kernels, build and target) and the
 // process's table of linked modules.
 #include "codegen_cpu/module_cache.h"
+#include "codegen_cpu/module_compiler.h"
 
 #include "base/build_id.h"
 #include "base/host_cpu.h"
@@ -54,7 +55,7 @@ std::string anonymous_text(const ir::Kernel& k) {
 
 std::string module_key_of_texts(const std::vector<std::string>& texts) {
   // Positions are the order of the texts: the module names its kernels by them.
-  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "\n" + code_target_key() + "\n";
+  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "; " + module_compiler_id() + "\n" + code_target_key() + "\n";
   for (const std::string& t : texts) text += t + "\n";
   return sha256_hex(text);
 }

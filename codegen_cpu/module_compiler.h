@@ -46,6 +46,13 @@ const ModuleCompiler& module_compiler();
 // Whether this process has opened it (a process served from caches has not).
 bool module_compiler_loaded();
 
+// Which build of libkiln_llvm this process compiles with, for the module keys
+// (module_cache.h): "llvm-half build-id:<hex>" of the library in the process or, unopened, of
+// the file module_compiler() would open first (libkiln's directory), read without loading it;
+// "llvm-half unknown" when neither is there. A rebuilt libkiln_llvm gets fresh keys even when
+// libkiln itself is unchanged.
+const std::string& module_compiler_id();
+
 }  // namespace kiln::cpu
 
 // Defined by libkiln_llvm: its ModuleCompiler.

@@ -4,6 +4,7 @@
 // load what an earlier one compiled, also two of them at once into one directory.
 #include "base/build_id.h"
 #include "codegen_cpu/module_cache.h"
+#include "codegen_cpu/module_compiler.h"
 #include "kiln/kiln.h"
 #include "ir/kernel_text.h"
 #include "runtime/cache/compile_cache.h"
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -259,6 +261,20 @@ TEST(ModuleKey, TheBuildOfKilnIsIdentifiedByItsBuildIdNote) {
   EXPECT_EQ(id.size(), 9u + 40u) << id;  // sha1
   EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 9), std::string::npos) << id;
   EXPECT_EQ(&build_id(), &id);
+}
+
+// The code generator is a library of its own (libkiln_llvm); its build-id, read from the file
+// without loading it, is in every module key, so a rebuilt generator beside an unchanged
+// libkiln is not served the old one's code.
+TEST(ModuleKey, TheCodeGeneratorIsIdentifiedByItsFilesBuildId) {
+  const std::string& id = cpu::module_compiler_id();
+  ASSERT_EQ(id.rfind("llvm-half build-id:", 0), 0u) << id;
+  EXPECT_EQ(id.size(), 19u + 40u) << id;
+  EXPECT_NE(id.substr(10), build_id()) << "libkiln_llvm's id is its own, not libkiln's";
+  EXPECT_EQ(file_build_id("/nonexistent/libx.so"), "");
+  const std::string not_elf = temp_dir("kiln-bid") + "/not_elf.so";
+  std::ofstream(not_elf) << "not an ELF file";
+  EXPECT_EQ(file_build_id(not_elf), "");
 }
 
 // ---- through compile() ----

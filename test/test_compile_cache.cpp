@@ -318,6 +318,42 @@ TEST(GuardSet, AliasGuardFailsWhenAliasingStops) {
   EXPECT_EQ(f->str(), "q shares storage with p, got no aliasing");
 }
 
+// An exported program's guards (runtime/export): the text reads back into an equal set, and
+// damaged records are errors, never a check that reads out of bounds.
+TEST(GuardSet, SerializedSetsReadBackEqualAndDamageIsRefused) {
+  Tensor a = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const std::vector<ArgValue> args{a, a.t(), int64_t{7}, -0.25, true};
+  const GuardSet gs = guards_of(args, {"a", "my input", "k", "s", "flag"});
+  const GuardSet back = GuardSet::deserialize(gs.serialize());
+  EXPECT_EQ(back.str(), gs.str());
+  EXPECT_EQ(back.signature(), gs.signature());
+  EXPECT_EQ(back.serialize(), gs.serialize());
+  EXPECT_TRUE(passes(back, args));
+  const std::vector<ArgValue> other{a, a.t(), int64_t{7}, 0.25, true};
+  ASSERT_TRUE(failure_of(back, other).has_value());
+  EXPECT_EQ(failure_of(back, other)->str(), "s == -0.25, got 0.25");
+
+  auto error = [](const std::string& text) { return test::error_of([&] { (void)GuardSet::deserialize(text); }); };
+  const std::string good = gs.serialize();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  EXPECT_EQ(error(with("guard 4 0 0 2", "guard 4 0 7 2")), "[guards] a guard reads dim 7 of argument 0 of rank 2");
+  EXPECT_EQ(error(with("name a\n", "")), "[guards] a guard reads argument 4 dim 0 of 4 arguments");
+  EXPECT_EQ(error(with("guard 1 0 0 8", "guard 1 0 0 99")), "[guards] argument 0 has dtype number 99");
+  EXPECT_EQ(error("frob 1\n"), "[guards] line 1: unknown record: 'frob 1'");
+  EXPECT_EQ(error("guard 1 0 0 8 0 cpu 0\n"), "[guards] a guard reads argument 0 dim 0 of 0 arguments");
+  EXPECT_EQ(error("name x\nguard 1 0 0 8 0 cpu 0\n"), "[guards] a guard on argument 0 comes before its kind");
+  for (size_t n = 0; n < good.size(); n += 7) {
+    try {
+      (void)GuardSet::deserialize(good.substr(0, n));
+    } catch (const Error&) {
+    }
+  }
+}
+
 TEST(GuardSet, SignatureIsEqualForEqualInputsAndDiffersOtherwise) {
   auto sig = [](std::vector<ArgValue> args) { return guards_of(args, {}).signature(); };
   Tensor a = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -1,18 +1,17 @@
-// kiln/runtime/cache/cache_auth.cpp — the fleet key (env or a private file) and HMAC-SHA-256 seals (OpenSSL).
+// kiln/runtime/cache/cache_auth.cpp — the fleet key (env or a private file) and HMAC-SHA-256 seals (OpenSSL's libcrypto, base/libcrypto.h).
 #include "runtime/cache/cache_auth.h"
 
 #include "base/error.h"
+#include "base/libcrypto.h"
 #include "base/read_file.h"
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <array>
 #include <cstring>
 
 namespace kiln::rt {
@@ -34,13 +33,9 @@ std::string tag_of(std::string_view key, std::string_view name, std::string_view
 }  // namespace
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-            data.size(), out, &len) ||
-      len != kTagBytes)
-    internal_fail("HMAC-SHA-256 failed in OpenSSL");
-  return std::string(reinterpret_cast<const char*>(out), len);
+  const std::array<unsigned char, 32> md = hmac_sha256_bytes(key, data);
+  static_assert(md.size() == kTagBytes);
+  return std::string(reinterpret_cast<const char*>(md.data()), md.size());
 }
 
 std::optional<std::string> load_fleet_key(const Config& c, std::string* why) {
@@ -102,7 +97,7 @@ std::optional<std::string> open_remote_entry(std::string_view key, std::string_v
   const std::string_view tag = sealed.substr(kSealMagic.size(), kTagBytes);
   const std::string_view entry = sealed.substr(kSealMagic.size() + kTagBytes);
   const std::string want = tag_of(key, name, entry);
-  if (CRYPTO_memcmp(want.data(), tag.data(), kTagBytes) != 0) {
+  if (!equal_in_constant_time(want.data(), tag.data(), kTagBytes)) {
     *why = "its MAC does not match the fleet key (forged, altered, or sealed under another key)";
     return std::nullopt;
   }

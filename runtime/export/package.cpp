@@ -4,7 +4,9 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/read_file.h"
-#include "base/sha256.h"
+#include "base/crc32c.h"
+
+#include <fmt/format.h>
 
 #include <limits>
 #include <set>
@@ -14,7 +16,9 @@ namespace kiln::rt {
 namespace {
 
 constexpr std::string_view kMagic = "KILNPKG\n";
-constexpr size_t kHashDigits = 64;
+constexpr size_t kHashDigits = 8;  // CRC-32C in hex
+
+std::string checksum(std::string_view bytes) { return fmt::format("{:08x}", crc32c(bytes)); }
 
 template <typename T> void put(std::string& out, T v) {
   for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i) & 0xff));
@@ -72,7 +76,7 @@ std::string package_bytes(const Package& p) {
     put<uint32_t>(out, static_cast<uint32_t>(name.size()));
     out += name;
     put<uint64_t>(out, bytes.size());
-    out += sha256_hex(bytes);
+    out += checksum(bytes);
   }
   for (const auto& [name, bytes] : p.sections) out += bytes;
   return out;
@@ -120,7 +124,7 @@ Package parse_package(std::string_view bytes, std::string_view op, const std::st
   Package p;
   for (const Row& row : rows) {
     std::string data(r.bytes(row.size, "section '" + row.name + "'"));
-    if (sha256_hex(data) != row.hash)
+    if (checksum(data) != row.hash)
       fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path, row.name);
     p.sections.emplace_back(row.name, std::move(data));
   }

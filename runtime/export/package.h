@@ -1,15 +1,15 @@
 // kiln/runtime/export/package.h — the file an exported program lives in: named sections, each
-// with its SHA-256.
+// with its CRC-32C.
 //
 //   "KILNPKG\n"                       8 bytes, the magic
 //   u32 format version                kPackageFormat (little-endian, as every number here)
 //   u32 section count
-//   per section: u32 name length, the name, u64 size, 64 hex digits of its SHA-256
+//   per section: u32 name length, the name, u64 size, 8 hex digits of its CRC-32C (base/crc32c.h)
 //   the sections' bytes, in the order of the table
 //
 // read_package checks everything before it hands out a byte: the magic, the version, every
 // length against the file, that the sections exactly fill what follows the table, and each
-// section's SHA-256. A truncated, damaged or edited file is an error naming the file and what
+// section's checksum. A truncated, damaged or edited file is an error naming the file and what
 // failed, never a partial read. (The checksums find damage; they do not authenticate a
 // package: its code runs in the loading process, so load only packages you trust.) The
 // sections an exported program uses are listed in docs/export.md.

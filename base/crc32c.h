@@ -1,0 +1,16 @@
+// kiln/base/crc32c.h — CRC-32C (Castagnoli), the checksum of an exported program's sections.
+//
+// A package's checksums find damage (truncation, flipped bits, a partial copy); they do not
+// authenticate (docs/export.md). CRC-32C is the checksum of iSCSI, ext4 and Btrfs metadata,
+// computed by the SSE4.2 crc32 instruction at several GB/s, and needs no library (SHA-256
+// would load libcrypto: 1.4 ms of a process that runs a package).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace kiln {
+
+uint32_t crc32c(std::string_view bytes);
+
+}  // namespace kiln
