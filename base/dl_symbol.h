@@ -22,6 +22,16 @@ template <size_t N> void* dlopen_first(const char* const (&paths)[N], std::strin
   return nullptr;
 }
 
+// The directory (with its trailing '/') of the library or executable holding `address`: kiln
+// opens its own parts (libkiln_llvm, libkiln_onednn) from libkiln's directory. "" if unknown.
+inline std::string library_directory_of(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || !info.dli_fname) return "";
+  const std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
 template <typename Fn> bool bind_symbol(void* lib, const char* library, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(dlsym(lib, name));
   if (!fn && error.empty()) error = fmt::format("{} has no symbol {}", library, name);

@@ -4,7 +4,7 @@
 // Exports softmax [64, 128] and the MLP [64, 512] -> 2048 -> 512 of kiln_cache_probe (same
 // inputs, weights in the package), then per workload, each sample one new process:
 //   package: `kiln run PACKAGE x.npy --stats`: load_program and the first call, timed inside
-//            the process, and the whole process from fork to exit (the parent's clock);
+//            the process, and the whole process from posix_spawn to exit (the parent's clock);
 //   disk warm: kiln_cache_probe WORKLOAD with a filled disk cache: compile() traces, runs the
 //            passes and links the cached code (its first call, and its whole process);
 //   bare: a process that loads libkiln and runs nothing (kiln_cache_probe none).
@@ -24,7 +24,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <sstream>
 #include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -36,21 +42,45 @@ struct Sample {
   std::map<std::string, std::string> fields;  // "key value" lines the child printed
 };
 
-// One fresh process; its "key value" output lines and its wall time, fork to exit.
-std::optional<Sample> spawn(const std::string& cmd) {
+// One fresh process, started with posix_spawn (no shell in between); its "key value" output
+// lines and its wall time, spawn to exit. `env` entries are added to this process's environment.
+std::optional<Sample> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env = {}) {
+  int out[2];
+  if (::pipe(out) != 0) return std::nullopt;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const auto t0 = std::chrono::steady_clock::now();
-  FILE* p = ::popen(("exec " + cmd + " 2>/dev/null").c_str(), "r");
-  if (!p) return std::nullopt;
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(out[0]);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
   Sample s;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) {
-    std::string line(buf);
-    while (!line.empty() && line.back() == '\n') line.pop_back();
+  s.process_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
     const size_t sp = line.find(' ');
     if (sp != std::string::npos) s.fields[line.substr(0, sp)] = line.substr(sp + 1);
   }
-  if (::pclose(p) != 0) return std::nullopt;
-  s.process_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
 
@@ -89,13 +119,13 @@ int main(int argc, char** argv) {
     double load = -1, call = -1, process = -1, disk_call = -1, disk_process = -1, bytes = 0;
   };
   std::vector<Row> rows;
-  (void)spawn(fmt::format("env KILN_CACHE_DIR={} {} softmax mlp", cache, KILN_CACHE_PROBE));  // fills the disk cache
+  (void)spawn({KILN_CACHE_PROBE, "softmax", "mlp"}, {"KILN_CACHE_DIR=" + cache});  // fills the disk cache
   for (const char* w : {"softmax", "mlp"}) {
     Row r{w};
     r.bytes = static_cast<double>(fs::file_size(dir + "/" + w + ".kiln"));
     std::vector<double> load, call, process, disk_call, disk_process;
     for (int i = 0; i < runs; ++i) {
-      std::optional<Sample> s = spawn(fmt::format("{} run {}/{}.kiln {}/{}.npy --stats", KILN_CLI, dir, w, dir, w));
+      std::optional<Sample> s = spawn({KILN_CLI, "run", fmt::format("{}/{}.kiln", dir, w), fmt::format("{}/{}.npy", dir, w), "--stats"});
       if (!s || !s->fields.count("load_ms")) {
         problems.push_back(fmt::format("{}: kiln run failed", w));
         break;
@@ -104,7 +134,7 @@ int main(int argc, char** argv) {
       load.push_back(std::stod(s->fields["load_ms"]));
       call.push_back(std::stod(s->fields["first_call_ms"]));
       process.push_back(s->process_ms);
-      std::optional<Sample> d = spawn(fmt::format("env KILN_CACHE_DIR={} {} {}", cache, KILN_CACHE_PROBE, w));
+      std::optional<Sample> d = spawn({KILN_CACHE_PROBE, w}, {"KILN_CACHE_DIR=" + cache});
       if (!d || !d->fields.count(w)) {
         problems.push_back(fmt::format("{}: the cache probe failed", w));
         break;
@@ -122,7 +152,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> bare;
   for (int i = 0; i < runs; ++i)
-    if (std::optional<Sample> s = spawn(fmt::format("{} none", KILN_CACHE_PROBE))) bare.push_back(s->process_ms);
+    if (std::optional<Sample> s = spawn({KILN_CACHE_PROBE, "none"})) bare.push_back(s->process_ms);
 
   std::printf("## kiln_bench_export: exported programs in fresh processes (median of %d processes each)\n\n", runs);
   std::printf("| workload | package | load_program | first call | load + first call | target | met | whole process "
@@ -138,7 +168,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\nA process that loads libkiln and runs nothing (kiln_cache_probe none), start to exit: %s\n",
               cell(median(bare)).c_str());
-  std::printf("(load_program and the first call are timed inside `kiln run`; whole processes from fork to exit, "
+  std::printf("(load_program and the first call are timed inside `kiln run`; whole processes from posix_spawn to exit, no shell, "
               "loading libkiln and its libraries included; kiln run never maps LLVM: checked in each sample)\n");
   for (const std::string& p : problems) std::printf("problem: %s\n", p.c_str());
   fs::remove_all(dir);

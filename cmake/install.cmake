@@ -8,7 +8,7 @@ install(TARGETS kiln EXPORT kilnTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS kiln_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The LLVM code generator libkiln opens on its first compile, from its own directory.
-install(TARGETS kiln_llvm LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS kiln_llvm kiln_onednn LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(layer IN LISTS KILN_ALL_LAYERS)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln/${layer}
     FILES_MATCHING PATTERN "*.h" PATTERN "*.def")

@@ -2,6 +2,7 @@
 #include "codegen_cpu/module_compiler.h"
 
 #include "base/build_id.h"
+#include "base/dl_symbol.h"
 #include "base/error.h"
 
 #include <dlfcn.h>
@@ -16,13 +17,7 @@ namespace {
 std::atomic<bool> loaded{false};
 
 // The directory of the library (or executable) this function was linked into.
-std::string own_directory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&module_compiler_loaded), &info) == 0 || !info.dli_fname) return "";
-  const std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
+std::string own_directory() { return library_directory_of(reinterpret_cast<const void*>(&module_compiler_loaded)); }
 
 constexpr const char* kLibrary = "libkiln_llvm.so.0";
 

@@ -1,8 +1,9 @@
-// kiln/io/npy.cpp — the .npy reader and writer, and .npz archives of them through libzip
+// kiln/io/npy.cpp — the .npy reader and writer, and .npz archives of them through libzip (opened on first use)
 // (io/npy.h).
 #include "io/npy.h"
 
 #include "base/atomic_file.h"
+#include "base/dl_symbol.h"
 #include "base/error.h"
 #include "base/read_file.h"
 #include "frontend/ops_factory.h"
@@ -256,8 +257,75 @@ ReadOptions unlimited() {
   return o;
 }
 
+// libzip is opened on the first .npz (kiln's startup does not load it and the libcrypto it
+// links: about 1.7 ms of every process, docs/export.md); its functions bound by name, typed by
+// <zip.h>.
+struct LibZip {
+  decltype(&::zip_close) zip_close = nullptr;
+  decltype(&::zip_discard) zip_discard = nullptr;
+  decltype(&::zip_error_fini) zip_error_fini = nullptr;
+  decltype(&::zip_fclose) zip_fclose = nullptr;
+  decltype(&::zip_error_init) zip_error_init = nullptr;
+  decltype(&::zip_error_strerror) zip_error_strerror = nullptr;
+  decltype(&::zip_file_add) zip_file_add = nullptr;
+  decltype(&::zip_file_set_dostime) zip_file_set_dostime = nullptr;
+  decltype(&::zip_file_strerror) zip_file_strerror = nullptr;
+  decltype(&::zip_fopen_index) zip_fopen_index = nullptr;
+  decltype(&::zip_fread) zip_fread = nullptr;
+  decltype(&::zip_get_num_entries) zip_get_num_entries = nullptr;
+  decltype(&::zip_open_from_source) zip_open_from_source = nullptr;
+  decltype(&::zip_set_file_compression) zip_set_file_compression = nullptr;
+  decltype(&::zip_source_buffer) zip_source_buffer = nullptr;
+  decltype(&::zip_source_buffer_create) zip_source_buffer_create = nullptr;
+  decltype(&::zip_source_close) zip_source_close = nullptr;
+  decltype(&::zip_source_error) zip_source_error = nullptr;
+  decltype(&::zip_source_free) zip_source_free = nullptr;
+  decltype(&::zip_source_keep) zip_source_keep = nullptr;
+  decltype(&::zip_source_open) zip_source_open = nullptr;
+  decltype(&::zip_source_read) zip_source_read = nullptr;
+  decltype(&::zip_stat_index) zip_stat_index = nullptr;
+  decltype(&::zip_strerror) zip_strerror = nullptr;
+};
+
+const LibZip& lz() {
+  static const LibZip z = [] {
+    LibZip z;
+    std::string tried, error;
+    static const char* const kPaths[] = {"libzip.so.4"};
+    void* lib = dlopen_first(kPaths, tried);
+    if (!lib) fail("npz", ".npz archives need libzip, which could not be opened (apt-get install libzip4):{}", tried);
+    bind_symbol(lib, "libzip.so.4", "zip_close", z.zip_close, error);
+    bind_symbol(lib, "libzip.so.4", "zip_discard", z.zip_discard, error);
+    bind_symbol(lib, "libzip.so.4", "zip_error_fini", z.zip_error_fini, error);
+    bind_symbol(lib, "libzip.so.4", "zip_fclose", z.zip_fclose, error);
+    bind_symbol(lib, "libzip.so.4", "zip_error_init", z.zip_error_init, error);
+    bind_symbol(lib, "libzip.so.4", "zip_error_strerror", z.zip_error_strerror, error);
+    bind_symbol(lib, "libzip.so.4", "zip_file_add", z.zip_file_add, error);
+    bind_symbol(lib, "libzip.so.4", "zip_file_set_dostime", z.zip_file_set_dostime, error);
+    bind_symbol(lib, "libzip.so.4", "zip_file_strerror", z.zip_file_strerror, error);
+    bind_symbol(lib, "libzip.so.4", "zip_fopen_index", z.zip_fopen_index, error);
+    bind_symbol(lib, "libzip.so.4", "zip_fread", z.zip_fread, error);
+    bind_symbol(lib, "libzip.so.4", "zip_get_num_entries", z.zip_get_num_entries, error);
+    bind_symbol(lib, "libzip.so.4", "zip_open_from_source", z.zip_open_from_source, error);
+    bind_symbol(lib, "libzip.so.4", "zip_set_file_compression", z.zip_set_file_compression, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_buffer", z.zip_source_buffer, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_buffer_create", z.zip_source_buffer_create, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_close", z.zip_source_close, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_error", z.zip_source_error, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_free", z.zip_source_free, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_keep", z.zip_source_keep, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_open", z.zip_source_open, error);
+    bind_symbol(lib, "libzip.so.4", "zip_source_read", z.zip_source_read, error);
+    bind_symbol(lib, "libzip.so.4", "zip_stat_index", z.zip_stat_index, error);
+    bind_symbol(lib, "libzip.so.4", "zip_strerror", z.zip_strerror, error);
+    if (!error.empty()) fail("npz", "{}", error);
+    return z;
+  }();
+  return z;
+}
+
 struct ZipCloser {
-  void operator()(zip_t* z) const { zip_discard(z); }
+  void operator()(zip_t* z) const { lz().zip_discard(z); }
 };
 
 }  // namespace
@@ -287,32 +355,32 @@ std::map<std::string, Tensor> load_npz(const std::string& path) {
   const std::string_view op = "load_npz";
   const std::string bytes = read_regular_file(path, op, unlimited());
   zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-  if (!src) fail(op, "{}: {}", path, zip_error_strerror(&error));
-  std::unique_ptr<zip_t, ZipCloser> zip(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
+  lz().zip_error_init(&error);
+  zip_source_t* src = lz().zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (!src) fail(op, "{}: {}", path, lz().zip_error_strerror(&error));
+  std::unique_ptr<zip_t, ZipCloser> zip(lz().zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
   if (!zip) {
-    zip_source_free(src);
-    const std::string why = zip_error_strerror(&error);
-    zip_error_fini(&error);
+    lz().zip_source_free(src);
+    const std::string why = lz().zip_error_strerror(&error);
+    lz().zip_error_fini(&error);
     fail(op, "{}: not a readable .npz (zip) archive: {}", path, why);
   }
   std::map<std::string, Tensor> out;
-  const zip_int64_t n = zip_get_num_entries(zip.get(), 0);
+  const zip_int64_t n = lz().zip_get_num_entries(zip.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
-      fail(op, "{}: entry {}: {}", path, i, zip_strerror(zip.get()));
+    if (lz().zip_stat_index(zip.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0)
+      fail(op, "{}: entry {}: {}", path, i, lz().zip_strerror(zip.get()));
     std::string name = st.name;
     const std::string where = path + ", entry '" + name + "'";
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
-    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0),
-                                                           zip_fclose);
-    if (!file) fail(op, "{}: {}", where, zip_strerror(zip.get()));
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(lz().zip_fopen_index(zip.get(), static_cast<zip_uint64_t>(i), 0),
+                                                           lz().zip_fclose);
+    if (!file) fail(op, "{}: {}", where, lz().zip_strerror(zip.get()));
     std::string entry(st.size, '\0');
-    const zip_int64_t got = zip_fread(file.get(), entry.data(), st.size);
+    const zip_int64_t got = lz().zip_fread(file.get(), entry.data(), st.size);
     if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-      fail(op, "{}: {}", where, got < 0 ? zip_file_strerror(file.get()) : "the entry is shorter than its size");
+      fail(op, "{}: {}", where, got < 0 ? lz().zip_file_strerror(file.get()) : "the entry is shorter than its size");
     out.emplace(name, parse_npy(entry, op, where));
   }
   return out;
@@ -323,43 +391,43 @@ void save_npz(const std::map<std::string, Tensor>& tensors, const std::string& p
   std::vector<std::string> entries;  // the buffers libzip reads from until the archive closes
   entries.reserve(tensors.size());
   zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* archive = zip_source_buffer_create(nullptr, 0, 0, &error);
-  if (!archive) fail(op, "{}", zip_error_strerror(&error));
-  zip_source_keep(archive);  // read back after the archive closes
+  lz().zip_error_init(&error);
+  zip_source_t* archive = lz().zip_source_buffer_create(nullptr, 0, 0, &error);
+  if (!archive) fail(op, "{}", lz().zip_error_strerror(&error));
+  lz().zip_source_keep(archive);  // read back after the archive closes
   struct SourceFree {
     zip_source_t* s;
-    ~SourceFree() { zip_source_free(s); }
+    ~SourceFree() { lz().zip_source_free(s); }
   } keep{archive};
-  zip_t* zip = zip_open_from_source(archive, ZIP_TRUNCATE, &error);
-  if (!zip) fail(op, "{}", zip_error_strerror(&error));
+  zip_t* zip = lz().zip_open_from_source(archive, ZIP_TRUNCATE, &error);
+  if (!zip) fail(op, "{}", lz().zip_error_strerror(&error));
   std::unique_ptr<zip_t, ZipCloser> guard(zip);
   for (const auto& [name, t] : tensors) {
     entries.push_back(npy_bytes(t, op, "tensor '" + name + "'"));
-    zip_source_t* s = zip_source_buffer(zip, entries.back().data(), entries.back().size(), 0);
-    const zip_int64_t idx = s ? zip_file_add(zip, (name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
+    zip_source_t* s = lz().zip_source_buffer(zip, entries.back().data(), entries.back().size(), 0);
+    const zip_int64_t idx = s ? lz().zip_file_add(zip, (name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
     if (idx < 0) {
-      if (s) zip_source_free(s);
-      fail(op, "tensor '{}': {}", name, zip_strerror(zip));
+      if (s) lz().zip_source_free(s);
+      fail(op, "tensor '{}': {}", name, lz().zip_strerror(zip));
     }
-    zip_set_file_compression(zip, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0);
+    lz().zip_set_file_compression(zip, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0);
     // 1980-01-01 00:00 in DOS time, as numpy.savez dates its entries: the same tensors give the
     // same bytes.
-    zip_file_set_dostime(zip, static_cast<zip_uint64_t>(idx), 0, (1 << 5) | 1, 0);
+    lz().zip_file_set_dostime(zip, static_cast<zip_uint64_t>(idx), 0, (1 << 5) | 1, 0);
   }
   zip = guard.release();
-  if (zip_close(zip) != 0) {
-    const std::string why = zip_strerror(zip);
-    zip_discard(zip);
+  if (lz().zip_close(zip) != 0) {
+    const std::string why = lz().zip_strerror(zip);
+    lz().zip_discard(zip);
     fail(op, "{}", why);
   }
-  if (zip_source_open(archive) != 0) fail(op, "{}", zip_error_strerror(zip_source_error(archive)));
+  if (lz().zip_source_open(archive) != 0) fail(op, "{}", lz().zip_error_strerror(lz().zip_source_error(archive)));
   std::string bytes;
   char buf[1 << 16];
   zip_int64_t got = 0;
-  while ((got = zip_source_read(archive, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(got));
-  zip_source_close(archive);
-  if (got < 0) fail(op, "{}", zip_error_strerror(zip_source_error(archive)));
+  while ((got = lz().zip_source_read(archive, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(got));
+  lz().zip_source_close(archive);
+  if (got < 0) fail(op, "{}", lz().zip_error_strerror(lz().zip_source_error(archive)));
   AtomicFile out(path, op);
   out.write(bytes);
   out.commit();

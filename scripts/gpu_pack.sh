@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 out=${2:-build/gpu_carry}
 mkdir -p "$out"
-targets="kiln kiln_llvm kiln_test_cuda kiln_test_opdb kiln_example_train_digits kiln_example_train_gpt"
+targets="kiln kiln_llvm kiln_onednn kiln_test_cuda kiln_test_opdb kiln_example_train_digits kiln_example_train_gpt"
 ninja -C "$build" -t targets all | grep -q '^kiln_cuda_bench:' && targets="$targets kiln_cuda_bench"
 ninja -C "$build" -j2 $targets
 
@@ -22,7 +22,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 if [ ! -s "$out/deps.tar.xz" ]; then  # the system libraries change only with the packages
   mkdir -p "$stage/deps"
-  for f in $(ldd "$build/libkiln.so" "$build/libkiln_llvm.so" | awk '/=>/{print $3}' | grep -v "$build" | sort -u |
+  for f in $(ldd "$build/libkiln.so" "$build/libkiln_llvm.so" "$build/libkiln_onednn.so" | awk '/=>/{print $3}' | grep -v "$build" | sort -u |
              grep -Ev 'lib(c|m|stdc\+\+|gcc_s)\.so'); do
     cp -L "$f" "$stage/deps/"
   done
@@ -30,7 +30,7 @@ if [ ! -s "$out/deps.tar.xz" ]; then  # the system libraries change only with th
   tar -C "$stage/deps" -cf - . | xz -9 -T2 > "$out/deps.tar.xz"
 fi
 mkdir -p "$stage/kiln"
-cp -L "$build"/libkiln.so.0 "$build"/libkiln_llvm.so.0 "$stage/kiln/"  # libkiln opens libkiln_llvm beside it
+cp -L "$build"/libkiln.so.0 "$build"/libkiln_llvm.so.0 "$build"/libkiln_onednn.so.0 "$stage/kiln/"  # libkiln opens these beside it
 cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$stage/kiln/"
 cp "$build"/test/kiln_example_train_digits "$build"/test/kiln_example_train_gpt "$stage/kiln/"
 [ -x "$build"/bench/kiln_cuda_bench ] && cp "$build"/bench/kiln_cuda_bench "$stage/kiln/"

@@ -198,4 +198,18 @@ TEST(Layering, OnlyTheLlvmHalfIncludesLlvm) {
   }
 }
 
+// oneDNN's headers only in libkiln_onednn's file (CMakeLists.txt, KILN_ONEDNN_SOURCES): libkiln
+// opens it on the first convolution or large f32 product (runtime/cpu/onednn.h).
+TEST(Layering, OnlyTheOneDnnLibraryIncludesOneDnn) {
+  for (const Source& src : library_sources()) {
+    std::ifstream in(src.path);
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+      const bool dnnl = line.rfind("#include <oneapi/dnnl/", 0) == 0 || line.rfind("#include <dnnl", 0) == 0;
+      if (dnnl && src.rel != "runtime/cpu/onednn_conv.cpp")
+        ADD_FAILURE() << src.rel << ":" << no << ": " << line << " outside libkiln_onednn's file; libkiln must not link oneDNN";
+    }
+  }
+}
+
 }  // namespace

@@ -3,9 +3,8 @@
 
 #include "base/error.h"
 #include "runtime/cpu/blas_library.h"
+#include "runtime/cpu/onednn.h"
 #include "runtime/thread_pool.h"
-
-#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <climits>
@@ -29,12 +28,13 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
       return;
     }
     auto op = [](int t) { return t == BlasLibrary::kTrans ? 'T' : 'N'; };
-    dnnl_status_t st;
+    const OneDnn& dnn = onednn();  // libkiln_onednn, opened on the first large f32 product
+    int st = 0;
     {
       const LibraryTeam one(1);
-      st = dnnl_sgemm(op(ta), op(tb), M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+      st = dnn.sgemm(op(ta), op(tb), M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
     }
-    if (st != dnnl_success) internal_fail("oneDNN sgemm failed (status {}) on a {}x{}x{} product", static_cast<int>(st), M, N, K);
+    if (st != 0) internal_fail("oneDNN sgemm failed (status {}) on a {}x{}x{} product", st, M, N, K);
   } else {
     blas().dgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0, a, i(lda), b, i(ldb), 0.0, c, i(ldc));
   }
