@@ -3,9 +3,10 @@
 // libcrypto costs a process about 1.4 ms to load and relocate (measured by dlopen on the
 // bench host), more than anything else libkiln links but oneDNN. Most processes never hash:
 // an exported program's sections are checked with CRC32C (base/crc32c.h). So libcrypto is not
-// linked: the first hash dlopens libcrypto.so.3 and binds the four functions used here (their
-// types come from OpenSSL's headers, so a mismatch does not compile). A host without it gets
-// a kiln::Error saying so.
+// linked: the first hash dlopens libcrypto.so.3, initializes it without the system's
+// configuration or its legacy cipher tables, and binds the functions used here (their types
+// come from OpenSSL's headers, so a mismatch does not compile). A host without it gets a
+// kiln::Error saying so.
 #pragma once
 
 #include <array>

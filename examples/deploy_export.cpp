@@ -1,7 +1,8 @@
 // examples/deploy_export.cpp — compile a model once and write it as a package.
 //
 //   deploy_export DIR     writes DIR/mlp.kiln, and DIR/x.npy and DIR/y.npy (an input and the
-//                         package's output for it here) for deploy_serve to check against
+//                         package's output for it here) and DIR/x100.npy (a batch of 100) for
+//                         deploy_serve
 //
 // The model's weights are captured by the lambda, so they travel inside the package; the
 // batch dim is dynamic, serving batches of 2 to 256 (sizes 0 and 1 are always specialized).
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   const Tensor x = randn({8, 16});
   export_program(model, {x}, {.path = dir + "/mlp.kiln", .name = "mlp", .input_names = {"x"}, .dynamic = {{0, 0, 2, 256}}});
   save_npy(x, dir + "/x.npy");
+  save_npy(randn({100, 16}), dir + "/x100.npy");
   save_npy(load_program(dir + "/mlp.kiln")({x})[0], dir + "/y.npy");  // what the package computes here
   std::cout << "wrote " << dir << "/mlp.kiln\n";
   return 0;

@@ -88,6 +88,36 @@ TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
   EXPECT_TRUE(allclose(load_npy(scratch("y1.npy").string()), want[1], 1e-5, 1e-5));
 }
 
+// A package runs where kiln's compiler is not installed at all: the kiln tool and libkiln copied
+// into a directory of their own, without libkiln_llvm (nor libkiln_onednn) beside them, run it;
+// compiling there fails, naming the missing code generator.
+TEST(ExportProgram, APackageRunsWhereNoCompilerIsInstalled) {
+  manual_seed(14);
+  const fs::path dir = scratch("runtime_only");
+  fs::create_directories(dir);
+  const fs::path build = fs::path(KILN_CLI).parent_path();
+  fs::copy_file(KILN_CLI, dir / "kiln", fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::canonical(build / "libkiln.so.0"), dir / "libkiln.so.0", fs::copy_options::overwrite_existing);
+  const fs::path pkg = dir / "softmax.kiln";
+  export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(in[0] * 2, -1)}; }, {randn({4, 16})},
+                 {.path = pkg.string(), .name = "softmax", .input_names = {"x"}, .dynamic = {}});
+  const Tensor x = randn({4, 16});
+  save_npy(x, (dir / "x.npy").string());
+  ASSERT_FALSE(fs::exists(dir / "libkiln_llvm.so.0"));
+  const std::string env = fmt::format("env LD_LIBRARY_PATH={} KILN_CACHE_DIR={}", dir.string(), (dir / "cache").string());
+  const auto [out, rc] = shell(fmt::format("{} {} run {} {} -o {} --stats", env, (dir / "kiln").string(), pkg.string(),
+                                           (dir / "x.npy").string(), (dir / "y").string()));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("llvm not mapped"), std::string::npos) << out;
+  EXPECT_TRUE(allclose(load_npy((dir / "y0.npy").string()), softmax(x * 2, -1), 1e-5, 1e-6));
+  const auto [ldd, ldd_rc] = shell(fmt::format("{} ldd {}", env, (dir / "kiln").string()));
+  EXPECT_NE(ldd.find(dir.string() + "/libkiln.so.0"), std::string::npos) << "the copy's libkiln is not the one loaded:\n" << ldd;
+  // The same tool cannot compile there: the code generator is not installed.
+  const auto [opt, opt_rc] = shell(fmt::format("{} {} demo", env, (dir / "kiln").string()));
+  EXPECT_NE(opt_rc, 0) << opt;
+  EXPECT_NE(opt.find("needs kiln's LLVM code generator, which could not be opened"), std::string::npos) << opt;
+}
+
 // The command-line tool, like any program linked with libkiln alone, does not link LLVM.
 TEST(ExportProgram, TheRuntimeLinksNoLlvm) {
   const auto [out, rc] = shell(fmt::format("ldd {}", KILN_CLI));
