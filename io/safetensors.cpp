@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/read_file.h"
 #include "base/storage.h"
+#include "frontend/from_blob.h"
 #include "frontend/ops_factory.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -246,6 +248,31 @@ std::string safetensors_bytes(const std::map<std::string, Tensor>& tensors, cons
 
 std::map<std::string, Tensor> load_safetensors_bytes(std::string_view bytes, const std::string& what, Device device) {
   return read_tensors(ByteSource(bytes, what), device);
+}
+
+std::map<std::string, Tensor> view_safetensors_bytes(std::string_view bytes, const std::string& what,
+                                                     std::shared_ptr<const void> owner) {
+  const ByteSource src(bytes, what);
+  const Header h = read_header(src);
+  std::map<std::string, Tensor> out;
+  for (const Entry& e : h.entries) {
+    const char* data = bytes.data() + h.data_start + e.begin;
+    const size_t n = e.end - e.begin;
+    if (e.dtype == ScalarType::Bool)  // anything but 0 and 1 would be an invalid bool
+      for (size_t i = 0; i < n; ++i)
+        if (static_cast<unsigned char>(data[i]) > 1)
+          fail("load_safetensors", "{}: tensor '{}' (BOOL) holds byte {} at element {}", what, e.name,
+               static_cast<unsigned char>(data[i]), i);
+    if (reinterpret_cast<uintptr_t>(data) % element_size(e.dtype) != 0) {  // kernels load whole elements
+      Tensor t = empty(e.shape, TensorOptions(e.dtype));
+      std::memcpy(t.data_ptr(), data, n);
+      out.emplace(e.name, t);
+      continue;
+    }
+    // Read-only by contract: the tensors are an exported program's weights, never written.
+    out.emplace(e.name, from_blob(const_cast<char*>(data), e.shape, [owner](void*) {}, TensorOptions(e.dtype)));
+  }
+  return out;
 }
 
 std::map<std::string, Tensor> load_safetensors(const std::string& path, Device device) {

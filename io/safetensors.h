@@ -20,6 +20,7 @@
 #include "frontend/tensor.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,13 @@ std::string safetensors_bytes(const std::map<std::string, Tensor>& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 std::map<std::string, Tensor> load_safetensors_bytes(std::string_view bytes, const std::string& what,
                                                      Device device = Device());
+
+// The tensors of safetensors bytes, on the cpu, viewing `bytes` in place (each keeps `owner`,
+// which keeps the bytes, alive) where their data is aligned to their element size, copied
+// where not; the same checks as load_safetensors. The tensors are read-only by contract: an
+// exported program's weights (runtime/export/export.cpp), which nothing writes.
+std::map<std::string, Tensor> view_safetensors_bytes(std::string_view bytes, const std::string& what,
+                                                     std::shared_ptr<const void> owner);
 
 // The header's "__metadata__" (string to string; empty when the file has none).
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);

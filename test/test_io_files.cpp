@@ -10,6 +10,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "kiln/kiln.h"
+#include "test_support/check.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
@@ -249,6 +250,33 @@ TEST(SafetensorsErrors, TruncatedAndInconsistentFilesNameTheTensor) {
   spit(p, huge + "{}");
   expect_load_error(p, "past the format's limit");
   expect_load_error(dir.path / "missing.safetensors", "cannot read");
+}
+
+// In memory (an exported program's weights): viewed in place where aligned, copied where not,
+// with the file reader's checks.
+TEST(SafetensorsBytes, ViewsAlignedTensorsInPlaceAndCopiesTheRest) {
+  const Tensor a = test::mk<float>({1, 2, 3}), d = test::mk<double>({0.5, -2.0});
+  const std::string bytes = safetensors_bytes(std::map<std::string, Tensor>{{"a", a}, {"d", d}});
+  auto owner = std::make_shared<const std::string>(std::string(64, '\0') + bytes);  // 64-byte offset, as in a package
+  const std::string_view view = std::string_view(*owner).substr(64);
+  const std::map<std::string, Tensor> got = view_safetensors_bytes(view, "w", owner);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(equal(got.at("a"), a));
+  EXPECT_TRUE(equal(got.at("d"), d));
+  auto inside = [&](const Tensor& t) {
+    const char* p = static_cast<const char*>(t.data_ptr());
+    return p >= view.data() && p < view.data() + view.size();
+  };
+  // The data starts 8-byte aligned; "a" (12 bytes) first, so "d" sits 4 bytes off an 8-byte
+  // boundary: a view of "a", a copy of "d".
+  EXPECT_TRUE(inside(got.at("a")));
+  EXPECT_FALSE(inside(got.at("d")));
+  // One byte further, both are misaligned and copied; equal all the same.
+  auto shifted = std::make_shared<const std::string>(std::string(65, '\0') + bytes);
+  const std::map<std::string, Tensor> copied = view_safetensors_bytes(std::string_view(*shifted).substr(65), "w", shifted);
+  EXPECT_TRUE(equal(copied.at("a"), a));
+  EXPECT_TRUE(equal(copied.at("d"), d));
+  EXPECT_NE(test::error_of([&] { view_safetensors_bytes(view.substr(0, view.size() - 3), "w", owner); }), "<no error>");
 }
 
 TEST(SafetensorsErrors, AFailedWriteLeavesTheOldFileWhole) {

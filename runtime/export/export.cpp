@@ -186,9 +186,9 @@ int64_t number(const std::string& s, const std::string& what, const std::string&
   fail(kLoad, "{}: {} is '{}', not a count", path, what, s);
 }
 
-std::vector<rt::ParamSource> read_params(const std::string& text, const ir::ExecPlan& plan, size_t inputs,
+std::vector<rt::ParamSource> read_params(std::string_view text, const ir::ExecPlan& plan, size_t inputs,
                                          const std::string& path) {
-  std::istringstream in(text);
+  std::istringstream in{std::string(text)};
   std::string line;
   std::vector<rt::ParamSource> out;
   while (std::getline(in, line)) {
@@ -216,10 +216,10 @@ std::vector<rt::ParamSource> read_params(const std::string& text, const ir::Exec
 }  // namespace
 
 LoadedProgram load_program(const std::string& path) {
-  const rt::Package pkg = rt::read_package(path, kLoad);
+  const rt::PackageView pkg = rt::read_package(path, kLoad);
   auto s = std::make_shared<LoadedProgram::State>();
   s->path = path;
-  s->manifest = pkg.at("manifest", kLoad, path);
+  s->manifest = std::string(pkg.at("manifest", kLoad, path));
   const std::multimap<std::string, std::string> m = read_manifest(s->manifest, path);
   if (const std::string& v = one(m, "kiln", path); v != KILN_VERSION_STRING)
     fail(kLoad, "{}: exported by kiln {}; this is kiln {}, which loads the packages of its own version", path, v,
@@ -246,8 +246,8 @@ LoadedProgram load_program(const std::string& path) {
       fail(kLoad, "{}: section '{}': {}", path, name, e.what());
     }
   };
-  ir::ExecPlan plan = section("plan", [](const std::string& t) { return ir::parse_plan(t); });
-  s->guards = section("guards", [](const std::string& t) { return guards::GuardSet::deserialize(t); });
+  ir::ExecPlan plan = section("plan", [](std::string_view t) { return ir::parse_plan(t); });
+  s->guards = section("guards", [](std::string_view t) { return guards::GuardSet::deserialize(t); });
   if (s->guards.names().size() != s->inputs)
     fail(kLoad, "{}: the guards check {} inputs, the manifest says {}", path, s->guards.names().size(), s->inputs);
   std::vector<rt::ParamSource> params = read_params(pkg.at("params", kLoad, path), plan, s->inputs + weights, path);
@@ -255,8 +255,9 @@ LoadedProgram load_program(const std::string& path) {
     if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->inputs + weights))
       fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->inputs + weights);
   if (weights > 0) {
-    std::map<std::string, Tensor> w = section("weights", [&](const std::string& t) {
-      return load_safetensors_bytes(t, path + " (weights)");
+    // Tensors over the file's bytes (sections are 64-byte aligned): no copy of the weights.
+    std::map<std::string, Tensor> w = section("weights", [&](std::string_view t) {
+      return view_safetensors_bytes(t, path + " (weights)", pkg.file);
     });
     for (size_t i = 0; i < weights; ++i) {
       auto it = w.find(fmt::format("w{}", i));

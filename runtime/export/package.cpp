@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <memory>
 #include <set>
 
 namespace kiln::rt {
@@ -17,6 +18,8 @@ namespace {
 
 constexpr std::string_view kMagic = "KILNPKG\n";
 constexpr size_t kHashDigits = 8;  // CRC-32C in hex
+
+uint64_t align_up(uint64_t n) { return (n + kSectionAlign - 1) / kSectionAlign * kSectionAlign; }
 
 std::string checksum(std::string_view bytes) { return fmt::format("{:08x}", crc32c(bytes)); }
 
@@ -78,7 +81,10 @@ std::string package_bytes(const Package& p) {
     put<uint64_t>(out, bytes.size());
     out += checksum(bytes);
   }
-  for (const auto& [name, bytes] : p.sections) out += bytes;
+  for (const auto& [name, bytes] : p.sections) {
+    out.append(align_up(out.size()) - out.size(), '\0');
+    out += bytes;
+  }
   return out;
 }
 
@@ -88,7 +94,8 @@ void write_package(const Package& p, const std::string& path, std::string_view o
   f.commit();
 }
 
-Package parse_package(std::string_view bytes, std::string_view op, const std::string& path) {
+PackageView view_package(std::shared_ptr<const std::string> file, std::string_view op, const std::string& path) {
+  const std::string_view bytes = *file;
   Reader r(bytes, op, path);
   if (bytes.substr(0, kMagic.size()) != kMagic)
     fail(op, "{}: not a kiln package (it does not start with \"KILNPKG\")", path);
@@ -105,7 +112,6 @@ Package parse_package(std::string_view bytes, std::string_view op, const std::st
   };
   std::vector<Row> rows;
   std::set<std::string> names;
-  uint64_t total = 0;
   for (uint32_t i = 0; i < count; ++i) {
     Row row;
     const uint32_t len = r.take<uint32_t>("a section name's length");
@@ -114,27 +120,62 @@ Package parse_package(std::string_view bytes, std::string_view op, const std::st
     if (!names.insert(row.name).second) fail(op, "{}: section '{}' appears twice", path, row.name);
     row.size = r.take<uint64_t>("a section size");
     row.hash = std::string(r.bytes(kHashDigits, "a section checksum"));
-    if (row.size > std::numeric_limits<uint64_t>::max() - total) fail(op, "{}: section sizes overflow", path);
-    total += row.size;
     rows.push_back(std::move(row));
   }
-  if (total != r.left())
-    fail(op, "{}: the sections add up to {} bytes, but {} follow the table ({})", path, total, r.left(),
-         total > r.left() ? "truncated" : "trailing bytes");
-  Package p;
+  // Each section starts at the next multiple of kSectionAlign, zeros between: the layout
+  // follows from the sizes, and the file must end where the last section does.
+  uint64_t at = bytes.size() - r.left();
+  std::vector<uint64_t> starts;
   for (const Row& row : rows) {
-    std::string data(r.bytes(row.size, "section '" + row.name + "'"));
-    if (checksum(data) != row.hash)
-      fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path, row.name);
-    p.sections.emplace_back(row.name, std::move(data));
+    const uint64_t start = align_up(at);
+    if (start > bytes.size() || row.size > bytes.size() - start)
+      fail(op, "{}: truncated: section '{}' needs bytes [{}, {}), the file has {}", path, row.name, start,
+           start + row.size, bytes.size());
+    starts.push_back(start);
+    at = start + row.size;
   }
+  if (at != bytes.size()) fail(op, "{}: {} trailing bytes after the last section", path, bytes.size() - at);
+  uint64_t pad_from = bytes.size() - r.left();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (uint64_t k = pad_from; k < starts[i]; ++k)
+      if (bytes[k] != '\0') fail(op, "{}: byte {} between sections is not zero: the package is damaged", path, k);
+    pad_from = starts[i] + rows[i].size;
+  }
+  PackageView v;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string_view data = bytes.substr(starts[i], rows[i].size);
+    if (checksum(data) != rows[i].hash)
+      fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path,
+           rows[i].name);
+    v.sections.emplace_back(rows[i].name, data);
+  }
+  v.file = std::move(file);
+  return v;
+}
+
+Package parse_package(std::string_view bytes, std::string_view op, const std::string& path) {
+  const PackageView v = view_package(std::make_shared<const std::string>(bytes), op, path);
+  Package p;
+  for (const auto& [name, data] : v.sections) p.sections.emplace_back(name, std::string(data));
   return p;
 }
 
-Package read_package(const std::string& path, std::string_view op) {
+std::string_view PackageView::at(std::string_view name, std::string_view op, const std::string& path) const {
+  for (const auto& [n, b] : sections)
+    if (n == name) return b;
+  fail(op, "{}: the package has no section '{}'", path, name);
+}
+
+bool PackageView::has(std::string_view name) const {
+  for (const auto& [n, _] : sections)
+    if (n == name) return true;
+  return false;
+}
+
+PackageView read_package(const std::string& path, std::string_view op) {
   ReadOptions opts;
   opts.max_bytes = size_t{16} << 30;
-  return parse_package(read_regular_file(path, op, opts), op, path);
+  return view_package(std::make_shared<const std::string>(read_regular_file(path, op, opts)), op, path);
 }
 
 }  // namespace kiln::rt

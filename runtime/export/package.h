@@ -5,17 +5,19 @@
 //   u32 format version                kPackageFormat (little-endian, as every number here)
 //   u32 section count
 //   per section: u32 name length, the name, u64 size, 8 hex digits of its CRC-32C (base/crc32c.h)
-//   the sections' bytes, in the order of the table
+//   the sections' bytes, in the order of the table, each starting at a multiple of 64 bytes
+//   (zeros between), so that a loaded program's weights are tensors over the file's bytes
 //
 // read_package checks everything before it hands out a byte: the magic, the version, every
-// length against the file, that the sections exactly fill what follows the table, and each
-// section's checksum. A truncated, damaged or edited file is an error naming the file and what
+// length against the file, that the sections with their padding exactly fill what follows the
+// table (the padding zero), and each section's checksum. A truncated, damaged or edited file is an error naming the file and what
 // failed, never a partial read. (The checksums find damage; they do not authenticate a
 // package: its code runs in the loading process, so load only packages you trust.) The
 // sections an exported program uses are listed in docs/export.md.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,11 +36,24 @@ struct Package {
   bool has(std::string_view name) const;
 };
 
+inline constexpr uint64_t kSectionAlign = 64;
+
+// A package read back: its sections are views into `file`, which they keep alive.
+struct PackageView {
+  std::shared_ptr<const std::string> file;
+  std::vector<std::pair<std::string, std::string_view>> sections;
+
+  std::string_view at(std::string_view name, std::string_view op, const std::string& path) const;
+  bool has(std::string_view name) const;
+};
+
 // The package's bytes; written atomically by write_package.
 std::string package_bytes(const Package& p);
 void write_package(const Package& p, const std::string& path, std::string_view op);
 // kiln::Error "[op] path: ..." for a file that is not a whole, intact package of this format.
-Package read_package(const std::string& path, std::string_view op);
+PackageView read_package(const std::string& path, std::string_view op);
+PackageView view_package(std::shared_ptr<const std::string> file, std::string_view op, const std::string& path);
+// The same, its sections copied (to edit and write again).
 Package parse_package(std::string_view bytes, std::string_view op, const std::string& path);
 
 }  // namespace kiln::rt
