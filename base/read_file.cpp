@@ -4,6 +4,7 @@
 #include "base/error.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,21 @@ std::string read_regular_file(const std::string& path, std::string_view op, Read
   std::string bytes(f.size(), '\0');
   bytes.resize(f.read_upto(0, bytes.data(), bytes.size()));  // a file that shrank meanwhile: what is there
   return bytes;
+}
+
+std::shared_ptr<const MappedFile> MappedFile::map(const std::string& path, std::string_view op, ReadOptions opts) {
+  const RegularFile f(path, op, opts);
+  std::shared_ptr<MappedFile> m(new MappedFile());
+  if (f.size() == 0) return m;  // mmap refuses a length of zero; the view is empty
+  void* data = ::mmap(nullptr, f.size(), PROT_READ, MAP_PRIVATE, f.fd(), 0);
+  if (data == MAP_FAILED) fail(op, "cannot map {}: {}", path, std::strerror(errno));
+  m->data_ = data;
+  m->size_ = f.size();
+  return m;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(data_, size_);
 }
 
 }  // namespace kiln

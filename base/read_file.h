@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,7 @@ class RegularFile {
 
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
   // Reads exactly n bytes at `offset` into dst; fails when the file ends first.
   void read_at(size_t offset, void* dst, size_t n) const;
   // Reads up to n bytes at `offset`, fewer where the file ends; returns how many.
@@ -41,6 +43,26 @@ class RegularFile {
  private:
   std::string path_, op_;
   int fd_ = -1;
+  size_t size_ = 0;
+};
+
+// A regular file, checked as read_regular_file checks it, mapped read-only: the bytes are the
+// page cache's, nothing is copied and nothing is read before it is touched (an exported
+// program's weights are tensors over them). A mapping sees the file as it is: a writer that
+// truncates the file in place while it is mapped makes a later access fault (SIGBUS), so map
+// only files replaced by rename, as export_program and the caches write them.
+class MappedFile {
+ public:
+  static std::shared_ptr<const MappedFile> map(const std::string& path, std::string_view op, ReadOptions opts = {});
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  MappedFile() = default;
+  void* data_ = nullptr;
   size_t size_ = 0;
 };
 

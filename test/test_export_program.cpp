@@ -4,6 +4,7 @@
 // ranges, and damaged, truncated, foreign or edited packages, are refused with errors that
 // name what failed.
 #include "kiln/kiln.h"
+#include "base/crc32c.h"
 #include "base/host_cpu.h"
 #include "base/read_file.h"
 #include "runtime/export/package.h"
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 
 namespace kiln {
@@ -214,6 +216,46 @@ TEST(ExportProgram, DamagedForeignAndEditedPackagesAreRefused) {
   const std::string more = words.substr(0, at) + "7d:ffffffff" + words.substr(words.find(' ', at));
   const std::string cpu = edit_manifest(words, more);
   EXPECT_NE(cpu.find("its code was compiled for a cpu this host does not match; this host lacks: "), std::string::npos) << cpu;
+}
+
+// The sections' checksum: CRC-32C's check value, and a bit-at-a-time reference at lengths
+// around the three-lane blocks and at every alignment.
+TEST(PackageChecksum, Crc32cMatchesABitwiseReference) {
+  EXPECT_EQ(crc32c("123456789"), 0xe3069283u);
+  EXPECT_EQ(crc32c(""), 0u);
+  auto reference = [](std::string_view s) {
+    uint32_t c = 0xffffffffu;
+    for (unsigned char byte : s) {
+      c ^= byte;
+      for (int k = 0; k < 8; ++k) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    }
+    return c ^ 0xffffffffu;
+  };
+  std::mt19937_64 rng(7);
+  std::string bytes(3 * 3 * 8192 + 100, '\0');
+  for (char& b : bytes) b = static_cast<char>(rng());
+  for (size_t n : {1, 7, 8, 9, 63, 24575, 24576, 24577, 24583, 49152, 49159, 73728, 73828})
+    for (size_t at : {0, 1, 3, 5})
+      if (at + n <= bytes.size()) {
+        const std::string_view s = std::string_view(bytes).substr(at, n);
+        EXPECT_EQ(crc32c(s), reference(s)) << n << " bytes at offset " << at;
+      }
+}
+
+// load_program maps the package: a package replaced by rename while a loaded program is alive
+// leaves that program running on the old file's bytes.
+TEST(ExportProgram, ALoadedProgramOutlivesItsFileBeingReplaced) {
+  manual_seed(17);
+  const fs::path pkg = scratch("replaced.kiln");
+  const Tensor w = randn({16, 8}), x = randn({4, 8});
+  auto fn = [&](const Tensor& ww) {
+    return [ww](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], ww)}; };
+  };
+  export_program(fn(w), {x}, {.path = pkg.string(), .name = "a", .input_names = {}, .dynamic = {}});
+  const LoadedProgram a = load_program(pkg.string());
+  export_program(fn(w * 2), {x}, {.path = pkg.string(), .name = "b", .input_names = {}, .dynamic = {}});
+  fs::remove(pkg);
+  EXPECT_TRUE(allclose(a({x})[0], linear(x, w), 1e-5, 1e-5));
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ LoadedProgram load_program(const std::string& path) {
   if (weights > 0) {
     // Tensors over the file's bytes (sections are 64-byte aligned): no copy of the weights.
     std::map<std::string, Tensor> w = section("weights", [&](std::string_view t) {
-      return view_safetensors_bytes(t, path + " (weights)", pkg.file);
+      return view_safetensors_bytes(t, path + " (weights)", pkg.owner);
     });
     for (size_t i = 0; i < weights; ++i) {
       auto it = w.find(fmt::format("w{}", i));

@@ -94,8 +94,8 @@ void write_package(const Package& p, const std::string& path, std::string_view o
   f.commit();
 }
 
-PackageView view_package(std::shared_ptr<const std::string> file, std::string_view op, const std::string& path) {
-  const std::string_view bytes = *file;
+PackageView view_package(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view op,
+                         const std::string& path) {
   Reader r(bytes, op, path);
   if (bytes.substr(0, kMagic.size()) != kMagic)
     fail(op, "{}: not a kiln package (it does not start with \"KILNPKG\")", path);
@@ -149,12 +149,12 @@ PackageView view_package(std::shared_ptr<const std::string> file, std::string_vi
            rows[i].name);
     v.sections.emplace_back(rows[i].name, data);
   }
-  v.file = std::move(file);
+  v.owner = std::move(owner);
   return v;
 }
 
 Package parse_package(std::string_view bytes, std::string_view op, const std::string& path) {
-  const PackageView v = view_package(std::make_shared<const std::string>(bytes), op, path);
+  const PackageView v = view_package(nullptr, bytes, op, path);
   Package p;
   for (const auto& [name, data] : v.sections) p.sections.emplace_back(name, std::string(data));
   return p;
@@ -175,7 +175,9 @@ bool PackageView::has(std::string_view name) const {
 PackageView read_package(const std::string& path, std::string_view op) {
   ReadOptions opts;
   opts.max_bytes = size_t{16} << 30;
-  return view_package(std::make_shared<const std::string>(read_regular_file(path, op, opts)), op, path);
+  std::shared_ptr<const MappedFile> file = MappedFile::map(path, op, opts);
+  const std::string_view bytes = file->bytes();
+  return view_package(std::move(file), bytes, op, path);
 }
 
 }  // namespace kiln::rt

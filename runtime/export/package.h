@@ -38,9 +38,10 @@ struct Package {
 
 inline constexpr uint64_t kSectionAlign = 64;
 
-// A package read back: its sections are views into `file`, which they keep alive.
+// A package read back: its sections are views into the file's bytes, which `owner` keeps
+// alive (read_package maps the file: base/read_file.h MappedFile).
 struct PackageView {
-  std::shared_ptr<const std::string> file;
+  std::shared_ptr<const void> owner;
   std::vector<std::pair<std::string, std::string_view>> sections;
 
   std::string_view at(std::string_view name, std::string_view op, const std::string& path) const;
@@ -52,7 +53,8 @@ std::string package_bytes(const Package& p);
 void write_package(const Package& p, const std::string& path, std::string_view op);
 // kiln::Error "[op] path: ..." for a file that is not a whole, intact package of this format.
 PackageView read_package(const std::string& path, std::string_view op);
-PackageView view_package(std::shared_ptr<const std::string> file, std::string_view op, const std::string& path);
+PackageView view_package(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view op,
+                         const std::string& path);
 // The same, its sections copied (to edit and write again).
 Package parse_package(std::string_view bytes, std::string_view op, const std::string& path);
 
