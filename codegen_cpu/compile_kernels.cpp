@@ -85,7 +85,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
   if (kernels.empty()) return res;
   const auto t0 = std::chrono::steady_clock::now();
   const KernelSet set(kernels, opts.perf_label);
-  res.key = module_key_of_texts(set.texts);
+  res.key = module_key_of_texts(set.texts, opts.level);
   const std::vector<size_t>& distinct = set.distinct;
   const std::vector<std::string>& names = set.names;
   const std::vector<std::string>* perf_labels = set.perf_labels();
@@ -144,7 +144,7 @@ CodegenResult compile_kernels(const std::vector<const ir::Kernel*>& kernels, con
       ks.push_back(kernels[distinct[j]]);
       ns.push_back(names[j]);
     }
-    mods[p] = compiler.compile(ks, ns, opts.want_ir, opts.want_asm, &opts.diagnostics);
+    mods[p] = compiler.compile(ks, ns, opts.want_ir, opts.want_asm, &opts.diagnostics, opts.level);
   };
   if (parts > 1) opts.parallel(parts, compile_part);
   else compile_part(0);

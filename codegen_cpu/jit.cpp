@@ -30,6 +30,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -39,6 +40,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 
 namespace kiln::cpu {
@@ -77,43 +79,51 @@ struct Jit::Impl {
   // Target machines are reused: a new one costs 2–3 ms of a small kernel's compile (its
   // subtarget and lowering tables are built on first use). One compilation holds one at a
   // time, so several threads compile at once with a machine each.
+  // Pooled by CPU name ("" is the host).
   std::mutex pool_mu;
-  std::vector<std::unique_ptr<llvm::TargetMachine>> pool;
+  std::map<std::string, std::vector<std::unique_ptr<llvm::TargetMachine>>> pool;
 
   class HeldTM {
    public:
-    HeldTM(Impl* impl, std::unique_ptr<llvm::TargetMachine> tm) : impl_(impl), tm_(std::move(tm)) {}
+    HeldTM(Impl* impl, std::string cpu, std::unique_ptr<llvm::TargetMachine> tm)
+        : impl_(impl), cpu_(std::move(cpu)), tm_(std::move(tm)) {}
     HeldTM(HeldTM&&) = default;
     HeldTM& operator=(HeldTM&&) = delete;
     ~HeldTM() {
       if (!tm_) return;
       std::lock_guard<std::mutex> lock(impl_->pool_mu);
-      impl_->pool.push_back(std::move(tm_));
+      impl_->pool[cpu_].push_back(std::move(tm_));
     }
     llvm::TargetMachine* operator->() const { return tm_.get(); }
     llvm::TargetMachine* get() const { return tm_.get(); }
 
    private:
     Impl* impl_;
+    std::string cpu_;
     std::unique_ptr<llvm::TargetMachine> tm_;
   };
 
-  HeldTM hold_tm() {
+  HeldTM hold_tm(const std::string& cpu) {
     start_compiler();
     std::unique_ptr<llvm::TargetMachine> tm;
     {
       std::lock_guard<std::mutex> lock(pool_mu);
-      if (!pool.empty()) {
-        tm = std::move(pool.back());
-        pool.pop_back();
+      if (auto it = pool.find(cpu); it != pool.end() && !it->second.empty()) {
+        tm = std::move(it->second.back());
+        it->second.pop_back();
       }
     }
-    return HeldTM(this, tm ? std::move(tm) : create_tm());
+    return HeldTM(this, cpu, tm ? std::move(tm) : create_tm(cpu));
   }
 
-  std::unique_ptr<llvm::TargetMachine> create_tm() {
+  // The host's machine, or one for the named CPU with that CPU's features only.
+  std::unique_ptr<llvm::TargetMachine> create_tm(const std::string& cpu = {}) {
     std::lock_guard<std::mutex> lock(tm_mu);
-    return unwrap(jtmb.createTargetMachine(), "creating the target machine");
+    if (cpu.empty()) return unwrap(jtmb.createTargetMachine(), "creating the target machine");
+    llvm::orc::JITTargetMachineBuilder b = jtmb;
+    b.setCPU(cpu);
+    b.getFeatures() = llvm::SubtargetFeatures();
+    return unwrap(b.createTargetMachine(), "creating the target machine for " + cpu);
   }
 
   void start_compiler() {
@@ -158,7 +168,7 @@ bool Jit::compiler_started() const { return impl_->compiler_started; }
 
 const std::string& Jit::target_triple() const { return impl_->triple; }
 
-void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings) {
+void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings, const std::string& llvm_cpu) {
   if (m.getDataLayout().isDefault()) m.setDataLayout(data_layout());
   if (m.getTargetTriple().empty()) m.setTargetTriple(impl_->triple);
   {
@@ -168,7 +178,7 @@ void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTi
   }
   // A pooled target machine and the module's own context: several threads optimize at once.
   const auto t0 = std::chrono::steady_clock::now();
-  Impl::HeldTM tm = impl_->hold_tm();
+  Impl::HeldTM tm = impl_->hold_tm(llvm_cpu);
   llvm::PipelineTuningOptions pto;
   pto.LoopInterleaving = false;
   pto.LoopVectorization = true;
@@ -194,8 +204,8 @@ void Jit::optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTi
   }
 }
 
-std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts) {
-  Impl::HeldTM tm = impl_->hold_tm();
+std::string Jit::emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts, const std::string& llvm_cpu) {
+  Impl::HeldTM tm = impl_->hold_tm(llvm_cpu);
   if (artifacts && want_asm) {  // code generation rewrites IR (CodeGenPrepare): print from a clone
     std::unique_ptr<llvm::Module> clone = llvm::CloneModule(m);
     llvm::SmallString<0> buf;

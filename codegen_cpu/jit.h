@@ -54,9 +54,13 @@ class Jit {
   // Verifies and optimizes the module in place (O3 for the host CPU, LoopInterleaving=false,
   // LoopVectorization and SLP on); want_ir: the optimized module's text into artifacts.
   // Throws kiln::InternalError (with LLVM's message) if the module does not verify.
-  void optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings);
-  // The module's object code for the host; want_asm: its assembly into artifacts as well.
-  std::string emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts);
+  // `llvm_cpu` names another CPU to optimize and emit for, with that CPU's features and none of
+  // the host's (base/cpu_level.h: "x86-64-v3" for an exported program's portable code);
+  // empty: the host.
+  void optimize(llvm::Module& m, bool want_ir, JitArtifacts* artifacts, JitTimings* timings,
+                const std::string& llvm_cpu = {});
+  // The module's object code for the host (or llvm_cpu); want_asm: its assembly into artifacts as well.
+  std::string emit_object(llvm::Module& m, bool want_asm, JitArtifacts* artifacts, const std::string& llvm_cpu = {});
   // optimize, emit_object and link_objects (linked_code.h) in one call; a link failure is an
   // InternalError.
   // May be called from several threads at once.

@@ -16,6 +16,7 @@
 #include "codegen_cpu/jit.h"
 #include "codegen_cpu/module_compiler.h"
 
+#include "base/cpu_level.h"
 #include "base/error.h"
 #include "base/timing.h"
 #include "codegen_cpu/llvm_math.h"
@@ -90,7 +91,8 @@ LoopHint hint_for(const ir::KStage& st) {
 
 class KernelGen {
  public:
-  KernelGen(llvm::Module& m, const ir::Kernel& k) : C_(m.getContext()), M_(m), B_(C_), E_{B_, m}, k_(k) {}
+  KernelGen(llvm::Module& m, const ir::Kernel& k, int vector_bits)
+      : C_(m.getContext()), M_(m), B_(C_), E_{B_, m, vector_bits}, k_(k) {}
 
   llvm::Function* build(const std::string& symbol);
 
@@ -747,25 +749,25 @@ std::unique_ptr<llvm::Module> new_module(llvm::LLVMContext& ctx, const std::stri
 class LlvmModuleCompiler final : public ModuleCompiler {
  public:
   CompiledModule compile(const std::vector<const ir::Kernel*>& kernels, const std::vector<std::string>& names,
-                         bool want_ir, bool want_asm,
-                         const std::function<void(std::string_view)>* diagnostics) const override {
+                         bool want_ir, bool want_asm, const std::function<void(std::string_view)>* diagnostics,
+                         const CpuLevel& level) const override {
     CompiledModule out;
     Jit& jit = Jit::instance();
     const auto t_build = std::chrono::steady_clock::now();
     auto ctx = std::make_unique<llvm::LLVMContext>();
     route_diagnostics(*ctx, diagnostics);
     auto m = new_module(*ctx, "kiln_module");
-    for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i]).build(names.at(i));
+    for (size_t i = 0; i < kernels.size(); ++i) KernelGen(*m, *kernels[i], level.vector_bits).build(names.at(i));
     std::string err;
     llvm::raw_string_ostream os(err);
     if (llvm::verifyModule(*m, &os)) internal_fail("generated LLVM IR does not verify: {}", os.str());
     out.build_ms = ms_since(t_build);
     JitArtifacts arts;
     JitTimings tim;
-    jit.optimize(*m, want_ir, &arts, &tim);
+    jit.optimize(*m, want_ir, &arts, &tim, level.llvm_cpu);
     out.optimize_ms = tim.optimize_ms;
     const auto t_emit = std::chrono::steady_clock::now();
-    out.object = jit.emit_object(*m, want_asm, &arts);
+    out.object = jit.emit_object(*m, want_asm, &arts, level.llvm_cpu);
     out.emit_ms = ms_since(t_emit);
     out.llvm_ir = std::move(arts.llvm_ir);
     out.assembly = std::move(arts.assembly);
@@ -776,7 +778,7 @@ class LlvmModuleCompiler final : public ModuleCompiler {
     llvm::LLVMContext ctx;
     route_diagnostics(ctx, nullptr);
     auto m = new_module(ctx, k.name);
-    KernelGen(*m, k).build(k.name);
+    KernelGen(*m, k, native_cpu_level().vector_bits).build(k.name);
     std::string s;
     llvm::raw_string_ostream os(s);
     m->print(os, nullptr);

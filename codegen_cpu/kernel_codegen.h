@@ -9,6 +9,7 @@
 // one mapping (codegen_cpu/linked_code.h); identical kernels are compiled once. No LLVM header is included here.
 #pragma once
 
+#include "base/cpu_level.h"
 #include "codegen_cpu/jit.h"
 #include "base/object_store.h"
 #include "ir/kernel.h"
@@ -57,6 +58,9 @@ struct CodegenOptions {
   // modules at once, linked together. Unset: one module on the calling thread.
   std::function<void(size_t n, const std::function<void(size_t)>& body)> parallel;
   size_t threads = 1;
+  // The CPU the code is for (base/cpu_level.h): this host, or an x86-64 level an exported
+  // program carries code for. The kernels must have been scheduled for its vector_bits.
+  CpuLevel level = native_cpu_level();
 };
 
 // Links the kernels' object code from this process, or from `store` (base/object_store.h),

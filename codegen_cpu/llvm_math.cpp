@@ -6,7 +6,6 @@
 // and the three vector declarations are added to llvm.compiler.used.
 #include "codegen_cpu/llvm_math.h"
 
-#include "base/host_cpu.h"
 
 #include "base/error.h"
 
@@ -88,7 +87,7 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
 
   // Vector variants: (ISA letter, lanes for f32, lanes for f64).
   struct Isa { char letter; unsigned f32_lanes, f64_lanes; bool available; };
-  const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, host_has_avx2()}, {'e', 16, 8, host_has_avx512()}};
+  const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, e.vector_bits >= 256}, {'e', 16, 8, e.vector_bits >= 512}};
   const std::string vparams(static_cast<size_t>(en.arity), 'v');
   std::string variants;
   for (const Isa& isa : isas) {

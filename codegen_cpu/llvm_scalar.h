@@ -25,6 +25,9 @@ namespace kiln::cpu {
 struct ScalarEmitter {
   llvm::IRBuilder<>& b;
   llvm::Module& m;
+  // The widest vector registers the code's target has (base/cpu_level.h: the host's, or an
+  // exported level's): which vector variants of libm calls it may name.
+  int vector_bits;
 };
 
 // Type of a value of `t` in memory (bool: i8, f16: half, bf16: bfloat).

@@ -53,16 +53,18 @@ std::string anonymous_text(const ir::Kernel& k) {
   return anonymous.str();
 }
 
-std::string module_key_of_texts(const std::vector<std::string>& texts) {
+std::string module_key_of_texts(const std::vector<std::string>& texts, const CpuLevel& level) {
   // Positions are the order of the texts: the module names its kernels by them.
-  std::string text = "kiln " KILN_VERSION_STRING "; " + build_id() + "; " + module_compiler_id() + "\n" + code_target_key() + "\n";
+  std::string text =
+      "kiln " KILN_VERSION_STRING "; " + build_id() + "; " + module_compiler_id() + "\n" + code_target_key(level) + "\n";
   for (const std::string& t : texts) text += t + "\n";
   return sha256_hex(text);
 }
 
-const std::string& code_target_key() {
-  static const std::string key = "llvm " KILN_LLVM_VERSION "; x86_64 ELF; " + std::string(kCodegenSettings) + "; cpuid " + host_cpu_key();
-  return key;
+std::string code_target_key(const CpuLevel& level) {
+  static const std::string base = "llvm " KILN_LLVM_VERSION "; x86_64 ELF; " + std::string(kCodegenSettings) + "; ";
+  if (level.llvm_cpu.empty()) return base + "cpuid " + host_cpu_key();
+  return base + "level " + level.name;
 }
 
 std::string module_key(const std::vector<const ir::Kernel*>& kernels) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "codegen_cpu/linked_code.h"
+#include "base/cpu_level.h"
 #include "ir/kernel.h"
 
 #include <memory>
@@ -28,12 +29,13 @@ std::string module_key(const std::vector<const ir::Kernel*>& kernels);
 // Everything besides the kernels and kiln's build that the object code depends on: LLVM's
 // version (from the build), the target (x86-64 ELF), the code generation settings
 // (codegen_cpu/jit.h kCodegenSettings) and host_cpu_key(), the CPUID words LLVM's host
-// detection reads, so that two hosts with equal keys are one target to LLVM.
-const std::string& code_target_key();
+// detection reads, so that two hosts with equal keys are one target to LLVM. Code for one of
+// the x86-64 levels (base/cpu_level.h) names the level instead of the host.
+std::string code_target_key(const CpuLevel& level = native_cpu_level());
 // A kernel's text without its name (what the key hashes, and what tells identical kernels).
 std::string anonymous_text(const ir::Kernel& k);
-// module_key from the kernels' anonymous texts, in module order.
-std::string module_key_of_texts(const std::vector<std::string>& texts);
+// module_key from the kernels' anonymous texts, in module order, for code of `level`.
+std::string module_key_of_texts(const std::vector<std::string>& texts, const CpuLevel& level = native_cpu_level());
 
 // A module this process linked and some compiled program still owns (or one of the 64 it
 // linked last), by key. Code nothing runs any more and no longer among the recent is

@@ -10,6 +10,7 @@
 // here.
 #pragma once
 
+#include "base/cpu_level.h"
 #include "ir/kernel.h"
 
 #include <functional>
@@ -30,12 +31,12 @@ struct CompiledModule {
 class ModuleCompiler {
  public:
   virtual ~ModuleCompiler() = default;
-  // The kernels as one module (kernels[i] named names[i]), optimized for the host and emitted
-  // as object code. LLVM's diagnostics go to *diagnostics (when set), never to stderr. Throws
-  // InternalError when LLVM fails.
+  // The kernels as one module (kernels[i] named names[i]), optimized for `level` (the host:
+  // native_cpu_level()) and emitted as object code. LLVM's diagnostics go to *diagnostics (when
+  // set), never to stderr. Throws InternalError when LLVM fails.
   virtual CompiledModule compile(const std::vector<const ir::Kernel*>& kernels, const std::vector<std::string>& names,
-                                 bool want_ir, bool want_asm,
-                                 const std::function<void(std::string_view)>* diagnostics) const = 0;
+                                 bool want_ir, bool want_asm, const std::function<void(std::string_view)>* diagnostics,
+                                 const CpuLevel& level) const = 0;
   // The unoptimized LLVM IR of one kernel, for inspection and tests.
   virtual std::string kernel_llvm_ir(const ir::Kernel& k) const = 0;
 };

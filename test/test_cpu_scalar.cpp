@@ -11,6 +11,7 @@
 // bit-identical (all NaNs count as equal), except for the transcendental functions, whose
 // difference in ulps of the result dtype is bounded per op (kUlpBounds), measured on the edges
 // plus a sweep; the maximum per op and dtype is printed. Reductions run through a small loop.
+#include "base/cpu_level.h"
 #include "codegen_cpu/jit.h"
 #include "codegen_cpu/llvm_scalar.h"
 #include "base/dtype.h"
@@ -70,7 +71,7 @@ KernelFn build_map(const ir::KInst& inst, const std::vector<ScalarType>& in, std
   m->setDataLayout(Jit::instance().data_layout());
   m->setTargetTriple(Jit::instance().target_triple());
   llvm::IRBuilder<> b(*ctx);
-  ScalarEmitter e{b, *m};
+  ScalarEmitter e{b, *m, native_cpu_level().vector_bits};
   llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i64 = b.getInt64Ty();
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, i64}, false);
@@ -428,7 +429,7 @@ KernelFn build_reduce(ir::ReductionOp op, ScalarType t, ScalarType acc, std::str
   m->setDataLayout(Jit::instance().data_layout());
   m->setTargetTriple(Jit::instance().target_triple());
   llvm::IRBuilder<> b(*ctx);
-  ScalarEmitter e{b, *m};
+  ScalarEmitter e{b, *m, native_cpu_level().vector_bits};
   llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i64 = b.getInt64Ty();
   const bool arg = op == ir::ReductionOp::argmax || op == ir::ReductionOp::argmin;

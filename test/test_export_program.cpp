@@ -7,6 +7,7 @@
 #include "base/crc32c.h"
 #include "base/host_cpu.h"
 #include "base/read_file.h"
+#include "codegen_cpu/object_bundle.h"
 #include "runtime/export/package.h"
 #include "test_support/check.h"
 
@@ -79,9 +80,10 @@ TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
 
   const Tensor x = randn({5, 32});
   save_npy(x, scratch("x.npy").string());
-  const auto [out, rc] = shell(fmt::format("{} run {} {} -o {} --stats", KILN_CLI, pkg.string(), scratch("x.npy").string(),
-                                           scratch("y").string()));
+  const auto [out, rc] = shell(fmt::format("{} run {} {} -o {} --cpu-level x86-64-v3 --stats", KILN_CLI, pkg.string(),
+                                           scratch("x.npy").string(), scratch("y").string()));
   ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("cpu_level x86-64-v3"), std::string::npos) << out;
   EXPECT_NE(out.find("output 0: f32[5, 10]"), std::string::npos) << out;
   EXPECT_NE(out.find("output 1: f32[5]"), std::string::npos) << out;
   EXPECT_NE(out.find("llvm not mapped"), std::string::npos) << out;
@@ -182,9 +184,9 @@ TEST(ExportProgram, DamagedForeignAndEditedPackagesAreRefused) {
   EXPECT_EQ(refused(good), "<no error>");
   EXPECT_EQ(refused("not a package"), "[load_program] " + bad.string() + ": not a kiln package (it does not start with \"KILNPKG\")");
   std::string version = good;
-  version[8] = 2;
+  version[8] = 3;
   EXPECT_EQ(refused(version), "[load_program] " + bad.string() +
-                                  ": package format 2 is not one this kiln reads (format 1); export it again with this kiln");
+                                  ": package format 3 is not one this kiln reads (format 2); export it again with this kiln");
   // Every truncation and a flipped byte in each stretch of the file.
   for (size_t n = 0; n < good.size(); n += 1 + n / 16) EXPECT_NE(refused(good.substr(0, n)), "<no error>") << n << " bytes";
   for (size_t at = 8; at < good.size(); at += 1 + at / 24) {
@@ -210,12 +212,81 @@ TEST(ExportProgram, DamagedForeignAndEditedPackagesAreRefused) {
   const std::string other = edit_manifest("kiln ", "kiln 0.0.1-other\nold ");
   EXPECT_NE(other.find(": exported by kiln 0.0.1-other; this is kiln "), std::string::npos) << other;
   EXPECT_NE(other.find(", which loads the packages of its own version"), std::string::npos) << other;
-  const std::string words = host_feature_words();
-  const size_t at = words.find("7d:");
-  ASSERT_NE(at, std::string::npos);
-  const std::string more = words.substr(0, at) + "7d:ffffffff" + words.substr(words.find(' ', at));
-  const std::string cpu = edit_manifest(words, more);
-  EXPECT_NE(cpu.find("its code was compiled for a cpu this host does not match; this host lacks: "), std::string::npos) << cpu;
+  // Every level asking for a feature word no cpu has all of.
+  rt::Package q = p;
+  for (auto& [name, bytes] : q.sections)
+    if (name == "manifest")
+      for (size_t at = bytes.find(" e1c:21"); at != std::string::npos; at = bytes.find(" e1c:21", at + 20))
+        bytes.insert(at, " 7d:ffffffff");  // 12 bytes before the match, which ends 7 after
+  const std::string cpu = refused(rt::package_bytes(q));
+  EXPECT_NE(cpu.find(": this cpu cannot run the package's code: x86-64-v4 needs "), std::string::npos) << cpu;
+  EXPECT_NE(cpu.find("; x86-64-v3 needs "), std::string::npos) << cpu;
+}
+
+// A package carries code per x86-64 level; the loader runs the widest this cpu has, or the one
+// asked for, and each level's code computes the function. Levels the cpu lacks, levels the
+// package does not hold and unknown names are errors that say so.
+TEST(ExportProgram, EachLevelsCodeRunsAndTheWidestTheCpuRunsIsChosen) {
+  manual_seed(19);
+  const Tensor w = randn({48, 40}), b = randn({48});
+  auto fn = [&](const std::vector<Tensor>& in) {
+    const Tensor h = gelu(linear(in[0], w, b));
+    return std::vector<Tensor>{softmax(h, -1), exp(h).sum({0}), layer_norm(h, {48})};
+  };
+  const fs::path pkg = scratch("levels.kiln");
+  export_program(fn, {randn({16, 40})},
+                 {.path = pkg.string(), .name = "levels", .input_names = {"x"}, .dynamic = {{0, 0, 2, 64}},
+                  .cpu_levels = {"x86-64-v3", "x86-64-v2", "native", "x86-64-v4"}});
+  EXPECT_EQ(load_program(pkg.string()).cpu_level(), "native");
+  const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
+  for (const char* level : {"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}) {
+    ASSERT_TRUE(p.has(std::string("code.") + level)) << level;
+    if (std::string(level) == "x86-64-v4" && !host_has_avx512()) {
+      const std::string e = test::error_of([&] { (void)load_program(pkg.string(), {.cpu_level = level}); });
+      EXPECT_NE(e.find("x86-64-v4 needs avx512f"), std::string::npos) << e;
+      continue;
+    }
+    const LoadedProgram lp = load_program(pkg.string(), {.cpu_level = level});
+    EXPECT_EQ(lp.cpu_level(), level);
+    for (int64_t batch : {3, 16, 61}) {
+      const Tensor x = randn({batch, 40});
+      const std::vector<Tensor> got = lp({x}), want = fn({x});
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_TRUE(allclose(got[i], want[i], 1e-4, 1e-5)) << level << " batch " << batch << " output " << i;
+    }
+  }
+  // Each level's kernels are scheduled for its vector registers and compiled for its cpu: the
+  // disassembly of v2's code has no AVX at all, v3's no AVX-512 register, v4's uses zmm.
+  EXPECT_NE(p.at("plan.x86-64-v3", "test", ""), p.at("plan.x86-64-v4", "test", ""));
+  auto disassembly = [&](const char* level) {
+    const std::optional<std::vector<std::string_view>> objects = cpu::unpack_objects(p.at(std::string("code.") + level, "test", ""));
+    std::string text;
+    for (size_t i = 0; objects && i < objects->size(); ++i) {
+      const fs::path o = scratch(fmt::format("{}_{}.o", level, i));
+      write_bytes(o, std::string((*objects)[i]));
+      text += shell("objdump -d " + o.string()).first;
+    }
+    return text;
+  };
+  const std::string v2 = disassembly("x86-64-v2"), v3_code = disassembly("x86-64-v3"), v4 = disassembly("x86-64-v4");
+  ASSERT_NE(v2.find("ret"), std::string::npos) << v2.substr(0, 2000);
+  for (const char* avx : {"ymm", "zmm", "vfmadd", "vmov"}) EXPECT_EQ(v2.find(avx), std::string::npos) << avx;
+  for (const char* avx512 : {"zmm", "%k1", "mm16", "mm31"}) EXPECT_EQ(v3_code.find(avx512), std::string::npos) << avx512;
+  EXPECT_NE(v3_code.find("ymm"), std::string::npos);
+  EXPECT_NE(v3_code.find("vfmadd"), std::string::npos);
+  EXPECT_NE(v4.find("zmm"), std::string::npos);
+
+  const fs::path v3 = scratch("v3.kiln");
+  export_program(fn, {randn({16, 40})},
+                 {.path = v3.string(), .name = "v3", .input_names = {}, .dynamic = {}, .cpu_levels = {"x86-64-v3"}});
+  EXPECT_EQ(load_program(v3.string()).cpu_level(), "x86-64-v3");
+  EXPECT_EQ(test::error_of([&] { (void)load_program(v3.string(), {.cpu_level = "x86-64-v2"}); }),
+            "[load_program] " + v3.string() + ": LoadOptions::cpu_level is 'x86-64-v2'; the package holds code for x86-64-v3");
+  EXPECT_EQ(test::error_of([&] {
+              export_program(fn, {randn({16, 40})},
+                             {.path = v3.string(), .name = "v3", .input_names = {}, .dynamic = {}, .cpu_levels = {"avx9"}});
+            }),
+            "[export_program] ExportOptions::cpu_levels names 'avx9'; the levels are native, x86-64-v2, x86-64-v3, x86-64-v4");
 }
 
 // The sections' checksum: CRC-32C's check value, and a bit-at-a-time reference at lengths

@@ -39,17 +39,20 @@ int run_package(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string prefix;
   bool stats = false;
+  LoadOptions lo;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) prefix = argv[++i];
+    else if (a == "--cpu-level" && i + 1 < argc) lo.cpu_level = argv[++i];
     else if (a == "--stats") stats = true;
     else if (a.rfind("-", 0) == 0) {
-      std::cerr << "kiln run: unknown option " << a << " (a package takes INPUT.npy ..., -o PREFIX, --stats)\n";
+      std::cerr << "kiln run: unknown option " << a
+                << " (a package takes INPUT.npy ..., -o PREFIX, --cpu-level LEVEL, --stats)\n";
       return 2;
     } else inputs.push_back(a);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const LoadedProgram p = load_program(path);
+  const LoadedProgram p = load_program(path, lo);
   const double load_ms = ms_since(t0);
   std::vector<Tensor> in;
   for (const std::string& f : inputs) in.push_back(load_npy(f));
@@ -63,8 +66,8 @@ int run_package(int argc, char** argv) {
     if (!prefix.empty()) save_npy(out[i], prefix + std::to_string(i) + ".npy");
   }
   if (stats)
-    std::cout << "load_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm " << (llvm_mapped() ? "mapped" : "not mapped")
-              << "\n";
+    std::cout << "cpu_level " << p.cpu_level() << "\nload_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm "
+              << (llvm_mapped() ? "mapped" : "not mapped") << "\n";
   return 0;
 }
 

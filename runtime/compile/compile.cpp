@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <type_traits>
 
@@ -301,6 +302,9 @@ class CompiledState {
   // Whether users' registered lowerings apply (false for kiln's eager composites, whose
   // programs a user's extern call may itself run eagerly).
   bool use_lowerings = true;
+  // Kernel backends: the machine the kernels are scheduled for, instead of this host (an
+  // exported program's x86-64 levels: compile_for_export).
+  std::optional<passes::ScheduleTarget> schedule_target;
   EntryList entries;
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
@@ -459,6 +463,7 @@ rt::DriverOptions CompiledState::driver_options(const std::vector<ArgValue>& arg
   rt::DriverOptions d;
   d.name = opts.name;
   d.use_lowerings = use_lowerings;
+  d.schedule_target = schedule_target;
   d.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
   d.want_code = inspect;
   if (rt::debug_dir_enabled()) d.dump_dir = rt::debug_dump_dir(opts.name);
@@ -722,10 +727,12 @@ std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args) {
 }
 
 CompiledForExport compile_for_export(const TraceFn& fn, const std::vector<ArgValue>& args, CompileOptions opts,
-                                     const std::vector<std::pair<size_t, int64_t>>& dynamic) {
+                                     const std::vector<std::pair<size_t, int64_t>>& dynamic,
+                                     const passes::ScheduleTarget& target) {
   opts.backend = "cpu";
   opts.dynamic = Dynamic::Auto;  // static, but for the dims seeded below
   CompiledState s(std::move(opts));
+  s.schedule_target = target;
   for (const auto& [arg, dim] : dynamic) s.auto_dynamic.insert({arg, static_cast<size_t>(dim)});
   std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/false);
   const std::string& name = s.opts.name;

@@ -1,16 +1,20 @@
 // kiln/runtime/export/export.cpp — export_program and load_program (export.h).
 //
 // A package's sections (docs/export.md):
-//   manifest   what the package is: its format, the kiln that wrote it, the backend, the cpu
-//              features its code needs, the inputs, weights and outputs, the dynamic dims
-//   plan       the execution plan, kernels included (ExecPlan::str, read by ir::parse_plan)
-//   params     where each plan parameter comes from: an input's size or stride, or the draws
-//   guards     the guard set (guards::GuardSet::serialize)
-//   code.cpu   the kernels' object code, as compile_kernels bundles it
-//   weights    the captured tensors w0, w1, ... (safetensors), when there are any
+//   manifest       what the package is: its format, the kiln that wrote it, the backend, the
+//                  inputs, weights and outputs, the dynamic dims, and one line per x86-64
+//                  level ("level x86-64-v4 <feature words>"), widest first
+//   guards         the guard set (guards::GuardSet::serialize)
+//   weights        the captured tensors w0, w1, ... (safetensors), when there are any
+//   and per level L (base/cpu_level.h):
+//   plan.L         the execution plan, kernels included (ExecPlan::str, read by ir::parse_plan),
+//                  scheduled for L's vector registers
+//   params.L       where each plan parameter comes from: an input's size or stride, or the draws
+//   code.L         the kernels' object code for L, as compile_kernels bundles it
 #include "runtime/export/export.h"
 
 #include "base/error.h"
+#include "base/cpu_level.h"
 #include "base/host_cpu.h"
 #include "base/object_store.h"
 #include "codegen_cpu/kernel_codegen.h"
@@ -25,7 +29,9 @@
 #include "runtime/program.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -34,7 +40,7 @@ namespace kiln {
 
 namespace {
 
-constexpr std::string_view kProgramFormat = "kiln-program 1";
+constexpr std::string_view kProgramFormat = "kiln-program 2";
 constexpr std::string_view kLoad = "load_program";
 
 // Passes lookups to the process's store (or none) and keeps the bundle a compilation saved or
@@ -73,6 +79,25 @@ std::string params_text(const ir::ExecPlan& plan, const std::vector<rt::ParamSou
   return s;
 }
 
+// The levels asked for, known and distinct, widest first (the order load_program tries them).
+std::vector<CpuLevel> export_levels(const std::vector<std::string>& names) {
+  const std::vector<std::string> asked = names.empty() ? std::vector<std::string>{"x86-64-v4", "x86-64-v3"} : names;
+  std::vector<CpuLevel> out;
+  for (const std::string& name : asked) {
+    std::optional<CpuLevel> l = find_cpu_level(name);
+    if (!l)
+      fail("export_program", "ExportOptions::cpu_levels names '{}'; the levels are {}", name,
+           fmt::join(cpu_level_names(), ", "));
+    for (const CpuLevel& o : out)
+      if (o.name == l->name) fail("export_program", "ExportOptions::cpu_levels names '{}' twice", name);
+    out.push_back(*l);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CpuLevel& a, const CpuLevel& b) {
+    return a.vector_bits != b.vector_bits ? a.vector_bits > b.vector_bits : a.llvm_cpu.empty() > b.llvm_cpu.empty();
+  });
+  return out;
+}
+
 }  // namespace
 
 void export_program(const ExportFn& fn, const std::vector<Tensor>& example_inputs, const ExportOptions& opts) {
@@ -98,6 +123,7 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
       fail(op, "input {} dim {}: the example's size {} is outside its declared range [{}, {}]", d.input, d.dim, size, d.min, d.max);
     dims.emplace_back(d.input, d.dim);
   }
+  const std::vector<CpuLevel> levels = export_levels(opts.cpu_levels);
   CompileOptions co;
   co.name = opts.name;
   co.arg_names = opts.input_names;
@@ -107,36 +133,48 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
     for (const detail::ArgValue& v : a) ts.push_back(std::get<Tensor>(v));
     return fn(ts);
   };
-  const detail::CompiledForExport c = detail::compile_for_export(trace, args, co, dims);
 
-  // The kernels' object code: from the process's caches where they have it, else compiled now.
-  CapturingStore store(rt::compile_cache());
-  cpu::CodegenOptions cg;
-  cg.store = &store;
-  cg.reuse_linked = false;
-  (void)cpu::compile_kernels(c.plan.kernels(), cg);
-  if (!c.plan.kernels().empty() && !store.bundle) internal_fail("export_program: no object code was captured");
+  // One plan per level (its kernels scheduled for the level's vector registers; the L1 size
+  // stays the scheduler's default, which every x86-64 host has), and its object code: from
+  // the process's caches where they have it, else compiled now.
+  rt::Package p;
+  std::string level_lines;
+  std::optional<detail::CompiledForExport> first;
+  for (const CpuLevel& level : levels) {
+    passes::ScheduleTarget target;
+    target.vector_bits = level.vector_bits;
+    detail::CompiledForExport c = detail::compile_for_export(trace, args, co, dims, target);
+    CapturingStore store(rt::compile_cache());
+    cpu::CodegenOptions cg;
+    cg.store = &store;
+    cg.reuse_linked = false;
+    cg.level = level;
+    (void)cpu::compile_kernels(c.plan.kernels(), cg);
+    if (!c.plan.kernels().empty() && !store.bundle) internal_fail("export_program: no object code was captured");
+    if (first && (c.guards.serialize() != first->guards.serialize() || c.lifted.size() != first->lifted.size() ||
+                  c.plan.outputs.size() != first->plan.outputs.size()))
+      internal_fail("export_program: '{}' traced differently for {} than for {}", opts.name, level.name, levels[0].name);
+    p.add("plan." + level.name, c.plan.str());
+    p.add("params." + level.name, params_text(c.plan, c.params));
+    p.add("code." + level.name, store.bundle.value_or(""));
+    level_lines += fmt::format("level {} {}\n", level.name, level.feature_words);
+    if (!first) first = std::move(c);
+  }
 
   std::string manifest = std::string(kProgramFormat) + "\n";
   manifest += fmt::format("kiln {}\n", KILN_VERSION_STRING);
   manifest += fmt::format("name {}\n", opts.name);
   manifest += "backend cpu\n";
-  manifest += fmt::format("cpu-features {}\n", host_feature_words());
-  manifest += fmt::format("cpu-key {}\n", host_cpu_key());
+  manifest += level_lines;
   manifest += fmt::format("inputs {}\n", example_inputs.size());
-  manifest += fmt::format("weights {}\n", c.lifted.size());
-  manifest += fmt::format("outputs {}\n", c.plan.outputs.size());
+  manifest += fmt::format("weights {}\n", first->lifted.size());
+  manifest += fmt::format("outputs {}\n", first->plan.outputs.size());
   for (const ExportDynamicDim& d : opts.dynamic) manifest += fmt::format("dynamic {} {} {} {}\n", d.input, d.dim, d.min, d.max);
-
-  rt::Package p;
-  p.add("manifest", std::move(manifest));
-  p.add("plan", c.plan.str());
-  p.add("params", params_text(c.plan, c.params));
-  p.add("guards", c.guards.serialize());
-  p.add("code.cpu", store.bundle.value_or(""));
-  if (!c.lifted.empty()) {
+  p.sections.insert(p.sections.begin(), {"manifest", std::move(manifest)});
+  p.add("guards", first->guards.serialize());
+  if (!first->lifted.empty()) {
     std::map<std::string, Tensor> w;
-    for (size_t i = 0; i < c.lifted.size(); ++i) w.emplace(fmt::format("w{}", i), c.lifted[i]);
+    for (size_t i = 0; i < first->lifted.size(); ++i) w.emplace(fmt::format("w{}", i), first->lifted[i]);
     p.add("weights", safetensors_bytes(w));
   }
   rt::write_package(p, opts.path, op);
@@ -145,7 +183,7 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
 // ---- loading ----------------------------------------------------------------------------
 
 struct LoadedProgram::State {
-  std::string path, name, manifest;
+  std::string path, name, manifest, level;
   guards::GuardSet guards;
   std::vector<ExportDynamicDim> dynamic;
   std::vector<Tensor> weights;
@@ -186,8 +224,8 @@ int64_t number(const std::string& s, const std::string& what, const std::string&
   fail(kLoad, "{}: {} is '{}', not a count", path, what, s);
 }
 
-std::vector<rt::ParamSource> read_params(std::string_view text, const ir::ExecPlan& plan, size_t inputs,
-                                         const std::string& path) {
+std::vector<rt::ParamSource> read_params(std::string_view text, const std::string& section, const ir::ExecPlan& plan,
+                                         size_t inputs, const std::string& path) {
   std::istringstream in{std::string(text)};
   std::string line;
   std::vector<rt::ParamSource> out;
@@ -196,7 +234,7 @@ std::vector<rt::ParamSource> read_params(std::string_view text, const ir::ExecPl
     std::string name, kind, what;
     ls >> name >> kind;
     if (out.size() >= plan.params.size() || name != plan.params[out.size()])
-      fail(kLoad, "{}: section 'params' line '{}' does not match the plan's parameters", path, line);
+      fail(kLoad, "{}: section '{}' line '{}' does not match the plan's parameters", path, section, line);
     rt::ParamSource p;
     if (kind == "random" && (ls >> what) && (what == "seed" || what == "base")) {
       p.random = what == "seed" ? rt::ParamSource::Random::Seed : rt::ParamSource::Random::Base;
@@ -204,18 +242,38 @@ std::vector<rt::ParamSource> read_params(std::string_view text, const ir::ExecPl
                p.input >= 0 && static_cast<size_t>(p.input) < inputs && p.dim >= 0) {
       p.stride = what == "stride";
     } else {
-      fail(kLoad, "{}: section 'params' has a malformed line '{}'", path, line);
+      fail(kLoad, "{}: section '{}' has a malformed line '{}'", path, section, line);
     }
     out.push_back(p);
   }
   if (out.size() != plan.params.size())
-    fail(kLoad, "{}: section 'params' gives {} of the plan's {} parameters", path, out.size(), plan.params.size());
+    fail(kLoad, "{}: section '{}' gives {} of the plan's {} parameters", path, section, out.size(), plan.params.size());
   return out;
+}
+
+// The level whose code this process runs: `wanted` when named, else the first (widest) of the
+// manifest's levels whose features this cpu has.
+std::string pick_level(const std::multimap<std::string, std::string>& m, const std::string& wanted,
+                       const std::string& path) {
+  std::vector<std::string> names, lacks;
+  for (auto [it, end] = m.equal_range("level"); it != end; ++it) {
+    const size_t sp = it->second.find(' ');
+    if (sp == std::string::npos) fail(kLoad, "{}: a malformed level line '{}'", path, it->second);
+    const std::string name = it->second.substr(0, sp), missing = missing_host_features(it->second.substr(sp + 1));
+    names.push_back(name);
+    if (!wanted.empty() && name != wanted) continue;
+    if (missing.empty()) return name;
+    lacks.push_back(fmt::format("{} needs {}", name, missing));
+  }
+  if (names.empty()) fail(kLoad, "{}: the manifest names no cpu level", path);
+  if (!wanted.empty() && lacks.empty())
+    fail(kLoad, "{}: LoadOptions::cpu_level is '{}'; the package holds code for {}", path, wanted, fmt::join(names, ", "));
+  fail(kLoad, "{}: this cpu cannot run the package's code: {}", path, fmt::join(lacks, "; "));
 }
 
 }  // namespace
 
-LoadedProgram load_program(const std::string& path) {
+LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   const rt::PackageView pkg = rt::read_package(path, kLoad);
   auto s = std::make_shared<LoadedProgram::State>();
   s->path = path;
@@ -226,8 +284,7 @@ LoadedProgram load_program(const std::string& path) {
          KILN_VERSION_STRING);
   if (const std::string& b = one(m, "backend", path); b != "cpu")
     fail(kLoad, "{}: a program for the {} backend; this kiln loads cpu programs", path, b);
-  if (const std::string missing = missing_host_features(one(m, "cpu-features", path)); !missing.empty())
-    fail(kLoad, "{}: its code was compiled for a cpu this host does not match; this host lacks: {}", path, missing);
+  s->level = pick_level(m, opts.cpu_level, path);
   s->name = one(m, "name", path);
   s->inputs = static_cast<size_t>(number(one(m, "inputs", path), "the input count", path));
   const size_t weights = static_cast<size_t>(number(one(m, "weights", path), "the weight count", path));
@@ -246,11 +303,13 @@ LoadedProgram load_program(const std::string& path) {
       fail(kLoad, "{}: section '{}': {}", path, name, e.what());
     }
   };
-  ir::ExecPlan plan = section("plan", [](std::string_view t) { return ir::parse_plan(t); });
+  const std::string plan_section = "plan." + s->level, params_section = "params." + s->level, code_section = "code." + s->level;
+  ir::ExecPlan plan = section(plan_section.c_str(), [](std::string_view t) { return ir::parse_plan(t); });
   s->guards = section("guards", [](std::string_view t) { return guards::GuardSet::deserialize(t); });
   if (s->guards.names().size() != s->inputs)
     fail(kLoad, "{}: the guards check {} inputs, the manifest says {}", path, s->guards.names().size(), s->inputs);
-  std::vector<rt::ParamSource> params = read_params(pkg.at("params", kLoad, path), plan, s->inputs + weights, path);
+  std::vector<rt::ParamSource> params =
+      read_params(pkg.at(params_section, kLoad, path), params_section, plan, s->inputs + weights, path);
   for (const ir::PlanBuffer& b : plan.buffers)
     if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->inputs + weights))
       fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->inputs + weights);
@@ -268,8 +327,8 @@ LoadedProgram load_program(const std::string& path) {
   std::vector<ir::KernelFn> fns;
   if (!plan.kernels().empty()) {
     std::string why;
-    std::optional<cpu::CodegenResult> code = cpu::link_kernels(plan.kernels(), pkg.at("code.cpu", kLoad, path), &why);
-    if (!code) fail(kLoad, "{}: section 'code.cpu' does not link: {}", path, why);
+    std::optional<cpu::CodegenResult> code = cpu::link_kernels(plan.kernels(), pkg.at(code_section, kLoad, path), &why);
+    if (!code) fail(kLoad, "{}: section '{}' does not link: {}", path, code_section, why);
     for (const cpu::CompiledKernel& k : code->kernels) fns.push_back(k.fn);
     s->code = code->code;
   }
@@ -302,8 +361,12 @@ std::vector<Tensor> LoadedProgram::operator()(const std::vector<Tensor>& inputs)
   return s.program->run(all);
 }
 
-std::string LoadedProgram::describe() const { return s_->manifest + "guards:\n" + s_->guards.str(); }
+std::string LoadedProgram::describe() const {
+  return s_->manifest + "running: " + s_->level + "\nguards:\n" + s_->guards.str();
+}
 
 const std::string& LoadedProgram::path() const { return s_->path; }
+
+const std::string& LoadedProgram::cpu_level() const { return s_->level; }
 
 }  // namespace kiln

@@ -10,11 +10,12 @@
 // export_program traces and compiles fn as compile() does (static, except the dims declared
 // dynamic, which serve every size in their range), and writes a package (runtime/export/
 // package.h; its sections in docs/export.md): the execution plan with its kernels as text,
-// the guards, the sizes and ranges of the dynamic dims, the kernels' object code for this
-// host's cpu, and the tensors fn captured (weights, as safetensors). load_program checks the
-// package (format, kiln version, checksums, this cpu's features against the ones the code
-// was compiled for) and links the object code with kiln's own loader: no LLVM, no tracing,
-// no passes. A call checks the inputs against the guards and the declared ranges, and a
+// the guards, the sizes and ranges of the dynamic dims, the kernels' object code for each
+// x86-64 feature level asked for (base/cpu_level.h; by default x86-64-v4 and x86-64-v3, each
+// with its own plan, scheduled for the level's vector registers), and the tensors fn captured
+// (weights, as safetensors). load_program checks the package (format, kiln version,
+// checksums), picks the widest level this cpu runs, and links its object code with kiln's own
+// loader: no LLVM, no tracing, no passes. A call checks the inputs against the guards and the declared ranges, and a
 // failure names the guard ("x.size(1) == 64, got 32").
 #pragma once
 
@@ -43,12 +44,21 @@ struct ExportOptions {
   std::string name = "program";          // in logs and errors
   std::vector<std::string> input_names;  // in guards and errors; missing entries read "arg0", ...
   std::vector<ExportDynamicDim> dynamic;
+  // The x86-64 levels to carry code for ("x86-64-v2", "x86-64-v3", "x86-64-v4", or "native":
+  // this host's cpu, all its features); empty: x86-64-v4 and x86-64-v3.
+  std::vector<std::string> cpu_levels{};
+};
+
+struct LoadOptions {
+  // Run the code of this level (it must be in the package, and this cpu must run it); empty:
+  // the widest level in the package this cpu runs.
+  std::string cpu_level;
 };
 
 using ExportFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-// Traces fn on example_inputs (cpu tensors), compiles it for this cpu and writes the package
-// at opts.path. A function that cannot be one program (a data-dependent op, an in-place update
+// Traces fn on example_inputs (cpu tensors), compiles it for each of opts.cpu_levels and
+// writes the package at opts.path. A function that cannot be one program (a data-dependent op, an in-place update
 // of an input, a tensor requiring grad under grad mode, a dynamic dim the trace pins) is a
 // kiln::Error saying so.
 void export_program(const ExportFn& fn, const std::vector<Tensor>& example_inputs, const ExportOptions& opts);
@@ -60,6 +70,8 @@ class LoadedProgram {
   // What the package holds: its manifest, then the guards, one per line.
   std::string describe() const;
   const std::string& path() const;
+  // The x86-64 level whose code runs ("x86-64-v4", ...).
+  const std::string& cpu_level() const;
 
   struct State;
   explicit LoadedProgram(std::shared_ptr<const State> s) : s_(std::move(s)) {}
@@ -69,7 +81,8 @@ class LoadedProgram {
 };
 
 // kiln::Error "[load_program] path: ..." for a file that is not an intact package of this
-// kiln's format and version, or whose code this cpu cannot run (naming the missing features).
-LoadedProgram load_program(const std::string& path);
+// kiln's format and version, or none of whose levels this cpu runs (naming, per level, the
+// features it lacks).
+LoadedProgram load_program(const std::string& path, const LoadOptions& opts = {});
 
 }  // namespace kiln

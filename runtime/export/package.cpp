@@ -81,6 +81,7 @@ std::string package_bytes(const Package& p) {
     put<uint64_t>(out, bytes.size());
     out += checksum(bytes);
   }
+  out += checksum(out);  // the table's own: a section's name or size cannot change unseen
   for (const auto& [name, bytes] : p.sections) {
     out.append(align_up(out.size()) - out.size(), '\0');
     out += bytes;
@@ -122,6 +123,9 @@ PackageView view_package(std::shared_ptr<const void> owner, std::string_view byt
     row.hash = std::string(r.bytes(kHashDigits, "a section checksum"));
     rows.push_back(std::move(row));
   }
+  const std::string_view table = bytes.substr(0, bytes.size() - r.left());
+  if (r.bytes(kHashDigits, "the table's checksum") != checksum(table))
+    fail(op, "{}: the section table fails its checksum: the package is damaged or was changed after export", path);
   // Each section starts at the next multiple of kSectionAlign, zeros between: the layout
   // follows from the sizes, and the file must end where the last section does.
   uint64_t at = bytes.size() - r.left();

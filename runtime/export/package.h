@@ -5,11 +5,12 @@
 //   u32 format version                kPackageFormat (little-endian, as every number here)
 //   u32 section count
 //   per section: u32 name length, the name, u64 size, 8 hex digits of its CRC-32C (base/crc32c.h)
+//   8 hex digits: the CRC-32C of everything above (magic, version, count and the table)
 //   the sections' bytes, in the order of the table, each starting at a multiple of 64 bytes
 //   (zeros between), so that a loaded program's weights are tensors over the file's bytes
 //
-// read_package checks everything before it hands out a byte: the magic, the version, every
-// length against the file, that the sections with their padding exactly fill what follows the
+// read_package checks everything before it hands out a byte: the magic, the version, the
+// table's checksum, every length against the file, that the sections with their padding exactly fill what follows the
 // table (the padding zero), and each section's checksum. A truncated, damaged or edited file is an error naming the file and what
 // failed, never a partial read. (The checksums find damage; they do not authenticate a
 // package: its code runs in the loading process, so load only packages you trust.) The
@@ -25,7 +26,7 @@
 
 namespace kiln::rt {
 
-inline constexpr uint32_t kPackageFormat = 1;
+inline constexpr uint32_t kPackageFormat = 2;
 
 struct Package {
   std::vector<std::pair<std::string, std::string>> sections;  // (name, bytes), names unique
