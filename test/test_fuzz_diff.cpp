@@ -37,15 +37,24 @@ GenOptions options_for(uint64_t i) {
   return o;
 }
 
-TEST(FuzzDiff, RandomPrograms) {
+// The programs run in kShards tests of consecutive seeds (each a ctest of its own), so that
+// CI's two jobs share them instead of one job running all of them last.
+constexpr uint64_t kShards = 4;
+
+class FuzzDiffShard : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(FuzzDiffShard, RandomPrograms) {
   const uint64_t seed = env_u64("KILN_FUZZ_SEED", kDefaultSeed);
   const uint64_t iters = env_u64("KILN_FUZZ_ITERS", kDefaultIters);
-  std::printf("[fuzz] KILN_FUZZ_SEED=%llu KILN_FUZZ_ITERS=%llu\n", static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(iters));
+  const uint64_t shard = GetParam(), begin = iters * shard / kShards, end = iters * (shard + 1) / kShards;
+  std::printf("[fuzz] KILN_FUZZ_SEED=%llu KILN_FUZZ_ITERS=%llu, shard %llu of %llu: programs [%llu, %llu)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(iters),
+              static_cast<unsigned long long>(shard), static_cast<unsigned long long>(kShards),
+              static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end));
   const auto t0 = std::chrono::steady_clock::now();
   RunStats stats;
   int reported = 0;
-  for (uint64_t i = 0; i < iters; ++i) {
+  for (uint64_t i = begin; i < end; ++i) {
     const uint64_t s = seed + i;
     Program p = generate(s, options_for(i));
     for (const Failure& f : run_program(p, stats)) {
@@ -60,6 +69,8 @@ TEST(FuzzDiff, RandomPrograms) {
               static_cast<long long>(stats.mismatches), static_cast<long long>(stats.errors_expected), secs);
   EXPECT_EQ(stats.mismatches, 0) << "seed " << seed;
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, FuzzDiffShard, ::testing::Range<uint64_t>(0, kShards));
 
 // KILN_FUZZ_PROGRAM=<file> runs one program written in text form (a failure's printed text,
 // edited down by hand to a minimal repro).

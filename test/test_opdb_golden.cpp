@@ -71,41 +71,50 @@ TEST(OpDbGolden, FilesAreCurrent) {
   for (const auto& [k, r] : golden) EXPECT_TRUE(used.count(k)) << k << " is in test/opdb_golden but not in the database";
 }
 
-TEST(OpDbGolden, MatchesTorch) {
+// One test per mode (each a ctest of its own, so that CI's two jobs share them).
+class OpDbGoldenMode : public ::testing::TestWithParam<opdb::Mode> {};
+
+TEST_P(OpDbGoldenMode, MatchesTorch) {
+  const opdb::Mode m = GetParam();
   int checked = 0, errors = 0;
   for (const opdb::OpEntry& e : opdb::database()) {
     for (size_t s = 0; s < e.samples.size(); ++s) {
       auto it = opdb::golden().find(key(e, s));
       if (it == opdb::golden().end()) continue;  // FilesAreCurrent reports it
       const opdb::GoldenRecord& g = it->second;
-      for (opdb::Mode m : opdb::kModes) {
-        SCOPED_TRACE(key(e, s) + " (" + e.torch + "), " + opdb::mode_name(m));
-        if (g.error) {
-          EXPECT_THROW(opdb::run(e, e.samples[s], m), Error) << "PyTorch raised: " << *g.error;
-          ++errors;
-          continue;
-        }
-        std::vector<Tensor> got;
-        const int64_t interpreted = rt::interpreted_steps();
-        ASSERT_NO_THROW(got = opdb::run(e, e.samples[s], m));
-        // Compiled programs run generated kernels and library calls only.
-        if (m == opdb::Mode::Compiled || m == opdb::Mode::Dynamic) {
-          EXPECT_EQ(rt::interpreted_steps(), interpreted) << "a compiled program ran a prim on the interpreter";
-        }
-        ASSERT_EQ(got.size(), g.outputs.size());
-        for (size_t k = 0; k < got.size(); ++k) {
-          const Tensor want = opdb::to_tensor(g.outputs[k]);
-          const std::string diff = opdb::compare(want, got[k], opdb::tolerance_of(e, want.dtype()), g.outputs[k].random);
-          EXPECT_TRUE(diff.empty()) << "output " << k << ": " << diff;
-        }
-        ++checked;
+      SCOPED_TRACE(key(e, s) + " (" + e.torch + "), " + opdb::mode_name(m));
+      if (g.error) {
+        EXPECT_THROW(opdb::run(e, e.samples[s], m), Error) << "PyTorch raised: " << *g.error;
+        ++errors;
+        continue;
       }
+      std::vector<Tensor> got;
+      const int64_t interpreted = rt::interpreted_steps();
+      ASSERT_NO_THROW(got = opdb::run(e, e.samples[s], m));
+      // Compiled programs run generated kernels and library calls only.
+      if (m == opdb::Mode::Compiled || m == opdb::Mode::Dynamic) {
+        EXPECT_EQ(rt::interpreted_steps(), interpreted) << "a compiled program ran a prim on the interpreter";
+      }
+      ASSERT_EQ(got.size(), g.outputs.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        const Tensor want = opdb::to_tensor(g.outputs[k]);
+        const std::string diff = opdb::compare(want, got[k], opdb::tolerance_of(e, want.dtype()), g.outputs[k].random);
+        EXPECT_TRUE(diff.empty()) << "output " << k << ": " << diff;
+      }
+      ++checked;
     }
   }
-  std::printf("[opdb] %d sample runs matched PyTorch, %d raised as PyTorch did\n", checked, errors);
-  EXPECT_GT(checked, 1500);
+  std::printf("[opdb] %s: %d sample runs matched PyTorch, %d raised as PyTorch did\n", opdb::mode_name(m), checked, errors);
+  EXPECT_GT(checked, 1500);  // 1778 samples in each mode (2026-12-03)
   EXPECT_GT(errors, 20);
 }
+
+std::string mode_test_name(const ::testing::TestParamInfo<opdb::Mode>& i) {
+  static const char* const names[] = {"Eager", "Traced", "Compiled", "Dynamic", "InterpreterBackend"};
+  return names[i.index];
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, OpDbGoldenMode, ::testing::ValuesIn(opdb::kModes), mode_test_name);
 
 // Every op of ir/ops.def is recorded by some entry's traced program.
 TEST(OpDbGolden, EveryOpHasAnEntry) {
