@@ -9,8 +9,12 @@
 //            passes and links the cached code (its first call, and its whole process);
 //   bare: a process that loads libkiln and runs nothing (kiln_cache_probe none).
 // Prints the medians and the targets: load + first call <= 2 ms, a package's process
-// <= 5 ms, a disk-warm softmax process <= 8 ms.
+// <= 5 ms, a disk-warm softmax process <= 8 ms. Then, in this process, a warm call of each
+// x86-64 level's code (packages carrying native, x86-64-v4, -v3 and -v2 code, each loaded with
+// that level) beside compile()'s: what running portable code costs on this host.
 #include "kiln/kiln.h"
+#include "base/cpu_level.h"
+#include "base/host_cpu.h"
 #include "test/test_support/files.h"
 
 #include <fmt/format.h>
@@ -91,6 +95,7 @@ double median(std::vector<double> v) {
 }
 
 std::string cell(double ms) { return ms < 0 ? "—" : fmt::format("{:.2f} ms", ms); }
+std::string cell_us(double ms) { return ms < 0.1 ? fmt::format("{:.1f} µs", ms * 1000) : cell(ms); }
 std::string met(double ms, double target) { return ms < 0 ? "—" : ms <= target ? "yes" : "NO"; }
 
 }  // namespace
@@ -170,6 +175,50 @@ int main(int argc, char** argv) {
               cell(median(bare)).c_str());
   std::printf("(load_program and the first call are timed inside `kiln run`; whole processes from posix_spawn to exit, no shell, "
               "loading libkiln and its libraries included; kiln run never maps LLVM: checked in each sample)\n");
+
+  // Warm calls per level, in this process: the median of `reps` calls after a first.
+  const std::vector<std::string> levels = {"native", "x86-64-v4", "x86-64-v3", "x86-64-v2"};
+  std::printf("\n## Warm calls per x86-64 level (median of %d calls; ratio to compile()'s warm call)\n\n| workload | compile() |", 5 * runs);
+  for (const std::string& l : levels) std::printf(" %s |", l.c_str());
+  std::printf("\n|---|---|");
+  for (size_t i = 0; i < levels.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  auto warm_ms = [&](auto&& call) {
+    call();
+    std::vector<double> t;
+    for (int i = 0; i < 5 * runs; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      call();
+      t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return median(t);
+  };
+  struct Workload {
+    std::string name;
+    ExportFn fn;
+    Tensor x;
+  };
+  const std::vector<Workload> workloads = {
+      {"softmax", [](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(in[0], -1)}; }, sx},
+      {"mlp", [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(relu(linear(in[0], w1, b1)), w2, b2)}; }, mx}};
+  for (const Workload& w : workloads) {
+    const std::string path = fmt::format("{}/{}_levels.kiln", dir, w.name);
+    export_program(w.fn, {w.x}, {.path = path, .name = w.name, .input_names = {"x"}, .dynamic = {}, .cpu_levels = levels});
+    auto compiled = compile([&](const Tensor& x) { return w.fn({x})[0]; });
+    const double base = warm_ms([&] { (void)compiled(w.x); });
+    std::printf("| %s | %s |", w.name.c_str(), cell_us(base).c_str());
+    for (const std::string& l : levels) {
+      const std::optional<CpuLevel> level = find_cpu_level(l);
+      if (missing_host_features(level->feature_words) != "") {
+        std::printf(" — (this cpu lacks it) |");
+        continue;
+      }
+      const LoadedProgram p = load_program(path, {.cpu_level = l});
+      const double ms = warm_ms([&] { (void)p({w.x}); });
+      std::printf(" %s (%.2fx) |", cell_us(ms).c_str(), ms / base);
+    }
+    std::printf("\n");
+  }
   for (const std::string& p : problems) std::printf("problem: %s\n", p.c_str());
   fs::remove_all(dir);
   fs::remove_all(cache);
