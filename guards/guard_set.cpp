@@ -153,6 +153,15 @@ GuardSet GuardSet::from_args(GuardArgs args, std::vector<std::string> names,
   return gs;
 }
 
+GuardSet GuardSet::on_device(Device device) const {
+  GuardSet gs = *this;
+  for (Guard& g : gs.guards_)
+    if (g.kind == GuardKind::Device) g.device = device;
+  gs.sign();
+  gs.compile();
+  return gs;
+}
+
 // The signature: a hash of every guard and predicate.
 void GuardSet::sign() {
   uint64_t h = 0x6b696c6e;

@@ -104,6 +104,10 @@ class GuardSet {
   // kind, an argument or slot out of range, a predicate over a symbol no slot binds).
   static GuardSet deserialize(std::string_view text);
 
+  // The same checks with every device guard expecting `device` instead (an exported cuda
+  // program traced on host tensors: its inputs arrive on the device).
+  GuardSet on_device(Device device) const;
+
  private:
   // One instruction of the check program; guards on one tensor's metadata merge into one.
   struct Op {

@@ -7,7 +7,8 @@
 #   0. with --bench, first, the GPU benchmark against PyTorch eager and torch.compile
 #      (bench/cuda_bench.sh; --peers=0 leaves PyTorch out and prints kiln's rows alone);
 #   1. the CUDA tests (kiln_test_cuda: copies, eager, compiled, Dynamic::True, the allocator
-#      and out of memory, two streams, threads, cuBLASLt, NVRTC and the corpus cubins);
+#      and out of memory, two streams, threads, cuBLASLt, NVRTC and the corpus cubins), and an
+#      exported cuda package loaded and run (kiln_test_export, ExportProgram.ACudaPackage*);
 #   2. the op database on cuda against the interpreter (kiln_test_opdb --gtest_filter=OpDbCuda.*),
 #      eager, compiled and Dynamic::True, and its gradients on cuda against the cpu's, eager and
 #      compiled, each in 4 shards (KILN_OPDB_SHARD) run at once;
@@ -52,6 +53,9 @@ SECONDS=0
 timeout 120 "$root/lib/kiln_test_cuda" 2>&1 | tee "$out/test_cuda.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==|Failure|error" | head -80
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "kiln_test_cuda: ${SECONDS} s"
+timeout 120 "$root/lib/kiln_test_export" --gtest_filter='ExportProgram.ACudaPackage*' 2>&1 | tee "$out/test_export_cuda.txt" |
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|error" | head -40
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 # The sanitizers run beside the op database, each tool in its own process (they are slow, mostly
 # on the host). memcheck runs with KILN_ALLOCATOR=system: exact-size device allocations freed at
 # once, so that it sees accesses past a tensor's end and reports only real leaks (the test of the

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build/release}
 out=${2:-build/gpu_carry}
 mkdir -p "$out"
-targets="kiln kiln_llvm kiln_onednn kiln_test_cuda kiln_test_opdb kiln_example_train_digits kiln_example_train_gpt"
+targets="kiln kiln_llvm kiln_onednn kiln_test_cuda kiln_test_opdb kiln_test_export kiln_example_train_digits kiln_example_train_gpt"
 ninja -C "$build" -t targets all | grep -q '^kiln_cuda_bench:' && targets="$targets kiln_cuda_bench"
 ninja -C "$build" -j2 $targets
 
@@ -31,7 +31,7 @@ if [ ! -s "$out/deps.tar.xz" ]; then  # the system libraries change only with th
 fi
 mkdir -p "$stage/kiln"
 cp -L "$build"/libkiln.so.0 "$build"/libkiln_llvm.so.0 "$build"/libkiln_onednn.so.0 "$stage/kiln/"  # libkiln opens these beside it
-cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$stage/kiln/"
+cp "$build"/test/kiln_test_cuda "$build"/test/kiln_test_opdb "$build"/test/kiln_test_export "$stage/kiln/"
 cp "$build"/test/kiln_example_train_digits "$build"/test/kiln_example_train_gpt "$stage/kiln/"
 [ -x "$build"/bench/kiln_cuda_bench ] && cp "$build"/bench/kiln_cuda_bench "$stage/kiln/"
 tar -C "$stage/kiln" -cf - . | xz -6 -T2 > "$out/kiln.tar.xz"

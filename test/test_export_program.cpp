@@ -8,6 +8,9 @@
 #include "base/host_cpu.h"
 #include "base/read_file.h"
 #include "codegen_cpu/object_bundle.h"
+#include "codegen_cuda/nvrtc.h"
+#include "ir/exec_plan.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/export/package.h"
 #include "test_support/check.h"
 
@@ -83,7 +86,7 @@ TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
   const auto [out, rc] = shell(fmt::format("{} run {} {} -o {} --cpu-level x86-64-v3 --stats", KILN_CLI, pkg.string(),
                                            scratch("x.npy").string(), scratch("y").string()));
   ASSERT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("cpu_level x86-64-v3"), std::string::npos) << out;
+  EXPECT_NE(out.find("target x86-64-v3"), std::string::npos) << out;
   EXPECT_NE(out.find("output 0: f32[5, 10]"), std::string::npos) << out;
   EXPECT_NE(out.find("output 1: f32[5]"), std::string::npos) << out;
   EXPECT_NE(out.find("llvm not mapped"), std::string::npos) << out;
@@ -237,7 +240,7 @@ TEST(ExportProgram, EachLevelsCodeRunsAndTheWidestTheCpuRunsIsChosen) {
   export_program(fn, {randn({16, 40})},
                  {.path = pkg.string(), .name = "levels", .input_names = {"x"}, .dynamic = {{0, 0, 2, 64}},
                   .cpu_levels = {"x86-64-v3", "x86-64-v2", "native", "x86-64-v4"}});
-  EXPECT_EQ(load_program(pkg.string()).cpu_level(), "native");
+  EXPECT_EQ(load_program(pkg.string()).target(), "native");
   const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
   for (const char* level : {"x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}) {
     ASSERT_TRUE(p.has(std::string("code.") + level)) << level;
@@ -247,7 +250,7 @@ TEST(ExportProgram, EachLevelsCodeRunsAndTheWidestTheCpuRunsIsChosen) {
       continue;
     }
     const LoadedProgram lp = load_program(pkg.string(), {.cpu_level = level});
-    EXPECT_EQ(lp.cpu_level(), level);
+    EXPECT_EQ(lp.target(), level);
     for (int64_t batch : {3, 16, 61}) {
       const Tensor x = randn({batch, 40});
       const std::vector<Tensor> got = lp({x}), want = fn({x});
@@ -279,7 +282,7 @@ TEST(ExportProgram, EachLevelsCodeRunsAndTheWidestTheCpuRunsIsChosen) {
   const fs::path v3 = scratch("v3.kiln");
   export_program(fn, {randn({16, 40})},
                  {.path = v3.string(), .name = "v3", .input_names = {}, .dynamic = {}, .cpu_levels = {"x86-64-v3"}});
-  EXPECT_EQ(load_program(v3.string()).cpu_level(), "x86-64-v3");
+  EXPECT_EQ(load_program(v3.string()).target(), "x86-64-v3");
   EXPECT_EQ(test::error_of([&] { (void)load_program(v3.string(), {.cpu_level = "x86-64-v2"}); }),
             "[load_program] " + v3.string() + ": LoadOptions::cpu_level is 'x86-64-v2'; the package holds code for x86-64-v3");
   EXPECT_EQ(test::error_of([&] {
@@ -327,6 +330,66 @@ TEST(ExportProgram, ALoadedProgramOutlivesItsFileBeingReplaced) {
   export_program(fn(w * 2), {x}, {.path = pkg.string(), .name = "b", .input_names = {}, .dynamic = {}});
   fs::remove(pkg);
   EXPECT_TRUE(allclose(a({x})[0], linear(x, w), 1e-5, 1e-5));
+}
+
+// A cuda package, exported where NVRTC is (no device needed): the cuda backend's plan, and per
+// kernel a cubin for sm_80 and one for sm_90 (ELF files) and PTX for compute_90. Loading needs
+// a device: without one it is refused, naming why; with one the program runs there, on every
+// batch size of its dynamic dim, with the host's results, and inputs left on the host fail the
+// device guard.
+TEST(ExportProgram, ACudaPackageCarriesCubinsAndPtxAndRunsOnADevice) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  manual_seed(23);
+  const Tensor w = randn({24, 16}), b = randn({24});
+  auto fn = [&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{softmax(gelu(linear(in[0], w, b)), -1), in[0].sum({1})};
+  };
+  const fs::path pkg = scratch("cuda.kiln");
+  export_program(fn, {randn({8, 16})},
+                 {.path = pkg.string(), .name = "cuda", .input_names = {"x"}, .dynamic = {{0, 0, 2, 64}}, .backend = "cuda"});
+  const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
+  EXPECT_NE(p.at("manifest", "test", "").find("\nbackend cuda\n"), std::string::npos);
+  const ir::ExecPlan plan = ir::parse_plan(p.at("plan.cuda", "test", ""));
+  const size_t kernels = plan.kernels().size();
+  ASSERT_GT(kernels, 1u);
+  for (const ir::Kernel* k : plan.kernels()) EXPECT_NE(k->schedule.launch.kind, ir::LaunchKind::None) << k->str();
+  for (const char* cubins : {"code.cuda.sm_80", "code.cuda.sm_90"}) {
+    const auto images = cpu::unpack_objects(p.at(cubins, "test", ""));
+    ASSERT_TRUE(images && images->size() == kernels) << cubins;
+    for (std::string_view i : *images) EXPECT_EQ(i.substr(0, 4), "\x7f" "ELF") << cubins;
+  }
+  const auto ptx = cpu::unpack_objects(p.at("ptx.cuda.compute_90", "test", ""));
+  ASSERT_TRUE(ptx && ptx->size() == kernels);
+  for (std::string_view i : *ptx) {
+    EXPECT_NE(i.find(".target sm_90"), std::string::npos) << i.substr(0, 400);
+    EXPECT_EQ(i.back(), '\0');
+  }
+  EXPECT_EQ(test::error_of([&] {
+              export_program(fn, {randn({8, 16})}, {.path = pkg.string(), .name = "cuda", .input_names = {}, .dynamic = {},
+                                                    .cpu_levels = {"x86-64-v3"}, .backend = "cuda"});
+            }),
+            "[export_program] ExportOptions::cpu_levels names x86-64 levels, but the package is for the cuda backend");
+
+  if (!cuda::is_available()) {
+    const std::string e = load_error(pkg.string());
+    EXPECT_NE(e.find(": a cuda program, and CUDA is not available here: "), std::string::npos) << e;
+    GTEST_SKIP() << "no CUDA device (" << cuda::unavailable_reason() << "): the package was written and checked, not run";
+  }
+  const LoadedProgram lp = load_program(pkg.string());
+  EXPECT_EQ(lp.device(), Device(kCUDA, 0));
+  EXPECT_TRUE(lp.target() == "sm_80" || lp.target() == "sm_90" || lp.target() == "compute_90") << lp.target();
+  for (int64_t batch : {3, 8, 64}) {
+    const Tensor x = randn({batch, 16});
+    const std::vector<Tensor> got = lp({x.to(lp.device())}), want = fn({x});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].device(), lp.device());
+      EXPECT_TRUE(allclose(got[i].cpu(), want[i], 1e-4, 1e-5)) << "batch " << batch << " output " << i;
+    }
+  }
+  const std::string host = test::error_of([&] { (void)lp({randn({4, 16})}); });
+  EXPECT_NE(host.find("x.device == cuda:0"), std::string::npos) << host;
 }
 
 }  // namespace

@@ -53,9 +53,10 @@ const std::map<std::string, std::set<std::string>>& allowed_edges() {
         // run composites as compiled programs.
         {"runtime/compile", with(kCompiler, {"runtime", "runtime/interpreter"})},
         {"runtime/eager", with(kCompiler, {"runtime", "runtime/interpreter", "runtime/compile"})},
-        // Exported programs: compile()'s entry taken apart, cpu object code, weights (io).
-        {"runtime/export", with(kCompiler, {"codegen_cpu", "io", "runtime", "runtime/cache", "runtime/compile",
-                                            "runtime/interpreter"})},
+        // Exported programs: compile()'s entry taken apart, cpu object code, weights (io); a
+        // cuda package's kernels compiled by NVRTC and loaded by the cuda runtime.
+        {"runtime/export", with(kCompiler, {"codegen_cpu", "codegen_cuda", "io", "runtime", "runtime/cache",
+                                            "runtime/compile", "runtime/cuda", "runtime/interpreter"})},
         // Modules: tensors, checkpoints (io) and compile(module) (runtime/compile).
         {"nn", with(kCompiler, {"io", "runtime", "runtime/compile", "runtime/interpreter"})},
         // Optimizers (their compiled step), schedulers and checkpoints of modules.

@@ -55,7 +55,7 @@ int run_package(int argc, char** argv) {
   const LoadedProgram p = load_program(path, lo);
   const double load_ms = ms_since(t0);
   std::vector<Tensor> in;
-  for (const std::string& f : inputs) in.push_back(load_npy(f));
+  for (const std::string& f : inputs) in.push_back(load_npy(f).to(p.device()));  // a cuda package's inputs: on its device
   const auto t1 = std::chrono::steady_clock::now();
   const std::vector<Tensor> out = p(in);
   const double call_ms = ms_since(t1);
@@ -63,10 +63,10 @@ int run_package(int argc, char** argv) {
     std::ostringstream shape;
     for (int64_t d = 0; d < out[i].dim(); ++d) shape << (d ? ", " : "") << out[i].size(d);
     std::cout << "output " << i << ": " << dtype_short_name(out[i].dtype()) << "[" << shape.str() << "]\n";
-    if (!prefix.empty()) save_npy(out[i], prefix + std::to_string(i) + ".npy");
+    if (!prefix.empty()) save_npy(out[i].cpu(), prefix + std::to_string(i) + ".npy");
   }
   if (stats)
-    std::cout << "cpu_level " << p.cpu_level() << "\nload_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm "
+    std::cout << "target " << p.target() << "\nload_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm "
               << (llvm_mapped() ? "mapped" : "not mapped") << "\n";
   return 0;
 }

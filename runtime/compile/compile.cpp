@@ -305,6 +305,7 @@ class CompiledState {
   // Kernel backends: the machine the kernels are scheduled for, instead of this host (an
   // exported program's x86-64 levels: compile_for_export).
   std::optional<passes::ScheduleTarget> schedule_target;
+  bool plan_only = false;  // plan without compiling the kernels (export for a device)
   EntryList entries;
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
@@ -464,6 +465,7 @@ rt::DriverOptions CompiledState::driver_options(const std::vector<ArgValue>& arg
   d.name = opts.name;
   d.use_lowerings = use_lowerings;
   d.schedule_target = schedule_target;
+  d.stop_before_compile = plan_only;
   d.keep_text = inspect || rt::log_enabled(rt::LogChannel::Decomp) || rt::log_enabled(rt::LogChannel::Fusion);
   d.want_code = inspect;
   if (rt::debug_dir_enabled()) d.dump_dir = rt::debug_dump_dir(opts.name);
@@ -512,12 +514,12 @@ void CompiledState::compile_entry(Entry& e, const TracedProgram& tp, const std::
     inputs.insert(inputs.end(), tp.lifted.begin(), tp.lifted.end());
     rethrow_with_repro(err, opts.name, *e.traced, inputs, fmt::format("{} failed to compile", backend_name()));
   }
-  if (!e.comp.status.ok())
+  if (!e.comp.status.ok() && !plan_only)
     fail("compile", "function '{}': {}{}", opts.name, e.comp.status.error,
          e.comp.status.log.empty() ? "" : "\n" + e.comp.status.log);
   e.exe = std::move(e.comp.status.exe);
   e.comp.opts.example_inputs.clear();  // the entry must not keep the caller's tensors alive
-  e.kernels = e.exe->kernels();
+  e.kernels = e.exe ? e.exe->kernels() : static_cast<int64_t>(e.comp.plan.kernels().size());  // plan_only: none
 }
 
 // The guards, last: decomposition may decide (and so guard) more about the symbols.
@@ -728,15 +730,17 @@ std::vector<guards::GuardArg> guard_args(const std::vector<ArgValue>& args) {
 
 CompiledForExport compile_for_export(const TraceFn& fn, const std::vector<ArgValue>& args, CompileOptions opts,
                                      const std::vector<std::pair<size_t, int64_t>>& dynamic,
-                                     const passes::ScheduleTarget& target) {
-  opts.backend = "cpu";
+                                     const passes::ScheduleTarget& target, const std::string& backend) {
+  opts.backend = backend;
   opts.dynamic = Dynamic::Auto;  // static, but for the dims seeded below
   CompiledState s(std::move(opts));
   s.schedule_target = target;
+  s.plan_only = backend != "cpu";  // a device's code is compiled by the exporter, not by a driver
   for (const auto& [arg, dim] : dynamic) s.auto_dynamic.insert({arg, static_cast<size_t>(dim)});
   std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/false);
   const std::string& name = s.opts.name;
-  if (!e->exe) fail("export_program", "'{}' cannot be exported as one program: {}", name, e->eager_reason);
+  if (!e->eager_reason.empty() || (!s.plan_only && !e->exe))
+    fail("export_program", "'{}' cannot be exported as one program: {}", name, e->eager_reason);
   if (e->training)
     fail("export_program", "'{}': a tensor requires grad; an exported program runs inference (export under NoGradGuard, "
          "or detach the tensors)", name);
@@ -755,7 +759,7 @@ CompiledForExport compile_for_export(const TraceFn& fn, const std::vector<ArgVal
   }
   CompiledForExport out;
   out.plan = e->comp.plan;
-  out.params = rt::plan_param_sources(e->comp, "cpu");
+  out.params = rt::plan_param_sources(e->comp, backend);
   out.guards = e->guards;
   out.lifted = e->lifted;
   return out;

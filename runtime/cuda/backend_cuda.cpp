@@ -10,7 +10,8 @@
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern or
 // fallback step is staged through the host with the cpu backend's library kernel. A kernel
 // with checks gets the device's fault record, raised at the next synchronization
-// (runtime/cuda/cuda_faults.h).
+// (runtime/cuda/cuda_faults.h). An exported cuda program's kernels load through the same
+// launcher (cuda_package.h).
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "base/sha256.h"
@@ -25,6 +26,7 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_package.h"
 #include "runtime/cuda/cuda_faults.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/interpreter/interpreter.h"
@@ -202,11 +204,10 @@ ExternKernelFn staged_step(const ir::PlanStep& st) {
 
 // The function of every non-kernel step: a user's lowering or custom op (on the device),
 // cuBLASLt for mm and bmm in f32/f16/bf16, else the step staged through the host.
-std::vector<ExternKernelFn> device_step_fns(const Compilation& c, const Backend& backend) {
-  std::vector<ExternKernelFn> fns = plan_step_fns(c, backend);
-  fns.resize(c.plan.steps.size());
-  for (size_t i = 0; i < c.plan.steps.size(); ++i) {
-    const ir::PlanStep& st = c.plan.steps[i];
+std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vector<ExternKernelFn> fns) {
+  fns.resize(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const ir::PlanStep& st = plan.steps[i];
     if (st.kind == ir::StepKind::Kernel || fns[i]) continue;
     ExternKernelFn staged = staged_step(st);
     if (st.kind == ir::StepKind::Extern && (st.op == ir::OpKind::mm || st.op == ir::OpKind::bmm)) {
@@ -219,6 +220,32 @@ std::vector<ExternKernelFn> device_step_fns(const Compilation& c, const Backend&
     }
   }
   return fns;
+}
+
+// The launcher of a plan's kernels on `device`, each kernel's module loaded from its code.
+std::shared_ptr<CudaLauncher> device_launcher(int device, const std::vector<const ir::Kernel*>& kernels,
+                                              const std::vector<KernelCode>& code) {
+  std::vector<LaunchInfo> infos;
+  std::vector<size_t> num_args;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    LaunchInfo li;
+    li.fn = load_kernel(device, code.at(i), cuda::kModuleEntry);
+    li.launch = kernels[i]->schedule.launch;
+    if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
+    if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
+    ir::Expr points = 1;
+    for (const ir::Expr& e : kernels[i]->grid) points = points * e;
+    li.static_points = points.is_const();
+    if (li.static_points)
+      li.points = points.as_const();
+    else
+      li.points_expr = ir::FastExpr(points, kernels[i]->params);
+    infos.push_back(std::move(li));
+    num_args.push_back(kernels[i]->args.size());
+  }
+  auto launcher = std::make_shared<CudaLauncher>(device, std::move(infos));
+  launcher->num_args_ = std::move(num_args);
+  return launcher;
 }
 
 class CudaExecutable final : public Executable {
@@ -326,32 +353,13 @@ class CudaBackend final : public Backend {
       if (kc.from == CodeSource::Compiled) c.code_source = CodeSource::Compiled;
     c.snapshot("cuda_source", "cu", all_source);
     const auto t2 = std::chrono::steady_clock::now();
-    std::vector<LaunchInfo> infos;
-    std::vector<size_t> num_args;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      LaunchInfo li;
-      li.fn = load_kernel(device.index, code[i], cuda::kModuleEntry);
-      li.launch = kernels[i]->schedule.launch;
-      if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
-      if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
-      ir::Expr points = 1;
-      for (const ir::Expr& e : kernels[i]->grid) points = points * e;
-      li.static_points = points.is_const();
-      if (li.static_points)
-        li.points = points.as_const();
-      else
-        li.points_expr = ir::FastExpr(points, kernels[i]->params);
-      infos.push_back(std::move(li));
-      num_args.push_back(kernels[i]->args.size());
-    }
+    std::shared_ptr<CudaLauncher> launcher = device_launcher(device.index, kernels, code);
     c.stages.push_back({"module_load", ms_since(t2), true});
     std::vector<ParamSource> params = plan_param_sources(c, kCuda);
     // A user's lowering or a custom op's eager implementation receives the device tensors.
-    std::vector<ExternKernelFn> externs = device_step_fns(c, *this);
+    std::vector<ExternKernelFn> externs = device_step_fns(c.plan, plan_step_fns(c, *this));
     KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels for sm_{}, code {} in {:.2f} ms", c.opts.name,
                 kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
-    auto launcher = std::make_shared<CudaLauncher>(device.index, std::move(infos));
-    launcher->num_args_ = std::move(num_args);
     CompileStatus s;
     s.log = log;
     s.exe = std::make_unique<CudaExecutable>(
@@ -363,5 +371,22 @@ class CudaBackend final : public Backend {
 }  // namespace
 
 std::shared_ptr<const Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+std::unique_ptr<Program> cuda_package_program(ir::ExecPlan plan, Device device, const std::vector<std::string>& images,
+                                              std::vector<ParamSource> params) {
+  const std::vector<const ir::Kernel*> kernels = plan.kernels();
+  if (images.size() != kernels.size())
+    internal_fail("cuda_package_program: {} images for {} kernels", images.size(), kernels.size());
+  std::vector<KernelCode> code(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    code[i].key = "package " + sha256_hex(images[i]);  // the module table's key: equal images load once
+    code[i].image = images[i];
+    code[i].from = CodeSource::Disk;
+  }
+  std::shared_ptr<CudaLauncher> launcher = device_launcher(device.index, kernels, code);
+  std::vector<ExternKernelFn> externs =
+      device_step_fns(plan, plan_step_fns(plan, *find_backend(kCuda), /*use_lowerings=*/true));
+  return std::make_unique<Program>(std::move(plan), device, std::move(launcher), std::move(params), std::move(externs));
+}
 
 }  // namespace kiln::rt

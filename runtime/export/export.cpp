@@ -17,6 +17,7 @@
 #include "base/cpu_level.h"
 #include "base/host_cpu.h"
 #include "base/object_store.h"
+#include "codegen_cuda/driver.h"
 #include "codegen_cpu/kernel_codegen.h"
 #include "guards/guard_set.h"
 #include "io/safetensors.h"
@@ -24,6 +25,8 @@
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/compile/compile_export.h"
+#include "runtime/cuda/cuda_package.h"
+#include "runtime/export/cuda_code.h"
 #include "runtime/export/package.h"
 #include "runtime/pipeline.h"
 #include "runtime/program.h"
@@ -106,8 +109,8 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
   for (size_t i = 0; i < example_inputs.size(); ++i) {
     if (!example_inputs[i].defined()) fail(op, "example input {} is undefined", i);
     if (!example_inputs[i].device().is_cpu())
-      fail(op, "example input {} is on {}; packages hold cpu code (move the inputs with .cpu())", i,
-           example_inputs[i].device().str());
+      fail(op, "example input {} is on {}; export traces host tensors (move the inputs with .cpu(); a package for the "
+           "GPU is ExportOptions::backend \"cuda\")", i, example_inputs[i].device().str());
   }
   std::vector<std::pair<size_t, int64_t>> dims;
   for (const ExportDynamicDim& d : opts.dynamic) {
@@ -123,7 +126,12 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
       fail(op, "input {} dim {}: the example's size {} is outside its declared range [{}, {}]", d.input, d.dim, size, d.min, d.max);
     dims.emplace_back(d.input, d.dim);
   }
-  const std::vector<CpuLevel> levels = export_levels(opts.cpu_levels);
+  const bool cuda = opts.backend == "cuda";
+  if (!cuda && opts.backend != "cpu")
+    fail(op, "ExportOptions::backend is '{}'; packages hold code for \"cpu\" or \"cuda\"", opts.backend);
+  if (cuda && !opts.cpu_levels.empty())
+    fail(op, "ExportOptions::cpu_levels names x86-64 levels, but the package is for the cuda backend");
+  const std::vector<CpuLevel> levels = cuda ? std::vector<CpuLevel>{} : export_levels(opts.cpu_levels);
   CompileOptions co;
   co.name = opts.name;
   co.arg_names = opts.input_names;
@@ -160,11 +168,22 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
     level_lines += fmt::format("level {} {}\n", level.name, level.feature_words);
     if (!first) first = std::move(c);
   }
+  // A cuda package: the cuda backend's plan (no device needed), its kernels compiled by NVRTC
+  // for each architecture (cuda_code.h), its guards expecting the inputs on the device.
+  if (cuda) {
+    detail::CompiledForExport c = detail::compile_for_export(trace, args, co, dims, passes::ScheduleTarget{}, "cuda");
+    c.guards = c.guards.on_device(Device(kCUDA, 0));
+    p.add("plan.cuda", c.plan.str());
+    p.add("params.cuda", params_text(c.plan, c.params));
+    for (auto& [name, bytes] : rt::cuda_code_sections(c.plan)) p.add(name, std::move(bytes));
+    level_lines = "cuda-targets sm_80 sm_90 compute_90\n";
+    first = std::move(c);
+  }
 
   std::string manifest = std::string(kProgramFormat) + "\n";
   manifest += fmt::format("kiln {}\n", KILN_VERSION_STRING);
   manifest += fmt::format("name {}\n", opts.name);
-  manifest += "backend cpu\n";
+  manifest += fmt::format("backend {}\n", opts.backend);
   manifest += level_lines;
   manifest += fmt::format("inputs {}\n", example_inputs.size());
   manifest += fmt::format("weights {}\n", first->lifted.size());
@@ -174,7 +193,7 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
   p.add("guards", first->guards.serialize());
   if (!first->lifted.empty()) {
     std::map<std::string, Tensor> w;
-    for (size_t i = 0; i < first->lifted.size(); ++i) w.emplace(fmt::format("w{}", i), first->lifted[i]);
+    for (size_t i = 0; i < first->lifted.size(); ++i) w.emplace(fmt::format("w{}", i), first->lifted[i].cpu());
     p.add("weights", safetensors_bytes(w));
   }
   rt::write_package(p, opts.path, op);
@@ -183,7 +202,8 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
 // ---- loading ----------------------------------------------------------------------------
 
 struct LoadedProgram::State {
-  std::string path, name, manifest, level;
+  std::string path, name, manifest, level, target;  // level: the sections' suffix; target: the code's
+  Device device;
   guards::GuardSet guards;
   std::vector<ExportDynamicDim> dynamic;
   std::vector<Tensor> weights;
@@ -282,9 +302,22 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   if (const std::string& v = one(m, "kiln", path); v != KILN_VERSION_STRING)
     fail(kLoad, "{}: exported by kiln {}; this is kiln {}, which loads the packages of its own version", path, v,
          KILN_VERSION_STRING);
-  if (const std::string& b = one(m, "backend", path); b != "cpu")
-    fail(kLoad, "{}: a program for the {} backend; this kiln loads cpu programs", path, b);
-  s->level = pick_level(m, opts.cpu_level, path);
+  const std::string& backend = one(m, "backend", path);
+  if (backend != "cpu" && backend != "cuda")
+    fail(kLoad, "{}: a program for the {} backend; this kiln loads cpu and cuda programs", path, backend);
+  const bool cuda = backend == "cuda";
+  Device device;  // the host
+  if (cuda) {
+    std::string why;
+    if (!cuda::driver_available(&why)) fail(kLoad, "{}: a cuda program, and CUDA is not available here: {}", path, why);
+    if (opts.cuda_device < 0 || opts.cuda_device >= cuda::driver_device_count())
+      fail(kLoad, "{}: LoadOptions::cuda_device is {}; this host has {} cuda devices", path, opts.cuda_device,
+           cuda::driver_device_count());
+    device = Device(kCUDA, static_cast<int16_t>(opts.cuda_device));
+  }
+  s->device = device;
+  s->level = cuda ? "cuda" : pick_level(m, opts.cpu_level, path);  // the sections' suffix
+  s->target = s->level;
   s->name = one(m, "name", path);
   s->inputs = static_cast<size_t>(number(one(m, "inputs", path), "the input count", path));
   const size_t weights = static_cast<size_t>(number(one(m, "weights", path), "the weight count", path));
@@ -303,9 +336,10 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
       fail(kLoad, "{}: section '{}': {}", path, name, e.what());
     }
   };
-  const std::string plan_section = "plan." + s->level, params_section = "params." + s->level, code_section = "code." + s->level;
+  const std::string plan_section = "plan." + s->level, params_section = "params." + s->level;
   ir::ExecPlan plan = section(plan_section.c_str(), [](std::string_view t) { return ir::parse_plan(t); });
   s->guards = section("guards", [](std::string_view t) { return guards::GuardSet::deserialize(t); });
+  if (cuda) s->guards = s->guards.on_device(device);
   if (s->guards.names().size() != s->inputs)
     fail(kLoad, "{}: the guards check {} inputs, the manifest says {}", path, s->guards.names().size(), s->inputs);
   std::vector<rt::ParamSource> params =
@@ -321,12 +355,19 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
     for (size_t i = 0; i < weights; ++i) {
       auto it = w.find(fmt::format("w{}", i));
       if (it == w.end()) fail(kLoad, "{}: section 'weights' lacks w{}", path, i);
-      s->weights.push_back(it->second);
+      s->weights.push_back(cuda ? it->second.to(device) : it->second);
     }
+  }
+  if (cuda) {  // the images for this device's architecture (cuda_code.h), loaded by the driver
+    const std::vector<std::string> images = rt::cuda_images_for(cuda::compute_capability(device.index),
+                                                                plan.kernels().size(), pkg, path, &s->target);
+    s->program = rt::cuda_package_program(std::move(plan), device, images, std::move(params));
+    return LoadedProgram(std::move(s));
   }
   std::vector<ir::KernelFn> fns;
   if (!plan.kernels().empty()) {
     std::string why;
+    const std::string code_section = "code." + s->level;
     std::optional<cpu::CodegenResult> code = cpu::link_kernels(plan.kernels(), pkg.at(code_section, kLoad, path), &why);
     if (!code) fail(kLoad, "{}: section '{}' does not link: {}", path, code_section, why);
     for (const cpu::CompiledKernel& k : code->kernels) fns.push_back(k.fn);
@@ -362,11 +403,13 @@ std::vector<Tensor> LoadedProgram::operator()(const std::vector<Tensor>& inputs)
 }
 
 std::string LoadedProgram::describe() const {
-  return s_->manifest + "running: " + s_->level + "\nguards:\n" + s_->guards.str();
+  return s_->manifest + "running: " + s_->target + "\nguards:\n" + s_->guards.str();
 }
 
 const std::string& LoadedProgram::path() const { return s_->path; }
 
-const std::string& LoadedProgram::cpu_level() const { return s_->level; }
+const std::string& LoadedProgram::target() const { return s_->target; }
+
+Device LoadedProgram::device() const { return s_->device; }
 
 }  // namespace kiln

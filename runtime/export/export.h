@@ -47,12 +47,18 @@ struct ExportOptions {
   // The x86-64 levels to carry code for ("x86-64-v2", "x86-64-v3", "x86-64-v4", or "native":
   // this host's cpu, all its features); empty: x86-64-v4 and x86-64-v3.
   std::vector<std::string> cpu_levels{};
+  // "cpu", or "cuda": a program for NVIDIA GPUs (the cuda backend's plan; cubins for sm_80 and
+  // sm_90 and PTX for newer devices, made by NVRTC, which must be available; no device is
+  // needed to export). Its inputs are traced on the host and passed on the device.
+  std::string backend = "cpu";
 };
 
 struct LoadOptions {
   // Run the code of this level (it must be in the package, and this cpu must run it); empty:
   // the widest level in the package this cpu runs.
-  std::string cpu_level;
+  std::string cpu_level{};
+  // A cuda package: the device it runs on (its inputs must be there; its weights are copied there).
+  int cuda_device = 0;
 };
 
 using ExportFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
@@ -70,8 +76,11 @@ class LoadedProgram {
   // What the package holds: its manifest, then the guards, one per line.
   std::string describe() const;
   const std::string& path() const;
-  // The x86-64 level whose code runs ("x86-64-v4", ...).
-  const std::string& cpu_level() const;
+  // The code that runs: an x86-64 level ("x86-64-v4", ...) or, for a cuda package, the
+  // architecture of the images loaded ("sm_90", "sm_80", or "compute_90": PTX).
+  const std::string& target() const;
+  // Where its inputs, weights and outputs live: the host, or the cuda device it was loaded for.
+  Device device() const;
 
   struct State;
   explicit LoadedProgram(std::shared_ptr<const State> s) : s_(std::move(s)) {}
