@@ -43,7 +43,7 @@ constexpr uint32_t x_pow_bytes(uint64_t n) {
 constexpr uint32_t kShift1 = x_pow_bytes(kLane), kShift2 = x_pow_bytes(2 * kLane);
 static_assert(mul_mod(1u << 31, 0x12345678u) == 0x12345678u, "x^0 is the unit");
 
-__attribute__((target("sse4.2"))) uint64_t word_at(const char* p) {
+uint64_t word_at(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
   return w;

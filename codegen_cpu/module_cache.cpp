@@ -63,8 +63,8 @@ std::string module_key_of_texts(const std::vector<std::string>& texts, const Cpu
 
 std::string code_target_key(const CpuLevel& level) {
   static const std::string base = "llvm " KILN_LLVM_VERSION "; x86_64 ELF; " + std::string(kCodegenSettings) + "; ";
-  if (level.llvm_cpu.empty()) return base + "cpuid " + host_cpu_key();
-  return base + "level " + level.name;
+  static const std::string native = base + "cpuid " + host_cpu_key();  // every compile's key
+  return level.llvm_cpu.empty() ? native : base + "level " + level.name;
 }
 
 std::string module_key(const std::vector<const ir::Kernel*>& kernels) {

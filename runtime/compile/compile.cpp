@@ -305,7 +305,7 @@ class CompiledState {
   // Kernel backends: the machine the kernels are scheduled for, instead of this host (an
   // exported program's x86-64 levels: compile_for_export).
   std::optional<passes::ScheduleTarget> schedule_target;
-  bool plan_only = false;  // plan without compiling the kernels (export for a device)
+  bool plan_only = false;  // plan without compiling the kernels (export_program compiles them per target)
   EntryList entries;
   std::mutex compile_mu;
   std::atomic<int64_t> traces{0}, compiles{0}, hits{0}, misses{0}, kernels{0};
@@ -735,11 +735,11 @@ CompiledForExport compile_for_export(const TraceFn& fn, const std::vector<ArgVal
   opts.dynamic = Dynamic::Auto;  // static, but for the dims seeded below
   CompiledState s(std::move(opts));
   s.schedule_target = target;
-  s.plan_only = backend != "cpu";  // a device's code is compiled by the exporter, not by a driver
+  s.plan_only = true;  // the exporter compiles the kernels for each of its targets
   for (const auto& [arg, dim] : dynamic) s.auto_dynamic.insert({arg, static_cast<size_t>(dim)});
   std::unique_ptr<Entry> e = s.build(args, fn, /*inspect=*/false);
   const std::string& name = s.opts.name;
-  if (!e->eager_reason.empty() || (!s.plan_only && !e->exe))
+  if (!e->eager_reason.empty())
     fail("export_program", "'{}' cannot be exported as one program: {}", name, e->eager_reason);
   if (e->training)
     fail("export_program", "'{}': a tensor requires grad; an exported program runs inference (export under NoGradGuard, "

@@ -28,8 +28,8 @@ struct CompiledForExport {
 
 // Traces fn on args for the cpu backend with the (argument, dim) pairs in `dynamic` symbolic
 // and every other dim static, its kernels scheduled for `target` (an x86-64 level's vector
-// registers, base/cpu_level.h). For another backend ("cuda") the program is planned by that
-// backend and not compiled (the exporter compiles its kernels; no device is needed). A function that cannot run as one program is a kiln::Error
+// registers, base/cpu_level.h), or planned by another backend ("cuda"). The program is planned,
+// not compiled: the exporter compiles its kernels for each of its targets (no device needed). A function that cannot run as one program is a kiln::Error
 // naming why: its trace reaches a data-dependent op, it updates an argument or captured
 // tensor in place, a tensor requires grad under grad mode, or a dim declared dynamic was
 // specialized by the trace (its size is 0 or 1, or the function depends on its value).
