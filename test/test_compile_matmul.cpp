@@ -72,12 +72,15 @@ TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndFloatsNameTheirLibrary) {
   ASSERT_EQ(f64.steps.size(), 1u) << f64.str();
   EXPECT_EQ(f64.steps[0].kind, ir::StepKind::Extern) << f64.str();
   // Each floating product names its library (runtime/cpu/parallel_gemm.h gemm_library): f64 on
-  // OpenBLAS; f32, f16 and bf16 (computed in f32) on OpenBLAS up to 64^3 multiply-adds and on
-  // oneDNN's SGEMM past that.
+  // OpenBLAS; f32, f16 and bf16 (computed in f32) on OpenBLAS up to 64^3 multiply-adds, on kiln's
+  // own SGEMM past that with at least 16 rows, on oneDNN's with fewer rows or from 1024^3 up.
   EXPECT_EQ(f64.steps[0].lowering, "openblas") << f64.str();
   const Tensor big_a = randn({64, 80}), big_w = randn({80, 72});  // 368640 multiply-adds
+  const Tensor few_a = randn({8, 512}), few_w = randn({512, 96});  // 8 rows, 393216 multiply-adds
+  const Tensor huge_a = randn({1024, 1024}), huge_w = randn({1024, 1024});
   for (ScalarType dt : {kFloat, kHalf, kBFloat16}) {
-    for (const auto& [x, y, library] : {std::tuple{a, w, "openblas"}, std::tuple{big_a, big_w, "onednn"}}) {
+    for (const auto& [x, y, library] : {std::tuple{a, w, "openblas"}, std::tuple{big_a, big_w, "kiln"},
+                                        std::tuple{few_a, few_w, "onednn"}, std::tuple{huge_a, huge_w, "onednn"}}) {
       const ir::ExecPlan p = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{bmm(in[0], in[1])}; },
                                      {x.to(dt).unsqueeze(0), y.to(dt).unsqueeze(0)});
       ASSERT_EQ(p.steps.size(), 1u) << p.str();
@@ -86,8 +89,9 @@ TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndFloatsNameTheirLibrary) {
   }
 }
 
-// Products on either side of the library switch, and a few-row product split by columns, equal
-// the f64 product of the same values within f32 rounding.
+// Products on each library (OpenBLAS 8^3 and 64^3, kiln's own 64x64x65 and 300x70x90, oneDNN's
+// few-row products), a few-row product split by columns, equal the f64 product of the same
+// values within f32 rounding.
 TEST(CompileMatmul, ProductsOnEitherLibraryMatchTheF64Product) {
   manual_seed(9);
   for (const auto& [m, k, n] : {std::tuple{8, 8, 8}, {64, 64, 64}, {64, 64, 65}, {1, 512, 1000}, {4, 512, 1000}, {300, 70, 90}}) {

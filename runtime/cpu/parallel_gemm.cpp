@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "runtime/cpu/blas_library.h"
 #include "runtime/cpu/onednn.h"
+#include "runtime/cpu/sgemm.h"
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
@@ -14,21 +15,35 @@ namespace kiln::rt {
 
 namespace {
 
-// One product on the calling thread: f32 on oneDNN's SGEMM (OpenBLAS's below kSmallGemmWork),
-// f64 on OpenBLAS's DGEMM (oneDNN has none). oneDNN runs a call made inside an OpenMP region (a chunk of parallel_for) on that
-// thread alone; a call made outside one would start a team of its own, so it is held to one
-// thread (LibraryTeam), as single-threaded OpenBLAS is.
+enum class Library { OpenBlas, OneDnn, Kiln };
+
+Library library_of(ScalarType dt, int64_t M, int64_t N, int64_t K) {
+  const int64_t work = gemm_work(M, N, K);
+  if (dt == ScalarType::Double || work <= kSmallGemmWork) return Library::OpenBlas;
+  if (M >= kKilnGemmMinRows && work < kLargeGemmWork) return Library::Kiln;
+  return Library::OneDnn;
+}
+
+// One product on the calling thread: f32 on the library chosen for the whole product (kiln's
+// own SGEMM, oneDNN's or OpenBLAS's), f64 on OpenBLAS's DGEMM (oneDNN has none). oneDNN runs a
+// call made inside an OpenMP region (a chunk of parallel_for) on that thread; a call made outside
+// one would start a team of its own, so it is held to one thread (LibraryTeam), as
+// single-threaded OpenBLAS is.
 template <typename T>
-void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-          int64_t ldc) {
+void call(Library lib, int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c, int64_t ldc) {
   auto i = [](int64_t v) { return static_cast<int>(v); };
   if constexpr (std::is_same_v<T, float>) {
-    if (gemm_work(M, N, K) <= kSmallGemmWork) {
+    if (lib == Library::Kiln) {
+      kiln_sgemm(ta == BlasLibrary::kTrans, tb == BlasLibrary::kTrans, M, N, K, a, lda, b, ldb, c, ldc);
+      return;
+    }
+    if (lib == Library::OpenBlas) {
       blas().sgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0f, a, i(lda), b, i(ldb), 0.0f, c, i(ldc));
       return;
     }
     auto op = [](int t) { return t == BlasLibrary::kTrans ? 'T' : 'N'; };
-    const OneDnn& dnn = onednn();  // libkiln_onednn, opened on the first large f32 product
+    const OneDnn& dnn = onednn();  // libkiln_onednn, opened on the first product it runs
     int st = 0;
     {
       const LibraryTeam one(1);
@@ -36,6 +51,7 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
     }
     if (st != 0) internal_fail("oneDNN sgemm failed (status {}) on a {}x{}x{} product", st, M, N, K);
   } else {
+    (void)lib;
     blas().dgemm(BlasLibrary::kRowMajor, ta, tb, i(M), i(N), i(K), 1.0, a, i(lda), b, i(ldb), 0.0, c, i(ldc));
   }
 }
@@ -43,7 +59,12 @@ void call(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t l
 }  // namespace
 
 const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K) {
-  return dt == ScalarType::Double || gemm_work(M, N, K) <= kSmallGemmWork ? "openblas" : "onednn";
+  switch (library_of(dt, M, N, K)) {
+    case Library::OpenBlas: return "openblas";
+    case Library::OneDnn: return "onednn";
+    case Library::Kiln: return "kiln";
+  }
+  return "onednn";
 }
 
 int64_t gemm_work(int64_t M, int64_t N, int64_t K) {
@@ -60,17 +81,18 @@ int64_t gemm_cost(int64_t M, int64_t N, int64_t K) {
 template <typename T>
 void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool parallel) {
+  const Library lib = library_of(std::is_same_v<T, float> ? ScalarType::Float : ScalarType::Double, M, N, K);
   if (!parallel || num_threads() == 1 || gemm_cost(M, N, K) < kParallelGemmWork) {
-    call(ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
+    call(lib, ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
     return;
   }
   if (M >= N) {  // blocks of rows: of A's rows (columns of a transposed A) and of C's
     parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(1, N, K)), [&](int64_t lo, int64_t hi) {
-      call(ta, tb, hi - lo, N, K, a + (ta == BlasLibrary::kNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
+      call(lib, ta, tb, hi - lo, N, K, a + (ta == BlasLibrary::kNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
     });
   } else {  // blocks of columns: of B's columns (rows of a transposed B) and of C's
     parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(M, 1, K)), [&](int64_t lo, int64_t hi) {
-      call(ta, tb, M, hi - lo, K, a, lda, b + (tb == BlasLibrary::kNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
+      call(lib, ta, tb, M, hi - lo, K, a, lda, b + (tb == BlasLibrary::kNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
     });
   }
 }
