@@ -190,6 +190,16 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
       c.allocator_cache_bytes = static_cast<size_t>(*mb) << 20;
     }
   }
+  if (const char* v = env("KILN_SGEMM")) {
+    std::string a = lower(trim(v));
+    if (a == "kiln") {
+      c.sgemm = SgemmChoice::Kiln;
+    } else if (a == "onednn") {
+      c.sgemm = SgemmChoice::OneDnn;
+    } else if (a != "auto" && !a.empty()) {
+      warnings.push_back(fmt::format("KILN_SGEMM='{}' is not 'auto', 'kiln' or 'onednn'; using auto", v));
+    }
+  }
   if (const char* v = env("KILN_VERIFY")) {
     auto b = parse_bool(v);
     if (!b) warnings.push_back(fmt::format("KILN_VERIFY='{}' is not one of 1/0/true/false/yes/no/on/off; "

@@ -7,6 +7,7 @@
 // for integers and f64 (test_cuda_backend.cpp). Results equal eager mode (the library loop)
 // exactly, wrapping around as it does; a bool product is the frontend's error.
 #include "kiln/kiln.h"
+#include "runtime/config.h"
 #include "runtime/eager/eager.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
@@ -17,9 +18,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -102,6 +105,27 @@ TEST(CompileMatmul, ProductsOnEitherLibraryMatchTheF64Product) {
     EXPECT_TRUE(allclose(got.to(kDouble), want, 1e-5, 1e-4)) << (got.to(kDouble) - want).abs().max();
     EXPECT_TRUE(allclose(linear(x, w).to(kDouble), want, 1e-5, 1e-4));  // eager: the same call
   }
+}
+
+// KILN_SGEMM sends every f32 product past 64^3 to one SGEMM, named so in the plan, with the same
+// values within f32 rounding.
+TEST(CompileMatmul, KilnSgemmChoosesTheLibrary) {
+  manual_seed(10);
+  const Tensor x = randn({8, 512}), w = randn({96, 512}), y = randn({64, 80}), v = randn({72, 80});
+  const Tensor want_few = mm(x.to(kDouble), w.to(kDouble).t()), want_big = mm(y.to(kDouble), v.to(kDouble).t());
+  for (const auto& [choice, library] : {std::pair{"kiln", "kiln"}, std::pair{"onednn", "onednn"}}) {
+    SCOPED_TRACE(choice);
+    setenv("KILN_SGEMM", choice, 1);
+    rt::reload_config_for_testing();
+    for (const auto& [a, b, want] : {std::tuple{x, w, want_few}, std::tuple{y, v, want_big}}) {
+      const ir::ExecPlan p = plan_of([](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1])}; }, {a, b});
+      EXPECT_NE(p.str().find(fmt::format("[{}]", library)), std::string::npos) << p.str();
+      auto f = compile([](const Tensor& p0, const Tensor& q0) { return linear(p0, q0); });
+      EXPECT_TRUE(allclose(f(a, b).to(kDouble), want, 1e-5, 1e-4));
+    }
+  }
+  unsetenv("KILN_SGEMM");
+  rt::reload_config_for_testing();
 }
 
 TEST(CompileMatmul, IntegerProductsWrapAroundAsEagerDoes) {

@@ -171,6 +171,18 @@ TEST(RuntimeConfig, Allocator) {
   EXPECT_EQ(w.size(), 2u);
 }
 
+TEST(RuntimeConfig, Sgemm) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({}, w).sgemm, SgemmChoice::Auto);
+  EXPECT_EQ(parse({{"KILN_SGEMM", " Kiln "}}, w).sgemm, SgemmChoice::Kiln);
+  EXPECT_EQ(parse({{"KILN_SGEMM", "onednn"}}, w).sgemm, SgemmChoice::OneDnn);
+  EXPECT_EQ(parse({{"KILN_SGEMM", "auto"}}, w).sgemm, SgemmChoice::Auto);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(parse({{"KILN_SGEMM", "mkl"}}, w).sgemm, SgemmChoice::Auto);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("KILN_SGEMM='mkl'"), std::string::npos) << w[0];
+}
+
 TEST(RuntimeConfig, PerfMap) {
   std::vector<std::string> w;
   EXPECT_FALSE(parse({}, w).perf_map);

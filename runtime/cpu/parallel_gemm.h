@@ -38,6 +38,8 @@ void gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const T* a,
 //   7-16% it is faster on such products (bench/bench_sgemm.cpp);
 // - "onednn" for the rest: few-row products (a batch-1 linear: kiln's tiles would be mostly
 //   padding) and products so large that one call takes several times oneDNN's start.
+// KILN_SGEMM=kiln or onednn sends every f32 product past kSmallGemmWork to that one (a long
+// training run may prefer oneDNN's faster warm calls; docs/env.md).
 // The cpu backend names its extern mm/bmm steps by it for static shapes, so a plan shows the
 // choice; gemm() makes the same choice at run time, also for symbolic shapes (named "by shape").
 const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K);
