@@ -196,8 +196,8 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
       c.sgemm = SgemmChoice::Kiln;
     } else if (a == "onednn") {
       c.sgemm = SgemmChoice::OneDnn;
-    } else if (a != "auto" && !a.empty()) {
-      warnings.push_back(fmt::format("KILN_SGEMM='{}' is not 'auto', 'kiln' or 'onednn'; using auto", v));
+    } else if (!a.empty()) {
+      warnings.push_back(fmt::format("KILN_SGEMM='{}' is not 'onednn' or 'kiln'; using onednn", v));
     }
   }
   if (const char* v = env("KILN_VERIFY")) {

@@ -21,7 +21,7 @@ namespace kiln::rt {
 // KILN_ALLOCATOR: how CPU tensor storage is allocated (runtime/allocator.h).
 enum class AllocatorKind { Caching, System };
 // KILN_SGEMM: which SGEMM runs f32 products past 64^3 multiply-adds (runtime/cpu/parallel_gemm.h).
-enum class SgemmChoice { Auto, Kiln, OneDnn };
+enum class SgemmChoice { OneDnn, Kiln };
 
 struct Config {
   // KILN_LOG: bit i set <=> LogChannel(i) enabled (runtime/log.h).
@@ -50,9 +50,8 @@ struct Config {
   AllocatorKind allocator = AllocatorKind::Caching;
   // KILN_ALLOCATOR_CACHE_MB: most bytes the caching allocator keeps in its free lists.
   size_t allocator_cache_bytes = size_t{2048} << 20;
-  // KILN_SGEMM: auto (kiln's own for products of 16+ rows below 1024^3 multiply-adds, oneDNN's
-  // for the rest), kiln, or onednn.
-  SgemmChoice sgemm = SgemmChoice::Auto;
+  // KILN_SGEMM: onednn, or kiln (kiln's own for products of 16+ rows, oneDNN's for fewer).
+  SgemmChoice sgemm = SgemmChoice::OneDnn;
   // KILN_VERIFY: true = every call of a compiled function (cpu backend) also runs the
   // reference interpreter on the traced graph and raises kiln::Error when results differ.
   bool verify = false;

@@ -173,12 +173,11 @@ TEST(RuntimeConfig, Allocator) {
 
 TEST(RuntimeConfig, Sgemm) {
   std::vector<std::string> w;
-  EXPECT_EQ(parse({}, w).sgemm, SgemmChoice::Auto);
+  EXPECT_EQ(parse({}, w).sgemm, SgemmChoice::OneDnn);
   EXPECT_EQ(parse({{"KILN_SGEMM", " Kiln "}}, w).sgemm, SgemmChoice::Kiln);
   EXPECT_EQ(parse({{"KILN_SGEMM", "onednn"}}, w).sgemm, SgemmChoice::OneDnn);
-  EXPECT_EQ(parse({{"KILN_SGEMM", "auto"}}, w).sgemm, SgemmChoice::Auto);
   EXPECT_TRUE(w.empty());
-  EXPECT_EQ(parse({{"KILN_SGEMM", "mkl"}}, w).sgemm, SgemmChoice::Auto);
+  EXPECT_EQ(parse({{"KILN_SGEMM", "mkl"}}, w).sgemm, SgemmChoice::OneDnn);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("KILN_SGEMM='mkl'"), std::string::npos) << w[0];
 }

@@ -4,6 +4,7 @@
 #include "kiln/kiln.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -35,6 +36,10 @@ bool is_package(const std::string& path) {
 }
 
 int run_package(int argc, char** argv) {
+  // A process that runs a package once pays for every library it starts: f32 products run on
+  // kiln's own SGEMM rather than oneDNN's, whose first product costs about 7 ms more (docs/env.md
+  // KILN_SGEMM; set before kiln reads its configuration, unless the user set it).
+  setenv("KILN_SGEMM", "kiln", 0);
   const std::string path = argv[2];
   std::vector<std::string> inputs;
   std::string prefix;

@@ -9,7 +9,8 @@ namespace kiln::tools {
 bool is_package(const std::string& path);
 // Loads the package, runs it on the .npy inputs, prints each output's dtype and shape (and
 // writes PREFIX0.npy, PREFIX1.npy, ... with -o); --stats adds the load and first-call times
-// and whether LLVM was ever mapped into the process. Returns the exit status.
+// and whether LLVM was ever mapped into the process. f32 products run on kiln's own SGEMM unless
+// KILN_SGEMM says otherwise. Returns the exit status.
 int run_package(int argc, char** argv);
 
 }  // namespace kiln::tools

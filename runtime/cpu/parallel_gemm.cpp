@@ -21,12 +21,7 @@ enum class Library { OpenBlas, OneDnn, Kiln };
 Library library_of(ScalarType dt, int64_t M, int64_t N, int64_t K) {
   const int64_t work = gemm_work(M, N, K);
   if (dt == ScalarType::Double || work <= kSmallGemmWork) return Library::OpenBlas;
-  switch (config().sgemm) {
-    case SgemmChoice::Kiln: return Library::Kiln;
-    case SgemmChoice::OneDnn: return Library::OneDnn;
-    case SgemmChoice::Auto: break;
-  }
-  return M >= kKilnGemmMinRows && work < kLargeGemmWork ? Library::Kiln : Library::OneDnn;
+  return config().sgemm == SgemmChoice::Kiln && M >= kKilnGemmMinRows ? Library::Kiln : Library::OneDnn;
 }
 
 // One product on the calling thread: f32 on the library chosen for the whole product (kiln's

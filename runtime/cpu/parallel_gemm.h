@@ -1,5 +1,5 @@
-// kiln/runtime/cpu/parallel_gemm.h — a matrix product, parallel in kiln's pool: f32 on kiln's own
-// SGEMM (runtime/cpu/sgemm.h), oneDNN's or OpenBLAS's by its shape, f64 on OpenBLAS
+// kiln/runtime/cpu/parallel_gemm.h — a matrix product, parallel in kiln's pool: f32 on oneDNN's
+// SGEMM or kiln's own (KILN_SGEMM), small ones on OpenBLAS's, f64 on OpenBLAS
 // (docs/decisions/fusion-and-kernels.md, "f32 products on oneDNN" and "kiln's own SGEMM").
 //
 // Each library call runs on one thread (OpenBLAS is opened single-threaded, blas_library.cpp;
@@ -32,20 +32,19 @@ void gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const T* a,
 // - "openblas" for f64, and for f32 products of at most kSmallGemmWork multiply-adds, where
 //   oneDNN's per-call cost is most of the time (single-threaded, this host: 8^3 0.6 us against
 //   OpenBLAS's 0.1, 64x64x32 4.4 against 3.1, attention's per-head products);
-// - "kiln" (kiln's own SGEMM) for f32 products of at least kKilnGemmMinRows rows below
-//   kLargeGemmWork multiply-adds. It needs no library start: oneDNN's first product costs about
-//   7 ms more than its later ones (dlopen and kernel generation), 50-100 calls' worth of the
-//   7-16% it is faster on such products (bench/bench_sgemm.cpp);
-// - "onednn" for the rest: few-row products (a batch-1 linear: kiln's tiles would be mostly
-//   padding) and products so large that one call takes several times oneDNN's start.
-// KILN_SGEMM=kiln or onednn sends every f32 product past kSmallGemmWork to that one (a long
-// training run may prefer oneDNN's faster warm calls; docs/env.md).
+// - "onednn" for larger f32 products;
+// - "kiln" (kiln's own SGEMM, runtime/cpu/sgemm.h) instead of oneDNN for products of at least
+//   kKilnGemmMinRows rows when KILN_SGEMM=kiln (`kiln run` sets it unless the environment says
+//   otherwise). It needs no library start: oneDNN's first product in a process costs about 7 ms
+//   more than its later ones (dlopen and kernel generation), but its warm calls are 0-40%
+//   faster (bench/bench_sgemm.cpp; docs/decisions/fusion-and-kernels.md, "kiln's own SGEMM"),
+//   so long-lived processes keep oneDNN. Few-row products stay on oneDNN: kiln's tiles would be
+//   mostly padding and it would transpose a whole weight for one row.
 // The cpu backend names its extern mm/bmm steps by it for static shapes, so a plan shows the
 // choice; gemm() makes the same choice at run time, also for symbolic shapes (named "by shape").
 const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K);
 inline constexpr int64_t kSmallGemmWork = int64_t{1} << 18;  // 64^3
 inline constexpr int64_t kKilnGemmMinRows = 16;
-inline constexpr int64_t kLargeGemmWork = int64_t{1} << 30;  // 1024^3: about 20 ms on one core
 // Products below this many multiply-adds (about 10 us) are not split.
 inline constexpr int64_t kParallelGemmWork = int64_t{1} << 20;
 // M * N * K, saturating (each may be up to 2^31; their product may not fit in 64 bits).
