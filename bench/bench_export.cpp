@@ -8,6 +8,8 @@
 //   disk warm: kiln_cache_probe WORKLOAD with a filled disk cache: compile() traces, runs the
 //            passes and links the cached code (its first call, and its whole process);
 //   bare: a process that loads libkiln and runs nothing (kiln_cache_probe none).
+// The MLP runs twice, its products on kiln's own SGEMM (KILN_SGEMM=kiln, what `kiln run` uses
+// unless told otherwise) and on oneDNN's (KILN_SGEMM=onednn, which the first call opens).
 // Prints the medians and the targets: load + first call <= 2 ms, a package's process
 // <= 5 ms, a disk-warm softmax process <= 8 ms. Then, in this process, a warm call of each
 // x86-64 level's code (packages carrying native, x86-64-v4, -v3 and -v2 code, each loaded with
@@ -29,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <fcntl.h>
@@ -125,21 +128,29 @@ int main(int argc, char** argv) {
   };
   std::vector<Row> rows;
   (void)spawn({KILN_CACHE_PROBE, "softmax", "mlp"}, {"KILN_CACHE_DIR=" + cache});  // fills the disk cache
-  for (const char* w : {"softmax", "mlp"}) {
-    Row r{w};
+  // The MLP twice: with kiln's own SGEMM (what `kiln run` uses unless told) and with oneDNN's,
+  // the environment given to both the package's process and the disk-warm one.
+  const std::vector<std::tuple<std::string, std::string, std::string>> runs_of = {
+      {"softmax", "softmax", ""}, {"mlp", "mlp, KILN_SGEMM=kiln", "KILN_SGEMM=kiln"}, {"mlp", "mlp, KILN_SGEMM=onednn", "KILN_SGEMM=onednn"}};
+  for (const auto& [workload, label, sgemm] : runs_of) {
+    const char* w = workload.c_str();
+    Row r{label};
+    std::vector<std::string> env, probe_env = {"KILN_CACHE_DIR=" + cache};
+    if (!sgemm.empty()) env.push_back(sgemm), probe_env.push_back(sgemm);
     r.bytes = static_cast<double>(fs::file_size(dir + "/" + w + ".kiln"));
     std::vector<double> load, call, process, disk_call, disk_process;
     for (int i = 0; i < runs; ++i) {
-      std::optional<Sample> s = spawn({KILN_CLI, "run", fmt::format("{}/{}.kiln", dir, w), fmt::format("{}/{}.npy", dir, w), "--stats"});
+      std::optional<Sample> s =
+          spawn({KILN_CLI, "run", fmt::format("{}/{}.kiln", dir, w), fmt::format("{}/{}.npy", dir, w), "--stats"}, env);
       if (!s || !s->fields.count("load_ms")) {
-        problems.push_back(fmt::format("{}: kiln run failed", w));
+        problems.push_back(fmt::format("{}: kiln run failed", label));
         break;
       }
       if (s->fields["llvm"] != "not mapped") problems.push_back(fmt::format("{}: kiln run mapped LLVM", w));
       load.push_back(std::stod(s->fields["load_ms"]));
       call.push_back(std::stod(s->fields["first_call_ms"]));
       process.push_back(s->process_ms);
-      std::optional<Sample> d = spawn({KILN_CACHE_PROBE, w}, {"KILN_CACHE_DIR=" + cache});
+      std::optional<Sample> d = spawn({KILN_CACHE_PROBE, w}, probe_env);
       if (!d || !d->fields.count(w)) {
         problems.push_back(fmt::format("{}: the cache probe failed", w));
         break;

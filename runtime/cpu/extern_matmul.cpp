@@ -1,5 +1,6 @@
 // kiln/runtime/cpu/extern_matmul.cpp — mm and bmm as extern kernels: f32 on oneDNN's SGEMM
-// (OpenBLAS's for products of at most 64^3), f64 on OpenBLAS (runtime/cpu/parallel_gemm.h).
+// (OpenBLAS's for products of at most 64^3, kiln's own with KILN_SGEMM=kiln), f64 on OpenBLAS
+// (runtime/cpu/parallel_gemm.h).
 //
 // OpenBLAS was first chosen for both: on large products the two measured within a few percent
 // (TOOLCHAIN.md: ~210 GFLOP/s on 2 threads). On the small products of transformer models
