@@ -5,7 +5,9 @@
 // of a block of A's rows (kMc = 120), columns around the tile width (8, 16, 32) and a block of B's
 // columns (kNc = 1536), depths around a block (kKc = 256, where C starts accumulating) and 0.
 // Both operands are tried as stored and transposed, with leading dimensions wider than the
-// matrices; C's padding must stay untouched and what C held before must not leak into it.
+// matrices; C's padding must stay untouched and what C held before must not leak into it. With B
+// transposed, 32 to 64 rows whose 32-row panels pad little (32, 57, 60, 64) take AVX-512's
+// weight-rows kernel, all of K in registers (700 > kKc).
 #include "runtime/cpu/sgemm.h"
 
 #include "base/error.h"
@@ -77,7 +79,8 @@ TEST(Sgemm, EveryMicroKernelMatchesTheF64ProductAcrossTheBlockEdges) {
     for (bool tb : {false, true})
       for (const auto& [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {5, 7, 3}, {8, 16, 9}, {12, 32, 8},
                                     {13, 33, 17}, {64, 64, 64}, {25, 100, 255}, {7, 17, 256}, {19, 31, 257},
-                                    {121, 40, 30}, {130, 47, 300}, {3, 1550, 20}, {33, 1600, 40}, {6, 9, 0}})
+                                    {121, 40, 30}, {130, 47, 300}, {3, 1550, 20}, {33, 1600, 40}, {6, 9, 0},
+                                    {32, 9, 1}, {57, 20, 33}, {60, 19, 700}, {64, 70, 260}})
         cases.push_back({M, N, K, ta, tb});
   for (const std::string& kernel : kernels) {
     std::mt19937 gen(7);

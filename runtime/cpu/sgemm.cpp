@@ -179,6 +179,40 @@ __attribute__((target("avx512f,avx512vl,fma"))) void micro_avx512(int64_t kc, co
   }
 }
 
+// A product with a stored weight (B transposed) and few rows of A, without transposing the
+// weight: C's tile of `rows` x `cols` (at most 32 x MR) is A's 32-row panel (K x 32, k-major,
+// packed once per product) times MR rows of the weight, read in place, each value broadcast.
+// The tile accumulates all of K in registers and is stored transposed. Packing a 64-row
+// product's weight into panels took a third of its time (perf), for values used 64 times.
+template <int MR>
+__attribute__((target("avx512f,avx512vl,fma"))) void weight_rows_avx512(int64_t K, const float* ap, const float* w,
+                                                                          int64_t ldw, float* c, int64_t ldc,
+                                                                          int64_t rows, int64_t cols) {
+  const float* wr[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) wr[r] = w + std::min<int64_t>(r, cols - 1) * ldw;  // past the edge: a row again, unused
+  __m512 lo[MR], hi[MR];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k, ap += 32) {
+    const __m512 a0 = _mm512_load_ps(ap), a1 = _mm512_load_ps(ap + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512 x = _mm512_set1_ps(wr[r][k]);
+      lo[r] = _mm512_fmadd_ps(x, a0, lo[r]);
+      hi[r] = _mm512_fmadd_ps(x, a1, hi[r]);
+    }
+  }
+  alignas(64) float tile[MR * 32];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    _mm512_store_ps(tile + r * 32, lo[r]);
+    _mm512_store_ps(tile + r * 32 + 16, hi[r]);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t r = 0; r < cols; ++r) c[i * ldc + r] = tile[r * 32 + i];
+}
+
 constexpr int kMr256 = 6, kNr256 = 16;
 
 __attribute__((target("avx2,fma"))) void micro_avx2(int64_t kc, const float* ap, const float* bp, float* c,
@@ -233,11 +267,15 @@ void micro_portable(int64_t kc, const float* ap, const float* bp, float* c, int6
 // The micro-kernels of one instruction set: `tall` (more rows per tile) and `short` (fewer), the
 // product taking whichever wastes fewer padded rows of its last tile (64 rows: 8 tiles of 8
 // rather than 6 tiles of 12 with 8 padded rows).
+using WeightKernel = void (*)(int64_t K, const float* ap, const float* w, int64_t ldw, float* c, int64_t ldc,
+                              int64_t rows, int64_t cols);
 struct Kernel {
   MicroKernel tall, short_;
   int mr_tall, mr_short, nr;
   bool avx2;  // packing may use AVX2
   const char* name;
+  WeightKernel weight_rows = nullptr;  // few rows times a stored weight; none: the panels above
+  int weight_mr = 0;
 };
 
 // The micro-kernels, widest first, with whether this host runs them.
@@ -248,7 +286,7 @@ struct Available {
 const std::vector<Available>& kernels() {
   static const std::vector<Available> all = {
 #if KILN_SGEMM_X86
-      {{micro_avx512<12>, micro_avx512<8>, 12, 8, kNr512, true, "avx512 12x32"}, host_has_avx512()},
+      {{micro_avx512<12>, micro_avx512<8>, 12, 8, kNr512, true, "avx512 12x32", weight_rows_avx512<8>, 8}, host_has_avx512()},
       {{micro_avx2, micro_avx2, kMr256, kMr256, kNr256, true, "avx2 6x16"}, host_has_avx2()},
 #endif
       {{micro_portable, micro_portable, kMrPortable, kMrPortable, kNrPortable, false, "portable 4x8"}, true},
@@ -288,11 +326,45 @@ struct Buffers {
 
 namespace {
 
+// Products of at most this many rows by a stored weight run on the kernel's weight_rows, when
+// padding them to 32-row panels adds at most an eighth (32 and 64 rows, not 48 or 8: a few-row
+// product would multiply mostly zeros).
+constexpr int64_t kWeightRowsMax = 64;
+bool weight_rows_fit(int64_t M) { return M <= kWeightRowsMax && padded(M, 32) - M <= M / 8; }
+
+// C = op(A) W^T, W stored N x K: A packed into 32-row panels (all of K, k-major), then each
+// group of weight_mr rows of W against each panel.
+void weight_product(const Kernel& kern, bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                    const float* w, int64_t ldw, float* c, int64_t ldc) {
+  thread_local Buffers buf;
+  const int64_t panels = (M + 31) / 32;
+  float* ap = Buffers::grow(buf.a, buf.a_size, panels * 32 * K);
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t i0 = p * 32, n = std::min<int64_t>(32, M - i0);
+    float* dst = ap + p * 32 * K;
+    if (trans_a) {
+      for (int64_t k = 0; k < K; ++k) std::copy_n(a + k * lda + i0, n, dst + k * 32);
+    } else {
+      transpose(a + i0 * lda, lda, n, K, dst, 32, kern.avx2);
+    }
+    for (int64_t k = 0; k < K; ++k) std::fill(dst + k * 32 + n, dst + (k + 1) * 32, 0.0f);
+  }
+  const int64_t mr = kern.weight_mr;
+  for (int64_t j0 = 0; j0 < N; j0 += mr)
+    for (int64_t p = 0; p < panels; ++p)
+      kern.weight_rows(K, ap + p * 32 * K, w + j0 * ldw, ldw, c + p * 32 * ldc + j0, ldc, std::min<int64_t>(32, M - p * 32),
+                       std::min(mr, N - j0));
+}
+
 void product(const Kernel& kern, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
              const float* b, int64_t ldb, float* c, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
+    return;
+  }
+  if (trans_b && kern.weight_rows != nullptr && weight_rows_fit(M)) {
+    weight_product(kern, trans_a, M, N, K, a, lda, b, ldb, c, ldc);
     return;
   }
   const bool tall = padded(M, kern.mr_tall) <= padded(M, kern.mr_short);

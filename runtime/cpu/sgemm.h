@@ -13,8 +13,13 @@
 // of C in registers and adds one outer product per k. Panels are zero-padded, so the
 // micro-kernel always computes a whole tile; a partial tile is stored through masks or a small
 // buffer. A transposed operand is transposed while packing, which each operand needs anyway.
-// Micro-kernels: AVX-512 (12 x 32), AVX2 with FMA (6 x 16), and a portable one (4 x 8) for
-// other hosts, chosen once from the host's CPUID.
+// Micro-kernels: AVX-512 (12 x 32, or 8 x 32 where that pads fewer rows), AVX2 with FMA (6 x 16),
+// and a portable one (4 x 8) for other hosts, chosen once from the host's CPUID.
+//
+// One shape gets its own kernel on AVX-512: 32 or 64 rows times a stored weight (a linear
+// layer's x W^T on a batch). Transposing the weight into panels cost a third of such a product,
+// for values each used by only 64 rows; instead A is packed once into 32-row panels and the
+// weight's rows are read in place, each value broadcast against a panel.
 #pragma once
 
 #include <cstdint>
