@@ -25,7 +25,8 @@ Library library_of(ScalarType dt, int64_t M, int64_t N, int64_t K) {
 }
 
 // One product on the calling thread: f32 on the library chosen for the whole product (kiln's
-// own SGEMM, oneDNN's or OpenBLAS's), f64 on OpenBLAS's DGEMM (oneDNN has none). oneDNN runs a
+// own SGEMM, oneDNN's or OpenBLAS's; a share small enough for OpenBLAS's small-matrix path goes
+// there, as it did when each share chose), f64 on OpenBLAS's DGEMM (oneDNN has none). oneDNN runs a
 // call made inside an OpenMP region (a chunk of parallel_for) on that thread; a call made outside
 // one would start a team of its own, so it is held to one thread (LibraryTeam), as
 // single-threaded OpenBLAS is.
@@ -34,6 +35,9 @@ void call(Library lib, int ta, int tb, int64_t M, int64_t N, int64_t K, const T*
           int64_t ldb, T* c, int64_t ldc) {
   auto i = [](int64_t v) { return static_cast<int>(v); };
   if constexpr (std::is_same_v<T, float>) {
+    // A thread's share of a product split across the pool may be small enough for OpenBLAS's
+    // small-matrix path (a batch-1 linear split by columns: 1 x 500 x 512 per thread).
+    if (lib == Library::OneDnn && gemm_work(M, N, K) <= kSmallGemmWork) lib = Library::OpenBlas;
     if (lib == Library::Kiln) {
       kiln_sgemm(ta == BlasLibrary::kTrans, tb == BlasLibrary::kTrans, M, N, K, a, lda, b, ldb, c, ldc);
       return;

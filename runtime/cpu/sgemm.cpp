@@ -269,6 +269,12 @@ void micro_portable(int64_t kc, const float* ap, const float* bp, float* c, int6
 // rather than 6 tiles of 12 with 8 padded rows).
 using WeightKernel = void (*)(int64_t K, const float* ap, const float* w, int64_t ldw, float* c, int64_t ldc,
                               int64_t rows, int64_t cols);
+// The block buffers hold kMc rows and kNc columns of whole tiles.
+#if KILN_SGEMM_X86
+static_assert(kMc % 12 == 0 && kMc % 8 == 0 && kMc % kMr256 == 0 && kNc % kNr512 == 0 && kNc % kNr256 == 0);
+#endif
+static_assert(kMc % kMrPortable == 0 && kNc % kNrPortable == 0);
+
 struct Kernel {
   MicroKernel tall, short_;
   int mr_tall, mr_short, nr;
@@ -284,7 +290,8 @@ struct Available {
   bool runs;
 };
 const std::vector<Available>& kernels() {
-  static const std::vector<Available> all = {
+  // Never destroyed: a product may run while statics are torn down at exit.
+  static const std::vector<Available>& all = *new std::vector<Available>{
 #if KILN_SGEMM_X86
       {{micro_avx512<12>, micro_avx512<8>, 12, 8, kNr512, true, "avx512 12x32", weight_rows_avx512<8>, 8}, host_has_avx512()},
       {{micro_avx2, micro_avx2, kMr256, kMr256, kNr256, true, "avx2 6x16"}, host_has_avx2()},
@@ -328,9 +335,12 @@ namespace {
 
 // Products of at most this many rows by a stored weight run on the kernel's weight_rows, when
 // padding them to 32-row panels adds at most an eighth (32 and 64 rows, not 48 or 8: a few-row
-// product would multiply mostly zeros).
-constexpr int64_t kWeightRowsMax = 64;
-bool weight_rows_fit(int64_t M) { return M <= kWeightRowsMax && padded(M, 32) - M <= M / 8; }
+// product would multiply mostly zeros), and K is at most kWeightRowsMaxK: A is packed whole, so
+// the thread's buffer keeps at most 64 x 4096 floats (1 MB).
+constexpr int64_t kWeightRowsMax = 64, kWeightRowsMaxK = 4096;
+bool weight_rows_fit(bool trans_b, int64_t M, int64_t K) {
+  return trans_b && M <= kWeightRowsMax && padded(M, 32) - M <= M / 8 && K <= kWeightRowsMaxK;
+}
 
 // C = op(A) W^T, W stored N x K: A packed into 32-row panels (all of K, k-major), then each
 // group of weight_mr rows of W against each panel.
@@ -363,7 +373,7 @@ void product(const Kernel& kern, bool trans_a, bool trans_b, int64_t M, int64_t 
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
     return;
   }
-  if (trans_b && kern.weight_rows != nullptr && weight_rows_fit(M)) {
+  if (kern.weight_rows != nullptr && weight_rows_fit(trans_b, M, K)) {
     weight_product(kern, trans_a, M, N, K, a, lda, b, ldb, c, ldc);
     return;
   }
@@ -412,6 +422,11 @@ void kiln_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
 }
 
 const char* kiln_sgemm_kernel() { return host_kernel().name; }
+
+const char* kiln_sgemm_path(bool trans_b, int64_t M, int64_t K) {
+  if (host_kernel().weight_rows != nullptr && weight_rows_fit(trans_b, M, K)) return "weight rows";
+  return M <= kMc ? "panels" : "blocks";
+}
 
 std::vector<std::string> kiln_sgemm_kernels() {
   std::vector<std::string> names;
