@@ -5,16 +5,14 @@
 // 512 x 2048, a linear layer's transposed weight): what a process that multiplies once pays,
 // library start included (oneDNN: dlopen and kernel generation; OpenBLAS: dlopen). Then, per
 // shape, the median warm call of each and its rate in GFLOP/s, the ratio kiln / oneDNN, and
-// the share of the peak: the rate of a loop of independent FMAs on the widest vectors the host
-// has, measured here. "tb" marks B transposed (linear's weight).
+// the share of the peak: one core's rate of independent FMAs on the widest vectors the host has
+// (bench_fused.h peak_fma), measured here. "tb" marks B transposed (linear's weight).
+#include "bench/bench_fused.h"
 #include "bench/bench_median.h"
-#include "base/host_cpu.h"
 #include "runtime/cpu/blas_library.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/sgemm.h"
 #include "runtime/thread_pool.h"
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,48 +25,17 @@ using namespace kiln;
 
 namespace {
 
-// GFLOP/s of 24 independent FMA chains on one core, on 512- and 256-bit vectors.
-__attribute__((target("avx512f"))) double fma_peak_512() {
-  __m512 acc[24];
-  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
-  const __m512 m = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(0.0001f);
-  const long n = 2000000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long k = 0; k < n; ++k)
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, c);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  volatile float sink = 0;
-  float lanes[16];
-  for (int i = 0; i < 24; ++i) {
-    _mm512_storeu_ps(lanes, acc[i]);
-    sink = sink + lanes[0];
-  }
-  return static_cast<double>(n) * 24 * 16 * 2 / s / 1e9;
-}
-__attribute__((target("avx2,fma"))) double fma_peak_256() {
-  __m256 acc[24];
-  for (int i = 0; i < 24; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
-  const __m256 m = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(0.0001f);
-  const long n = 2000000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long k = 0; k < n; ++k)
-#pragma GCC unroll 24
-    for (int i = 0; i < 24; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, c);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  volatile float sink = 0;
-  float lanes[8];
-  for (int i = 0; i < 24; ++i) {
-    _mm256_storeu_ps(lanes, acc[i]);
-    sink = sink + lanes[0];
-  }
-  return static_cast<double>(n) * 24 * 8 * 2 / s / 1e9;
-}
-
+// One core's peak in GFLOP/s: the pool's threads each run independent FMAs on the widest
+// vectors (bench_fused.h peak_fma), the rate divided by their count.
 double peak_gflops() {
   double best = 0;
-  for (int r = 0; r < 3; ++r)
-    best = std::max(best, host_has_avx512() ? fma_peak_512() : host_has_avx2() ? fma_peak_256() : 0.0);
+  for (int r = 0; r < 3; ++r) {
+    float sink = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double flops = bench::peak_fma(int64_t{1} << 21, &sink);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, flops / s / 1e9 / rt::num_threads());
+  }
   return best;
 }
 

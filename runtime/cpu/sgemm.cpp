@@ -34,9 +34,6 @@ constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 120;
 constexpr int64_t kNc = 1536;
 
-// op(X)[i, k] of a stored row-major matrix.
-inline float at(const float* x, int64_t ld, bool trans, int64_t i, int64_t k) { return trans ? x[k * ld + i] : x[i * ld + k]; }
-
 #if KILN_SGEMM_X86
 // The 8 x 8 block of a row-major matrix at `src` (leading dimension ld) transposed into `dst`
 // (leading dimension ldd): dst[t * ldd + r] = src[r * ld + t].
@@ -112,24 +109,6 @@ void pack_b(const float* b, int64_t ldb, bool trans, int64_t p0, int64_t kc, int
     }
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * nr + n, dst + (k + 1) * nr, 0.0f);
   }
-}
-
-// Asks the cache for op(B)'s rows [p0, p0 + kc) and columns [j0, j0 + cols), the source of the
-// next panel, to arrive in L2 while the micro-kernels multiply the current one: packing the
-// panels of a 64-row product otherwise waits for memory, a sixth of its time.
-void prefetch_b(const float* b, int64_t ldb, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t cols) {
-#if KILN_SGEMM_X86
-  constexpr int64_t kLine = 16;  // floats per cache line
-  if (trans) {
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t k = 0; k < kc; k += kLine) _mm_prefetch(reinterpret_cast<const char*>(b + (j0 + j) * ldb + p0 + k), _MM_HINT_T1);
-  } else {
-    for (int64_t k = 0; k < kc; ++k)
-      for (int64_t j = 0; j < cols; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(b + (p0 + k) * ldb + j0 + j), _MM_HINT_T1);
-  }
-#else
-  (void)b, (void)ldb, (void)trans, (void)p0, (void)kc, (void)j0, (void)cols;
-#endif
 }
 
 // A micro-kernel: C's tile (rows x cols of at most mr x nr, leading dimension ldc) = (or +=, with
@@ -264,9 +243,6 @@ void micro_portable(int64_t kc, const float* ap, const float* bp, float* c, int6
   store_partial(tile, kNrPortable, c, ldc, accumulate, rows, cols);
 }
 
-// The micro-kernels of one instruction set: `tall` (more rows per tile) and `short` (fewer), the
-// product taking whichever wastes fewer padded rows of its last tile (64 rows: 8 tiles of 8
-// rather than 6 tiles of 12 with 8 padded rows).
 using WeightKernel = void (*)(int64_t K, const float* ap, const float* w, int64_t ldw, float* c, int64_t ldc,
                               int64_t rows, int64_t cols);
 // The block buffers hold kMc rows and kNc columns of whole tiles.
@@ -275,6 +251,9 @@ static_assert(kMc % 12 == 0 && kMc % 8 == 0 && kMc % kMr256 == 0 && kNc % kNr512
 #endif
 static_assert(kMc % kMrPortable == 0 && kNc % kNrPortable == 0);
 
+// The micro-kernels of one instruction set: `tall` (more rows per tile) and `short` (fewer), the
+// product taking whichever wastes fewer padded rows of its last tile (64 rows: 8 tiles of 8
+// rather than 6 tiles of 12 with 8 padded rows).
 struct Kernel {
   MicroKernel tall, short_;
   int mr_tall, mr_short, nr;
@@ -328,10 +307,6 @@ struct Buffers {
     return p.get();
   }
 };
-
-}  // namespace
-
-namespace {
 
 // Products of at most this many rows by a stored weight run on the kernel's weight_rows, when
 // padding them to 32-row panels adds at most an eighth (32 and 64 rows, not 48 or 8: a few-row
@@ -393,7 +368,6 @@ void product(const Kernel& kern, bool trans_a, bool trans_b, int64_t M, int64_t 
       pack_a(a, lda, trans_a, 0, M, p0, kc, static_cast<int>(mr), kern.avx2, ap);
       for (int64_t jr = 0; jr < N; jr += nr) {
         pack_b(b, ldb, trans_b, p0, kc, jr, std::min(nr, N - jr), static_cast<int>(nr), kern.avx2, bp);
-        if (jr + nr < N) prefetch_b(b, ldb, trans_b, p0, kc, jr + nr, std::min(nr, N - jr - nr));
         for (int64_t ir = 0; ir < M; ir += mr)
           run(kc, ap + ir * kc, bp, c + ir * ldc + jr, ldc, p0 > 0, std::min(mr, M - ir), std::min(nr, N - jr));
       }
