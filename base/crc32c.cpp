@@ -70,4 +70,11 @@ __attribute__((target("sse4.2"))) uint32_t crc32c(std::string_view bytes) {
   return c ^ 0xffffffffu;
 }
 
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  // The pre- and post-conditioning cancel: carrying A's final value across B's length and adding
+  // B's final value gives the final value of both (each is linear in the message plus a constant
+  // that depends on the length only).
+  return mul_mod(x_pow_bytes(length_b), crc_a) ^ crc_b;
+}
+
 }  // namespace kiln

@@ -204,7 +204,7 @@ struct OpInfo {
   OpLevel level;
   uint32_t traits;
   std::string_view schema_text;
-  OpSchema schema;      // parsed from schema_text at start-up
+  OpSchema schema;      // parsed from schema_text on the op's first op_info()
   uint16_t family_index;  // position inside its family's enum
   bool has(uint32_t t) const { return (traits & t) == t; }
 };

@@ -19,33 +19,6 @@ bool touches(const ExecPlan& plan, const ir::PlanStep& st, int b) {
   return false;
 }
 
-// The kernel argument of buffer b with the given direction, or -1.
-int arg_of(const ir::PlanStep& st, int b, bool output) {
-  for (size_t i = 0; i < st.buffers.size(); ++i)
-    if (st.buffers[i] == b && st.kernel.args[i].output == output) return static_cast<int>(i);
-  return -1;
-}
-
-// In kernel step `st`, every load of in_arg precedes the one store to out_arg, at its index.
-bool same_point(const ir::PlanStep& st, int in_arg, int out_arg) {
-  const ir::Kernel& k = st.kernel;
-  if (k.stages.size() != 1 || k.stages[0].kind != ir::StageKind::Loop) return false;
-  const ir::KInst* store = nullptr;
-  for (const ir::KInst& in : k.stages[0].body) {
-    if (in.kind == KOp::Store && in.arg == out_arg) {
-      if (store) return false;
-      store = &in;
-    }
-  }
-  if (!store) return false;
-  bool stored = false;
-  for (const ir::KInst& in : k.stages[0].body) {
-    if (&in == store) stored = true;
-    if (in.kind == KOp::Load && in.arg == in_arg && (stored || !(in.index == store->index))) return false;
-  }
-  return true;
-}
-
 bool accept(ExecPlan& plan, const Donation& d) {
   if (d.output < 0 || d.output >= static_cast<int>(plan.outputs.size())) return false;
   const int out = plan.outputs[d.output].buffer;
@@ -75,17 +48,44 @@ bool accept(ExecPlan& plan, const Donation& d) {
   for (size_t s = static_cast<size_t>(writer) + 1; s < plan.steps.size(); ++s)
     if (touches(plan, plan.steps[s], in)) return false;
   ir::PlanStep& st = plan.steps[writer];
-  const int out_arg = arg_of(st, out, true), in_arg = arg_of(st, in, false);
-  if (out_arg < 0 || (in_arg >= 0 && !same_point(st, in_arg, out_arg))) return false;
-  // The input is read through the output's argument: one pointer for both.
-  if (in_arg >= 0)
-    for (ir::KInst& i : st.kernel.stages[0].body)
-      if (i.kind == KOp::Load && i.arg == in_arg) i.arg = out_arg;
+  const int out_arg = kernel_arg_of(st, out, true), in_arg = kernel_arg_of(st, in, false);
+  if (out_arg < 0 || (in_arg >= 0 && !writes_over(st, in_arg, out_arg))) return false;
+  if (in_arg >= 0) read_through(st, in_arg, out_arg);
   ob.donor_input = d.input;
   return true;
 }
 
 }  // namespace
+
+int kernel_arg_of(const ir::PlanStep& st, int b, bool output) {
+  for (size_t i = 0; i < st.buffers.size(); ++i)
+    if (st.buffers[i] == b && st.kernel.args[i].output == output) return static_cast<int>(i);
+  return -1;
+}
+
+bool writes_over(const ir::PlanStep& st, int in_arg, int out_arg) {
+  const ir::Kernel& k = st.kernel;
+  if (st.kind != StepKind::Kernel || k.stages.size() != 1 || k.stages[0].kind != ir::StageKind::Loop) return false;
+  const ir::KInst* store = nullptr;
+  for (const ir::KInst& in : k.stages[0].body) {
+    if (in.kind == KOp::Store && in.arg == out_arg) {
+      if (store) return false;
+      store = &in;
+    }
+  }
+  if (!store) return false;
+  bool stored = false;
+  for (const ir::KInst& in : k.stages[0].body) {
+    if (&in == store) stored = true;
+    if (in.kind == KOp::Load && in.arg == in_arg && (stored || !(in.index == store->index))) return false;
+  }
+  return true;
+}
+
+void read_through(ir::PlanStep& st, int in_arg, int out_arg) {
+  for (ir::KInst& i : st.kernel.stages[0].body)
+    if (i.kind == KOp::Load && i.arg == in_arg) i.arg = out_arg;
+}
 
 bool donate_buffers(ExecPlan& plan, const std::vector<Donation>& requests) {
   bool changed = false;

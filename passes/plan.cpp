@@ -2,6 +2,7 @@
 #include "passes/lower.h"
 
 #include "base/error.h"
+#include "passes/donate.h"
 
 #include <algorithm>
 #include <set>
@@ -28,6 +29,29 @@ int max_nesting(const ir::Expr& e) {
 }
 constexpr int kMaxSlotTerms = 8;
 
+// The argument of kernel step `st` (at position s) whose memory temp `b` can take: a temp of b's
+// type and strides that dies at this step, passed once and through no view, which the kernel
+// reads only where it writes b (passes/donate.h, writes_over). A pointwise kernel after a
+// product (bias and activation) then writes over the product's result: one buffer less to
+// touch, as TorchInductor's in-place buffer reuse does. -1 when there is none.
+int in_place_input(const ExecPlan& plan, const PlanStep& st, int b, int s, const std::vector<int>& last) {
+  if (st.kind != StepKind::Kernel) return -1;
+  const int out_arg = kernel_arg_of(st, b, true);
+  if (out_arg < 0) return -1;
+  const PlanBuffer& out = plan.buffers[b];
+  for (size_t i = 0; i < st.buffers.size(); ++i) {
+    const int x = st.buffers[i];
+    const PlanBuffer& in = plan.buffers[x];
+    if (st.kernel.args[i].output || in.role != BufferRole::Temp || in.slot < 0 || last[x] != s || !(in.type == out.type) ||
+        in.strides != out.strides)
+      continue;
+    const auto refers = [&](int y) { return y == x || (plan.buffers[y].role == BufferRole::View && plan.buffers[y].base == x); };
+    if (std::count_if(st.buffers.begin(), st.buffers.end(), refers) != 1) continue;
+    if (writes_over(st, static_cast<int>(i), out_arg)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace
 
 void plan_memory(ExecPlan& plan) {
@@ -43,6 +67,7 @@ void plan_memory(ExecPlan& plan) {
     if (plan.buffers[b].role == BufferRole::View) last[plan.buffers[b].base] = std::max(last[plan.buffers[b].base], last[b]);
   struct SlotState {
     int free_after = -1;  // the step after which the slot's current buffer is dead
+    int holder = -1;      // that buffer
   };
   std::vector<SlotState> state;
   plan.slots.clear();
@@ -54,6 +79,15 @@ void plan_memory(ExecPlan& plan) {
     for (int b : plan.steps[s].written()) {
       PlanBuffer& buf = plan.buffers[b];
       if (buf.role != BufferRole::Temp || def[b] != static_cast<int>(s) || buf.slot >= 0) continue;
+      if (const int over = in_place_input(plan, plan.steps[s], b, static_cast<int>(s), last); over >= 0) {
+        const int held = plan.buffers[plan.steps[s].buffers[over]].slot;
+        if (state[held].holder == plan.steps[s].buffers[over]) {
+          read_through(plan.steps[s], over, kernel_arg_of(plan.steps[s], b, true));
+          buf.slot = held;
+          state[held] = {std::max(last[b], static_cast<int>(s)), b};
+          continue;
+        }
+      }
       const ir::Expr bytes = buf.type.numel() * ir::Expr(static_cast<int64_t>(element_size(buf.type.dtype)));
       int chosen = -1;
       for (size_t k = 0; k < plan.slots.size(); ++k) {
@@ -72,7 +106,7 @@ void plan_memory(ExecPlan& plan) {
         chosen = static_cast<int>(plan.slots.size() - 1);
       }
       buf.slot = chosen;
-      state[chosen].free_after = std::max(last[b], static_cast<int>(s));
+      state[chosen] = {std::max(last[b], static_cast<int>(s)), b};
     }
   }
   // Parameters: every symbol a kernel, a buffer's size or strides, a slot or the attributes

@@ -4,12 +4,20 @@
 // another argument shares its memory (then it is computed in a copy), and when the kernel that
 // writes it is not pointwise (then it is refused). The write still counts in the storage's
 // version.
+//
+// The memory planner writes over a temporary the same way (passes/plan.cpp): a pointwise kernel
+// that reads a product's result only where it writes its own (bias and activation) takes the
+// product's memory, and a kernel that reads it elsewhere (a transpose) or a temporary read later
+// does not.
 #include "kiln/kiln.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -81,6 +89,71 @@ TEST(CompileDonation, RowKernelUpdateIsNotDonated) {
   test::expect_exact(a, kFloat32, {0.5, 0.5, 0.5, 0.5});
   const std::string plan = f.explain(a);
   EXPECT_EQ(plan.find("in place of"), std::string::npos) << plan;
+}
+
+// The slot of each temp in a compiled function's plan ("b6: temp f32[64, 32] in slot0"), by buffer.
+std::vector<std::pair<std::string, int>> temp_slots(const std::string& explain) {
+  std::vector<std::pair<std::string, int>> out;
+  std::istringstream in(explain);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t temp = line.find(": temp "), slot = line.find(" in slot");
+    if (temp != std::string::npos && slot != std::string::npos)
+      out.emplace_back(line.substr(line.find_first_not_of(' '), temp - line.find_first_not_of(' ')),
+                       std::stoi(line.substr(slot + 8)));
+  }
+  return out;
+}
+
+// Small integers: every product and sum is exact in f32, so compiled and eager results agree
+// bit for bit whatever the order of the additions.
+Tensor small_ints(std::vector<int64_t> sizes, unsigned seed) {
+  std::mt19937 rng(seed);
+  Tensor t = zeros(sizes);
+  float* p = t.data_ptr<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+  return t;
+}
+
+TEST(CompileInPlace, BiasAndActivationWriteOverTheProduct) {
+  const Tensor x = small_ints({16, 24}, 1), w1 = small_ints({40, 24}, 2), b1 = small_ints({40}, 3),
+               w2 = small_ints({8, 40}, 4), b2 = small_ints({8}, 5);
+  auto mlp = [&](const Tensor& a) { return linear(relu(linear(a, w1, b1)), w2, b2); };
+  auto f = compile(mlp);
+  test::expect_exact(f(x), kFloat32, test::doubles(mlp(x)));
+  test::expect_exact(f(x), kFloat32, test::doubles(mlp(x)));  // a cache hit
+  const std::string plan = f.explain(x);
+  // The product's [16, 40] result and the bias-and-relu kernel's share one slot; the second
+  // product's result has its own.
+  const auto slots = temp_slots(plan);
+  ASSERT_EQ(slots.size(), 3u) << plan;
+  EXPECT_EQ(slots[0].second, slots[1].second) << plan;
+  EXPECT_NE(slots[1].second, slots[2].second) << plan;
+}
+
+TEST(CompileInPlace, AKernelReadingTheProductElsewhereGetsItsOwnMemory) {
+  const Tensor a = small_ints({12, 12}, 6), b = small_ints({12, 12}, 7), c = small_ints({12, 12}, 8);
+  // relu(p) + p.t() also reads p[j, i] where it writes [i, j]: writing over p would read
+  // values already overwritten.
+  auto transposed = [&](const Tensor& x) {
+    const Tensor p = mm(x, b);
+    return mm(relu(p) + p.t(), c);
+  };
+  auto f = compile(transposed);
+  test::expect_exact(f(a), kFloat32, test::doubles(transposed(a)));
+  const auto slots = temp_slots(f.explain(a));
+  ASSERT_EQ(slots.size(), 2u) << f.explain(a);
+  EXPECT_NE(slots[0].second, slots[1].second) << f.explain(a);
+  // p is read again after relu(p): it stays.
+  auto reread = [&](const Tensor& x) {
+    const Tensor p = mm(x, b);
+    return mm(relu(p), c) + p;
+  };
+  auto g = compile(reread);
+  test::expect_exact(g(a), kFloat32, test::doubles(reread(a)));
+  std::set<int> distinct;
+  for (const auto& [name, slot] : temp_slots(g.explain(a))) distinct.insert(slot);
+  EXPECT_EQ(distinct.size(), temp_slots(g.explain(a)).size()) << g.explain(a);
 }
 
 }  // namespace

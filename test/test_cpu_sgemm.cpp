@@ -7,7 +7,8 @@
 // Both operands are tried as stored and transposed, with leading dimensions wider than the
 // matrices; C's padding must stay untouched and what C held before must not leak into it. With B
 // transposed, 32 to 64 rows whose 32-row panels pad little (32, 57, 60, 64) take AVX-512's
-// weight-rows kernel, all of K in registers (700 > kKc); more than 120 rows take the blocked
+// weight-rows kernel, which packs A per block of 512 of K and adds each later block to C (512,
+// 700 and 1100 cross those blocks, 700 and 1100 with a partial one); more than 120 rows take the blocked
 // path, with a second block of columns past 1536.
 #include "runtime/cpu/sgemm.h"
 
@@ -81,7 +82,8 @@ TEST(Sgemm, EveryMicroKernelMatchesTheF64ProductAcrossTheBlockEdges) {
       for (const auto& [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {5, 7, 3}, {8, 16, 9}, {12, 32, 8},
                                     {13, 33, 17}, {64, 64, 64}, {25, 100, 255}, {7, 17, 256}, {19, 31, 257},
                                     {121, 40, 30}, {130, 47, 300}, {3, 1550, 20}, {33, 1600, 40}, {6, 9, 0},
-                                    {32, 9, 1}, {57, 20, 33}, {60, 19, 700}, {64, 70, 260}, {125, 1545, 40}})
+                                    {32, 9, 1}, {57, 20, 33}, {60, 19, 700}, {64, 70, 260}, {125, 1545, 40},
+                                    {32, 24, 512}, {64, 41, 1100}})
         cases.push_back({M, N, K, ta, tb});
   for (const std::string& kernel : kernels) {
     std::mt19937 gen(7);
@@ -92,12 +94,11 @@ TEST(Sgemm, EveryMicroKernelMatchesTheF64ProductAcrossTheBlockEdges) {
 // The shapes above reach each path: on an AVX-512 host the weight-rows kernel, and everywhere
 // the per-panel path and the blocked one (a second block of columns in {125, 1545, 40}).
 TEST(Sgemm, TheShapesReachEveryPath) {
-  EXPECT_STREQ(kiln_sgemm_path(false, 64, 64), "panels");
-  EXPECT_STREQ(kiln_sgemm_path(true, 48, 64), "panels");  // 16 padded rows of 64: the panels
-  EXPECT_STREQ(kiln_sgemm_path(true, 130, 300), "blocks");
-  EXPECT_STREQ(kiln_sgemm_path(true, 64, 5000), "panels");  // A would not be packed whole
+  EXPECT_STREQ(kiln_sgemm_path(false, 64), "panels");
+  EXPECT_STREQ(kiln_sgemm_path(true, 48), "panels");  // 16 padded rows of 64: the panels
+  EXPECT_STREQ(kiln_sgemm_path(true, 130), "blocks");
   if (std::string(kiln_sgemm_kernel()) != "avx512 12x32") GTEST_SKIP() << "no AVX-512 here: the weight-rows kernel is not run";
-  for (int64_t m : {32, 57, 60, 64}) EXPECT_STREQ(kiln_sgemm_path(true, m, 700), "weight rows") << m;
+  for (int64_t m : {32, 57, 60, 64}) EXPECT_STREQ(kiln_sgemm_path(true, m), "weight rows") << m;
 }
 
 TEST(Sgemm, SeededRandomShapesOnEveryMicroKernel) {

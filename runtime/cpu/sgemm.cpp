@@ -160,13 +160,14 @@ __attribute__((target("avx512f,avx512vl,fma"))) void micro_avx512(int64_t kc, co
 
 // A product with a stored weight (B transposed) and few rows of A, without transposing the
 // weight: C's tile of `rows` x `cols` (at most 32 x MR) is A's 32-row panel (K x 32, k-major,
-// packed once per product) times MR rows of the weight, read in place, each value broadcast.
-// The tile accumulates all of K in registers and is stored transposed. Packing a 64-row
-// product's weight into panels took a third of its time (perf), for values used 64 times.
+// packed per block of K) times MR rows of the weight, read in place, each value broadcast. The
+// tile accumulates the block in registers and is stored transposed (added to C's values with
+// `accumulate`). Packing a 64-row product's weight into panels took a third of its time (perf),
+// for values used 64 times.
 template <int MR>
 __attribute__((target("avx512f,avx512vl,fma"))) void weight_rows_avx512(int64_t K, const float* ap, const float* w,
                                                                           int64_t ldw, float* c, int64_t ldc,
-                                                                          int64_t rows, int64_t cols) {
+                                                                          bool accumulate, int64_t rows, int64_t cols) {
   const float* wr[MR];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) wr[r] = w + std::min<int64_t>(r, cols - 1) * ldw;  // past the edge: a row again, unused
@@ -188,8 +189,19 @@ __attribute__((target("avx512f,avx512vl,fma"))) void weight_rows_avx512(int64_t 
     _mm512_store_ps(tile + r * 32, lo[r]);
     _mm512_store_ps(tile + r * 32 + 16, hi[r]);
   }
+  if (MR == 8 && rows == 32 && cols == 8) {  // a whole tile: 8 x 8 blocks transposed in registers
+    alignas(32) float block[64];
+    for (int64_t i0 = 0; i0 < 32; i0 += 8) {
+      float* dst = accumulate ? block : c + i0 * ldc;
+      transpose_8x8(tile + i0, 32, dst, accumulate ? 8 : ldc);
+      if (accumulate)
+        for (int64_t i = 0; i < 8; ++i)
+          _mm256_storeu_ps(c + (i0 + i) * ldc, _mm256_add_ps(_mm256_loadu_ps(c + (i0 + i) * ldc), _mm256_load_ps(block + i * 8)));
+    }
+    return;
+  }
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t r = 0; r < cols; ++r) c[i * ldc + r] = tile[r * 32 + i];
+    for (int64_t r = 0; r < cols; ++r) c[i * ldc + r] = accumulate ? c[i * ldc + r] + tile[r * 32 + i] : tile[r * 32 + i];
 }
 
 constexpr int kMr256 = 6, kNr256 = 16;
@@ -244,7 +256,7 @@ void micro_portable(int64_t kc, const float* ap, const float* bp, float* c, int6
 }
 
 using WeightKernel = void (*)(int64_t K, const float* ap, const float* w, int64_t ldw, float* c, int64_t ldc,
-                              int64_t rows, int64_t cols);
+                              bool accumulate, int64_t rows, int64_t cols);
 // The block buffers hold kMc rows and kNc columns of whole tiles.
 #if KILN_SGEMM_X86
 static_assert(kMc % 12 == 0 && kMc % 8 == 0 && kMc % kMr256 == 0 && kNc % kNr512 == 0 && kNc % kNr256 == 0);
@@ -310,35 +322,50 @@ struct Buffers {
 
 // Products of at most this many rows by a stored weight run on the kernel's weight_rows, when
 // padding them to 32-row panels adds at most an eighth (32 and 64 rows, not 48 or 8: a few-row
-// product would multiply mostly zeros), and K is at most kWeightRowsMaxK: A is packed whole, so
-// the thread's buffer keeps at most 64 x 4096 floats (1 MB).
-constexpr int64_t kWeightRowsMax = 64, kWeightRowsMaxK = 4096;
-bool weight_rows_fit(bool trans_b, int64_t M, int64_t K) {
-  return trans_b && M <= kWeightRowsMax && padded(M, 32) - M <= M / 8 && K <= kWeightRowsMaxK;
+// product would multiply mostly zeros).
+constexpr int64_t kWeightRowsMax = 64;
+bool weight_rows_fit(bool trans_b, int64_t M) {
+  return trans_b && M <= kWeightRowsMax && padded(M, 32) - M <= M / 8;
 }
 
-// C = op(A) W^T, W stored N x K: A packed into 32-row panels (all of K, k-major), then each
-// group of weight_mr rows of W against each panel.
+// The weight-rows path packs A per block of this many of K: 64 rows x 1024 in 256 KB of L2 per
+// thread, allocated whole on the first product (pages are touched, once, as blocks fill them).
+// Packed whole (all of K), each thread of a product split by columns packed all of A into a
+// buffer of up to 1 MB, and grew it from product to product: fresh memory that a process's first
+// call touched page by page (320 of the exported MLP's 615 first-call page faults, each about 2 us
+// on the test VM). Each block after the first adds its tile to C's values; interleaved on the
+// MLP's products, blocks of 512 cost 7-10% at K = 2048 (the stores), blocks of 1024 nothing
+// measurable.
+constexpr int64_t kWeightKc = 1024;
+
+// Columns [k0, k0 + kc) of A's rows [32 p, 32 p + 32) as panel p of the weight-rows path:
+// kc x 32, k-major, rows past M zero.
+void pack_weight_panel(const Kernel& kern, bool trans_a, int64_t M, const float* a, int64_t lda, int64_t p, int64_t k0,
+                       int64_t kc, float* dst) {
+  const int64_t i0 = p * 32, n = std::min<int64_t>(32, M - i0);
+  if (trans_a) {
+    for (int64_t k = 0; k < kc; ++k) std::copy_n(a + (k0 + k) * lda + i0, n, dst + k * 32);
+  } else {
+    transpose(a + i0 * lda + k0, lda, n, kc, dst, 32, kern.avx2);
+  }
+  for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * 32 + n, dst + (k + 1) * 32, 0.0f);
+}
+
+// C = op(A) W^T, W stored N x K: per block of K, A packed into 32-row panels, then each group of
+// weight_mr rows of W, read in place, against each panel.
 void weight_product(const Kernel& kern, bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                     const float* w, int64_t ldw, float* c, int64_t ldc) {
   thread_local Buffers buf;
-  const int64_t panels = (M + 31) / 32;
-  float* ap = Buffers::grow(buf.a, buf.a_size, panels * 32 * K);
-  for (int64_t p = 0; p < panels; ++p) {
-    const int64_t i0 = p * 32, n = std::min<int64_t>(32, M - i0);
-    float* dst = ap + p * 32 * K;
-    if (trans_a) {
-      for (int64_t k = 0; k < K; ++k) std::copy_n(a + k * lda + i0, n, dst + k * 32);
-    } else {
-      transpose(a + i0 * lda, lda, n, K, dst, 32, kern.avx2);
-    }
-    for (int64_t k = 0; k < K; ++k) std::fill(dst + k * 32 + n, dst + (k + 1) * 32, 0.0f);
+  const int64_t panels = (M + 31) / 32, mr = kern.weight_mr;
+  float* ap = Buffers::grow(buf.a, buf.a_size, panels * 32 * kWeightKc);
+  for (int64_t k0 = 0; k0 < K; k0 += kWeightKc) {
+    const int64_t kc = std::min(kWeightKc, K - k0);
+    for (int64_t p = 0; p < panels; ++p) pack_weight_panel(kern, trans_a, M, a, lda, p, k0, kc, ap + p * 32 * kc);
+    for (int64_t j = 0; j < N; j += mr)
+      for (int64_t p = 0; p < panels; ++p)
+        kern.weight_rows(kc, ap + p * 32 * kc, w + j * ldw + k0, ldw, c + p * 32 * ldc + j, ldc, k0 > 0,
+                         std::min<int64_t>(32, M - p * 32), std::min(mr, N - j));
   }
-  const int64_t mr = kern.weight_mr;
-  for (int64_t j0 = 0; j0 < N; j0 += mr)
-    for (int64_t p = 0; p < panels; ++p)
-      kern.weight_rows(K, ap + p * 32 * K, w + j0 * ldw, ldw, c + p * 32 * ldc + j0, ldc, std::min<int64_t>(32, M - p * 32),
-                       std::min(mr, N - j0));
 }
 
 void product(const Kernel& kern, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
@@ -348,7 +375,7 @@ void product(const Kernel& kern, bool trans_a, bool trans_b, int64_t M, int64_t 
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
     return;
   }
-  if (kern.weight_rows != nullptr && weight_rows_fit(trans_b, M, K)) {
+  if (kern.weight_rows != nullptr && weight_rows_fit(trans_b, M)) {
     weight_product(kern, trans_a, M, N, K, a, lda, b, ldb, c, ldc);
     return;
   }
@@ -397,8 +424,8 @@ void kiln_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
 
 const char* kiln_sgemm_kernel() { return host_kernel().name; }
 
-const char* kiln_sgemm_path(bool trans_b, int64_t M, int64_t K) {
-  if (host_kernel().weight_rows != nullptr && weight_rows_fit(trans_b, M, K)) return "weight rows";
+const char* kiln_sgemm_path(bool trans_b, int64_t M) {
+  if (host_kernel().weight_rows != nullptr && weight_rows_fit(trans_b, M)) return "weight rows";
   return M <= kMc ? "panels" : "blocks";
 }
 

@@ -18,8 +18,8 @@
 //
 // One shape gets its own kernel on AVX-512: 32 or 64 rows times a stored weight (a linear
 // layer's x W^T on a batch). Transposing the weight into panels cost a third of such a product,
-// for values each used by only 64 rows; instead A is packed once into 32-row panels and the
-// weight's rows are read in place, each value broadcast against a panel.
+// for values each used by only 64 rows; instead A is packed into 32-row panels (per block of 512
+// of K) and the weight's rows are read in place, each value broadcast against a panel.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +39,10 @@ void kiln_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
 // The micro-kernel kiln_sgemm runs on this host: "avx512 12x32", "avx2 6x16" or "portable 4x8".
 const char* kiln_sgemm_kernel();
 
-// How kiln_sgemm computes a product on this host: "weight rows" (AVX-512, B transposed, 32-64
-// rows, K <= 4096), "panels" (at most 120 rows: each B panel packed just before use) or
+// How kiln_sgemm computes a product of M rows on this host: "weight rows" (AVX-512, B
+// transposed, 32-64 rows), "panels" (at most 120 rows: each B panel packed just before use) or
 // "blocks" (B packed per block of 1536 columns, A per block of 120 rows).
-const char* kiln_sgemm_path(bool trans_b, int64_t M, int64_t K);
+const char* kiln_sgemm_path(bool trans_b, int64_t M);
 
 // Every micro-kernel this host can run, widest first, and the product on a named one of them
 // (tests run each; kiln::Error naming the kernels there are for one this host cannot run).

@@ -5,12 +5,14 @@
 #include "base/error.h"
 #include "base/read_file.h"
 #include "base/crc32c.h"
+#include "runtime/thread_pool.h"
 
 #include <fmt/format.h>
 
 #include <limits>
 #include <memory>
 #include <set>
+#include <vector>
 
 namespace kiln::rt {
 
@@ -21,7 +23,23 @@ constexpr size_t kHashDigits = 8;  // CRC-32C in hex
 
 uint64_t align_up(uint64_t n) { return (n + kSectionAlign - 1) / kSectionAlign * kSectionAlign; }
 
-std::string checksum(std::string_view bytes) { return fmt::format("{:08x}", crc32c(bytes)); }
+// CRC-32C in hex. A large section (a model's weights) is hashed in 1 MB pieces across the pool
+// and the pieces' values joined: one core reads the page cache at about 9 GB/s on the test host,
+// so 8 MB of weights took 1 ms of a package's load on one thread. This also starts the pool's
+// workers, which the first call would otherwise start.
+std::string checksum(std::string_view bytes) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  const auto pieces = static_cast<int64_t>((bytes.size() + kPiece - 1) / kPiece);
+  if (pieces < 2 || rt::num_threads() == 1) return fmt::format("{:08x}", crc32c(bytes));
+  std::vector<uint32_t> crcs(static_cast<size_t>(pieces));
+  const auto piece = [&](int64_t i) { return bytes.substr(static_cast<size_t>(i) * kPiece, kPiece); };
+  rt::parallel_for(pieces, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) crcs[static_cast<size_t>(i)] = crc32c(piece(i));
+  });
+  uint32_t crc = crcs[0];
+  for (int64_t i = 1; i < pieces; ++i) crc = crc32c_combine(crc, crcs[static_cast<size_t>(i)], piece(i).size());
+  return fmt::format("{:08x}", crc);
+}
 
 template <typename T> void put(std::string& out, T v) {
   for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i) & 0xff));
