@@ -2,16 +2,21 @@
 //
 //   deploy_export DIR     writes DIR/mlp.kiln, and DIR/x.npy and DIR/y.npy (an input and the
 //                         package's output for it here) and DIR/x100.npy (a batch of 100) for
-//                         deploy_serve
+//                         deploy_serve; and DIR/mlp_code.kiln with DIR/mlp.safetensors, the
+//                         same program with its weights kept apart
 //
 // The model's weights are captured by the lambda, so they travel inside the package; the
 // batch dim is dynamic, serving batches of 2 to 256 (sizes 0 and 1 are always specialized).
+// mlp_code.kiln leaves them out (ExportOptions::external_weights) and names them as the
+// module's checkpoint does, so a server passes a checkpoint's tensors (a fine-tuned one too)
+// to the program exported once.
 // It is exported under NoGradGuard: a package runs inference. deploy_serve loads it in
 // another process.
 #include <kiln/kiln.h>
 
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace kiln;
@@ -33,6 +38,13 @@ int main(int argc, char** argv) {
   save_npy(x, dir + "/x.npy");
   save_npy(randn({100, 16}), dir + "/x100.npy");
   save_npy(load_program(dir + "/mlp.kiln")({x})[0], dir + "/y.npy");  // what the package computes here
-  std::cout << "wrote " << dir << "/mlp.kiln\n";
+
+  std::vector<std::pair<std::string, Tensor>> names;
+  for (const auto& p : mlp->named_parameters()) names.emplace_back(p.key(), p.value());
+  export_program(model, {x},
+                 {.path = dir + "/mlp_code.kiln", .name = "mlp", .input_names = {"x"}, .dynamic = {{0, 0, 2, 256}},
+                  .weight_names = names, .external_weights = true});
+  mlp->save(dir + "/mlp.safetensors");
+  std::cout << "wrote " << dir << "/mlp.kiln and " << dir << "/mlp_code.kiln with " << dir << "/mlp.safetensors\n";
   return 0;
 }

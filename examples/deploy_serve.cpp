@@ -3,7 +3,9 @@
 //
 //   deploy_serve DIR      loads DIR/mlp.kiln, runs it on DIR/x.npy and on DIR/x100.npy (a batch of
 //                         another size in the declared range), checks the first result against
-//                         DIR/y.npy bit for bit and that each row of the second is a distribution
+//                         DIR/y.npy bit for bit and that each row of the second is a distribution;
+//                         then DIR/mlp_code.kiln with the weights of DIR/mlp.safetensors, which
+//                         must give the same result
 //
 // Only the package computes here: the checks read the outputs' floats in plain C++ (an eager
 // kiln op would be compiled, or read from the compile cache, on first use).
@@ -26,9 +28,18 @@ int main(int argc, char** argv) {
   const LoadedProgram mlp = load_program(dir + "/mlp.kiln");
   const Tensor y = mlp({load_npy(dir + "/x.npy")})[0];  // outputs are fresh contiguous tensors
   const Tensor want = load_npy(dir + "/y.npy");
-  if (y.sizes().vec() != want.sizes().vec() ||
-      std::memcmp(y.data_ptr(), want.data_ptr(), static_cast<size_t>(y.numel()) * sizeof(float)) != 0) {
+  auto same = [](const Tensor& a, const Tensor& b) {
+    return a.sizes().vec() == b.sizes().vec() &&
+           std::memcmp(a.data_ptr(), b.data_ptr(), static_cast<size_t>(a.numel()) * sizeof(float)) == 0;
+  };
+  if (!same(y, want)) {
     std::cerr << "deploy_serve: the package's result differs from the exporting process's\n";
+    return 1;
+  }
+  // The program without its weights, given a checkpoint's by name.
+  const LoadedProgram code = load_program(dir + "/mlp_code.kiln", {.weights = load_safetensors(dir + "/mlp.safetensors")});
+  if (!same(code({load_npy(dir + "/x.npy")})[0], want)) {
+    std::cerr << "deploy_serve: the package with the checkpoint's weights differs from the exporting process's\n";
     return 1;
   }
   const Tensor probs = mlp({load_npy(dir + "/x100.npy")})[0];  // another batch size

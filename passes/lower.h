@@ -73,8 +73,10 @@ ir::ExecPlan build_kernels(const ir::Graph& g, const ir::Fusion& fusion, const L
 ir::ExecPlan lower(const ir::Graph& g, const LowerOptions& opts = {}, const ScheduleTarget& target = {});
 
 // Memory planning: assigns Temp buffers to reusable slots by lifetime (a slot is reused once
-// its previous buffer is dead and it is large enough), then lists in plan.params every
-// symbol the plan reads at run time.
+// its previous buffer is dead and it is large enough; a pointwise kernel's result takes the slot
+// of a temporary of its type that dies at that kernel, which then reads it through its output
+// argument, when it reads it only where it writes: passes/donate.h writes_over), then lists in
+// plan.params every symbol the plan reads at run time. Kernels may change (read_through).
 void plan_memory(ir::ExecPlan& plan);
 
 }  // namespace kiln::passes

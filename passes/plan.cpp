@@ -1,4 +1,5 @@
-// kiln/passes/plan.cpp — memory planning: temporaries share slots by lifetime.
+// kiln/passes/plan.cpp — memory planning: temporaries share slots by lifetime, and a pointwise
+// kernel writes over a temporary that dies where it reads it.
 #include "passes/lower.h"
 
 #include "base/error.h"

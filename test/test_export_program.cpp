@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -29,11 +30,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+fs::path scratch_dir() { return fs::temp_directory_path() / fmt::format("kiln_export_{}", ::getpid()); }
+
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln_export_{}", ::getpid());
-  fs::create_directories(dir);
-  return dir / name;
+  fs::create_directories(scratch_dir());
+  return scratch_dir() / name;
 }
+
+// The scratch directory goes when the test process ends (each test runs in a process of its own).
+class RemoveScratch : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(scratch_dir(), ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveScratch = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
 
 // Runs a command; its standard output and exit status.
 std::pair<std::string, int> shell(const std::string& cmd) {
@@ -93,6 +105,107 @@ TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
   const std::vector<Tensor> want = mlp({x});
   EXPECT_TRUE(allclose(load_npy(scratch("y0.npy").string()), want[0], 1e-5, 1e-5));
   EXPECT_TRUE(allclose(load_npy(scratch("y1.npy").string()), want[1], 1e-5, 1e-5));
+}
+
+// ExportOptions::external_weights: the package names its weights (ExportOptions::weight_names,
+// as a module's named_parameters() would give them) and the caller passes them at load, from a
+// checkpoint: the same values give the function's results, new values (a fine-tuned checkpoint)
+// the function's results with those, in this process and through `kiln run --weights`.
+TEST(ExportProgram, WeightsOutsideThePackageComeFromTheCaller) {
+  manual_seed(21);
+  const Mlp mlp;
+  const fs::path pkg = scratch("external.kiln"), ckpt = scratch("mlp.safetensors");
+  export_program(mlp, {randn({8, 32})},
+                 {.path = pkg.string(), .name = "mlp", .input_names = {"x"}, .dynamic = {{0, 0, 2, 64}},
+                  .weight_names = {{"fc1.weight", mlp.w1}, {"fc1.bias", mlp.b1}, {"fc2.weight", mlp.w2}, {"fc2.bias", mlp.b2},
+                                   {"unused", ones({3})}},
+                  .external_weights = true});
+  // The package holds no weights: only their names, dtypes and sizes.
+  EXPECT_FALSE(rt::read_package(pkg.string(), "test").has("weights"));
+  save_safetensors({{"fc1.weight", mlp.w1}, {"fc1.bias", mlp.b1}, {"fc2.weight", mlp.w2}, {"fc2.bias", mlp.b2}}, ckpt.string());
+  const LoadedProgram p = load_program(pkg.string(), {.weights = load_safetensors(ckpt.string())});
+  for (const char* line : {"weight-source caller", "weight fc1.weight f32 64 32", "weight fc2.bias f32 10"})
+    EXPECT_NE(p.describe().find(line), std::string::npos) << line << "\n" << p.describe();
+  const Tensor x = randn({5, 32});
+  std::vector<Tensor> got = p({x}), want = mlp({x});
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(allclose(got[i], want[i], 1e-5, 1e-5)) << "output " << i;
+
+  // Other values: the program computes with them. fc1.weight is passed transposed in memory
+  // (strides [1, 64]): it is copied into the layout the program reads.
+  Mlp tuned = mlp;
+  tuned.w1 = randn({32, 64}).t();
+  tuned.b2 = randn({10});
+  const LoadedProgram q = load_program(
+      pkg.string(), {.weights = {{"fc1.weight", tuned.w1}, {"fc1.bias", tuned.b1}, {"fc2.weight", tuned.w2}, {"fc2.bias", tuned.b2}}});
+  got = q({x}), want = tuned({x});
+  for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(allclose(got[i], want[i], 1e-5, 1e-5)) << "tuned output " << i;
+
+  save_npy(x, scratch("xe.npy").string());
+  const auto [out, rc] = shell(fmt::format("{} run {} {} -o {} --weights {}", KILN_CLI, pkg.string(),
+                                           scratch("xe.npy").string(), scratch("ye").string(), ckpt.string()));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_TRUE(allclose(load_npy(scratch("ye0.npy").string()), mlp({x})[0], 1e-5, 1e-5));
+
+  // Missing, misshapen and mistyped weights, and weights for a package that holds its own.
+  auto weights_without = [&](const std::string& name) {
+    std::map<std::string, Tensor> w = load_safetensors(ckpt.string());
+    w.erase(name);
+    return w;
+  };
+  const std::string at = "[load_program] " + pkg.string() + ": ";
+  EXPECT_EQ(test::error_of([&] { (void)load_program(pkg.string()); }),
+            at + "the program's weights come from the caller (it was exported with external_weights), and "
+                 "LoadOptions::weights has no 'fc1.weight' (f32[64, 32])");
+  EXPECT_EQ(test::error_of([&] { (void)load_program(pkg.string(), {.weights = weights_without("fc2.weight")}); }),
+            at + "the program's weights come from the caller (it was exported with external_weights), and "
+                 "LoadOptions::weights has no 'fc2.weight' (f32[10, 64])");
+  std::map<std::string, Tensor> wrong = load_safetensors(ckpt.string());
+  wrong["fc1.weight"] = randn({64, 31});
+  EXPECT_EQ(test::error_of([&] { (void)load_program(pkg.string(), {.weights = wrong}); }),
+            at + "weight 'fc1.weight' is f32[64, 31]; the program was exported for f32[64, 32]");
+  wrong = load_safetensors(ckpt.string());
+  wrong["fc2.bias"] = randn({10}, kFloat64);
+  EXPECT_EQ(test::error_of([&] { (void)load_program(pkg.string(), {.weights = wrong}); }),
+            at + "weight 'fc2.bias' is f64[10]; the program was exported for f32[10]");
+  const fs::path held = scratch("held.kiln");
+  export_program(mlp, {randn({8, 32})}, {.path = held.string(), .name = "mlp", .input_names = {"x"}, .dynamic = {}});
+  EXPECT_EQ(test::error_of([&] { (void)load_program(held.string(), {.weights = load_safetensors(ckpt.string())}); }),
+            "[load_program] " + held.string() + ": the package holds its weights; LoadOptions::weights is for a package "
+            "exported with ExportOptions::external_weights");
+  EXPECT_EQ(test::error_of([&] {
+              export_program(mlp, {randn({8, 32})},
+                             {.path = held.string(), .name = "mlp", .input_names = {"x"}, .dynamic = {},
+                              .weight_names = {{"fc 1", mlp.w1}}});
+            }),
+            "[export_program] ExportOptions::weight_names has 'fc 1': a weight's name is non-empty and has no spaces");
+}
+
+// Captured views are read in the layout they were traced with, although the package stores
+// every weight contiguous: a transposed weight and a broadcast bias give the function's results
+// (a package once read the transposed weight's bytes as if it were contiguous), and a caller's
+// weight for a broadcast must be one.
+TEST(ExportProgram, CapturedViewsKeepTheirLayout) {
+  manual_seed(22);
+  const Tensor w = randn({6, 4}), b = randn({6});
+  const Tensor wt = w.t(), rows = b.expand({3, 6});  // [4, 6] with strides [1, 4]; [3, 6] with [0, 1]
+  const auto fn = [&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0] * wt.sum(0) + wt.slice(0, 0, 1) + mm(in[0], wt.t()).sum(1, true) + rows};
+  };
+  const fs::path pkg = scratch("views.kiln");
+  const Tensor x = randn({3, 6});
+  export_program(fn, {randn({3, 6})}, {.path = pkg.string(), .name = "views", .input_names = {"x"}, .dynamic = {}});
+  EXPECT_TRUE(allclose(load_program(pkg.string())({x})[0], fn({x})[0], 1e-6, 1e-6));
+  export_program(fn, {randn({3, 6})},
+                 {.path = pkg.string(), .name = "views", .input_names = {"x"}, .dynamic = {},
+                  .weight_names = {{"wt", wt}, {"rows", rows}}, .external_weights = true});
+  EXPECT_TRUE(allclose(load_program(pkg.string(), {.weights = {{"wt", wt}, {"rows", rows}}})({x})[0], fn({x})[0], 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(load_program(pkg.string(), {.weights = {{"wt", wt.contiguous()}, {"rows", rows}}})({x})[0], fn({x})[0],
+                       1e-6, 1e-6));
+  // The program reads one row of the broadcast: rows of other values would be ignored.
+  EXPECT_EQ(test::error_of([&] { (void)load_program(pkg.string(), {.weights = {{"wt", wt}, {"rows", rows.contiguous()}}}); }),
+            "[load_program] " + pkg.string() +
+                ": weight 'rows' was exported as a broadcast along dim 0 (an expanded tensor); pass one that is, as the "
+                "program reads only the first slice of that dim");
 }
 
 // A package runs where kiln's compiler is not installed at all: the kiln tool and libkiln copied

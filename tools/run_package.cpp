@@ -49,10 +49,11 @@ int run_package(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) prefix = argv[++i];
     else if (a == "--cpu-level" && i + 1 < argc) lo.cpu_level = argv[++i];
+    else if (a == "--weights" && i + 1 < argc) lo.weights = load_safetensors(argv[++i]);
     else if (a == "--stats") stats = true;
     else if (a.rfind("-", 0) == 0) {
       std::cerr << "kiln run: unknown option " << a
-                << " (a package takes INPUT.npy ..., -o PREFIX, --cpu-level LEVEL, --stats)\n";
+                << " (a package takes INPUT.npy ..., -o PREFIX, --cpu-level LEVEL, --weights FILE.safetensors, --stats)\n";
       return 2;
     } else inputs.push_back(a);
   }

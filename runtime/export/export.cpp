@@ -3,9 +3,11 @@
 // A package's sections (docs/export.md):
 //   manifest       what the package is: its format, the kiln that wrote it, the backend, the
 //                  inputs, weights and outputs, the dynamic dims, and one line per x86-64
-//                  level ("level x86-64-v4 <feature words>"), widest first
+//                  level ("level x86-64-v4 <feature words>"), widest first; one line per
+//                  weight (name, dtype, sizes) and where the weights come from
 //   guards         the guard set (guards::GuardSet::serialize)
-//   weights        the captured tensors w0, w1, ... (safetensors), when there are any
+//   weights        the captured tensors by name (safetensors), when there are any and the
+//                  package holds them (not ExportOptions::external_weights)
 //   and per level L (base/cpu_level.h):
 //   plan.L         the execution plan, kernels included (ExecPlan::str, read by ir::parse_plan),
 //                  scheduled for L's vector registers
@@ -19,6 +21,7 @@
 #include "base/object_store.h"
 #include "codegen_cuda/driver.h"
 #include "codegen_cpu/kernel_codegen.h"
+#include "frontend/ops_factory.h"
 #include "guards/guard_set.h"
 #include "io/safetensors.h"
 #include "ir/exec_plan.h"
@@ -35,15 +38,17 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace kiln {
 
 namespace {
 
-constexpr std::string_view kProgramFormat = "kiln-program 2";
+constexpr std::string_view kProgramFormat = "kiln-program 3";
 constexpr std::string_view kLoad = "load_program";
 
 // Passes lookups to the process's store (or none) and keeps the bundle a compilation saved or
@@ -99,6 +104,38 @@ std::vector<CpuLevel> export_levels(const std::vector<std::string>& names) {
     return a.vector_bits != b.vector_bits ? a.vector_bits > b.vector_bits : a.llvm_cpu.empty() > b.llvm_cpu.empty();
   });
   return out;
+}
+
+// The name of each captured tensor: the first of ExportOptions::weight_names that is the same
+// tensor (or a view of the same memory, sizes and strides), else w<i>.
+std::vector<std::string> weight_names(const std::vector<Tensor>& lifted, const ExportOptions& opts) {
+  constexpr std::string_view op = "export_program";
+  std::set<std::string> given;
+  for (const auto& [name, t] : opts.weight_names) {
+    if (name.empty() || std::any_of(name.begin(), name.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
+      fail(op, "ExportOptions::weight_names has '{}': a weight's name is non-empty and has no spaces", name);
+    if (!given.insert(name).second) fail(op, "ExportOptions::weight_names names '{}' twice", name);
+    if (!t.defined()) fail(op, "ExportOptions::weight_names gives '{}' an undefined tensor", name);
+  }
+  auto same = [](const Tensor& a, const Tensor& b) {
+    return a.impl() == b.impl() || (a.device() == b.device() && a.dtype() == b.dtype() && a.data_ptr() == b.data_ptr() &&
+                                    a.sizes().vec() == b.sizes().vec() && a.strides().vec() == b.strides().vec());
+  };
+  std::vector<std::string> names;
+  std::set<std::string> used;
+  for (size_t i = 0; i < lifted.size(); ++i) {
+    std::string name = fmt::format("w{}", i);
+    for (const auto& [n, t] : opts.weight_names)
+      if (same(t, lifted[i])) {
+        name = n;
+        break;
+      }
+    if (!used.insert(name).second)
+      fail(op, "two captured tensors are named '{}' (ExportOptions::weight_names, or a default name w<i> given to "
+           "another): name each weight once", name);
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 }  // namespace
@@ -187,13 +224,18 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
   manifest += level_lines;
   manifest += fmt::format("inputs {}\n", example_inputs.size());
   manifest += fmt::format("weights {}\n", first->lifted.size());
+  const std::vector<std::string> names = weight_names(first->lifted, opts);
+  if (!first->lifted.empty()) manifest += fmt::format("weight-source {}\n", opts.external_weights ? "caller" : "package");
+  for (size_t i = 0; i < names.size(); ++i)
+    manifest += fmt::format("weight {} {}{}{}\n", names[i], dtype_short_name(first->lifted[i].dtype()),
+                            first->lifted[i].dim() > 0 ? " " : "", fmt::join(first->lifted[i].sizes().vec(), " "));
   manifest += fmt::format("outputs {}\n", first->plan.outputs.size());
   for (const ExportDynamicDim& d : opts.dynamic) manifest += fmt::format("dynamic {} {} {} {}\n", d.input, d.dim, d.min, d.max);
   p.sections.insert(p.sections.begin(), {"manifest", std::move(manifest)});
   p.add("guards", first->guards.serialize());
-  if (!first->lifted.empty()) {
+  if (!first->lifted.empty() && !opts.external_weights) {
     std::map<std::string, Tensor> w;
-    for (size_t i = 0; i < first->lifted.size(); ++i) w.emplace(fmt::format("w{}", i), first->lifted[i].cpu());
+    for (size_t i = 0; i < first->lifted.size(); ++i) w.emplace(names[i], first->lifted[i].cpu());
     p.add("weights", safetensors_bytes(w));
   }
   rt::write_package(p, opts.path, op);
@@ -269,6 +311,67 @@ std::vector<rt::ParamSource> read_params(std::string_view text, const std::strin
   if (out.size() != plan.params.size())
     fail(kLoad, "{}: section '{}' gives {} of the plan's {} parameters", path, section, out.size(), plan.params.size());
   return out;
+}
+
+// A weight as the manifest describes it ("weight NAME DTYPE SIZE...").
+struct WeightLine {
+  std::string name;
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::string str() const { return fmt::format("{}[{}]", dtype_short_name(dtype), fmt::join(sizes, ", ")); }
+};
+
+std::vector<WeightLine> weight_lines(const std::multimap<std::string, std::string>& m, size_t weights,
+                                     const std::string& path) {
+  std::vector<WeightLine> out;
+  for (auto [it, end] = m.equal_range("weight"); it != end; ++it) {  // in the manifest's order
+    std::istringstream ls(it->second);
+    WeightLine w;
+    std::string dtype;
+    ls >> w.name >> dtype;
+    const std::optional<ScalarType> t = dtype_from_short_name(dtype);
+    if (w.name.empty() || !t) fail(kLoad, "{}: a malformed weight line '{}'", path, it->second);
+    w.dtype = *t;
+    for (int64_t d = 0; ls >> d;) w.sizes.push_back(d);
+    if (!ls.eof()) fail(kLoad, "{}: a malformed weight line '{}'", path, it->second);
+    out.push_back(std::move(w));
+  }
+  if (out.size() != weights) fail(kLoad, "{}: the manifest describes {} of its {} weights", path, out.size(), weights);
+  return out;
+}
+
+// Weight t on the program's device, in the layout its plan reads input `index` with. A captured
+// view (a transposed weight) was traced with its own strides, and safetensors stores every tensor
+// contiguous, so a weight the plan reads in another layout is copied into that layout. A dim the
+// plan reads with stride 0 was a broadcast (expand) when traced: its first slice is copied and
+// expanded again; a caller's weight must be such a broadcast itself there.
+Tensor in_plan_layout(const Tensor& t, const ir::ExecPlan& plan, size_t index, Device device, const std::string& name,
+                      bool external, const std::string& path) {
+  Tensor x = t.device() == device ? t : t.to(device);
+  for (const ir::PlanBuffer& b : plan.buffers) {
+    if (b.role != ir::BufferRole::Input || b.input_index != static_cast<int>(index)) continue;
+    std::vector<int64_t> want;
+    for (const ir::Expr& e : b.strides) {
+      const std::optional<int64_t> c = e.maybe_const();
+      if (!c || want.size() >= static_cast<size_t>(x.dim())) return x;
+      want.push_back(*c);
+    }
+    bool same = want.size() == static_cast<size_t>(x.dim());
+    for (int64_t d = 0; same && d < x.dim(); ++d) same = x.size(d) <= 1 || want[d] == x.stride(d);
+    if (same) return x;
+    Tensor src = x;
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      if (want[d] != 0 || x.size(d) <= 1) continue;
+      if (external && x.stride(d) != 0)
+        fail(kLoad, "{}: weight '{}' was exported as a broadcast along dim {} (an expanded tensor); pass one that is, "
+             "as the program reads only the first slice of that dim", path, name, d);
+      src = src.narrow(d, 0, 1);
+    }
+    Tensor y = empty_strided(src.sizes(), want, TensorOptions(x.dtype()).device(device));
+    y.copy_(src);
+    return y.expand(x.sizes());
+  }
+  return x;
 }
 
 // The level whose code this process runs: `wanted` when named, else the first (widest) of the
@@ -347,16 +450,31 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   for (const ir::PlanBuffer& b : plan.buffers)
     if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->inputs + weights))
       fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->inputs + weights);
-  if (weights > 0) {
-    // Tensors over the file's bytes (sections are 64-byte aligned): no copy of the weights.
-    std::map<std::string, Tensor> w = section("weights", [&](std::string_view t) {
-      return view_safetensors_bytes(t, path + " (weights)", pkg.owner);
-    });
-    for (size_t i = 0; i < weights; ++i) {
-      auto it = w.find(fmt::format("w{}", i));
-      if (it == w.end()) fail(kLoad, "{}: section 'weights' lacks w{}", path, i);
-      s->weights.push_back(cuda ? it->second.to(device) : it->second);
-    }
+  const std::vector<WeightLine> lines = weight_lines(m, weights, path);
+  const bool external = weights > 0 && one(m, "weight-source", path) == "caller";
+  if (weights > 0 && !external && one(m, "weight-source", path) != "package")
+    fail(kLoad, "{}: a malformed weight-source line '{}'", path, one(m, "weight-source", path));
+  if (!external && !opts.weights.empty())
+    fail(kLoad, "{}: the package holds its weights; LoadOptions::weights is for a package exported with "
+         "ExportOptions::external_weights", path);
+  // Held weights are tensors over the file's bytes (sections are 64-byte aligned): no copy.
+  std::map<std::string, Tensor> held;
+  if (weights > 0 && !external)
+    held = section("weights", [&](std::string_view t) { return view_safetensors_bytes(t, path + " (weights)", pkg.owner); });
+  for (size_t i = 0; i < weights; ++i) {
+    const WeightLine& w = lines[i];
+    const std::map<std::string, Tensor>& from = external ? opts.weights : held;
+    auto it = from.find(w.name);
+    if (it == from.end() && external)
+      fail(kLoad, "{}: the program's weights come from the caller (it was exported with external_weights), and "
+           "LoadOptions::weights has no '{}' ({})", path, w.name, w.str());
+    if (it == from.end()) fail(kLoad, "{}: section 'weights' lacks '{}'", path, w.name);
+    const Tensor& t = it->second;
+    if (!t.defined() || t.dtype() != w.dtype || t.sizes().vec() != w.sizes)
+      fail(kLoad, "{}: weight '{}' is {}; the program was exported for {}", path, w.name,
+           t.defined() ? fmt::format("{}[{}]", dtype_short_name(t.dtype()), fmt::join(t.sizes().vec(), ", ")) : "undefined",
+           w.str());
+    s->weights.push_back(in_plan_layout(t, plan, s->inputs + i, device, w.name, external, path));
   }
   if (cuda) {  // the images for this device's architecture (cuda_code.h), loaded by the driver
     const std::vector<std::string> images = rt::cuda_images_for(cuda::compute_capability(device.index),

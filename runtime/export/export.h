@@ -13,7 +13,8 @@
 // the guards, the sizes and ranges of the dynamic dims, the kernels' object code for each
 // x86-64 feature level asked for (base/cpu_level.h; by default x86-64-v4 and x86-64-v3, each
 // with its own plan, scheduled for the level's vector registers), and the tensors fn captured
-// (weights, as safetensors). load_program checks the package (format, kiln version,
+// (weights, as safetensors, unless ExportOptions::external_weights leaves them to the caller).
+// load_program checks the package (format, kiln version,
 // checksums), picks the widest level this cpu runs, and links its object code with kiln's own
 // loader: no LLVM, no tracing, no passes. A call checks the inputs against the guards and the declared ranges, and a
 // failure names the guard ("x.size(1) == 64, got 32").
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +53,15 @@ struct ExportOptions {
   // sm_90 and PTX for newer devices, made by NVRTC, which must be available; no device is
   // needed to export). Its inputs are traced on the host and passed on the device.
   std::string backend = "cpu";
+  // Names for the tensors fn captures (weights), each matched to a captured tensor by identity
+  // (the same tensor, or a view of the same memory with the same sizes and strides); a module's
+  // named_parameters() fits, names that match nothing are ignored. The other weights are named
+  // w0, w1, ... by the order the trace first uses them. Names are non-empty, without spaces.
+  std::vector<std::pair<std::string, Tensor>> weight_names{};
+  // Leave the weights out of the package: the caller passes them to load_program
+  // (LoadOptions::weights) by name, a checkpoint's tensors for one. The package keeps each one's
+  // name, dtype and sizes (describe()), and load_program checks them.
+  bool external_weights = false;
 };
 
 struct LoadOptions {
@@ -59,6 +70,12 @@ struct LoadOptions {
   std::string cpu_level{};
   // A cuda package: the device it runs on (its inputs must be there; its weights are copied there).
   int cuda_device = 0;
+  // The weights of a package exported with ExportOptions::external_weights, by name (more
+  // tensors than the package names are ignored; load_safetensors(path) gives a checkpoint's).
+  // Each must have the dtype and sizes the program was exported for; a tensor on another device
+  // or in another layout than the program reads is copied, any other is used in place (the
+  // loaded program keeps a reference). Empty for a package that holds its weights.
+  std::map<std::string, Tensor> weights{};
 };
 
 using ExportFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
