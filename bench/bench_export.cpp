@@ -2,7 +2,8 @@
 // beside a compiled function served by the disk cache (bench/README.md, issue 34).
 //
 // Exports softmax [64, 128] and the MLP [64, 512] -> 2048 -> 512 of kiln_cache_probe (same
-// inputs, weights in the package), then per workload, each sample one new process:
+// inputs, weights in the package; the MLP also without them, passed by `kiln run --weights`
+// from a checkpoint), then per workload, each sample one new process:
 //   package: `kiln run PACKAGE x.npy --stats`: load_program and the first call, timed inside
 //            the process, and the whole process from posix_spawn to exit (the parent's clock);
 //   disk warm: kiln_cache_probe WORKLOAD with a filled disk cache: compile() traces, runs the
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
   export_program([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(relu(linear(in[0], w1, b1)), w2, b2)}; },
                  {mx}, {.path = dir + "/mlp.kiln", .name = "mlp", .input_names = {"x"}, .dynamic = {}});
   save_npy(mx, dir + "/mlp.npy");
+  // The same MLP without its weights, and a checkpoint of them for `kiln run --weights`.
+  export_program([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(relu(linear(in[0], w1, b1)), w2, b2)}; },
+                 {mx}, {.path = dir + "/mlp_code.kiln", .name = "mlp", .input_names = {"x"}, .dynamic = {},
+                        .weight_names = {{"w1", w1}, {"b1", b1}, {"w2", w2}, {"b2", b2}}, .external_weights = true});
+  save_safetensors({{"w1", w1}, {"b1", b1}, {"w2", w2}, {"b2", b2}}, dir + "/mlp.safetensors");
 
   struct Row {
     std::string name;
@@ -130,26 +136,37 @@ int main(int argc, char** argv) {
   (void)spawn({KILN_CACHE_PROBE, "softmax", "mlp"}, {"KILN_CACHE_DIR=" + cache});  // fills the disk cache
   // The MLP twice: with kiln's own SGEMM (what `kiln run` uses unless told) and with oneDNN's,
   // the environment given to both the package's process and the disk-warm one.
-  const std::vector<std::tuple<std::string, std::string, std::string>> runs_of = {
-      {"softmax", "softmax", ""}, {"mlp", "mlp, KILN_SGEMM=kiln", "KILN_SGEMM=kiln"}, {"mlp", "mlp, KILN_SGEMM=onednn", "KILN_SGEMM=onednn"}};
-  for (const auto& [workload, label, sgemm] : runs_of) {
-    const char* w = workload.c_str();
-    Row r{label};
+  // And once more with the weights passed by the caller: `kiln run mlp_code.kiln --weights`, the
+  // checkpoint mapped, nothing checksummed (no disk-warm counterpart).
+  struct Run {
+    std::string workload, label, sgemm, package;
+    bool weights = false;
+  };
+  const std::vector<Run> runs_of = {{"softmax", "softmax", "", "softmax"},
+                                    {"mlp", "mlp, KILN_SGEMM=kiln", "KILN_SGEMM=kiln", "mlp"},
+                                    {"mlp", "mlp, KILN_SGEMM=onednn", "KILN_SGEMM=onednn", "mlp"},
+                                    {"mlp", "mlp, KILN_SGEMM=kiln, weights from the caller", "KILN_SGEMM=kiln", "mlp_code", true}};
+  for (const Run& run : runs_of) {
+    const char* w = run.workload.c_str();
+    Row r{run.label};
     std::vector<std::string> env, probe_env = {"KILN_CACHE_DIR=" + cache};
-    if (!sgemm.empty()) env.push_back(sgemm), probe_env.push_back(sgemm);
-    r.bytes = static_cast<double>(fs::file_size(dir + "/" + w + ".kiln"));
+    if (!run.sgemm.empty()) env.push_back(run.sgemm), probe_env.push_back(run.sgemm);
+    r.bytes = static_cast<double>(fs::file_size(dir + "/" + run.package + ".kiln"));
     std::vector<double> load, call, process, disk_call, disk_process;
+    std::vector<std::string> args = {KILN_CLI, "run", fmt::format("{}/{}.kiln", dir, run.package), fmt::format("{}/{}.npy", dir, w),
+                                     "--stats"};
+    if (run.weights) args.insert(args.end(), {"--weights", dir + "/mlp.safetensors"});
     for (int i = 0; i < runs; ++i) {
-      std::optional<Sample> s =
-          spawn({KILN_CLI, "run", fmt::format("{}/{}.kiln", dir, w), fmt::format("{}/{}.npy", dir, w), "--stats"}, env);
+      std::optional<Sample> s = spawn(args, env);
       if (!s || !s->fields.count("load_ms")) {
-        problems.push_back(fmt::format("{}: kiln run failed", label));
+        problems.push_back(fmt::format("{}: kiln run failed", run.label));
         break;
       }
       if (s->fields["llvm"] != "not mapped") problems.push_back(fmt::format("{}: kiln run mapped LLVM", w));
       load.push_back(std::stod(s->fields["load_ms"]));
       call.push_back(std::stod(s->fields["first_call_ms"]));
       process.push_back(s->process_ms);
+      if (run.weights) continue;  // compile() has no counterpart
       std::optional<Sample> d = spawn({KILN_CACHE_PROBE, w}, probe_env);
       if (!d || !d->fields.count(w)) {
         problems.push_back(fmt::format("{}: the cache probe failed", w));
