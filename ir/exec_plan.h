@@ -30,7 +30,8 @@ struct PlanBuffer {
   TensorType type;
   std::vector<Expr> strides;  // in elements
   int input_index = -1;           // Input only
-  int slot = -1;                  // Temp only: memory slot (buffers with one slot never overlap in time)
+  int slot = -1;                  // Temp only: memory slot (buffers with one slot are live at once only where a
+                                  // pointwise kernel writes one over the other it reads: passes/plan.cpp)
   int base = -1;                  // View only: the viewed buffer (its strides are `strides`)
   // Output only: graph input whose memory the output may take (passes/donate.h); the kernel
   // that writes it reads that input through it.

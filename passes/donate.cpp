@@ -3,6 +3,9 @@
 
 #include "ir/tensor_type.h"
 
+#include <algorithm>
+#include <string>
+
 namespace kiln::passes {
 
 using ir::BufferRole;
@@ -65,7 +68,9 @@ int kernel_arg_of(const ir::PlanStep& st, int b, bool output) {
 
 bool writes_over(const ir::PlanStep& st, int in_arg, int out_arg) {
   const ir::Kernel& k = st.kernel;
-  if (st.kind != StepKind::Kernel || k.stages.size() != 1 || k.stages[0].kind != ir::StageKind::Loop) return false;
+  if (st.kind != StepKind::Kernel || k.stages.size() != 1 || k.stages[0].kind != ir::StageKind::Loop ||
+      k.stages[0].ordered)
+    return false;
   const ir::KInst* store = nullptr;
   for (const ir::KInst& in : k.stages[0].body) {
     if (in.kind == KOp::Store && in.arg == out_arg) {
@@ -74,6 +79,14 @@ bool writes_over(const ir::PlanStep& st, int in_arg, int out_arg) {
     }
   }
   if (!store) return false;
+  // Each iteration writes its own element: the store's position names every loop variable of the
+  // stage and no loaded value (a scatter's `v<id>`).
+  std::vector<std::string> names;
+  store->index.collect_symbols(names);
+  for (const std::string& n : names)
+    if (ir::value_symbol_id(n)) return false;
+  for (size_t r = 0; r < k.stages[0].extents.size(); ++r)
+    if (std::find(names.begin(), names.end(), "r" + std::to_string(r)) == names.end()) return false;
   bool stored = false;
   for (const ir::KInst& in : k.stages[0].body) {
     if (&in == store) stored = true;

@@ -34,8 +34,9 @@ bool donate_buffers(ir::ExecPlan& plan, const std::vector<Donation>& requests);
 // The position of buffer b among kernel step st's arguments of that direction, or -1.
 int kernel_arg_of(const ir::PlanStep& st, int b, bool output);
 // Whether kernel step st may store argument out_arg into in_arg's memory: it is one loop stage
-// (pointwise) that stores out_arg once, at the index at which it loads in_arg, after every such
-// load, so no element is overwritten before it is read.
+// (pointwise, not ordered) that stores out_arg once, at the index at which it loads in_arg, after
+// every such load, and that index names every loop variable of the stage and no loaded value, so
+// each iteration writes its own element and none is overwritten before it is read.
 bool writes_over(const ir::PlanStep& st, int in_arg, int out_arg);
 // Makes st load in_arg through out_arg: one pointer for both, so the code generator's no-alias
 // facts on the arguments stay true.

@@ -350,7 +350,13 @@ void Program::run_call(Call& c, size_t si) const {
   g_interpreted_steps.fetch_add(1, std::memory_order_relaxed);
   const std::vector<Tensor> res = interpret_op(st.op, ins, attrs);
   for (size_t i = 0; i < n_out; ++i) {
-    Tensor& out = c.scratch.bufs[static_cast<size_t>(st.buffers[first_out + i])];
+    const int b = st.buffers[first_out + i];
+    Tensor& out = c.scratch.bufs[static_cast<size_t>(b)];
+    // A temporary lives in its memory slot: a later kernel may read it there, writing over it
+    // (passes/plan.cpp).
+    if (!out.defined() && plan_.buffers[static_cast<size_t>(b)].role == BufferRole::Temp &&
+        plan_.buffers[static_cast<size_t>(b)].slot >= 0)
+      (void)buffer(c, b);
     if (out.defined())
       out.copy_(res[i]);
     else

@@ -178,6 +178,31 @@ TEST(ExportProgram, WeightsOutsideThePackageComeFromTheCaller) {
                               .weight_names = {{"fc 1", mlp.w1}}});
             }),
             "[export_program] ExportOptions::weight_names has 'fc 1': a weight's name is non-empty and has no spaces");
+  // With names given, a captured tensor left unnamed would only fail where the program loads.
+  EXPECT_EQ(test::error_of([&] {
+              export_program(mlp, {randn({8, 32})},
+                             {.path = held.string(), .name = "mlp", .input_names = {"x"}, .dynamic = {},
+                              .weight_names = {{"fc1.weight", mlp.w1}, {"fc1.bias", mlp.b1}, {"fc2.weight", mlp.w2}},
+                              .external_weights = true});
+            }),
+            "[export_program] fn captures a f32[10] tensor (weight 3) that ExportOptions::weight_names does not name; "
+            "with external_weights the caller passes every weight by name: name it too");
+}
+
+// A caller's weight used in place is the program's own handle on that memory: the caller's
+// set_data (what nn::Module::to does) moves the caller's tensor, not the program's.
+TEST(ExportProgram, ACallersWeightMovedAfterLoadingLeavesTheProgramAsLoaded) {
+  manual_seed(23);
+  Tensor w = randn({8, 4});
+  const Tensor x = randn({3, 8});
+  const Tensor want = mm(x, w);
+  const fs::path pkg = scratch("moved.kiln");
+  export_program([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{mm(in[0], w)}; }, {x},
+                 {.path = pkg.string(), .name = "mm", .input_names = {"x"}, .dynamic = {}, .weight_names = {{"w", w}},
+                  .external_weights = true});
+  const LoadedProgram p = load_program(pkg.string(), {.weights = {{"w", w}}});
+  w.set_data(randn({2, 2}, kFloat64));
+  EXPECT_TRUE(allclose(p({x})[0], want, 1e-6, 1e-6));
 }
 
 // Captured views are read in the layout they were traced with, although the package stores

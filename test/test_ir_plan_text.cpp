@@ -154,6 +154,34 @@ TEST(PlanText, AParsedPlanRunsLikeTheOriginal) {
   EXPECT_TRUE(allclose(got[0], fn(in)[0], 1e-5, 1e-5));
 }
 
+// A temporary the interpreter computes (softmax, kept whole at the core level) lands in its
+// memory slot, where the kernel that squares it reads it and writes over it (passes/plan.cpp).
+TEST(PlanText, AKernelWritingOverAnInterpretedTemporaryReadsItsValues) {
+  const ir::ExecPlan plan = plan_of_graph(R"(graph(%x : f32[6, 8], %w : f32[8, 5]) {
+  %p : f32[6, 8] = softmax(%x, dim=1, dtype=f32)
+  %q : f32[6, 8] = mul(%p, %p)
+  %y : f32[6, 5] = mm(%q, %w)
+  return (%y)
+})", ir::OpLevel::Core);
+  ASSERT_NE(plan.str().find("fallback softmax [interpreter](b"), std::string::npos) << plan.str();
+  int temps = 0, slot = -1;
+  bool shared = false;
+  for (const ir::PlanBuffer& b : plan.buffers)
+    if (b.role == ir::BufferRole::Temp) {
+      shared = shared || b.slot == slot;
+      slot = b.slot, ++temps;
+    }
+  ASSERT_EQ(temps, 2) << plan.str();
+  EXPECT_TRUE(shared) << plan.str();  // the product's operand is the softmax's memory, squared in place
+  manual_seed(5);
+  const std::vector<Tensor> in = {randn({6, 8}), randn({8, 5})};
+  cpu::CodegenResult code = cpu::compile_kernels(plan.kernels());
+  std::vector<ir::KernelFn> fns;
+  for (const cpu::CompiledKernel& k : code.kernels) fns.push_back(k.fn);
+  const Tensor p = softmax(in[0], 1);
+  EXPECT_TRUE(allclose(rt::Program(plan, fns).run(in)[0], mm(p * p, in[1]), 1e-6, 1e-6));
+}
+
 std::string parse_error(const std::string& text) {
   return test::error_of([&] { ir::parse_plan(text); });
 }

@@ -18,7 +18,7 @@
 //
 // One shape gets its own kernel on AVX-512: 32 or 64 rows times a stored weight (a linear
 // layer's x W^T on a batch). Transposing the weight into panels cost a third of such a product,
-// for values each used by only 64 rows; instead A is packed into 32-row panels (per block of 512
+// for values each used by only 64 rows; instead A is packed into 32-row panels (per block of 1024
 // of K) and the weight's rows are read in place, each value broadcast against a panel.
 #pragma once
 

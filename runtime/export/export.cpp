@@ -124,12 +124,20 @@ std::vector<std::string> weight_names(const std::vector<Tensor>& lifted, const E
   std::vector<std::string> names;
   std::set<std::string> used;
   for (size_t i = 0; i < lifted.size(); ++i) {
-    std::string name = fmt::format("w{}", i);
+    std::string name;
     for (const auto& [n, t] : opts.weight_names)
       if (same(t, lifted[i])) {
         name = n;
         break;
       }
+    // Weights the caller passes by name must all have names the caller knows: with names given,
+    // a captured tensor left out (a buffer, a constant) would fail only where the program is
+    // loaded.
+    if (name.empty() && opts.external_weights && !opts.weight_names.empty())
+      fail(op, "fn captures a {}[{}] tensor (weight {}) that ExportOptions::weight_names does not name; with "
+           "external_weights the caller passes every weight by name: name it too", dtype_short_name(lifted[i].dtype()),
+           fmt::join(lifted[i].sizes().vec(), ", "), i);
+    if (name.empty()) name = fmt::format("w{}", i);
     if (!used.insert(name).second)
       fail(op, "two captured tensors are named '{}' (ExportOptions::weight_names, or a default name w<i> given to "
            "another): name each weight once", name);
@@ -345,18 +353,24 @@ std::vector<WeightLine> weight_lines(const std::multimap<std::string, std::strin
 // contiguous, so a weight the plan reads in another layout is copied into that layout. A dim the
 // plan reads with stride 0 was a broadcast (expand) when traced: its first slice is copied and
 // expanded again; a caller's weight must be such a broadcast itself there.
+// A caller's weight used in place is held through a handle of its own (detach): set_data on the
+// caller's (nn::Module::to) then gives the caller's tensor other memory, dtype or device, and
+// leaves the program's as it was loaded.
 Tensor in_plan_layout(const Tensor& t, const ir::ExecPlan& plan, size_t index, Device device, const std::string& name,
                       bool external, const std::string& path) {
-  Tensor x = t.device() == device ? t : t.to(device);
+  Tensor x = t.device() == device ? t.detach() : t.to(device);
   for (const ir::PlanBuffer& b : plan.buffers) {
     if (b.role != ir::BufferRole::Input || b.input_index != static_cast<int>(index)) continue;
     std::vector<int64_t> want;
     for (const ir::Expr& e : b.strides) {
       const std::optional<int64_t> c = e.maybe_const();
-      if (!c || want.size() >= static_cast<size_t>(x.dim())) return x;
+      if (!c) fail(kLoad, "{}: the plan reads weight '{}' with symbolic strides", path, name);
       want.push_back(*c);
     }
-    bool same = want.size() == static_cast<size_t>(x.dim());
+    if (want.size() != static_cast<size_t>(x.dim()) || b.type.sizes.size() != want.size())
+      fail(kLoad, "{}: the plan reads weight '{}' as a tensor of {} dims; the manifest gives it {}", path, name,
+           want.size(), x.dim());
+    bool same = true;
     for (int64_t d = 0; same && d < x.dim(); ++d) same = x.size(d) <= 1 || want[d] == x.stride(d);
     if (same) return x;
     Tensor src = x;

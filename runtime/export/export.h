@@ -60,7 +60,8 @@ struct ExportOptions {
   std::vector<std::pair<std::string, Tensor>> weight_names{};
   // Leave the weights out of the package: the caller passes them to load_program
   // (LoadOptions::weights) by name, a checkpoint's tensors for one. The package keeps each one's
-  // name, dtype and sizes (describe()), and load_program checks them.
+  // name, dtype and sizes (describe()), and load_program checks them. With weight_names given,
+  // every captured tensor must be named there.
   bool external_weights = false;
 };
 
@@ -73,8 +74,10 @@ struct LoadOptions {
   // The weights of a package exported with ExportOptions::external_weights, by name (more
   // tensors than the package names are ignored; load_safetensors(path) gives a checkpoint's).
   // Each must have the dtype and sizes the program was exported for; a tensor on another device
-  // or in another layout than the program reads is copied, any other is used in place (the
-  // loaded program keeps a reference). Empty for a package that holds its weights.
+  // or in another layout than the program reads is copied, any other is used in place: the
+  // program then sees later writes into its memory (an optimizer's step), while one copied does
+  // not, nor does either follow set_data (nn::Module::to). Empty for a package that holds its
+  // weights.
   std::map<std::string, Tensor> weights{};
 };
 
