@@ -116,10 +116,7 @@ bool has_checks(const Kernel& k) {
 }
 
 std::string_view reduction_name(ReductionOp op) {
-  for (int i = 0; i < kNumOps; ++i) {
-    const OpInfo& info = op_info(static_cast<OpKind>(i));
-    if (info.family == OpFamily::Reduction && info.family_index == static_cast<uint16_t>(op)) return info.name;
-  }
+  if (std::optional<OpKind> k = family_member(OpFamily::Reduction, static_cast<uint16_t>(op))) return op_name(*k);
   internal_fail("reduction op {} has no row in ops.def", static_cast<int>(op));
 }
 

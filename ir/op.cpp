@@ -271,6 +271,12 @@ const OpInfo& op_info(OpKind k) {
   internal_fail("bad OpKind {}", i);
 }
 
+std::optional<OpKind> family_member(OpFamily family, uint16_t index) {
+  for (const OpInfo& info : table().infos)  // name, family and position are set up front
+    if (info.family == family && info.family_index == index) return info.kind;
+  return std::nullopt;
+}
+
 std::optional<OpKind> op_from_name(std::string_view name) {
   auto it = table().by_name.find(name);
   if (it != table().by_name.end()) return it->second;

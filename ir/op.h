@@ -219,6 +219,9 @@ const OpInfo& op_info(OpKind k);
 inline std::string_view op_name(OpKind k) { return op_info(k).name; }
 // A built-in op's kind, or a custom op's by its qualified name ("mylib::softclip").
 std::optional<OpKind> op_from_name(std::string_view name);
+// The built-in op at position `index` of `family` (OpInfo::family_index), found without parsing
+// a schema (op_info parses the schema of each op it is asked for).
+std::optional<OpKind> family_member(OpFamily family, uint16_t index);
 inline bool is_custom(OpKind k) { return static_cast<int>(k) >= kNumOps; }
 
 // Parses a schema string: "name(Tensor a, float t) -> Tensor". A malformed one throws
