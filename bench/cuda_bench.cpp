@@ -134,6 +134,31 @@ int main(int argc, char** argv) {
     both("cross_entropy [8192,32000]", 4.0 * 8192 * 32000,
          [](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); }, logits, target);
   }
+  {  // An embedding lookup feeding the loss: the gathered rows are the logits.
+    const Tensor table = randn({4096, 32000}).cuda();
+    const Tensor ids = randint(0, 4096, {8192}).cuda(), target = randint(0, 32000, {8192}).cuda();
+    both("embedding + cross_entropy", 2 * 4.0 * 8192 * 32000,
+         [](const Tensor& w, const Tensor& i, const Tensor& t) { return cross_entropy(embedding(w, i), t); }, table,
+         ids, target);
+  }
+  {  // Attention [8, 16, 2048, 64] f16: the time per call (PyTorch eager picks its flash kernel).
+    const Tensor q = randn({8, 16, 2048, 64}).to(kHalf).cuda(), k = randn({8, 16, 2048, 64}).to(kHalf).cuda(),
+                 v = randn({8, 16, 2048, 64}).to(kHalf).cuda();
+    both("attention [8,16,2048,64] f16", 0,
+         [](const Tensor& q, const Tensor& k, const Tensor& v) { return scaled_dot_product_attention(q, k, v); }, q,
+         k, v);
+    both("attention causal f16", 0,
+         [](const Tensor& q, const Tensor& k, const Tensor& v) {
+           return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
+         },
+         q, k, v);
+  }
+  {  // A small program: the time per call is the host's cost of a call (launches are asynchronous).
+    const Tensor a = randn({1024}).cuda(), b = randn({1024}).cuda(), c = randn({1024}).cuda();
+    both("small a * b + c [1024]", 0, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, a,
+         b, c);
+    both("small softmax [64, 64]", 0, [](const Tensor& a) { return softmax(a.reshape({64, 64}), -1); }, a);
+  }
   // Matmul through cuBLASLt: TFLOP/s in the "gbps" column.
   auto mm_row = [&](const std::string& name, ScalarType dt, int64_t n) {
     const Tensor a = randn({n, n}).to(dt).cuda(), b = randn({n, n}).to(dt).cuda();

@@ -86,6 +86,17 @@ def main():
     logits = torch.randn(8192, 32000, device=dev)
     target = torch.randint(0, 32000, (8192,), device=dev)
     both("cross_entropy [8192,32000]", 4.0 * 8192 * 32000, lambda l, t: F.cross_entropy(l, t), logits, target)
+    table = torch.randn(4096, 32000, device=dev)
+    ids = torch.randint(0, 4096, (8192,), device=dev)
+    both("embedding + cross_entropy", 2 * 4.0 * 8192 * 32000,
+         lambda w, i, t: F.cross_entropy(F.embedding(i, w), t), table, ids, target)
+    del table, logits
+    q, k, v = (torch.randn(8, 16, 2048, 64, device=dev, dtype=torch.float16) for _ in range(3))
+    both("attention [8,16,2048,64] f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
+    both("attention causal f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    a, b, c = (torch.randn(1024, device=dev) for _ in range(3))
+    both("small a * b + c [1024]", 0, lambda a, b, c: a * b + c, a, b, c)
+    both("small softmax [64, 64]", 0, lambda a: torch.softmax(a.reshape(64, 64), -1), a)
     for name, dt, n in (("matmul f32 4096", torch.float32, 4096), ("matmul f16 8192", torch.float16, 8192)):
         a = torch.randn(n, n, device=dev, dtype=dt)
         b = torch.randn(n, n, device=dev, dtype=dt)
