@@ -8,10 +8,13 @@
 #include "kiln/kiln.h"
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/nvrtc.h"
+#include "ir/text.h"
+#include "runtime/debug/run_graph.h"
 #include "runtime/pipeline.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -115,6 +118,44 @@ TEST(CudaBackend, AttentionDecomposesIntoBmmAndAFusedSoftmax) {
     }
   }
   EXPECT_EQ(bmm, 2) << c.plan.str();
+}
+
+// Few results with long rows (passes/split_reductions.h): partials over chunks of the rows, then
+// a reduction of the partials, so that the grid fills the device; the graph the plan is made from
+// computes what the op does (run here on the interpreter).
+TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
+  manual_seed(3);
+  const Tensor cols = randn({262144, 4}), rows = randn({4, 262144}).to(kHalf);
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].sum({0}), amax(in[1], {1}, /*keepdim=*/true), (in[0] * in[0]).mean({0}, true),
+                               (in[1] > 3).any(1), in[0].sum({0, 1})};
+  };
+  const std::vector<Tensor> in{cols, rows};
+  rt::Compilation c = plan_for_cuda(fn, in);
+  ASSERT_TRUE(c.has_plan);
+  std::map<std::vector<int64_t>, int> grids;  // partial kernels by grid
+  for (const ir::PlanStep& st : c.plan.steps) {
+    ASSERT_EQ(st.kind, ir::StepKind::Kernel) << c.plan.str();
+    std::vector<int64_t> g;
+    for (const ir::Expr& e : st.kernel.grid) g.push_back(e.maybe_const().value_or(-1));
+    ++grids[g];
+  }
+  // Columns: 4 results of 262144 rows in 4096 chunks of 64 rows; rows: 4 results in 64 chunks of
+  // 4096 elements (sum, mean's sum; amax, any).
+  EXPECT_EQ(grids[(std::vector<int64_t>{4096, 4})], 2) << c.plan.str();
+  EXPECT_EQ(grids[(std::vector<int64_t>{4, 64})], 2) << c.plan.str();
+  const std::vector<Tensor> want = fn(in);
+  const rt::RunResult got = rt::run_graph(*c.graph, in, "interpreter");
+  ASSERT_TRUE(got.ok()) << got.message;
+  ASSERT_EQ(got.outputs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.outputs[i].sizes().vec(), want[i].sizes().vec());
+    EXPECT_EQ(got.outputs[i].dtype(), want[i].dtype());
+    EXPECT_TRUE(allclose(got.outputs[i].to(kDouble), want[i].to(kDouble), 1e-6, 1e-6)) << got.outputs[i] << want[i];
+  }
+  // The sum of all elements stays one reduction here: fusion splits a full reduction itself.
+  EXPECT_EQ(ir::print_graph(*c.graph).find("f64[2048, 512]"), std::string::npos);
 }
 
 TEST(CudaBackend, CompileWithoutAGpuReportsWhy) {

@@ -147,7 +147,8 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   // gather and index_select read in a kernel: an index out of bounds faults there, and the
   // op's error (the interpreter's words) is raised once the launch is over.
   const Tensor bad = tensor({0, 1, 7, 2, 3, 4}, kInt64).reshape({6, 1}).cuda();
-  const std::string oob = "[gather] index 7 is out of bounds for dimension 1 with size 5";
+  const std::string oob =
+      "[gather] index 7 is out of bounds for dimension 1 with size 5 (reported by a cuda kernel at the next synchronization)";
   EXPECT_EQ(error_of([&] { (void)dx.gather(1, bad).cpu(); }), oob);
   auto cg = compile([](const Tensor& a, const Tensor& i) { return a.gather(1, i) * 2; });
   EXPECT_EQ(error_of([&] { (void)cg(dx, bad).cpu(); }), oob);

@@ -22,6 +22,7 @@
 #include "passes/lower.h"
 #include "passes/lower_index.h"
 #include "passes/row_domain.h"
+#include "passes/split_reductions.h"
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
@@ -304,6 +305,9 @@ class CudaBackend final : public Backend {
     const Device device = c.opts.device.is_cuda() ? c.opts.device : Device(kCUDA, 0);
     if (cuda::driver_available() && device.index < cuda::driver_device_count())
       target.sms = cuda::multiprocessor_count(device.index);
+    // Few results with long rows: partials first, so that the grid fills the device.
+    const passes::ScheduleTarget& t = c.opts.schedule_target ? *c.opts.schedule_target : target;
+    c.stage("split_reductions", [&](ir::Graph& g) { return passes::split_reductions(g, t); });
     lower_to_kernels(c, std::move(lo), target,
                      {{"schedule_launch", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
                          return passes::schedule_launch(p, t);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -28,6 +29,19 @@ Registry& registry() {
   return *r;
 }
 
+// At exit, the records go back to the driver (a sanitizer's leak check counts them otherwise).
+void free_fault_records() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& [device, rec] : r.records) {
+    try {
+      cuda::mem_free(device, rec);
+    } catch (...) {  // the driver may be torn down already: the process is ending anyway
+    }
+    rec = nullptr;
+  }
+}
+
 }  // namespace
 
 int64_t register_checked_kernel(const ir::Kernel& k) {
@@ -46,6 +60,8 @@ void* device_fault_record(int device) {
     if (!p) fail("cuda", "out of memory on cuda:{} allocating the kernels' fault record", device);
     cuda::memset_d8(device, p, 0, sizeof(ir::KernelFault), nullptr);
     cuda::device_synchronize(device);
+    static const bool freed_at_exit = std::atexit(free_fault_records) == 0;  // once, with the first record
+    (void)freed_at_exit;
     rec = p;
   }
   return rec;
