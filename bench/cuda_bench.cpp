@@ -62,10 +62,15 @@ void report(const std::string& row, const std::string& mode, double us, double b
 }
 
 // Eager and compiled timings of one memory-bound workload.
+// A row that fails prints its error and the benchmark goes on to the next.
 template <typename F, typename... T> void both(const std::string& row, double bytes, F f, const T&... in) {
-  report(row, "eager", median_us([&] { (void)f(in...); }), bytes);
-  auto c = compile(f);
-  report(row, "compiled", median_us([&] { (void)c(in...); }), bytes);
+  try {
+    report(row, "eager", median_us([&] { (void)f(in...); }), bytes);
+    auto c = compile(f);
+    report(row, "compiled", median_us([&] { (void)c(in...); }), bytes);
+  } catch (const std::exception& e) {
+    std::printf("%-28s failed: %s\n", row.c_str(), e.what());
+  }
 }
 
 int cold() {

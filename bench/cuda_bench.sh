@@ -5,7 +5,8 @@
 #                                                                      BENCH_PEERS=0: kiln alone)
 # Cold compile of a softmax twice with one fresh KILN_CACHE_DIR (NVRTC, then the disk cache),
 # every row of kiln (eager and compiled) with --json, then bench/cuda_peers.py (PyTorch eager
-# and torch.compile) merging both into one Markdown table; everything is kept in <out>/cuda_bench.txt.
+# and torch.compile) merging both into one Markdown table; everything is kept in <out>/cuda_bench.txt
+# (the rows' JSON files are temporary: the device tool returns few files).
 set -uo pipefail
 bin=$1
 out=$2
@@ -17,10 +18,10 @@ cache=$(mktemp -d)
   KILN_CACHE_DIR=$cache "$bin/kiln_cuda_bench" --cold
   KILN_CACHE_DIR=$cache "$bin/kiln_cuda_bench" --cold
   echo "== kiln"
-  "$bin/kiln_cuda_bench" --json "$out/kiln_cuda.json" || echo "kiln_cuda_bench failed: $?"
+  "$bin/kiln_cuda_bench" --json "$cache/kiln_cuda.json" || echo "kiln_cuda_bench failed: $?"
   if [ "${BENCH_PEERS:-1}" = 0 ]; then echo "== PyTorch left out (BENCH_PEERS=0)"; exit 0; fi
   echo "== PyTorch (eager, torch.compile) and the merged table"
-  PYTHONUNBUFFERED=1 timeout "${BENCH_PEER_TIMEOUT:-900}" python3 bench/cuda_peers.py --json "$out/torch_cuda.json" --kiln "$out/kiln_cuda.json" ||
+  PYTHONUNBUFFERED=1 timeout "${BENCH_PEER_TIMEOUT:-900}" python3 bench/cuda_peers.py --json "$cache/torch_cuda.json" --kiln "$cache/kiln_cuda.json" ||
     echo "cuda_peers.py failed: $?"
 } 2>&1 | tee "$log"
 rm -rf "$cache"

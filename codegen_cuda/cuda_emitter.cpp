@@ -87,6 +87,12 @@ struct Emitter {
   // a block is `cols` columns by row_split row groups.
   int64_t split = k.schedule.launch.row_split;
   int64_t cols = split > 1 ? k.schedule.launch.threads / split : 0;
+  // A row kernel in unrolled items (KLaunch::row_items), the loads it keeps in registers, and
+  // where the emitter is: the stage being printed, inside its items loop or not.
+  int64_t items = block ? k.schedule.launch.row_items : 0;
+  std::vector<ir::RowCachedLoad> cached = items > 0 ? ir::row_cached_loads(k) : std::vector<ir::RowCachedLoad>{};
+  size_t cur_stage = 0;
+  bool in_items = false;
   std::string out;
   int depth = 0;
   std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
@@ -133,9 +139,15 @@ struct Emitter {
     switch (in.kind) {
       case ir::KOp::Load: {
         const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
+        const int slot = in_items ? ir::row_cached_slot(cached, k.stages[cur_stage], in) : -1;
+        if (slot >= 0 && cached[static_cast<size_t>(slot)].first != cur_stage) {  // read by an earlier stage
+          line(fmt::format("const {} {} = kiln_row{}[kiln_i];", compute_type(in.dtype), v(in.id), slot));
+          break;
+        }
         const std::string elem = fmt::format("{}[{}]", arg.name, render_expr(in.index));
         line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
                          convert(load_value(elem, arg.dtype), arg.dtype, in.dtype)));
+        if (slot >= 0) line(fmt::format("kiln_row{}[kiln_i] = {};", slot, v(in.id)));
         break;
       }
       case ir::KOp::Store: {
@@ -255,7 +267,16 @@ struct Emitter {
       const bool rows = split > 1 && reduce;
       const std::string start = block ? "(kiln_i64)threadIdx.x" : rows ? "kiln_g" : "0";
       const std::string step = block ? "(kiln_i64)blockDim.x" : rows ? fmt::format("{}", split) : "1";
-      open(fmt::format("for (kiln_i64 kiln_t = {0}; kiln_t < {1}n; kiln_t += {2})", start, pre, step));
+      if (items > 0) {  // thread t takes t, t + threads, ...: constant trip count, loads issued together
+        line("#pragma unroll");
+        open(fmt::format("for (int kiln_i = 0; kiln_i < {}; ++kiln_i)", items));
+        line(fmt::format("const kiln_i64 kiln_t = (kiln_i64)threadIdx.x + (kiln_i64)kiln_i * {};",
+                         k.schedule.launch.threads));
+        open(fmt::format("if (kiln_t < {}n)", pre));
+        in_items = true;
+      } else {
+        open(fmt::format("for (kiln_i64 kiln_t = {0}; kiln_t < {1}n; kiln_t += {2})", start, pre, step));
+      }
       delinearize("kiln_t", st.extents.size(), ir::stage_var, [&](size_t d) { return fmt::format("{}e{}", pre, d); });
     } else if (block && !reduce) {
       open("if (threadIdx.x == 0)");  // one point: one thread of the block does it
@@ -266,6 +287,7 @@ struct Emitter {
       if (arg_op) line("const kiln_i64 kiln_t = 0;");
     }
     std::map<int, ScalarType> outer = dtype_of;
+    cur_stage = s;
     for (const ir::KInst& in : st.body) inst(in);
     if (reduce) {
       const ScalarType ydt = type_of(st.yield);
@@ -273,6 +295,8 @@ struct Emitter {
                                    : convert(v(st.yield), ydt, ir::compute_dtype(st.acc_dtype));
       line(fmt::format("{0} = {1}()({0}, {2});", acc, functor(st.reduce_op), x));
     }
+    if (in_items) close();  // the bound check of the items loop
+    in_items = false;
     close();
     dtype_of = std::move(outer);  // values of a stage do not escape it
 
@@ -459,6 +483,8 @@ struct Emitter {
       open("for (kiln_i64 kiln_q = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; kiln_q < grid0; "
            "kiln_q += (kiln_i64)gridDim.x * blockDim.x)");
     delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+    for (size_t i = 0; i < cached.size(); ++i)  // this thread's items of each cached load (registers)
+      line(fmt::format("{} kiln_row{}[{}];", compute_type(cached[i].dtype), i, items));
     for (size_t s = 0; s < k.stages.size(); ++s) stage(k.stages[s], s);
     close();
     close();

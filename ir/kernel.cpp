@@ -137,6 +137,7 @@ std::string schedule_str(const KSchedule& s) {
     if (l.sms > 0) out += fmt::format(", sms={}", l.sms);
     if (l.vector > 1) out += fmt::format(", vector={}", l.vector);
     if (l.row_split > 1) out += fmt::format(", row_split={}", l.row_split);
+    if (l.row_items > 0) out += fmt::format(", row_items={}", l.row_items);
     out += ")";
   }
   return out;
@@ -217,6 +218,43 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes) {
     if (d + 1 == n ? coef != 1 : coef % lanes != 0) return LaneAccess::PerLane;
   }
   return LaneAccess::Contiguous;
+}
+
+std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
+  std::set<int> stored;
+  for (const KStage& st : k.stages)
+    for (const KInst& in : st.body)
+      if (in.kind == KOp::Store) stored.insert(in.arg);
+  std::vector<RowCachedLoad> seen;
+  std::vector<int> stages_reading;  // per entry of `seen`: how many stages read it
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    const KStage& st = k.stages[s];
+    if (st.extents.empty()) continue;
+    std::set<int> counted;  // entries this stage has counted already
+    for (const KInst& in : st.body) {
+      if (in.kind != KOp::Load || stored.count(in.arg)) continue;
+      int slot = row_cached_slot(seen, st, in);
+      if (slot < 0) {
+        seen.push_back({in.arg, in.dtype, in.index, st.extents, s});
+        stages_reading.push_back(0);
+        slot = static_cast<int>(seen.size() - 1);
+      }
+      if (counted.insert(slot).second) ++stages_reading[static_cast<size_t>(slot)];
+    }
+  }
+  std::vector<RowCachedLoad> out;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (stages_reading[i] >= 2) out.push_back(seen[i]);
+  return out;
+}
+
+int row_cached_slot(const std::vector<RowCachedLoad>& loads, const KStage& st, const KInst& in) {
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const RowCachedLoad& l = loads[i];
+    if (l.arg == in.arg && l.dtype == in.dtype && l.index == in.index && l.extents == st.extents)
+      return static_cast<int>(i);
+  }
+  return -1;
 }
 
 std::string Kernel::str() const {
@@ -359,6 +397,17 @@ struct KernelChecker {
           !k.schedule.outer_reduction || l.threads % (32 * l.row_split) != 0 || l.vector != 1)
         bad(fmt::format("row_split={} needs a thread_per_point outer reduction whose threads hold whole warps of "
                         "points per row group (a power of two)", l.row_split));
+    }
+    if (const KLaunch& l = k.schedule.launch; l.row_items != 0) {
+      bool covered = l.row_items > 0 && l.kind == LaunchKind::BlockPerPoint && l.threads > 0;
+      for (const KStage& st : k.stages) {
+        std::optional<int64_t> n = 1;
+        for (const Expr& e : st.extents) n = n && e.maybe_const() ? std::optional<int64_t>(*n * *e.maybe_const()) : std::nullopt;
+        covered = covered && n && *n <= l.threads * l.row_items;
+      }
+      if (!covered)
+        bad(fmt::format("row_items={} needs a block_per_point launch with constant threads whose threads * row_items "
+                        "covers every stage's constant extent", l.row_items));
     }
     for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
     for (const KStage& st : k.stages) {

@@ -156,6 +156,11 @@ struct KLaunch {
   // stage, each taking every row_split-th row, combined in shared memory in a fixed order. A
   // block holds threads / row_split points (consecutive, so loads stay coalesced). 1: one.
   int64_t row_split = 1;
+  // BlockPerPoint with constant work and threads: every stage loop is row_items unrolled
+  // iterations per thread (thread t takes t, t + threads, ...; threads * row_items >= work), and
+  // the loads row_cached_loads names are read once and kept in registers for the later stages
+  // (a softmax row is read once instead of three times). 0: each stage loops over its extent.
+  int64_t row_items = 0;
   bool operator==(const KLaunch&) const = default;
 };
 
@@ -226,6 +231,20 @@ std::string_view reduction_name(ReductionOp op);
 //   PerLane     anything else: each lane computes its own index.
 enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
 LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
+
+// A load that a row_items kernel reads once and keeps in registers (KLaunch::row_items): of an
+// argument the kernel never stores, in two or more stages with the same extents, at the same
+// index in the same dtype. `first` is the first of those stages (where it is read).
+struct RowCachedLoad {
+  int arg = 0;
+  ScalarType dtype = ScalarType::Float;
+  Expr index;
+  std::vector<Expr> extents;
+  size_t first = 0;
+};
+std::vector<RowCachedLoad> row_cached_loads(const Kernel& k);
+// The entry of `loads` that `in` (a load of stage `st`) reads, or -1.
+int row_cached_slot(const std::vector<RowCachedLoad>& loads, const KStage& st, const KInst& in);
 
 // The Check instructions of `k` in order (stages in order, each body in order): a fault
 // names its check by 1 + its position here (ir/kernel_abi.h).

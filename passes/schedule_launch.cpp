@@ -13,7 +13,10 @@
 //                      grid point, its threads sharing the stage loops, about four iterations
 //                      of the largest stage per thread (32..1024 threads, a whole number of
 //                      warps; at launch when the work is symbolic), and as many blocks as keep
-//                      every multiprocessor's 2048 threads busy four times over.
+//                      every multiprocessor's 2048 threads busy four times over. With constant
+//                      extents, each thread takes a fixed count of iterations (row_items, at
+//                      most 16), unrolled, and a load that several stages repeat is read once and
+//                      kept in registers (ir::row_cached_loads; within 48 registers a thread).
 // ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
 #include "passes/schedule.h"
 
@@ -84,6 +87,25 @@ int64_t column_row_split(const ir::Kernel& k, int64_t sms) {
   return split;
 }
 
+// A row kernel's unrolled items per thread (ir::KLaunch::row_items): with constant extents and
+// threads, at most kMaxRowItems, and the loads kept in registers (ir::row_cached_loads) within
+// kRowCacheRegisters 32-bit registers per thread; else 0 (stage loops).
+constexpr int64_t kMaxRowItems = 16;
+constexpr int64_t kRowCacheRegisters = 48;
+int64_t row_items(const ir::Kernel& k, const ir::KLaunch& l) {
+  const std::optional<int64_t> work = l.work.maybe_const();
+  if (!work || *work <= 0 || l.threads <= 0) return 0;
+  for (const ir::KStage& st : k.stages)
+    for (const ir::Expr& e : st.extents)
+      if (!e.maybe_const()) return 0;
+  const int64_t items = (*work + l.threads - 1) / l.threads;
+  if (items > kMaxRowItems) return 0;
+  int64_t registers = 0;
+  for (const ir::RowCachedLoad& c : ir::row_cached_loads(k))
+    registers += items * (element_size(ir::compute_dtype(c.dtype)) > 4 ? 2 : 1);
+  return registers <= kRowCacheRegisters ? items : 0;
+}
+
 }  // namespace
 
 bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
@@ -104,6 +126,7 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
     l.kind = ir::LaunchKind::BlockPerPoint;
     l.work = stage_work(k);
     if (const std::optional<int64_t> w = l.work.maybe_const()) l.threads = ir::threads_for_work(*w);
+    l.row_items = row_items(k, l);
   }
   k.schedule.launch = l;
   return !(before == l);

@@ -14,6 +14,8 @@
 //   multiprocessor, each chunk at least kMinRowChunk elements;
 //   a column reduction (dims after the run; one thread per result, up to 8 sharing its rows)
 //   has K * C >= 256 threads per multiprocessor, each chunk at least kMinColumnChunk rows.
+// Rows shorter than two chunks of kMinRowChunk stay whole: a row kernel that also normalizes
+// (layer_norm of [64, 8192]) would otherwise become several kernels reading its rows again.
 // A reduction to one value (K = 1) is left to fusion, which splits it by itself
 // (passes/fuse.h). The chunking depends on the multiprocessor count only, never on the data:
 // results are deterministic. The cuda backend runs it before fusion; a symbolic size keeps the
@@ -27,7 +29,7 @@
 
 namespace kiln::passes {
 
-inline constexpr int64_t kMinRowChunk = 4096;
+inline constexpr int64_t kMinRowChunk = 16384;
 inline constexpr int64_t kMinColumnChunk = 64;
 // The multiprocessors assumed when the target does not say (no driver: plans made for a GPU
 // elsewhere): an H100's 132.

@@ -55,7 +55,7 @@ SECONDS=0
 timeout 120 "$root/lib/kiln_test_cuda" 2>&1 | tee "$out/test_cuda.txt" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==|Failure|error" | head -80
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "kiln_test_cuda: ${SECONDS} s"
-timeout 120 "$root/lib/kiln_test_export" --gtest_filter='ExportProgram.ACudaPackage*' 2>&1 | tee "$out/test_export_cuda.txt" |
+timeout 120 "$root/lib/kiln_test_export" --gtest_filter='ExportProgram.ACudaPackage*' 2>&1 | tee -a "$out/test_cuda.txt" |
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|error" | head -40
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 # The sanitizers run beside the op database, each tool in its own process (they are slow, mostly

@@ -140,10 +140,10 @@ TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
     for (const ir::Expr& e : st.kernel.grid) g.push_back(e.maybe_const().value_or(-1));
     ++grids[g];
   }
-  // Columns: 4 results of 262144 rows in 4096 chunks of 64 rows; rows: 4 results in 64 chunks of
-  // 4096 elements (sum, mean's sum; amax, any).
+  // Columns: 4 results of 262144 rows in 4096 chunks of 64 rows; rows: 4 results in 16 chunks of
+  // 16384 elements (sum, mean's sum; amax, any).
   EXPECT_EQ(grids[(std::vector<int64_t>{4096, 4})], 2) << c.plan.str();
-  EXPECT_EQ(grids[(std::vector<int64_t>{4, 64})], 2) << c.plan.str();
+  EXPECT_EQ(grids[(std::vector<int64_t>{4, 16})], 2) << c.plan.str();
   const std::vector<Tensor> want = fn(in);
   const rt::RunResult got = rt::run_graph(*c.graph, in, "interpreter");
   ASSERT_TRUE(got.ok()) << got.message;
@@ -156,6 +156,11 @@ TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
   }
   // The sum of all elements stays one reduction here: fusion splits a full reduction itself.
   EXPECT_EQ(ir::print_graph(*c.graph).find("f64[2048, 512]"), std::string::npos);
+  // Rows of 8192 stay whole, so that a row kernel that also normalizes stays one kernel.
+  rt::Compilation ln = plan_for_cuda(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm(in[0], {8192})}; }, {randn({64, 8192})});
+  ASSERT_TRUE(ln.has_plan);
+  EXPECT_EQ(ln.plan.kernels().size(), 1u) << ln.plan.str();
 }
 
 TEST(CudaBackend, CompileWithoutAGpuReportsWhy) {

@@ -172,6 +172,52 @@ TEST(CudaEmit, SoftmaxRowKernel) {
   EXPECT_TRUE(compile_ptx(k, src));
 }
 
+// The softmax of rows of 8192 at static sizes: 1024 threads take 8 items each, unrolled
+// (row_items=8), and the row is read once: the first stage keeps each thread's items of in0 in
+// registers (kiln_row0), which the sum and the store stages read instead of memory.
+TEST(CudaEmit, StaticRowKernelReadsItsRowOnce) {
+  ir::Kernel k;
+  k.name = "k_softmax_rows";
+  k.args = {in_arg("in0", kFloat), out_arg("out0", kFloat)};
+  k.grid = {Expr(4096)};
+  const Expr at = Expr(8192) * P(0) + R(0);
+  k.stages = {
+      reduce(ReductionOp::amax, {Expr(8192)}, {ld(0, 0, at, kFloat)}, 0, 1, kFloat),
+      reduce(ReductionOp::sum, {Expr(8192)},
+             {ld(2, 0, at, kFloat), op(3, OpKind::sub, {2, 1}, kFloat), op(4, OpKind::exp, {3}, kFloat)}, 4, 5, kFloat),
+      loop({Expr(8192)}, {ld(6, 0, at, kFloat), op(7, OpKind::sub, {6, 1}, kFloat), op(8, OpKind::exp, {7}, kFloat),
+                          op(9, OpKind::div, {8, 5}, kFloat, div_mode(nullptr)), st(1, at, 9, kFloat)})};
+  ir::Kernel scheduled = k;
+  passes::schedule_launch(scheduled, passes::ScheduleTarget{});
+  EXPECT_EQ(scheduled.schedule.launch.threads, 1024);
+  EXPECT_EQ(scheduled.schedule.launch.row_items, 8);
+  const std::vector<ir::RowCachedLoad> cached = ir::row_cached_loads(k);
+  ASSERT_EQ(cached.size(), 1u);
+  EXPECT_EQ(cached[0].first, 0u);
+  EXPECT_EQ(ir::parse_kernel(scheduled.str()), scheduled);  // row_items prints and parses back
+  const std::string src = emit_scheduled(k);
+  EXPECT_HAS(src, "float kiln_row0[8];");
+  EXPECT_HAS(src, "for (int kiln_i = 0; kiln_i < 8; ++kiln_i)");
+  EXPECT_HAS(src, "const kiln_i64 kiln_t = (kiln_i64)threadIdx.x + (kiln_i64)kiln_i * 1024;");
+  EXPECT_HAS(src, "kiln_row0[kiln_i] = v0;");
+  EXPECT_HAS(src, "const float v2 = kiln_row0[kiln_i];");
+  EXPECT_HAS(src, "const float v6 = kiln_row0[kiln_i];");
+  EXPECT_EQ(src.find("const float v2 = in0["), std::string::npos) << src;
+  // The output written in place of the input (a donated buffer) is not cached: the loads stay.
+  ir::Kernel in_place = k;
+  in_place.args = {out_arg("io0", kFloat)};
+  for (ir::KStage& st : in_place.stages)
+    for (ir::KInst& in : st.body) in.arg = 0;
+  EXPECT_TRUE(ir::row_cached_loads(in_place).empty());
+  // Rows too long for 16 items a thread keep their stage loops.
+  ir::Kernel longer = k;
+  for (ir::KStage& st : longer.stages) st.extents = {Expr(32768)};
+  passes::schedule_launch(longer, passes::ScheduleTarget{});
+  EXPECT_EQ(longer.schedule.launch.row_items, 0);
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
+}
+
 // layer_norm-like statistics of rows of [s0, s1]: mean, variance, (x - mean) * rsqrt(var + eps).
 TEST(CudaEmit, LayerNormMeanVar) {
   ir::Kernel k;

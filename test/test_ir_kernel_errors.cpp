@@ -46,7 +46,7 @@ TEST(KernelParseError, Schedule) {
   EXPECT_EQ(parse_error("kernel k() grid[] launch(warp) {}"),
             "[parse] 1:26: unknown launch kind 'warp'; expected thread_per_point or block_per_point");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
-            "[parse] 1:44: expected threads=, work=, sms=, vector= or row_split= in launch(...), got 'blocks'");
+            "[parse] 1:44: expected threads=, work=, sms=, vector=, row_split= or row_items= in launch(...), got 'blocks'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
             "[parse] 2:21: expected interleave=, lanes=, masked_tail or partials= in vectorize(...), got 'unroll'");
   // Fields that parse but do not hold together are verifier errors at the kernel.
@@ -55,6 +55,12 @@ TEST(KernelParseError, Schedule) {
             "[parse] 1:1: kernel k: a thread_per_point launch needs its threads");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(block_per_point, threads=48) {}"),
             "[parse] 1:1: kernel k: launch threads 48 is not a multiple of 32 in [32, 1024]");
+  // row_items must cover every stage with the block's threads.
+  EXPECT_EQ(parse_error("kernel k(in0: f32, out0: out f32) grid[p0 < 4] launch(block_per_point, threads=32, work=100, "
+                        "row_items=2) {\n  loop [r0 < 100] {\n    %0 = load in0[100*p0 + r0] : f32\n"
+                        "    store out0[100*p0 + r0], %0\n  }\n}"),
+            "[parse] 1:1: kernel k: row_items=2 needs a block_per_point launch with constant threads whose threads * "
+            "row_items covers every stage's constant extent");
 }
 
 TEST(KernelParseError, LoopNests) {
