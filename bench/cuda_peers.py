@@ -145,7 +145,7 @@ def main():
             kt = by.get((name, "eager"), {}).get("gbps")
             tt = by.get((name, "torch eager"), {}).get("gbps")
             of_copy = f"{kt:.1f} vs {tt:.1f} TFLOP/s ({100 * kt / tt:.0f}% of cuBLAS via torch)" if kt and tt else ""
-        print(f"| {name} | {fmt(ke)} | {fmt(kc) if kc or not name.startswith('copy') else ''} | {fmt(te)} | {fmt(tc) if tc else ''} | {ratio} | {of_copy} |")
+        print(f"| {name} | {fmt(ke)} | {fmt(kc) if kc or not name.startswith(('copy', 'matmul')) else ''} | {fmt(te)} | {fmt(tc) if tc else ''} | {ratio} | {of_copy} |")
 
 
 if __name__ == "__main__":
