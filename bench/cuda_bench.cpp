@@ -9,6 +9,8 @@
 // report TFLOP/s. `--cold` times only the first call of a compiled softmax (run it twice with
 // one fresh KILN_CACHE_DIR: NVRTC, then the disk cache). `--json FILE` writes every row as
 // {"row", "mode", "us", "gbps"} for bench/cuda_peers.py, which prints the table beside PyTorch.
+// `--rows` times the compiled row kernels alone, each checked against its eager result, for
+// sweeping KILN_CUDA_ROW_THREADS and KILN_CUDA_ROW_CACHE (bench/cuda_bench.sh --row-sweep).
 #include "kiln/kiln.h"
 
 #include <algorithm>
@@ -85,6 +87,62 @@ int cold() {
   return 0;
 }
 
+// --rows: the row kernels alone, compiled, each checked against its eager result (eager kernels
+// are shape-generic, so they never take row_items): the run bench/cuda_bench.sh repeats under
+// several KILN_CUDA_ROW_THREADS and KILN_CUDA_ROW_CACHE settings. Exit status 1 on a mismatch.
+template <typename F, typename... T> bool checked_row(const std::string& row, double bytes, double copy_gbps, double tol,
+                                                     F f, const T&... in) {
+  try {
+    auto c = compile(f);
+    const Tensor want = f(in...).to(kDouble), got = c(in...).to(kDouble);
+    const double err = (got - want).abs().max().template item<double>() / (1 + want.abs().max().template item<double>());
+    const double us = median_us([&] { (void)c(in...); });
+    const bool ok = err <= tol;
+    std::printf("%-28s compiled %8.1f us %6.0f GB/s %4.0f%% of copy  error %.1e %s\n", row.c_str(), us, bytes / us / 1e3,
+                100 * bytes / us / 1e3 / copy_gbps, err, ok ? "ok" : "MISMATCH");
+    return ok;
+  } catch (const std::exception& e) {
+    std::printf("%-28s failed: %s\n", row.c_str(), e.what());
+    return false;
+  }
+}
+
+int rows_only() {
+  manual_seed(0);
+  const int64_t R = 8192, C = 8192;
+  const double f4 = 4.0 * R * C;
+  const Tensor x = randn({R, C}).cuda(), w = randn({C}).cuda(), b = randn({C}).cuda();
+  Tensor dst = empty({R, C}, TensorOptions(kFloat).device(Device(kCUDA, 0)));
+  const double copy_gbps = 2 * f4 / median_us([&] { dst.copy_(x); }) / 1e3;
+  std::printf("copy (cuMemcpyDtoDAsync) %.0f GB/s\n", copy_gbps);
+  bool ok = true;
+  {  // eager pointwise kernels (flat, shape-generic): a clone and a * b + c, checked against the cpu
+    const Tensor y = randn({R, C}).cuda();
+    const double clone_us = median_us([&] { (void)x.clone(); });
+    const double fma_us = median_us([&] { (void)(x * y + x); });
+    const double err = (x.clone().cpu() - x.cpu()).abs().max().item<double>() +
+                       ((x * y + x).cpu() - (x.cpu() * y.cpu() + x.cpu())).abs().max().item<double>();
+    std::printf("eager clone %.1f us (%.0f%% of copy), eager a * b + c %.1f us (%.0f%% of copy)  error %.1e %s\n",
+                clone_us, 100 * 2 * f4 / clone_us / 1e3 / copy_gbps, fma_us, 100 * 3 * f4 / fma_us / 1e3 / copy_gbps, err,
+                err == 0 ? "ok" : "MISMATCH");
+    ok &= err == 0;
+  }
+  ok &= checked_row("softmax", 2 * f4, copy_gbps, 1e-5, [](const Tensor& a) { return softmax(a, -1); }, x);
+  ok &= checked_row("layer_norm", 2 * f4, copy_gbps, 1e-5, [](const Tensor& a) { return layer_norm(a, {8192}); }, x);
+  ok &= checked_row("layer_norm affine", 2 * f4, copy_gbps, 1e-5,
+                    [](const Tensor& a, const Tensor& w, const Tensor& b) { return layer_norm(a, {8192}, w, b); }, x, w, b);
+  ok &= checked_row("rms_norm", 2 * f4, copy_gbps, 1e-5, [](const Tensor& a) { return rms_norm(a, {8192}); }, x);
+  ok &= checked_row("sum dim 1", f4, copy_gbps, 1e-5, [](const Tensor& a) { return a.sum({1}); }, x);
+  ok &= checked_row("softmax bf16", f4, copy_gbps, 1e-2, [](const Tensor& a) { return softmax(a, -1); }, x.to(kBFloat16));
+  {
+    const Tensor logits = randn({8192, 32000}).cuda();
+    const Tensor target = randint(0, 32000, {8192}).cuda();
+    ok &= checked_row("cross_entropy [8192,32000]", 4.0 * 8192 * 32000, copy_gbps, 1e-5,
+                      [](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); }, logits, target);
+  }
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,6 +153,7 @@ int main(int argc, char** argv) {
   std::string json;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--cold")) return cold();
+    if (!std::strcmp(argv[i], "--rows")) return rows_only();
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
   }
   std::printf("device: %s\n", cuda::get_device_name(0).c_str());

@@ -10,6 +10,22 @@
 set -uo pipefail
 bin=$1
 out=$2
+# --row-sweep (third argument): the compiled row kernels alone (kiln_cuda_bench --rows, each
+# checked against eager) under each block width and with and without the register cache, each
+# in a fresh process and compile cache; into <out>/cuda_rows.txt.
+if [ "${3:-}" = "--row-sweep" ]; then
+  status=0
+  for threads in 0 128 256 512 1024; do
+    for cache in 1 0; do
+      echo "== KILN_CUDA_ROW_THREADS=$threads KILN_CUDA_ROW_CACHE=$cache"
+      dir=$(mktemp -d)
+      KILN_CACHE_DIR=$dir KILN_CUDA_ROW_THREADS=$threads KILN_CUDA_ROW_CACHE=$cache "$bin/kiln_cuda_bench" --rows || status=1
+      rm -rf "$dir"
+    done
+  done > "$out/cuda_rows.txt" 2>&1
+  cat "$out/cuda_rows.txt"
+  exit $status
+fi
 mkdir -p "$out"
 log="$out/cuda_bench.txt"
 cache=$(mktemp -d)

@@ -90,7 +90,8 @@ struct Emitter {
   // A row kernel in unrolled items (KLaunch::row_items), the loads it keeps in registers, and
   // where the emitter is: the stage being printed, inside its items loop or not.
   int64_t items = block ? k.schedule.launch.row_items : 0;
-  std::vector<ir::RowCachedLoad> cached = items > 0 ? ir::row_cached_loads(k) : std::vector<ir::RowCachedLoad>{};
+  std::vector<ir::RowCachedLoad> cached =
+      items > 0 && k.schedule.launch.row_cache ? ir::row_cached_loads(k) : std::vector<ir::RowCachedLoad>{};
   size_t cur_stage = 0;
   bool in_items = false;
   std::string out;
@@ -140,7 +141,8 @@ struct Emitter {
       case ir::KOp::Load: {
         const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
         const int slot = in_items ? ir::row_cached_slot(cached, k.stages[cur_stage], in) : -1;
-        if (slot >= 0 && cached[static_cast<size_t>(slot)].first != cur_stage) {  // read by an earlier stage
+        const ir::RowCachedLoad* c = slot >= 0 ? &cached[static_cast<size_t>(slot)] : nullptr;
+        if (c && (c->stored || c->first != cur_stage)) {  // read by an earlier stage, or stored
           line(fmt::format("const {} {} = kiln_row{}[kiln_i];", compute_type(in.dtype), v(in.id), slot));
           break;
         }
@@ -153,6 +155,12 @@ struct Emitter {
       case ir::KOp::Store: {
         const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
         const int value = in.operands.at(0);
+        const int slot = in_items ? ir::row_cached_slot(cached, k.stages[cur_stage], in) : -1;
+        if (slot >= 0) {  // a stored row: the registers hold it; memory gets the last stage's stores
+          line(fmt::format("kiln_row{}[kiln_i] = {};", slot, v(value)));
+          stored_args.insert(in.arg);
+          if (cached[static_cast<size_t>(slot)].last_store != cur_stage) return;
+        }
         line(fmt::format("{}[{}] = {};", arg.name, render_expr(in.index),
                          store_value(convert(v(value), type_of(value), arg.dtype), arg.dtype)));
         stored_args.insert(in.arg);
@@ -220,9 +228,14 @@ struct Emitter {
     return s + "]";
   }
 
+  // Whether a load of `st` reads memory that an earlier stage stored (not a stored row, which
+  // it reads from registers).
   bool loads_stored_arg(const ir::KStage& st) const {
-    for (const ir::KInst& in : st.body)
-      if (in.kind == ir::KOp::Load && stored_args.count(in.arg)) return true;
+    for (const ir::KInst& in : st.body) {
+      if (in.kind != ir::KOp::Load || !stored_args.count(in.arg)) continue;
+      const int slot = items > 0 && !st.extents.empty() ? ir::row_cached_slot(cached, st, in) : -1;
+      if (slot < 0 || !cached[static_cast<size_t>(slot)].stored) return true;
+    }
     return false;
   }
 
@@ -425,6 +438,9 @@ struct Emitter {
       aligned += fmt::format("{}(reinterpret_cast<unsigned long long>({}) % {} == 0)", aligned.empty() ? "" : " && ",
                              arg.name, element_size(arg.dtype) * static_cast<size_t>(lanes));
     }
+    // A symbolic extent (a 1-D grid): the vector path needs a whole number of vectors.
+    if (!k.grid.back().maybe_const())
+      aligned += fmt::format("{}(grid0 % {} == 0)", aligned.empty() ? "" : " && ", lanes);
     open(fmt::format("if ({})", aligned.empty() ? "true" : aligned));
     open(fmt::format("for (kiln_i64 kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * {0}; kiln_q < grid0; "
                      "kiln_q += (kiln_i64)gridDim.x * blockDim.x * {0})", lanes));

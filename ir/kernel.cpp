@@ -138,6 +138,7 @@ std::string schedule_str(const KSchedule& s) {
     if (l.vector > 1) out += fmt::format(", vector={}", l.vector);
     if (l.row_split > 1) out += fmt::format(", row_split={}", l.row_split);
     if (l.row_items > 0) out += fmt::format(", row_items={}", l.row_items);
+    if (l.row_cache) out += ", row_cache";
     out += ")";
   }
   return out;
@@ -220,11 +221,56 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes) {
   return LaneAccess::Contiguous;
 }
 
+namespace {
+
+// Whether `e` names a stage variable (r0, r1, ...).
+bool uses_stage_var(const Expr& e) {
+  std::vector<std::string> symbols;
+  e.collect_symbols(symbols);
+  for (const std::string& s : symbols)
+    if (s.size() > 1 && s[0] == 'r' && s.find_first_not_of("0123456789", 1) == std::string::npos) return true;
+  return false;
+}
+
+// The stored-row entry for `arg` (RowCachedLoad::stored), or nullopt when its stores and loads
+// do not qualify.
+std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
+  const ScalarType dt = k.args.at(static_cast<size_t>(arg)).dtype;
+  if (compute_dtype(dt) != dt) return std::nullopt;  // f16/bf16 round on the way to memory
+  std::optional<RowCachedLoad> row;
+  bool loaded = false;
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    const KStage& st = k.stages[s];
+    for (const KInst& in : st.body) {
+      if ((in.kind != KOp::Load && in.kind != KOp::Store) || in.arg != arg) continue;
+      if (st.extents.empty()) return std::nullopt;
+      if (in.kind == KOp::Store) {
+        const KInst* value = body_inst(st, in.operands.at(0));
+        if (!value || value->dtype != dt) return std::nullopt;
+        if (!row) row = RowCachedLoad{arg, dt, in.index, st.extents, s, true, s};
+        else if (!(row->index == in.index) || !(row->extents == st.extents)) return std::nullopt;
+        row->last_store = s;
+      } else {
+        // A load before the first store reads the buffer's old contents (an input written in place).
+        if (!row || in.dtype != dt || !(row->index == in.index) || !(row->extents == st.extents)) return std::nullopt;
+        loaded = true;
+      }
+    }
+  }
+  if (!loaded) return std::nullopt;
+  return row;
+}
+
+}  // namespace
+
 std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
   std::set<int> stored;
   for (const KStage& st : k.stages)
     for (const KInst& in : st.body)
       if (in.kind == KOp::Store) stored.insert(in.arg);
+  std::vector<RowCachedLoad> out;
+  for (int arg : stored)
+    if (std::optional<RowCachedLoad> row = stored_row(k, arg)) out.push_back(*row);
   std::vector<RowCachedLoad> seen;
   std::vector<int> stages_reading;  // per entry of `seen`: how many stages read it
   for (size_t s = 0; s < k.stages.size(); ++s) {
@@ -232,7 +278,7 @@ std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
     if (st.extents.empty()) continue;
     std::set<int> counted;  // entries this stage has counted already
     for (const KInst& in : st.body) {
-      if (in.kind != KOp::Load || stored.count(in.arg)) continue;
+      if (in.kind != KOp::Load || stored.count(in.arg) || !uses_stage_var(in.index)) continue;
       int slot = row_cached_slot(seen, st, in);
       if (slot < 0) {
         seen.push_back({in.arg, in.dtype, in.index, st.extents, s});
@@ -242,7 +288,6 @@ std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
       if (counted.insert(slot).second) ++stages_reading[static_cast<size_t>(slot)];
     }
   }
-  std::vector<RowCachedLoad> out;
   for (size_t i = 0; i < seen.size(); ++i)
     if (stages_reading[i] >= 2) out.push_back(seen[i]);
   return out;
@@ -251,7 +296,7 @@ std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
 int row_cached_slot(const std::vector<RowCachedLoad>& loads, const KStage& st, const KInst& in) {
   for (size_t i = 0; i < loads.size(); ++i) {
     const RowCachedLoad& l = loads[i];
-    if (l.arg == in.arg && l.dtype == in.dtype && l.index == in.index && l.extents == st.extents)
+    if (l.arg == in.arg && (l.stored || l.dtype == in.dtype) && l.index == in.index && l.extents == st.extents)
       return static_cast<int>(i);
   }
   return -1;
@@ -385,10 +430,12 @@ struct KernelChecker {
     for (const std::string& p : k.params) vars.insert(p);
     for (const Expr& e : k.grid) check_expr(e, "grid");
     if (const KLaunch& l = k.schedule.launch; l.vector != 1) {
+      // A symbolic extent of a 1-D grid (an eager kernel's flat view) is checked at run time.
       const std::optional<int64_t> last = k.grid.empty() ? std::nullopt : k.grid.back().maybe_const();
-      if (l.vector < 1 || l.kind != LaunchKind::ThreadPerPoint || !last || *last % l.vector != 0 || has_checks(k))
+      const bool sized = last ? *last % l.vector == 0 : k.grid.size() == 1;
+      if (l.vector < 1 || l.kind != LaunchKind::ThreadPerPoint || !sized || has_checks(k))
         bad(fmt::format("vector={} needs a thread_per_point launch without checks and a constant last grid "
-                        "extent it divides", l.vector));
+                        "extent it divides, or a 1-D grid", l.vector));
       for (const KStage& st : k.stages)
         if (st.kind != StageKind::Loop || !st.extents.empty()) bad("vector= needs stages without loops");
     }
@@ -409,6 +456,7 @@ struct KernelChecker {
         bad(fmt::format("row_items={} needs a block_per_point launch with constant threads whose threads * row_items "
                         "covers every stage's constant extent", l.row_items));
     }
+    if (k.schedule.launch.row_cache && k.schedule.launch.row_items <= 0) bad("row_cache needs row_items");
     for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
     for (const KStage& st : k.stages) {
       for (const Expr& e : st.extents) check_expr(e, "stage extent");

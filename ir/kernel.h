@@ -149,18 +149,21 @@ struct KLaunch {
   Expr work = 0;    // BlockPerPoint: the largest stage's iterations per grid point
   int64_t sms = 0;  // the device's multiprocessor count the grid is sized for (0: read at launch)
   // ThreadPerPoint: each thread takes this many consecutive points of the last grid dimension
-  // (a divisor of its extent), loading and storing the contiguous accesses (lane_access) as
-  // one vector of up to 16 bytes where the buffers are aligned at run time. 1: one point.
+  // (a divisor of its extent; or, for a 1-D grid of symbolic size, whenever the size is a
+  // multiple at run time), loading and storing the contiguous accesses (lane_access) as one
+  // vector of up to 16 bytes where the buffers are aligned at run time. 1: one point.
   int64_t vector = 1;
   // ThreadPerPoint outer reductions (column sums): the threads that share one point's reduce
   // stage, each taking every row_split-th row, combined in shared memory in a fixed order. A
   // block holds threads / row_split points (consecutive, so loads stay coalesced). 1: one.
   int64_t row_split = 1;
   // BlockPerPoint with constant work and threads: every stage loop is row_items unrolled
-  // iterations per thread (thread t takes t, t + threads, ...; threads * row_items >= work), and
-  // the loads row_cached_loads names are read once and kept in registers for the later stages
-  // (a softmax row is read once instead of three times). 0: each stage loops over its extent.
+  // iterations per thread (thread t takes t, t + threads, ...; threads * row_items >= work), so
+  // that its loads issue together. 0: each stage loops over its extent.
   int64_t row_items = 0;
+  // With row_items: the loads row_cached_loads names are read once and kept in registers for
+  // the later stages (a softmax row read once instead of three times).
+  bool row_cache = false;
   bool operator==(const KLaunch&) const = default;
 };
 
@@ -232,18 +235,27 @@ std::string_view reduction_name(ReductionOp op);
 enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
 LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
 
-// A load that a row_items kernel reads once and keeps in registers (KLaunch::row_items): of an
-// argument the kernel never stores, in two or more stages with the same extents, at the same
-// index in the same dtype. `first` is the first of those stages (where it is read).
+// An element of each thread's items that a row_cache kernel keeps in registers
+// (KLaunch::row_cache), one of two kinds:
+// - a load of an argument the kernel never stores, in two or more stages with the same
+//   extents, at the same index (that uses a stage variable) in the same dtype: read in `first`,
+//   the first of those stages, and from registers after;
+// - a stored row (`stored`): every store and load of the argument are at one index over the
+//   same extents, in an argument dtype computed as stored (not f16, bf16), and every load comes
+//   after the first store (`first`): loads read the last stored value from registers, and only
+//   the stores of stage `last_store` reach memory (softmax's exp, stored and read back before
+//   its normalized value overwrites it, stays in registers).
 struct RowCachedLoad {
   int arg = 0;
   ScalarType dtype = ScalarType::Float;
   Expr index;
   std::vector<Expr> extents;
   size_t first = 0;
+  bool stored = false;
+  size_t last_store = 0;
 };
 std::vector<RowCachedLoad> row_cached_loads(const Kernel& k);
-// The entry of `loads` that `in` (a load of stage `st`) reads, or -1.
+// The entry of `loads` that `in` (a load or store of stage `st`) reads or writes, or -1.
 int row_cached_slot(const std::vector<RowCachedLoad>& loads, const KStage& st, const KInst& in);
 
 // The Check instructions of `k` in order (stages in order, each body in order): a fault

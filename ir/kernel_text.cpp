@@ -191,12 +191,15 @@ class KernelParser {
         s.launch.row_split = parse_named_int("row_split");
       } else if (lex_.at_ident("row_items")) {
         s.launch.row_items = parse_named_int("row_items");
+      } else if (lex_.at_ident("row_cache")) {
+        lex_.next();
+        s.launch.row_cache = true;
       } else if (lex_.at_ident("work")) {
         lex_.next();
         lex_.expect(Tok::Equals, "'=' after 'work'");
         s.launch.work = text::parse_expr(lex_);
       } else {
-        lex_.error(lex_.peek(), "expected threads=, work=, sms=, vector=, row_split= or row_items= in launch(...), got {}", got());
+        lex_.error(lex_.peek(), "expected threads=, work=, sms=, vector=, row_split=, row_items= or row_cache in launch(...), got {}", got());
       }
     }
     lex_.expect(Tok::RParen, "')' after the launch fields");

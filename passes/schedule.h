@@ -32,6 +32,11 @@ struct ScheduleTarget {
   int vector_bits = 256;
   // GPU: multiprocessors (0: unknown, read by the launcher from its device).
   int64_t sms = 0;
+  // GPU row kernels (block_per_point): the block width when the work is constant (0: about four
+  // iterations per thread, up to 1024), and whether loads that several stages repeat may be kept
+  // in registers (KILN_CUDA_ROW_THREADS, KILN_CUDA_ROW_CACHE: tuning and benchmarking).
+  int64_t row_threads = 0;
+  bool row_cache = true;
 };
 
 // Runs a one-kernel pass over every kernel step of the plan; whether it changed any.

@@ -15,8 +15,10 @@
 //                      warps; at launch when the work is symbolic), and as many blocks as keep
 //                      every multiprocessor's 2048 threads busy four times over. With constant
 //                      extents, each thread takes a fixed count of iterations (row_items, at
-//                      most 16), unrolled, and a load that several stages repeat is read once and
-//                      kept in registers (ir::row_cached_loads; within 48 registers a thread).
+//                      most 32), unrolled, and a load that several stages repeat is read once and
+//                      kept in registers (row_cache: ir::row_cached_loads, within 48 registers a
+//                      thread). ScheduleTarget::row_threads and row_cache override the width and
+//                      the caching (KILN_CUDA_ROW_THREADS, KILN_CUDA_ROW_CACHE).
 // ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
 #include "passes/schedule.h"
 
@@ -50,15 +52,16 @@ ir::Expr stage_work(const ir::Kernel& k) {
 // A pointwise kernel's lanes per thread: as many consecutive points of the last grid dimension
 // as fill a 16-byte vector of its widest contiguously accessed element (ir::lane_access), where
 // that count divides the last extent, the kernel has no checks (a fault names one site) and
-// some access is contiguous; else 1.
+// some access is contiguous; else 1. A 1-D grid of symbolic size (an eager op on flat views)
+// takes lanes too: its kernel takes the vector path when the size is a multiple at run time.
 int64_t vector_lanes(const ir::Kernel& k) {
   if (k.grid.empty() || ir::has_checks(k)) return 1;
   const std::optional<int64_t> last = k.grid.back().maybe_const();
-  if (!last) return 1;
+  if (!last && k.grid.size() != 1) return 1;
   for (const ir::KStage& st : k.stages)
     if (st.kind != ir::StageKind::Loop || !st.extents.empty()) return 1;
   for (int64_t lanes = 16; lanes >= 2; lanes /= 2) {
-    if (*last % lanes != 0) continue;
+    if (last && *last % lanes != 0) continue;
     int64_t widest = 0;
     for (const ir::KStage& st : k.stages)
       for (const ir::KInst& in : st.body)
@@ -88,10 +91,8 @@ int64_t column_row_split(const ir::Kernel& k, int64_t sms) {
 }
 
 // A row kernel's unrolled items per thread (ir::KLaunch::row_items): with constant extents and
-// threads, at most kMaxRowItems, and the loads kept in registers (ir::row_cached_loads) within
-// kRowCacheRegisters 32-bit registers per thread; else 0 (stage loops).
-constexpr int64_t kMaxRowItems = 16;
-constexpr int64_t kRowCacheRegisters = 48;
+// threads, at most kMaxRowItems; else 0 (stage loops).
+constexpr int64_t kMaxRowItems = 32;
 int64_t row_items(const ir::Kernel& k, const ir::KLaunch& l) {
   const std::optional<int64_t> work = l.work.maybe_const();
   if (!work || *work <= 0 || l.threads <= 0) return 0;
@@ -99,11 +100,17 @@ int64_t row_items(const ir::Kernel& k, const ir::KLaunch& l) {
     for (const ir::Expr& e : st.extents)
       if (!e.maybe_const()) return 0;
   const int64_t items = (*work + l.threads - 1) / l.threads;
-  if (items > kMaxRowItems) return 0;
+  return items <= kMaxRowItems ? items : 0;
+}
+
+// Whether a row_items kernel keeps its repeated loads in registers (ir::row_cached_loads): some
+// load repeats, and they fit kRowCacheRegisters 32-bit registers a thread.
+constexpr int64_t kRowCacheRegisters = 48;
+bool row_cache(const ir::Kernel& k, int64_t items) {
+  const std::vector<ir::RowCachedLoad> loads = ir::row_cached_loads(k);
   int64_t registers = 0;
-  for (const ir::RowCachedLoad& c : ir::row_cached_loads(k))
-    registers += items * (element_size(ir::compute_dtype(c.dtype)) > 4 ? 2 : 1);
-  return registers <= kRowCacheRegisters ? items : 0;
+  for (const ir::RowCachedLoad& c : loads) registers += items * (element_size(ir::compute_dtype(c.dtype)) > 4 ? 2 : 1);
+  return !loads.empty() && registers <= kRowCacheRegisters;
 }
 
 }  // namespace
@@ -125,8 +132,10 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
   } else {
     l.kind = ir::LaunchKind::BlockPerPoint;
     l.work = stage_work(k);
-    if (const std::optional<int64_t> w = l.work.maybe_const()) l.threads = ir::threads_for_work(*w);
+    if (const std::optional<int64_t> w = l.work.maybe_const())
+      l.threads = t.row_threads > 0 ? std::min(t.row_threads, ir::threads_for_work(*w)) : ir::threads_for_work(*w);
     l.row_items = row_items(k, l);
+    l.row_cache = l.row_items > 0 && t.row_cache && row_cache(k, l.row_items);
   }
   k.schedule.launch = l;
   return !(before == l);

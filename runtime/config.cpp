@@ -212,6 +212,19 @@ Config parse_config(const EnvLookup& env, std::vector<std::string>& warnings) {
                                            "f32 matmul on cuda stays exact", v));
     c.allow_tf32 = b.value_or(false);
   }
+  if (const char* v = env("KILN_CUDA_ROW_THREADS")) {
+    auto n = parse_int(v);
+    if (!trim(v).empty() && (!n || (*n != 0 && (*n < 32 || *n > 1024 || *n % 32 != 0))))
+      warnings.push_back(fmt::format("KILN_CUDA_ROW_THREADS='{}' is not 0 or a multiple of 32 in [32, 1024]; "
+                                     "using the rule", v));
+    else if (n) c.cuda_row_threads = *n;
+  }
+  if (const char* v = env("KILN_CUDA_ROW_CACHE")) {
+    auto b = parse_bool(v);
+    if (!b) warnings.push_back(fmt::format("KILN_CUDA_ROW_CACHE='{}' is not one of 1/0/true/false/yes/no/on/off; "
+                                           "row kernels keep repeated loads in registers", v));
+    c.cuda_row_cache = b.value_or(true);
+  }
   if (const char* v = env("KILN_PERF_MAP")) {
     auto b = parse_bool(v);
     if (!b) warnings.push_back(fmt::format("KILN_PERF_MAP='{}' is not one of 1/0/true/false/yes/no/on/off; "
@@ -264,7 +277,7 @@ const std::vector<std::string_view>& config_variable_names() {
   static const std::vector<std::string_view> names = {
       "KILN_LOG",       "KILN_DEBUG_DIR",     "KILN_NUM_THREADS",       "KILN_CACHE_DIR",
       "KILN_DISABLE_CACHE", "KILN_ALLOCATOR", "KILN_ALLOCATOR_CACHE_MB", "KILN_VERIFY",
-      "KILN_REPRO_DIR", "KILN_ALLOW_TF32", "KILN_PERF_MAP",
+      "KILN_REPRO_DIR", "KILN_ALLOW_TF32", "KILN_CUDA_ROW_THREADS", "KILN_CUDA_ROW_CACHE", "KILN_PERF_MAP",
   };
   return names;
 }

@@ -57,6 +57,11 @@ struct Config {
   bool verify = false;
   // KILN_ALLOW_TF32: f32 matmul on cuda may use TF32 tensor cores (PyTorch's allow_tf32).
   bool allow_tf32 = false;
+  // KILN_CUDA_ROW_THREADS: block width of cuda row kernels with constant sizes (0: the rule;
+  // else a multiple of 32 in [32, 1024]); KILN_CUDA_ROW_CACHE: whether they may keep repeated
+  // loads in registers (passes/schedule.h ScheduleTarget). Tuning and benchmarking knobs.
+  int64_t cuda_row_threads = 0;
+  bool cuda_row_cache = true;
   // KILN_PERF_MAP: true = name every linked CPU kernel in /tmp/perf-<pid>.map for perf.
   bool perf_map = false;
   // KILN_REPRO_DIR: directory where compile() writes a (minimized) repro when a backend

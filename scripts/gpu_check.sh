@@ -2,7 +2,7 @@
 # scripts/gpu_check.sh — every check of the CUDA backend that needs a GPU, in one run.
 #
 # On a machine with an NVIDIA GPU and the CUDA 13 toolkit, from the repository root:
-#   scripts/gpu_check.sh [carry-dir=build/gpu_carry] [out-dir=${OUT:-/tmp/kiln_gpu_out}] [--bench | --bench-only] [--peers=0] [--sanitize]
+#   scripts/gpu_check.sh [carry-dir=build/gpu_carry] [out-dir=${OUT:-/tmp/kiln_gpu_out}] [--bench | --bench-only | --row-sweep] [--peers=0] [--sanitize]
 # The carry dir is what scripts/gpu_pack.sh made on a machine that builds kiln. It runs:
 #   0. with --bench, first, the GPU benchmark against PyTorch eager and torch.compile
 #      (bench/cuda_bench.sh; --peers=0 leaves PyTorch out and prints kiln's rows alone);
@@ -23,11 +23,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 carry=build/gpu_carry
 out=${OUT:-/tmp/kiln_gpu_out}
-bench="" bench_only=0 peers=1 sanitize=0 positional=0
+bench="" bench_only=0 row_sweep=0 peers=1 sanitize=0 positional=0
 for a in "$@"; do
   case "$a" in
     --bench) bench=1 ;;
     --bench-only) bench=1 bench_only=1 ;;
+    --row-sweep) row_sweep=1 ;;
     --peers=0) peers=0 ;;
     --sanitize) sanitize=1 ;;
     *) if [ $positional = 0 ]; then carry=$a; else out=$a; fi; positional=$((positional + 1)) ;;
@@ -46,6 +47,10 @@ export KILN_CACHE_DIR="$root/cache"
 nvidia-smi -L 2>&1 | tee "$out/gpu.txt"
 echo "kiln at $(cat "$carry/commit.txt" 2>/dev/null || echo "an unknown commit")" | tee -a "$out/gpu.txt"
 status=0
+if [ $row_sweep = 1 ]; then
+  bench/cuda_bench.sh "$root/lib" "$out" --row-sweep
+  exit $?
+fi
 # The benchmark first, when asked for: its numbers come back even if a later step runs out of time.
 if [ -n "$bench" ]; then
   BENCH_PEERS=$peers BENCH_PEER_TIMEOUT=${BENCH_PEER_TIMEOUT:-150} bench/cuda_bench.sh "$root/lib" "$out" || status=1

@@ -91,9 +91,21 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
   k.stages[0].body[1] = ld(1, 1, Expr(64) * P(1), kFloat);
   const std::string strided = emit_scheduled(k);
   EXPECT_HAS(strided, "const float v1_3 = ((float)(__half2float(in1[(192LL + (64LL * p1))])));");
+  // A 1-D grid of symbolic size (an eager op's flat view) vectorizes when the size is a
+  // multiple of the lanes at run time.
+  ir::Kernel kf;
+  kf.name = "k_flat";
+  kf.args = {in_arg("in0", kFloat), out_arg("out0", kFloat)};
+  kf.params = {"s0"};
+  kf.grid = {S("s0")};
+  kf.stages = {loop({}, {ld(0, 0, P(0), kFloat), op(1, OpKind::neg, {0}, kFloat), st(1, P(0), 1, kFloat)})};
+  const std::string flat_src = emit_scheduled(kf);
+  EXPECT_HAS(flat_src, "(reinterpret_cast<unsigned long long>(out0) % 16 == 0) && (grid0 % 4 == 0))");
+  EXPECT_HAS(flat_src, "const float v1 = (-v0);");  // the one-point loop for other sizes
   KILN_SKIP_WITHOUT_NVRTC();
   EXPECT_TRUE(compile_ptx(k, src));
   EXPECT_TRUE(compile_ptx(k, strided));
+  EXPECT_TRUE(compile_ptx(kf, flat_src));
 }
 
 // A column sum of [8192, 8192] on a device of 132 multiprocessors: 8192 columns are too few to
@@ -191,6 +203,7 @@ TEST(CudaEmit, StaticRowKernelReadsItsRowOnce) {
   passes::schedule_launch(scheduled, passes::ScheduleTarget{});
   EXPECT_EQ(scheduled.schedule.launch.threads, 1024);
   EXPECT_EQ(scheduled.schedule.launch.row_items, 8);
+  EXPECT_TRUE(scheduled.schedule.launch.row_cache);
   const std::vector<ir::RowCachedLoad> cached = ir::row_cached_loads(k);
   ASSERT_EQ(cached.size(), 1u);
   EXPECT_EQ(cached[0].first, 0u);
@@ -203,19 +216,60 @@ TEST(CudaEmit, StaticRowKernelReadsItsRowOnce) {
   EXPECT_HAS(src, "const float v2 = kiln_row0[kiln_i];");
   EXPECT_HAS(src, "const float v6 = kiln_row0[kiln_i];");
   EXPECT_EQ(src.find("const float v2 = in0["), std::string::npos) << src;
+  // softmax as the cuda backend plans it: the sum's stage stores exp to out0 and the last stage
+  // reads it back to normalize it. out0 is a stored row: exp stays in registers, and only the
+  // normalized value reaches memory.
+  ir::Kernel sm = k;
+  sm.stages[1].body.push_back(st(1, at, 4, kFloat));
+  sm.stages[2].body = {ld(6, 1, at, kFloat), op(9, OpKind::div, {6, 5}, kFloat, div_mode(nullptr)), st(1, at, 9, kFloat)};
+  ir::verify_kernel(sm);
+  const std::vector<ir::RowCachedLoad> rows = ir::row_cached_loads(sm);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].stored);
+  EXPECT_EQ(rows[0].arg, 1);
+  EXPECT_EQ(rows[0].first, 1u);
+  EXPECT_EQ(rows[0].last_store, 2u);
+  const std::string sm_src = emit_scheduled(sm);
+  EXPECT_HAS(sm_src, "kiln_row0[kiln_i] = v4;");
+  EXPECT_EQ(sm_src.find("out0[((8192LL * p0) + r0)] = v4;"), std::string::npos) << "exp reached memory:\n" << sm_src;
+  EXPECT_HAS(sm_src, "const float v6 = kiln_row0[kiln_i];");
+  EXPECT_HAS(sm_src, "out0[((8192LL * p0) + r0)] = v9;");
+  EXPECT_EQ(sm_src.find("this stage reads what an earlier stage stored"), std::string::npos) << sm_src;
   // The output written in place of the input (a donated buffer) is not cached: the loads stay.
   ir::Kernel in_place = k;
   in_place.args = {out_arg("io0", kFloat)};
   for (ir::KStage& st : in_place.stages)
     for (ir::KInst& in : st.body) in.arg = 0;
   EXPECT_TRUE(ir::row_cached_loads(in_place).empty());
-  // Rows too long for 16 items a thread keep their stage loops.
+  // Rows too long for 32 items a thread keep their stage loops.
   ir::Kernel longer = k;
-  for (ir::KStage& st : longer.stages) st.extents = {Expr(32768)};
+  for (ir::KStage& st : longer.stages) st.extents = {Expr(65536)};
   passes::schedule_launch(longer, passes::ScheduleTarget{});
   EXPECT_EQ(longer.schedule.launch.row_items, 0);
+  EXPECT_FALSE(longer.schedule.launch.row_cache);
+  // The target's width (KILN_CUDA_ROW_THREADS) and caching (KILN_CUDA_ROW_CACHE): 256 threads
+  // take 32 items each, still cached (32 registers); without the cache every stage loads.
+  passes::ScheduleTarget narrow;
+  narrow.row_threads = 256;
+  ir::Kernel k256 = k;
+  passes::schedule_launch(k256, narrow);
+  EXPECT_EQ(k256.schedule.launch.threads, 256);
+  EXPECT_EQ(k256.schedule.launch.row_items, 32);
+  EXPECT_TRUE(k256.schedule.launch.row_cache);
+  passes::ScheduleTarget uncached;
+  uncached.row_cache = false;
+  ir::Kernel reread = k;
+  passes::schedule_launch(reread, uncached);
+  EXPECT_EQ(reread.schedule.launch.row_items, 8);
+  EXPECT_FALSE(reread.schedule.launch.row_cache);
+  const std::string reread_src = cuda::emit_cuda(reread);
+  EXPECT_HAS(reread_src, "const float v2 = in0[");
+  EXPECT_EQ(reread_src.find("kiln_row0"), std::string::npos) << reread_src;
   KILN_SKIP_WITHOUT_NVRTC();
   EXPECT_TRUE(compile_ptx(k, src));
+  EXPECT_TRUE(compile_ptx(k256, cuda::emit_cuda(k256)));
+  EXPECT_TRUE(compile_ptx(sm, sm_src));
+  EXPECT_TRUE(compile_ptx(reread, reread_src));
 }
 
 // layer_norm-like statistics of rows of [s0, s1]: mean, variance, (x - mean) * rsqrt(var + eps).

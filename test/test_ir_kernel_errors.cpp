@@ -46,7 +46,7 @@ TEST(KernelParseError, Schedule) {
   EXPECT_EQ(parse_error("kernel k() grid[] launch(warp) {}"),
             "[parse] 1:26: unknown launch kind 'warp'; expected thread_per_point or block_per_point");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
-            "[parse] 1:44: expected threads=, work=, sms=, vector=, row_split= or row_items= in launch(...), got 'blocks'");
+            "[parse] 1:44: expected threads=, work=, sms=, vector=, row_split=, row_items= or row_cache in launch(...), got 'blocks'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
             "[parse] 2:21: expected interleave=, lanes=, masked_tail or partials= in vectorize(...), got 'unroll'");
   // Fields that parse but do not hold together are verifier errors at the kernel.

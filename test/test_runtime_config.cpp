@@ -182,6 +182,22 @@ TEST(RuntimeConfig, Sgemm) {
   EXPECT_NE(w[0].find("KILN_SGEMM='mkl'"), std::string::npos) << w[0];
 }
 
+TEST(RuntimeConfig, CudaRowKernelKnobs) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({}, w).cuda_row_threads, 0);
+  EXPECT_TRUE(parse({}, w).cuda_row_cache);
+  EXPECT_EQ(parse({{"KILN_CUDA_ROW_THREADS", "256"}}, w).cuda_row_threads, 256);
+  EXPECT_EQ(parse({{"KILN_CUDA_ROW_THREADS", "0"}}, w).cuda_row_threads, 0);
+  EXPECT_FALSE(parse({{"KILN_CUDA_ROW_CACHE", "0"}}, w).cuda_row_cache);
+  EXPECT_TRUE(w.empty());
+  for (const char* bad : {"48", "2048", "-32", "many"}) {
+    w.clear();
+    EXPECT_EQ(parse({{"KILN_CUDA_ROW_THREADS", bad}}, w).cuda_row_threads, 0) << bad;
+    ASSERT_EQ(w.size(), 1u) << bad;
+    EXPECT_NE(w[0].find("is not 0 or a multiple of 32 in [32, 1024]"), std::string::npos) << w[0];
+  }
+}
+
 TEST(RuntimeConfig, PerfMap) {
   std::vector<std::string> w;
   EXPECT_FALSE(parse({}, w).perf_map);

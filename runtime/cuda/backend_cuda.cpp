@@ -305,6 +305,8 @@ class CudaBackend final : public Backend {
     const Device device = c.opts.device.is_cuda() ? c.opts.device : Device(kCUDA, 0);
     if (cuda::driver_available() && device.index < cuda::driver_device_count())
       target.sms = cuda::multiprocessor_count(device.index);
+    target.row_threads = config().cuda_row_threads;
+    target.row_cache = config().cuda_row_cache;
     // Few results with long rows: partials first, so that the grid fills the device.
     const passes::ScheduleTarget& t = c.opts.schedule_target ? *c.opts.schedule_target : target;
     c.stage("split_reductions", [&](ir::Graph& g) { return passes::split_reductions(g, t); });
