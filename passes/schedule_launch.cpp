@@ -16,9 +16,10 @@
 //                      every multiprocessor's 2048 threads busy four times over. With constant
 //                      extents, each thread takes a fixed count of iterations (row_items, at
 //                      most 32), unrolled, and a load that several stages repeat is read once and
-//                      kept in registers (row_cache: ir::row_cached_loads, within 48 registers a
-//                      thread). ScheduleTarget::row_threads and row_cache override the width and
-//                      the caching (KILN_CUDA_ROW_THREADS, KILN_CUDA_ROW_CACHE).
+//                      kept in registers (row_cache: ir::row_cached_loads, within 24 registers a
+//                      thread); a kernel that keeps nothing takes blocks of at most 512 threads
+//                      where its items fit. ScheduleTarget::row_threads and row_cache override
+//                      the width and the caching (KILN_CUDA_ROW_THREADS, KILN_CUDA_ROW_CACHE).
 // ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
 #include "passes/schedule.h"
 
@@ -104,8 +105,11 @@ int64_t row_items(const ir::Kernel& k, const ir::KLaunch& l) {
 }
 
 // Whether a row_items kernel keeps its repeated loads in registers (ir::row_cached_loads): some
-// load repeats, and they fit kRowCacheRegisters 32-bit registers a thread.
-constexpr int64_t kRowCacheRegisters = 48;
+// load repeats, and they fit kRowCacheRegisters 32-bit registers a thread. An H200 sweep
+// (bench/README.md, 2026-12-04) set the budget: layer_norm's three rows of 8 items (24) gained
+// 1.5x; cross_entropy's one row of 32 items lost 1.5x (spills at 1024 threads).
+constexpr int64_t kRowCacheRegisters = 24;
+constexpr int64_t kUncachedRowThreads = 512;
 bool row_cache(const ir::Kernel& k, int64_t items) {
   const std::vector<ir::RowCachedLoad> loads = ir::row_cached_loads(k);
   int64_t registers = 0;
@@ -136,6 +140,14 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
       l.threads = t.row_threads > 0 ? std::min(t.row_threads, ir::threads_for_work(*w)) : ir::threads_for_work(*w);
     l.row_items = row_items(k, l);
     l.row_cache = l.row_items > 0 && t.row_cache && row_cache(k, l.row_items);
+    // Nothing kept in registers: blocks of kUncachedRowThreads, four rows in flight per SM
+    // instead of two, where their items still fit (H200: a sum of rows of 8192, 76 -> 63 us).
+    if (t.row_threads == 0 && !l.row_cache && l.threads > kUncachedRowThreads) {
+      ir::KLaunch narrow = l;
+      narrow.threads = kUncachedRowThreads;
+      narrow.row_items = row_items(k, narrow);
+      if (narrow.row_items > 0) l = narrow;
+    }
   }
   k.schedule.launch = l;
   return !(before == l);
