@@ -232,6 +232,16 @@ bool uses_stage_var(const Expr& e) {
   return false;
 }
 
+// Whether `e` names a loaded value (v<id>): two stages may each define their own %id in
+// hand-written kernel text, so equal text need not be the same element.
+bool names_a_value(const Expr& e) {
+  std::vector<std::string> symbols;
+  e.collect_symbols(symbols);
+  for (const std::string& s : symbols)
+    if (value_symbol_id(s)) return true;
+  return false;
+}
+
 // The stored-row entry for `arg` (RowCachedLoad::stored), or nullopt when its stores and loads
 // do not qualify.
 std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
@@ -243,7 +253,7 @@ std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
     const KStage& st = k.stages[s];
     for (const KInst& in : st.body) {
       if ((in.kind != KOp::Load && in.kind != KOp::Store) || in.arg != arg) continue;
-      if (st.extents.empty()) return std::nullopt;
+      if (st.extents.empty() || names_a_value(in.index)) return std::nullopt;
       if (in.kind == KOp::Store) {
         const KInst* value = body_inst(st, in.operands.at(0));
         if (!value || value->dtype != dt) return std::nullopt;
@@ -278,7 +288,7 @@ std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
     if (st.extents.empty()) continue;
     std::set<int> counted;  // entries this stage has counted already
     for (const KInst& in : st.body) {
-      if (in.kind != KOp::Load || stored.count(in.arg) || !uses_stage_var(in.index)) continue;
+      if (in.kind != KOp::Load || stored.count(in.arg) || !uses_stage_var(in.index) || names_a_value(in.index)) continue;
       int slot = row_cached_slot(seen, st, in);
       if (slot < 0) {
         seen.push_back({in.arg, in.dtype, in.index, st.extents, s});

@@ -34,12 +34,15 @@ void free_fault_records() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   for (auto& [device, rec] : r.records) {
+    if (!rec) continue;
     try {
+      cuda::device_synchronize(device);  // a checked kernel still running may write it
       cuda::mem_free(device, rec);
     } catch (...) {  // the driver may be torn down already: the process is ending anyway
     }
     rec = nullptr;
   }
+  r.pending.clear();  // a later synchronization (a static destructor's) has no record to read
 }
 
 }  // namespace
@@ -83,6 +86,7 @@ void raise_pending_faults(int device) {
     it->second = false;
     rec = r.records.at(device);
   }
+  if (!rec) return;  // freed at exit
   ir::KernelFault f;
   cuda::memcpy_dtoh(device, &f, rec, sizeof f, nullptr);
   cuda::device_synchronize(device);
