@@ -1,6 +1,7 @@
 // kiln/test/test_support/make.h — building tensors in tests without going through factories.
 //
-// make<T>(values, shape) gives a contiguous CPU tensor of T's dtype holding `values`;
+// make<T>(values, shape) gives a contiguous CPU tensor of T's dtype holding `values` (on the
+// device a MadeOn scope names, if any: the op database builds its cuda copy under one);
 // mk<T>(doubles, shape) does the same from doubles (so one literal list serves every dtype);
 // strided(base, sizes, strides, offset) views base's storage with any geometry, no view op
 // involved; values<T>(t) reads any tensor back in row-major order (through its strides).
@@ -18,6 +19,22 @@
 
 namespace kiln::test {
 
+// The device make() puts its tensors on: the cpu, unless a MadeOn scope of this thread says.
+inline Device& made_device() {
+  static thread_local Device d;
+  return d;
+}
+class MadeOn {
+ public:
+  explicit MadeOn(Device d) : old_(made_device()) { made_device() = d; }
+  ~MadeOn() { made_device() = old_; }
+  MadeOn(const MadeOn&) = delete;
+  MadeOn& operator=(const MadeOn&) = delete;
+
+ private:
+  Device old_;
+};
+
 template <typename T>
 Tensor make(const std::vector<T>& values, std::vector<int64_t> shape) {
   int64_t n = 1;
@@ -27,7 +44,8 @@ Tensor make(const std::vector<T>& values, std::vector<int64_t> shape) {
   T* p = static_cast<T*>(storage->data());
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   std::vector<int64_t> strides = contiguous_strides(shape);
-  return Tensor(make_intrusive<TensorImpl>(storage, scalar_type_of<T>, std::move(shape), std::move(strides), 0));
+  Tensor t(make_intrusive<TensorImpl>(storage, scalar_type_of<T>, std::move(shape), std::move(strides), 0));
+  return made_device() == Device() ? t : t.to(made_device());
 }
 
 // A 1-D tensor.

@@ -81,40 +81,68 @@ std::map<std::string, GoldenRecord> read_golden() {
 
 }  // namespace
 
-const std::vector<OpEntry>& database() {
+namespace {
+
+std::vector<OpEntry> build_database() {
+  std::vector<OpEntry> d;
+  add_unary(d);
+  add_binary(d);
+  add_ternary(d);
+  add_cast(d);
+  add_pointwise(d);
+  add_reduction(d);
+  add_scan(d);
+  add_moments(d);
+  add_softmax(d);
+  add_activation(d);
+  add_norm(d);
+  add_linear(d);
+  add_matmul(d);
+  add_dropout(d);
+  add_attention(d);
+  add_conv(d);
+  add_pool(d);
+  add_resample(d);
+  add_view(d);
+  add_shape(d);
+  add_index(d);
+  add_sort(d);
+  add_rearrange(d);
+  add_factory(d);
+  add_random(d);
+  add_models(d);
+  std::set<std::string> names;
+  for (const OpEntry& e : d)
+    if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
+  return d;
+}
+
+// The database built again with every tensor it makes on cuda:0 (test::MadeOn, and the
+// factories' default device), so that the index tensors, masks and targets its entries
+// capture are on the device, as PyTorch requires of a cuda call. Built on first use, on a
+// machine with a GPU.
+const std::vector<OpEntry>& cuda_database() {
   static const std::vector<OpEntry> db = [] {
-    std::vector<OpEntry> d;
-    add_unary(d);
-    add_binary(d);
-    add_ternary(d);
-    add_cast(d);
-    add_pointwise(d);
-    add_reduction(d);
-    add_scan(d);
-    add_moments(d);
-    add_softmax(d);
-    add_activation(d);
-    add_norm(d);
-    add_linear(d);
-    add_matmul(d);
-    add_dropout(d);
-    add_attention(d);
-    add_conv(d);
-    add_pool(d);
-    add_resample(d);
-    add_view(d);
-    add_shape(d);
-    add_index(d);
-    add_sort(d);
-    add_rearrange(d);
-    add_factory(d);
-    add_random(d);
-    add_models(d);
-    std::set<std::string> names;
-    for (const OpEntry& e : d)
-      if (!names.insert(e.name).second) throw std::logic_error("opdb: duplicate entry " + e.name);
-    return d;
+    const DefaultDeviceScope scope(Device(kCUDA, 0));
+    const test::MadeOn made(Device(kCUDA, 0));
+    return build_database();
   }();
+  return db;
+}
+
+// `e`'s twin in cuda_database() (the same position), or `e` for an entry of no database.
+const OpEntry& on_cuda(const OpEntry& e) {
+  const std::vector<OpEntry>& cpu = database();
+  if (&e < cpu.data() || &e >= cpu.data() + cpu.size()) return e;
+  const OpEntry& twin = cuda_database().at(static_cast<size_t>(&e - cpu.data()));
+  if (twin.name != e.name) throw std::logic_error("opdb: the cuda database's order differs at " + e.name);
+  return twin;
+}
+
+}  // namespace
+
+const std::vector<OpEntry>& database() {
+  static const std::vector<OpEntry> db = build_database();
   return db;
 }
 
@@ -199,7 +227,7 @@ std::vector<Sample> float_samples() {
 }
 
 std::string py_tensor(const Tensor& t) {
-  std::vector<double> v = t.to(kDouble).to_vector<double>();
+  std::vector<double> v = t.cpu().to(kDouble).to_vector<double>();
   std::string s = "torch.tensor([";
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string x = test::shortest_double(v[i]);  // nan / inf / -inf as Python floats
@@ -217,7 +245,7 @@ ScalarType dtype_parse(const std::string& s) {
 
 std::string values_line(const Tensor& t) {
   std::string s = dtype_text(t.dtype()) + " " + ints_text(t.sizes().vec()) + " :";
-  for (double v : t.to(kDouble).to_vector<double>()) s += " " + test::shortest_double(v);
+  for (double v : t.cpu().to(kDouble).to_vector<double>()) s += " " + test::shortest_double(v);
   return s;
 }
 
@@ -310,11 +338,14 @@ std::vector<Tensor> run(const OpEntry& e, const Sample& in, Mode m) {
     case Mode::CudaEager:
     case Mode::CudaCompiled:
     case Mode::CudaDynamic: {
-      // Factories inside the function make cuda tensors too (torch.set_default_device's analog).
+      // The entry's twin whose captured tensors are on the device; factories and test::make
+      // inside the function make cuda tensors too (torch.set_default_device's analog).
+      const OpEntry& ce = on_cuda(e);
       const DefaultDeviceScope scope(Device(kCUDA, 0));
+      const test::MadeOn made(Device(kCUDA, 0));
       Sample dev;
       for (const Tensor& t : in) dev.push_back(t.defined() ? t.cuda() : t);
-      std::vector<Tensor> out = m == Mode::CudaEager ? e.fn(dev) : compiled_runner(e, dev.size(), options_of(m))(dev);
+      std::vector<Tensor> out = m == Mode::CudaEager ? ce.fn(dev) : compiled_runner(ce, dev.size(), options_of(m))(dev);
       for (Tensor& t : out)
         if (t.defined()) t = t.cpu();
       return out;
