@@ -108,7 +108,10 @@ SplitLayout split_layout(const std::vector<Expr>& sizes, const std::map<std::str
   for (const Expr& e : sizes) l.total = l.total * e;
   Expr inner = 1;
   for (size_t d = 1; d < sizes.size(); ++d) inner = inner * sizes[d];
-  const bool long_rows = sizes.size() >= 2 && hinted(sizes[0], hints).value_or(0) >= 16;
+  // Rows of fewer than kRowSplitMin elements are chunked flat instead: a partial per row of 4
+  // ([262144, 4]) would be 262144 partials (on a GPU, as many blocks summing 4 elements each).
+  const bool long_rows = sizes.size() >= 2 && hinted(sizes[0], hints).value_or(0) >= 16 &&
+                         hinted(inner, hints).value_or(0) >= kRowSplitMin;
   l.by_columns = columns && long_rows && hinted(inner, hints).value_or(0) >= kColumnSplitMin;
   l.by_rows = long_rows && !l.by_columns;
   l.chunks = l.by_columns ? inner

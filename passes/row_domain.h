@@ -54,13 +54,15 @@ std::optional<int64_t> hinted(const ir::Expr& e, const std::map<std::string, int
 std::optional<int64_t> hinted_numel(const std::vector<ir::Expr>& sizes, const std::map<std::string, int64_t>& hints);
 
 // How a full reduction of an input of `sizes` splits into partials (a split group): over dim 0
-// when it is long enough (each partial reduces the inner dims with plain index arithmetic),
+// when it is long enough and its rows hold at least kRowSplitMin elements (each partial
+// reduces the inner dims with plain index arithmetic),
 // else over a fixed number of chunks of the flattened input, each ceil(total / chunks) long
 // (the last ones shorter or empty). With `columns` allowed and rows of at least
 // kColumnSplitMin elements, each partial is instead a column: it reduces dim 0 at one point of
 // the inner dims. With symbolic sizes the choice and the chunk count come from the hints; the
 // lengths stay symbolic.
 inline constexpr int64_t kColumnSplitMin = 4096;
+inline constexpr int64_t kRowSplitMin = 64;
 struct SplitLayout {
   bool by_rows = false;
   bool by_columns = false;
