@@ -38,7 +38,7 @@ std::vector<std::string> corpus() {
   return out;
 }
 
-// The options of a "# OPT: --level core --passes a,b" line.
+// The options of a "# OPT: --level core --passes a,b --backend cuda" line.
 rt::OptOptions options_of(const std::string& text) {
   rt::OptOptions o;
   const size_t at = text.find("# OPT:");
@@ -49,6 +49,7 @@ rt::OptOptions options_of(const std::string& text) {
     args >> v;
     if (a == "--level") o.level = rt::parse_level(v);
     else if (a == "--passes") o.passes.push_back(v);
+    else if (a == "--backend") o.backend = v;
     else throw std::invalid_argument("unknown option " + a);
   }
   return o;
