@@ -223,23 +223,21 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes) {
 
 namespace {
 
-// Whether `e` names a stage variable (r0, r1, ...).
-bool uses_stage_var(const Expr& e) {
+// What an index of stage `st` names: one of its loop variables (r0, r1, ...), and a loaded value
+// (v<id>: two stages of hand-written kernel text may each define their own %id, so equal text
+// need not be the same element).
+struct IndexNames {
+  bool stage_var = false, value = false;
+};
+IndexNames names_in(const Expr& e, const KStage& st) {
   std::vector<std::string> symbols;
   e.collect_symbols(symbols);
-  for (const std::string& s : symbols)
-    if (s.size() > 1 && s[0] == 'r' && s.find_first_not_of("0123456789", 1) == std::string::npos) return true;
-  return false;
-}
-
-// Whether `e` names a loaded value (v<id>): two stages may each define their own %id in
-// hand-written kernel text, so equal text need not be the same element.
-bool names_a_value(const Expr& e) {
-  std::vector<std::string> symbols;
-  e.collect_symbols(symbols);
-  for (const std::string& s : symbols)
-    if (value_symbol_id(s)) return true;
-  return false;
+  IndexNames n;
+  for (const std::string& s : symbols) {
+    n.value = n.value || value_symbol_id(s).has_value();
+    for (size_t d = 0; d < st.extents.size(); ++d) n.stage_var = n.stage_var || s == stage_var(d);
+  }
+  return n;
 }
 
 // The stored-row entry for `arg` (RowCachedLoad::stored), or nullopt when its stores and loads
@@ -253,7 +251,7 @@ std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
     const KStage& st = k.stages[s];
     for (const KInst& in : st.body) {
       if ((in.kind != KOp::Load && in.kind != KOp::Store) || in.arg != arg) continue;
-      if (st.extents.empty() || names_a_value(in.index)) return std::nullopt;
+      if (st.extents.empty() || names_in(in.index, st).value) return std::nullopt;
       if (in.kind == KOp::Store) {
         const KInst* value = body_inst(st, in.operands.at(0));
         if (!value || value->dtype != dt) return std::nullopt;
@@ -288,7 +286,9 @@ std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
     if (st.extents.empty()) continue;
     std::set<int> counted;  // entries this stage has counted already
     for (const KInst& in : st.body) {
-      if (in.kind != KOp::Load || stored.count(in.arg) || !uses_stage_var(in.index) || names_a_value(in.index)) continue;
+      if (in.kind != KOp::Load || stored.count(in.arg)) continue;
+      const IndexNames names = names_in(in.index, st);
+      if (!names.stage_var || names.value) continue;
       int slot = row_cached_slot(seen, st, in);
       if (slot < 0) {
         seen.push_back({in.arg, in.dtype, in.index, st.extents, s});

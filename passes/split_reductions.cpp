@@ -2,6 +2,7 @@
 #include "passes/split_reductions.h"
 
 #include "ir/op.h"
+#include "passes/kernel_builder.h"
 
 #include <optional>
 #include <vector>
@@ -61,11 +62,12 @@ bool split_one(ir::Graph& g, Node* n, int64_t sms) {
   shape.emplace_back(c);
   shape.emplace_back(l / c);
   for (size_t d = last + 1; d < sizes.size(); ++d) shape.emplace_back(sizes[d]);
+  // Partials in the dtype the kernels accumulate in (f64 for float sums and products).
   const ScalarType dt = n->output()->type().dtype;
-  const bool widen = (n->op() == OpKind::sum || n->op() == OpKind::prod) && is_floating_point(dt) &&
-                     dt != ScalarType::Double;
+  const ScalarType acc = lowering::accumulate_dtype(ir::as_reduction(n->op()), xt.dtype, dt);
+  const bool widen = acc != dt;
   ir::Value* x = g.create_before(n, OpKind::reshape, {n->input(0)}, ir::AttrList({shape}))->output(0);
-  if (widen) x = g.create_before(n, OpKind::convert_element_type, {x}, ir::AttrList({ScalarType::Double}))->output(0);
+  if (widen) x = g.create_before(n, OpKind::convert_element_type, {x}, ir::AttrList({acc}))->output(0);
   const auto at = static_cast<int64_t>(first);
   ir::Value* p = g.create_before(n, n->op(), {x}, ir::AttrList({std::vector<int64_t>{at + 1}, false}))->output(0);
   ir::Value* y = g.create_before(n, n->op(), {p}, ir::AttrList({std::vector<int64_t>{at}, false}))->output(0);

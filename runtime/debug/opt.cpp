@@ -4,13 +4,13 @@
 #include "base/error.h"
 #include "ir/shape_env.h"
 #include "ir/text.h"
+#include "ir/text_lexer.h"
 #include "runtime/backend.h"
 #include "runtime/pipeline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace kiln::rt {
 
@@ -23,26 +23,15 @@ ir::OpLevel parse_level(std::string_view name) {
 
 namespace {
 
-// The size symbols of the graph's signature (its text up to the first '{', comments left
-// out), in order of first appearance: s0, s1, ... name input sizes.
+// The size symbols of the graph's signature (its tokens up to the first '{'), in order of
+// first appearance: s0, s1, ... name input sizes.
 std::vector<std::string> signature_symbols(std::string_view text) {
   std::vector<std::string> order;
-  std::string head;
-  for (size_t at = 0; at < text.size() && head.find('{') == std::string::npos;) {
-    const size_t end = std::min(text.find('\n', at), text.size());
-    const std::string_view line = text.substr(at, end - at);
-    const size_t first = line.find_first_not_of(" \t");
-    if (first != std::string_view::npos && line[first] != '#') head += std::string(line.substr(0, line.find('#'))) + "\n";
-    at = end + 1;
-  }
-  head = head.substr(0, head.find('{'));
-  for (size_t i = 0; i < head.size(); ++i) {
-    if (head[i] != 's' || (i > 0 && (std::isalnum(static_cast<unsigned char>(head[i - 1])) || head[i - 1] == '_'))) continue;
-    size_t j = i + 1;
-    while (j < head.size() && std::isdigit(static_cast<unsigned char>(head[j]))) ++j;
-    if (j == i + 1 || (j < head.size() && (std::isalnum(static_cast<unsigned char>(head[j])) || head[j] == '_'))) continue;
-    const std::string name(head.substr(i, j - i));
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  ir::text::Lexer lex(text);
+  for (ir::text::Token t = lex.next(); t.kind != ir::text::Tok::End && t.kind != ir::text::Tok::LBrace; t = lex.next()) {
+    const bool symbol = t.kind == ir::text::Tok::Ident && t.text.size() > 1 && t.text[0] == 's' &&
+                        t.text.find_first_not_of("0123456789", 1) == std::string::npos;
+    if (symbol && std::find(order.begin(), order.end(), t.text) == order.end()) order.push_back(t.text);
   }
   return order;
 }
