@@ -5,7 +5,7 @@
 // later. The default is the system's aligned allocator; the runtime installs its caching
 // allocator (runtime/allocator.h) when the library loads. Device storage comes from the
 // DeviceAllocator installed for its device type (the CUDA runtime installs one when the
-// library loads: runtime/cuda/cuda_allocator.h). Blocks are 64-byte aligned; 0 bytes gives a valid block.
+// library loads: runtime/cuda/cuda_allocator.cpp). Blocks are 64-byte aligned; 0 bytes gives a valid block.
 #pragma once
 
 #include <cstddef>

@@ -32,6 +32,7 @@ constexpr int kAttrMultiprocessorCount = 16;      // CU_DEVICE_ATTRIBUTE_MULTIPR
 constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr CUresult kOutOfMemory = 2;              // CUDA_ERROR_OUT_OF_MEMORY
+constexpr CUresult kErrorNotReady = 600;          // CUDA_ERROR_NOT_READY
 constexpr unsigned kStreamNonBlocking = 1;        // CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDisableTiming = 2;       // CU_EVENT_DISABLE_TIMING
 
@@ -85,6 +86,7 @@ struct Driver {
   CUresult (*event_destroy)(EventHandle) = nullptr;
   CUresult (*event_record)(EventHandle, StreamHandle) = nullptr;
   CUresult (*event_sync)(EventHandle) = nullptr;
+  CUresult (*event_query)(EventHandle) = nullptr;
   CUresult (*event_elapsed)(float*, EventHandle, EventHandle) = nullptr;
   CUresult (*module_load)(ModuleHandle*, const void*) = nullptr;
   CUresult (*module_function)(FunctionHandle*, ModuleHandle, const char*) = nullptr;
@@ -142,6 +144,7 @@ Driver* load() {
   bind_symbol(lib, so, "cuEventDestroy_v2", d->event_destroy, e);
   bind_symbol(lib, so, "cuEventRecord", d->event_record, e);
   bind_symbol(lib, so, "cuEventSynchronize", d->event_sync, e);
+  bind_symbol(lib, so, "cuEventQuery", d->event_query, e);
   std::string no_v2;  // drivers before CUDA 12.8 have only the unversioned name
   if (!bind_symbol(lib, so, "cuEventElapsedTime_v2", d->event_elapsed, no_v2))
     bind_symbol(lib, so, "cuEventElapsedTime", d->event_elapsed, e);
@@ -339,6 +342,14 @@ void event_record(int device, EventHandle e, StreamHandle s) {
 void event_synchronize(int device, EventHandle e) {
   Driver& d = on(device);
   check(d, d.event_sync(e), "cuEventSynchronize", device);
+}
+
+bool event_query(int device, EventHandle e) {
+  Driver& d = on(device);
+  const CUresult rc = d.event_query(e);
+  if (rc == kErrorNotReady) return false;
+  check(d, rc, "cuEventQuery", device);
+  return true;
 }
 
 void stream_wait_event(int device, StreamHandle s, EventHandle e) {

@@ -64,6 +64,8 @@ EventHandle event_create(int device, bool timing);
 void event_destroy(int device, EventHandle e);
 void event_record(int device, EventHandle e, StreamHandle s);
 void event_synchronize(int device, EventHandle e);
+// Whether the work the event marks has completed (cuEventQuery), without waiting.
+bool event_query(int device, EventHandle e);
 void stream_wait_event(int device, StreamHandle s, EventHandle e);
 float event_elapsed_ms(int device, EventHandle start, EventHandle end);
 

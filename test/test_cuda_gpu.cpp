@@ -217,13 +217,49 @@ TEST(CudaGpu, AllocatorReusesBlocksAndReportsOutOfMemory) {
   EXPECT_EQ(s2.cache_hits, s1.cache_hits + 1);
   EXPECT_GE(s2.peak_allocated_bytes, 4 << 20);
   cuda::empty_cache();
-  EXPECT_EQ(cuda::memory_stats().reserved_bytes, cuda::memory_stats().allocated_bytes);
+  // What stays held beyond live blocks is the free part of segments that hold live blocks.
+  const cuda::MemoryStats s3 = cuda::memory_stats();
+  EXPECT_EQ(s3.reserved_bytes - s3.allocated_bytes, s3.inactive_split_bytes);
   // Out of memory: the cache is emptied, the request retried once, then a clear error.
   const std::string e = error_of([] { (void)empty({int64_t{1} << 42}, TensorOptions().device(kGpu)); });
   EXPECT_NE(e.find("out of memory on cuda:0: tried to allocate"), std::string::npos) << e;
   EXPECT_GE(cuda::memory_stats().oom_retries, 1);
   // And the device still works.
   expect_close(ones({3}) * 2, (ones({3}, TensorOptions().device(kGpu)) * 2).cpu(), 0, 0);
+}
+
+TEST(CudaGpu, AllocatorDefersAFreeRecordedOnAnotherStreamAndHonoursItsCap) {
+  KILN_SKIP_WITHOUT_GPU();
+  cuda::synchronize();
+  const int64_t pending0 = cuda::memory_stats().pending_free_bytes;
+  const cuda::Stream side = cuda::Stream::create();
+  Tensor t = ones({1 << 20}, TensorOptions().device(kGpu));
+  side.wait_stream(cuda::current_stream());
+  Tensor u;
+  {
+    cuda::StreamGuard g(side);
+    u = t * 2;  // queued on the side stream, reading t
+    cuda::record_stream(t, side);
+  }
+  t = Tensor();  // t's block waits for the side stream's work before it is reused
+  EXPECT_EQ(cuda::memory_stats().pending_free_bytes, pending0 + (4 << 20));
+  side.synchronize();
+  (void)empty({1}, TensorOptions().device(kGpu));  // the next allocation finds the event done
+  EXPECT_EQ(cuda::memory_stats().pending_free_bytes, pending0);
+  {
+    cuda::StreamGuard g(side);
+    expect_close(full({1 << 20}, 2.0), u.cpu(), 0, 0);
+  }
+  EXPECT_NE(error_of([&] { cuda::record_stream(ones({2}), side); }).find("[record_stream] expected a cuda tensor"),
+            std::string::npos);
+  // A cap of 1% of the device: a 4 GiB request passes it and the error says so.
+  cuda::set_per_process_memory_fraction(0.01);
+  const std::string e = error_of([] { (void)empty({int64_t{1} << 30}, TensorOptions().device(kGpu)); });
+  cuda::set_per_process_memory_fraction(1.0);
+  EXPECT_NE(e.find("set_per_process_memory_fraction"), std::string::npos) << e;
+  const std::string summary = cuda::memory_summary();
+  EXPECT_NE(summary.find("kiln's cuda:0 memory"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("limit"), std::string::npos) << summary;
 }
 
 TEST(CudaGpu, TwoStreams) {

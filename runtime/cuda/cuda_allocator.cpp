@@ -1,142 +1,85 @@
-// kiln/runtime/cuda/cuda_allocator.cpp — size classes, per-(stream, class) free lists and the statistics of device memory.
-#include "runtime/cuda/cuda_allocator.h"
+// kiln/runtime/cuda/cuda_allocator.cpp — the caching allocator of CUDA device memory.
+//
+// Device memory comes from one DeviceMemoryPool per device (runtime/cuda/device_memory_pool.h:
+// segments carved into split and coalesced blocks, reused per stream, cross-stream frees
+// deferred by record_stream, a cap, statistics), driven here through the CUDA driver. The pool
+// takes the stream current on the allocating thread, and KILN_ALLOCATOR=system turns caching
+// off (exact-size segments returned at each free, for compute-sanitizer). It is installed as
+// base's CUDA allocator when the library loads; cuda_device.h has its user-facing functions
+// (memory_stats, memory_summary, empty_cache, set_per_process_memory_fraction, record_stream).
 #include "runtime/wiring.h"
 
 #include "base/allocator.h"
 #include "base/error.h"
+#include "base/tensor_impl.h"
 #include "codegen_cuda/driver.h"
+#include "frontend/tensor.h"
 #include "runtime/config.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/device_memory_pool.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
-#include <bit>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace kiln::rt {
 
-size_t cuda_block_size(size_t bytes) {
-  if (bytes <= 4096) return std::max<size_t>(512, (bytes + 511) / 512 * 512);
-  const size_t p = std::bit_floor(bytes - 1);  // bytes in (p, 2p], p >= 4096
-  const size_t step = p / 8;
-  return (bytes + step - 1) / step * step;
-}
-
 namespace {
 
-std::string mib(int64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+// The pool's view of one device through the driver.
+class DriverDevice final : public PoolDevice {
+ public:
+  explicit DriverDevice(int device) : d_(device) {}
+  void* try_alloc(size_t bytes) override { return cuda::try_mem_alloc(d_, bytes); }
+  void free(void* p) override { cuda::mem_free(d_, p); }
+  void synchronize() override { cuda::device_synchronize(d_); }
+  void* record_event(void* stream) override {
+    cuda::EventHandle e = cuda::event_create(d_, /*timing=*/false);
+    cuda::event_record(d_, e, stream);
+    return e;
+  }
+  bool event_done(void* event) override { return cuda::event_query(d_, event); }
+  void release_event(void* event) override { cuda::event_destroy(d_, event); }
+  void memory_info(size_t* free_bytes, size_t* total_bytes) override { cuda::memory_info(d_, free_bytes, total_bytes); }
 
-struct Block {
-  size_t size = 0;
-  void* stream = nullptr;
+ private:
+  int d_;
 };
 
-// One device's blocks and counters, under one mutex.
 struct DevicePool {
-  std::mutex mu;
-  std::map<std::pair<void*, size_t>, std::vector<void*>> free;  // (stream, block size) -> blocks
-  std::unordered_map<void*, Block> live;
-  int64_t cached_bytes = 0;
-  cuda::MemoryStats stats;
-
-  // Returns every cached block to the driver (the caller holds mu).
-  void release_cached(int device) {
-    if (free.empty()) return;
-    cuda::device_synchronize(device);  // a queued kernel may still read a cached block
-    for (auto& [key, blocks] : free)
-      for (void* p : blocks) cuda::mem_free(device, p);
-    free.clear();
-    stats.reserved_bytes -= cached_bytes;
-    cached_bytes = 0;
-  }
+  explicit DevicePool(int device) : driver(device), pool(driver, device) {}
+  DriverDevice driver;
+  DeviceMemoryPool pool;
 };
 
 class CudaCachingAllocator final : public DeviceAllocator {
  public:
   static constexpr int kMaxDevices = 64;
   // A device's pool: made once under mu_, read without a lock on every allocation.
-  DevicePool& pool(int device) {
+  DeviceMemoryPool& pool(int device) {
     if (device < 0 || device >= kMaxDevices)
       fail("cuda", "device index {} is out of range: kiln's allocator serves cuda:0 to cuda:{}", device, kMaxDevices - 1);
     std::atomic<DevicePool*>& slot = pools_[static_cast<size_t>(device)];
-    if (DevicePool* p = slot.load(std::memory_order_acquire)) return *p;
+    if (DevicePool* p = slot.load(std::memory_order_acquire)) return p->pool;
     std::lock_guard lock(mu_);
-    if (!slot.load(std::memory_order_relaxed)) slot.store(new DevicePool(), std::memory_order_release);  // never freed
-    return *slot.load(std::memory_order_relaxed);
+    if (!slot.load(std::memory_order_relaxed)) slot.store(new DevicePool(device), std::memory_order_release);  // never freed
+    return slot.load(std::memory_order_relaxed)->pool;
   }
-  std::vector<std::pair<int, DevicePool*>> pools() {
-    std::vector<std::pair<int, DevicePool*>> out;
-    for (int d = 0; d < kMaxDevices; ++d)
-      if (DevicePool* p = pools_[static_cast<size_t>(d)].load(std::memory_order_acquire)) out.emplace_back(d, p);
+  std::vector<DeviceMemoryPool*> pools() {
+    std::vector<DeviceMemoryPool*> out;
+    for (auto& slot : pools_)
+      if (DevicePool* p = slot.load(std::memory_order_acquire)) out.push_back(&p->pool);
     return out;
   }
 
   void* allocate(size_t bytes, int device) override {
-    // KILN_ALLOCATOR=system: the exact size from the driver, freed at once, so that
-    // compute-sanitizer sees an access past a tensor's end and reports no cached block as a leak.
-    const bool cache = config().allocator == AllocatorKind::Caching;
-    const size_t size = cache ? cuda_block_size(bytes) : std::max<size_t>(bytes, 1);
-    void* stream = cuda::current_stream(device).handle();
-    DevicePool& p = pool(device);
-    std::lock_guard lock(p.mu);
-    ++p.stats.allocations;
-    void* ptr = nullptr;
-    auto it = p.free.find({stream, size});
-    if (cache && it != p.free.end() && !it->second.empty()) {
-      ptr = it->second.back();
-      it->second.pop_back();
-      p.cached_bytes -= static_cast<int64_t>(size);
-      ++p.stats.cache_hits;
-    } else {
-      ptr = cuda::try_mem_alloc(device, size);
-      if (!ptr) {
-        ++p.stats.oom_retries;
-        p.release_cached(device);
-        ptr = cuda::try_mem_alloc(device, size);
-      }
-      if (!ptr) {
-        size_t free_b = 0, total_b = 0;
-        cuda::memory_info(device, &free_b, &total_b);
-        fail("cuda", "out of memory on cuda:{}: tried to allocate {} ({} bytes); {} allocated by kiln, {} cached "
-             "(returned to the driver before retrying), {} free of {}",
-             device, mib(static_cast<int64_t>(size)), bytes, mib(p.stats.allocated_bytes), mib(p.cached_bytes),
-             mib(static_cast<int64_t>(free_b)), mib(static_cast<int64_t>(total_b)));
-      }
-      ++p.stats.driver_allocations;
-      p.stats.reserved_bytes += static_cast<int64_t>(size);
-    }
-    p.live[ptr] = Block{size, stream};
-    p.stats.allocated_bytes += static_cast<int64_t>(size);
-    p.stats.peak_allocated_bytes = std::max(p.stats.peak_allocated_bytes, p.stats.allocated_bytes);
-    return ptr;
+    DeviceMemoryPool& p = pool(device);
+    return p.allocate(bytes, cuda::current_stream(device).handle(), config().allocator == AllocatorKind::Caching);
   }
-
-  void deallocate(void* ptr, size_t /*bytes*/, int device) override {
-    if (!ptr) return;
-    DevicePool& p = pool(device);
-    std::lock_guard lock(p.mu);
-    auto it = p.live.find(ptr);
-    if (it == p.live.end()) return;  // not ours: nothing to do (never happens for kiln's storage)
-    const Block b = it->second;
-    p.live.erase(it);
-    p.stats.allocated_bytes -= static_cast<int64_t>(b.size);
-    if (config().allocator != AllocatorKind::Caching) {
-      cuda::device_synchronize(device);  // a queued kernel may still use the block
-      cuda::mem_free(device, ptr);
-      p.stats.reserved_bytes -= static_cast<int64_t>(b.size);
-      return;
-    }
-    p.free[{b.stream, b.size}].push_back(ptr);
-    p.cached_bytes += static_cast<int64_t>(b.size);
-  }
+  void deallocate(void* ptr, size_t /*bytes*/, int device) override { pool(device).free(ptr); }
 
  private:
   std::mutex mu_;
@@ -156,23 +99,59 @@ void wire_cuda_allocator() { set_cuda_allocator(&the_allocator()); }
 
 namespace kiln::cuda {
 
-MemoryStats memory_stats(int device) {
-  rt::DevicePool& p = rt::the_allocator().pool(device);
-  std::lock_guard lock(p.mu);
-  return p.stats;
-}
+MemoryStats memory_stats(int device) { return rt::the_allocator().pool(device).stats(); }
 
-void reset_peak_memory_stats(int device) {
-  rt::DevicePool& p = rt::the_allocator().pool(device);
-  std::lock_guard lock(p.mu);
-  p.stats.peak_allocated_bytes = p.stats.allocated_bytes;
-}
+void reset_peak_memory_stats(int device) { rt::the_allocator().pool(device).reset_peak(); }
 
 void empty_cache() {
-  for (auto& [device, pool] : rt::the_allocator().pools()) {
-    std::lock_guard lock(pool->mu);
-    pool->release_cached(device);
-  }
+  for (rt::DeviceMemoryPool* pool : rt::the_allocator().pools()) pool->empty_cache();
+}
+
+void set_per_process_memory_fraction(double fraction, int device) {
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    fail("set_per_process_memory_fraction", "fraction={} for cuda:{}: expected a fraction in (0, 1]", fraction, device);
+  size_t free_b = 0, total_b = 0;
+  memory_info(device, &free_b, &total_b);
+  rt::the_allocator().pool(device).set_limit(static_cast<size_t>(fraction * static_cast<double>(total_b)));
+}
+
+namespace {
+std::string mib(int64_t bytes) { return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+}  // namespace
+
+std::string memory_summary(int device) {
+  const MemoryStats s = memory_stats(device);
+  std::string out = fmt::format("kiln's cuda:{} memory\n", device);
+  const auto bytes = [&](std::string_view what, int64_t b) { out += fmt::format("  {:<22} {:>14}\n", what, mib(b)); };
+  const auto count = [&](std::string_view what, int64_t n) { out += fmt::format("  {:<22} {:>14}\n", what, n); };
+  bytes("allocated", s.allocated_bytes);
+  bytes("peak allocated", s.peak_allocated_bytes);
+  bytes("reserved", s.reserved_bytes);
+  bytes("peak reserved", s.peak_reserved_bytes);
+  bytes("cached", s.reserved_bytes - s.allocated_bytes - s.pending_free_bytes);
+  bytes("inactive split", s.inactive_split_bytes);
+  bytes("pending frees", s.pending_free_bytes);
+  if (s.limit_bytes) bytes("limit", s.limit_bytes);
+  count("segments", s.segments);
+  count("allocations", s.allocations);
+  count("cache hits", s.cache_hits);
+  count("driver allocations", s.driver_allocations);
+  count("driver frees", s.driver_frees);
+  count("splits", s.splits);
+  count("merges", s.merges);
+  count("oom retries", s.oom_retries);
+  count("ooms", s.ooms);
+  return out;
+}
+
+void record_stream(const Tensor& t, const Stream& s) {
+  if (!t.defined() || !t.is_cuda())
+    fail("record_stream", "expected a cuda tensor, got {}", t.defined() ? t.device().str() : "an undefined tensor");
+  if (t.device().index != s.device())
+    fail("record_stream", "the tensor is on cuda:{} and the stream on cuda:{}: a stream orders work of one device",
+         t.device().index, s.device());
+  // Memory kiln did not allocate (from_blob, DLPack) is not freed by kiln: nothing to defer.
+  (void)rt::the_allocator().pool(s.device()).record_stream(t.impl()->storage()->data(), s.handle());
 }
 
 }  // namespace kiln::cuda

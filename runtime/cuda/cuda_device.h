@@ -5,11 +5,15 @@
 // naming it and the reason. As in PyTorch, each thread has a current stream per device (the
 // device's default stream until set_current_stream): kernels and copies run asynchronously
 // on it, and item(), .cpu(), printing and synchronize() wait for it. Device memory comes from
-// a caching allocator (runtime/cuda/cuda_allocator.h) whose statistics and cache are reachable here.
+// a caching allocator (runtime/cuda/device_memory_pool.h) whose statistics and cache are reachable here.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+namespace kiln {
+class Tensor;
+}
 
 namespace kiln::cuda {
 
@@ -66,18 +70,40 @@ class StreamGuard {
 // is not available.
 void synchronize(int device = -1);
 
+// The caching allocator's account of one device (runtime/cuda/device_memory_pool.h).
 struct MemoryStats {
-  int64_t allocated_bytes = 0;       // in live tensors (block sizes)
-  int64_t reserved_bytes = 0;        // held from the driver: allocated plus cached
+  int64_t allocated_bytes = 0;       // in live blocks (sizes rounded up to 512 bytes)
+  int64_t reserved_bytes = 0;        // held from the driver in segments: live, cached and pending blocks
   int64_t peak_allocated_bytes = 0;  // the most allocated at once since the last reset
+  int64_t peak_reserved_bytes = 0;   // the most reserved at once since the last reset
+  int64_t inactive_split_bytes = 0;  // free blocks of segments that also hold live ones (fragmentation)
+  int64_t pending_free_bytes = 0;    // freed blocks waiting for another stream's work (record_stream)
+  int64_t segments = 0;              // held from the driver now
+  int64_t limit_bytes = 0;           // the cap set by set_per_process_memory_fraction (0: none)
   int64_t allocations = 0;           // requests served
-  int64_t cache_hits = 0;            // of which from a free list
-  int64_t driver_allocations = 0;    // cuMemAlloc calls
-  int64_t oom_retries = 0;           // requests that emptied the cache and tried again
+  int64_t cache_hits = 0;            // of which from memory already held
+  int64_t driver_allocations = 0;    // cuMemAlloc calls that succeeded
+  int64_t driver_frees = 0;          // segments returned to the driver
+  int64_t splits = 0;                // blocks split to serve a smaller request
+  int64_t merges = 0;                // freed blocks merged with a free neighbour
+  int64_t oom_retries = 0;           // requests that returned the cache and tried again
+  int64_t ooms = 0;                  // requests that failed with out of memory
 };
 MemoryStats memory_stats(int device = 0);
+// Sets the peaks to the current values.
 void reset_peak_memory_stats(int device = 0);
-// Returns every cached (unused) block of every device to the driver.
+// Returns every wholly free cached segment of every device to the driver.
 void empty_cache();
+// Caps the device memory kiln's allocator holds at `fraction` (in (0, 1]) of the device's
+// memory, as torch.cuda.set_per_process_memory_fraction: a request past the cap first returns
+// the cache, then fails with an out-of-memory error that names the cap.
+void set_per_process_memory_fraction(double fraction, int device = 0);
+// A table of memory_stats for people (as torch.cuda.memory_summary).
+std::string memory_summary(int device = 0);
+// Declares that `t`'s memory is used by work queued on `s`, a stream other than the one it was
+// allocated on (as Tensor.record_stream): when `t`'s storage is freed, its block is reused only
+// after the work queued on `s` up to that moment has finished. Without it, a tensor read on a
+// second stream must be synchronized with before it is freed.
+void record_stream(const Tensor& t, const Stream& s);
 
 }  // namespace kiln::cuda
