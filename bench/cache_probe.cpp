@@ -3,10 +3,16 @@
 // bench/bench_cache.cpp). Prints one line per workload:
 //   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
 // and last a line `llvm compiler_started=<0|1>`: whether LLVM was loaded into the process at all.
-// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] (default: all) or none. The cache is
+// `cubin_key` (only when named) prints `cubin_key key=<k> nvrtc_loaded=<0|1>`: the cache key of a
+// small CUDA module for sm_90 (no device needed) and whether NVRTC was loaded to make it.
+// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] [cubin_key] (default: all but
+// cubin_key) or none. The cache is
 // configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
 #include "codegen_cpu/module_compiler.h"
+#include "codegen_cuda/nvrtc.h"
 #include "kiln/kiln.h"
+#include "runtime/cache/compile_cache.h"
+#include "runtime/cuda/cubin_key.h"
 
 #include <fmt/format.h>
 
@@ -88,9 +94,18 @@ int main(int argc, char** argv) {
     const double ms = ms_since(t0);
     std::printf("eager10 code=- first_call_ms=%.3f second_call_ms=0 sum=%.6f\n", ms, r.sum().item().to_double());
   }
+  std::string key;
+  if (std::find(want.begin(), want.end(), "cubin_key") != want.end()) {
+    rt::CompileCache* cache = rt::compile_cache();
+    key = rt::cubin_key("extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n", 90,
+                        cache ? cache->disk() : nullptr);
+  }
   // Whether libLLVM is in this process at all (libkiln opens it only to compile).
   std::ifstream maps("/proc/self/maps");
   const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  if (!key.empty())
+    std::printf("cubin_key key=%s nvrtc_loaded=%d\n", key.c_str(),
+                cuda::nvrtc_loaded() || mapped.find("libnvrtc") != std::string::npos ? 1 : 0);
   const bool llvm = cpu::module_compiler_loaded() || mapped.find("libLLVM") != std::string::npos;
   std::printf("llvm compiler_started=%d\n", llvm ? 1 : 0);
   return 0;

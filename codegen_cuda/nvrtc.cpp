@@ -13,9 +13,12 @@
 #include <fmt/ranges.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -50,6 +53,7 @@ constexpr const char* kLibraryCandidates[] = {
 struct Nvrtc {
   std::string error;  // empty when usable
   std::string include_dir;
+  std::string path;  // the file libnvrtc was loaded from
   int major = 0, minor = 0;
   VersionFn version = nullptr;
   CreateProgramFn create = nullptr;
@@ -115,6 +119,7 @@ Nvrtc load() {
     n.error = "cannot locate the directory of libnvrtc (dladdr failed)";
     return n;
   }
+  n.path = info.dli_fname;
   const std::filesystem::path dir = std::filesystem::path(info.dli_fname).parent_path();
   const std::filesystem::path builtins = dir / fmt::format("libnvrtc-builtins.so.{}.{}", n.major, n.minor);
   if (!dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
@@ -134,9 +139,26 @@ Nvrtc load() {
   return n;
 }
 
+std::atomic<bool> g_loading{false};
+
 const Nvrtc& nvrtc() {
-  static const Nvrtc n = load();
+  static const Nvrtc n = (g_loading.store(true), load());
   return n;
+}
+
+std::vector<std::string> split_path_list(const char* list) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char* c = list ? list : ""; ; ++c) {
+    if (*c == ':' || *c == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (!*c) break;
+    } else {
+      cur += *c;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -153,6 +175,37 @@ std::string nvrtc_version() {
 }
 
 std::vector<int> nvrtc_supported_archs() { return nvrtc().archs; }
+
+bool nvrtc_loaded() { return g_loading.load(); }
+
+std::string nvrtc_library_path() { return nvrtc().path; }
+
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "absent";
+  return fmt::format("{} {}.{:09} {} {}", static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+                     static_cast<long>(st.st_mtim.tv_nsec), static_cast<unsigned long long>(st.st_ino),
+                     static_cast<unsigned long long>(st.st_dev));
+}
+
+std::string nvrtc_fingerprint() {
+  const char* llp = std::getenv("LD_LIBRARY_PATH");
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::string fp = fmt::format("LD_LIBRARY_PATH={}\nexe={}\n/etc/ld.so.cache {}\n", llp ? llp : "", exe.string(),
+                               file_identity("/etc/ld.so.cache"));
+  for (const char* candidate : kLibraryCandidates) {
+    if (candidate[0] == '/') {
+      fp += fmt::format("{} {}\n", candidate, file_identity(candidate));
+      continue;
+    }
+    for (const std::string& dir : split_path_list(llp)) {
+      const std::string path = dir + "/" + candidate;
+      fp += fmt::format("{} {}\n", path, file_identity(path));
+    }
+  }
+  return fp;
+}
 
 namespace {
 

@@ -29,6 +29,19 @@ bool nvrtc_available(std::string* why = nullptr);
 // NVRTC's version as "major.minor" ("13.0"), or "" when it is not available.
 std::string nvrtc_version();
 
+// Whether this process has started loading NVRTC (never loads it).
+bool nvrtc_loaded();
+// The file NVRTC was loaded from ("" when it is not available); loads it.
+std::string nvrtc_library_path();
+// Without loading anything: the files the loader would consider for NVRTC, each with its
+// file_identity (the fixed candidates, and the bare name in each LD_LIBRARY_PATH directory),
+// LD_LIBRARY_PATH itself, the loader cache's identity and the executable. Two processes with
+// equal fingerprints load the same NVRTC, unless the library was replaced in place without
+// ldconfig, which the identity of nvrtc_library_path() recorded at the first load catches.
+std::string nvrtc_fingerprint();
+// A file's identity from stat(): "size mtime inode device", or "absent".
+std::string file_identity(const std::string& path);
+
 // The real architectures this NVRTC compiles cubins for, as 10*major+minor (75, 80, ..., 90,
 // ...); empty when NVRTC is not available.
 std::vector<int> nvrtc_supported_archs();

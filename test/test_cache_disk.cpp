@@ -5,6 +5,7 @@
 #include "base/build_id.h"
 #include "codegen_cpu/module_cache.h"
 #include "codegen_cpu/module_compiler.h"
+#include "codegen_cuda/nvrtc.h"
 #include "kiln/kiln.h"
 #include "ir/kernel_text.h"
 #include "runtime/cache/compile_cache.h"
@@ -447,6 +448,49 @@ TEST(CompileCacheProcesses, TwoProcessesShareOneDirectoryAtOnce) {
     EXPECT_EQ(line.sum, ra[name].sum) << name;
   }
   fs::remove_all(dir);
+}
+
+// A process whose cubins would all be on disk never loads NVRTC just to key them: the disk
+// cache remembers NVRTC's version by the loader's candidate files (runtime/cuda/cubin_key.h).
+TEST(CompileCacheProcesses, CubinKeysNeedNoNvrtcOnceItsVersionIsRecorded) {
+  if (std::string why; !cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
+  const std::string dir = temp_dir("kiln-nvrtc");
+  const auto probe = [&](const std::string& env) {
+    FILE* p = start_probe(env, "cubin_key");
+    std::string all, key, loaded;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) {
+      all += buf;
+      std::istringstream ls(buf);
+      std::string name, k, l;
+      ls >> name >> k >> l;
+      if (name == "cubin_key") key = k.substr(4), loaded = l.substr(13);
+    }
+    EXPECT_EQ(::pclose(p), 0) << all;
+    EXPECT_EQ(key.size(), 64u) << all;
+    return std::make_pair(key, loaded);
+  };
+  const std::string env = "KILN_CACHE_DIR='" + dir + "'";
+  const auto first = probe(env), second = probe(env);
+  EXPECT_EQ(first.second, "1");   // no record yet: NVRTC is loaded, and its version recorded
+  EXPECT_EQ(second.second, "0");  // from the record
+  EXPECT_EQ(second.first, first.first);
+  // Another LD_LIBRARY_PATH may name another NVRTC: loaded again, recorded apart.
+  const std::string other = temp_dir("kiln-nvrtc-lib");
+  EXPECT_EQ(probe(env + " LD_LIBRARY_PATH='" + other + "'").second, "1");
+  EXPECT_EQ(probe(env + " LD_LIBRARY_PATH='" + other + "'").second, "0");
+  // Without a cache the version comes from NVRTC itself, and the key is the same.
+  const auto uncached = probe("KILN_DISABLE_CACHE=1");
+  EXPECT_EQ(uncached.second, "1");
+  EXPECT_EQ(uncached.first, first.first);
+  // A damaged record is ignored: NVRTC is loaded and the record written again.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << "not a cache entry";
+  }
+  EXPECT_EQ(probe(env), first);
+  EXPECT_EQ(probe(env), second);
+  fs::remove_all(dir);
+  fs::remove_all(other);
 }
 
 }  // namespace

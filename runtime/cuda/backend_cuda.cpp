@@ -18,7 +18,6 @@
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
-#include "base/build_id.h"
 #include "passes/lower.h"
 #include "passes/lower_index.h"
 #include "passes/row_domain.h"
@@ -26,6 +25,7 @@
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
+#include "runtime/cuda/cubin_key.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_package.h"
 #include "runtime/cuda/cuda_faults.h"
@@ -45,10 +45,6 @@
 #include <future>
 #include <map>
 #include <mutex>
-
-#ifndef KILN_VERSION_STRING
-#define KILN_VERSION_STRING "unknown"
-#endif
 
 namespace kiln::rt {
 
@@ -81,12 +77,12 @@ struct KernelCode {
   std::string error;  // set when NVRTC failed
 };
 
-// The cubin (or PTX) of one kernel's source for architecture `sm`.
-KernelCode kernel_code(const std::string& source, int sm, ObjectStore* store) {
+// The cubin (or PTX) of one kernel's source for architecture `sm`, from the cache or NVRTC
+// (which the caller has checked is available when `compile` is set; else a miss stays empty).
+KernelCode kernel_code(const std::string& source, int sm, CompileCache* store, bool compile) {
   KernelCode kc;
   kc.source = source;
-  kc.key = sha256_hex(fmt::format("kiln {} cuda; {}; nvrtc {}; sm_{}\n{}", KILN_VERSION_STRING, build_id(),
-                                       cuda::nvrtc_version(), sm, source));
+  kc.key = cubin_key(source, sm, store ? store->disk() : nullptr);
   if (store) {
     if (std::optional<std::string> img = store->load("cuda-" + kc.key, kc.from)) {
       kc.image = std::move(*img);
@@ -94,6 +90,7 @@ KernelCode kernel_code(const std::string& source, int sm, ObjectStore* store) {
     }
   }
   kc.from = CodeSource::Compiled;
+  if (!compile) return kc;
   cuda::NvrtcResult r = cuda::compile_for_device(source, sm);
   kc.log = r.log;
   kc.arch = r.arch;
@@ -322,23 +319,29 @@ class CudaBackend final : public Backend {
     if (!cuda::driver_available(&why))
       return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': CUDA is not available: {}",
                                                 c.opts.name, why));
-    if (!cuda::nvrtc_available(&why))
-      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
     const int sm = cuda::compute_capability(device.index);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<const ir::Kernel*> kernels = c.plan.kernels();
     std::vector<std::string> sources;
     for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_module(*k));
     c.stages.push_back({"cuda_emit", ms_since(t0), true});
-    ObjectStore* store = compile_cache();
+    CompileCache* store = compile_cache();
     const auto t1 = std::chrono::steady_clock::now();
+    // The cache first: a process whose kernels are all there never loads NVRTC (cubin_key.h).
     std::vector<KernelCode> code(kernels.size());
+    std::vector<size_t> misses;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      code[i] = kernel_code(sources[i], sm, store, /*compile=*/false);
+      if (code[i].image.empty()) misses.push_back(i);
+    }
+    if (!misses.empty() && !cuda::nvrtc_available(&why))
+      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
     {
       std::vector<std::future<KernelCode>> jobs;
-      for (size_t i = 1; i < kernels.size(); ++i)
-        jobs.push_back(std::async(std::launch::async, [&, i] { return kernel_code(sources[i], sm, store); }));
-      if (!kernels.empty()) code[0] = kernel_code(sources[0], sm, store);
-      for (size_t i = 1; i < kernels.size(); ++i) code[i] = jobs[i - 1].get();
+      for (size_t j = 1; j < misses.size(); ++j)
+        jobs.push_back(std::async(std::launch::async, [&, i = misses[j]] { return kernel_code(sources[i], sm, store, true); }));
+      if (!misses.empty()) code[misses[0]] = kernel_code(sources[misses[0]], sm, store, true);
+      for (size_t j = 1; j < misses.size(); ++j) code[misses[j]] = jobs[j - 1].get();
     }
     bool compiled = false;
     std::string all_source, log;
