@@ -107,6 +107,66 @@ TEST(ExportProgram, AnMlpRunsInAnotherProcessWithoutLlvm) {
   EXPECT_TRUE(allclose(load_npy(scratch("y1.npy").string()), want[1], 1e-5, 1e-5));
 }
 
+// A function of tensors and scalars (ExportArgsFn): the package is specialized for the
+// scalars' values, as compile() guards them, lists them in its manifest, and a call passes
+// every argument in its place (LoadedProgram::call, or `kiln run` with the scalar written out).
+TEST(ExportProgram, ScalarArgumentsAreSpecializedListedAndChecked) {
+  manual_seed(31);
+  const ExportArgsFn fn = [](const std::vector<ExportArg>& a) {
+    const Tensor y = softmax(std::get<Tensor>(a[0]) / std::get<double>(a[2]), -1).narrow(1, 0, std::get<int64_t>(a[1]));
+    return std::vector<Tensor>{std::get<bool>(a[3]) ? -y : y};
+  };
+  const fs::path pkg = scratch("scalars.kiln");
+  export_program(fn, {randn({4, 16}), int64_t{5}, 0.5, true},
+                 {.path = pkg.string(), .name = "scaled", .input_names = {"x", "k", "temperature", "flip"},
+                  .dynamic = {{0, 0, 2, 64}}});
+  const LoadedProgram p = load_program(pkg.string());
+  ASSERT_EQ(p.num_arguments(), 4u);
+  EXPECT_EQ(p.argument_kind(0), "tensor");
+  EXPECT_EQ(p.argument_kind(1), "int64");
+  EXPECT_EQ(p.argument_kind(2), "double");
+  EXPECT_EQ(p.argument_kind(3), "bool");
+  for (const char* line : {"scalar 1 int64 5\n", "scalar 2 double 0.5\n", "scalar 3 bool true\n"})
+    EXPECT_NE(p.describe().find(line), std::string::npos) << p.describe();
+  const Tensor x = randn({9, 16});
+  const std::vector<Tensor> got = p.call({x, int64_t{5}, 0.5, true});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].sizes().vec(), (std::vector<int64_t>{9, 5}));
+  EXPECT_TRUE(allclose(got[0], fn({x, int64_t{5}, 0.5, true})[0], 1e-6, 1e-6));
+  // Other values, kinds or counts are refused, naming the guard or the signature.
+  const auto err = [&](const std::vector<ExportArg>& a) { return test::error_of([&] { (void)p.call(a); }); };
+  EXPECT_NE(err({x, int64_t{6}, 0.5, true}).find("k == 5, got 6"), std::string::npos) << err({x, int64_t{6}, 0.5, true});
+  EXPECT_NE(err({x, int64_t{5}, 0.25, true}).find("temperature == 0.5, got 0.25"), std::string::npos);
+  EXPECT_NE(err({x, int64_t{5}, 0.5, false}).find("flip == true, got false"), std::string::npos);
+  EXPECT_NE(err({x, 5.0, 0.5, true}).find("k"), std::string::npos);
+  EXPECT_NE(err({x, x, 0.5, true}).find("k"), std::string::npos);
+  EXPECT_NE(err({x, int64_t{5}, 0.5}).find("[scaled] the program takes 4 arguments (tensor, int64, double, bool), got 3"),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] { (void)p({x}); }).find("takes 4 arguments"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { (void)p.argument_kind(4); }).find("the program takes 4 arguments"), std::string::npos);
+  // Only a tensor's dims can be dynamic.
+  EXPECT_NE(test::error_of([&] {
+              export_program(fn, {randn({4, 16}), int64_t{5}, 0.5, true},
+                             {.path = scratch("bad.kiln").string(), .name = "bad", .input_names = {}, .dynamic = {{1, 0, 2, 8}}});
+            }).find("a dynamic dim names input 1, which is a scalar (5): only a tensor's dims can be dynamic"),
+            std::string::npos);
+  // `kiln run` reads each scalar in its place; a value that is not of the kind is refused.
+  save_npy(x, scratch("xs.npy").string());
+  const auto [out, rc] = shell(fmt::format("{} run {} {} 5 0.5 true -o {}", KILN_CLI, pkg.string(),
+                                           scratch("xs.npy").string(), scratch("ys").string()));
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("output 0: f32[9, 5]"), std::string::npos) << out;
+  EXPECT_TRUE(allclose(load_npy(scratch("ys0.npy").string()), got[0], 0, 0));
+  const auto [bad, bad_rc] =
+      shell(fmt::format("{} run {} {} five 0.5 true", KILN_CLI, pkg.string(), scratch("xs.npy").string()));
+  EXPECT_EQ(bad_rc, 2) << bad;
+  EXPECT_NE(bad.find("argument 1 of " + pkg.string() + " is int64 scalar; 'five' is not one"), std::string::npos) << bad;
+  const auto [other, other_rc] =
+      shell(fmt::format("{} run {} {} 4 0.5 true", KILN_CLI, pkg.string(), scratch("xs.npy").string()));
+  EXPECT_NE(other_rc, 0) << other;
+  EXPECT_NE(other.find("k == 5, got 4"), std::string::npos) << other;
+}
+
 // ExportOptions::external_weights: the package names its weights (ExportOptions::weight_names,
 // as a module's named_parameters() would give them) and the caller passes them at load, from a
 // checkpoint: the same values give the function's results, new values (a fine-tuned checkpoint)

@@ -38,7 +38,7 @@ int usage() {
                "  check REPRO [INPUTS]\n"
                "                replay a repro (a directory with graph.kir, inputs.txt, repro.txt; or a\n"
                "                .kir file and an inputs file) on its two backends; exit 1 if they differ\n"
-               "  run PACKAGE [INPUT.npy ...] [-o PREFIX] [--cpu-level LEVEL] [--weights FILE] [--stats]\n"
+               "  run PACKAGE [INPUT.npy or SCALAR ...] [-o PREFIX] [--cpu-level LEVEL] [--weights FILE] [--stats]\n"
                "                run an exported program (kiln::export_program) on .npy inputs; print\n"
                "                its outputs' types, write them as PREFIX0.npy, ...; --cpu-level: run\n"
                "                that x86-64 level's code (default: the widest this cpu runs); --weights:\n"

@@ -10,7 +10,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace kiln::tools {
@@ -42,6 +44,22 @@ std::map<std::string, Tensor> map_weights(const std::string& path) {
 
 }  // namespace
 
+// A scalar argument written on the command line, or nothing when `text` is not one of `kind`.
+std::optional<ExportArg> parse_scalar(const std::string& text, const std::string& kind) {
+  if (kind == "bool") {
+    if (text == "true" || text == "1") return ExportArg(true);
+    if (text == "false" || text == "0") return ExportArg(false);
+    return std::nullopt;
+  }
+  try {
+    size_t used = 0;
+    ExportArg v = kind == "int64" ? ExportArg(int64_t{std::stoll(text, &used)}) : ExportArg(std::stod(text, &used));
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 bool is_package(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char head[7] = {};
@@ -66,17 +84,32 @@ int run_package(int argc, char** argv) {
     else if (a == "--stats") stats = true;
     else if (a.rfind("-", 0) == 0) {
       std::cerr << "kiln run: unknown option " << a
-                << " (a package takes INPUT.npy ..., -o PREFIX, --cpu-level LEVEL, --weights FILE.safetensors, --stats)\n";
+                << " (a package takes INPUT.npy or a scalar per argument, -o PREFIX, --cpu-level LEVEL, --weights FILE.safetensors, --stats)\n";
       return 2;
     } else inputs.push_back(a);
   }
   const auto t0 = std::chrono::steady_clock::now();
   const LoadedProgram p = load_program(path, lo);
   const double load_ms = ms_since(t0);
-  std::vector<Tensor> in;
-  for (const std::string& f : inputs) in.push_back(load_npy(f).to(p.device()));  // a cuda package's inputs: on its device
+  // Each argument in its place: a tensor from an .npy file (a cuda package's on its device), a
+  // scalar as written ("4", "0.5", "true").
+  std::vector<ExportArg> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string kind = i < p.num_arguments() ? p.argument_kind(i) : "tensor";
+    if (kind == "tensor") {
+      in.push_back(load_npy(inputs[i]).to(p.device()));
+      continue;
+    }
+    std::optional<ExportArg> v = parse_scalar(inputs[i], kind);
+    if (!v) {
+      std::cerr << "kiln run: argument " << i << " of " << path << " is " << kind << " scalar; '" << inputs[i]
+                << "' is not one\n";
+      return 2;
+    }
+    in.push_back(*v);
+  }
   const auto t1 = std::chrono::steady_clock::now();
-  const std::vector<Tensor> out = p(in);
+  const std::vector<Tensor> out = p.call(in);
   const double call_ms = ms_since(t1);
   for (size_t i = 0; i < out.size(); ++i) {
     std::ostringstream shape;

@@ -48,7 +48,7 @@ namespace kiln {
 
 namespace {
 
-constexpr std::string_view kProgramFormat = "kiln-program 3";
+constexpr std::string_view kProgramFormat = "kiln-program 4";
 constexpr std::string_view kLoad = "load_program";
 
 // Passes lookups to the process's store (or none) and keeps the bundle a compilation saved or
@@ -74,6 +74,20 @@ class CapturingStore final : public ObjectStore {
  private:
   ObjectStore* inner_;
 };
+
+const std::string kTensorKind = "tensor";
+
+// A scalar argument's kind and value as the manifest writes them ("int64 4", "double 0.5", "bool true").
+std::string scalar_kind(const ExportArg& a) {
+  if (std::holds_alternative<int64_t>(a)) return "int64";
+  if (std::holds_alternative<double>(a)) return "double";
+  return "bool";
+}
+std::string scalar_text(const ExportArg& a) {
+  if (const int64_t* v = std::get_if<int64_t>(&a)) return std::to_string(*v);
+  if (const double* d = std::get_if<double>(&a)) return fmt::format("{}", *d);
+  return std::get<bool>(a) ? "true" : "false";
+}
 
 std::string params_text(const ir::ExecPlan& plan, const std::vector<rt::ParamSource>& params) {
   std::string s;
@@ -149,24 +163,39 @@ std::vector<std::string> weight_names(const std::vector<Tensor>& lifted, const E
 }  // namespace
 
 void export_program(const ExportFn& fn, const std::vector<Tensor>& example_inputs, const ExportOptions& opts) {
+  const ExportArgsFn tensors_only = [&fn](const std::vector<ExportArg>& a) {
+    std::vector<Tensor> ts;
+    ts.reserve(a.size());
+    for (const ExportArg& v : a) ts.push_back(std::get<Tensor>(v));
+    return fn(ts);
+  };
+  export_program(tensors_only, std::vector<ExportArg>(example_inputs.begin(), example_inputs.end()), opts);
+}
+
+void export_program(const ExportArgsFn& fn, const std::vector<ExportArg>& example_inputs, const ExportOptions& opts) {
   constexpr std::string_view op = "export_program";
   if (opts.path.empty()) fail(op, "ExportOptions::path is empty: name the package file to write");
   for (size_t i = 0; i < example_inputs.size(); ++i) {
-    if (!example_inputs[i].defined()) fail(op, "example input {} is undefined", i);
-    if (!example_inputs[i].device().is_cpu())
+    const Tensor* t = std::get_if<Tensor>(&example_inputs[i]);
+    if (!t) continue;
+    if (!t->defined()) fail(op, "example input {} is undefined", i);
+    if (!t->device().is_cpu())
       fail(op, "example input {} is on {}; export traces host tensors (move the inputs with .cpu(); a package for the "
-           "GPU is ExportOptions::backend \"cuda\")", i, example_inputs[i].device().str());
+           "GPU is ExportOptions::backend \"cuda\")", i, t->device().str());
   }
   std::vector<std::pair<size_t, int64_t>> dims;
   for (const ExportDynamicDim& d : opts.dynamic) {
     if (d.input >= example_inputs.size())
       fail(op, "a dynamic dim names input {}, but there are {} example inputs", d.input, example_inputs.size());
-    const Tensor& t = example_inputs[d.input];
-    if (d.dim < 0 || d.dim >= t.dim()) fail(op, "a dynamic dim names dim {} of input {}, which has {} dims", d.dim, d.input, t.dim());
+    const Tensor* t = std::get_if<Tensor>(&example_inputs[d.input]);
+    if (!t)
+      fail(op, "a dynamic dim names input {}, which is a scalar ({}): only a tensor's dims can be dynamic", d.input,
+           scalar_text(example_inputs[d.input]));
+    if (d.dim < 0 || d.dim >= t->dim()) fail(op, "a dynamic dim names dim {} of input {}, which has {} dims", d.dim, d.input, t->dim());
     if (d.min < 2 || d.max < d.min)
       fail(op, "input {} dim {}: the range [{}, {}] is empty or starts below 2 (sizes 0 and 1 are always specialized)",
            d.input, d.dim, d.min, d.max);
-    const int64_t size = t.size(d.dim);
+    const int64_t size = t->size(d.dim);
     if (size < d.min || size > d.max)
       fail(op, "input {} dim {}: the example's size {} is outside its declared range [{}, {}]", d.input, d.dim, size, d.min, d.max);
     dims.emplace_back(d.input, d.dim);
@@ -180,12 +209,8 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
   CompileOptions co;
   co.name = opts.name;
   co.arg_names = opts.input_names;
-  std::vector<detail::ArgValue> args(example_inputs.begin(), example_inputs.end());
-  const detail::TraceFn trace = [&fn](const std::vector<detail::ArgValue>& a) {
-    std::vector<Tensor> ts;
-    for (const detail::ArgValue& v : a) ts.push_back(std::get<Tensor>(v));
-    return fn(ts);
-  };
+  const std::vector<detail::ArgValue>& args = example_inputs;
+  const detail::TraceFn trace = fn;
 
   // One plan per level (its kernels scheduled for the level's vector registers; the L1 size
   // stays the scheduler's default, which every x86-64 host has), and its object code: from
@@ -231,6 +256,9 @@ void export_program(const ExportFn& fn, const std::vector<Tensor>& example_input
   manifest += fmt::format("backend {}\n", opts.backend);
   manifest += level_lines;
   manifest += fmt::format("inputs {}\n", example_inputs.size());
+  for (size_t i = 0; i < example_inputs.size(); ++i)
+    if (!std::holds_alternative<Tensor>(example_inputs[i]))
+      manifest += fmt::format("scalar {} {} {}\n", i, scalar_kind(example_inputs[i]), scalar_text(example_inputs[i]));
   manifest += fmt::format("weights {}\n", first->lifted.size());
   const std::vector<std::string> names = weight_names(first->lifted, opts);
   if (!first->lifted.empty()) manifest += fmt::format("weight-source {}\n", opts.external_weights ? "caller" : "package");
@@ -257,7 +285,9 @@ struct LoadedProgram::State {
   guards::GuardSet guards;
   std::vector<ExportDynamicDim> dynamic;
   std::vector<Tensor> weights;
-  size_t inputs = 0;
+  size_t inputs = 0;   // arguments, scalars included
+  size_t tensors = 0;  // of which tensors: the program's first inputs, then the weights
+  std::vector<std::string> kinds;  // per argument: "tensor", "int64", "double" or "bool"
   std::shared_ptr<const cpu::LinkedCode> code;  // declared before the program: outlives it
   std::unique_ptr<rt::Program> program;
 };
@@ -438,10 +468,21 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   s->name = one(m, "name", path);
   s->inputs = static_cast<size_t>(number(one(m, "inputs", path), "the input count", path));
   const size_t weights = static_cast<size_t>(number(one(m, "weights", path), "the weight count", path));
+  s->kinds.assign(s->inputs, kTensorKind);
+  for (auto [it, end] = m.equal_range("scalar"); it != end; ++it) {
+    std::istringstream ls(it->second);
+    size_t arg = 0;
+    std::string kind, value;
+    if (!(ls >> arg >> kind >> value) || arg >= s->inputs || s->kinds[arg] != kTensorKind ||
+        (kind != "int64" && kind != "double" && kind != "bool"))
+      fail(kLoad, "{}: a malformed scalar line '{}'", path, it->second);
+    s->kinds[arg] = kind;
+  }
+  s->tensors = static_cast<size_t>(std::count(s->kinds.begin(), s->kinds.end(), kTensorKind));
   for (auto [it, end] = m.equal_range("dynamic"); it != end; ++it) {
     std::istringstream ls(it->second);
     ExportDynamicDim d;
-    if (!(ls >> d.input >> d.dim >> d.min >> d.max) || d.input >= s->inputs)
+    if (!(ls >> d.input >> d.dim >> d.min >> d.max) || d.input >= s->inputs || s->kinds[d.input] != kTensorKind)
       fail(kLoad, "{}: a malformed dynamic dim '{}'", path, it->second);
     s->dynamic.push_back(d);
   }
@@ -460,10 +501,10 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   if (s->guards.names().size() != s->inputs)
     fail(kLoad, "{}: the guards check {} inputs, the manifest says {}", path, s->guards.names().size(), s->inputs);
   std::vector<rt::ParamSource> params =
-      read_params(pkg.at(params_section, kLoad, path), params_section, plan, s->inputs + weights, path);
+      read_params(pkg.at(params_section, kLoad, path), params_section, plan, s->tensors + weights, path);
   for (const ir::PlanBuffer& b : plan.buffers)
-    if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->inputs + weights))
-      fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->inputs + weights);
+    if (b.role == ir::BufferRole::Input && (b.input_index < 0 || static_cast<size_t>(b.input_index) >= s->tensors + weights))
+      fail(kLoad, "{}: the plan reads input {} of {}", path, b.input_index, s->tensors + weights);
   const std::vector<WeightLine> lines = weight_lines(m, weights, path);
   const bool external = weights > 0 && one(m, "weight-source", path) == "caller";
   if (weights > 0 && !external && one(m, "weight-source", path) != "package")
@@ -488,7 +529,7 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
       fail(kLoad, "{}: weight '{}' is {}; the program was exported for {}", path, w.name,
            t.defined() ? fmt::format("{}[{}]", dtype_short_name(t.dtype()), fmt::join(t.sizes().vec(), ", ")) : "undefined",
            w.str());
-    s->weights.push_back(in_plan_layout(t, plan, s->inputs + i, device, w.name, external, path));
+    s->weights.push_back(in_plan_layout(t, plan, s->tensors + i, device, w.name, external, path));
   }
   if (cuda) {  // the images for this device's architecture (cuda_code.h), loaded by the driver
     const std::vector<std::string> images = rt::cuda_images_for(cuda::compute_capability(device.index),
@@ -511,27 +552,51 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
 }
 
 std::vector<Tensor> LoadedProgram::operator()(const std::vector<Tensor>& inputs) const {
+  return call(std::vector<ExportArg>(inputs.begin(), inputs.end()));
+}
+
+std::vector<Tensor> LoadedProgram::call(const std::vector<ExportArg>& inputs) const {
   const State& s = *s_;
+  if (inputs.size() != s.inputs)
+    fail(s.name, "the program takes {} arguments ({}), got {} ({})", s.inputs, fmt::join(s.kinds, ", "), inputs.size(),
+         s.path);
   std::vector<guards::GuardArg> args;
   args.reserve(inputs.size());
+  std::vector<Tensor> tensors;
+  tensors.reserve(s.tensors + s.weights.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) fail(s.name, "input {} is undefined", i);
-    args.emplace_back(inputs[i].impl());
+    if (const Tensor* t = std::get_if<Tensor>(&inputs[i])) {
+      if (!t->defined()) fail(s.name, "input {} is undefined", i);
+      args.emplace_back(t->impl());
+      tensors.push_back(*t);
+    } else if (const int64_t* v = std::get_if<int64_t>(&inputs[i])) {
+      args.emplace_back(*v);
+    } else if (const double* d = std::get_if<double>(&inputs[i])) {
+      args.emplace_back(*d);
+    } else {
+      args.emplace_back(std::get<bool>(inputs[i]));
+    }
   }
   if (!s.guards.check(args)) {
     const std::optional<guards::GuardFailure> f = s.guards.first_failure(args);
     fail(s.name, "the inputs do not match the exported program ({}): {}", s.path, f ? f->str() : "a guard failed");
   }
   for (const ExportDynamicDim& d : s.dynamic) {
-    const int64_t size = inputs[d.input].size(d.dim);
+    const int64_t size = std::get<Tensor>(inputs[d.input]).size(d.dim);
     if (size < d.min || size > d.max)
       fail(s.name, "{}.size({}) is {}, outside the range [{}, {}] the program was exported for ({})",
            s.guards.names().at(d.input), d.dim, size, d.min, d.max, s.path);
   }
-  if (s.weights.empty()) return s.program->run(inputs);
-  std::vector<Tensor> all = inputs;
-  all.insert(all.end(), s.weights.begin(), s.weights.end());
-  return s.program->run(all);
+  tensors.insert(tensors.end(), s.weights.begin(), s.weights.end());
+  return s.program->run(tensors);
+}
+
+size_t LoadedProgram::num_arguments() const { return s_->inputs; }
+
+const std::string& LoadedProgram::argument_kind(size_t i) const {
+  if (i >= s_->kinds.size())
+    fail(s_->name, "argument_kind({}): the program takes {} arguments", i, s_->kinds.size());
+  return s_->kinds[i];
 }
 
 std::string LoadedProgram::describe() const {

@@ -28,12 +28,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace kiln {
 
-// Input `input`'s dim `dim` takes every size in [min, max] (a size of 0 or 1 is always
-// specialized by the trace, so min >= 2).
+// Argument `input`'s dim `dim` takes every size in [min, max]. `input` counts every argument,
+// scalars included, and must name a tensor; a size of 0 or 1 is always specialized by the
+// trace, so min >= 2.
 struct ExportDynamicDim {
   size_t input = 0;
   int64_t dim = 0;
@@ -83,16 +85,33 @@ struct LoadOptions {
 
 using ExportFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
+// An argument of an exported function that takes scalars too: a tensor, or an integer, double
+// or bool the program is specialized for (guarded by value, as compile() guards scalars; a
+// value a call should vary belongs in a 0-dim tensor).
+using ExportArg = std::variant<Tensor, int64_t, double, bool>;
+using ExportArgsFn = std::function<std::vector<Tensor>(const std::vector<ExportArg>&)>;
+
 // Traces fn on example_inputs (cpu tensors), compiles it for each of opts.cpu_levels and
 // writes the package at opts.path. A function that cannot be one program (a data-dependent op, an in-place update
 // of an input, a tensor requiring grad under grad mode, a dynamic dim the trace pins) is a
 // kiln::Error saying so.
 void export_program(const ExportFn& fn, const std::vector<Tensor>& example_inputs, const ExportOptions& opts);
+// The same for a function of tensors and scalars: `fn(x, int64_t{4}, 0.5)` exported as
+// `export_program(fn, {x, int64_t{4}, 0.5}, opts)`; the package's manifest lists each scalar
+// with its value, and a call must pass the same values (LoadedProgram::call).
+void export_program(const ExportArgsFn& fn, const std::vector<ExportArg>& example_args, const ExportOptions& opts);
 
 class LoadedProgram {
  public:
   // The outputs for `inputs`, which must pass the guards and lie in the declared ranges.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  // The same for a program exported with scalar arguments: every argument in its place, each
+  // scalar of the kind and value it was exported with ("n == 4, got 3" otherwise).
+  std::vector<Tensor> call(const std::vector<ExportArg>& args) const;
+  // The program's arguments (tensors and scalars), and the kind of argument i: "tensor", or the
+  // scalar's "int64", "double" or "bool".
+  size_t num_arguments() const;
+  const std::string& argument_kind(size_t i) const;
   // What the package holds: its manifest, then the guards, one per line.
   std::string describe() const;
   const std::string& path() const;
