@@ -31,6 +31,7 @@
 #include "ir/kernel.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln::cuda {
 
@@ -39,11 +40,17 @@ namespace kiln::cuda {
 // that no prim accepts.
 std::string emit_cuda(const ir::Kernel& k);
 
-// Every kernel is compiled into a module of its own, where its entry point is called
+// A kernel in a module of its own (an exported package's images), its entry point called
 // kModuleEntry: the source, and with it the cubin's cache key, then depends on the kernel alone
-// and not on its plan's name (a process-wide counter) or the order of compilations, and equal
-// kernels of different programs share one cubin. emit_module is emit_cuda of `k` so renamed.
+// and not on its plan's name (a process-wide counter). emit_module is emit_cuda of `k` so renamed.
 inline constexpr const char* kModuleEntry = "k";
 std::string emit_module(const ir::Kernel& k);
+
+// All of a compilation's kernels in one translation unit, so one NVRTC run, one cubin, one
+// cache entry and one module load serve them: the prelude once, then each kernel renamed
+// module_entry(i) ("k0", "k1", ...) by its position, so that the source depends on the kernels
+// and their order alone.
+std::string module_entry(size_t i);
+std::string emit_program_module(const std::vector<const ir::Kernel*>& kernels);
 
 }  // namespace kiln::cuda

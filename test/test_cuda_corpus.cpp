@@ -1,9 +1,10 @@
-// kiln/test/test_cuda_corpus.cpp — every kernel of the fusion corpus rendered as CUDA C and
-// compiled to cubins for the architectures CI checks (sm_80, sm_90).
+// kiln/test/test_cuda_corpus.cpp — every plan of the fusion corpus rendered as one CUDA C
+// module and compiled to a cubin for the architectures CI checks (sm_80, sm_90).
 //
 // The corpus graphs (test/fusion_corpus/*.kir) go through the driver's passes as for the cpu
-// backend; each kernel of the plan is the ir::Kernel a CUDA backend would print. No GPU is
-// needed; without NVRTC the test skips with the loader's reason.
+// backend; the plan's kernels, each after its launch schedule, are the ir::Kernels a CUDA
+// backend prints into one module (cuda::emit_program_module). No GPU is needed; without NVRTC
+// the test skips with the loader's reason.
 #include "ir/text.h"
 #include "runtime/pipeline.h"
 #include "test_cuda_kernels.h"
@@ -19,9 +20,8 @@ namespace kiln::test {
 namespace {
 
 namespace fs = std::filesystem;
-using cudak::compile_cubin;
+using cudak::compile_module_cubin;
 using cudak::kCubinArchs;
-using cudak::emit_scheduled;
 
 std::vector<std::string> corpus_files() {
   std::vector<std::string> names;
@@ -39,14 +39,16 @@ TEST_P(CudaCorpus, EveryKernelCompilesToCubins) {
   opts.name = "cuda_corpus";
   rt::Compilation c = rt::compile_graph(g, *rt::find_backend("cpu"), opts);
   ASSERT_TRUE(c.status.ok()) << c.status.error;
-  int kernels = 0;
+  std::vector<ir::Kernel> kernels;
   for (const ir::Kernel* k : c.plan.kernels()) {
-    SCOPED_TRACE(k->str());
-    const std::string src = emit_scheduled(*k);
-    for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(*k, src, sm));
-    ++kernels;
+    kernels.push_back(*k);
+    passes::schedule_launch(kernels.back(), passes::ScheduleTarget{});
   }
-  EXPECT_GT(kernels, 0) << "a corpus graph without generated kernels tests nothing here";
+  ASSERT_GT(kernels.size(), 0u) << "a corpus graph without generated kernels tests nothing here";
+  std::vector<const ir::Kernel*> module;
+  for (const ir::Kernel& k : kernels) module.push_back(&k);
+  const std::string src = cuda::emit_program_module(module);
+  for (int sm : kCubinArchs) EXPECT_TRUE(compile_module_cubin(kernels.size(), src, sm));
 }
 
 INSTANTIATE_TEST_SUITE_P(FusionCorpus, CudaCorpus, ::testing::ValuesIn(corpus_files()),

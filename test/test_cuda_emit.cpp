@@ -155,6 +155,42 @@ TEST(CudaEmit, ModuleSourceDependsOnTheKernelAlone) {
   EXPECT_HAS(cuda::emit_module(a), std::string("extern \"C\" __global__ void ") + cuda::kModuleEntry + "(");
 }
 
+// A compilation's kernels are one module: the prelude once (with f16 support when any kernel
+// needs it), each kernel renamed by its position, the source independent of plan names, and
+// one NVRTC run makes one cubin that defines every entry point.
+TEST(CudaEmit, AProgramsKernelsAreOneModuleNamedByPosition) {
+  ir::Kernel a = pointwise_kernel();
+  ir::Kernel h;
+  h.name = "fn_7_k2";
+  h.args = {in_arg("in0", kHalf), out_arg("out0", kHalf)};
+  h.params = {"s0"};
+  h.grid = {S("s0")};
+  h.stages = {loop({}, {ld(0, 0, P(0), kHalf), cst(1, Scalar(2.5), kHalf), op(2, OpKind::mul, {0, 1}, kHalf),
+                        st(1, P(0), 2, kHalf)})};
+  passes::schedule_launch(a, passes::ScheduleTarget{});
+  passes::schedule_launch(h, passes::ScheduleTarget{});
+  const std::string src = cuda::emit_program_module({&a, &h, &a});
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_HAS(src, "// kiln module of 3 kernels");
+  EXPECT_EQ(count("typedef long long kiln_i64;"), 1u);
+  EXPECT_EQ(count("#include <cuda_fp16.h>"), 1u);
+  EXPECT_EQ(count("#include <cuda_bf16.h>"), 0u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(count("void " + cuda::module_entry(i) + "("), 1u) << i;
+  ir::Kernel renamed = a;
+  renamed.name = "fn_4081_k0";
+  EXPECT_EQ(cuda::emit_program_module({&renamed, &h, &a}), src);
+  EXPECT_NE(cuda::emit_program_module({&h, &a, &a}), src);  // the order is part of the module
+  KILN_SKIP_WITHOUT_NVRTC();
+  const cuda::NvrtcResult r = cuda::compile_for_device(src, 90, {"--split-compile=0"});
+  ASSERT_TRUE(r.ok) << r.log;
+  for (const char* entry : {"k0", "k1", "k2"})
+    EXPECT_NE(r.cubin.find(std::string(1, '\0') + entry + std::string(1, '\0')), std::string::npos) << entry;
+}
+
 // softmax over the last dim of [s0, s1]: amax, sum of exp(x - max), then exp(x - max) / sum.
 TEST(CudaEmit, SoftmaxRowKernel) {
   ir::Kernel k;

@@ -143,6 +143,24 @@ inline ::testing::AssertionResult compile_cubin(const ir::Kernel& k, const std::
   return ::testing::AssertionSuccess();
 }
 
+// The cubin of a module of `kernels` (cuda::emit_program_module, as the cuda backend compiles
+// a plan) for compute capability `sm`: an ELF image defining k0, k1, ...
+inline ::testing::AssertionResult compile_module_cubin(size_t kernels, const std::string& source, int sm) {
+  const cuda::NvrtcResult r = cuda::compile_for_device(source, sm, {"--split-compile=0"});
+  if (!r.ok)
+    return ::testing::AssertionFailure() << "NVRTC failed for the module on sm_" << sm << ":\n" << r.log
+                                         << "\n---- source ----\n" << r.source;
+  if (r.arch != "sm_" + std::to_string(sm))
+    return ::testing::AssertionFailure() << "compiled for " << r.arch << ", not sm_" << sm << ":\n" << r.log;
+  if (r.log.find("warning") != std::string::npos)
+    return ::testing::AssertionFailure() << "NVRTC warns on sm_" << sm << ":\n" << r.log;
+  if (r.cubin.rfind("\x7f" "ELF", 0) != 0) return ::testing::AssertionFailure() << "the cubin is not an ELF image";
+  for (size_t i = 0; i < kernels; ++i)
+    if (r.cubin.find(std::string(1, '\0') + cuda::module_entry(i) + std::string(1, '\0')) == std::string::npos)
+      return ::testing::AssertionFailure() << "the cubin does not define " << cuda::module_entry(i);
+  return ::testing::AssertionSuccess();
+}
+
 // The architectures kiln's CI compiles every kernel for: A100 and H100.
 inline constexpr int kCubinArchs[] = {80, 90};
 

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "frontend/ops_factory.h"
 #include "frontend/tensor.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -88,14 +89,7 @@ class FakeDevice final : public PoolDevice {
   std::uintptr_t last_event_ = 0;
 };
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(CudaMemoryPool, SmallRequestsShareASegmentAndMergeWhenFreed) {
   FakeDevice dev(1 << 30);

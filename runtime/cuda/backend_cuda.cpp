@@ -1,10 +1,11 @@
 // kiln/runtime/cuda/backend_cuda.cpp — the "cuda" backend: the cpu backend's fused kernels printed as CUDA C, NVRTC to cubin, launched by a Program.
 //
 // level Prim. lower(): the same passes as the cpu backend (fusion groups, kernel building,
-// memory planning), so both backends run the same ir::Kernels. compile(): each kernel printed
-// by codegen_cuda, its cubin for the device's architecture taken from this process, the
-// persistent compile cache or NVRTC (kernels compiled in parallel), loaded once per device
-// (modules are cached by key and device), all in a device rt::Program whose launcher follows
+// memory planning), so both backends run the same ir::Kernels. compile(): the plan's kernels
+// printed by codegen_cuda as one module, its cubin for the device's architecture taken from
+// this process, the persistent compile cache or NVRTC (one run, optimized on every core),
+// loaded once per device (modules are cached by key and device), all in a device rt::Program
+// whose launcher follows
 // each kernel's launch schedule (passes/schedule_launch.cpp, run in lower() with the device's
 // multiprocessor count). mm and bmm in f32, f16 and
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern or
@@ -42,9 +43,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace kiln::rt {
 
@@ -58,64 +59,71 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 // ---- code: cubins by key, modules by (device, key) --------------------------------------------------
 
-struct LoadedKernel {
-  cuda::FunctionHandle fn = nullptr;
-};
-
 std::mutex& modules_mu() {
   static auto* m = new std::mutex();
   return *m;
 }
-std::map<std::pair<int, std::string>, LoadedKernel>& modules() {
-  static auto* m = new std::map<std::pair<int, std::string>, LoadedKernel>();  // never destroyed
+// Loaded modules by (device, key), and their functions by (device, key, entry); never destroyed.
+std::map<std::pair<int, std::string>, cuda::ModuleHandle>& modules() {
+  static auto* m = new std::map<std::pair<int, std::string>, cuda::ModuleHandle>();
+  return *m;
+}
+std::map<std::tuple<int, std::string, std::string>, cuda::FunctionHandle>& functions() {
+  static auto* m = new std::map<std::tuple<int, std::string, std::string>, cuda::FunctionHandle>();
   return *m;
 }
 
-struct KernelCode {
-  std::string key, source, image, log, arch;
+// A module's image and the key it is cached and loaded under.
+struct ModuleCode {
+  std::string key, image, log;
   CodeSource from = CodeSource::Compiled;
   std::string error;  // set when NVRTC failed
 };
 
-// The cubin (or PTX) of one kernel's source for architecture `sm`, from the cache or NVRTC
+// The cubin (or PTX) of a module's source for architecture `sm`, from the cache or NVRTC
 // (which the caller has checked is available when `compile` is set; else a miss stays empty).
-KernelCode kernel_code(const std::string& source, int sm, CompileCache* store, bool compile) {
-  KernelCode kc;
-  kc.source = source;
-  kc.key = cubin_key(source, sm, store ? store->disk() : nullptr);
+// A module of several kernels is optimized on every core (--split-compile=0).
+ModuleCode module_code(const std::string& source, size_t kernels, int sm, CompileCache* store, bool compile) {
+  ModuleCode mc;
+  mc.key = cubin_key(source, sm, store ? store->disk() : nullptr);
   if (store) {
-    if (std::optional<std::string> img = store->load("cuda-" + kc.key, kc.from)) {
-      kc.image = std::move(*img);
-      return kc;
+    if (std::optional<std::string> img = store->load("cuda-" + mc.key, mc.from)) {
+      mc.image = std::move(*img);
+      return mc;
     }
   }
-  kc.from = CodeSource::Compiled;
-  if (!compile) return kc;
-  cuda::NvrtcResult r = cuda::compile_for_device(source, sm);
-  kc.log = r.log;
-  kc.arch = r.arch;
+  mc.from = CodeSource::Compiled;
+  if (!compile) return mc;
+  std::vector<std::string> options;
+  if (kernels > 1) options.push_back("--split-compile=0");
+  cuda::NvrtcResult r = cuda::compile_for_device(source, sm, std::move(options));
+  mc.log = r.log;
   if (!r.ok) {
-    kc.error = fmt::format("NVRTC could not compile a kernel for {}", r.arch);
-    return kc;
+    mc.error = fmt::format("NVRTC could not compile the module for {}", r.arch);
+    return mc;
   }
-  kc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
-  if (store) store->save("cuda-" + kc.key, kc.image);
-  return kc;
+  mc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
+  if (store) store->save("cuda-" + mc.key, mc.image);
+  return mc;
 }
 
-cuda::FunctionHandle load_kernel(int device, const KernelCode& kc, const std::string& name) {
+// The function `entry` of module `mc` on `device`, the module loaded once per device.
+cuda::FunctionHandle load_function(int device, const ModuleCode& mc, const std::string& entry) {
   std::lock_guard lock(modules_mu());
-  auto [it, inserted] = modules().try_emplace({device, kc.key});
+  auto fit = functions().find({device, mc.key, entry});
+  if (fit != functions().end()) return fit->second;
+  auto [it, inserted] = modules().try_emplace({device, mc.key}, nullptr);
   if (inserted) {
     try {
-      cuda::ModuleHandle m = cuda::module_load(device, kc.image);
-      it->second.fn = cuda::module_function(device, m, name);
+      it->second = cuda::module_load(device, mc.image);
     } catch (...) {
       modules().erase(it);
       throw;
     }
   }
-  return it->second.fn;
+  const cuda::FunctionHandle fn = cuda::module_function(device, it->second, entry);
+  functions().emplace(std::make_tuple(device, mc.key, entry), fn);
+  return fn;
 }
 
 // ---- launching ---------------------------------------------------------------------------------------
@@ -220,14 +228,16 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
   return fns;
 }
 
-// The launcher of a plan's kernels on `device`, each kernel's module loaded from its code.
+// The launcher of a plan's kernels on `device`: kernel i is function entries[i] of module
+// *code[i].
 std::shared_ptr<CudaLauncher> device_launcher(int device, const std::vector<const ir::Kernel*>& kernels,
-                                              const std::vector<KernelCode>& code) {
+                                              const std::vector<const ModuleCode*>& code,
+                                              const std::vector<std::string>& entries) {
   std::vector<LaunchInfo> infos;
   std::vector<size_t> num_args;
   for (size_t i = 0; i < kernels.size(); ++i) {
     LaunchInfo li;
-    li.fn = load_kernel(device, code.at(i), cuda::kModuleEntry);
+    li.fn = load_function(device, *code.at(i), entries.at(i));
     li.launch = kernels[i]->schedule.launch;
     if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
     if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
@@ -322,55 +332,45 @@ class CudaBackend final : public Backend {
     const int sm = cuda::compute_capability(device.index);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<const ir::Kernel*> kernels = c.plan.kernels();
-    std::vector<std::string> sources;
-    for (const ir::Kernel* k : kernels) sources.push_back(cuda::emit_module(*k));
+    const std::string source = cuda::emit_program_module(kernels);
     c.stages.push_back({"cuda_emit", ms_since(t0), true});
     CompileCache* store = compile_cache();
     const auto t1 = std::chrono::steady_clock::now();
-    // The cache first: a process whose kernels are all there never loads NVRTC (cubin_key.h).
-    std::vector<KernelCode> code(kernels.size());
-    std::vector<size_t> misses;
+    // The cache first: a process whose module is there never loads NVRTC (cubin_key.h).
+    ModuleCode code;
+    if (!kernels.empty()) {
+      code = module_code(source, kernels.size(), sm, store, /*compile=*/false);
+      if (code.image.empty()) {
+        if (!cuda::nvrtc_available(&why))
+          return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
+        code = module_code(source, kernels.size(), sm, store, /*compile=*/true);
+      }
+      if (!code.error.empty())
+        return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}\n--- source ---\n{}",
+                                                  c.opts.name, code.error, source),
+                                      code.log);
+    }
+    c.stages.push_back({code.from == CodeSource::Compiled ? "nvrtc" : "cubin_lookup", ms_since(t1), true});
+    c.code_source = kernels.empty() ? CodeSource::Memory : code.from;
+    // The dump names each plan kernel's entry point above the module's source.
+    std::string names;
+    std::vector<std::string> entries;
     for (size_t i = 0; i < kernels.size(); ++i) {
-      code[i] = kernel_code(sources[i], sm, store, /*compile=*/false);
-      if (code[i].image.empty()) misses.push_back(i);
+      entries.push_back(cuda::module_entry(i));
+      names += fmt::format("// plan kernel {} is {}\n", kernels[i]->name, entries.back());
     }
-    if (!misses.empty() && !cuda::nvrtc_available(&why))
-      return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
-    {
-      std::vector<std::future<KernelCode>> jobs;
-      for (size_t j = 1; j < misses.size(); ++j)
-        jobs.push_back(std::async(std::launch::async, [&, i = misses[j]] { return kernel_code(sources[i], sm, store, true); }));
-      if (!misses.empty()) code[misses[0]] = kernel_code(sources[misses[0]], sm, store, true);
-      for (size_t j = 1; j < misses.size(); ++j) code[misses[j]] = jobs[j - 1].get();
-    }
-    bool compiled = false;
-    std::string all_source, log;
-    for (size_t i = 0; i < code.size(); ++i) {
-      all_source += fmt::format("// ==== plan kernel {} (its module's entry point: {})\n{}\n", kernels[i]->name,
-                                cuda::kModuleEntry, sources[i]);
-      if (!code[i].log.empty()) log += fmt::format("{}:\n{}\n", kernels[i]->name, code[i].log);
-      compiled = compiled || code[i].from == CodeSource::Compiled;
-      if (!code[i].error.empty())
-        return CompileStatus::failure(
-            fmt::format("backend 'cuda' cannot compile '{}': kernel {}: {}\n--- source ---\n{}", c.opts.name,
-                        kernels[i]->name, code[i].error, sources[i]),
-            code[i].log);
-    }
-    c.stages.push_back({compiled ? "nvrtc" : "cubin_lookup", ms_since(t1), true});
-    c.code_source = code.empty() ? CodeSource::Memory : code[0].from;
-    for (const KernelCode& kc : code)
-      if (kc.from == CodeSource::Compiled) c.code_source = CodeSource::Compiled;
-    c.snapshot("cuda_source", "cu", all_source);
+    c.snapshot("cuda_source", "cu", names + source);
     const auto t2 = std::chrono::steady_clock::now();
-    std::shared_ptr<CudaLauncher> launcher = device_launcher(device.index, kernels, code);
+    std::shared_ptr<CudaLauncher> launcher =
+        device_launcher(device.index, kernels, std::vector<const ModuleCode*>(kernels.size(), &code), entries);
     c.stages.push_back({"module_load", ms_since(t2), true});
     std::vector<ParamSource> params = plan_param_sources(c, kCuda);
     // A user's lowering or a custom op's eager implementation receives the device tensors.
     std::vector<ExternKernelFn> externs = device_step_fns(c.plan, plan_step_fns(c, *this));
-    KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels for sm_{}, code {} in {:.2f} ms", c.opts.name,
+    KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels in one module for sm_{}, code {} in {:.2f} ms", c.opts.name,
                 kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
     CompileStatus s;
-    s.log = log;
+    s.log = code.log;
     s.exe = std::make_unique<CudaExecutable>(
         std::make_unique<Program>(c.plan, device, std::move(launcher), std::move(params), std::move(externs)));
     return s;
@@ -386,13 +386,17 @@ std::unique_ptr<Program> cuda_package_program(ir::ExecPlan plan, Device device, 
   const std::vector<const ir::Kernel*> kernels = plan.kernels();
   if (images.size() != kernels.size())
     internal_fail("cuda_package_program: {} images for {} kernels", images.size(), kernels.size());
-  std::vector<KernelCode> code(kernels.size());
+  // A package keeps one image per kernel (runtime/export/cuda_code.h), its entry kModuleEntry.
+  std::vector<ModuleCode> code(kernels.size());
+  std::vector<const ModuleCode*> of_kernel;
   for (size_t i = 0; i < kernels.size(); ++i) {
     code[i].key = "package " + sha256_hex(images[i]);  // the module table's key: equal images load once
     code[i].image = images[i];
     code[i].from = CodeSource::Disk;
+    of_kernel.push_back(&code[i]);
   }
-  std::shared_ptr<CudaLauncher> launcher = device_launcher(device.index, kernels, code);
+  std::shared_ptr<CudaLauncher> launcher =
+      device_launcher(device.index, kernels, of_kernel, std::vector<std::string>(kernels.size(), cuda::kModuleEntry));
   std::vector<ExternKernelFn> externs =
       device_step_fns(plan, plan_step_fns(plan, *find_backend(kCuda), /*use_lowerings=*/true));
   return std::make_unique<Program>(std::move(plan), device, std::move(launcher), std::move(params), std::move(externs));

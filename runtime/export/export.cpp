@@ -558,8 +558,8 @@ std::vector<Tensor> LoadedProgram::operator()(const std::vector<Tensor>& inputs)
 std::vector<Tensor> LoadedProgram::call(const std::vector<ExportArg>& inputs) const {
   const State& s = *s_;
   if (inputs.size() != s.inputs)
-    fail(s.name, "the program takes {} arguments ({}), got {} ({})", s.inputs, fmt::join(s.kinds, ", "), inputs.size(),
-         s.path);
+    fail(s.name, "the program takes {} arguments, got {} (it takes {}; {})", s.inputs, inputs.size(),
+         fmt::join(s.kinds, ", "), s.path);
   std::vector<guards::GuardArg> args;
   args.reserve(inputs.size());
   std::vector<Tensor> tensors;
