@@ -4,9 +4,10 @@
 //   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
 // and last a line `llvm compiler_started=<0|1>`: whether LLVM was loaded into the process at all.
 // `cubin_key` (only when named) prints `cubin_key key=<k> nvrtc_loaded=<0|1>`: the cache key of a
-// small CUDA module for sm_90 (no device needed) and whether NVRTC was loaded to make it.
-// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] [cubin_key] (default: all but
-// cubin_key) or none. The cache is
+// small CUDA module for sm_90 (no device needed) and whether NVRTC was loaded to make it;
+// `cubin_confirm` the key after confirm_nvrtc_version, as a compilation computes it.
+// Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] [cubin_key | cubin_confirm] (default:
+// all but those two) or none. The cache is
 // configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
 #include "codegen_cpu/module_compiler.h"
 #include "codegen_cuda/nvrtc.h"
@@ -95,10 +96,13 @@ int main(int argc, char** argv) {
     std::printf("eager10 code=- first_call_ms=%.3f second_call_ms=0 sum=%.6f\n", ms, r.sum().item().to_double());
   }
   std::string key;
-  if (std::find(want.begin(), want.end(), "cubin_key") != want.end()) {
+  const bool confirm = std::find(want.begin(), want.end(), "cubin_confirm") != want.end();
+  if (confirm || std::find(want.begin(), want.end(), "cubin_key") != want.end()) {
     rt::CompileCache* cache = rt::compile_cache();
-    key = rt::cubin_key("extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n", 90,
-                        cache ? cache->disk() : nullptr);
+    rt::DiskCache* disk = cache ? cache->disk() : nullptr;
+    const std::string source = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n";
+    key = rt::cubin_key(source, 90, disk);
+    if (confirm && rt::confirm_nvrtc_version(disk)) key = rt::cubin_key(source, 90, disk);
   }
   // Whether libLLVM is in this process at all (libkiln opens it only to compile).
   std::ifstream maps("/proc/self/maps");

@@ -78,6 +78,8 @@ struct Driver {
   CUresult (*dtoh)(void*, CUdeviceptr, size_t, StreamHandle) = nullptr;
   CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t, StreamHandle) = nullptr;
   CUresult (*memset8)(CUdeviceptr, unsigned char, size_t, StreamHandle) = nullptr;
+  CUresult (*memset16)(CUdeviceptr, unsigned short, size_t, StreamHandle) = nullptr;
+  CUresult (*memset32)(CUdeviceptr, unsigned int, size_t, StreamHandle) = nullptr;
   CUresult (*stream_create)(StreamHandle*, unsigned) = nullptr;
   CUresult (*stream_destroy)(StreamHandle) = nullptr;
   CUresult (*stream_sync)(StreamHandle) = nullptr;
@@ -136,6 +138,8 @@ Driver* load() {
   bind_symbol(lib, so, "cuMemcpyDtoHAsync_v2", d->dtoh, e);
   bind_symbol(lib, so, "cuMemcpyDtoDAsync_v2", d->dtod, e);
   bind_symbol(lib, so, "cuMemsetD8Async", d->memset8, e);
+  bind_symbol(lib, so, "cuMemsetD16Async", d->memset16, e);
+  bind_symbol(lib, so, "cuMemsetD32Async", d->memset32, e);
   bind_symbol(lib, so, "cuStreamCreate", d->stream_create, e);
   bind_symbol(lib, so, "cuStreamDestroy_v2", d->stream_destroy, e);
   bind_symbol(lib, so, "cuStreamSynchronize", d->stream_sync, e);
@@ -296,6 +300,18 @@ void memset_d8(int device, void* dst, unsigned char value, size_t bytes, StreamH
   if (bytes == 0) return;
   Driver& d = on(device);
   check(d, d.memset8(dptr(dst), value, bytes, stream), "cuMemsetD8Async", device);
+}
+
+void memset_d16(int device, void* dst, uint16_t value, size_t count, StreamHandle stream) {
+  if (count == 0) return;
+  Driver& d = on(device);
+  check(d, d.memset16(dptr(dst), value, count, stream), "cuMemsetD16Async", device);
+}
+
+void memset_d32(int device, void* dst, uint32_t value, size_t count, StreamHandle stream) {
+  if (count == 0) return;
+  Driver& d = on(device);
+  check(d, d.memset32(dptr(dst), value, count, stream), "cuMemsetD32Async", device);
 }
 
 StreamHandle stream_create(int device) {

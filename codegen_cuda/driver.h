@@ -54,6 +54,9 @@ void memcpy_htod(int device, void* dst, const void* src, size_t bytes, StreamHan
 void memcpy_dtoh(int device, void* dst, const void* src, size_t bytes, StreamHandle stream);
 void memcpy_dtod(int device, void* dst, const void* src, size_t bytes, StreamHandle stream);
 void memset_d8(int device, void* dst, unsigned char value, size_t bytes, StreamHandle stream);
+// `count` 16-bit or 32-bit values (dst aligned to their size).
+void memset_d16(int device, void* dst, uint16_t value, size_t count, StreamHandle stream);
+void memset_d32(int device, void* dst, uint32_t value, size_t count, StreamHandle stream);
 
 StreamHandle stream_create(int device);  // a non-blocking stream
 void stream_destroy(int device, StreamHandle s);

@@ -146,12 +146,15 @@ const Nvrtc& nvrtc() {
   return n;
 }
 
+// LD_LIBRARY_PATH's directories in order; an empty entry is the working directory, as the
+// loader reads it.
 std::vector<std::string> split_path_list(const char* list) {
   std::vector<std::string> out;
+  if (!list || !*list) return out;
   std::string cur;
-  for (const char* c = list ? list : ""; ; ++c) {
+  for (const char* c = list; ; ++c) {
     if (*c == ':' || *c == '\0') {
-      if (!cur.empty()) out.push_back(cur);
+      out.push_back(cur.empty() ? "." : cur);
       cur.clear();
       if (!*c) break;
     } else {
@@ -192,8 +195,8 @@ std::string nvrtc_fingerprint() {
   const char* llp = std::getenv("LD_LIBRARY_PATH");
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::string fp = fmt::format("LD_LIBRARY_PATH={}\nexe={}\n/etc/ld.so.cache {}\n", llp ? llp : "", exe.string(),
-                               file_identity("/etc/ld.so.cache"));
+  std::string fp = fmt::format("LD_LIBRARY_PATH={}\nexe={} {}\n/etc/ld.so.cache {}\n", llp ? llp : "", exe.string(),
+                               file_identity(exe.string()), file_identity("/etc/ld.so.cache"));
   for (const char* candidate : kLibraryCandidates) {
     if (candidate[0] == '/') {
       fp += fmt::format("{} {}\n", candidate, file_identity(candidate));

@@ -455,8 +455,8 @@ TEST(CompileCacheProcesses, TwoProcessesShareOneDirectoryAtOnce) {
 TEST(CompileCacheProcesses, CubinKeysNeedNoNvrtcOnceItsVersionIsRecorded) {
   if (std::string why; !cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
   const std::string dir = temp_dir("kiln-nvrtc");
-  const auto probe = [&](const std::string& env) {
-    FILE* p = start_probe(env, "cubin_key");
+  const auto probe = [&](const std::string& env, const char* mode = "cubin_key") {
+    FILE* p = start_probe(env, mode);
     std::string all, key, loaded;
     char buf[512];
     while (std::fgets(buf, sizeof buf, p)) {
@@ -489,6 +489,23 @@ TEST(CompileCacheProcesses, CubinKeysNeedNoNvrtcOnceItsVersionIsRecorded) {
   }
   EXPECT_EQ(probe(env), first);
   EXPECT_EQ(probe(env), second);
+  // A record whose version is not the NVRTC's (another copy loaded first by some library) is
+  // trusted by lookups, but a compilation confirms the version it keys with and rewrites it.
+  rt::DiskCache disk(dir, int64_t{1} << 30);
+  int forged_records = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string key = e.path().stem().string();
+    const std::optional<std::string> record = disk.load(key);
+    if (!record) continue;  // the other LD_LIBRARY_PATH's record, still damaged
+    disk.save(key, "99.9" + record->substr(record->find('\n')));
+    ++forged_records;
+  }
+  ASSERT_EQ(forged_records, 1);
+  const auto forged = probe(env);
+  EXPECT_EQ(forged.second, "0");
+  EXPECT_NE(forged.first, first.first);
+  EXPECT_EQ(probe(env, "cubin_confirm").first, first.first);
+  EXPECT_EQ(probe(env), second);  // the record is right again
   fs::remove_all(dir);
   fs::remove_all(other);
 }

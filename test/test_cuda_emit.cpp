@@ -153,6 +153,10 @@ TEST(CudaEmit, ModuleSourceDependsOnTheKernelAlone) {
   EXPECT_NE(cuda::emit_cuda(a), cuda::emit_cuda(b));
   EXPECT_EQ(cuda::emit_module(a), cuda::emit_module(b));
   EXPECT_HAS(cuda::emit_module(a), std::string("extern \"C\" __global__ void ") + cuda::kModuleEntry + "(");
+  KILN_SKIP_WITHOUT_NVRTC();  // a package's per-kernel image (runtime/export/cuda_code.cpp)
+  const cuda::NvrtcResult r = cuda::compile_for_device(cuda::emit_module(a), 90);
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_NE(r.cubin.find(std::string(1, '\0') + cuda::kModuleEntry + std::string(1, '\0')), std::string::npos);
 }
 
 // A compilation's kernels are one module: the prelude once (with f16 support when any kernel

@@ -165,6 +165,11 @@ TEST(ExportProgram, ScalarArgumentsAreSpecializedListedAndChecked) {
       shell(fmt::format("{} run {} {} 4 0.5 true", KILN_CLI, pkg.string(), scratch("xs.npy").string()));
   EXPECT_NE(other_rc, 0) << other;
   EXPECT_NE(other.find("k == 5, got 4"), std::string::npos) << other;
+  // A negative scalar is an argument, not an option.
+  const auto [neg, neg_rc] =
+      shell(fmt::format("{} run {} {} -5 0.5 true", KILN_CLI, pkg.string(), scratch("xs.npy").string()));
+  EXPECT_NE(neg_rc, 0) << neg;
+  EXPECT_NE(neg.find("k == 5, got -5"), std::string::npos) << neg;
 }
 
 // ExportOptions::external_weights: the package names its weights (ExportOptions::weight_names,

@@ -4,6 +4,7 @@
 #include "kiln/kiln.h"
 #include "base/read_file.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -82,7 +83,9 @@ int run_package(int argc, char** argv) {
     else if (a == "--cpu-level" && i + 1 < argc) lo.cpu_level = argv[++i];
     else if (a == "--weights" && i + 1 < argc) lo.weights = map_weights(argv[++i]);
     else if (a == "--stats") stats = true;
-    else if (a.rfind("-", 0) == 0) {
+    else if (a == "--") {
+      for (++i; i < argc; ++i) inputs.push_back(argv[i]);  // the rest are arguments, whatever they start with
+    } else if (a.rfind("-", 0) == 0 && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.'))) {
       std::cerr << "kiln run: unknown option " << a
                 << " (a package takes INPUT.npy or a scalar per argument, -o PREFIX, --cpu-level LEVEL, --weights FILE.safetensors, --stats)\n";
       return 2;

@@ -80,31 +80,32 @@ struct ModuleCode {
   std::string error;  // set when NVRTC failed
 };
 
-// The cubin (or PTX) of a module's source for architecture `sm`, from the cache or NVRTC
-// (which the caller has checked is available when `compile` is set; else a miss stays empty).
-// A module of several kernels is optimized on every core (--split-compile=0).
-ModuleCode module_code(const std::string& source, size_t kernels, int sm, CompileCache* store, bool compile) {
+// The cubin (or PTX) of a module's source for architecture `sm` from the cache: its image is
+// empty on a miss.
+ModuleCode cached_module(const std::string& source, int sm, CompileCache* store) {
   ModuleCode mc;
   mc.key = cubin_key(source, sm, store ? store->disk() : nullptr);
-  if (store) {
-    if (std::optional<std::string> img = store->load("cuda-" + mc.key, mc.from)) {
-      mc.image = std::move(*img);
-      return mc;
-    }
-  }
-  mc.from = CodeSource::Compiled;
-  if (!compile) return mc;
+  if (store)
+    if (std::optional<std::string> img = store->load("cuda-" + mc.key, mc.from)) mc.image = std::move(*img);
+  if (mc.image.empty()) mc.from = CodeSource::Compiled;
+  return mc;
+}
+
+// A missed module compiled by NVRTC (which the caller has checked is available), saved under
+// its key. A module of several kernels is optimized on every core (--split-compile=0).
+void compile_module(ModuleCode& mc, const std::string& source, size_t kernels, int sm, CompileCache* store) {
+  DiskCache* disk = store ? store->disk() : nullptr;
+  if (confirm_nvrtc_version(disk)) mc.key = cubin_key(source, sm, disk);  // keyed by the NVRTC that compiles it
   std::vector<std::string> options;
   if (kernels > 1) options.push_back("--split-compile=0");
   cuda::NvrtcResult r = cuda::compile_for_device(source, sm, std::move(options));
   mc.log = r.log;
   if (!r.ok) {
     mc.error = fmt::format("NVRTC could not compile the module for {}", r.arch);
-    return mc;
+    return;
   }
   mc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
   if (store) store->save("cuda-" + mc.key, mc.image);
-  return mc;
 }
 
 // The function `entry` of module `mc` on `device`, the module loaded once per device.
@@ -339,11 +340,11 @@ class CudaBackend final : public Backend {
     // The cache first: a process whose module is there never loads NVRTC (cubin_key.h).
     ModuleCode code;
     if (!kernels.empty()) {
-      code = module_code(source, kernels.size(), sm, store, /*compile=*/false);
+      code = cached_module(source, sm, store);
       if (code.image.empty()) {
         if (!cuda::nvrtc_available(&why))
           return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}", c.opts.name, why));
-        code = module_code(source, kernels.size(), sm, store, /*compile=*/true);
+        compile_module(code, source, kernels.size(), sm, store);
       }
       if (!code.error.empty())
         return CompileStatus::failure(fmt::format("backend 'cuda' cannot compile '{}': {}\n--- source ---\n{}",

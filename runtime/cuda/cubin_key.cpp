@@ -29,29 +29,53 @@ std::optional<std::string> version_from_record(const std::string& record) {
   return record.substr(0, a);
 }
 
+// The version keys use in this process, found once (under its mutex).
+struct KeyVersion {
+  std::mutex mu;
+  std::optional<std::string> version;
+  bool recorded = false;  // written to (or read from) a disk cache's record
+};
+KeyVersion& key_version() {
+  static auto* v = new KeyVersion();  // never destroyed
+  return *v;
+}
+
+std::string record_name() { return "nvrtc-version-" + sha256_hex(cuda::nvrtc_fingerprint()); }
+
+void write_record(DiskCache* disk, const std::string& version) {
+  const std::string path = cuda::nvrtc_library_path();
+  disk->save(record_name(), fmt::format("{}\n{}\n{}", version, path, cuda::file_identity(path)));
+}
+
 }  // namespace
 
 std::string nvrtc_version_for_keys(DiskCache* disk) {
-  static std::mutex mu;
-  static std::optional<std::string> version;
-  static bool recorded = false;
-  std::lock_guard lock(mu);
-  if (version && (recorded || !disk)) return *version;
-  const std::string name = disk ? "nvrtc-version-" + sha256_hex(cuda::nvrtc_fingerprint()) : "";
-  if (!version && disk && !cuda::nvrtc_loaded()) {
-    if (std::optional<std::string> record = disk->load(name))
-      if ((version = version_from_record(*record))) {
-        recorded = true;
-        return *version;
+  KeyVersion& k = key_version();
+  std::lock_guard lock(k.mu);
+  if (k.version && (k.recorded || !disk)) return *k.version;
+  if (!k.version && disk && !cuda::nvrtc_loaded()) {
+    if (std::optional<std::string> record = disk->load(record_name()))
+      if ((k.version = version_from_record(*record))) {
+        k.recorded = true;
+        return *k.version;
       }
   }
-  if (!version) version = cuda::nvrtc_version();
-  if (disk && !version->empty()) {
-    const std::string path = cuda::nvrtc_library_path();
-    disk->save(name, fmt::format("{}\n{}\n{}", *version, path, cuda::file_identity(path)));
-    recorded = true;
+  if (!k.version) k.version = cuda::nvrtc_version();
+  if (disk && !k.version->empty()) {
+    write_record(disk, *k.version);
+    k.recorded = true;
   }
-  return *version;
+  return *k.version;
+}
+
+bool confirm_nvrtc_version(DiskCache* disk) {
+  const std::string actual = cuda::nvrtc_version();
+  KeyVersion& k = key_version();
+  std::lock_guard lock(k.mu);
+  if (k.version == actual) return false;
+  k.version = actual;
+  if (disk && !actual.empty()) write_record(disk, actual);
+  return true;
 }
 
 std::string cubin_key(const std::string& source, int sm, DiskCache* disk) {

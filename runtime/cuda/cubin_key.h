@@ -24,4 +24,10 @@ std::string nvrtc_version_for_keys(DiskCache* disk);
 // The key `source` compiled for sm_<sm> is stored under (without the "cuda-" prefix).
 std::string cubin_key(const std::string& source, int sm, DiskCache* disk);
 
+// Before compiling (NVRTC is loaded then anyway): makes sure the version keys use is the
+// version of the NVRTC this process loaded (a copy another library loaded first, a loader path
+// the fingerprint does not see), rewriting the record when it was not. True when it changed,
+// and keys must be computed again.
+bool confirm_nvrtc_version(DiskCache* disk);
+
 }  // namespace kiln::rt

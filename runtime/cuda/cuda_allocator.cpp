@@ -15,6 +15,7 @@
 #include "codegen_cuda/driver.h"
 #include "frontend/tensor.h"
 #include "runtime/config.h"
+#include "runtime/log.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/device_memory_pool.h"
 
@@ -38,7 +39,12 @@ class DriverDevice final : public PoolDevice {
   void synchronize() override { cuda::device_synchronize(d_); }
   void* record_event(void* stream) override {
     cuda::EventHandle e = cuda::event_create(d_, /*timing=*/false);
-    cuda::event_record(d_, e, stream);
+    try {
+      cuda::event_record(d_, e, stream);
+    } catch (...) {
+      cuda::event_destroy(d_, e);
+      throw;
+    }
     return e;
   }
   bool event_done(void* event) override { return cuda::event_query(d_, event); }
@@ -79,7 +85,15 @@ class CudaCachingAllocator final : public DeviceAllocator {
     DeviceMemoryPool& p = pool(device);
     return p.allocate(bytes, cuda::current_stream(device).handle(), config().allocator == AllocatorKind::Caching);
   }
-  void deallocate(void* ptr, size_t /*bytes*/, int device) override { pool(device).free(ptr); }
+  // Called from a storage's destructor, which must not throw: a device error here (a sticky
+  // fault the synchronization reports, a failed event) is a warning, and the block stays live.
+  void deallocate(void* ptr, size_t /*bytes*/, int device) override {
+    try {
+      pool(device).free(ptr);
+    } catch (const std::exception& e) {
+      warn(fmt::format("cuda:{}: a tensor's memory could not be freed: {}", device, e.what()));
+    }
+  }
 
  private:
   std::mutex mu_;

@@ -1,7 +1,8 @@
 // kiln/runtime/cuda/cuda_eager.cpp — eager prims on cuda tensors that no generated kernel computes.
 //
-// runtime/eager/eager.cpp runs pointwise prims, casts, reductions, scans and random draws on cuda
-// tensors as generated kernels; it hands every other prim here (installed by runtime/wiring.cpp).
+// runtime/eager/eager.cpp runs pointwise prims, casts, reductions, scans, random draws and
+// factories on cuda tensors as generated kernels (full as a memset first: cuda_fill); it hands
+// every other prim here (installed by runtime/wiring.cpp).
 #include "runtime/cuda/cuda_eager.h"
 #include "runtime/wiring.h"
 
@@ -12,9 +13,12 @@
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
+
+#include <cstring>
 
 namespace kiln::rt {
 
@@ -67,10 +71,42 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
   return out;
 }
 
+std::optional<FillPattern> fill_pattern(const Scalar& value, ScalarType dtype) {
+  unsigned char bytes[8] = {};
+  const size_t es = element_size(dtype);
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T v = value.to<T>();
+    static_assert(sizeof(T) <= sizeof(bytes));
+    std::memcpy(bytes, &v, sizeof(T));
+  });
+  uint32_t lo = 0, hi = 0;
+  std::memcpy(&lo, bytes, 4);
+  std::memcpy(&hi, bytes + 4, 4);
+  if (es == 8 && lo != hi) return std::nullopt;
+  return FillPattern{es >= 4 ? 4 : static_cast<int>(es), es >= 4 ? lo : es == 2 ? (lo & 0xffffu) : (lo & 0xffu)};
+}
+
+bool cuda_fill(const Tensor& out, const Scalar& value) {
+  const std::optional<FillPattern> p = fill_pattern(value, out.dtype());
+  if (!p) return false;
+  const int device = out.device().index;
+  const size_t bytes = static_cast<size_t>(out.numel()) * element_size(out.dtype());
+  void* stream = cuda::current_stream(device).handle();
+  void* data = out.impl()->data();
+  if (p->width == 1) cuda::memset_d8(device, data, static_cast<unsigned char>(p->bits), bytes, stream);
+  else if (p->width == 2) cuda::memset_d16(device, data, static_cast<uint16_t>(p->bits), bytes / 2, stream);
+  else cuda::memset_d32(device, data, p->bits, bytes / 4, stream);
+  return true;
+}
+
 }  // namespace kiln::rt
 
 namespace kiln::rt {
 
-void wire_cuda_eager() { install_device_eager(&cuda_eager); }
+void wire_cuda_eager() {
+  install_device_eager(&cuda_eager);
+  install_device_fill(&cuda_fill);
+}
 
 }  // namespace kiln::rt

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -44,7 +45,10 @@ namespace {
 struct BlockOrder {
   template <typename B>
   bool operator()(const B* a, const B* b) const {
-    return std::tie(a->stream, a->size, a->ptr) < std::tie(b->stream, b->size, b->ptr);
+    const auto key = [](const B* x) {
+      return std::make_tuple(reinterpret_cast<std::uintptr_t>(x->stream), x->size, reinterpret_cast<std::uintptr_t>(x->ptr));
+    };
+    return key(a) < key(b);
   }
 };
 
@@ -190,24 +194,33 @@ void DeviceMemoryPool::free(void* p) {
   auto it = s.live.find(p);
   if (it == s.live.end()) return;  // not ours (never happens for kiln's storage)
   Block* b = it->second;
-  s.live.erase(it);
-  s.st.allocated_bytes -= static_cast<int64_t>(b->size);
   auto seg = s.segments.find(b->ptr);
   if (seg != s.segments.end() && !seg->second.cached) {
-    device_.synchronize();  // a queued kernel may still use the block
-    device_.free(b->ptr);
+    device_.synchronize();  // a queued kernel may still use the block (a throw leaves the books as they were)
+    s.live.erase(it);
+    s.st.allocated_bytes -= static_cast<int64_t>(b->size);
     s.st.reserved_bytes -= static_cast<int64_t>(b->size);
     --s.st.segments;
     ++s.st.driver_frees;
     s.segments.erase(seg);
+    char* const ptr = b->ptr;
     delete b;
+    device_.free(ptr);
     return;
   }
-  if (!b->stream_uses.empty()) {
-    for (void* stream : b->stream_uses) {
-      s.pending.emplace_back(device_.record_event(stream), b);
-      ++b->pending_events;
-    }
+  // The events of the other streams first: if one cannot be made, the block stays live.
+  std::vector<void*> events;
+  try {
+    for (void* stream : b->stream_uses) events.push_back(device_.record_event(stream));
+  } catch (...) {
+    for (void* e : events) device_.release_event(e);
+    throw;
+  }
+  s.live.erase(it);
+  s.st.allocated_bytes -= static_cast<int64_t>(b->size);
+  if (!events.empty()) {
+    for (void* e : events) s.pending.emplace_back(e, b);
+    b->pending_events = static_cast<int>(events.size());
     b->stream_uses.clear();
     s.st.pending_free_bytes += static_cast<int64_t>(b->size);
     return;
@@ -241,22 +254,31 @@ void DeviceMemoryPool::release_block(Block* b) {
 }
 
 // Frees the pending blocks whose events have all completed (`all`: the caller synchronized).
+// Each entry leaves the pending list as it is handled, so that a device error part way (a
+// sticky fault reported by an event query) leaves the rest pending and nothing handled twice.
 void DeviceMemoryPool::process_events(bool all) {
   State& s = *s_;
   if (s.pending.empty()) return;
-  std::vector<std::pair<void*, Block*>> waiting;
-  for (auto& [event, b] : s.pending) {
-    if (!all && !device_.event_done(event)) {
-      waiting.emplace_back(event, b);
-      continue;
+  std::vector<std::pair<void*, Block*>> todo;
+  todo.swap(s.pending);
+  size_t i = 0;
+  try {
+    for (; i < todo.size(); ++i) {
+      auto [event, b] = todo[i];
+      if (!all && !device_.event_done(event)) {
+        s.pending.push_back(todo[i]);
+        continue;
+      }
+      device_.release_event(event);
+      if (--b->pending_events == 0) {
+        s.st.pending_free_bytes -= static_cast<int64_t>(b->size);
+        release_block(b);
+      }
     }
-    device_.release_event(event);
-    if (--b->pending_events == 0) {
-      s.st.pending_free_bytes -= static_cast<int64_t>(b->size);
-      release_block(b);
-    }
+  } catch (...) {
+    s.pending.insert(s.pending.end(), todo.begin() + static_cast<std::ptrdiff_t>(i), todo.end());
+    throw;
   }
-  s.pending = std::move(waiting);
 }
 
 // Returns the segments that are one free block to the device (the caller synchronized).

@@ -7,11 +7,13 @@
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "frontend/dispatch.h"
+#include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
 #include "runtime/backend.h"
 #include "runtime/pipeline.h"
+#include "runtime/interpreter/interp_kernels.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/program.h"
 
@@ -40,6 +42,7 @@ struct Entry : UsedFlag {
 constexpr size_t kMaxEagerKernels = 4096;
 std::atomic<size_t> g_capacity{kMaxEagerKernels};
 DeviceEager g_device_eager = nullptr;  // the cuda home's (runtime/cuda/cuda_eager.cpp)
+DeviceFill g_device_fill = nullptr;    // the same home's memset
 
 struct Cache {
   std::shared_mutex mu;
@@ -166,10 +169,10 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
   return e;
 }
 
-// A random prim (uniform, normal) as a kernel whose sizes are symbols s0.. read off input 0, a
-// stride-0 carrier of the call's sizes that the kernel never reads; the draw's seed and offset
-// are the call's (RandomDrawScope), so one kernel serves every shape and draw of a key.
-std::unique_ptr<Entry> build_random(const EagerKey& key, const Tensor& carrier) {
+// A prim without tensor inputs (a random draw, a factory) as a kernel whose sizes are symbols
+// s0.. read off input 0, a stride-0 carrier of the call's sizes that the kernel never reads
+// (iota's length is s0), so one kernel serves every shape of a key.
+std::unique_ptr<Entry> build_sized(const EagerKey& key, const Tensor& carrier) {
   auto e = std::make_unique<Entry>();
   DriverOptions opts;
   std::vector<ir::Expr> sizes;
@@ -183,7 +186,10 @@ std::unique_ptr<Entry> build_random(const EagerKey& key, const Tensor& carrier) 
   opts.input_strides.push_back(std::vector<ir::Expr>(sizes.size(), ir::Expr(0)));
   ir::AttrList attrs = key.attrs;
   const ir::OpSchema& schema = ir::op_info(key.op).schema;
-  attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = sizes;
+  if (key.op == ir::OpKind::iota)
+    attrs.values()[static_cast<size_t>(schema.attr_index("length"))] = sizes.at(0);
+  else
+    attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = sizes;
   ir::Node* n = g->create(key.op, {}, attrs);
   g->add_output(n->output());
   e->exe = compile_entry(key, std::move(g), std::move(opts));
@@ -305,7 +311,27 @@ bool eager_fast_path(ir::OpKind op, const std::vector<Tensor>& inputs, const ir:
   return true;
 }
 
-// uniform / normal: the generated kernel of build_random, drawing at the (seed, offset) the
+// The kernel of build_sized for `op` with `attrs` on the carrier's device, run: its key holds
+// the attributes but the sizes and those named in `per_call` (which the call supplies: a draw's
+// seed and offset).
+Tensor run_sized(Cache& c, ir::OpKind op, const ir::AttrList& attrs, const Tensor& carrier,
+                 std::initializer_list<const char*> per_call) {
+  const ir::OpSchema& schema = ir::op_info(op).schema;
+  ir::AttrList key_attrs = attrs;
+  if (op == ir::OpKind::iota)
+    key_attrs.values()[static_cast<size_t>(schema.attr_index("length"))] = ir::Expr(0);
+  else
+    key_attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = std::vector<ir::Expr>{};
+  for (const char* name : per_call) key_attrs.values()[static_cast<size_t>(schema.attr_index(name))] = int64_t{0};
+  const EagerKey key = make_eager_key(op, {carrier}, key_attrs);
+  std::shared_ptr<const Entry> e = lookup(c, key);
+  if (!e) e = insert(c, key, build_sized(key, carrier));
+  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  const Nested nested;
+  return e->exe->run({carrier}).at(0);
+}
+
+// uniform / normal: the generated kernel of build_sized, drawing at the (seed, offset) the
 // frontend op took. Its arguments are checked as the library kernel checks them.
 Tensor eager_random(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d) {
   const ir::OpSchema& schema = ir::op_info(op).schema;
@@ -327,17 +353,61 @@ Tensor eager_random(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d
     if (d.is_cuda() && g_device_eager) return g_device_eager(op, {}, attrs, d).at(0);
     throw;
   }
-  ir::AttrList key_attrs = attrs;  // the sizes, seed and offset are the call's, not the kernel's
-  key_attrs.values()[static_cast<size_t>(schema.attr_index("size"))] = std::vector<ir::Expr>{};
-  key_attrs.values()[static_cast<size_t>(schema.attr_index("seed"))] = int64_t{0};
-  key_attrs.values()[static_cast<size_t>(schema.attr_index("offset"))] = int64_t{0};
-  const EagerKey key = make_eager_key(op, {carrier}, key_attrs);
-  std::shared_ptr<const Entry> e = lookup(c, key);
-  if (!e) e = insert(c, key, build_random(key, carrier));
-  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
-  const Nested nested;
   const RandomDrawScope draws(std::get<int64_t>(attr("seed")), std::get<int64_t>(attr("offset")));
-  return e->exe->run({carrier}).at(0);
+  return run_sized(c, op, attrs, carrier, {"seed", "offset"});  // the seed and offset are the call's
+}
+
+// full and iota as generated kernels, for a device whose runtime does not fill the memory
+// itself (the cpu computes factories on the interpreter). full: one kernel per value and dtype.
+// iota: iota(0, 1) in its dtype, else start + i * step from iota(0, 1) in int64 by eager ops
+// (computed in int64, wrapping, for integer dtypes and in double for floating ones, as the
+// interpreter computes it), so that aranges at moving starts share one kernel.
+Tensor factory_kernel(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d) {
+  const ir::OpSchema& schema = ir::op_info(op).schema;
+  auto attr = [&](const char* name) -> const ir::AttrValue& { return attrs.values()[static_cast<size_t>(schema.attr_index(name))]; };
+  const ScalarType dtype = std::get<ScalarType>(attr("dtype"));
+  (void)ir::infer_types(op, {}, attrs);  // the prim's own checks (iota refuses bool), whatever path runs it
+  const auto make = [&](const std::vector<int64_t>& sizes, ScalarType t, const ir::AttrList& a) -> Tensor {
+    (void)checked_numel(ir::op_name(op), sizes);
+    const Tensor carrier = kiln::empty(std::vector<int64_t>(sizes.size(), 1), TensorOptions(t).device(d)).expand(sizes);
+    return run_sized(c, op, a, carrier, {});
+  };
+  if (op == ir::OpKind::full) return make(ir::to_ints(std::get<std::vector<ir::Expr>>(attr("size"))), dtype, attrs);
+  const int64_t length = interp::sym_int(attr("length"));
+  if (length < 0) fail("iota", "length must be non-negative, got {}", length);
+  const Scalar start = std::get<Scalar>(attr("start")), step = std::get<Scalar>(attr("step"));
+  const bool floating = is_floating_point(dtype);
+  const bool unit = floating ? start.to_double() == 0.0 && step.to_double() == 1.0 : start.to_int() == 0 && step.to_int() == 1;
+  ir::AttrList counts_attrs = attrs;
+  counts_attrs.values()[static_cast<size_t>(schema.attr_index("start"))] = Scalar(int64_t{0});
+  counts_attrs.values()[static_cast<size_t>(schema.attr_index("step"))] = Scalar(int64_t{1});
+  if (unit) return make({length}, dtype, counts_attrs);
+  counts_attrs.values()[static_cast<size_t>(schema.attr_index("dtype"))] = ScalarType::Int64;
+  const Tensor counts = make({length}, ScalarType::Int64, counts_attrs);
+  const Tensor v = floating ? counts.to(ScalarType::Double) * Scalar(step.to_double()) + Scalar(start.to_double())
+                            : counts * Scalar(step.to_int()) + Scalar(start.to_int());
+  return v.to(dtype);
+}
+
+// A factory on a device: full as the device's fill (a memset of the value's bit pattern) where
+// it has one, else a generated kernel (factory_kernel). When that fails (a device that is not
+// there, no NVRTC), the device's own eager path runs it: it names the op and the reason, or
+// makes the tensor on the host and copies it over.
+Tensor device_factory(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d) {
+  try {
+    if (op == ir::OpKind::full && g_device_fill) {
+      const ir::OpSchema& schema = ir::op_info(op).schema;
+      auto attr = [&](const char* name) -> const ir::AttrValue& { return attrs.values()[static_cast<size_t>(schema.attr_index(name))]; };
+      const std::vector<int64_t> sizes = ir::to_ints(std::get<std::vector<ir::Expr>>(attr("size")));
+      (void)checked_numel("full", sizes);
+      Tensor out = kiln::empty(sizes, TensorOptions(std::get<ScalarType>(attr("dtype"))).device(d));
+      if (g_device_fill(out, std::get<Scalar>(attr("value")))) return out;
+    }
+    return factory_kernel(c, op, attrs, d);
+  } catch (const Error&) {
+    if (g_device_eager) return g_device_eager(op, {}, attrs, d).at(0);
+    throw;
+  }
 }
 
 // Where an eager op runs: its inputs' device, or a factory's device attribute.
@@ -366,6 +436,7 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
   std::optional<DefaultDeviceScope> scope;
   if (default_device() != d) scope.emplace(d);
   if (ir::op_info(op).family == ir::OpFamily::Random) return {eager_random(c, op, attrs, d)};
+  if (d.is_cuda() && ir::op_info(op).family == ir::OpFamily::Factory) return {device_factory(c, op, attrs, d)};
   if (const std::vector<Tensor> flat = flat_views(op, inputs); !flat.empty())
     return unflatten(eager_execute(op, flat, attrs), *inputs[0].impl());
   const bool compiled = runs_compiled(op, inputs);
@@ -409,6 +480,12 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
 }
 
 void install_device_eager(DeviceEager fn) { g_device_eager = fn; }
+
+void install_device_fill(DeviceFill fn) { g_device_fill = fn; }
+
+Tensor generated_factory(ir::OpKind op, const ir::AttrList& attrs, Device device) {
+  return factory_kernel(cache(), op, attrs, device);
+}
 
 void set_eager_cache_capacity_for_testing(size_t kernels) { g_capacity = kernels ? kernels : kMaxEagerKernels; }
 

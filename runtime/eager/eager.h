@@ -6,8 +6,9 @@
 // class of each input). Layout classes: contiguous, unit stride in the last dim, general.
 // Prims the cpu computes with a library kernel (matmul, convolution, scans, indexing, random,
 // cat) call it directly; the rest (views, which are metadata only, factories, pad) run on the
-// reference interpreter. On a cuda device, what no generated kernel computes goes to the
-// device's runtime (install_device_eager). A warm pointwise call on
+// reference interpreter. On a cuda device, factories fill memory on the device (a memset, else
+// a generated kernel), and what no generated kernel computes goes to the device's runtime
+// (install_device_eager). A warm pointwise call on
 // inputs of one shape skips validation (the cached kernel's build validated its dtypes and
 // attributes) and reuses the program's working vectors: about 0.8 µs for a 1-element a + b.
 // Composite ops (softmax, layer_norm, ...) run as one compiled program each
@@ -15,6 +16,7 @@
 #pragma once
 
 #include "base/device.h"
+#include "base/scalar.h"
 #include "frontend/tensor.h"
 #include "ir/attr.h"
 #include "ir/op.h"
@@ -43,6 +45,15 @@ EagerStats eager_stats();
 using DeviceEager = std::vector<Tensor> (*)(ir::OpKind op, const std::vector<Tensor>& inputs,
                                             const ir::AttrList& attrs, Device device);
 void install_device_eager(DeviceEager fn);
+// How a device's runtime fills a fresh tensor of its own with one value without a kernel (a
+// memset of the value's bit pattern); false when it cannot (a pattern no memset writes), and a
+// factory kernel fills it instead.
+using DeviceFill = bool (*)(const Tensor& out, const Scalar& value);
+void install_device_fill(DeviceFill fn);
+// full and iota as generated kernels on `device` (a factory on a cuda device that its fill does
+// not serve; tests run it on the cpu, whose eager factories run on the interpreter): one kernel
+// per dtype and full value, shape-generic; iota at any start and step from iota(0, 1).
+Tensor generated_factory(ir::OpKind op, const ir::AttrList& attrs, Device device);
 // Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
 void set_eager_cache_capacity_for_testing(size_t kernels);
 // The composite half of eager_stats (runtime/eager/eager_composite.cpp): {programs, decomposed}.
