@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <map>
 #include <set>
 #include <string>
@@ -123,17 +125,53 @@ struct Emitter {
 
   // `const kiln_i64 <var(i)> = ...` for every dimension of the flat index `flat` over `extents`
   // (named by `extent`), row-major: the last dimension varies fastest.
+  // The grid or stage variables of flat index `flat`, which is below `total` (a name; its value
+  // `static_total` when known here). Every extent divides `total`, so when `total` fits 32 bits
+  // the remainders and quotients are taken in 32 bits: a 64-bit division by a value known only
+  // at run time is a long software sequence on the GPU, a 32-bit one a few instructions. A
+  // kernel of symbolic sizes carries both and branches on `total` (uniform across threads).
   void delinearize(const std::string& flat, size_t n, std::string (*var)(size_t),
-                   const std::function<std::string(size_t)>& extent) {
+                   const std::function<std::string(size_t)>& extent, const std::string& total,
+                   std::optional<int64_t> static_total) {
     if (n == 0) return;
     if (n == 1) return line(fmt::format("const kiln_i64 {} = {};", var(0), flat));
     const std::string rest = flat + "_rest";
-    line(fmt::format("kiln_i64 {} = {};", rest, flat));
-    for (size_t d = n - 1; d > 0; --d) {
-      line(fmt::format("const kiln_i64 {} = {} % {};", var(d), rest, extent(d)));
-      line(fmt::format("{} /= {};", rest, extent(d)));
+    constexpr int64_t kU32Max = 0xFFFFFFFFLL;
+    // One chain of remainders and quotients; `narrow`: in unsigned 32 bits; `declare`: the
+    // variables are declared here (const), else assigned (declared before a branch).
+    const auto chain = [&](bool narrow, bool declare) {
+      const std::string decl = declare ? "const kiln_i64 " : "";
+      if (narrow) line(fmt::format("unsigned {} = (unsigned){};", rest, flat));
+      else line(fmt::format("kiln_i64 {} = {};", rest, flat));
+      for (size_t d = n - 1; d > 0; --d) {
+        const std::string e = narrow ? fmt::format("(unsigned){}", extent(d)) : extent(d);
+        line(fmt::format("{}{} = {} % {};", decl, var(d), rest, e));
+        line(fmt::format("{} /= {};", rest, e));
+      }
+      line(fmt::format("{}{} = {};", decl, var(0), rest));
+    };
+    if (static_total) return chain(*static_total <= kU32Max, /*declare=*/true);
+    std::string names;
+    for (size_t d = 0; d < n; ++d) names += (d ? ", " : "") + var(d);
+    line(fmt::format("kiln_i64 {};", names));
+    open(fmt::format("if ({} <= {}LL)", total, kU32Max));
+    chain(/*narrow=*/true, /*declare=*/false);
+    close();
+    open("else");
+    chain(/*narrow=*/false, /*declare=*/false);
+    close();
+  }
+
+  // The product of `extents` when every one is a constant.
+  static std::optional<int64_t> static_product(const std::vector<ir::Expr>& extents) {
+    int64_t p = 1;
+    for (const ir::Expr& e : extents) {
+      const std::optional<int64_t> c = e.maybe_const();
+      if (!c) return std::nullopt;
+      if (*c != 0 && p > std::numeric_limits<int64_t>::max() / *c) return std::numeric_limits<int64_t>::max();
+      p *= *c;
     }
-    line(fmt::format("const kiln_i64 {} = {};", var(0), rest));
+    return p;
   }
 
   void inst(const ir::KInst& in) {
@@ -290,7 +328,8 @@ struct Emitter {
       } else {
         open(fmt::format("for (kiln_i64 kiln_t = {0}; kiln_t < {1}n; kiln_t += {2})", start, pre, step));
       }
-      delinearize("kiln_t", st.extents.size(), ir::stage_var, [&](size_t d) { return fmt::format("{}e{}", pre, d); });
+      delinearize("kiln_t", st.extents.size(), ir::stage_var, [&](size_t d) { return fmt::format("{}e{}", pre, d); },
+                  pre + "n", static_product(st.extents));
     } else if (block && !reduce) {
       open("if (threadIdx.x == 0)");  // one point: one thread of the block does it
     } else if (split > 1 && !reduce) {
@@ -444,7 +483,8 @@ struct Emitter {
     open(fmt::format("if ({})", aligned.empty() ? "true" : aligned));
     open(fmt::format("for (kiln_i64 kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * {0}; kiln_q < grid0; "
                      "kiln_q += (kiln_i64)gridDim.x * blockDim.x * {0})", lanes));
-    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); }, "grid0",
+                static_product(k.grid));
     for (const ir::KStage& st : k.stages) {
       line(fmt::format("// loop [] x {} lanes", lanes));
       open("");
@@ -487,7 +527,8 @@ struct Emitter {
       line(fmt::format("const bool kiln_valid = kiln_tile * {} + kiln_lane < grid0;", cols));
       // A lane past the last column computes column 0 (in bounds) and stores nothing.
       line(fmt::format("const kiln_i64 kiln_q = kiln_valid ? kiln_tile * {} + kiln_lane : 0;", cols));
-      delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+      delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); }, "grid0",
+                static_product(k.grid));
       for (size_t s = 0; s < k.stages.size(); ++s) stage(k.stages[s], s);
       close();
       close();
@@ -498,7 +539,8 @@ struct Emitter {
     else
       open("for (kiln_i64 kiln_q = (kiln_i64)blockIdx.x * blockDim.x + threadIdx.x; kiln_q < grid0; "
            "kiln_q += (kiln_i64)gridDim.x * blockDim.x)");
-    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); });
+    delinearize("kiln_q", k.grid.size(), ir::grid_var, [](size_t d) { return fmt::format("kiln_grid{}", d); }, "grid0",
+                static_product(k.grid));
     for (size_t i = 0; i < cached.size(); ++i)  // this thread's items of each cached load (registers)
       line(fmt::format("{} kiln_row{}[{}];", compute_type(cached[i].dtype), i, items));
     for (size_t s = 0; s < k.stages.size(); ++s) stage(k.stages[s], s);

@@ -48,7 +48,14 @@ TEST(CudaEmit, PointwiseChainWithBroadcast) {
                   "const k_pointwise_params params, kiln_i64 grid0)");
   EXPECT_HAS(src, "const kiln_i64 s1 = params.v[1];");
   EXPECT_HAS(src, "kiln_q += (kiln_i64)gridDim.x * blockDim.x");  // grid-stride over points
-  EXPECT_HAS(src, "const kiln_i64 p1 = kiln_q_rest % kiln_grid1;");
+  // Symbolic sizes: the point's coordinates in 32 bits when the grid fits them, else in 64.
+  EXPECT_HAS(src, "kiln_i64 p0, p1;");
+  EXPECT_HAS(src, "if (grid0 <= 4294967295LL) {");
+  EXPECT_HAS(src, "unsigned kiln_q_rest = (unsigned)kiln_q;");
+  EXPECT_HAS(src, "p1 = kiln_q_rest % (unsigned)kiln_grid1;");
+  EXPECT_HAS(src, "kiln_q_rest /= (unsigned)kiln_grid1;");
+  EXPECT_HAS(src, "kiln_i64 kiln_q_rest = kiln_q;");
+  EXPECT_HAS(src, "p1 = kiln_q_rest % kiln_grid1;");
   EXPECT_HAS(src, "const float v1 = fabsf(v0);");
   EXPECT_HAS(src, "const float v2 = 1.0f;");
   EXPECT_HAS(src, "const float v4 = (v0 / v3);");
@@ -76,6 +83,9 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
   EXPECT_EQ(scheduled.schedule.launch.vector, 4);
   const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "template <class T, int N> struct alignas(sizeof(T) * N) KilnVec { T v[N]; };");
+  // Static sizes that fit 32 bits: the coordinates in 32 bits only, no branch.
+  EXPECT_HAS(src, "const kiln_i64 p1 = kiln_q_rest % (unsigned)kiln_grid1;");
+  EXPECT_FALSE(has(src, "if (grid0 <= 4294967295LL)"));
   EXPECT_HAS(src, "if ((reinterpret_cast<unsigned long long>(in0) % 16 == 0) && "
                   "(reinterpret_cast<unsigned long long>(in1) % 8 == 0) && "
                   "(reinterpret_cast<unsigned long long>(out0) % 16 == 0))");
@@ -359,8 +369,10 @@ TEST(CudaEmit, FullSum) {
   EXPECT_EQ(launch_kind_of(k), ir::LaunchKind::BlockPerPoint);
   const std::string src = emit_scheduled(k);
   EXPECT_HAS(src, "const kiln_i64 kiln_s0_n = kiln_s0_e0 * kiln_s0_e1;");
-  EXPECT_HAS(src, "const kiln_i64 r1 = kiln_t_rest % kiln_s0_e1;");
-  EXPECT_HAS(src, "const kiln_i64 r0 = kiln_t_rest;");
+  EXPECT_HAS(src, "if (kiln_s0_n <= 4294967295LL) {");
+  EXPECT_HAS(src, "r1 = kiln_t_rest % (unsigned)kiln_s0_e1;");
+  EXPECT_HAS(src, "r1 = kiln_t_rest % kiln_s0_e1;");
+  EXPECT_HAS(src, "r0 = kiln_t_rest;");
   EXPECT_HAS(src, "double kiln_acc1 = 0.0;");
   EXPECT_HAS(src, "if (threadIdx.x == 0) {");  // the one-point store is done once per block
   EXPECT_HAS(src, "out0[0LL] = v1;");
