@@ -3,8 +3,9 @@
 // bench/bench_cache.cpp). Prints one line per workload:
 //   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
 // and last a line `llvm compiler_started=<0|1>`: whether LLVM was loaded into the process at all.
-// `cubin_key` (only when named) prints `cubin_key key=<k> nvrtc_loaded=<0|1>`: the cache key of a
-// small CUDA module for sm_90 (no device needed) and whether NVRTC was loaded to make it;
+// `cubin_key` (only when named) prints `cubin_key key=<k> nvrtc_loaded=<0|1> ms=<t>`: the cache
+// key of a small CUDA module for sm_90 (no device needed), whether NVRTC was loaded to make it,
+// and how long making it took;
 // `cubin_confirm` the key after confirm_nvrtc_version, as a compilation computes it.
 // Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] [cubin_key | cubin_confirm] (default:
 // all but those two) or none. The cache is
@@ -96,20 +97,23 @@ int main(int argc, char** argv) {
     std::printf("eager10 code=- first_call_ms=%.3f second_call_ms=0 sum=%.6f\n", ms, r.sum().item().to_double());
   }
   std::string key;
+  double key_ms = 0;
   const bool confirm = std::find(want.begin(), want.end(), "cubin_confirm") != want.end();
   if (confirm || std::find(want.begin(), want.end(), "cubin_key") != want.end()) {
     rt::CompileCache* cache = rt::compile_cache();
     rt::DiskCache* disk = cache ? cache->disk() : nullptr;
     const std::string source = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n";
+    const auto t0 = std::chrono::steady_clock::now();
     key = rt::cubin_key(source, 90, disk);
     if (confirm && rt::confirm_nvrtc_version(disk)) key = rt::cubin_key(source, 90, disk);
+    key_ms = ms_since(t0);
   }
   // Whether libLLVM is in this process at all (libkiln opens it only to compile).
   std::ifstream maps("/proc/self/maps");
   const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
   if (!key.empty())
-    std::printf("cubin_key key=%s nvrtc_loaded=%d\n", key.c_str(),
-                cuda::nvrtc_loaded() || mapped.find("libnvrtc") != std::string::npos ? 1 : 0);
+    std::printf("cubin_key key=%s nvrtc_loaded=%d ms=%.3f\n", key.c_str(),
+                cuda::nvrtc_loaded() || mapped.find("libnvrtc") != std::string::npos ? 1 : 0, key_ms);
   const bool llvm = cpu::module_compiler_loaded() || mapped.find("libLLVM") != std::string::npos;
   std::printf("llvm compiler_started=%d\n", llvm ? 1 : 0);
   return 0;
