@@ -140,6 +140,20 @@ int rows_only() {
   ok &= checked_row("rms_norm", 2 * f4, copy_gbps, 1e-5, [](const Tensor& a) { return rms_norm(a, {8192}); }, x);
   ok &= checked_row("sum dim 1", f4, copy_gbps, 1e-5, [](const Tensor& a) { return a.sum({1}); }, x);
   ok &= checked_row("softmax bf16", f4, copy_gbps, 1e-2, [](const Tensor& a) { return softmax(a, -1); }, x.to(kBFloat16));
+  {  // Factories on the device (a memset of the value's pattern, else a generated kernel), and a
+     // write into a strided view (its span still goes through the host).
+    const Device gpu(kCUDA, 0);
+    report("zeros [8192, 8192]", "eager", median_us([&] { (void)zeros({R, C}, TensorOptions(kFloat).device(gpu)); }), f4);
+    report("full f64 2.5 [8192, 8192]", "eager",
+           median_us([&] { (void)full({R, C}, 2.5, TensorOptions(kDouble).device(gpu)); }), 2 * f4);
+    report("arange int64 [67108864]", "eager",
+           median_us([&] { (void)arange(0, R * C, 1, TensorOptions(kInt64).device(gpu)); }), 2 * f4);
+    report("arange f32 from 3 by 2 [67108864]", "eager",
+           median_us([&] { (void)arange(3, 3 + 2 * R * C, 2, TensorOptions(kFloat).device(gpu)); }), f4);
+    Tensor m = x.clone();
+    const Tensor col = randn({R}).cuda();
+    report("copy_ into a column of [8192, 8192]", "eager", median_us([&] { m.select(1, 0).copy_(col); }), 8.0 * R);
+  }
   {
     const Tensor logits = randn({8192, 32000}).cuda();
     const Tensor target = randint(0, 32000, {8192}).cuda();

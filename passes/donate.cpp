@@ -31,8 +31,9 @@ bool accept(ExecPlan& plan, const Donation& d) {
   if (in < 0 || out < 0) return false;
   const ir::PlanBuffer& ib = plan.buffers[in];
   ir::PlanBuffer& ob = plan.buffers[out];
-  if (ob.role != BufferRole::Output || ob.donor_input >= 0 || !(ib.type == ob.type) || ib.strides != ob.strides ||
-      ib.strides != ir::contiguous_strides(ib.type.sizes))
+  // The output is laid out as the input: contiguous, or (a strided view updated in place) the
+  // input's own strides, which lowering gave it (LowerOptions::donations).
+  if (ob.role != BufferRole::Output || ob.donor_input >= 0 || !(ib.type == ob.type) || ib.strides != ob.strides)
     return false;
   for (const ir::PlanBuffer& b : plan.buffers)
     if (b.role == BufferRole::View && b.base == in) return false;

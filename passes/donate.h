@@ -10,7 +10,8 @@
 //   - the output is written by one kernel of one loop stage (pointwise), which stores it once,
 //     at the same index at which it loads the input, after every such load;
 //   - no step after that kernel reads the input, no view is made of it and no output is it;
-//   - the input is dense and contiguous, of the output's type.
+//   - the input has the output's type and layout: contiguous, or the strides of a view that
+//     lowering gave the output it replaces (LowerOptions::donations).
 // Whether the memory is really shared is decided per call (runtime/program.cpp): an input whose
 // storage another input shares is copied instead.
 #pragma once

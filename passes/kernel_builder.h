@@ -295,6 +295,9 @@ class Lowerer {
 
  private:
   int new_buffer(const Value* v, BufferRole role);
+  // An output buffer of a pointwise kernel takes the strides of the strided input it replaces
+  // (LowerOptions::donations).
+  void adopt_donor_strides(int buffer, const Value* v);
   int operand(const Value* v) const;
   int view_operand(const Value* v);
   std::vector<Expr> view_strides(const Value* v, int& base) const;
@@ -315,6 +318,7 @@ class Lowerer {
   ExecPlan plan_;
   std::unordered_map<const Value*, int> buf_;
   std::set<const Value*> channels_last_;  // values stored NHWC (LowerOptions::channels_last)
+  std::unordered_map<const Value*, std::vector<Expr>> donor_strides_;  // outputs replacing strided inputs
   int kernel_count_ = 0;
 };
 

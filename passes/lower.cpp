@@ -215,6 +215,12 @@ int Lowerer::new_buffer(const Value* v, BufferRole role) {
   return id;
 }
 
+void Lowerer::adopt_donor_strides(int buffer, const Value* v) {
+  PlanBuffer& b = plan_.buffers[static_cast<size_t>(buffer)];
+  if (b.role != BufferRole::Output) return;
+  if (auto it = donor_strides_.find(v); it != donor_strides_.end()) b.strides = it->second;
+}
+
 // A value an earlier group put in memory.
 int Lowerer::operand(const Value* v) const {
   const int b = buffer_of(v);
@@ -476,6 +482,18 @@ ExecPlan Lowerer::run() {
     buf_[in] = static_cast<int>(plan_.buffers.size() - 1);
   }
   std::set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
+  for (const Donation& d : opts_.donations) {
+    if (d.input < 0 || d.output < 0 || static_cast<size_t>(d.input) >= g_.inputs().size() ||
+        static_cast<size_t>(d.output) >= g_.outputs().size())
+      continue;
+    const Value* in = g_.inputs()[static_cast<size_t>(d.input)];
+    const Value* out = g_.outputs()[static_cast<size_t>(d.output)];
+    const std::vector<Expr>& st = plan_.buffers[static_cast<size_t>(buf_.at(in))].strides;
+    if (out == in || !(in->type() == out->type()) || st == contiguous_strides(in->type().sizes) ||
+        std::count(g_.outputs().begin(), g_.outputs().end(), out) != 1)
+      continue;
+    donor_strides_[out] = st;
+  }
   for (const ir::FusionGroup& grp : fusion_.groups) {
     switch (grp.kind) {
       case ir::GroupKind::Pointwise:
@@ -488,6 +506,10 @@ ExecPlan Lowerer::run() {
         const int out = new_buffer(grp.root, outputs.count(grp.root) ? BufferRole::Output : BufferRole::Temp);
         std::vector<int> extra;
         for (const Value* x : grp.extra_roots) extra.push_back(new_buffer(x, outputs.count(x) ? BufferRole::Output : BufferRole::Temp));
+        if (grp.kind == ir::GroupKind::Pointwise) {
+          adopt_donor_strides(out, grp.root);
+          for (size_t i = 0; i < extra.size(); ++i) adopt_donor_strides(extra[i], grp.extra_roots[i]);
+        }
         if (grp.kind == ir::GroupKind::SplitReduction) build_split_reduction(grp, out);
         else if (grp.kind == ir::GroupKind::Concat) build_concat(grp, out);
         else if (grp.kind == ir::GroupKind::Scatter) build_scatter(grp, out);

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "ir/exec_plan.h"
 #include "ir/fusion.h"
+#include "passes/donate.h"
 #include "passes/schedule.h"
 
 #include <functional>
@@ -57,6 +58,11 @@ struct LowerOptions {
   // so that the calls read and write them without reorders (passes/channels_last.cpp). The
   // CPU backend sets it.
   bool channels_last = false;
+  // Buffer donation requests (passes/donate.h). An output that replaces an input passed with
+  // strides other than contiguous (an updated view: a column of a matrix), computed by a
+  // pointwise kernel, is stored with that input's strides, so that donation may compute it in
+  // the input's memory; the program allocates it with them otherwise (runtime/program.cpp).
+  std::vector<Donation> donations;
 };
 
 // The values a plan with LowerOptions::channels_last stores with NHWC strides: 4-D f32 outputs

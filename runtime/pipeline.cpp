@@ -129,6 +129,7 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo, const passes::Sch
   lo.input_strides = c.opts.input_strides;
   lo.name_prefix = c.prefix;
   lo.hints = c.opts.hints;
+  lo.donations = c.opts.donations;
   if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
   c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
   c.has_fusion = true;

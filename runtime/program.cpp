@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
+#include "frontend/ops_factory.h"
 #include "frontend/ops_random.h"
 #include "ir/kernel_abi.h"
 #include "runtime/interpreter/interpreter.h"
@@ -122,7 +123,8 @@ void Program::init() {
     if (b.donor_input >= 0) donors_ = true;
   for (const ir::PlanBuffer& b : plan_.buffers) {
     std::vector<ir::FastExpr> vs;
-    if (b.role == BufferRole::View || (b.role == BufferRole::Temp && b.strides != ir::contiguous_strides(b.type.sizes)))
+    if (b.role == BufferRole::View ||
+        ((b.role == BufferRole::Temp || b.role == BufferRole::Output) && b.strides != ir::contiguous_strides(b.type.sizes)))
       for (const ir::Expr& e : b.strides) vs.emplace_back(e, plan_.params);
     stride_exprs_.push_back(std::move(vs));
     if (static_) {
@@ -223,8 +225,17 @@ const Tensor& Program::plain_buffer(Call& c, int b) const {
     case BufferRole::Input: t = c.inputs.at(static_cast<size_t>(pb.input_index)); break;
     case BufferRole::View: break;  // buffer() (a view's base is never a view)
     case BufferRole::Output: {
+      // An output laid out as the strided input it replaces (passes/lower.h, LowerOptions::
+      // donations) is allocated with those strides when it is not computed in that input.
+      const std::vector<ir::FastExpr>& se = stride_exprs_[static_cast<size_t>(b)];
+      const auto make = [&] {
+        if (se.empty()) return fresh(pb.type.dtype, sz, device_);
+        std::vector<int64_t> strides;
+        for (const ir::FastExpr& e : se) strides.push_back(e.eval(c.pv().data()));
+        return empty_strided(sz, strides, TensorOptions(pb.type.dtype).device(device_));
+      };
       if (pb.donor_input < 0) {
-        t = fresh(pb.type.dtype, sz, device_);
+        t = make();
         break;
       }
       // Computed in the input's memory (passes/donate.h), unless another input shares that
@@ -233,7 +244,7 @@ const Tensor& Program::plain_buffer(Call& c, int b) const {
       if (!c.scratch.shared[static_cast<size_t>(pb.donor_input)]) {
         t = in;
       } else {
-        t = fresh(pb.type.dtype, sz, device_);
+        t = make();
         t.copy_(in);
       }
       break;

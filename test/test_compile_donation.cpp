@@ -10,6 +10,7 @@
 // product's memory, and a kernel that reads it elsewhere (a transpose) or a temporary read later
 // does not.
 #include "kiln/kiln.h"
+#include "runtime/eager/eager.h"
 #include "test_support/check.h"
 #include "test_support/make.h"
 
@@ -89,6 +90,62 @@ TEST(CompileDonation, RowKernelUpdateIsNotDonated) {
   test::expect_exact(a, kFloat32, {0.5, 0.5, 0.5, 0.5});
   const std::string plan = f.explain(a);
   EXPECT_EQ(plan.find("in place of"), std::string::npos) << plan;
+}
+
+// An argument that is a strided view (a column of a matrix, a transpose) updated in place: its
+// kernel stores with the view's strides straight into the matrix (passes/lower.h,
+// LowerOptions::donations), and the matrix's other elements keep their values.
+TEST(CompileDonation, AStridedViewIsUpdatedInItsOwnMemory) {
+  auto f = compile([](Tensor a, const Tensor& b) {
+    a.mul_(2).add_(b);
+    return a.sum();
+  });
+  Tensor m = mk<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {4, 3});
+  Tensor col = m.select(1, 1);
+  const Tensor b = mk<float>({10, 20, 30, 40});
+  const void* where = col.data_ptr();
+  test::expect_exact(f(col, b), kFloat32, {144});
+  test::expect_exact(m, kFloat32, {0, 12, 2, 3, 28, 5, 6, 44, 8, 9, 60, 11});
+  test::expect_exact(f(col, b), kFloat32, {388});  // a cache hit, in place again
+  test::expect_exact(m, kFloat32, {0, 34, 2, 3, 76, 5, 6, 118, 8, 9, 160, 11});
+  EXPECT_EQ(col.data_ptr(), where);
+  const std::string plan = f.explain(col, b);
+  EXPECT_NE(plan.find("in place of arg0"), std::string::npos) << plan;
+  // A transposed matrix, dense in another order.
+  Tensor t = mk<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto g = compile([](Tensor a) {
+    a.add_(1);
+    return a.sum();
+  });
+  test::expect_exact(g(t.t()), kFloat32, {27});
+  test::expect_exact(t, kFloat32, {2, 3, 4, 5, 6, 7});
+  EXPECT_NE(g.explain(t.t()).find("in place of arg0"), std::string::npos) << g.explain(t.t());
+  // The view and another argument share memory: computed in a copy laid out as the view, then
+  // written back, with the values of the shared reads from before the write.
+  auto h = compile([](Tensor a, const Tensor& b) {
+    a.copy_(a * 2 + b);
+    return a.sum();
+  });
+  Tensor n = mk<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  test::expect_exact(h(n.select(1, 0), n.select(1, 0)), kFloat32, {27});
+  test::expect_exact(n, kFloat32, {3, 2, 9, 4, 15, 6});
+}
+
+// The eager copy into a strided view that a device's runtime uses (rt::eager_copy_into, what
+// copy_ into a cuda view runs), here on the cpu: src's values, converted, broadcast, land in
+// the view's elements of dst's memory and nowhere else, without a copy.
+TEST(CompileDonation, EagerCopyIntoAStridedViewWritesInItsMemory) {
+  Tensor m = zeros({4, 5});
+  Tensor col = m.select(1, 3);
+  const Tensor out = rt::eager_copy_into(col, mk<double>({1.5, 2.5, 3.5, 4.5}));
+  EXPECT_EQ(out.impl(), col.impl());
+  test::expect_exact(m, kFloat32, {0, 0, 0, 1.5, 0, 0, 0, 0, 2.5, 0, 0, 0, 0, 3.5, 0, 0, 0, 0, 4.5, 0});
+  Tensor t = zeros({3, 2}, kInt64);
+  (void)rt::eager_copy_into(t.t(), mk<int64_t>({7, 8, 9}).expand({2, 3}));  // a broadcast source
+  test::expect_exact(t, kInt64, {7, 7, 8, 8, 9, 9});
+  Tensor wide = zeros({2, 6});
+  (void)rt::eager_copy_into(wide.slice(1, 1, 6, 2), mk<float>({1, 2, 3, 4, 5, 6}, {2, 3}));  // every other column
+  test::expect_exact(wide, kFloat32, {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6});
 }
 
 // The slot of each temp in a compiled function's plan ("b6: temp f32[64, 32] in slot0"), by buffer.

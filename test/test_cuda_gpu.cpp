@@ -113,6 +113,26 @@ TEST(CudaGpu, FactoriesOnTheDevice) {
   expect_close(a, b.cpu(), 0, 0);
 }
 
+// copy_ into a strided device view is a kernel storing with the view's strides (a column, a
+// transpose, every other column; converted and broadcast sources; a source sharing the view's
+// memory), and only the view's elements change.
+TEST(CudaGpu, CopiesIntoStridedViewsStayOnTheDevice) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(8);
+  const Tensor m = randn({64, 48});
+  const Tensor col = randn({64}).to(kDouble), rows = randn({48});
+  Tensor h = m.clone(), d = m.cuda();
+  h.select(1, 5).copy_(col);
+  d.select(1, 5).copy_(col.cuda());
+  h.t().slice(0, 0, 48, 2).copy_(rows.expand({64, 48}).t().slice(0, 0, 48, 2));
+  d.t().slice(0, 0, 48, 2).copy_(rows.cuda().expand({64, 48}).t().slice(0, 0, 48, 2));
+  h.select(1, 7).copy_(h.select(1, 6));  // the source shares the view's memory
+  d.select(1, 7).copy_(d.select(1, 6));
+  h.select(1, 9).copy_(col);  // a host source
+  d.select(1, 9).copy_(col);
+  expect_close(h, d.cpu(), 0, 0);
+}
+
 TEST(CudaGpu, EagerOpsMatchTheCpu) {
   KILN_SKIP_WITHOUT_GPU();
   manual_seed(1);

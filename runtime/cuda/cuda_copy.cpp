@@ -7,9 +7,9 @@
 // making the tensor contiguous on its device (a generated clone kernel) with one
 // device-to-host copy, then a wait for the stream. A move between two devices goes through
 // the host. copy_ into a contiguous device tensor is one copy of the converted source; into a
-// strided device view it round-trips the bytes the view spans through the host (correct, not
-// fast, and not atomic with other writers of those bytes: no generated kernel writes a strided
-// destination yet).
+// strided device view a generated kernel storing with the view's strides (runtime/eager/eager.h,
+// eager_copy_into); only a view that overlaps itself round-trips the bytes it spans through the
+// host (correct, not fast, and not atomic with other writers of those bytes).
 #include "base/error.h"
 #include "runtime/wiring.h"
 #include "base/tensor_impl.h"
@@ -19,7 +19,12 @@
 #include "frontend/tensor.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_faults.h"
+#include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace kiln::rt {
 
@@ -71,6 +76,23 @@ Tensor move_to_device(const Tensor& src, Device to) {
   return to.is_cpu() ? host : upload(host, to);
 }
 
+// Whether two elements of `t` share memory (a stride 0 under a size above 1, or strides that
+// interleave): such a view is written through the host, element by element in order.
+bool overlaps_itself(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size above 1
+  for (size_t d = 0; d < t.sizes().size(); ++d)
+    if (t.sizes()[d] > 1) dims.emplace_back(t.strides()[d], t.sizes()[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 1;  // elements the smaller dims cover
+  for (const auto& [stride, size] : dims) {
+    if (stride < span) return true;
+    span = stride * size;
+  }
+  return false;
+}
+
+void copy_through_host(const Tensor& dst, const Tensor& src);
+
 // copy_: `src` has dst's sizes (any strides, dtype and device).
 void copy_any(const Tensor& dst, const Tensor& src) {
   if (dst.device().is_cpu()) {
@@ -85,8 +107,26 @@ void copy_any(const Tensor& dst, const Tensor& src) {
     cuda::memcpy_dtod(to.index, dst.impl()->data(), v.impl()->data(), nbytes_of(dst), stream_of(to));
     return;
   }
-  // A strided view: the bytes it spans, through the host (other bytes of the storage are
-  // neither read nor written back).
+  // A strided view that does not overlap itself: a generated kernel storing with the view's
+  // strides, straight into its memory (runtime/eager/eager.h). The source, on the device, in a
+  // copy of its own when it shares dst's memory (the kernel must not read what it overwrites).
+  if (!overlaps_itself(dst)) {
+    Tensor s = src.device() == to ? src : move_to_device(src, to);
+    if (s.impl()->storage().get() == dst.impl()->storage().get()) s = s.clone();
+    const Tensor out = eager_copy_into(dst, s);
+    if (out.impl() == dst.impl()) return;
+    if (out.impl()->storage().get() != dst.impl()->storage().get()) {  // not donated: the values, from a copy
+      copy_through_host(dst, out);
+      return;
+    }
+  }
+  copy_through_host(dst, src);
+}
+
+// The bytes strided view `dst` spans, through the host (other bytes of the storage are neither
+// read nor written back): an overlapping view, or a copy the kernel could not make in place.
+void copy_through_host(const Tensor& dst, const Tensor& src) {
+  const Device to = dst.device();
   const size_t es = element_size(dst.dtype());
   int64_t last = 0;  // element offset of the view's last element, from its first
   for (size_t d = 0; d < dst.sizes().size(); ++d) last += (dst.sizes()[d] - 1) * dst.strides()[d];

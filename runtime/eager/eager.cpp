@@ -114,14 +114,14 @@ std::unique_ptr<Executable> compile_entry(const EagerKey& key, std::shared_ptr<i
   return std::move(c.status.exe);
 }
 
-std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
-  auto e = std::make_unique<Entry>();
+// The graph inputs of an eager key: input i's sizes are s0.. of input 0 for every input (all
+// inputs have the same rank and, for these ops, broadcast-free equal sizes; 1 where the key's
+// unit_dims say), or, for duck_sized prims, the symbol of each dim's size class (s<class>, read
+// off the first dim of that class); strides t<i>_<d> of inputs that are not contiguous. Each
+// symbol's source is recorded in `opts` as it is made.
+std::vector<ir::Value*> symbolic_inputs(const EagerKey& key, const std::vector<Tensor>& inputs, ir::Graph& g,
+                                        DriverOptions& opts) {
   const size_t rank = key.rank(0);
-  // Input i's sizes: s0.. of input 0 for every input (all inputs have the same rank and, for
-  // these ops, broadcast-free equal sizes; 1 where the key's unit_dims say), or, for duck_sized
-  // prims, the symbol of each dim's size class (s<class>, read off the first dim of that class); strides t<i>_<d> of inputs
-  // that are not contiguous. Each symbol's source is recorded as it is made.
-  DriverOptions opts;
   const bool duck = duck_sized(key.op);
   std::vector<std::vector<ir::Expr>> sizes(inputs.size());
   size_t j = 0;
@@ -138,10 +138,9 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
       if (opts.params.emplace(name, ParamSource{duck ? static_cast<int>(i) : 0, static_cast<int>(d), false}).second)
         opts.hints.emplace(name, inputs[duck ? i : 0].impl()->sizes()[d]);
     }
-  auto g = std::make_shared<ir::Graph>();
   std::vector<ir::Value*> ins;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ins.push_back(g->add_input(ir::TensorType(inputs[i].dtype(), sizes[i]), fmt::format("in{}", i)));
+    ins.push_back(g.add_input(ir::TensorType(inputs[i].dtype(), sizes[i]), fmt::format("in{}", i)));
     const EagerLayout l = key.layout(i);
     const size_t r = key.rank(i);
     std::vector<ir::Expr> st;
@@ -159,12 +158,34 @@ std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inp
     }
     opts.input_strides.push_back(std::move(st));
   }
+  return ins;
+}
+
+std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
+  auto e = std::make_unique<Entry>();
+  DriverOptions opts;
+  auto g = std::make_shared<ir::Graph>();
+  const std::vector<ir::Value*> ins = symbolic_inputs(key, inputs, *g, opts);
   try {
     ir::Node* n = g->create(key.op, ins, key.attrs);
     for (ir::Value* o : n->outputs()) g->add_output(o);
   } catch (const Error&) {
     return e;  // the shape function needs concrete sizes: interpret
   }
+  e->exe = compile_entry(key, std::move(g), std::move(opts));
+  return e;
+}
+
+// copy_ into a strided view (eager_copy_into): inputs [dst, src] of dst's sizes, the output
+// src's values in dst's dtype (a clone, or a convert_element_type: key.op), computed in dst's
+// memory with its strides (donated by input 0: passes/donate.h).
+std::unique_ptr<Entry> build_copy_into(const EagerKey& key, const std::vector<Tensor>& inputs) {
+  auto e = std::make_unique<Entry>();
+  DriverOptions opts;
+  auto g = std::make_shared<ir::Graph>();
+  const std::vector<ir::Value*> ins = symbolic_inputs(key, inputs, *g, opts);
+  g->add_output(g->create(key.op, {ins.at(1)}, key.attrs)->output());
+  opts.donations.push_back({0, 0});
   e->exe = compile_entry(key, std::move(g), std::move(opts));
   return e;
 }
@@ -482,6 +503,23 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
 void install_device_eager(DeviceEager fn) { g_device_eager = fn; }
 
 void install_device_fill(DeviceFill fn) { g_device_fill = fn; }
+
+Tensor eager_copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.sizes() != src.sizes() || dst.device() != src.device())
+    internal_fail("eager_copy_into: dst {} on {} and src {} on {}", shape_str(dst.sizes()), dst.device().str(),
+                  shape_str(src.sizes()), src.device().str());
+  const ir::OpKind op = dst.dtype() == src.dtype() ? ir::OpKind::clone : ir::OpKind::convert_element_type;
+  const ir::AttrList attrs = op == ir::OpKind::clone ? ir::AttrList() : ir::AttrList({ir::AttrValue(dst.dtype())});
+  Cache& c = cache();
+  const std::vector<Tensor> inputs{dst, src};
+  // Two inputs: never the key of a clone or a cast of one tensor.
+  const EagerKey key = make_eager_key(op, inputs, attrs);
+  std::shared_ptr<const Entry> e = lookup(c, key);
+  if (!e) e = insert(c, key, build_copy_into(key, inputs));
+  c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
+  const Nested nested;
+  return e->exe->run(inputs).at(0);
+}
 
 Tensor generated_factory(ir::OpKind op, const ir::AttrList& attrs, Device device) {
   return factory_kernel(cache(), op, attrs, device);

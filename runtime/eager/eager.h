@@ -54,6 +54,13 @@ void install_device_fill(DeviceFill fn);
 // not serve; tests run it on the cpu, whose eager factories run on the interpreter): one kernel
 // per dtype and full value, shape-generic; iota at any start and step from iota(0, 1).
 Tensor generated_factory(ir::OpKind op, const ir::AttrList& attrs, Device device);
+// Tensor::copy_ into a strided view `dst` (a column of a matrix) as a generated kernel that stores
+// src's values, converted to dst's dtype, with dst's strides straight into dst's memory (a
+// one-node program whose output input 0 donates, passes/donate.h): the cuda runtime's copy into
+// a strided device view. src has dst's sizes and device (expand it first) and must not share
+// dst's memory. Returns the program's output: dst itself, or a separate tensor holding the
+// values when the memory could not be donated (the caller copies it then).
+Tensor eager_copy_into(const Tensor& dst, const Tensor& src);
 // Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
 void set_eager_cache_capacity_for_testing(size_t kernels);
 // The composite half of eager_stats (runtime/eager/eager_composite.cpp): {programs, decomposed}.
