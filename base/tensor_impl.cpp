@@ -1,6 +1,10 @@
 // kiln/base/tensor_impl.cpp — TensorImpl construction and layout helpers.
 #include "base/tensor_impl.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "base/error.h"
 #include "base/int_array_ref.h"
 
@@ -22,6 +26,19 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
   std::vector<int64_t> strides(sizes.size());
   fill_contiguous_strides(sizes, strides.data());
   return strides;
+}
+
+bool overlaps_itself(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size above 1
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1) dims.emplace_back(strides[d], sizes[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 1;  // elements the smaller dims cover
+  for (const auto& [stride, size] : dims) {
+    if (stride < span) return true;
+    span = stride * size;
+  }
+  return false;
 }
 
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {

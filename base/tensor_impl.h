@@ -105,5 +105,8 @@ class TensorImpl : public RefCounted {
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 // Whether sizes/strides describe a row-major contiguous layout (size-1 dims ignored).
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
+// Whether two elements of the layout share a place: a stride 0 under a size above 1, or strides
+// that interleave (false says every element has its own place; size-1 dims ignored).
+bool overlaps_itself(IntArrayRef sizes, IntArrayRef strides);
 
 }  // namespace kiln

@@ -80,6 +80,7 @@ struct Driver {
   CUresult (*memset8)(CUdeviceptr, unsigned char, size_t, StreamHandle) = nullptr;
   CUresult (*memset16)(CUdeviceptr, unsigned short, size_t, StreamHandle) = nullptr;
   CUresult (*memset32)(CUdeviceptr, unsigned int, size_t, StreamHandle) = nullptr;
+  CUresult (*memset2d32)(CUdeviceptr, size_t, unsigned int, size_t, size_t, StreamHandle) = nullptr;
   CUresult (*stream_create)(StreamHandle*, unsigned) = nullptr;
   CUresult (*stream_destroy)(StreamHandle) = nullptr;
   CUresult (*stream_sync)(StreamHandle) = nullptr;
@@ -140,6 +141,7 @@ Driver* load() {
   bind_symbol(lib, so, "cuMemsetD8Async", d->memset8, e);
   bind_symbol(lib, so, "cuMemsetD16Async", d->memset16, e);
   bind_symbol(lib, so, "cuMemsetD32Async", d->memset32, e);
+  bind_symbol(lib, so, "cuMemsetD2D32Async", d->memset2d32, e);
   bind_symbol(lib, so, "cuStreamCreate", d->stream_create, e);
   bind_symbol(lib, so, "cuStreamDestroy_v2", d->stream_destroy, e);
   bind_symbol(lib, so, "cuStreamSynchronize", d->stream_sync, e);
@@ -312,6 +314,13 @@ void memset_d32(int device, void* dst, uint32_t value, size_t count, StreamHandl
   if (count == 0) return;
   Driver& d = on(device);
   check(d, d.memset32(dptr(dst), value, count, stream), "cuMemsetD32Async", device);
+}
+
+void memset_d2d32(int device, void* dst, size_t pitch, uint32_t value, size_t width, size_t height,
+                  StreamHandle stream) {
+  if (width == 0 || height == 0) return;
+  Driver& d = on(device);
+  check(d, d.memset2d32(dptr(dst), pitch, value, width, height, stream), "cuMemsetD2D32Async", device);
 }
 
 StreamHandle stream_create(int device) {

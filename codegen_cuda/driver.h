@@ -57,6 +57,10 @@ void memset_d8(int device, void* dst, unsigned char value, size_t bytes, StreamH
 // `count` 16-bit or 32-bit values (dst aligned to their size).
 void memset_d16(int device, void* dst, uint16_t value, size_t count, StreamHandle stream);
 void memset_d32(int device, void* dst, uint32_t value, size_t count, StreamHandle stream);
+// `height` rows of `width` 32-bit values, rows `pitch` bytes apart (an 8-byte element's halves:
+// width 1, pitch 8).
+void memset_d2d32(int device, void* dst, size_t pitch, uint32_t value, size_t width, size_t height,
+                  StreamHandle stream);
 
 StreamHandle stream_create(int device);  // a non-blocking stream
 void stream_destroy(int device, StreamHandle s);

@@ -76,7 +76,8 @@ std::string ExecPlan::str() const {
     out += fmt::format("b{}: {} {}", i, role_name(b.role), b.type.str());
     if (b.role == BufferRole::Input) out += fmt::format(" = arg{} strides {}", b.input_index, ir::str(b.strides));
     if (b.role == BufferRole::Temp && b.slot >= 0) out += fmt::format(" in slot{}", b.slot);
-    if (b.role == BufferRole::Temp && b.strides != contiguous_strides(b.type.sizes))  // e.g. channels-last
+    if ((b.role == BufferRole::Temp || b.role == BufferRole::Output) &&
+        b.strides != contiguous_strides(b.type.sizes))  // channels-last; an updated view's layout
       out += fmt::format(" strides {}", ir::str(b.strides));
     if (b.role == BufferRole::View) out += fmt::format(" = view of b{} strides {}", b.base, ir::str(b.strides));
     if (b.donor_input >= 0) out += fmt::format(" in place of arg{}", b.donor_input);

@@ -79,7 +79,7 @@ class PlanParser {
     return text::parse_expr_list_tail(lex_);
   }
 
-  // bN: input T = argK strides [..] | temp T [in slotK] [strides [..]] | output T [in place of
+  // bN: input T = argK strides [..] | temp T [in slotK] [strides [..]] | output T [strides [..]] [in place of
   // argK] | view T = view of bK strides [..]
   void parse_buffer() {
     const Token head = lex_.peek();
@@ -110,6 +110,10 @@ class PlanParser {
     } else if (role.text == "output") {
       b.role = BufferRole::Output;
       b.strides = contiguous_strides(b.type.sizes);
+      if (lex_.at_ident("strides")) {
+        lex_.next();
+        b.strides = expr_list("the strides");
+      }
     } else if (role.text == "view") {
       b.role = BufferRole::View;
       lex_.expect(Tok::Equals, "'= view of bN' after a view's type");

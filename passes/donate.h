@@ -25,6 +25,9 @@ namespace kiln::passes {
 struct Donation {
   int input = -1;   // graph input index
   int output = -1;  // graph output index (ExecPlan::outputs)
+  // The caller checks, on each call, that a strided input does not overlap itself (symbolic
+  // strides are then allowed to give the output its layout: passes/lower.h).
+  bool checked_at_run_time = false;
 };
 
 // Returns whether any request was accepted.

@@ -298,6 +298,8 @@ class Lowerer {
   // An output buffer of a pointwise kernel takes the strides of the strided input it replaces
   // (LowerOptions::donations).
   void adopt_donor_strides(int buffer, const Value* v);
+  // Whether only generated kernels read v, directly or through views (no Extern or Fallback group).
+  bool read_by_kernels_only(const Value* v) const;
   int operand(const Value* v) const;
   int view_operand(const Value* v);
   std::vector<Expr> view_strides(const Value* v, int& base) const;
@@ -319,6 +321,7 @@ class Lowerer {
   std::unordered_map<const Value*, int> buf_;
   std::set<const Value*> channels_last_;  // values stored NHWC (LowerOptions::channels_last)
   std::unordered_map<const Value*, std::vector<Expr>> donor_strides_;  // outputs replacing strided inputs
+  std::unordered_map<int, ir::GroupKind> group_kind_;  // node position -> the kind of its group
   int kernel_count_ = 0;
 };
 

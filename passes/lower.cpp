@@ -13,6 +13,7 @@
 #include "passes/schedule.h"
 
 #include "base/error.h"
+#include "base/tensor_impl.h"
 #include "passes/fuse.h"
 #include "passes/lower_index.h"
 #include "passes/row_domain.h"
@@ -213,6 +214,32 @@ int Lowerer::new_buffer(const Value* v, BufferRole role) {
   const int id = static_cast<int>(plan_.buffers.size() - 1);
   buf_[v] = id;
   return id;
+}
+
+// Whether constant `strides` over constant `sizes` give every element its own place; false
+// when any is symbolic.
+static bool one_to_one(const std::vector<Expr>& strides, const std::vector<Expr>& sizes) {
+  std::vector<int64_t> st, sz;
+  for (size_t d = 0; d < strides.size(); ++d) {
+    const std::optional<int64_t> a = strides[d].maybe_const(), b = sizes[d].maybe_const();
+    if (!a || !b) return false;
+    st.push_back(*a);
+    sz.push_back(*b);
+  }
+  return !overlaps_itself(sz, st);
+}
+
+bool Lowerer::read_by_kernels_only(const Value* v) const {
+  for (const ir::Use& u : v->uses()) {
+    if (!u.user) continue;  // a graph output
+    const auto it = group_kind_.find(node_index(u.user));
+    if (it != group_kind_.end() && (it->second == ir::GroupKind::Extern || it->second == ir::GroupKind::Fallback))
+      return false;
+    if (u.user->info().family == OpFamily::View)
+      for (const Value* o : u.user->outputs())
+        if (!read_by_kernels_only(o)) return false;
+  }
+  return true;
 }
 
 void Lowerer::adopt_donor_strides(int buffer, const Value* v) {
@@ -482,6 +509,8 @@ ExecPlan Lowerer::run() {
     buf_[in] = static_cast<int>(plan_.buffers.size() - 1);
   }
   std::set<const Value*> outputs(g_.outputs().begin(), g_.outputs().end());
+  for (const ir::FusionGroup& grp : fusion_.groups)
+    for (int n : grp.nodes) group_kind_[n] = grp.kind;
   for (const Donation& d : opts_.donations) {
     if (d.input < 0 || d.output < 0 || static_cast<size_t>(d.input) >= g_.inputs().size() ||
         static_cast<size_t>(d.output) >= g_.outputs().size())
@@ -492,6 +521,12 @@ ExecPlan Lowerer::run() {
     if (out == in || !(in->type() == out->type()) || st == contiguous_strides(in->type().sizes) ||
         std::count(g_.outputs().begin(), g_.outputs().end(), out) != 1)
       continue;
+    // Only a value that generated kernels read, through views or not (they index it with its
+    // strides; a library call may read a view of a kernel's output in place as if it were
+    // contiguous: passes/fuse.cpp), and a layout whose elements have a place each: constant
+    // strides that do not overlap, or a caller that checks it per call.
+    if (!read_by_kernels_only(out)) continue;
+    if (!d.checked_at_run_time && !one_to_one(st, in->type().sizes)) continue;
     donor_strides_[out] = st;
   }
   for (const ir::FusionGroup& grp : fusion_.groups) {

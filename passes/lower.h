@@ -60,8 +60,10 @@ struct LowerOptions {
   bool channels_last = false;
   // Buffer donation requests (passes/donate.h). An output that replaces an input passed with
   // strides other than contiguous (an updated view: a column of a matrix), computed by a
-  // pointwise kernel, is stored with that input's strides, so that donation may compute it in
-  // the input's memory; the program allocates it with them otherwise (runtime/program.cpp).
+  // pointwise kernel and read by nothing else, is stored with that input's strides when they
+  // give each element its own place (constant and not overlapping, or checked per call by the
+  // requester), so that donation may compute it in the input's memory; the program allocates
+  // it with them otherwise (runtime/program.cpp), at the view's whole span.
   std::vector<Donation> donations;
 };
 

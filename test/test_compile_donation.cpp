@@ -131,6 +131,34 @@ TEST(CompileDonation, AStridedViewIsUpdatedInItsOwnMemory) {
   test::expect_exact(n, kFloat32, {3, 2, 9, 4, 15, 6});
 }
 
+// An updated view that a library call then reads (a matrix product of its reshape) keeps the
+// contiguous layout the call expects: only values that generated kernels read take a view's
+// strides. An argument that overlaps itself (an expanded tensor) is never written in place.
+TEST(CompileDonation, AStridedUpdateReadByALibraryCallOrOverlappingIsNotDonated) {
+  auto f = compile([](Tensor a, const Tensor& w) {
+    a.add_(1);
+    return mm(a.reshape({3, 2}), w);
+  });
+  Tensor t = mk<float>({1, 2, 3, 4, 5, 6}, {3, 2});
+  const Tensor w = mk<float>({1, 0, 2, 1}, {2, 2});
+  Tensor e = t.clone();
+  Tensor ea = e.t();
+  ea.add_(1);
+  const Tensor want = mm(ea.reshape({3, 2}), w);
+  test::expect_exact(f(t.t(), w), kFloat32, test::doubles(want));
+  test::expect_exact(t, kFloat32, test::doubles(e));
+  const Tensor x = mk<float>({1, 2, 3});
+  auto g = compile([](Tensor a) {
+    a.add_(1);
+    return a.sum();
+  });
+  const std::string eager = test::error_of([&] { x.clone().expand({4, 3}).add_(1); });
+  const std::string compiled = test::error_of([&] { (void)g(x.clone().expand({4, 3})); });
+  EXPECT_NE(compiled, "<no error>");
+  EXPECT_EQ(compiled.find("internal error"), std::string::npos) << compiled;
+  (void)eager;
+}
+
 // The eager copy into a strided view that a device's runtime uses (rt::eager_copy_into, what
 // copy_ into a cuda view runs), here on the cpu: src's values, converted, broadcast, land in
 // the view's elements of dst's memory and nowhere else, without a copy.

@@ -43,12 +43,12 @@ std::string bytes_of(const Tensor& t) {
 }
 
 // The memset pattern repeated over one element is the element's bytes, for every dtype and
-// value full accepts; an 8-byte value with unequal halves has no pattern.
+// value full accepts (an 8-byte value with unequal halves: its two halves).
 TEST(CudaEagerFactories, FillPatternsAreTheElementsBytes) {
   const std::vector<Scalar> values = {Scalar(0.0),  Scalar(int64_t{1}), Scalar(int64_t{-1}), Scalar(2.5),
                                       Scalar(-0.0), Scalar(true),       Scalar(int64_t{100}), Scalar(-7.25),
                                       Scalar(std::numeric_limits<double>::infinity()), Scalar(std::nan(""))};
-  int unpatterned = 0;
+  int two_halves = 0;
   for (ScalarType dt : kDtypes) {
     for (const Scalar& v : values) {
       if (!is_floating_point(dt) && v.is_floating_point() && !std::isfinite(v.to_double())) continue;
@@ -56,20 +56,19 @@ TEST(CudaEagerFactories, FillPatternsAreTheElementsBytes) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + v.str());
       const Tensor want = interpret_op(ir::OpKind::full, {}, full_attrs({1}, v, dt)).at(0);
       const std::string element = bytes_of(want);
-      const std::optional<FillPattern> p = fill_pattern(v, dt);
-      if (!p) {
-        ASSERT_EQ(element.size(), 8u);
-        EXPECT_NE(element.substr(0, 4), element.substr(4, 4));
-        ++unpatterned;
-        continue;
-      }
-      ASSERT_TRUE(p->width == 1 || p->width == 2 || p->width == 4);
+      const FillPattern p = fill_pattern(v, dt);
+      ASSERT_TRUE(p.width == 1 || p.width == 2 || p.width == 4 || p.width == 8);
       std::string filled;
-      while (filled.size() < element.size()) filled.append(reinterpret_cast<const char*>(&p->bits), static_cast<size_t>(p->width));
+      if (p.width == 8) {  // two halves: two strided 32-bit memsets
+        filled.append(reinterpret_cast<const char*>(&p.bits), 4);
+        filled.append(reinterpret_cast<const char*>(&p.high), 4);
+        ++two_halves;
+      }
+      while (filled.size() < element.size()) filled.append(reinterpret_cast<const char*>(&p.bits), static_cast<size_t>(p.width));
       EXPECT_EQ(filled, element);
     }
   }
-  EXPECT_GT(unpatterned, 0);  // 2.5 as f64: its halves differ, so the generated kernel fills it
+  EXPECT_GT(two_halves, 0);  // 2.5 as f64, 1 as int64
 }
 
 // full and iota as generated, shape-generic kernels give the interpreter's values bit for bit,

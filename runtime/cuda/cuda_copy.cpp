@@ -22,9 +22,6 @@
 #include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
 
-#include <algorithm>
-#include <utility>
-#include <vector>
 
 namespace kiln::rt {
 
@@ -76,21 +73,6 @@ Tensor move_to_device(const Tensor& src, Device to) {
   return to.is_cpu() ? host : upload(host, to);
 }
 
-// Whether two elements of `t` share memory (a stride 0 under a size above 1, or strides that
-// interleave): such a view is written through the host, element by element in order.
-bool overlaps_itself(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size above 1
-  for (size_t d = 0; d < t.sizes().size(); ++d)
-    if (t.sizes()[d] > 1) dims.emplace_back(t.strides()[d], t.sizes()[d]);
-  std::sort(dims.begin(), dims.end());
-  int64_t span = 1;  // elements the smaller dims cover
-  for (const auto& [stride, size] : dims) {
-    if (stride < span) return true;
-    span = stride * size;
-  }
-  return false;
-}
-
 void copy_through_host(const Tensor& dst, const Tensor& src);
 
 // copy_: `src` has dst's sizes (any strides, dtype and device).
@@ -110,14 +92,18 @@ void copy_any(const Tensor& dst, const Tensor& src) {
   // A strided view that does not overlap itself: a generated kernel storing with the view's
   // strides, straight into its memory (runtime/eager/eager.h). The source, on the device, in a
   // copy of its own when it shares dst's memory (the kernel must not read what it overwrites).
-  if (!overlaps_itself(dst)) {
-    Tensor s = src.device() == to ? src : move_to_device(src, to);
-    if (s.impl()->storage().get() == dst.impl()->storage().get()) s = s.clone();
-    const Tensor out = eager_copy_into(dst, s);
-    if (out.impl() == dst.impl()) return;
-    if (out.impl()->storage().get() != dst.impl()->storage().get()) {  // not donated: the values, from a copy
-      copy_through_host(dst, out);
-      return;
+  // If the kernel cannot be had (no NVRTC, a compiler error), the host path still copies.
+  if (!overlaps_itself(dst.sizes(), dst.strides())) {
+    try {
+      Tensor s = src.device() == to ? src : move_to_device(src, to);
+      if (s.impl()->storage().get() == dst.impl()->storage().get()) s = s.clone();
+      const Tensor out = eager_copy_into(dst, s);
+      if (out.impl() == dst.impl()) return;
+      if (out.impl()->storage().get() != dst.impl()->storage().get()) {  // not donated: the values, from a copy
+        copy_through_host(dst, out);
+        return;
+      }
+    } catch (const Error&) {
     }
   }
   copy_through_host(dst, src);

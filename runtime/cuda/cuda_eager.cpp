@@ -71,7 +71,7 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
   return out;
 }
 
-std::optional<FillPattern> fill_pattern(const Scalar& value, ScalarType dtype) {
+FillPattern fill_pattern(const Scalar& value, ScalarType dtype) {
   unsigned char bytes[8] = {};
   const size_t es = element_size(dtype);
   dispatch_dtype(dtype, [&](auto tag) {
@@ -83,20 +83,26 @@ std::optional<FillPattern> fill_pattern(const Scalar& value, ScalarType dtype) {
   uint32_t lo = 0, hi = 0;
   std::memcpy(&lo, bytes, 4);
   std::memcpy(&hi, bytes + 4, 4);
-  if (es == 8 && lo != hi) return std::nullopt;
-  return FillPattern{es >= 4 ? 4 : static_cast<int>(es), es >= 4 ? lo : es == 2 ? (lo & 0xffffu) : (lo & 0xffu)};
+  if (es == 8 && lo != hi) return FillPattern{8, lo, hi};
+  return FillPattern{es >= 4 ? 4 : static_cast<int>(es), es >= 4 ? lo : es == 2 ? (lo & 0xffffu) : (lo & 0xffu), 0};
 }
 
 bool cuda_fill(const Tensor& out, const Scalar& value) {
-  const std::optional<FillPattern> p = fill_pattern(value, out.dtype());
-  if (!p) return false;
+  const FillPattern p = fill_pattern(value, out.dtype());
   const int device = out.device().index;
   const size_t bytes = static_cast<size_t>(out.numel()) * element_size(out.dtype());
   void* stream = cuda::current_stream(device).handle();
   void* data = out.impl()->data();
-  if (p->width == 1) cuda::memset_d8(device, data, static_cast<unsigned char>(p->bits), bytes, stream);
-  else if (p->width == 2) cuda::memset_d16(device, data, static_cast<uint16_t>(p->bits), bytes / 2, stream);
-  else cuda::memset_d32(device, data, p->bits, bytes / 4, stream);
+  if (p.width == 1) {
+    cuda::memset_d8(device, data, static_cast<unsigned char>(p.bits), bytes, stream);
+  } else if (p.width == 2) {
+    cuda::memset_d16(device, data, static_cast<uint16_t>(p.bits), bytes / 2, stream);
+  } else if (p.width == 4) {
+    cuda::memset_d32(device, data, p.bits, bytes / 4, stream);
+  } else {  // each 8-byte element's low half, then its high half
+    cuda::memset_d2d32(device, data, 8, p.bits, 1, bytes / 8, stream);
+    cuda::memset_d2d32(device, static_cast<char*>(data) + 4, 8, p.high, 1, bytes / 8, stream);
+  }
   return true;
 }
 

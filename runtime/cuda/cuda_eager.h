@@ -8,7 +8,6 @@
 #include "ir/op.h"
 
 #include <cstdint>
-#include <optional>
 
 #include <vector>
 
@@ -23,15 +22,16 @@ namespace kiln::rt {
 std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs, Device d);
 
 // The memset that fills a tensor of `dtype` with `value` (converted as full converts it):
-// `width` bytes (1, 2 or 4) of `bits` repeated; nothing for an 8-byte element whose two halves
-// differ (no driver memset writes that pattern).
+// `width` bytes (1, 2 or 4) of `bits` repeated, or width 8: an 8-byte element whose halves
+// differ, `bits` then `high` (two strided 32-bit memsets).
 struct FillPattern {
   int width = 1;
   uint32_t bits = 0;
+  uint32_t high = 0;
 };
-std::optional<FillPattern> fill_pattern(const Scalar& value, ScalarType dtype);
-// runtime/eager/eager.h's DeviceFill: `out` (a fresh cuda tensor) filled by a memset on the
-// current stream when fill_pattern has one.
+FillPattern fill_pattern(const Scalar& value, ScalarType dtype);
+// runtime/eager/eager.h's DeviceFill: `out` (a fresh cuda tensor) filled by memsets on the
+// current stream.
 bool cuda_fill(const Tensor& out, const Scalar& value);
 
 }  // namespace kiln::rt

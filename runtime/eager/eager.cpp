@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -185,7 +186,7 @@ std::unique_ptr<Entry> build_copy_into(const EagerKey& key, const std::vector<Te
   auto g = std::make_shared<ir::Graph>();
   const std::vector<ir::Value*> ins = symbolic_inputs(key, inputs, *g, opts);
   g->add_output(g->create(key.op, {ins.at(1)}, key.attrs)->output());
-  opts.donations.push_back({0, 0});
+  opts.donations.push_back({0, 0, /*checked_at_run_time=*/true});  // eager_copy_into checks dst
   e->exe = compile_entry(key, std::move(g), std::move(opts));
   return e;
 }
@@ -393,7 +394,17 @@ Tensor factory_kernel(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device
     const Tensor carrier = kiln::empty(std::vector<int64_t>(sizes.size(), 1), TensorOptions(t).device(d)).expand(sizes);
     return run_sized(c, op, a, carrier, {});
   };
-  if (op == ir::OpKind::full) return make(ir::to_ints(std::get<std::vector<ir::Expr>>(attr("size"))), dtype, attrs);
+  if (op == ir::OpKind::full) {
+    const std::vector<int64_t> sizes = ir::to_ints(std::get<std::vector<ir::Expr>>(attr("size")));
+    // The key compares values as numbers, so -0.0 would share 0.0's kernel: negate that one.
+    const Scalar value = std::get<Scalar>(attr("value"));
+    if (value.is_floating_point() && value.to_double() == 0.0 && std::signbit(value.to_double())) {
+      ir::AttrList positive = attrs;
+      positive.values()[static_cast<size_t>(schema.attr_index("value"))] = Scalar(0.0);
+      return -make(sizes, dtype, positive);
+    }
+    return make(sizes, dtype, attrs);
+  }
   const int64_t length = interp::sym_int(attr("length"));
   if (length < 0) fail("iota", "length must be non-negative, got {}", length);
   const Scalar start = std::get<Scalar>(attr("start")), step = std::get<Scalar>(attr("step"));
@@ -416,6 +427,7 @@ Tensor factory_kernel(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device
 // makes the tensor on the host and copies it over.
 Tensor device_factory(Cache& c, ir::OpKind op, const ir::AttrList& attrs, Device d) {
   try {
+    (void)ir::infer_types(op, {}, attrs);  // the prim's own checks, before any memset
     if (op == ir::OpKind::full && g_device_fill) {
       const ir::OpSchema& schema = ir::op_info(op).schema;
       auto attr = [&](const char* name) -> const ir::AttrValue& { return attrs.values()[static_cast<size_t>(schema.attr_index(name))]; };
@@ -508,6 +520,7 @@ Tensor eager_copy_into(const Tensor& dst, const Tensor& src) {
   if (dst.sizes() != src.sizes() || dst.device() != src.device())
     internal_fail("eager_copy_into: dst {} on {} and src {} on {}", shape_str(dst.sizes()), dst.device().str(),
                   shape_str(src.sizes()), src.device().str());
+  if (overlaps_itself(dst.sizes(), dst.strides())) internal_fail("eager_copy_into: dst {} with strides {} overlaps itself", shape_str(dst.sizes()), shape_str(dst.strides()));
   const ir::OpKind op = dst.dtype() == src.dtype() ? ir::OpKind::clone : ir::OpKind::convert_element_type;
   const ir::AttrList attrs = op == ir::OpKind::clone ? ir::AttrList() : ir::AttrList({ir::AttrValue(dst.dtype())});
   Cache& c = cache();
