@@ -259,14 +259,14 @@ void DeviceMemoryPool::release_block(Block* b) {
 void DeviceMemoryPool::process_events(bool all) {
   State& s = *s_;
   if (s.pending.empty()) return;
-  std::vector<std::pair<void*, Block*>> todo;
-  todo.swap(s.pending);
+  std::vector<std::pair<void*, Block*>> queued;
+  queued.swap(s.pending);
   size_t i = 0;
   try {
-    for (; i < todo.size(); ++i) {
-      auto [event, b] = todo[i];
+    for (; i < queued.size(); ++i) {
+      auto [event, b] = queued[i];
       if (!all && !device_.event_done(event)) {
-        s.pending.push_back(todo[i]);
+        s.pending.push_back(queued[i]);
         continue;
       }
       device_.release_event(event);
@@ -276,7 +276,7 @@ void DeviceMemoryPool::process_events(bool all) {
       }
     }
   } catch (...) {
-    s.pending.insert(s.pending.end(), todo.begin() + static_cast<std::ptrdiff_t>(i), todo.end());
+    s.pending.insert(s.pending.end(), queued.begin() + static_cast<std::ptrdiff_t>(i), queued.end());
     throw;
   }
 }
