@@ -117,6 +117,13 @@ def main():
     both("transformer MLP block", 0,
          lambda h, w1, b1, w2, b2: h + F.linear(F.gelu(F.linear(F.layer_norm(h, (1024,)), w1, b1)), w2, b2),
          h, w1, b1, w2, b2)
+    x = torch.randn(8192, 4096, device=dev, dtype=torch.float16)
+    w = (torch.randn(4096, 4096, device=dev) * 0.02).to(torch.float16)
+    b = torch.randn(4096, device=dev, dtype=torch.float16)
+    both("linear f16", 0, lambda x, w, b: F.linear(x, w, b), x, w, b)
+    both("gelu_tanh(linear) f16", 0, lambda x, w, b: F.gelu(F.linear(x, w, b), approximate="tanh"), x, w, b)
+    both("relu(linear) f32", 0, lambda x, w, b: torch.relu(F.linear(x, w, b)), x.float(), w.float(), b.float())
+    del x, w, b
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

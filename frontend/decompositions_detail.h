@@ -89,6 +89,7 @@ Tensor linear(const DecompArgs& a);
 Tensor cross_entropy(const DecompArgs& a);
 Tensor matmul(const DecompArgs& a);
 Tensor addmm(const DecompArgs& a);
+Tensor addmm_activation(const DecompArgs& a);
 Tensor baddbmm(const DecompArgs& a);
 std::vector<Tensor> cdist(const DecompArgs& a);
 std::vector<Tensor> pdist(const DecompArgs& a);

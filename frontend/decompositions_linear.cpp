@@ -10,6 +10,7 @@
 // dividing by the summed weights of the targets that count.
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"
+#include "frontend/ops_activation.h"
 #include "frontend/ops_softmax.h"
 #include "frontend/symbolic.h"
 #include "frontend/ops_view.h"
@@ -84,6 +85,19 @@ Tensor scaled_sum(const Tensor& self, Tensor product, const Scalar& beta, const 
 
 Tensor addmm(const DecompArgs& args) {
   return scaled_sum(args.in(0), mm(args.in(1), args.in(2)), args.attr<Scalar>("beta"), args.attr<Scalar>("alpha"));
+}
+
+// activation(self + mat1 @ mat2) in f32 for f16 and bf16, rounded once (ATen's
+// _addmm_activation, as cuBLASLt's epilogue computes it): the product, then the bias, as linear
+// records them, so that passes/matmul_epilogues.h folds this form back into one node.
+Tensor addmm_activation(const DecompArgs& args) {
+  const Tensor& self = args.in(0);
+  const ScalarType dt = self.dtype(), compute = opmath_dtype(dt);
+  Tensor r = mm(args.in(1).to(compute), args.in(2).to(compute)) + self.to(compute);
+  const std::string& act = args.attr<std::string>("activation");
+  if (act == "relu") r = kiln::relu(r);
+  else if (act == "gelu_tanh") r = kiln::gelu(r, "tanh");
+  return r.to(dt);
 }
 
 Tensor baddbmm(const DecompArgs& args) {

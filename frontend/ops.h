@@ -207,6 +207,10 @@ Tensor bmm(const Tensor& self, const Tensor& mat2);
 Tensor matmul(const Tensor& self, const Tensor& other);
 // beta * self + alpha * (mat1 @ mat2), self broadcast to the product; beta = 0 ignores self.
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// activation(self + mat1 @ mat2), activation "none", "relu" or "gelu_tanh" (gelu's tanh form),
+// computed in f32 for f16 and bf16 and rounded once (ATen's _addmm_activation; on cuda one
+// cuBLASLt call with a bias-and-activation epilogue).
+Tensor addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, std::string_view activation = "relu");
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                const Scalar& alpha = 1);
 // The lower / upper triangle of the trailing matrices, from the given diagonal (0: the main one).

@@ -32,9 +32,9 @@ using ir::OpKind;
 
 bool present(const std::optional<Tensor>& t) { return t.has_value() && t->defined(); }
 
-// addmm / baddbmm: self has the product's dtype and broadcasts to its shape.
-Tensor add_product(ir::OpKind kind, std::string_view op, const Tensor& self, const Tensor& a, const Tensor& b,
-                   const Scalar& beta, const Scalar& alpha) {
+// addmm / baddbmm / addmm_activation: self has the product's dtype and broadcasts to its shape;
+// the self the op records, expanded to it.
+Tensor product_self(ir::OpKind kind, std::string_view op, const Tensor& self, const Tensor& a, const Tensor& b) {
   if (self.dtype() != a.dtype())
     fail(op, "self and mat2 must have the same dtype, but got {} and {}", c10_type_name(self.dtype()), c10_type_name(a.dtype()));
   if (a.dtype() == ScalarType::Bool) fail(op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
@@ -43,9 +43,15 @@ Tensor add_product(ir::OpKind kind, std::string_view op, const Tensor& self, con
   const std::vector<ir::Expr> s = sym_sizes(self);
   if (!sym_expandable(s, out))
     fail(op, "self of shape {} cannot be broadcast to the product's shape {}", ir::str(s), ir::str(out));
+  return sym_expand(self, out);
+}
+
+Tensor add_product(ir::OpKind kind, std::string_view op, const Tensor& self, const Tensor& a, const Tensor& b,
+                   const Scalar& beta, const Scalar& alpha) {
+  Tensor s = product_self(kind, op, self, a, b);
   check_scalar_fits(op, beta, a.dtype());
   check_scalar_fits(op, alpha, a.dtype());
-  return dispatch1(kind, {sym_expand(self, out), a, b}, {beta, alpha});
+  return dispatch1(kind, {s, a, b}, {beta, alpha});
 }
 
 }  // namespace
@@ -102,6 +108,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
   check_mm("addmm", mat1, mat2);
   return add_product(OpKind::addmm, "addmm", self, mat1, mat2, beta, alpha);
+}
+
+Tensor addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, std::string_view activation) {
+  if (activation != "none" && activation != "relu" && activation != "gelu_tanh")
+    fail("addmm_activation", "activation must be 'none', 'relu' or 'gelu_tanh', got '{}'", activation);
+  check_mm("addmm_activation", mat1, mat2);
+  if (!is_floating_point(mat1.dtype()))
+    fail("addmm_activation", "expected floating-point operands, got {}", c10_type_name(mat1.dtype()));
+  Tensor s = product_self(OpKind::addmm_activation, "addmm_activation", self, mat1, mat2);
+  return dispatch1(OpKind::addmm_activation, {s, mat1, mat2}, {std::string(activation)});
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {

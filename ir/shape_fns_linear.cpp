@@ -140,6 +140,7 @@ TensorType infer_linear(OpKind op, const Types& in, const AttrList& attrs) {
         fail(op_name(op), "self of shape {} does not broadcast to the product's shape {}", sizes_str(x), sizes_str(out));
       return out;
     }
+    case LinearOp::addmm_activation:
     case LinearOp::cdist:
     case LinearOp::pdist:
       break;  // shaped by their decomposition (infer_types never asks)

@@ -177,6 +177,7 @@ class Fuser {
   FusionGroup scan_group(const Value* v, const Node* n);
   FusionGroup matmul_group(const Value* v, const Node* n);
   bool view_of_memory(const Value* v) const;
+  bool output_reshapes_call_result(const Value* o) const;
   void walk_at_each(const std::vector<const Value*>& values, const std::vector<Expr>& sizes, std::set<int>& nodes) const;
   void find_reductions(const Value* v, std::vector<const Node*>& out, std::set<const Value*>& seen, bool root) const;
   void mark_shared_reductions();
@@ -193,6 +194,7 @@ class Fuser {
   std::unordered_set<const Node*> scatters_;    // scatters computed by kernels (Scatter groups)
   std::unordered_set<const Node*> scans_;       // scans computed by kernels (Scan groups)
   std::unordered_set<const Node*> matmuls_;     // matrix products computed by kernels (Matmul groups)
+  std::unordered_set<const Value*> call_results_;  // results of extern and fallback calls
   void mark_deep_values();
   ir::Fusion out_;
 };
@@ -598,12 +600,22 @@ ir::Fusion Fuser::run() {
         materialize(in);
       }
     }
-    for (const Value* o : n->outputs()) mem_.insert(o);
+    for (const Value* o : n->outputs()) mem_.insert(o), call_results_.insert(o);
     grp.nodes = {index_.at(n)};
     out_.groups.push_back(std::move(grp));
   }
-  for (const Value* o : g_.outputs()) materialize(o);
+  // A graph output that reshapes a call's result (a matmul of a 3-D input, rows split back) is
+  // that result's memory: lowering makes it a view of the call's buffer, which becomes an
+  // output (passes/lower.cpp), instead of a kernel copying it.
+  for (const Value* o : g_.outputs())
+    if (!output_reshapes_call_result(o)) materialize(o);
   return std::move(out_);
+}
+
+bool Fuser::output_reshapes_call_result(const Value* o) const {
+  if (mem_.count(o) || o->is_input() || o->producer()->op() != OpKind::reshape) return false;
+  const Value* base = o->producer()->input(0);
+  return call_results_.count(base) && view_base(o) == base;
 }
 
 }  // namespace

@@ -558,7 +558,12 @@ ExecPlan Lowerer::run() {
     }
   }
   for (const Value* o : g_.outputs()) {
-    const int b = operand(o);
+    int b = buffer_of(o);
+    if (b < 0) {  // a reshape of a call's result (passes/fuse.cpp): a view of the call's buffer
+      b = view_operand(o);
+      PlanBuffer& base = plan_.buffers[static_cast<size_t>(plan_.buffers[static_cast<size_t>(b)].base)];
+      if (base.role == BufferRole::Temp) base.role = BufferRole::Output;
+    }
     if (plan_.buffers[b].role == BufferRole::Temp) plan_.buffers[b].role = BufferRole::Output;
     plan_.outputs.push_back({b});
   }

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -161,6 +162,102 @@ TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm(in[0], {8192})}; }, {randn({64, 8192})});
   ASSERT_TRUE(ln.has_plan);
   EXPECT_EQ(ln.plan.kernels().size(), 1u) << ln.plan.str();
+}
+
+// A product's bias and activation fold into its cuBLASLt call (passes/matmul_epilogues.h): the
+// plan is one extern step and no kernel (the bias row is read in place, not copied out as a
+// matrix), an f16/bf16 linear keeps its low-precision operands
+// (tensor cores; the sum rounds once), and what the pattern cannot take stays as it was. The
+// lowered graph computes what the function does (run here on the interpreter, which decomposes
+// addmm_activation again).
+TEST(CudaBackend, LinearBiasAndActivationFoldIntoTheCublasLtCall) {
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  const Fn relu_linear = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(linear(in[0], in[1], in[2]))}; };
+  const Fn gelu_tanh_linear = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{gelu(linear(in[0], in[1], in[2]), "tanh")};
+  };
+  const Fn plain = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1], in[2])}; };
+  const Fn explicit_op = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{addmm_activation(in[2], in[0], in[1].t(), "gelu_tanh")};
+  };
+  const Fn full_self = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{addmm_activation(in[0].narrow(1, 0, 5), in[0], in[1].t(), "relu")};
+  };
+  // gelu's erf form has no epilogue: the bias folds and gelu is a kernel.
+  const Fn gelu_erf = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{gelu(linear(in[0], in[1], in[2]))}; };
+  // The sum before the activation is also a result (as a backward pass saves it): the bias only.
+  const Fn saved = [](const std::vector<Tensor>& in) {
+    const Tensor y = linear(in[0], in[1], in[2]);
+    return std::vector<Tensor>{relu(y), y};
+  };
+  // The product itself is a result: nothing folds.
+  const Fn shared = [](const std::vector<Tensor>& in) {
+    const Tensor p = in[0].matmul(in[1].t());
+    return std::vector<Tensor>{relu(p + in[2]), p};
+  };
+  // A bias along the columns (one value per row) is no epilogue's.
+  const Fn column = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{relu(in[0].matmul(in[1].t()) + in[0].narrow(1, 0, 1))};
+  };
+  struct Case {
+    const char* name;
+    Fn fn;
+    ScalarType dt;
+    std::vector<int64_t> x;
+    std::vector<std::string> folded;  // the activations of the addmm_activation steps
+    int kernels;                      // -1: any number
+  };
+  const std::vector<Case> cases = {
+      {"relu(linear) f32", relu_linear, kFloat, {6, 8}, {"relu"}, 0},
+      {"gelu_tanh(linear) f32", gelu_tanh_linear, kFloat, {6, 8}, {"gelu_tanh"}, 0},
+      {"addmm_activation f32", explicit_op, kFloat, {6, 8}, {"gelu_tanh"}, 0},
+      {"addmm_activation f16", explicit_op, kHalf, {6, 8}, {"gelu_tanh"}, 0},
+      {"addmm_activation with a full self", full_self, kFloat, {6, 8}, {}, -1},
+      {"linear f16", plain, kHalf, {6, 8}, {"none"}, 0},
+      {"relu(linear) f16", relu_linear, kHalf, {6, 8}, {"relu"}, 0},
+      {"gelu_tanh(linear) bf16", gelu_tanh_linear, kBFloat16, {6, 8}, {"gelu_tanh"}, 0},
+      {"linear of [2, 3, 8] f32", plain, kFloat, {2, 3, 8}, {"none"}, 0},
+      {"gelu_tanh(linear of [2, 3, 8]) f16", gelu_tanh_linear, kHalf, {2, 3, 8}, {"gelu_tanh"}, 0},
+      {"gelu(linear) f32", gelu_erf, kFloat, {6, 8}, {"none"}, 1},
+      {"pre-activation also returned", saved, kFloat, {6, 8}, {"none"}, 1},
+      {"product also returned", shared, kFloat, {6, 8}, {}, -1},
+      {"bias along the columns", column, kFloat, {6, 8}, {}, -1},
+      {"relu(linear) f64", relu_linear, kDouble, {6, 8}, {}, -1},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    manual_seed(5);
+    const std::vector<Tensor> in{randn(k.x).to(k.dt), randn({5, 8}).to(k.dt), randn({5}).to(k.dt)};
+    rt::Compilation c = plan_for_cuda(k.fn, in);
+    ASSERT_TRUE(c.has_plan);
+    std::vector<std::string> folded;
+    int kernels = 0;
+    for (const ir::PlanStep& st : c.plan.steps) {
+      if (st.kind == ir::StepKind::Kernel) ++kernels;
+      if (st.kind != ir::StepKind::Kernel && st.op == ir::OpKind::addmm_activation) {
+        EXPECT_EQ(st.lowering, "cublaslt") << c.plan.str();
+        folded.push_back(st.attrs.get<std::string>(ir::OpKind::addmm_activation, "activation"));
+      }
+    }
+    EXPECT_EQ(folded, k.folded) << c.plan.str();
+    if (k.kernels >= 0) {
+      EXPECT_EQ(kernels, k.kernels) << c.plan.str();
+    }
+    // An f16/bf16 product keeps its operands: no widened copies, no f32 product.
+    if (!k.folded.empty() && k.dt != kFloat) {
+      EXPECT_EQ(c.plan.str().find("f32["), std::string::npos) << c.plan.str();
+    }
+    const std::vector<Tensor> want = k.fn(in);
+    const rt::RunResult got = rt::run_graph(*c.graph, in, "interpreter");
+    ASSERT_TRUE(got.ok()) << got.message;
+    ASSERT_EQ(got.outputs.size(), want.size());
+    // The folded low-precision form rounds once where the unfolded one rounds twice.
+    const double tol = k.dt == kFloat ? 1e-5 : k.dt == kDouble ? 1e-12 : k.dt == kHalf ? 4e-3 : 3e-2;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got.outputs[i].dtype(), want[i].dtype());
+      EXPECT_TRUE(allclose(got.outputs[i].to(kDouble), want[i].to(kDouble), tol, tol)) << got.outputs[i] << want[i];
+    }
+  }
 }
 
 TEST(CudaBackend, CompileWithoutAGpuReportsWhy) {

@@ -239,6 +239,39 @@ TEST(CudaGpu, MatmulThroughCublasLt) {
   expect_close(mlp(a, w, bias), mlp(a.cuda(), w.cuda(), bias.cuda()).cpu(), 1e-4, 1e-4);
 }
 
+// linear's bias and activation in cuBLASLt's epilogue (passes/matmul_epilogues.h) against the
+// cpu, in f32, f16 and bf16: the bias alone, relu and gelu's tanh form. relu keeps a NaN, as
+// torch.relu does. The op itself, eagerly: operands cuBLASLt cannot read in place (an expanded
+// row) and an empty sum (k = 0) are computed by parts.
+TEST(CudaGpu, LinearEpiloguesOnCublasLt) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(4);
+  const Tensor x = randn({70, 96}), w = randn({40, 96}) * 0.1, b = randn({40});
+  auto lin = compile([](const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); });
+  auto relu_lin = compile([](const Tensor& x, const Tensor& w, const Tensor& b) { return relu(linear(x, w, b)); });
+  auto gelu_lin = compile([](const Tensor& x, const Tensor& w, const Tensor& b) { return gelu(linear(x, w, b), "tanh"); });
+  for (ScalarType dt : {kFloat, kHalf, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const double tol = dt == kFloat ? 1e-4 : dt == kHalf ? 4e-3 : 3e-2;
+    const Tensor xd = x.to(dt), wd = w.to(dt), bd = b.to(dt), xg = xd.cuda(), wg = wd.cuda(), bg = bd.cuda();
+    expect_close(lin(xd, wd, bd), lin(xg, wg, bg).cpu(), tol, tol);
+    expect_close(relu_lin(xd, wd, bd), relu_lin(xg, wg, bg).cpu(), tol, tol);
+    expect_close(gelu_lin(xd, wd, bd), gelu_lin(xg, wg, bg).cpu(), tol, tol);
+    // A 3-D input: the product's rows are reshaped back after the epilogue.
+    const Tensor x3 = xd.reshape({7, 10, 96});
+    expect_close(gelu_lin(x3, wd, bd), gelu_lin(x3.cuda(), wg, bg).cpu(), tol, tol);
+  }
+  const Tensor xn = cat({full({1, 96}, std::nan("")), x.narrow(0, 1, 69)}, 0);
+  const Tensor rn = relu_lin(xn.cuda(), w.cuda(), b.cuda()).cpu();
+  EXPECT_TRUE(std::isnan(rn[0][0].item<float>())) << "relu of NaN is NaN";
+  expect_close(relu_lin(xn, w, b), rn, 1e-4, 1e-4);
+  const Tensor row = randn({1, 96});
+  expect_close(addmm_activation(b, row.expand({70, 96}), w.t(), "gelu_tanh"),
+               addmm_activation(b.cuda(), row.cuda().expand({70, 96}), w.cuda().t(), "gelu_tanh").cpu(), 1e-4, 1e-4);
+  const Tensor e = randn({70, 0}), f = randn({0, 40});
+  expect_close(addmm_activation(b, e, f, "relu"), addmm_activation(b.cuda(), e.cuda(), f.cuda(), "relu").cpu());
+}
+
 TEST(CudaGpu, AllocatorReusesBlocksAndReportsOutOfMemory) {
   KILN_SKIP_WITHOUT_GPU();
   cuda::synchronize();

@@ -75,6 +75,7 @@ std::optional<Sample> sample_for_kind(OpKind k) {
       case OpKind::addmm: return Sample{{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {Scalar(0.5), Scalar(2.0)}};
       case OpKind::baddbmm:
         return Sample{{f32({2, 2, 4}), f32({2, 2, 3}), f32({2, 3, 4})}, {Scalar(0.5), Scalar(2.0)}};
+      case OpKind::addmm_activation: return Sample{{f32({2, 4}), f32({2, 3}), f32({3, 4})}, {std::string("gelu_tanh")}};
       // Core ops shaped by their decomposition.
       case OpKind::max_pool2d_with_indices:
         return Sample{{f32({1, 2, 4, 4})}, {v64{2, 2}, v64{2, 2}, v64{0, 0}, v64{1, 1}, false}};

@@ -8,7 +8,8 @@
 // whose launcher follows
 // each kernel's launch schedule (passes/schedule_launch.cpp, run in lower() with the device's
 // multiprocessor count). mm and bmm in f32, f16 and
-// bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32); every other extern or
+// bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32), and so does a product with its
+// bias and activation (passes/matmul_epilogues.h, folded before fusion); every other extern or
 // fallback step is staged through the host with the cpu backend's library kernel. A kernel
 // with checks gets the device's fault record, raised at the next synchronization
 // (runtime/cuda/cuda_faults.h). An exported cuda program's kernels load through the same
@@ -21,6 +22,7 @@
 #include "codegen_cuda/nvrtc.h"
 #include "passes/lower.h"
 #include "passes/lower_index.h"
+#include "passes/matmul_epilogues.h"
 #include "passes/row_domain.h"
 #include "passes/split_reductions.h"
 #include "runtime/backend.h"
@@ -222,6 +224,12 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
                                     const std::vector<Tensor>& outs) {
         if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // f64, integers
       };
+    } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
+      fns[i] = [](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
+        const std::string& act = attrs.get<std::string>(ir::OpKind::addmm_activation, "activation");
+        if (!cuda_addmm_activation(ins.at(0), ins.at(1), ins.at(2), act, outs.at(0)))
+          Tensor(outs.at(0)).copy_(addmm_activation_by_parts(ins.at(0), ins.at(1), ins.at(2), act));
+      };
     } else {
       fns[i] = std::move(staged);
     }
@@ -296,6 +304,7 @@ class CudaBackend final : public Backend {
       if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
       // cuBLASLt for f32, f16 and bf16; a generated kernel (a Matmul group) for f64 and integers.
+      if (n.op() == ir::OpKind::addmm_activation) return "cublaslt";  // folded f32, f16 and bf16 products
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) {
         const ScalarType dt = n.output()->type().dtype;
         const bool lt = dt == ScalarType::Float || dt == ScalarType::Half || dt == ScalarType::BFloat16;
@@ -317,6 +326,8 @@ class CudaBackend final : public Backend {
     target.row_cache = config().cuda_row_cache;
     // Few results with long rows: partials first, so that the grid fills the device.
     const passes::ScheduleTarget& t = c.opts.schedule_target ? *c.opts.schedule_target : target;
+    // A product's bias and activation into cuBLASLt's epilogue (one call, no pointwise kernel).
+    c.stage("fold_matmul_epilogues", [](ir::Graph& g) { return passes::fold_matmul_epilogues(g); });
     c.stage("split_reductions", [&](ir::Graph& g) { return passes::split_reductions(g, t); });
     lower_to_kernels(c, std::move(lo), target,
                      {{"schedule_launch", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {

@@ -10,10 +10,23 @@
 #include "frontend/tensor.h"
 #include "ir/op.h"
 
+#include <string>
+
 namespace kiln::rt {
 
 // out = a @ b (op mm: [m, k] x [k, n]; bmm: [B, m, k] x [B, k, n]); out is contiguous on a's
 // device. False when cuBLASLt cannot take these operands.
 bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& out);
+
+// out = act(self + a @ b) (addmm_activation: [m, k] x [k, n], self one bias row [n] or that row
+// broadcast over the rows, act "none", "relu" or "gelu_tanh") as one cuBLASLt call with a bias
+// epilogue, computed in f32 and rounded once. False when cuBLASLt cannot take it: another dtype
+// or layout, a self that is not one row, or k == 0.
+bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
+                           const Tensor& out);
+
+// The same with eager ops on the tensors' device (the product on cuBLASLt or the host, the
+// rest generated kernels): what runs when cuda_addmm_activation cannot.
+Tensor addmm_activation_by_parts(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act);
 
 }  // namespace kiln::rt

@@ -89,6 +89,22 @@ void add_linear(std::vector<OpEntry>& db) {
                 {{test::make<double>({nan, 1, nan, 2}, {4}).to(kFloat), seq({2, 3}), seq({3, 4})}}});
   db.push_back({"addmm:int", "linear", one([](const std::vector<Tensor>& in) { return addmm(in[0], in[1], in[2], 2, 3); }),
                 "torch.addmm(a0, a1, a2, beta=2, alpha=3)", {{ints({2, 4}), ints({2, 3}), ints({3, 4})}}});
+  // addmm_activation: PyTorch's _addmm_activation, spelled as the composition it computes (which
+  // PyTorch differentiates). A bias row, a full self, a transposed operand, f64; self that does
+  // not broadcast raises.
+  const std::vector<Sample> act_samples = {{seq({4}), seq({2, 3}), seq({3, 4}, kFloat, -1.0, 0.25)},
+                                           {seq({2, 4}, kFloat, 0.5, -0.5), seq({3, 2}).t(), seq({3, 4}, kFloat, -1.0, 0.25)},
+                                           {seq({4}, kDouble), seq({2, 3}, kDouble), seq({3, 4}, kDouble, -1.0, 0.25)},
+                                           {seq({3}), seq({2, 3}), seq({3, 4})}};
+  db.push_back({"addmm_activation", "linear",
+                one([](const std::vector<Tensor>& in) { return addmm_activation(in[0], in[1], in[2], "relu"); }),
+                "torch.relu(torch.addmm(a0, a1, a2))", act_samples});
+  db.push_back({"addmm_activation:gelu_tanh", "linear",
+                one([](const std::vector<Tensor>& in) { return addmm_activation(in[0], in[1], in[2], "gelu_tanh"); }),
+                "torch.nn.functional.gelu(torch.addmm(a0, a1, a2), approximate='tanh')", act_samples});
+  db.push_back({"addmm_activation:none", "linear",
+                one([](const std::vector<Tensor>& in) { return addmm_activation(in[0], in[1], in[2], "none"); }),
+                "torch.addmm(a0, a1, a2)", {act_samples[0], act_samples[3]}});
   db.push_back({"baddbmm", "linear",
                 one([](const std::vector<Tensor>& in) { return baddbmm(in[0], in[1], in[2], 0.25, 1.5); }),
                 "torch.baddbmm(a0, a1, a2, beta=0.25, alpha=1.5)",

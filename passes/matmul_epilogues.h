@@ -1,0 +1,39 @@
+// kiln/passes/matmul_epilogues.h — fold_matmul_epilogues: a matrix product, its bias and its
+// activation become one addmm_activation node, which a GEMM library computes in one call (the
+// cuda backend: cuBLASLt's bias and activation epilogues).
+//
+// Before and after: prims, plus addmm_activation nodes after. The forms folded are what linear,
+// relu, gelu(approximate="tanh") and addmm_activation decompose into (frontend/decompositions_*.cpp):
+//
+//   p = mm(a, b)                    [m, n], f32; or f32 of f16/bf16 operands: mm(convert(a), convert(b))
+//   p = reshape(p, [..., n])        optional: a linear of a 3-D input, rows split back
+//   y = add(p, expand(bias))        either order; bias is [n] (or [1, ..., 1, n]), converted when
+//                                   the operands are
+//   y = convert(y, f16/bf16)        the low-precision form (then the activation, if any, comes
+//                                   as convert(act(convert(y, f32)), f16/bf16))
+//   y = act(y)                      optional: relu (maximum with 0) or gelu's tanh form
+//
+// becomes y = addmm_activation(bias [n], a, b, act) (reshaped back when p was), in the operands'
+// dtype. The bias stays one row, which the library reads in place and broadcasts; an expand
+// would be copied out as a matrix. A low-precision product keeps its f16/bf16 operands, so the
+// library runs it on tensor cores with f32 accumulation, and the result rounds once, as
+// PyTorch's addmm does. relu commutes with that rounding; gelu does not, so a folded f16/bf16
+// gelu(linear) skips the rounding of the linear's output that PyTorch's eager pair makes (up to
+// an ulp apart; torch.compile's fused kernels skip it too). addmm_activation's own decomposition
+// (the activation in f32, then one rounding) folds back as well.
+//
+// A value the pattern consumes must have no other use: when the sum before the activation has
+// others (a backward pass saves it), only the bias folds and the activation stays a pointwise
+// op; when the product has others, nothing folds. f64 and integer products, f16/bf16 products
+// that are not widened (a plain f16 mm), and other addends (a full matrix, a column) are left
+// alone.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+// Returns whether the graph changed.
+bool fold_matmul_epilogues(ir::Graph& g);
+
+}  // namespace kiln::passes
