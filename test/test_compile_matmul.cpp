@@ -89,6 +89,35 @@ TEST(CompileMatmul, IntegerProductsAreOneKernelEachAndFloatsNameTheirLibrary) {
   }
 }
 
+// A product of a 3-D input ([B, T, K] @ [K, N]: an mm of the rows, reshaped back) returns the
+// library's result as a view of its memory (passes/fuse.cpp): no kernel copies it. The memory is
+// the call's own each time: an earlier result keeps its values.
+TEST(CompileMatmul, AReshapedProductIsReturnedWithoutACopy) {
+  manual_seed(4);
+  const Tensor x = randn({2, 3, 80}), w = randn({80, 72});
+  const auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].matmul(in[1])}; };
+  const ir::ExecPlan plan = plan_of(fn, {x, w});
+  ASSERT_EQ(plan.steps.size(), 1u) << plan.str();
+  EXPECT_EQ(plan.steps[0].kind, ir::StepKind::Extern) << plan.str();
+  const ir::PlanBuffer& out = plan.buffers.at(static_cast<size_t>(plan.outputs.at(0).buffer));
+  EXPECT_EQ(out.role, ir::BufferRole::View) << plan.str();
+  EXPECT_EQ(plan.buffers.at(static_cast<size_t>(out.base)).role, ir::BufferRole::Output) << plan.str();
+  auto f = compile([](const Tensor& x, const Tensor& w) { return x.matmul(w); });
+  const Tensor first = f(x, w), want = x.matmul(w);
+  EXPECT_TRUE(allclose(first, want, 1e-5, 1e-5));
+  EXPECT_TRUE(first.is_contiguous());
+  EXPECT_EQ(first.sizes().vec(), (std::vector<int64_t>{2, 3, 72}));
+  const Tensor second = f(x * 2, w);
+  EXPECT_TRUE(allclose(second, want * 2, 1e-5, 1e-5));
+  EXPECT_TRUE(allclose(first, want, 1e-5, 1e-5)) << "the second call wrote into the first's result";
+  // Used by a kernel as well, the product is still in memory once.
+  const ir::ExecPlan both = plan_of([](const std::vector<Tensor>& in) {
+    const Tensor y = in[0].matmul(in[1]);
+    return std::vector<Tensor>{y, y.sum({2})};
+  }, {x, w});
+  EXPECT_EQ(both.kernels().size(), 1u) << both.str();
+}
+
 // Products on either side of the library switch, and a few-row product split by columns, equal
 // the f64 product of the same values within f32 rounding.
 TEST(CompileMatmul, ProductsOnEitherLibraryMatchTheF64Product) {
