@@ -272,6 +272,45 @@ TEST(CudaGpu, LinearEpiloguesOnCublasLt) {
   expect_close(addmm_activation(b, e, f, "relu"), addmm_activation(b.cuda(), e.cuda(), f.cuda(), "relu").cpu());
 }
 
+// Convolutions on cuDNN (runtime/cuda/cuda_conv.h), eager and compiled, against the cpu: 1-3
+// spatial dims, groups, strides, padding, dilation and a bias; a transposed one with an output
+// padding; f16, bf16 and f64; a channels-last input; and a training step's gradients.
+TEST(CudaGpu, ConvolutionsOnCudnn) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(6);
+  const Tensor x = randn({2, 4, 13, 11}), w = randn({6, 2, 3, 3}) * 0.2, b = randn({6});
+  auto conv = [](const Tensor& x, const Tensor& w, const Tensor& b) { return conv2d(x, w, b, {2, 1}, {1, 2}, {1, 2}, 2); };
+  expect_close(conv(x, w, b), conv(x.cuda(), w.cuda(), b.cuda()).cpu(), 1e-4, 1e-4);
+  auto compiled = compile(conv);
+  expect_close(conv(x, w, b), compiled(x.cuda(), w.cuda(), b.cuda()).cpu(), 1e-4, 1e-4);
+  expect_close(conv(x, w, b), conv(x.cuda().permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}), w.cuda(), b.cuda()).cpu(), 1e-4, 1e-4);
+  for (ScalarType dt : {kHalf, kBFloat16, kDouble}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const double tol = dt == kDouble ? 1e-12 : dt == kHalf ? 5e-3 : 4e-2;
+    expect_close(conv(x.to(dt), w.to(dt), b.to(dt)), conv(x.to(dt).cuda(), w.to(dt).cuda(), b.to(dt).cuda()).cpu(), tol, tol);
+  }
+  const Tensor x1 = randn({3, 5, 20}), w1 = randn({7, 5, 4}) * 0.2;
+  expect_close(conv1d(x1, w1, std::nullopt, {3}, {2}), conv1d(x1.cuda(), w1.cuda(), std::nullopt, {3}, {2}).cpu(), 1e-4, 1e-4);
+  const Tensor x3 = randn({1, 3, 6, 7, 5}), w3 = randn({4, 3, 2, 3, 2}) * 0.2;
+  expect_close(conv3d(x3, w3, std::nullopt, {1, 2, 1}, {1, 0, 1}), conv3d(x3.cuda(), w3.cuda(), std::nullopt, {1, 2, 1}, {1, 0, 1}).cpu(),
+               1e-4, 1e-4);
+  const Tensor xt = randn({2, 6, 5, 4}), wt = randn({6, 3, 3, 3}) * 0.2, bt = randn({6});
+  auto tconv = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return conv_transpose2d(x, w, b, {2, 2}, {1, 0}, {1, 1}, 2);
+  };
+  expect_close(tconv(xt, wt, bt), tconv(xt.cuda(), wt.cuda(), bt.cuda()).cpu(), 1e-4, 1e-4);
+  // Gradients: the backward convolutions are convolutions too.
+  auto grads = [&](const Device& d) {
+    Tensor xg = x.to(d).detach().requires_grad_(true), wg = w.to(d).detach().requires_grad_(true);
+    conv(xg, wg, b.to(d)).pow(2).sum().backward();
+    return std::pair{xg.grad().cpu(), wg.grad().cpu()};
+  };
+  const auto [gx, gw] = grads(Device());
+  const auto [cx, cw] = grads(kGpu);
+  expect_close(gx, cx, 1e-3, 1e-3);
+  expect_close(gw, cw, 1e-3, 1e-3);
+}
+
 TEST(CudaGpu, AllocatorReusesBlocksAndReportsOutOfMemory) {
   KILN_SKIP_WITHOUT_GPU();
   cuda::synchronize();

@@ -9,7 +9,8 @@
 // each kernel's launch schedule (passes/schedule_launch.cpp, run in lower() with the device's
 // multiprocessor count). mm and bmm in f32, f16 and
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32), and so does a product with its
-// bias and activation (passes/matmul_epilogues.h, folded before fusion); every other extern or
+// bias and activation (passes/matmul_epilogues.h, folded before fusion); floating convolutions
+// run on cuDNN (cuda_conv.h); every other extern or
 // fallback step is staged through the host with the cpu backend's library kernel. A kernel
 // with checks gets the device's fault record, raised at the next synchronization
 // (runtime/cuda/cuda_faults.h). An exported cuda program's kernels load through the same
@@ -32,6 +33,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_package.h"
 #include "runtime/cuda/cuda_faults.h"
+#include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/interpreter/interpreter.h"
 #include "frontend/ops_factory.h"
@@ -224,6 +226,10 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
                                     const std::vector<Tensor>& outs) {
         if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // f64, integers
       };
+    } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::convolution) {
+      fns[i] = [staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
+        if (!cuda_convolution(ins, attrs, outs.at(0))) staged(ins, attrs, outs);  // integers, int32 overflow
+      };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
       fns[i] = [](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
         const std::string& act = attrs.get<std::string>(ir::OpKind::addmm_activation, "activation");
@@ -310,6 +316,7 @@ class CudaBackend final : public Backend {
         const bool lt = dt == ScalarType::Float || dt == ScalarType::Half || dt == ScalarType::BFloat16;
         return lt || !passes::matmul_kernelable(&n) ? "cublaslt" : "";
       }
+      if (n.op() == ir::OpKind::convolution && cudnn_convolution_dtype(n.output()->type().dtype)) return "cudnn";
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels

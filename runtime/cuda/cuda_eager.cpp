@@ -14,6 +14,7 @@
 #include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
@@ -22,11 +23,12 @@
 
 namespace kiln::rt {
 
-// A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt; views as
+// A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt, floating
+// convolutions through cuDNN; views as
 // metadata (a reshape or as_strided that must copy copies on the device first); anything else
 // on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
-// cpu's eager op, the results copied back — which is correct and slow (cat, pad, sort,
-// indexing the sizes keep out of a kernel, convolution). Scans, random draws and the index
+// cpu's eager op, the results copied back — which is correct and slow (sort, indexing the
+// sizes keep out of a kernel, integer convolutions). Scans, random draws and the index
 // prims' duck-sized programs are generated kernels (runtime/eager/eager.cpp).
 std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
                                      Device d) {
@@ -55,6 +57,13 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
     const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
                            TensorOptions(inputs[0].dtype()).device(d));
     if (cuda_matmul(op, inputs[0], inputs[1], r)) return {r};
+  }
+  if (op == ir::OpKind::convolution && cudnn_convolution_dtype(inputs.at(0).dtype())) {
+    std::vector<ir::TensorType> types;
+    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+    const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
+                           TensorOptions(inputs[0].dtype()).device(d));
+    if (cuda_convolution(inputs, attrs, r)) return {r};
   }
   // An op above prim level that reaches here (attention, which the cpu records whole for its
   // library kernel) runs its decomposition, each op of it on the device, not on the host: an
