@@ -272,10 +272,21 @@ int main(int argc, char** argv) {
     both("relu(linear) f32", 0, [](const Tensor& x, const Tensor& w, const Tensor& b) { return relu(linear(x, w, b)); },
          xf, wf, bf);
   }
+  {  // A ResNet 3x3 convolution on cuDNN (runtime/cuda/cuda_conv.h): TFLOP/s in the "GB/s" column.
+    const Tensor x = randn({32, 64, 56, 56}).cuda(), w = (randn({64, 64, 3, 3}) * 0.05).cuda();
+    const double flop = 2.0 * 32 * 64 * 56 * 56 * 64 * 9;
+    for (ScalarType dt : {kFloat, kHalf}) {
+      const Tensor xd = x.to(dt), wd = w.to(dt);
+      const std::string name = std::string("conv2d 3x3 [32,64,56,56] ") + (dt == kFloat ? "f32" : "f16");
+      const double us = median_us([&] { (void)conv2d(xd, wd, std::nullopt, 1, 1); });
+      rows.push_back({name, "eager", us, flop / us / 1e6});
+      std::printf("%-28s %-9s %10.1f us %8.1f TFLOP/s\n", name.c_str(), "eager", us, rows.back().gbps);
+    }
+  }
   std::printf("\n| row | mode | us | GB/s | of copy |\n|---|---|---|---|---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %s | %.1f | %.0f | %s |\n", r.row.c_str(), r.mode.c_str(), r.us, r.gbps,
-                r.gbps > 0 && r.row.rfind("matmul", 0) != 0 ? (std::to_string(static_cast<int>(100 * r.gbps / copy_gbps)) + "%").c_str() : "");
+                r.gbps > 0 && r.row.rfind("matmul", 0) != 0 && r.row.rfind("conv2d", 0) != 0 ? (std::to_string(static_cast<int>(100 * r.gbps / copy_gbps)) + "%").c_str() : "");
   if (!json.empty()) {
     FILE* f = std::fopen(json.c_str(), "w");
     std::fprintf(f, "[\n");

@@ -124,6 +124,15 @@ def main():
     both("gelu_tanh(linear) f16", 0, lambda x, w, b: F.gelu(F.linear(x, w, b), approximate="tanh"), x, w, b)
     both("relu(linear) f32", 0, lambda x, w, b: torch.relu(F.linear(x, w, b)), x.float(), w.float(), b.float())
     del x, w, b
+    x = torch.randn(32, 64, 56, 56, device=dev)
+    w = torch.randn(64, 64, 3, 3, device=dev) * 0.05
+    flop = 2.0 * 32 * 64 * 56 * 56 * 64 * 9
+    for name, dt in (("conv2d 3x3 [32,64,56,56] f32", torch.float32), ("conv2d 3x3 [32,64,56,56] f16", torch.float16)):
+        xd, wd = x.to(dt), w.to(dt)
+        us = median_us(lambda: F.conv2d(xd, wd, padding=1))
+        rows.append({"row": name, "mode": "torch eager", "us": us, "gbps": flop / us / 1e6})
+        print(rows[-1], flush=True)
+    del x, w
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
