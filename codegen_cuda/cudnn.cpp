@@ -112,7 +112,7 @@ struct Dnn {
   ForwardFn forward = nullptr;
   BackwardDataFn backward_data = nullptr;
   std::unordered_map<int, cudnnHandle_t> handles;  // per device (guarded by mu)
-  std::mutex mu;
+  std::mutex mu;  // the handles map, and a call's use of a handle
 
   std::string describe(cudnnStatus_t s) const {
     const char* text = error_string ? error_string(s) : nullptr;
@@ -239,11 +239,12 @@ cudnnHandle_t handle_for(Dnn& d, const DnnConv& p) {
   return h;
 }
 
-// Whether an algorithm's math type keeps the requested precision: f32 without TF32 takes no
-// tensor-op math (which would round its inputs to TF32).
+// Whether an algorithm's math type keeps the requested precision: f32 without TF32 takes FMA
+// math only (the default math type lets cuDNN use TF32 tensor cores on sm_80 and later; PyTorch
+// asserts FMA there too).
 bool math_allowed(const DnnConv& p, int math_type) {
   if (p.dtype != DnnDtype::F32 || p.allow_tf32) return true;
-  return math_type != kMathTensorOp && math_type != kMathTensorOpAllowConversion;
+  return math_type == kMathFma;
 }
 
 }  // namespace
@@ -304,6 +305,9 @@ void cudnn_convolution(const DnnConv& given) {
         "cudnnSetConvolutionMathType", p);
 
   cudnnHandle_t h = handle_for(d, p);
+  // One handle per device, shared by the process's threads: a call holds it from setting its
+  // stream until its work is queued (cuDNN handles are not for concurrent use).
+  std::lock_guard<std::mutex> lock(d.mu);
   check(d, d.set_stream(h, p.stream), "cudnnSetStream", p);
   const bool forward = p.direction == DnnConv::Direction::Forward;
   constexpr int kAlgos = 16;
@@ -315,12 +319,24 @@ void cudnn_convolution(const DnnConv& given) {
   else
     check(d, d.backward_data_algos(h, desc.w, desc.y, desc.conv, desc.x, kAlgos, &returned, perf),
           "cudnnGetConvolutionBackwardDataAlgorithm_v7", p);
+  // The first candidate that succeeded, keeps the precision and whose workspace can be had
+  // (an FFT algorithm may ask for more memory than is free: the next one then).
   const AlgoPerf* pick = nullptr;
-  for (int i = 0; i < returned && !pick; ++i)
-    if (perf[i].status == kSuccess && math_allowed(p, perf[i].math_type)) pick = &perf[i];
-  if (!pick) fail("convolution", "cuDNN has no algorithm for this convolution ({} candidates) ({})", returned, describe_problem(p));
+  void* ws_ptr = nullptr;
+  std::string last_error;
+  for (int i = 0; i < returned && !pick; ++i) {
+    if (perf[i].status != kSuccess || !math_allowed(p, perf[i].math_type)) continue;
+    try {
+      ws_ptr = perf[i].memory > 0 ? p.workspace(perf[i].memory) : nullptr;
+      pick = &perf[i];
+    } catch (const Error& e) {
+      last_error = e.what();
+    }
+  }
+  if (!pick)
+    fail("convolution", "cuDNN has no algorithm for this convolution ({} candidates{}) ({})", returned,
+         last_error.empty() ? "" : "; the last workspace failed: " + last_error, describe_problem(p));
   check(d, d.set_math(desc.conv, pick->math_type), "cudnnSetConvolutionMathType", p);
-  void* ws_ptr = pick->memory > 0 ? p.workspace(pick->memory) : nullptr;
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const void* alpha = p.dtype == DnnDtype::F64 ? static_cast<const void*>(&one_d) : &one_f;

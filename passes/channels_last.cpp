@@ -72,6 +72,15 @@ std::set<const Value*> channels_last_values(const ir::Graph& g, const ir::Fusion
         ok = false;
         break;
       }
+      // A view of it that is a graph output may be returned as a view of its memory
+      // (passes/fuse.cpp), which needs the contiguous layout.
+      bool returned_view = false;
+      for (const ir::Value* o : u.user->outputs())
+        for (const ir::Use& ou : o->uses()) returned_view |= ou.user == nullptr && u.user->info().family == ir::OpFamily::View;
+      if (returned_view) {
+        ok = false;
+        break;
+      }
       for (const ir::FusionGroup* grp : it->second) {
         const bool conv_input = nhwc_convolution(*grp) && grp->node == u.user && u.index == 0 &&
                                 !(grp->operand_views.size() > 0 && grp->operand_views[0]);

@@ -559,8 +559,10 @@ ExecPlan Lowerer::run() {
   }
   for (const Value* o : g_.outputs()) {
     int b = buffer_of(o);
-    if (b < 0) {  // a reshape of a call's result (passes/fuse.cpp): a view of the call's buffer
-      b = view_operand(o);
+    if (b < 0) b = view_operand(o);  // a reshape of a call's result (passes/fuse.cpp): a view of its buffer
+    // A view returned (made here, or as a call's operand read in place) keeps its base's memory
+    // past this call: the base is an output, never a reused slot.
+    if (plan_.buffers[b].role == BufferRole::View) {
       PlanBuffer& base = plan_.buffers[static_cast<size_t>(plan_.buffers[static_cast<size_t>(b)].base)];
       if (base.role == BufferRole::Temp) base.role = BufferRole::Output;
     }

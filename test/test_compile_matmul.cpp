@@ -118,6 +118,35 @@ TEST(CompileMatmul, AReshapedProductIsReturnedWithoutACopy) {
   EXPECT_EQ(both.kernels().size(), 1u) << both.str();
 }
 
+// A returned reshape of a call's result that another call also reads in place, or that a
+// kernel reads beside a channels-last convolution: each result keeps its own memory and
+// values (the base of a returned view is an output, never a reused slot; a value whose view is
+// returned stays contiguous).
+TEST(CompileMatmul, ReturnedViewsOfCallResultsKeepTheirValues) {
+  manual_seed(8);
+  const Tensor x = randn({2, 3, 6, 6}), w = randn({4, 3, 3, 3}), lw = randn({5, 64}), lw2 = randn({64, 5});
+  // f, a view of the convolution's result, is read in place by a product; later temporaries.
+  const auto read_by_a_call = [](const Tensor& x, const Tensor& w, const Tensor& lw, const Tensor& lw2) {
+    const Tensor f = conv2d(x, w).flatten(1);
+    return std::make_tuple(f, linear(relu(linear(relu(linear(f, lw)), lw2)), lw));
+  };
+  auto f = compile(read_by_a_call);
+  const auto [a, b] = f(x, w, lw, lw2);
+  const auto [ea, eb] = read_by_a_call(x, w, lw, lw2);
+  EXPECT_TRUE(allclose(a, ea, 1e-4, 1e-4)) << a << ea;
+  EXPECT_TRUE(allclose(b, eb, 1e-3, 1e-3));
+  // f read by a pointwise kernel beside it: the convolution's result stays NCHW.
+  const auto read_by_a_kernel = [](const Tensor& x, const Tensor& w) {
+    const Tensor f = conv2d(x, w).flatten(1);
+    return std::make_tuple(f, relu(f));
+  };
+  auto g = compile(read_by_a_kernel);
+  const auto [c, d] = g(x, w);
+  const auto [ec, ed] = read_by_a_kernel(x, w);
+  EXPECT_TRUE(allclose(c, ec, 1e-4, 1e-4)) << c << ec;
+  EXPECT_TRUE(allclose(d, ed, 1e-4, 1e-4));
+}
+
 // Products on either side of the library switch, and a few-row product split by columns, equal
 // the f64 product of the same values within f32 rounding.
 TEST(CompileMatmul, ProductsOnEitherLibraryMatchTheF64Product) {

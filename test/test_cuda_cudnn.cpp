@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kToolkitLibrary = "/usr/local/cuda/lib64/libcudnn.so.9";
 
-// A well-formed 1-D problem: x [2, 4, 10], w [6, 2, 3] (groups 2), y [2, 6, 4] (stride 2,
+// A well-formed 1-D problem: x [2, 4, 10], w [6, 2, 3] (groups 2), y [2, 6, 5] (stride 2,
 // padding 1, dilation 1), on pointers that are never dereferenced.
 cuda::DnnConv valid_problem() {
   static float storage[256];

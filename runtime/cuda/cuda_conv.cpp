@@ -8,6 +8,7 @@
 #include "runtime/config.h"
 #include "runtime/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace kiln::rt {
@@ -15,15 +16,18 @@ namespace kiln::rt {
 namespace {
 
 std::vector<int64_t> sizes_of(const Tensor& t) { return t.sizes().vec(); }
-std::vector<int64_t> strides_of(const Tensor& t) { return t.impl()->strides().vec(); }
 
-bool fits_int32(const Tensor& t) {
-  for (int64_t s : t.sizes().vec())
-    if (s > INT_MAX) return false;
-  for (int64_t s : strides_of(t))
-    if (s > INT_MAX) return false;
-  return true;
+// The packed strides of a contiguous tensor, a dim of extent 1 included (whose stored stride
+// may be anything: kiln's is_contiguous ignores it, cuDNN's descriptors do not).
+std::vector<int64_t> packed_strides(const Tensor& t) {
+  const std::vector<int64_t> sizes = t.sizes().vec();
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t i = sizes.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(sizes[i], 1);
+  return strides;
 }
+
+// cuDNN takes sizes, strides and element counts as int32.
+bool fits_int32(const Tensor& t) { return t.numel() <= INT_MAX; }
 
 }  // namespace
 
@@ -69,9 +73,9 @@ bool cuda_convolution(const std::vector<Tensor>& ins, const ir::AttrList& attrs,
     const Tensor& fy = transposed ? x : out;
     p.direction = transposed ? cuda::DnnConv::Direction::BackwardData : cuda::DnnConv::Direction::Forward;
     p.x_sizes = sizes_of(fx);
-    p.x_strides = strides_of(fx);
+    p.x_strides = packed_strides(fx);
     p.y_sizes = sizes_of(fy);
-    p.y_strides = strides_of(fy);
+    p.y_strides = packed_strides(fy);
     p.w_sizes = sizes_of(w);
     p.padding = padding;
     p.stride = stride;

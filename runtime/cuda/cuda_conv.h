@@ -2,8 +2,9 @@
 //
 // f32, f16, bf16 and f64 convolutions with 1 to 3 spatial dims, grouped, strided, padded and
 // dilated, transposed ones included, run on cuDNN asynchronously on the device's current
-// stream: inputs with any strides, the weight made contiguous first (a generated copy when it
-// is not), the bias added by a generated kernel after the call. Accumulation is f32 (exact f32
+// stream: the input and the weight made contiguous first (a generated copy when they are not),
+// the bias added by a generated kernel after the call (for f16/bf16 after the result is
+// rounded: within an ulp of the cpu's, which adds it before). Accumulation is f32 (exact f32
 // unless KILN_ALLOW_TF32=1, PyTorch's allow_tf32) or f64. Integer convolutions, which cuDNN does
 // not compute, return false, and the caller runs them on the host. A missing cuDNN raises
 // "[convolution] cuDNN is not available (libcudnn.so.9 could not be loaded): ...".
