@@ -7,8 +7,8 @@
 // per-device handles stay for its life.
 //
 // The algorithm is cuDNN's own heuristic choice (cudnnGetConvolution*Algorithm_v7): the first
-// result that succeeded, whose math type is allowed (no tensor-op math for f32 unless TF32 is
-// allowed, as PyTorch's allow_tf32), with the workspace it asks for.
+// result that succeeded, whose math type is allowed (FMA only for f32 unless TF32 is allowed, as
+// PyTorch's allow_tf32), with the workspace it asks for; it is remembered per problem.
 #include "codegen_cuda/cudnn.h"
 
 #include "base/dl_symbol.h"
@@ -112,6 +112,7 @@ struct Dnn {
   ForwardFn forward = nullptr;
   BackwardDataFn backward_data = nullptr;
   std::unordered_map<int, cudnnHandle_t> handles;  // per device (guarded by mu)
+  std::unordered_map<std::string, AlgoPerf> chosen;  // by describe_problem() (guarded by mu)
   std::mutex mu;  // the handles map, and a call's use of a handle
 
   std::string describe(cudnnStatus_t s) const {
@@ -310,32 +311,40 @@ void cudnn_convolution(const DnnConv& given) {
   std::lock_guard<std::mutex> lock(d.mu);
   check(d, d.set_stream(h, p.stream), "cudnnSetStream", p);
   const bool forward = p.direction == DnnConv::Direction::Forward;
-  constexpr int kAlgos = 16;
-  AlgoPerf perf[kAlgos] = {};
-  int returned = 0;
-  if (forward)
-    check(d, d.forward_algos(h, desc.x, desc.w, desc.conv, desc.y, kAlgos, &returned, perf),
-          "cudnnGetConvolutionForwardAlgorithm_v7", p);
-  else
-    check(d, d.backward_data_algos(h, desc.w, desc.y, desc.conv, desc.x, kAlgos, &returned, perf),
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7", p);
-  // The first candidate that succeeded, keeps the precision and whose workspace can be had
-  // (an FFT algorithm may ask for more memory than is free: the next one then).
+  // The algorithm chosen for this problem before (its description holds everything that shapes
+  // it), so that a warm call asks no heuristic; else the first candidate that succeeded, keeps
+  // the precision and whose workspace can be had (an FFT algorithm may ask for more memory than
+  // is free: the next one then).
+  const std::string key = describe_problem(p);
   const AlgoPerf* pick = nullptr;
   void* ws_ptr = nullptr;
   std::string last_error;
-  for (int i = 0; i < returned && !pick; ++i) {
-    if (perf[i].status != kSuccess || !math_allowed(p, perf[i].math_type)) continue;
+  auto take = [&](const AlgoPerf& a) {
     try {
-      ws_ptr = perf[i].memory > 0 ? p.workspace(perf[i].memory) : nullptr;
-      pick = &perf[i];
+      ws_ptr = a.memory > 0 ? p.workspace(a.memory) : nullptr;
+      pick = &a;
     } catch (const Error& e) {
       last_error = e.what();
     }
+  };
+  if (auto it = d.chosen.find(key); it != d.chosen.end()) take(it->second);
+  constexpr int kAlgos = 16;
+  AlgoPerf perf[kAlgos] = {};
+  int returned = 0;
+  if (!pick) {
+    if (forward)
+      check(d, d.forward_algos(h, desc.x, desc.w, desc.conv, desc.y, kAlgos, &returned, perf),
+            "cudnnGetConvolutionForwardAlgorithm_v7", p);
+    else
+      check(d, d.backward_data_algos(h, desc.w, desc.y, desc.conv, desc.x, kAlgos, &returned, perf),
+            "cudnnGetConvolutionBackwardDataAlgorithm_v7", p);
+    for (int i = 0; i < returned && !pick; ++i)
+      if (perf[i].status == kSuccess && math_allowed(p, perf[i].math_type)) take(perf[i]);
+    if (!pick)
+      fail("convolution", "cuDNN has no algorithm for this convolution ({} candidates{}) ({})", returned,
+           last_error.empty() ? "" : "; the last workspace failed: " + last_error, describe_problem(p));
+    pick = &(d.chosen[key] = *pick);
   }
-  if (!pick)
-    fail("convolution", "cuDNN has no algorithm for this convolution ({} candidates{}) ({})", returned,
-         last_error.empty() ? "" : "; the last workspace failed: " + last_error, describe_problem(p));
   check(d, d.set_math(desc.conv, pick->math_type), "cudnnSetConvolutionMathType", p);
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;

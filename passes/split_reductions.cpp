@@ -27,12 +27,16 @@ bool splittable_op(OpKind op) {
   }
 }
 
-// The chunk count for K results of L elements each (1: leave the reduction alone).
+// The chunk count for K results of L elements each (1: leave the reduction alone). Split rows
+// are also cut to at most kMaxRowChunk elements, so that the partials' row kernel unrolls its
+// items (passes/schedule_launch.cpp, row_items: 32 per thread of 1024).
 int64_t chunks_for(int64_t k, int64_t l, bool row, int64_t sms) {
   const int64_t want = row ? 4 * sms : 256 * sms;
   const int64_t min_chunk = row ? kMinRowChunk : kMinColumnChunk;
   int64_t c = 1;
   while (k * c < want && l % (2 * c) == 0 && l / (2 * c) >= min_chunk) c *= 2;
+  if (row && c > 1)
+    while (l / c > kMaxRowChunk && l % (2 * c) == 0 && l / (2 * c) >= min_chunk) c *= 2;
   return c;
 }
 

@@ -11,7 +11,9 @@
 // with C a power of two dividing L. Float sums and products take their partials in f64 (the
 // kernels' accumulator), so the result rounds once, as before. The device is filled when:
 //   a row reduction (the run is innermost; one block per result) has K * C >= 4 blocks per
-//   multiprocessor, each chunk at least kMinRowChunk elements;
+//   multiprocessor, each chunk at least kMinRowChunk elements; once split, its chunks are cut
+//   to at most kMaxRowChunk, so that a thread's items unroll (few long rows: [16, 4194304]
+//   took 64 chunks of 65536, 64 items a thread, and reached 55% of the copy rate on an H200);
 //   a column reduction (dims after the run; one thread per result, up to 8 sharing its rows)
 //   has K * C >= 256 threads per multiprocessor, each chunk at least kMinColumnChunk rows.
 // Rows shorter than two chunks of kMinRowChunk stay whole: a row kernel that also normalizes
@@ -30,6 +32,7 @@
 namespace kiln::passes {
 
 inline constexpr int64_t kMinRowChunk = 16384;
+inline constexpr int64_t kMaxRowChunk = 32768;  // a split row's chunks: 32 unrolled items a thread of 1024
 inline constexpr int64_t kMinColumnChunk = 64;
 // The multiprocessors assumed when the target does not say (no driver: plans made for a GPU
 // elsewhere): an H100's 132.

@@ -157,6 +157,16 @@ TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
   }
   // The sum of all elements stays one reduction here: fusion splits a full reduction itself.
   EXPECT_EQ(ir::print_graph(*c.graph).find("f64[2048, 512]"), std::string::npos);
+  // Few rows of 4194304: split to fill the device (64 chunks), then cut to chunks of 32768, so
+  // that the partials' row kernel unrolls its 32 items a thread.
+  rt::Compilation wide = plan_for_cuda(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].any(1)}; }, {zeros({16, 4194304}, kBool)});
+  ASSERT_TRUE(wide.has_plan);
+  ASSERT_EQ(wide.plan.kernels().size(), 2u) << wide.plan.str();
+  const ir::Kernel& partials = *wide.plan.kernels()[0];
+  EXPECT_EQ(partials.grid.size(), 2u);
+  EXPECT_EQ(partials.grid.back().maybe_const().value_or(-1), 128) << wide.plan.str();
+  EXPECT_EQ(partials.schedule.launch.row_items, 32) << wide.plan.str();
   // Rows of 8192 stay whole, so that a row kernel that also normalizes stays one kernel.
   rt::Compilation ln = plan_for_cuda(
       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm(in[0], {8192})}; }, {randn({64, 8192})});
