@@ -72,19 +72,10 @@ Value* rebuild(ir::Graph& g, const Narrow& n, Node* at) {
 }
 
 struct Activation {
-  std::string name;       // "relu" or "gelu_tanh"
+  std::string name;       // "gelu_tanh"
   Value* result = nullptr;
   std::vector<Node*> nodes;  // what computes it from x
 };
-
-// relu's prim form from x: maximum(x, full(0)), either order.
-std::optional<Activation> match_relu(Value* x) {
-  Node* m = only_user(x);
-  if (!m || m->op() != OpKind::maximum) return std::nullopt;
-  Value* zero = other_operand(m, x);
-  if (!zero || !is_full(zero, 0.0)) return std::nullopt;
-  return Activation{"relu", m->output(), {m}};
-}
 
 // gelu's tanh form from x, as frontend/decompositions_activation.cpp writes it:
 //   x * sigmoid(((x + x * x * x * 0.044715) * sqrt(2 / pi)) * 2)
@@ -127,10 +118,10 @@ bool rounds_to(Value* v, ScalarType dt) {
   return c && c->op() == OpKind::convert_element_type && c->output()->type().dtype == dt;
 }
 
-std::optional<Activation> match_activation(Value* x) {
-  if (std::optional<Activation> a = match_relu(x)) return a;
-  return match_gelu_tanh(x);
-}
+// The activations cuBLASLt's epilogues compute as the op does. relu is not one of them: its
+// RELU epilogue gives 0 for a NaN, where torch.relu (and kiln's maximum) gives NaN, so relu
+// stays a pointwise kernel after the folded product and bias.
+std::optional<Activation> match_activation(Value* x) { return match_gelu_tanh(x); }
 
 // The bias a broadcast operand e of the sum [..., n] stands for: e = expand(bias) with bias
 // [n] or [1, ..., 1, n]; when `widened`, of dtype lp under a convert, taken before the expand
@@ -189,10 +180,8 @@ bool fold_one(ir::Graph& g, Node* mm) {
   } else {
     if (!rounds_to(y, dt)) return false;
     y = only_user(y)->output();  // the rounded sum
-    if (std::optional<Activation> r = match_relu(y)) {
-      act = r->name, y = r->result;  // relu of the rounded sum: the same as rounding relu of the sum
-    } else if (Node* up = only_user(y); up && up->op() == OpKind::convert_element_type &&
-                                        up->output()->type().dtype == ScalarType::Float) {
+    if (Node* up = only_user(y); up && up->op() == OpKind::convert_element_type &&
+                                 up->output()->type().dtype == ScalarType::Float) {
       // gelu widens the rounded sum again and rounds its result: it folds with the sum, which
       // then rounds once.
       if (std::optional<Activation> f = match_activation(up->output()); f && rounds_to(f->result, dt))

@@ -3,7 +3,7 @@
 // cuda backend: cuBLASLt's bias and activation epilogues).
 //
 // Before and after: prims, plus addmm_activation nodes after. The forms folded are what linear,
-// relu, gelu(approximate="tanh") and addmm_activation decompose into (frontend/decompositions_*.cpp):
+// gelu(approximate="tanh") and addmm_activation decompose into (frontend/decompositions_*.cpp):
 //
 //   p = mm(a, b)                    [m, n], f32; or f32 of f16/bf16 operands: mm(convert(a), convert(b))
 //   p = reshape(p, [..., n])        optional: a linear of a 3-D input, rows split back
@@ -11,13 +11,15 @@
 //                                   the operands are
 //   y = convert(y, f16/bf16)        the low-precision form (then the activation, if any, comes
 //                                   as convert(act(convert(y, f32)), f16/bf16))
-//   y = act(y)                      optional: relu (maximum with 0) or gelu's tanh form
+//   y = act(y)                      optional: gelu's tanh form. Not relu: cuBLASLt's RELU
+//                                   epilogue gives 0 for a NaN (torch.relu gives NaN), so relu
+//                                   stays a pointwise kernel reading the folded result.
 //
 // becomes y = addmm_activation(bias [n], a, b, act) (reshaped back when p was), in the operands'
 // dtype. The bias stays one row, which the library reads in place and broadcasts; an expand
 // would be copied out as a matrix. A low-precision product keeps its f16/bf16 operands, so the
 // library runs it on tensor cores with f32 accumulation, and the result rounds once, as
-// PyTorch's addmm does. relu commutes with that rounding; gelu does not, so a folded f16/bf16
+// PyTorch's addmm does. gelu does not commute with that rounding, so a folded f16/bf16
 // gelu(linear) skips the rounding of the linear's output that PyTorch's eager pair makes (up to
 // an ulp apart; torch.compile's fused kernels skip it too). addmm_activation's own decomposition
 // (the activation in f32, then one rounding) folds back as well.

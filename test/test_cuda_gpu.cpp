@@ -240,8 +240,8 @@ TEST(CudaGpu, MatmulThroughCublasLt) {
 }
 
 // linear's bias and activation in cuBLASLt's epilogue (passes/matmul_epilogues.h) against the
-// cpu, in f32, f16 and bf16: the bias alone, relu and gelu's tanh form. relu keeps a NaN, as
-// torch.relu does. The op itself, eagerly: operands cuBLASLt cannot read in place (an expanded
+// cpu, in f32, f16 and bf16: the bias alone, gelu's tanh form, and relu (a kernel after the
+// bias epilogue, which keeps a NaN as torch.relu does; cuBLASLt's RELU epilogue would not). The op itself, eagerly: operands cuBLASLt cannot read in place (an expanded
 // row) and an empty sum (k = 0) are computed by parts.
 TEST(CudaGpu, LinearEpiloguesOnCublasLt) {
   KILN_SKIP_WITHOUT_GPU();

@@ -112,8 +112,8 @@ bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b,
   if (r == 2 && p.m > 1 && si.strides()[0] != 0) return false;
   if (!lt_operands(ai, bi, 0, p)) return false;
   p.bias = si.data();
-  if (act == "relu") p.epilogue = cuda::LtEpilogue::Relu;
-  else if (act == "gelu_tanh") p.epilogue = cuda::LtEpilogue::GeluTanh;
+  // relu by parts: cuBLASLt's RELU epilogue gives 0 for a NaN, where the op gives NaN.
+  if (act == "gelu_tanh") p.epilogue = cuda::LtEpilogue::GeluTanh;
   else if (act != "none") return false;
   run_lt(p, out);
   return true;

@@ -21,7 +21,7 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
 // out = act(self + a @ b) (addmm_activation: [m, k] x [k, n], self one bias row [n] or that row
 // broadcast over the rows, act "none", "relu" or "gelu_tanh") as one cuBLASLt call with a bias
 // epilogue, computed in f32 and rounded once. False when cuBLASLt cannot take it: another dtype
-// or layout, a self that is not one row, or k == 0.
+// or layout, a self that is not one row, k == 0, or relu (cuBLASLt's RELU epilogue maps NaN to 0).
 bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
                            const Tensor& out);
 
