@@ -36,6 +36,7 @@
 #include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/interpreter/interpreter.h"
+#include "frontend/decompositions.h"
 #include "frontend/ops_factory.h"
 #include "frontend/tensor_options.h"
 #include "runtime/pipeline.h"
@@ -231,10 +232,12 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
         if (!cuda_convolution(ins, attrs, outs.at(0))) staged(ins, attrs, outs);  // integers, int32 overflow
       };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
-      fns[i] = [](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
-        const std::string& act = attrs.get<std::string>(ir::OpKind::addmm_activation, "activation");
+      // The activation is read once, here; what cuBLASLt cannot take runs the op's decomposition
+      // op by op on the device.
+      fns[i] = [act = st.attrs.get<std::string>(ir::OpKind::addmm_activation, "activation")](
+                   const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
         if (!cuda_addmm_activation(ins.at(0), ins.at(1), ins.at(2), act, outs.at(0)))
-          Tensor(outs.at(0)).copy_(addmm_activation_by_parts(ins.at(0), ins.at(1), ins.at(2), act));
+          Tensor(outs.at(0)).copy_(run_decomposition(ir::OpKind::addmm_activation, ins, attrs).at(0));
       };
     } else {
       fns[i] = std::move(staged);

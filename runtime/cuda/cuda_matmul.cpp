@@ -3,8 +3,6 @@
 
 #include "base/tensor_impl.h"
 #include "codegen_cuda/cublaslt.h"
-#include "frontend/ops.h"
-#include "frontend/ops_activation.h"
 #include "codegen_cuda/driver.h"
 #include "runtime/config.h"
 #include "runtime/cuda/cuda_device.h"
@@ -117,15 +115,6 @@ bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b,
   else if (act != "none") return false;
   run_lt(p, out);
   return true;
-}
-
-Tensor addmm_activation_by_parts(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act) {
-  const ScalarType dt = self.dtype();
-  const ScalarType compute = dt == ScalarType::Half || dt == ScalarType::BFloat16 ? ScalarType::Float : dt;
-  Tensor r = mm(a.to(compute), b.to(compute)) + self.to(compute);
-  if (act == "relu") r = relu(r);
-  else if (act == "gelu_tanh") r = gelu(r, "tanh");
-  return r.to(dt);
 }
 
 }  // namespace kiln::rt

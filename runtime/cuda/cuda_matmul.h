@@ -25,8 +25,4 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
 bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
                            const Tensor& out);
 
-// The same with eager ops on the tensors' device (the product on cuBLASLt or the host, the
-// rest generated kernels): what runs when cuda_addmm_activation cannot.
-Tensor addmm_activation_by_parts(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act);
-
 }  // namespace kiln::rt
