@@ -26,11 +26,31 @@ Regs cpuid(uint32_t leaf, uint32_t sub = 0) {
   return r;
 }
 
-uint64_t xcr0() {
-  if (!(cpuid(1).c & (1u << 27))) return 0;  // OSXSAVE: the OS uses XSAVE, XGETBV is allowed
-  uint32_t lo = 0, hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  return (uint64_t{hi} << 32) | lo;
+// The leaves the feature tests read, each read once per process: CPUID traps to the
+// hypervisor in a VM (about 8 us each on the development VM), and a process that loads a
+// package asks for the feature words once per code level it holds.
+struct Leaves {
+  uint32_t max_leaf = 0, max_ext = 0;
+  Regs l1, l7, l71, e1;
+  uint64_t xcr0 = 0;
+};
+
+const Leaves& leaves() {
+  static const Leaves l = [] {
+    Leaves r;
+    r.max_leaf = cpuid(0).a;
+    r.max_ext = cpuid(0x80000000u).a;
+    r.l1 = cpuid(1);
+    if (r.max_leaf >= 7) r.l7 = cpuid(7, 0), r.l71 = cpuid(7, 1);
+    if (r.max_ext >= 0x80000001u) r.e1 = cpuid(0x80000001u);
+    if (r.l1.c & (1u << 27)) {  // OSXSAVE: the OS uses XSAVE, XGETBV is allowed
+      uint32_t lo = 0, hi = 0;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      r.xcr0 = (uint64_t{hi} << 32) | lo;
+    }
+    return r;
+  }();
+  return l;
 }
 
 bool bit(uint32_t word, int b) { return (word >> b) & 1u; }
@@ -61,27 +81,21 @@ const std::string& host_cpu_key() {
     if (max_leaf >= 0x24) add("24.0", 0x24, 0, true);
     for (uint32_t leaf : {0x80000001u, 0x80000008u})
       if (max_ext >= leaf) add(leaf == 0x80000001u ? "e1" : "e8", leaf, 0, true);
-    k += fmt::format("xcr0:{:x}", xcr0());
+    k += fmt::format("xcr0:{:x}", leaves().xcr0);
     return k;
   }();
   return key;
 }
 
 bool host_has_avx2() {
-  static const bool yes = [] {
-    const Regs l1 = cpuid(1), l7 = cpuid(0).a >= 7 ? cpuid(7, 0) : Regs{};
-    return bit(l1.c, 12) && bit(l1.c, 28) && bit(l7.b, 5) && (xcr0() & 0x6) == 0x6;  // FMA, AVX, AVX2; XMM+YMM state
-  }();
-  return yes;
+  const Leaves& l = leaves();
+  return bit(l.l1.c, 12) && bit(l.l1.c, 28) && bit(l.l7.b, 5) && (l.xcr0 & 0x6) == 0x6;  // FMA, AVX, AVX2; XMM+YMM state
 }
 
 bool host_has_avx512() {
-  static const bool yes = [] {
-    const Regs l7 = cpuid(0).a >= 7 ? cpuid(7, 0) : Regs{};
-    // F, DQ, BW, VL; opmask, ZMM upper halves and ZMM16-31 state (XCR0 bits 5-7).
-    return host_has_avx2() && bit(l7.b, 16) && bit(l7.b, 17) && bit(l7.b, 30) && bit(l7.b, 31) && (xcr0() & 0xe0) == 0xe0;
-  }();
-  return yes;
+  const Leaves& l = leaves();
+  // F, DQ, BW, VL; opmask, ZMM upper halves and ZMM16-31 state (XCR0 bits 5-7).
+  return host_has_avx2() && bit(l.l7.b, 16) && bit(l.l7.b, 17) && bit(l.l7.b, 30) && bit(l.l7.b, 31) && (l.xcr0 & 0xe0) == 0xe0;
 }
 
 int host_vector_bits() { return host_has_avx512() ? 512 : host_has_avx2() ? 256 : 128; }
@@ -95,13 +109,11 @@ struct FeatureWord {
 };
 
 std::vector<FeatureWord> feature_words() {
-  const uint32_t max_leaf = cpuid(0).a, max_ext = cpuid(0x80000000u).a;
-  const Regs l1 = cpuid(1), l7 = max_leaf >= 7 ? cpuid(7, 0) : Regs{}, l71 = max_leaf >= 7 ? cpuid(7, 1) : Regs{};
-  const Regs e1 = max_ext >= 0x80000001u ? cpuid(0x80000001u) : Regs{};
+  const Leaves& l = leaves();
   // Leaf 1 EDX bit 28 (HTT) and ECX bit 27 (OSXSAVE) describe the machine's setup, not what
   // code may use.
-  return {{"1c", l1.c & ~(1u << 27)}, {"1d", l1.d & ~(1u << 28)}, {"7b", l7.b}, {"7c", l7.c}, {"7d", l7.d},
-          {"71a", l71.a}, {"e1c", e1.c}, {"e1d", e1.d}, {"xcr0", xcr0()}};
+  return {{"1c", l.l1.c & ~(1u << 27)}, {"1d", l.l1.d & ~(1u << 28)}, {"7b", l.l7.b}, {"7c", l.l7.c}, {"7d", l.l7.d},
+          {"71a", l.l71.a}, {"e1c", l.e1.c}, {"e1d", l.e1.d}, {"xcr0", l.xcr0}};
 }
 
 // Names of the bits code generators use most (CPUID leaf, register, bit).

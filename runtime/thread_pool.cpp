@@ -1,4 +1,5 @@
-// kiln/runtime/thread_pool.cpp — rt::parallel_for on libgomp's thread team.
+// kiln/runtime/thread_pool.cpp — rt::parallel_for on libgomp's thread team (opened at run time,
+// runtime/openmp.h).
 //
 // The team is OpenMP's: the same threads oneDNN's convolutions run on (Debian's oneDNN is built
 // on OpenMP). With a pool of kiln's own beside it, libgomp's workers spun for a while after
@@ -11,8 +12,7 @@
 
 #include "base/error.h"
 #include "runtime/config.h"
-
-#include <omp.h>
+#include "runtime/openmp.h"
 
 #include <algorithm>
 #include <atomic>
@@ -44,28 +44,41 @@ void run_inline(int64_t n, int64_t k, FunctionRef<void(int64_t, int64_t)> fn) {
   }
 }
 
-void run_team(int64_t n, int64_t k, FunctionRef<void(int64_t, int64_t)> fn) {
+// One region: the state its threads share. Thread t runs chunks t, t + team size, ...
+struct Region {
+  Region(const OpenMp* omp, int64_t n, int64_t k, FunctionRef<void(int64_t, int64_t)> fn) : omp(omp), n(n), k(k), fn(fn) {}
+  const OpenMp* omp;
+  int64_t n, k;
+  FunctionRef<void(int64_t, int64_t)> fn;
   std::exception_ptr error;
   std::mutex error_mutex;
   std::atomic<bool> failed{false};
-#pragma omp parallel num_threads(static_cast<int>(k))
-  {
-    const bool was_in_region = t_in_region;
-    t_in_region = true;
-    // A team may be smaller than asked (OMP_THREAD_LIMIT): its threads share the chunks.
-    for (int64_t i = omp_get_thread_num(); i < k && !failed.load(std::memory_order_relaxed); i += omp_get_num_threads()) {
-      try {
-        ChunkBounds b = parallel_chunk(n, k, i);
-        fn(b.begin, b.end);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed.store(true, std::memory_order_relaxed);
-      }
+};
+
+void region_body(void* data) {
+  Region& r = *static_cast<Region*>(data);
+  const bool was_in_region = t_in_region;
+  t_in_region = true;
+  // A team may be smaller than asked (OMP_THREAD_LIMIT): its threads share the chunks.
+  const int64_t team = r.omp->team_size();
+  for (int64_t i = r.omp->thread_num(); i < r.k && !r.failed.load(std::memory_order_relaxed); i += team) {
+    try {
+      ChunkBounds b = parallel_chunk(r.n, r.k, i);
+      r.fn(b.begin, b.end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(r.error_mutex);
+      if (!r.error) r.error = std::current_exception();
+      r.failed.store(true, std::memory_order_relaxed);
     }
-    t_in_region = was_in_region;
   }
-  if (error) std::rethrow_exception(error);
+  t_in_region = was_in_region;
+}
+
+// `#pragma omp parallel num_threads(k)` over region_body, through libgomp opened at run time.
+void run_team(const OpenMp& omp, int64_t n, int64_t k, FunctionRef<void(int64_t, int64_t)> fn) {
+  Region r(&omp, n, k, fn);
+  omp.parallel(&region_body, &r, static_cast<unsigned>(k), 0);
+  if (r.error) std::rethrow_exception(r.error);
 }
 
 }  // namespace
@@ -93,15 +106,19 @@ ChunkBounds parallel_chunk(int64_t n, int64_t k, int64_t i) {
 bool in_parallel_region() { return t_in_region; }
 
 LibraryTeam::LibraryTeam(int n) {
-  if (omp_in_parallel()) return;
-  saved_ = omp_get_max_threads();
-  omp_set_num_threads(std::max(n, 1));
+  const OpenMp* omp = openmp();
+  if (!omp || omp->in_parallel()) return;
+  saved_ = omp->max_threads();
+  omp->set_num_threads(std::max(n, 1));
 }
 
-int LibraryTeam::current() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+int LibraryTeam::current() {
+  const OpenMp* omp = openmp();
+  return !omp || omp->in_parallel() ? 1 : omp->max_threads();
+}
 
 LibraryTeam::~LibraryTeam() {
-  if (saved_ > 0) omp_set_num_threads(saved_);
+  if (saved_ > 0) openmp()->set_num_threads(saved_);
 }
 
 void parallel_for(int64_t n, int64_t min_grain, FunctionRef<void(int64_t begin, int64_t end)> fn) {
@@ -111,7 +128,8 @@ void parallel_for(int64_t n, int64_t min_grain, FunctionRef<void(int64_t begin, 
     fn(0, n);
     return;
   }
-  if (t_in_region) {
+  const OpenMp* omp = openmp();
+  if (t_in_region || !omp) {
     run_inline(n, k, fn);
     return;
   }
@@ -120,7 +138,7 @@ void parallel_for(int64_t n, int64_t min_grain, FunctionRef<void(int64_t begin, 
     run_inline(n, k, fn);
     return;
   }
-  run_team(n, k, fn);
+  run_team(*omp, n, k, fn);
 }
 
 }  // namespace kiln::rt

@@ -15,8 +15,9 @@
 // not yet started are skipped.
 //
 // Dispatch costs about a microsecond (an `omp parallel` region, no allocation: the body is
-// passed as a FunctionRef). libgomp's workers start on the first parallel call, spin for a while
-// after each region (GOMP_SPINCOUNT, OMP_WAIT_POLICY) and live until the process exits.
+// passed as a FunctionRef). libgomp is opened, and its workers start, on the first parallel call;
+// they spin for a while after each region (runtime/openmp.h: kiln's choice unless the user sets
+// GOMP_SPINCOUNT or OMP_WAIT_POLICY), then sleep, and live until the process exits.
 #pragma once
 
 #include <cstdint>

@@ -335,6 +335,24 @@ TEST(ExportProgram, TheRuntimeLinksNoLlvm) {
   EXPECT_NE(out.find("libkiln.so"), std::string::npos) << out;
   EXPECT_EQ(out.find("libLLVM"), std::string::npos) << out;
   EXPECT_EQ(out.find("libkiln_llvm"), std::string::npos) << out;
+  EXPECT_EQ(out.find("libgomp"), std::string::npos) << "libgomp is opened on the first parallel call (runtime/openmp.h)\n" << out;
+}
+
+// `kiln run` makes one call and exits: its idle threads sleep at once instead of spinning
+// (runtime/openmp.h, OpenMpWait::Sleep) unless the user chose how libgomp waits.
+TEST(ExportProgram, KilnRunsThreadsSleepWhenIdle) {
+  manual_seed(15);
+  const fs::path pkg = scratch("wide.kiln");
+  export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(in[0]) * 3}; }, {randn({1024, 1024})},
+                 {.path = pkg.string(), .name = "wide", .input_names = {"x"}, .dynamic = {}});
+  save_npy(randn({1024, 1024}), scratch("wide.npy").string());
+  const std::string run = fmt::format("{} run {} {}", KILN_CLI, pkg.string(), scratch("wide.npy").string());
+  const auto [ours, rc] = shell("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose KILN_NUM_THREADS=2 " + run);
+  ASSERT_EQ(rc, 0) << ours;
+  EXPECT_NE(ours.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << ours;
+  const auto [theirs, rc2] = shell("env -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose KILN_NUM_THREADS=2 GOMP_SPINCOUNT=555 " + run);
+  ASSERT_EQ(rc2, 0) << theirs;
+  EXPECT_NE(theirs.find("GOMP_SPINCOUNT = '555'"), std::string::npos) << theirs;
 }
 
 TEST(ExportProgram, InputsThatFailTheGuardsOrRangesAreRefused) {

@@ -4,18 +4,25 @@
 #include "runtime/thread_pool.h"
 
 #include "base/error.h"
+#include "runtime/openmp.h"
 #include "kiln/kiln.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace kiln::rt {
 namespace {
@@ -96,6 +103,37 @@ TEST(RuntimeThreadPool, UsesSeveralThreads) {
   });
   EXPECT_EQ(ids.size(), 3u);
   EXPECT_EQ(ids.count(std::this_thread::get_id()), 1u);  // the caller took part
+}
+
+// libgomp is opened on the first parallel call, with kiln's idle wait (runtime/openmp.h): this
+// test binary, run again as a fresh process that makes one parallel call, shows libgomp's
+// settings (OMP_DISPLAY_ENV=verbose): 10,000 spins unless the user chose; the user's
+// GOMP_SPINCOUNT wins. The choice is gone from the environment afterwards, and cannot change
+// once libgomp is loaded.
+std::string run_self(const std::string& env) {
+  std::string out;
+  const std::string cmd = "env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose " + env +
+                          " /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=RuntimeThreadPool.UsesSeveralThreads 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "popen failed";
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  ::pclose(p);
+  return out;
+}
+
+TEST(RuntimeThreadPool, IdleWorkersWaitAsKilnChoosesUnlessTheUserChose) {
+  const std::string ours = run_self(""), theirs = run_self("GOMP_SPINCOUNT=777");
+  EXPECT_NE(ours.find("GOMP_SPINCOUNT = '10000'"), std::string::npos) << ours;
+  EXPECT_NE(ours.find("[  PASSED  ] 1 test"), std::string::npos) << ours;
+  EXPECT_NE(theirs.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << theirs;
+
+  const bool user_set = std::getenv("GOMP_SPINCOUNT") != nullptr;
+  ThreadCount tc(2);
+  parallel_for(2, 1, [](int64_t, int64_t) {});
+  ASSERT_NE(openmp(), nullptr);
+  EXPECT_EQ(std::getenv("GOMP_SPINCOUNT") != nullptr, user_set) << "kiln's choice must not leak into child processes";
+  EXPECT_FALSE(set_openmp_wait(OpenMpWait::Sleep));
 }
 
 TEST(RuntimeThreadPool, ExceptionsPropagateToTheCaller) {

@@ -3,6 +3,7 @@
 
 #include "kiln/kiln.h"
 #include "base/read_file.h"
+#include "runtime/openmp.h"
 
 #include <cctype>
 #include <chrono>
@@ -72,6 +73,9 @@ int run_package(int argc, char** argv) {
   // kiln's own SGEMM rather than oneDNN's, whose first product costs about 7 ms more (docs/env.md
   // KILN_SGEMM; set before kiln reads its configuration, unless the user set it).
   setenv("KILN_SGEMM", "kiln", 0);
+  // And its idle threads sleep at once instead of spinning after each region: a spinning worker
+  // made the MLP package's whole process 4-6 ms slower on a 2-vCPU VM (runtime/openmp.h).
+  rt::set_openmp_wait(rt::OpenMpWait::Sleep);
   const std::string path = argv[2];
   std::vector<std::string> inputs;
   std::string prefix;

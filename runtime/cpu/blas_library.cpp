@@ -2,6 +2,8 @@
 #include "runtime/cpu/blas_library.h"
 
 #include "base/dl_symbol.h"
+#include "base/host_cpu.h"
+#include "runtime/openmp.h"
 #include "base/error.h"
 
 #include <dlfcn.h>
@@ -12,13 +14,10 @@
 namespace kiln::rt {
 
 std::string blas_core_for_host() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
-#endif
+  // base/host_cpu.h rather than __builtin_cpu_supports, whose libgcc copy in libkiln would
+  // run its own CPUID pass in every process's start.
+  if (host_has_avx512()) return "SkylakeX";
+  if (host_has_avx2()) return "Haswell";
   return "";
 }
 
@@ -31,6 +30,7 @@ BlasLibrary load() {
   // An OpenBLAS the process has already loaded made its choice in its constructor.
   void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (!lib) {
+    (void)openmp();  // an OpenMP build of OpenBLAS finds libgomp opened with kiln's wait (openmp.h)
     const std::string core = blas_core_for_host();
     const bool set = !core.empty() && std::getenv("OPENBLAS_CORETYPE") == nullptr;
     if (set) setenv("OPENBLAS_CORETYPE", core.c_str(), 0);

@@ -16,6 +16,7 @@
 #include "runtime/cpu/extern_kernels.h"
 
 #include "base/error.h"
+#include "base/host_cpu.h"
 #include "base/tensor_impl.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"
@@ -160,8 +161,8 @@ template <typename T> struct RowKernels {
 template <typename T> RowKernels<T> row_kernels() {
   RowKernels<T> r;
   if constexpr (std::is_same_v<T, float>) {
-    if (__builtin_cpu_supports("avx512f")) r = {&prep_max_avx512, &exp_sum_avx512, &divide_avx512};
-    else if (__builtin_cpu_supports("avx2")) r = {&prep_max_avx2, &exp_sum_avx2, &divide_avx2};
+    if (host_has_avx512()) r = {&prep_max_avx512, &exp_sum_avx512, &divide_avx512};  // base/host_cpu.h
+    else if (host_has_avx2()) r = {&prep_max_avx2, &exp_sum_avx2, &divide_avx2};
   }
   return r;
 }

@@ -3,6 +3,7 @@
 
 #include "base/dl_symbol.h"
 #include "base/error.h"
+#include "runtime/openmp.h"
 
 #include <string>
 
@@ -12,6 +13,7 @@ const OneDnn& onednn() {
   static const OneDnn* const table = [] {
     using Entry = const OneDnn* (*)();
     if (void* sym = dlsym(RTLD_DEFAULT, "kiln_onednn_entry")) return reinterpret_cast<Entry>(sym)();  // linked in
+    (void)openmp();  // oneDNN runs on libgomp: opened first, with kiln's wait (runtime/openmp.h)
     const std::string here = library_directory_of(reinterpret_cast<const void*>(&onednn));
     const std::string beside = here + "libkiln_onednn.so.0";
     const char* const paths[] = {beside.c_str(), "libkiln_onednn.so.0"};
