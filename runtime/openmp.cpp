@@ -6,10 +6,12 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace kiln::rt {
 
@@ -17,26 +19,35 @@ namespace {
 
 constexpr const char* kLibrary = "libgomp.so.1";
 
-std::atomic<OpenMpWait> g_wait{OpenMpWait::Short};
-std::atomic<bool> g_loaded{false};
+std::mutex g_policy_mutex;
+OpenMpPolicy g_policy;  // guarded by g_policy_mutex
+bool g_loaded = false;  // guarded by g_policy_mutex
 
-// dlopen()s libgomp. When the process has not loaded it yet and the user chose no wait policy,
-// the chosen one is in the environment while libgomp's constructor reads it, and removed again:
+bool user_set(std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (std::getenv(n)) return true;
+  return false;
+}
+
+// dlopen()s libgomp. When the process has not loaded it yet, the policy's variables the user
+// left alone are in the environment while libgomp's constructor reads them, and removed again:
 // child processes make their own choice.
 void* open_library() {
+  std::lock_guard<std::mutex> lock(g_policy_mutex);
+  g_loaded = true;
   if (void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return lib;  // its choice is made
-  const bool user_chose = std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr;
-  const bool sleep = g_wait.load() == OpenMpWait::Sleep;
-  const char* name = sleep ? "OMP_WAIT_POLICY" : "GOMP_SPINCOUNT";
-  if (!user_chose) setenv(name, sleep ? "passive" : "10000", 0);
+  std::vector<const char*> set;
+  const std::string spin = std::to_string(std::max(g_policy.spin_count, 0));
+  if (!user_set({"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})) setenv("GOMP_SPINCOUNT", spin.c_str(), 0), set.push_back("GOMP_SPINCOUNT");
+  if (g_policy.bind_threads && !user_set({"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"}))
+    setenv("OMP_PROC_BIND", "true", 0), set.push_back("OMP_PROC_BIND");
   void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (!user_chose) unsetenv(name);
+  for (const char* n : set) unsetenv(n);
   return lib;
 }
 
 OpenMp* load() {
   void* lib = open_library();
-  g_loaded.store(true);
   std::string error;
   if (!lib) {
     const char* why = dlerror();
@@ -65,9 +76,10 @@ const OpenMp* openmp() {
   return g_table;
 }
 
-bool set_openmp_wait(OpenMpWait wait) {
-  if (g_loaded.load() || dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return false;
-  g_wait.store(wait);
+bool set_openmp_policy(const OpenMpPolicy& policy) {
+  std::lock_guard<std::mutex> lock(g_policy_mutex);
+  if (g_loaded || dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return false;
+  g_policy = policy;
   return true;
 }
 

@@ -7,10 +7,10 @@
 // before libgomp reads that choice. libgomp reads it once, when it loads.
 //
 // Why kiln chooses: libgomp's default spins about 300,000 pauses (some 4 ms on a Sapphire Rapids
-// core) after every region. On the 2-vCPU development VM a spinning worker made a whole
-// `kiln run` of the MLP package take 11-13 ms against 6.5-7.7 ms with workers that sleep at once,
-// while training steps (bench/bench_train.cpp) ran equally fast with 10,000 spins
-// (docs/decisions/fusion-and-kernels.md, libgomp's spinning).
+// core) after every region. On the 2-vCPU development VM a worker spinning that long made a whole
+// `kiln run` of the MLP package take 11-13 ms against 6.6-6.7 ms with 10,000 spins and bound
+// threads, while training steps (bench/bench_train.cpp) ran equally fast with 10,000 spins
+// (docs/decisions/fusion-and-kernels.md, libgomp opened at run time).
 #pragma once
 
 namespace kiln::rt {
@@ -30,14 +30,23 @@ struct OpenMp {
 // then runs its chunks on the calling thread (the reason is logged once on KILN_LOG=perf).
 const OpenMp* openmp();
 
-// How long the team's idle workers spin before sleeping on a futex, when the user sets neither
-// OMP_WAIT_POLICY nor GOMP_SPINCOUNT (libgomp's own variables, which always win).
-//   Short: 10,000 spins (about 0.13 ms here): a worker is there for the next kernel of a step.
-//   Sleep: none (OMP_WAIT_POLICY=passive): for a process that makes one call and exits (`kiln
-//          run`), where a spinning worker costs the process more than it saves.
-enum class OpenMpWait { Short, Sleep };
-// Chooses the wait before libgomp loads (the default is Short). Returns false, and changes
-// nothing, once libgomp is loaded.
-bool set_openmp_wait(OpenMpWait wait);
+// How libgomp's team behaves. libgomp reads it once, when it loads; the user's own libgomp
+// variables always win over either field.
+struct OpenMpPolicy {
+  // Pauses an idle worker spins before it sleeps on a futex (GOMP_SPINCOUNT; kept unless the
+  // user sets it or OMP_WAIT_POLICY). 10,000 is about 0.13 ms here: a worker is still there for
+  // the next kernel of a step. Fewer is not better on a VM: a worker woken from its sleep was
+  // put on the waking thread's CPU, so the region ran on one CPU (runtime/openmp.cpp).
+  int spin_count = 10000;
+  // Each of the team's threads bound to one CPU, the calling thread included (OMP_PROC_BIND=true;
+  // kept unless the user sets OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY). The scheduler
+  // can then never stack a worker on another's CPU; but threads the caller starts afterwards
+  // inherit its one CPU, so only a process of kiln's own asks for it (`kiln run`).
+  bool bind_threads = false;
+};
+
+// Chooses the policy before libgomp loads (the default is OpenMpPolicy{}). Returns false, and
+// changes nothing, once libgomp is loaded.
+bool set_openmp_policy(const OpenMpPolicy& policy);
 
 }  // namespace kiln::rt

@@ -338,20 +338,24 @@ TEST(ExportProgram, TheRuntimeLinksNoLlvm) {
   EXPECT_EQ(out.find("libgomp"), std::string::npos) << "libgomp is opened on the first parallel call (runtime/openmp.h)\n" << out;
 }
 
-// `kiln run` makes one call and exits: its idle threads sleep at once instead of spinning
-// (runtime/openmp.h, OpenMpWait::Sleep) unless the user chose how libgomp waits.
-TEST(ExportProgram, KilnRunsThreadsSleepWhenIdle) {
+// `kiln run` binds its threads one to a CPU (runtime/openmp.h, OpenMpPolicy::bind_threads) and
+// keeps kiln's spin, unless the user chose how libgomp places and waits.
+TEST(ExportProgram, KilnRunBindsItsThreads) {
   manual_seed(15);
   const fs::path pkg = scratch("wide.kiln");
   export_program([](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(in[0]) * 3}; }, {randn({1024, 1024})},
                  {.path = pkg.string(), .name = "wide", .input_names = {"x"}, .dynamic = {}});
   save_npy(randn({1024, 1024}), scratch("wide.npy").string());
   const std::string run = fmt::format("{} run {} {}", KILN_CLI, pkg.string(), scratch("wide.npy").string());
-  const auto [ours, rc] = shell("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose KILN_NUM_THREADS=2 " + run);
+  const std::string clean = "env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u OMP_PROC_BIND -u OMP_PLACES -u GOMP_CPU_AFFINITY "
+                            "OMP_DISPLAY_ENV=verbose KILN_NUM_THREADS=2 ";
+  const auto [ours, rc] = shell(clean + run);
   ASSERT_EQ(rc, 0) << ours;
-  EXPECT_NE(ours.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << ours;
-  const auto [theirs, rc2] = shell("env -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose KILN_NUM_THREADS=2 GOMP_SPINCOUNT=555 " + run);
+  EXPECT_NE(ours.find("OMP_PROC_BIND = 'TRUE'"), std::string::npos) << ours;
+  EXPECT_NE(ours.find("GOMP_SPINCOUNT = '10000'"), std::string::npos) << ours;
+  const auto [theirs, rc2] = shell(clean + "OMP_PROC_BIND=false GOMP_SPINCOUNT=555 " + run);
   ASSERT_EQ(rc2, 0) << theirs;
+  EXPECT_NE(theirs.find("OMP_PROC_BIND = 'FALSE'"), std::string::npos) << theirs;
   EXPECT_NE(theirs.find("GOMP_SPINCOUNT = '555'"), std::string::npos) << theirs;
 }
 

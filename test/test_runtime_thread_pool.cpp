@@ -133,7 +133,7 @@ TEST(RuntimeThreadPool, IdleWorkersWaitAsKilnChoosesUnlessTheUserChose) {
   parallel_for(2, 1, [](int64_t, int64_t) {});
   ASSERT_NE(openmp(), nullptr);
   EXPECT_EQ(std::getenv("GOMP_SPINCOUNT") != nullptr, user_set) << "kiln's choice must not leak into child processes";
-  EXPECT_FALSE(set_openmp_wait(OpenMpWait::Sleep));
+  EXPECT_FALSE(set_openmp_policy({.spin_count = 0, .bind_threads = true}));
 }
 
 TEST(RuntimeThreadPool, ExceptionsPropagateToTheCaller) {

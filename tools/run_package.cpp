@@ -73,9 +73,10 @@ int run_package(int argc, char** argv) {
   // kiln's own SGEMM rather than oneDNN's, whose first product costs about 7 ms more (docs/env.md
   // KILN_SGEMM; set before kiln reads its configuration, unless the user set it).
   setenv("KILN_SGEMM", "kiln", 0);
-  // And its idle threads sleep at once instead of spinning after each region: a spinning worker
-  // made the MLP package's whole process 4-6 ms slower on a 2-vCPU VM (runtime/openmp.h).
-  rt::set_openmp_wait(rt::OpenMpWait::Sleep);
+  // And its threads are bound one to a CPU: on a 2-vCPU VM an unbound worker woken for the
+  // first call's kernels often ran on the caller's CPU (runtime/openmp.h); bound, the MLP
+  // package's first call took 1.3-1.7 ms instead of 2.0-4.2.
+  rt::set_openmp_policy({.spin_count = rt::OpenMpPolicy{}.spin_count, .bind_threads = true});
   const std::string path = argv[2];
   std::vector<std::string> inputs;
   std::string prefix;
