@@ -5,6 +5,7 @@
 // against the interpreter) or with known values. Without a GPU each test skips with the
 // reason (the machine CI runs on); tests/test_cuda_device.cpp checks the errors there.
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/program.h"
 #include "kiln/kiln.h"
 #include <cmath>
 
@@ -309,6 +310,50 @@ TEST(CudaGpu, ConvolutionsOnCudnn) {
   const auto [cx, cw] = grads(kGpu);
   expect_close(gx, cx, 1e-3, 1e-3);
   expect_close(gw, cw, 1e-3, 1e-3);
+}
+
+// Sorts on kiln's sort kernels (runtime/cuda/cuda_sort.h), eager and compiled, index for index
+// the cpu's: NaNs, infinities, ties and -0.0 among the keys, both directions, every dtype class,
+// a vocabulary-sized line (many tiles and merges), many short lines, a sort along dim 0 of a
+// non-contiguous tensor, and topk / median / kthvalue on top; nothing is staged through the host.
+TEST(CudaGpu, SortsOnTheDevice) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(8);
+  const int64_t staged = rt::staged_steps();
+  auto hostile = [](std::vector<int64_t> sizes) {
+    Tensor x = (randn(sizes) * 3).round() / 2;
+    x = where(rand(sizes) < 0.05, full({}, std::nan("")), x);
+    x = where(rand(sizes) < 0.03, full({}, -0.0), x);
+    return where(rand(sizes) < 0.02, full({}, INFINITY), x);
+  };
+  const Tensor vocab = hostile({3, 50257}), shortl = hostile({4099, 7}), square = hostile({300, 257});
+  for (const Tensor& x : {vocab, shortl, square})
+    for (bool desc : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << x.size(0) << "x" << x.size(1) << (desc ? " descending" : ""));
+      EXPECT_TRUE(equal(argsort(x, -1, desc), argsort(x.cuda(), -1, desc).cpu()));
+      for (ScalarType dt : {kHalf, kBFloat16, kDouble, kInt32, kInt8, kUInt8}) {
+        SCOPED_TRACE(dtype_name(dt));
+        const Tensor y = dt == kInt32 || dt == kInt8 || dt == kUInt8 ? nan_to_num(x, 0.0).clamp(-100, 100).to(dt) : x.to(dt);
+        EXPECT_TRUE(equal(argsort(y, -1, desc), argsort(y.cuda(), -1, desc).cpu()));
+      }
+    }
+  const Tensor b = rand({33, 900}) < 0.5;
+  EXPECT_TRUE(equal(argsort(b, 1), argsort(b.cuda(), 1).cpu()));
+  const Tensor t = square.t();  // dim 0 of a transposed tensor
+  EXPECT_TRUE(equal(argsort(t, 0, true), argsort(t.cuda(), 0, true).cpu()));
+  auto fn = [](const Tensor& x) {
+    auto [v, i] = sort(x, -1, true);
+    auto [tv, ti] = topk(x, 5, -1);
+    return std::vector<Tensor>{v, i, tv, ti, std::get<0>(median(x, -1)), std::get<0>(kthvalue(x, 3, -1))};
+  };
+  const Tensor finite = nan_to_num(vocab, 0.0);
+  const std::vector<Tensor> want = fn(finite), eager = fn(finite.cuda());
+  const std::vector<Tensor> compiled = compile(fn)(finite.cuda());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(equal(want[i], eager[i].cpu())) << "eager output " << i;
+    EXPECT_TRUE(equal(want[i], compiled[i].cpu())) << "compiled output " << i;
+  }
+  EXPECT_EQ(rt::staged_steps(), staged) << "a sort was staged through the host";
 }
 
 TEST(CudaGpu, AllocatorReusesBlocksAndReportsOutOfMemory) {

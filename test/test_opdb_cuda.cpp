@@ -218,7 +218,6 @@ TEST(OpDbCuda, PlansStageOnlyTheListedPrimsThroughTheHost) {
   // (mm and bmm plan as cuBLASLt steps whatever the dtype; an f64 or integer one is copied to
   // the host inside that step, which this plan-level test does not see.)
   const std::map<std::string, std::string> listed = {
-      {"argsort", "no device sort yet (sort, topk, median, mode, kthvalue, randperm)"},
       {"convolution", "integer convolutions: cuDNN computes floating ones only (runtime/cuda/cuda_conv.h)"},
   };
   std::map<std::string, std::set<std::string>> staged;

@@ -10,7 +10,7 @@
 // multiprocessor count). mm and bmm in f32, f16 and
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32), and so does a product with its
 // bias and activation (passes/matmul_epilogues.h, folded before fusion); floating convolutions
-// run on cuDNN (cuda_conv.h); every other extern or
+// run on cuDNN (cuda_conv.h), argsort on kiln's sort kernels (cuda_sort.h); every other extern or
 // fallback step is staged through the host with the cpu backend's library kernel. A kernel
 // with checks gets the device's fault record, raised at the next synchronization
 // (runtime/cuda/cuda_faults.h). An exported cuda program's kernels load through the same
@@ -35,6 +35,8 @@
 #include "runtime/cuda/cuda_faults.h"
 #include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_matmul.h"
+#include "runtime/cuda/cuda_modules.h"
+#include "runtime/cuda/cuda_sort.h"
 #include "runtime/interpreter/interpreter.h"
 #include "frontend/decompositions.h"
 #include "frontend/ops_factory.h"
@@ -60,76 +62,6 @@ const std::string kCuda = "cuda";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// ---- code: cubins by key, modules by (device, key) --------------------------------------------------
-
-std::mutex& modules_mu() {
-  static auto* m = new std::mutex();
-  return *m;
-}
-// Loaded modules by (device, key), and their functions by (device, key, entry); never destroyed.
-std::map<std::pair<int, std::string>, cuda::ModuleHandle>& modules() {
-  static auto* m = new std::map<std::pair<int, std::string>, cuda::ModuleHandle>();
-  return *m;
-}
-std::map<std::tuple<int, std::string, std::string>, cuda::FunctionHandle>& functions() {
-  static auto* m = new std::map<std::tuple<int, std::string, std::string>, cuda::FunctionHandle>();
-  return *m;
-}
-
-// A module's image and the key it is cached and loaded under.
-struct ModuleCode {
-  std::string key, image, log;
-  CodeSource from = CodeSource::Compiled;
-  std::string error;  // set when NVRTC failed
-};
-
-// The cubin (or PTX) of a module's source for architecture `sm` from the cache: its image is
-// empty on a miss.
-ModuleCode cached_module(const std::string& source, int sm, CompileCache* store) {
-  ModuleCode mc;
-  mc.key = cubin_key(source, sm, store ? store->disk() : nullptr);
-  if (store)
-    if (std::optional<std::string> img = store->load("cuda-" + mc.key, mc.from)) mc.image = std::move(*img);
-  if (mc.image.empty()) mc.from = CodeSource::Compiled;
-  return mc;
-}
-
-// A missed module compiled by NVRTC (which the caller has checked is available), saved under
-// its key. A module of several kernels is optimized on every core (--split-compile=0).
-void compile_module(ModuleCode& mc, const std::string& source, size_t kernels, int sm, CompileCache* store) {
-  DiskCache* disk = store ? store->disk() : nullptr;
-  if (confirm_nvrtc_version(disk)) mc.key = cubin_key(source, sm, disk);  // keyed by the NVRTC that compiles it
-  std::vector<std::string> options;
-  if (kernels > 1) options.push_back("--split-compile=0");
-  cuda::NvrtcResult r = cuda::compile_for_device(source, sm, std::move(options));
-  mc.log = r.log;
-  if (!r.ok) {
-    mc.error = fmt::format("NVRTC could not compile the module for {}", r.arch);
-    return;
-  }
-  mc.image = r.cubin.empty() ? r.ptx + std::string(1, '\0') : r.cubin;  // PTX is loaded as a C string
-  if (store) store->save("cuda-" + mc.key, mc.image);
-}
-
-// The function `entry` of module `mc` on `device`, the module loaded once per device.
-cuda::FunctionHandle load_function(int device, const ModuleCode& mc, const std::string& entry) {
-  std::lock_guard lock(modules_mu());
-  auto fit = functions().find({device, mc.key, entry});
-  if (fit != functions().end()) return fit->second;
-  auto [it, inserted] = modules().try_emplace({device, mc.key}, nullptr);
-  if (inserted) {
-    try {
-      it->second = cuda::module_load(device, mc.image);
-    } catch (...) {
-      modules().erase(it);
-      throw;
-    }
-  }
-  const cuda::FunctionHandle fn = cuda::module_function(device, it->second, entry);
-  functions().emplace(std::make_tuple(device, mc.key, entry), fn);
-  return fn;
 }
 
 // ---- launching ---------------------------------------------------------------------------------------
@@ -231,6 +163,12 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
       fns[i] = [staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
         if (!cuda_convolution(ins, attrs, outs.at(0))) staged(ins, attrs, outs);  // integers, int32 overflow
       };
+    } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::argsort) {
+      fns[i] = [staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
+        const int64_t dim = attrs.get<int64_t>(ir::OpKind::argsort, "dim");
+        if (!cuda_argsort(ins.at(0), dim, attrs.get<bool>(ir::OpKind::argsort, "descending"), outs.at(0)))
+          staged(ins, attrs, outs);  // past the grid's size
+      };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
       // The activation is read once, here; what cuBLASLt cannot take runs the op's decomposition
       // op by op on the device.
@@ -320,6 +258,7 @@ class CudaBackend final : public Backend {
         return lt || !passes::matmul_kernelable(&n) ? "cublaslt" : "";
       }
       if (n.op() == ir::OpKind::convolution && cudnn_convolution_dtype(n.output()->type().dtype)) return "cudnn";
+      if (n.op() == ir::OpKind::argsort) return "sort";  // kiln's sort kernels (cuda_sort.h)
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels

@@ -15,6 +15,7 @@
 #include "ir/shape_fns.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_conv.h"
+#include "runtime/cuda/cuda_sort.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/eager/eager.h"
 #include "runtime/interpreter/interp_kernels.h"
@@ -24,10 +25,10 @@
 namespace kiln::rt {
 
 // A prim on cuda tensors that no generated kernel computes: mm/bmm through cuBLASLt, floating
-// convolutions through cuDNN; views as
+// convolutions through cuDNN, argsort on kiln's sort kernels; views as
 // metadata (a reshape or as_strided that must copy copies on the device first); anything else
 // on the host — the inputs copied to the cpu (a factory's device attribute set to the cpu), the
-// cpu's eager op, the results copied back — which is correct and slow (sort, indexing the
+// cpu's eager op, the results copied back — which is correct and slow (indexing the
 // sizes keep out of a kernel, integer convolutions). Scans, random draws and the index
 // prims' duck-sized programs are generated kernels (runtime/eager/eager.cpp).
 std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs,
@@ -64,6 +65,10 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
     const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
                            TensorOptions(inputs[0].dtype()).device(d));
     if (cuda_convolution(inputs, attrs, r)) return {r};
+  }
+  if (op == ir::OpKind::argsort) {
+    const Tensor r = empty(inputs.at(0).sizes().vec(), TensorOptions(ScalarType::Int64).device(d));
+    if (cuda_argsort(inputs[0], attrs.get<int64_t>(op, "dim"), attrs.get<bool>(op, "descending"), r)) return {r};
   }
   // An op above prim level that reaches here (attention, which the cpu records whole for its
   // library kernel) runs its decomposition, each op of it on the device, not on the host: an
