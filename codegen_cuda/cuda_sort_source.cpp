@@ -20,7 +20,7 @@ std::string sort_source(SortKey key) {
   const char* type = key == SortKey::Float ? "float" : key == SortKey::Double ? "double" : "long long";
   return std::string("// kiln's device sort (codegen_cuda/sort_kernels.cuh)\ntypedef ") + type +
          " KEY;\n"
-         "#define KILN_KERNEL extern \"C\" __global__ void\n"
+         "#define KILN_KERNEL extern \"C\" __global__ void __launch_bounds__(1024)\n"
          "#define KILN_DEVICE __device__ __forceinline__\n"
          "#define KILN_SMEM(name) extern __shared__ __align__(16) unsigned char name[]\n" +
          kKernels + "\n";

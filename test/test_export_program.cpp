@@ -12,6 +12,7 @@
 #include "ir/exec_plan.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/export/package.h"
+#include "runtime/program.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -597,6 +598,7 @@ TEST(ExportProgram, ACudaPackageCarriesCubinsAndPtxAndRunsOnADevice) {
     ASSERT_TRUE(images && images->size() == kernels) << cubins;
     for (std::string_view i : *images) EXPECT_EQ(i.substr(0, 4), "\x7f" "ELF") << cubins;
   }
+  EXPECT_FALSE(p.has("sort.cuda.sm_90")) << "a plan without a sort carries no sort kernels";
   const auto ptx = cpu::unpack_objects(p.at("ptx.cuda.compute_90", "test", ""));
   ASSERT_TRUE(ptx && ptx->size() == kernels);
   for (std::string_view i : *ptx) {
@@ -628,6 +630,37 @@ TEST(ExportProgram, ACudaPackageCarriesCubinsAndPtxAndRunsOnADevice) {
   }
   const std::string host = test::error_of([&] { (void)lp({randn({4, 16})}); });
   EXPECT_NE(host.find("x.device == cuda:0"), std::string::npos) << host;
+}
+
+// A cuda package whose plan sorts carries kiln's sort kernels for each target (float, double and
+// long long modules), so that the sort runs on the device where the package is loaded without
+// NVRTC; on a device it gives the cpu's result.
+TEST(ExportProgram, ACudaPackageThatSortsCarriesTheSortKernels) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  manual_seed(24);
+  auto fn = [](const std::vector<Tensor>& in) {
+    auto [v, i] = topk(in[0], 4, -1);
+    return std::vector<Tensor>{v, i, std::get<1>(sort(in[1], 0, true))};
+  };
+  const fs::path pkg = scratch("cuda_sort.kiln");
+  export_program(fn, {randn({6, 300}), randint(0, 9, {40, 3})},
+                 {.path = pkg.string(), .name = "sorts", .input_names = {"x", "k"}, .dynamic = {}, .backend = "cuda"});
+  const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
+  for (const char* section : {"sort.cuda.sm_80", "sort.cuda.sm_90", "sort.cuda.compute_90"}) {
+    const auto images = cpu::unpack_objects(p.at(section, "test", ""));
+    ASSERT_TRUE(images && images->size() == 3u) << section;
+    for (std::string_view i : *images)
+      EXPECT_TRUE(i.substr(0, 4) == "\x7f" "ELF" || i.find(".entry kiln_sort_tiles") != std::string_view::npos) << section;
+  }
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device (" << cuda::unavailable_reason() << "): the package was written and checked, not run";
+  const LoadedProgram lp = load_program(pkg.string());
+  const Tensor x = randn({6, 300}), k = randint(0, 9, {40, 3});
+  const int64_t staged = rt::staged_steps();
+  const std::vector<Tensor> got = lp({x.to(lp.device()), k.to(lp.device())}), want = fn({x, k});
+  EXPECT_EQ(rt::staged_steps(), staged) << "a sort was staged through the host";
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(equal(got[i].cpu(), want[i])) << "output " << i;
 }
 
 }  // namespace

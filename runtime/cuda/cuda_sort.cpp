@@ -1,6 +1,7 @@
 // kiln/runtime/cuda/cuda_sort.cpp — argsort on the device with kiln's sort kernels (cuda_sort.h).
 #include "runtime/cuda/cuda_sort.h"
 
+#include "base/crc32c.h"
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cuda/cuda_sort_source.h"
@@ -15,7 +16,9 @@
 
 #include <algorithm>
 #include <map>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace kiln::rt {
@@ -40,24 +43,45 @@ ScalarType dtype_of(cuda::SortKey key) {
   return key == cuda::SortKey::Float ? ScalarType::Float : key == cuda::SortKey::Double ? ScalarType::Double : ScalarType::Int64;
 }
 
-// The kernels for `key` on `device`: from this process, the compile cache or NVRTC.
-SortFunctions sort_functions(int device, cuda::SortKey key) {
-  static std::mutex mu;
-  static auto* loaded = new std::map<std::pair<int, cuda::SortKey>, SortFunctions>();
-  std::lock_guard lock(mu);
-  if (auto it = loaded->find({device, key}); it != loaded->end()) return it->second;
-  const int sm = cuda::compute_capability(device);
-  const std::string source = cuda::sort_source(key);
-  CompileCache* store = compile_cache();
-  ModuleCode code = cached_module(source, sm, store);
-  if (code.image.empty()) {
-    std::string why;
-    if (!cuda::nvrtc_available(&why)) fail("argsort", "the device sort needs NVRTC to compile its kernels: {}", why);
-    compile_module(code, source, 2, sm, store);
-    if (!code.error.empty()) throw InternalError(fmt::format("[argsort] {}:\n{}", code.error, code.log));
+std::mutex& sort_mu() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+// Loaded kernels, and images packages provided, by (device, key); never destroyed.
+std::map<std::pair<int, cuda::SortKey>, SortFunctions>& loaded() {
+  static auto* m = new std::map<std::pair<int, cuda::SortKey>, SortFunctions>();
+  return *m;
+}
+std::map<std::pair<int, cuda::SortKey>, std::string>& provided() {
+  static auto* m = new std::map<std::pair<int, cuda::SortKey>, std::string>();
+  return *m;
+}
+
+constexpr cuda::SortKey kKeys[] = {cuda::SortKey::Float, cuda::SortKey::Double, cuda::SortKey::Int64};
+
+// The kernels for `key` on `device`: from this process, a package, the compile cache or NVRTC;
+// nullopt when none of them has them.
+std::optional<SortFunctions> sort_functions(int device, cuda::SortKey key) {
+  std::lock_guard lock(sort_mu());
+  if (auto it = loaded().find({device, key}); it != loaded().end()) return it->second;
+  ModuleCode code;
+  if (auto it = provided().find({device, key}); it != provided().end()) {
+    code.key = fmt::format("package sort {:08x} {}", crc32c(it->second), it->second.size());
+    code.image = it->second;
+    code.from = CodeSource::Disk;
+  } else {
+    const int sm = cuda::compute_capability(device);
+    const std::string source = cuda::sort_source(key);
+    CompileCache* store = compile_cache();
+    code = cached_module(source, sm, store);
+    if (code.image.empty()) {
+      if (!cuda::nvrtc_available()) return std::nullopt;  // sorted on the host
+      compile_module(code, source, 2, sm, store);
+      if (!code.error.empty()) throw InternalError(fmt::format("[argsort] {}:\n{}", code.error, code.log));
+    }
   }
-  SortFunctions f{load_function(device, code, cuda::kSortTiles), load_function(device, code, cuda::kSortMerge)};
-  loaded->emplace(std::make_pair(device, key), f);
+  const SortFunctions f{load_function(device, code, cuda::kSortTiles), load_function(device, code, cuda::kSortMerge)};
+  loaded().emplace(std::make_pair(device, key), f);
   return f;
 }
 
@@ -75,10 +99,16 @@ bool cuda_argsort(const Tensor& self, int64_t dim, bool descending, const Tensor
   const ScalarType kt = dtype_of(key);
   const Tensor x = self.movedim(d, -1).to(kt).contiguous();
   const int64_t n = x.size(-1), lines = x.numel() / n;
+  if (n == 1) {  // one key a line: every position is 0
+    result.zero_();
+    return true;
+  }
   const cuda::SortPlan plan = cuda::sort_plan(n, lines, key);
   if (!plan.ok) return false;
   const int device = self.device().index;
-  const SortFunctions f = sort_functions(device, key);
+  const std::optional<SortFunctions> fns = sort_functions(device, key);
+  if (!fns) return false;
+  const SortFunctions& f = *fns;
   const TensorOptions ko = TensorOptions(kt).device(self.device()), io = TensorOptions(ScalarType::Int64).device(self.device());
   Tensor keys = empty({lines * n}, ko), index = empty({lines * n}, io);
   cuda::use_device(device);
@@ -112,6 +142,12 @@ bool cuda_argsort(const Tensor& self, int64_t dim, bool descending, const Tensor
   }
   result.copy_(index.view(x.sizes().vec()).movedim(-1, d));
   return true;
+}
+
+void use_sort_images(int device, const std::vector<std::string>& images) {
+  if (images.size() != std::size(kKeys)) internal_fail("use_sort_images: {} images for {} key types", images.size(), std::size(kKeys));
+  std::lock_guard lock(sort_mu());
+  for (size_t i = 0; i < images.size(); ++i) provided().try_emplace({device, kKeys[i]}, images[i]);
 }
 
 }  // namespace kiln::rt

@@ -6,17 +6,25 @@
 // in shared memory, then merges of sorted runs), and the positions are written into `out`, all
 // on the device's current stream. The result is the cpu's, index for index: numbers ascending or
 // descending, NaNs last ascending and first descending, ties in their original order. The
-// kernels are compiled by NVRTC once per key type and architecture (cached on disk like the
-// backend's modules); without NVRTC the call raises "[argsort] ...".
+// kernels come from an exported package that carries them (use_sort_images), the compile cache,
+// or NVRTC, once per key type and device; with none of these the step returns false and the
+// caller sorts on the host.
 #pragma once
 
 #include "frontend/tensor.h"
 
+#include <string>
+#include <vector>
+
 namespace kiln::rt {
 
 // out (int64, the self's sizes, on its device, any strides) = argsort(self, dim, descending).
-// False, with nothing written, when the launch would not fit the device's grid; the caller then
-// runs it on the host.
+// False, with nothing written, when the launch would not fit the device's grid or the kernels
+// cannot be had (no NVRTC and none cached); the caller then runs it on the host.
 bool cuda_argsort(const Tensor& self, int64_t dim, bool descending, const Tensor& out);
+
+// The sort modules of a loaded package for `device` (float, double and long long images, as
+// runtime/export/cuda_code.h writes them), used before the cache and NVRTC.
+void use_sort_images(int device, const std::vector<std::string>& images);
 
 }  // namespace kiln::rt

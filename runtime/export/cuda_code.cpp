@@ -4,10 +4,15 @@
 #include "base/error.h"
 #include "codegen_cpu/object_bundle.h"
 #include "codegen_cuda/cuda_emitter.h"
+#include "codegen_cuda/cuda_sort_source.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/export/package.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
 
 namespace kiln::rt {
 
@@ -24,6 +29,23 @@ constexpr Target kTargets[] = {{"code.cuda.sm_80", "sm_80", true},
                                {"code.cuda.sm_90", "sm_90", true},
                                {"ptx.cuda.compute_90", "compute_90", false}};
 
+constexpr cuda::SortKey kSortKeys[] = {cuda::SortKey::Float, cuda::SortKey::Double, cuda::SortKey::Int64};
+
+// One module's image for a target: a cubin, or PTX with its terminating zero (loaded as a C
+// string). kiln::Error naming `what` when NVRTC cannot make it.
+std::string image_for(const std::string& source, const Target& t, const std::string& what) {
+  const cuda::NvrtcResult r = cuda::compile_to_ptx(source, t.arch);
+  if (!r.ok)
+    fail(kExport, "NVRTC {} could not compile {} for {}:\n{}\n--- source ---\n{}", cuda::nvrtc_version(), what, t.arch,
+         r.log, source);
+  if (t.cubin && r.cubin.empty())
+    fail(kExport, "NVRTC {} made no cubin for {} ({}); a cuda package needs an NVRTC that compiles for it",
+         cuda::nvrtc_version(), t.arch, what);
+  return t.cubin ? r.cubin : r.ptx + std::string(1, '\0');
+}
+
+std::string sort_section(const Target& t) { return std::string("sort.cuda.") + t.arch; }
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> cuda_code_sections(const ir::ExecPlan& plan) {
@@ -32,19 +54,19 @@ std::vector<std::pair<std::string, std::string>> cuda_code_sections(const ir::Ex
   std::vector<std::vector<std::string>> images(std::size(kTargets));
   for (const ir::Kernel* k : plan.kernels()) {
     const std::string source = cuda::emit_module(*k);
-    for (size_t t = 0; t < std::size(kTargets); ++t) {
-      const cuda::NvrtcResult r = cuda::compile_to_ptx(source, kTargets[t].arch);
-      if (!r.ok)
-        fail(kExport, "NVRTC {} could not compile kernel {} for {}:\n{}\n--- source ---\n{}", cuda::nvrtc_version(),
-             k->name, kTargets[t].arch, r.log, source);
-      if (kTargets[t].cubin && r.cubin.empty())
-        fail(kExport, "NVRTC {} made no cubin for {} (kernel {}); a cuda package needs an NVRTC that compiles for it",
-             cuda::nvrtc_version(), kTargets[t].arch, k->name);
-      images[t].push_back(kTargets[t].cubin ? r.cubin : r.ptx + std::string(1, '\0'));  // PTX loads as a C string
-    }
+    for (size_t t = 0; t < std::size(kTargets); ++t) images[t].push_back(image_for(source, kTargets[t], "kernel " + k->name));
   }
   std::vector<std::pair<std::string, std::string>> out;
   for (size_t t = 0; t < std::size(kTargets); ++t) out.emplace_back(kTargets[t].section, cpu::pack_objects(images[t]));
+  const bool sorts = std::any_of(plan.steps.begin(), plan.steps.end(), [](const ir::PlanStep& st) {
+    return st.kind != ir::StepKind::Kernel && st.op == ir::OpKind::argsort;
+  });
+  if (sorts)
+    for (const Target& t : kTargets) {
+      std::vector<std::string> sort_images;
+      for (cuda::SortKey key : kSortKeys) sort_images.push_back(image_for(cuda::sort_source(key), t, "the sort kernels"));
+      out.emplace_back(sort_section(t), cpu::pack_objects(sort_images));
+    }
   return out;
 }
 
@@ -60,6 +82,17 @@ std::vector<std::string> cuda_images_for(int compute_capability, size_t kernels,
   const std::optional<std::vector<std::string_view>> images = cpu::unpack_objects(pkg.at(t.section, kLoad, path));
   if (!images || images->size() != kernels)
     fail(kLoad, "{}: section '{}' does not hold one image per kernel ({} kernels)", path, t.section, kernels);
+  for (std::string_view i : *images) out.emplace_back(i);
+  return out;
+}
+
+std::vector<std::string> cuda_sort_images_for(const std::string& target, const PackageView& pkg, const std::string& path) {
+  const std::string section = "sort.cuda." + target;
+  std::vector<std::string> out;
+  if (!pkg.has(section)) return out;
+  const std::optional<std::vector<std::string_view>> images = cpu::unpack_objects(pkg.at(section, kLoad, path));
+  if (!images || images->size() != std::size(kSortKeys))
+    fail(kLoad, "{}: section '{}' does not hold the {} sort modules", path, section, std::size(kSortKeys));
   for (std::string_view i : *images) out.emplace_back(i);
   return out;
 }

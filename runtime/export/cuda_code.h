@@ -3,8 +3,10 @@
 //
 // A cuda package holds every kernel of its plan three times: cubins for sm_80 (A100; they also
 // run on the other 8.x devices) and sm_90 (H100, H200), and PTX for compute_90, which the
-// driver compiles for a newer device at load. NVRTC needs no device, so a package for GPUs is
-// exported on any host that has NVRTC.
+// driver compiles for a newer device at load. A plan that sorts carries kiln's sort kernels the
+// same three ways ("sort.cuda.<target>": the float, double and long long modules of
+// codegen_cuda/cuda_sort_source.h), so that a device sort needs no NVRTC where the package runs.
+// NVRTC needs no device, so a package for GPUs is exported on any host that has NVRTC.
 #pragma once
 
 #include "ir/exec_plan.h"
@@ -29,5 +31,9 @@ std::vector<std::pair<std::string, std::string>> cuda_code_sections(const ir::Ex
 // hold one image per kernel.
 std::vector<std::string> cuda_images_for(int compute_capability, size_t kernels, const PackageView& pkg,
                                          const std::string& path, std::string* target);
+
+// The sort modules a package holds for `target` (as cuda_images_for chose it): float, double and
+// long long, in that order; empty when the plan does not sort.
+std::vector<std::string> cuda_sort_images_for(const std::string& target, const PackageView& pkg, const std::string& path);
 
 }  // namespace kiln::rt

@@ -29,6 +29,7 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/compile/compile_export.h"
 #include "runtime/cuda/cuda_package.h"
+#include "runtime/cuda/cuda_sort.h"
 #include "runtime/export/cuda_code.h"
 #include "runtime/export/package.h"
 #include "runtime/pipeline.h"
@@ -534,6 +535,8 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   if (cuda) {  // the images for this device's architecture (cuda_code.h), loaded by the driver
     const std::vector<std::string> images = rt::cuda_images_for(cuda::compute_capability(device.index),
                                                                 plan.kernels().size(), pkg, path, &s->target);
+    if (const std::vector<std::string> sorts = rt::cuda_sort_images_for(s->target, pkg, path); !sorts.empty())
+      rt::use_sort_images(device.index, sorts);
     s->program = rt::cuda_package_program(std::move(plan), device, images, std::move(params));
     return LoadedProgram(std::move(s));
   }
