@@ -27,7 +27,9 @@ struct OpenMp {
 };
 
 // libgomp, opened on the first call (thread-safe). nullptr when it cannot be opened: parallel_for
-// then runs its chunks on the calling thread (the reason is logged once on KILN_LOG=perf).
+// then runs its chunks on the calling thread, and a warning says why, once. Opening it sets and
+// removes variables in the environment (below): a program with threads of its own that read
+// the environment calls openmp() before starting them.
 const OpenMp* openmp();
 
 // How libgomp's team behaves. libgomp reads it once, when it loads; the user's own libgomp
@@ -38,10 +40,13 @@ struct OpenMpPolicy {
   // the next kernel of a step. Fewer is not better on a VM: a worker woken from its sleep was
   // put on the waking thread's CPU, so the region ran on one CPU (runtime/openmp.cpp).
   int spin_count = 10000;
-  // Each of the team's threads bound to one CPU, the calling thread included (OMP_PROC_BIND=true;
-  // kept unless the user sets OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY). The scheduler
-  // can then never stack a worker on another's CPU; but threads the caller starts afterwards
-  // inherit its one CPU, so only a process of kiln's own asks for it (`kiln run`).
+  // Each of the team's threads bound to one CPU, the calling thread included (OMP_PROC_BIND=true
+  // with OMP_PLACES the CPUs this thread may use, starting with the one it runs on, so that it
+  // stays there and the workers take the next ones; only for a team of two or more threads, and
+  // unless the user sets OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY). The scheduler can
+  // then never stack a worker on another's CPU; but the thread that first makes a parallel call
+  // stays on its CPU, and threads it starts afterwards inherit that one CPU, so only a process
+  // of kiln's own asks for it (`kiln run`).
   bool bind_threads = false;
 };
 

@@ -55,7 +55,7 @@ struct Region {
   std::atomic<bool> failed{false};
 };
 
-void region_body(void* data) {
+void region_body(void* data) noexcept {  // (nothing may unwind through libgomp)
   Region& r = *static_cast<Region*>(data);
   const bool was_in_region = t_in_region;
   t_in_region = true;

@@ -353,6 +353,14 @@ TEST(ExportProgram, KilnRunBindsItsThreads) {
   const auto [ours, rc] = shell(clean + run);
   ASSERT_EQ(rc, 0) << ours;
   EXPECT_NE(ours.find("OMP_PROC_BIND = 'TRUE'"), std::string::npos) << ours;
+  // Places from the CPU `kiln run` started on: two of this host's CPUs at least.
+  EXPECT_NE(ours.find("OMP_PLACES = '{"), std::string::npos) << ours;
+  // One thread is not bound (a thread that stays on one CPU gains nothing).
+  std::string single = clean;
+  single.replace(single.find("KILN_NUM_THREADS=2"), 18, "KILN_NUM_THREADS=1");
+  const auto [one, rc1] = shell(single + run);
+  ASSERT_EQ(rc1, 0) << one;
+  EXPECT_EQ(one.find("OMP_PROC_BIND = 'TRUE'"), std::string::npos) << one;
   EXPECT_NE(ours.find("GOMP_SPINCOUNT = '10000'"), std::string::npos) << ours;
   const auto [theirs, rc2] = shell(clean + "OMP_PROC_BIND=false GOMP_SPINCOUNT=555 " + run);
   ASSERT_EQ(rc2, 0) << theirs;
