@@ -2,6 +2,12 @@
 #include "base/host_cpu.h"
 
 #include <cpuid.h>
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#define KILN_GLIBC_CPUID 1
+#else
+#define KILN_GLIBC_CPUID 0
+#endif
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,23 +32,41 @@ Regs cpuid(uint32_t leaf, uint32_t sub = 0) {
   return r;
 }
 
-// The leaves the feature tests read, each read once per process: CPUID traps to the
-// hypervisor in a VM (about 8 us each on the development VM), and a process that loads a
-// package asks for the feature words once per code level it holds.
+// The leaves the feature tests read, once per process. CPUID traps to the hypervisor in a VM
+// (about 8 us a leaf on the development VM), and glibc has already read these leaves while the
+// process started (its ifunc resolvers choose memcpy and friends from them), so they are taken
+// from glibc where it says (<sys/platform/x86.h>, glibc 2.33 on): its cpuid_array holds each
+// leaf's registers as the instruction returned them, zero for a leaf past the CPU's highest.
+// test_cpu_host_features.cpp checks that they equal the instruction's.
 struct Leaves {
-  uint32_t max_leaf = 0, max_ext = 0;
   Regs l1, l7, l71, e1;
   uint64_t xcr0 = 0;
 };
 
+Leaves leaves_from_cpuid() {
+  Leaves r;
+  const uint32_t max_leaf = cpuid(0).a, max_ext = cpuid(0x80000000u).a;
+  r.l1 = cpuid(1);
+  if (max_leaf >= 7) r.l7 = cpuid(7, 0), r.l71 = cpuid(7, 1);
+  if (max_ext >= 0x80000001u) r.e1 = cpuid(0x80000001u);
+  return r;
+}
+
 const Leaves& leaves() {
   static const Leaves l = [] {
+#if KILN_GLIBC_CPUID
+    auto leaf = [](unsigned index) {
+      const cpuid_feature* f = __x86_get_cpuid_feature_leaf(index);
+      return Regs{f->cpuid_array[0], f->cpuid_array[1], f->cpuid_array[2], f->cpuid_array[3]};
+    };
     Leaves r;
-    r.max_leaf = cpuid(0).a;
-    r.max_ext = cpuid(0x80000000u).a;
-    r.l1 = cpuid(1);
-    if (r.max_leaf >= 7) r.l7 = cpuid(7, 0), r.l71 = cpuid(7, 1);
-    if (r.max_ext >= 0x80000001u) r.e1 = cpuid(0x80000001u);
+    r.l1 = leaf(CPUID_INDEX_1);
+    r.l7 = leaf(CPUID_INDEX_7);
+    r.l71 = leaf(CPUID_INDEX_7_ECX_1);
+    r.e1 = leaf(CPUID_INDEX_80000001);
+#else
+    Leaves r = leaves_from_cpuid();
+#endif
     if (r.l1.c & (1u << 27)) {  // OSXSAVE: the OS uses XSAVE, XGETBV is allowed
       uint32_t lo = 0, hi = 0;
       __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -135,6 +159,20 @@ std::string bit_name(const std::string& word, int b) {
 }
 
 }  // namespace
+
+std::string cpuid_feature_words_for_testing() {
+  const Leaves saved = leaves(), direct = [&] {
+    Leaves r = leaves_from_cpuid();
+    r.xcr0 = saved.xcr0;
+    return r;
+  }();
+  auto words = [](const Leaves& l) {
+    return fmt::format("{:x}.{:x}.{:x}.{:x} {:x}.{:x}.{:x}.{:x} {:x}.{:x}.{:x}.{:x} {:x}.{:x}.{:x}.{:x}", l.l1.a, l.l1.b & 0x00ffffffu,
+                       l.l1.c, l.l1.d, l.l7.a, l.l7.b, l.l7.c, l.l7.d, l.l71.a, l.l71.b, l.l71.c, l.l71.d, l.e1.a, l.e1.b, l.e1.c,
+                       l.e1.d);
+  };
+  return words(saved) == words(direct) ? "" : "glibc's leaves " + words(saved) + " differ from CPUID's " + words(direct);
+}
 
 std::string host_feature_words() {
   std::string s;

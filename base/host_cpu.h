@@ -33,4 +33,8 @@ std::string host_feature_words();
 // text is reported as such.
 std::string missing_host_features(const std::string& words);
 
+// Tests only: "" when the leaves the feature words come from (glibc's copy where it has one)
+// equal what the CPUID instruction returns now, else both (leaf 1's APIC id left out).
+std::string cpuid_feature_words_for_testing();
+
 }  // namespace kiln
