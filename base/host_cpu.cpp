@@ -122,6 +122,11 @@ bool host_has_avx512() {
   return host_has_avx2() && bit(l.l7.b, 16) && bit(l.l7.b, 17) && bit(l.l7.b, 30) && bit(l.l7.b, 31) && (l.xcr0 & 0xe0) == 0xe0;
 }
 
+bool host_has_avx512_clmul() {
+  const Leaves& l = leaves();
+  return host_has_avx512() && bit(l.l1.c, 1) && bit(l.l7.c, 10);  // PCLMULQDQ, VPCLMULQDQ
+}
+
 int host_vector_bits() { return host_has_avx512() ? 512 : host_has_avx2() ? 256 : 128; }
 
 namespace {

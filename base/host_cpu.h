@@ -20,6 +20,8 @@ const std::string& host_cpu_key();
 // saving the registers.
 bool host_has_avx2();
 bool host_has_avx512();
+// AVX-512 (above) with VPCLMULQDQ (carry-less products on zmm registers).
+bool host_has_avx512_clmul();
 
 // The widest vector registers kernels use on this host: 512, 256 or 128 bits.
 int host_vector_bits();

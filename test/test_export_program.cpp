@@ -527,7 +527,7 @@ TEST(ExportProgram, EachLevelsCodeRunsAndTheWidestTheCpuRunsIsChosen) {
 }
 
 // The sections' checksum: CRC-32C's check value, and a bit-at-a-time reference at lengths
-// around the three-lane blocks and at every alignment.
+// around the 256-byte folds (AVX-512 hosts) and the three-lane blocks, at several alignments.
 TEST(PackageChecksum, Crc32cMatchesABitwiseReference) {
   EXPECT_EQ(crc32c("123456789"), 0xe3069283u);
   EXPECT_EQ(crc32c(""), 0u);
@@ -542,7 +542,7 @@ TEST(PackageChecksum, Crc32cMatchesABitwiseReference) {
   std::mt19937_64 rng(7);
   std::string bytes(3 * 3 * 8192 + 100, '\0');
   for (char& b : bytes) b = static_cast<char>(rng());
-  for (size_t n : {1, 7, 8, 9, 63, 24575, 24576, 24577, 24583, 49152, 49159, 73728, 73828})
+  for (size_t n : {1, 7, 8, 9, 63, 255, 256, 257, 511, 512, 520, 768, 1031, 24575, 24576, 24577, 24583, 49152, 49159, 73728, 73828})
     for (size_t at : {0, 1, 3, 5})
       if (at + n <= bytes.size()) {
         const std::string_view s = std::string_view(bytes).substr(at, n);
