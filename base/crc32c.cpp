@@ -71,6 +71,8 @@ struct Fold {
 };
 constexpr Fold fold_by(uint64_t n) { return {uint64_t{x_pow_bits(8 * n + 32)} << 1, uint64_t{x_pow_bits(8 * n - 32)} << 1}; }
 static_assert(fold_by(64).low == 0x740eef02u && fold_by(64).high == 0x9e4addf8u, "CRC-32C's fold-by-64 constants");
+constexpr Fold kFold256 = fold_by(256), kFold192 = fold_by(192), kFold128 = fold_by(128), kFold64 = fold_by(64),
+               kFold48 = fold_by(48), kFold32 = fold_by(32), kFold16 = fold_by(16);
 
 __attribute__((target("avx512f,avx512dq,vpclmulqdq"))) __m512i fold_lanes(__m512i x, __m512i k, __m512i data) {
   return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11), data, 0x96);
@@ -86,8 +88,8 @@ __attribute__((target("avx512f,avx512dq,vpclmulqdq"))) __m512i constants(Fold a,
 __attribute__((target("avx512f,avx512dq,vpclmulqdq,sse4.2"))) uint32_t fold_runs(const char* p, size_t n, uint32_t crc) {
   __m512i x0 = _mm512_loadu_si512(p), x1 = _mm512_loadu_si512(p + 64), x2 = _mm512_loadu_si512(p + 128),
           x3 = _mm512_loadu_si512(p + 192);
-  x0 = _mm512_xor_si512(x0, _mm512_castsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
-  const __m512i k256 = constants(fold_by(256), fold_by(256), fold_by(256), fold_by(256));
+  x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
+  const __m512i k256 = constants(kFold256, kFold256, kFold256, kFold256);
   for (p += 256, n -= 256; n != 0; p += 256, n -= 256) {
     x0 = fold_lanes(x0, k256, _mm512_loadu_si512(p));
     x1 = fold_lanes(x1, k256, _mm512_loadu_si512(p + 64));
@@ -96,10 +98,10 @@ __attribute__((target("avx512f,avx512dq,vpclmulqdq,sse4.2"))) uint32_t fold_runs
   }
   // Lanes 0-3, 4-7 and 8-11 carried onto lanes 12-15, then those onto the last.
   const __m512i zero = _mm512_setzero_si512();
-  __m512i x = fold_lanes(x0, constants(fold_by(192), fold_by(192), fold_by(192), fold_by(192)), x3);
-  x = _mm512_xor_si512(x, fold_lanes(x1, constants(fold_by(128), fold_by(128), fold_by(128), fold_by(128)), zero));
-  x = _mm512_xor_si512(x, fold_lanes(x2, constants(fold_by(64), fold_by(64), fold_by(64), fold_by(64)), zero));
-  const __m512i y = fold_lanes(x, constants(fold_by(48), fold_by(32), fold_by(16), Fold{0, 0}), zero);
+  __m512i x = fold_lanes(x0, constants(kFold192, kFold192, kFold192, kFold192), x3);
+  x = _mm512_xor_si512(x, fold_lanes(x1, constants(kFold128, kFold128, kFold128, kFold128), zero));
+  x = _mm512_xor_si512(x, fold_lanes(x2, constants(kFold64, kFold64, kFold64, kFold64), zero));
+  const __m512i y = fold_lanes(x, constants(kFold48, kFold32, kFold16, Fold{0, 0}), zero);
   __m128i last = _mm512_extracti64x2_epi64(x, 3);
   last = _mm_xor_si128(last, _mm512_extracti64x2_epi64(y, 0));
   last = _mm_xor_si128(last, _mm512_extracti64x2_epi64(y, 1));
@@ -117,11 +119,12 @@ uint64_t word_at(const char* p) {
 
 }  // namespace
 
-__attribute__((target("sse4.2"))) uint32_t crc32c(std::string_view bytes) {
+namespace {
+
+__attribute__((target("sse4.2"))) uint32_t crc32c_with(std::string_view bytes, bool fold) {
   uint64_t crc = 0xffffffffu;
   const char* p = bytes.data();
   size_t n = bytes.size();
-  static const bool fold = host_has_avx512_clmul();
   if (fold && n >= 256) {
     const size_t runs = n & ~size_t{255};
     crc = fold_runs(p, runs, static_cast<uint32_t>(crc));
@@ -142,6 +145,15 @@ __attribute__((target("sse4.2"))) uint32_t crc32c(std::string_view bytes) {
   for (; n > 0; ++p, --n) c = _mm_crc32_u8(c, static_cast<unsigned char>(*p));
   return c ^ 0xffffffffu;
 }
+
+}  // namespace
+
+uint32_t crc32c(std::string_view bytes) {
+  static const bool fold = host_has_avx512_clmul();
+  return crc32c_with(bytes, fold);
+}
+
+uint32_t crc32c_for_testing(std::string_view bytes, bool fold) { return crc32c_with(bytes, fold && host_has_avx512_clmul()); }
 
 uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
   // The pre- and post-conditioning cancel: carrying A's final value across B's length and adding

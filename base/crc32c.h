@@ -13,6 +13,9 @@ namespace kiln {
 
 uint32_t crc32c(std::string_view bytes);
 
+// Tests only: the same with the 256-byte folds (AVX-512 hosts with VPCLMULQDQ) or without them.
+uint32_t crc32c_for_testing(std::string_view bytes, bool fold);
+
 // The CRC-32C of the bytes A then B, from crc32c(A), crc32c(B) and B's length (zlib's
 // crc32_combine): long inputs hash in pieces on several threads and join here.
 uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);

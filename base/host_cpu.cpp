@@ -2,7 +2,7 @@
 #include "base/host_cpu.h"
 
 #include <cpuid.h>
-#if __has_include(<sys/platform/x86.h>)
+#if __has_include(<sys/platform/x86.h>) && __has_include(<bits/platform/x86.h>)  // (glibc 2.33 lacks the second)
 #include <sys/platform/x86.h>
 #define KILN_GLIBC_CPUID 1
 #else
@@ -35,8 +35,10 @@ Regs cpuid(uint32_t leaf, uint32_t sub = 0) {
 // The leaves the feature tests read, once per process. CPUID traps to the hypervisor in a VM
 // (about 8 us a leaf on the development VM), and glibc has already read these leaves while the
 // process started (its ifunc resolvers choose memcpy and friends from them), so they are taken
-// from glibc where it says (<sys/platform/x86.h>, glibc 2.33 on): its cpuid_array holds each
-// leaf's registers as the instruction returned them, zero for a leaf past the CPU's highest.
+// from glibc where it says (<sys/platform/x86.h>, glibc 2.34 on): its cpuid_array holds each
+// leaf's registers as the instruction returned them, zero for a leaf past the CPU's highest
+// (its `active` bits, which GLIBC_TUNABLES=glibc.cpu.hwcaps changes, are not used: the leaves
+// say what the CPU has, as CPUID does).
 // test_cpu_host_features.cpp checks that they equal the instruction's.
 struct Leaves {
   Regs l1, l7, l71, e1;
@@ -64,6 +66,9 @@ const Leaves& leaves() {
     r.l7 = leaf(CPUID_INDEX_7);
     r.l71 = leaf(CPUID_INDEX_7_ECX_1);
     r.e1 = leaf(CPUID_INDEX_80000001);
+    // glibc reads leaf 1 and the extended leaves only for the vendors it knows (Intel, AMD,
+    // Hygon, Zhaoxin); leaf 1's EAX (family, model, stepping) is never 0 on a real CPU.
+    if (r.l1.a == 0) r = leaves_from_cpuid();
 #else
     Leaves r = leaves_from_cpuid();
 #endif
@@ -164,6 +169,8 @@ std::string bit_name(const std::string& word, int b) {
 }
 
 }  // namespace
+
+bool host_cpu_leaves_from_glibc() { return KILN_GLIBC_CPUID != 0 && leaves().l1.a != 0; }
 
 std::string cpuid_feature_words_for_testing() {
   const Leaves saved = leaves(), direct = [&] {

@@ -38,5 +38,7 @@ std::string missing_host_features(const std::string& words);
 // Tests only: "" when the leaves the feature words come from (glibc's copy where it has one)
 // equal what the CPUID instruction returns now, else both (leaf 1's APIC id left out).
 std::string cpuid_feature_words_for_testing();
+// Tests only: whether the leaves came from glibc's copy (else from the instruction).
+bool host_cpu_leaves_from_glibc();
 
 }  // namespace kiln

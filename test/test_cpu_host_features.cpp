@@ -7,12 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 namespace kiln {
 namespace {
 
-TEST(HostCpu, TheLeavesAreTheInstructions) { EXPECT_EQ(cpuid_feature_words_for_testing(), ""); }
+TEST(HostCpu, TheLeavesAreTheInstructions) {
+  std::printf("[ note ] the leaves come from %s\n", host_cpu_leaves_from_glibc() ? "glibc's copy" : "the CPUID instruction");
+  EXPECT_EQ(cpuid_feature_words_for_testing(), "");
+}
 
 TEST(HostCpu, AnswersAgree) {
   const std::string words = host_feature_words();
@@ -21,6 +25,12 @@ TEST(HostCpu, AnswersAgree) {
   if (host_has_avx512()) {
     EXPECT_TRUE(host_has_avx2());
   }
+  if (host_has_avx512_clmul()) {
+    EXPECT_TRUE(host_has_avx512());
+  }
+  // Every x86-64 CPU has SSE2 (leaf 1 EDX bit 26): the leaves were read.
+  EXPECT_NE(words.find("1d:"), std::string::npos) << words;
+  EXPECT_EQ(missing_host_features("1d:4000000"), "") << words;
   EXPECT_NE(host_cpu_key().find("xcr0:"), std::string::npos);
 }
 
