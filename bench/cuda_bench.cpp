@@ -237,6 +237,14 @@ int main(int argc, char** argv) {
          },
          q, k, v);
   }
+  {  // Sorts on kiln's sort kernels (runtime/cuda/cuda_sort.h): top-k sampling over a vocabulary,
+     // a full sort of long rows, and many short rows (an MoE router's top-2 of 8 experts). The
+     // "GB/s" column counts the keys read once and the values and indices written once.
+    const Tensor vocab = randn({64, 50257}).cuda(), rows = randn({256, 32768}).cuda(), router = randn({16384, 8}).cuda();
+    both("topk 50 of [64, 50257]", 4.0 * 64 * 50257, [](const Tensor& a) { return std::get<0>(topk(a, 50, -1)); }, vocab);
+    both("sort [256, 32768]", 16.0 * 256 * 32768, [](const Tensor& a) { return std::get<0>(sort(a, -1)); }, rows);
+    both("topk 2 of [16384, 8]", 4.0 * 16384 * 8, [](const Tensor& a) { return std::get<1>(topk(a, 2, -1)); }, router);
+  }
   {  // A small program: the time per call is the host's cost of a call (launches are asynchronous).
     const Tensor a = randn({1024}).cuda(), b = randn({1024}).cuda(), c = randn({1024}).cuda();
     both("small a * b + c [1024]", 0, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, a,

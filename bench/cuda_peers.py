@@ -102,6 +102,11 @@ def main():
     q, k, v = (torch.randn(8, 16, 2048, 64, device=dev, dtype=torch.float16) for _ in range(3))
     both("attention [8,16,2048,64] f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
     both("attention causal f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    vocab, srows, router = torch.randn(64, 50257, device=dev), torch.randn(256, 32768, device=dev), torch.randn(16384, 8, device=dev)
+    both("topk 50 of [64, 50257]", 4.0 * 64 * 50257, lambda a: torch.topk(a, 50, -1)[0], vocab)
+    both("sort [256, 32768]", 16.0 * 256 * 32768, lambda a: torch.sort(a, -1)[0], srows)
+    both("topk 2 of [16384, 8]", 4.0 * 16384 * 8, lambda a: torch.topk(a, 2, -1)[1], router)
+    del vocab, srows, router
     a, b, c = (torch.randn(1024, device=dev) for _ in range(3))
     both("small a * b + c [1024]", 0, lambda a, b, c: a * b + c, a, b, c)
     both("small softmax [64, 64]", 0, lambda a: torch.softmax(a, -1), torch.randn(64, 64, device=dev))
