@@ -1,6 +1,8 @@
 // kiln/codegen_cuda/cuda_sort_source.cpp — the sort kernels' text and launch plan (cuda_sort_source.h).
 #include "codegen_cuda/cuda_sort_source.h"
 
+#include <algorithm>
+
 namespace kiln::cuda {
 
 namespace {
@@ -32,12 +34,13 @@ SortPlan sort_plan(int64_t n, int64_t lines, SortKey key, int max_tile) {
   int tile = 2;
   while (tile < max_tile && tile < n) tile *= 2;
   p.tile = tile;
-  p.threads = tile / 2;
   p.tiles_per_line = (n + tile - 1) / tile;
-  if (lines > (int64_t{1} << 31) / p.tiles_per_line) return p;
-  p.tile_blocks = lines * p.tiles_per_line;
+  p.per_block = p.tiles_per_line == 1 ? static_cast<int>(std::min<int64_t>(max_tile / tile, lines)) : 1;
+  p.threads = p.per_block * tile / 2;
+  if (lines > (int64_t{1} << 40) / p.tiles_per_line) return p;
+  p.tile_blocks = (lines * p.tiles_per_line + p.per_block - 1) / p.per_block;
   if (p.tile_blocks > (int64_t{1} << 31) - 1) return p;
-  p.shared_bytes = tile * (8 + key_bytes(key));
+  p.shared_bytes = int64_t{p.per_block} * tile * (8 + key_bytes(key));
   for (int64_t w = tile; w < n; w *= 2) p.merge_widths.push_back(w);
   p.ok = true;
   return p;

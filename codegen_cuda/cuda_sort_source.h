@@ -25,16 +25,18 @@ inline constexpr const char* kSortMerge = "kiln_sort_merge";
 // shared memory: 32 KB for 8-byte keys).
 inline constexpr int kMaxSortTile = 2048;
 
-// How `lines` lines of n keys (n >= 1) are sorted: one block per tile, each line's tiles of
-// `tile` keys (the power of two covering n, at most max_tile); then one merge per width, each
+// How `lines` lines of n keys (n >= 1) are sorted: each line's tiles of `tile` keys (the power
+// of two covering n, at most max_tile), per_block tiles a block (the lines' only tiles packed
+// up to max_tile keys a block when a line is one tile, else one); then one merge per width, each
 // doubling the sorted runs until they cover a line. ok is false when the launch would not fit
 // a grid (more than 2^31 - 1 blocks).
 struct SortPlan {
   bool ok = false;
   int tile = 0;
-  int threads = 0;                // per block of the tile kernel: tile / 2
+  int per_block = 0;              // tiles a block of the tile kernel sorts
+  int threads = 0;                // per block of the tile kernel: per_block * tile / 2
   int64_t tiles_per_line = 0;
-  int64_t tile_blocks = 0;        // lines * tiles_per_line
+  int64_t tile_blocks = 0;        // lines * tiles_per_line / per_block, rounded up
   int64_t shared_bytes = 0;       // of the tile kernel's block
   std::vector<int64_t> merge_widths;  // tile, 2 tile, ... while below n
 };

@@ -13,10 +13,12 @@
 // position), so any correct sort under it gives the stable sort's result: kiln_before is the
 // whole definition, used by both kernels.
 //
-// kiln_sort_tiles: one block sorts one tile of `tile` (a power of two) consecutive elements of
-// one line with a bitonic network in shared memory (tile / 2 compare-exchanges per step, one
-// step between barriers); a line's last tile is padded with entries of position -1, which sort
-// after every element and are not written back. kiln_sort_merge: every element of a line moves
+// kiln_sort_tiles: one block sorts `per_block` tiles of `tile` (a power of two) consecutive
+// elements of a line each (several lines' only tile when lines are short, else one tile) with a
+// bitonic network in shared memory: per_block * tile / 2 compare-exchanges per step, one step
+// between barriers. The network's stages stop at the tile's size, so the tiles stay apart, and
+// the last stage sorts every tile ascending. A line's last tile is padded with entries of
+// position -1, which sort after every element and are not written back. kiln_sort_merge: every element of a line moves
 // to its place in the merge of its run of `width` sorted elements with the neighbouring run:
 // its position in its own run plus the number of the other run's elements before it (a binary
 // search). Runs double until one covers the line.
@@ -33,31 +35,31 @@ KILN_DEVICE bool kiln_before(KEY a, long long ia, KEY b, long long ib, int desc)
   return ia < ib;
 }
 
-KILN_KERNEL kiln_sort_tiles(const KEY* in, long long n, long long tiles, int tile, int desc, KEY* keys_out,
-                            long long* index_out) {
+KILN_KERNEL kiln_sort_tiles(const KEY* in, long long n, long long lines, long long tiles, int tile, int per_block, int desc,
+                            KEY* keys_out, long long* index_out) {
   KILN_SMEM(smem);
+  const int slots = tile * per_block;
   long long* idx = (long long*)smem;
-  KEY* key = (KEY*)(smem + (long long)tile * 8);
-  const long long line = (long long)blockIdx.x / tiles;
-  const long long first = ((long long)blockIdx.x % tiles) * tile;
-  const long long base = line * n;
-  for (int i = threadIdx.x; i < tile; i += blockDim.x) {
-    const long long p = first + i;
-    if (p < n) {
-      key[i] = in[base + p];
-      idx[i] = p;
+  KEY* key = (KEY*)(smem + (long long)slots * 8);
+  for (int s = threadIdx.x; s < slots; s += blockDim.x) {
+    const long long unit = (long long)blockIdx.x * per_block + s / tile;
+    const long long line = unit / tiles;
+    const long long p = (unit % tiles) * tile + s % tile;
+    if (line < lines && p < n) {
+      key[s] = in[line * n + p];
+      idx[s] = p;
     } else {
-      key[i] = (KEY)0;
-      idx[i] = -1;
+      key[s] = (KEY)0;
+      idx[s] = -1;
     }
   }
   __syncthreads();
   for (int size = 2; size <= tile; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int t = threadIdx.x; t < tile / 2; t += blockDim.x) {
+      for (int t = threadIdx.x; t < slots / 2; t += blockDim.x) {
         const int i = 2 * stride * (t / stride) + t % stride;
         const int j = i + stride;
-        const bool up = (i & size) == 0;
+        const bool up = size == tile || (i & size) == 0;
         if (kiln_before(key[j], idx[j], key[i], idx[i], desc) == up) {
           const KEY k = key[i];
           key[i] = key[j];
@@ -70,11 +72,13 @@ KILN_KERNEL kiln_sort_tiles(const KEY* in, long long n, long long tiles, int til
       __syncthreads();
     }
   }
-  for (int i = threadIdx.x; i < tile; i += blockDim.x) {
-    const long long p = first + i;
-    if (p < n) {
-      keys_out[base + p] = key[i];
-      index_out[base + p] = idx[i];
+  for (int s = threadIdx.x; s < slots; s += blockDim.x) {
+    const long long unit = (long long)blockIdx.x * per_block + s / tile;
+    const long long line = unit / tiles;
+    const long long p = (unit % tiles) * tile + s % tile;
+    if (line < lines && p < n) {
+      keys_out[line * n + p] = key[s];
+      index_out[line * n + p] = idx[s];
     }
   }
 }

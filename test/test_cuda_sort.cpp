@@ -90,7 +90,7 @@ std::vector<long long> emulate_argsort(const std::vector<K>& in, int64_t n, int6
     for (int t = 0; t < plan.threads; ++t)
       threads.emplace_back([&, t] {
         emu::threadIdx.x = static_cast<unsigned>(t);
-        tiles(in.data(), n, plan.tiles_per_line, plan.tile, desc ? 1 : 0, keys.data(), index.data());
+        tiles(in.data(), n, lines, plan.tiles_per_line, plan.tile, plan.per_block, desc ? 1 : 0, keys.data(), index.data());
       });
     for (std::thread& th : threads) th.join();
   }
@@ -127,19 +127,29 @@ TEST(CudaSort, PlansCoverEveryLine) {
   const cuda::SortPlan one = cuda::sort_plan(1, 3, cuda::SortKey::Float);
   EXPECT_TRUE(one.ok);
   EXPECT_EQ(one.tile, 2);
-  EXPECT_EQ(one.tile_blocks, 3);
+  EXPECT_EQ(one.per_block, 3);
+  EXPECT_EQ(one.tile_blocks, 1);
   EXPECT_TRUE(one.merge_widths.empty());
   const cuda::SortPlan small = cuda::sort_plan(100, 7, cuda::SortKey::Double);
   EXPECT_EQ(small.tile, 128);
-  EXPECT_EQ(small.threads, 64);
-  EXPECT_EQ(small.shared_bytes, 128 * 16);
+  EXPECT_EQ(small.per_block, 7);
+  EXPECT_EQ(small.threads, 7 * 64);
+  EXPECT_EQ(small.shared_bytes, 7 * 128 * 16);
   EXPECT_TRUE(small.merge_widths.empty());
+  // An MoE router's scores: 256 lines of 8 a block, 64 blocks.
+  const cuda::SortPlan router = cuda::sort_plan(8, 16384, cuda::SortKey::Float);
+  EXPECT_EQ(router.per_block, 256);
+  EXPECT_EQ(router.threads, 1024);
+  EXPECT_EQ(router.tile_blocks, 64);
+  EXPECT_EQ(router.shared_bytes, 2048 * 12);
   const cuda::SortPlan vocab = cuda::sort_plan(50257, 4, cuda::SortKey::Float);
   EXPECT_EQ(vocab.tile, cuda::kMaxSortTile);
+  EXPECT_EQ(vocab.per_block, 1);
   EXPECT_EQ(vocab.tiles_per_line, 25);
   EXPECT_EQ(vocab.tile_blocks, 100);
   EXPECT_EQ(vocab.merge_widths, (std::vector<int64_t>{2048, 4096, 8192, 16384, 32768}));
   EXPECT_FALSE(cuda::sort_plan(1 << 20, int64_t{1} << 22, cuda::SortKey::Float).ok) << "2^33 tiles do not fit a grid";
+  EXPECT_TRUE(cuda::sort_plan(2, int64_t{1} << 32, cuda::SortKey::Float).ok) << "2^32 short lines pack into 2^22 blocks";
   EXPECT_FALSE(cuda::sort_plan(0, 1, cuda::SortKey::Float).ok);
 }
 
@@ -151,7 +161,7 @@ TEST(CudaSort, KernelsOrderFloatsAsTheCpuDoes) {
     for (const int64_t n : {1, 2, 3, 5, 15, 16, 17, 33, 100})
       for (const bool desc : {false, true}) {
         SCOPED_TRACE(::testing::Message() << "tile " << max_tile << ", n " << n << (desc ? ", descending" : ""));
-        const int64_t lines = 3;
+        const int64_t lines = n < 16 ? 11 : 3;  // short lines pack several to a block
         const Tensor x = hostile_floats(lines, n, kFloat, seed++);
         const float* p = static_cast<const float*>(x.impl()->data());
         const std::vector<float> in(p, p + x.numel());

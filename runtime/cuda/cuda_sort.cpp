@@ -117,9 +117,9 @@ bool cuda_argsort(const Tensor& self, int64_t dim, bool descending, const Tensor
     const void* in = x.impl()->data();
     void* kp = keys.impl()->data();
     void* ip = index.impl()->data();
-    long long nn = n, tiles = plan.tiles_per_line;
-    int tile = plan.tile, desc = descending ? 1 : 0;
-    void* args[] = {&in, &nn, &tiles, &tile, &desc, &kp, &ip};
+    long long nn = n, ll = lines, tiles = plan.tiles_per_line;
+    int tile = plan.tile, per_block = plan.per_block, desc = descending ? 1 : 0;
+    void* args[] = {&in, &nn, &ll, &tiles, &tile, &per_block, &desc, &kp, &ip};
     cuda::launch_kernel(device, f.tiles, static_cast<unsigned>(plan.tile_blocks), static_cast<unsigned>(plan.threads),
                         static_cast<unsigned>(plan.shared_bytes), stream, args);
   }
