@@ -176,6 +176,20 @@ TEST(CudaSort, KernelsOrderFloatsAsTheCpuDoes) {
       }
 }
 
+// The production tile (2048 keys, 1024 threads a block): a line of two tiles and a merge, and
+// short lines packed 2048 keys to a block.
+TEST(CudaSort, KernelsOrderWithTheLargestTile) {
+  for (const auto& [lines, n] : {std::pair<int64_t, int64_t>{1, 3000}, std::pair<int64_t, int64_t>{300, 8}}) {
+    SCOPED_TRACE(::testing::Message() << lines << " lines of " << n);
+    const Tensor x = hostile_floats(lines, n, kFloat, 99);
+    const float* p = static_cast<const float*>(x.impl()->data());
+    for (const bool desc : {false, true})
+      EXPECT_EQ(emulate_argsort(std::vector<float>(p, p + x.numel()), n, lines, desc, cuda::kMaxSortTile, cuda::SortKey::Float,
+                                f32::kiln_sort_tiles, f32::kiln_sort_merge),
+                cpu_argsort(x, desc));
+  }
+}
+
 // Integer keys (every integer dtype and bool compare as int64), with many ties; and a longer line
 // with the largest tile's threads.
 TEST(CudaSort, KernelsOrderIntegersAsTheCpuDoes) {
