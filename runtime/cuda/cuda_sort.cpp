@@ -19,6 +19,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 
 namespace kiln::rt {
@@ -56,6 +57,12 @@ std::map<std::pair<int, cuda::SortKey>, std::string>& provided() {
   static auto* m = new std::map<std::pair<int, cuda::SortKey>, std::string>();
   return *m;
 }
+// The (device, key) pairs found with no kernels (no package images, nothing cached, no NVRTC):
+// their sorts go to the host without looking again, each call.
+std::set<std::pair<int, cuda::SortKey>>& unavailable() {
+  static auto* s = new std::set<std::pair<int, cuda::SortKey>>();
+  return *s;
+}
 
 constexpr cuda::SortKey kKeys[] = {cuda::SortKey::Float, cuda::SortKey::Double, cuda::SortKey::Int64};
 
@@ -64,6 +71,7 @@ constexpr cuda::SortKey kKeys[] = {cuda::SortKey::Float, cuda::SortKey::Double, 
 std::optional<SortFunctions> sort_functions(int device, cuda::SortKey key) {
   std::lock_guard lock(sort_mu());
   if (auto it = loaded().find({device, key}); it != loaded().end()) return it->second;
+  if (unavailable().count({device, key})) return std::nullopt;
   ModuleCode code;
   if (auto it = provided().find({device, key}); it != provided().end()) {
     code.key = fmt::format("package sort {:08x} {}", crc32c(it->second), it->second.size());
@@ -75,7 +83,10 @@ std::optional<SortFunctions> sort_functions(int device, cuda::SortKey key) {
     CompileCache* store = compile_cache();
     code = cached_module(source, sm, store);
     if (code.image.empty()) {
-      if (!cuda::nvrtc_available()) return std::nullopt;  // sorted on the host
+      if (!cuda::nvrtc_available()) {  // sorted on the host
+        unavailable().insert({device, key});
+        return std::nullopt;
+      }
       compile_module(code, source, 2, sm, store);
       if (!code.error.empty()) throw InternalError(fmt::format("[argsort] {}:\n{}", code.error, code.log));
     }
@@ -147,7 +158,10 @@ bool cuda_argsort(const Tensor& self, int64_t dim, bool descending, const Tensor
 void use_sort_images(int device, const std::vector<std::string>& images) {
   if (images.size() != std::size(kKeys)) internal_fail("use_sort_images: {} images for {} key types", images.size(), std::size(kKeys));
   std::lock_guard lock(sort_mu());
-  for (size_t i = 0; i < images.size(); ++i) provided().try_emplace({device, kKeys[i]}, images[i]);
+  for (size_t i = 0; i < images.size(); ++i) {
+    provided().try_emplace({device, kKeys[i]}, images[i]);
+    unavailable().erase({device, kKeys[i]});
+  }
 }
 
 }  // namespace kiln::rt
