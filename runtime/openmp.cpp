@@ -75,7 +75,7 @@ void* open_library() {
       setenv("OMP_PLACES", places.c_str(), 0), set.push_back("OMP_PLACES");
       setenv("OMP_PROC_BIND", "true", 0), set.push_back("OMP_PROC_BIND");
     }
-  void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(kLibrary, RTLD_LAZY | RTLD_LOCAL);  // lazily bound: most of its functions are never called
   for (const char* n : set) unsetenv(n);
   return lib;
 }

@@ -13,6 +13,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/export/package.h"
 #include "runtime/program.h"
+#include "runtime/thread_pool.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -564,6 +565,82 @@ TEST(PackageChecksum, Crc32cCombineJoinsPieces) {
     EXPECT_EQ(crc32c_combine(crc32c(all.substr(0, split)), crc32c(all.substr(split)), bytes.size() - split), crc32c(all))
         << "split at " << split;
   EXPECT_EQ(crc32c_combine(crc32c("12345"), crc32c("6789"), 4), 0xe3069283u);
+}
+
+// Sections of 2 MB or more can be left unverified by read_package (LargeSections::VerifyLater):
+// `at` refuses them until verify_rest has checked them, on the pool's threads while `meanwhile`
+// runs once. A damaged one is refused by name, and an exception of `meanwhile` comes through,
+// on one thread and on several.
+TEST(PackageChecksum, LargeSectionsAreCheckedWhileTheCallerWorks) {
+  std::mt19937_64 rng(5);
+  std::string big(rt::kVerifyLaterBytes + 12345, '\0');
+  for (char& b : big) b = static_cast<char>(rng());
+  rt::Package p;
+  p.add("small", "a few bytes");
+  p.add("big", big);
+  p.add("bigger", big + big);
+  const std::string good = rt::package_bytes(p);
+  const std::string path = scratch("large.kiln").string();
+  const int threads = rt::num_threads();
+  for (int n : {1, 2, 3}) {
+    rt::set_num_threads(n);
+    write_bytes(path, good);
+    rt::PackageView v = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+    EXPECT_EQ(v.unverified.size(), 2u);
+    EXPECT_TRUE(v.has("big"));
+    EXPECT_EQ(v.at("small", "test", path), "a few bytes");
+    EXPECT_THROW((void)v.at("big", "test", path), InternalError);
+    int ran = 0;
+    v.verify_rest([&] { ++ran; }, "test", path);
+    EXPECT_EQ(ran, 1) << n << " threads";
+    EXPECT_EQ(v.at("big", "test", path), big);
+    EXPECT_EQ(v.at("bigger", "test", path), big + big);
+    EXPECT_TRUE(v.unverified.empty());
+
+    for (size_t at : {size_t{0}, big.size() - 1, 2 * big.size() - 1}) {  // in "big", and in each half of "bigger"
+      std::string bad = good;
+      const size_t from = at < big.size() ? good.find(big) : good.rfind(big + big);
+      bad[from + at] ^= 4;
+      write_bytes(path, bad);
+      rt::PackageView d = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+      ran = 0;
+      EXPECT_EQ(test::error_of([&] { d.verify_rest([&] { ++ran; }, "test", path); }),
+                fmt::format("[test] {}: section '{}' fails its checksum: the package is damaged or was changed after export",
+                            path, at < big.size() ? "big" : "bigger"))
+          << n << " threads, byte " << at;
+      EXPECT_EQ(ran, 1);
+      // Read at once (the default), the same damage is refused before anything is handed out.
+      EXPECT_NE(test::error_of([&] { (void)rt::read_package(path, "test"); }).find("fails its checksum"), std::string::npos);
+    }
+    write_bytes(path, good);
+    rt::PackageView e = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+    EXPECT_EQ(test::error_of([&] { e.verify_rest([] { fail("parse", "no plan"); }, "test", path); }), "[parse] no plan");
+  }
+  rt::set_num_threads(threads);
+}
+
+// A program whose weights are a large section loads while they are checked: it runs, and a
+// damaged weight is refused by its checksum, whatever the thread count.
+TEST(ExportProgram, APackagesLargeWeightsAreCheckedBeforeItRuns) {
+  manual_seed(19);
+  const fs::path pkg = scratch("large_weights.kiln");
+  const Tensor w = randn({1024, 768}), b = randn({1024}), x = randn({4, 768});  // 3 MB of weights
+  export_program([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(linear(in[0], w, b))}; }, {x},
+                 {.path = pkg.string(), .name = "big", .input_names = {"x"}, .dynamic = {}});
+  const std::string good = read_regular_file(pkg.string(), "test");
+  const int threads = rt::num_threads();
+  for (int n : {1, 2}) {
+    rt::set_num_threads(n);
+    write_bytes(pkg, good);
+    EXPECT_TRUE(allclose(load_program(pkg.string())({x})[0], relu(linear(x, w, b)), 1e-4, 1e-4)) << n << " threads";
+    std::string bad = good;
+    bad[bad.size() - 100] ^= 1;  // the last weight's bytes: the weights section is the last
+    write_bytes(pkg, bad);
+    EXPECT_EQ(load_error(pkg.string()),
+              "[load_program] " + pkg.string() + ": section 'weights' fails its checksum: the package is damaged or was "
+              "changed after export") << n << " threads";
+  }
+  rt::set_num_threads(threads);
 }
 
 // load_program maps the package: a package replaced by rename while a loaded program is alive

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <set>
@@ -27,10 +29,13 @@ uint64_t align_up(uint64_t n) { return (n + kSectionAlign - 1) / kSectionAlign *
 // and the pieces' values joined: one core reads the page cache at about 9 GB/s on the test host,
 // so 8 MB of weights took 1 ms of a package's load on one thread. This also starts the pool's
 // workers, which the first call would otherwise start.
+constexpr size_t kPiece = size_t{1} << 20;
+
+std::string hex(uint32_t crc) { return fmt::format("{:08x}", crc); }
+
 std::string checksum(std::string_view bytes) {
-  constexpr size_t kPiece = size_t{1} << 20;
   const auto pieces = static_cast<int64_t>((bytes.size() + kPiece - 1) / kPiece);
-  if (pieces < 2 || rt::num_threads() == 1) return fmt::format("{:08x}", crc32c(bytes));
+  if (pieces < 2 || rt::num_threads() == 1) return hex(crc32c(bytes));
   std::vector<uint32_t> crcs(static_cast<size_t>(pieces));
   const auto piece = [&](int64_t i) { return bytes.substr(static_cast<size_t>(i) * kPiece, kPiece); };
   rt::parallel_for(pieces, 1, [&](int64_t lo, int64_t hi) {
@@ -38,7 +43,11 @@ std::string checksum(std::string_view bytes) {
   });
   uint32_t crc = crcs[0];
   for (int64_t i = 1; i < pieces; ++i) crc = crc32c_combine(crc, crcs[static_cast<size_t>(i)], piece(i).size());
-  return fmt::format("{:08x}", crc);
+  return hex(crc);
+}
+
+[[noreturn]] void fails_checksum(std::string_view op, const std::string& path, const std::string& name) {
+  fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path, name);
 }
 
 template <typename T> void put(std::string& out, T v) {
@@ -114,7 +123,7 @@ void write_package(const Package& p, const std::string& path, std::string_view o
 }
 
 PackageView view_package(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view op,
-                         const std::string& path) {
+                         const std::string& path, LargeSections large) {
   Reader r(bytes, op, path);
   if (bytes.substr(0, kMagic.size()) != kMagic)
     fail(op, "{}: not a kiln package (it does not start with \"KILNPKG\")", path);
@@ -166,9 +175,11 @@ PackageView view_package(std::shared_ptr<const void> owner, std::string_view byt
   PackageView v;
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string_view data = bytes.substr(starts[i], rows[i].size);
-    if (checksum(data) != rows[i].hash)
-      fail(op, "{}: section '{}' fails its checksum: the package is damaged or was changed after export", path,
-           rows[i].name);
+    if (large == LargeSections::VerifyLater && data.size() >= kVerifyLaterBytes) {
+      v.unverified.push_back({rows[i].name, data, rows[i].hash});
+      continue;
+    }
+    if (checksum(data) != rows[i].hash) fails_checksum(op, path, rows[i].name);
     v.sections.emplace_back(rows[i].name, data);
   }
   v.owner = std::move(owner);
@@ -185,21 +196,57 @@ Package parse_package(std::string_view bytes, std::string_view op, const std::st
 std::string_view PackageView::at(std::string_view name, std::string_view op, const std::string& path) const {
   for (const auto& [n, b] : sections)
     if (n == name) return b;
+  for (const Unverified& u : unverified)
+    if (u.name == name) internal_fail("{}: section '{}' read before its checksum was verified", path, name);
   fail(op, "{}: the package has no section '{}'", path, name);
 }
 
 bool PackageView::has(std::string_view name) const {
   for (const auto& [n, _] : sections)
     if (n == name) return true;
+  for (const Unverified& u : unverified)
+    if (u.name == name) return true;
   return false;
 }
 
-PackageView read_package(const std::string& path, std::string_view op) {
+void PackageView::verify_rest(FunctionRef<void()> meanwhile, std::string_view op, const std::string& path) {
+  struct Piece {
+    size_t section;
+    std::string_view bytes;
+  };
+  std::vector<Piece> pieces;
+  for (size_t i = 0; i < unverified.size(); ++i)
+    for (size_t at = 0; at < unverified[i].bytes.size(); at += kPiece)
+      pieces.push_back({i, unverified[i].bytes.substr(at, kPiece)});
+  std::vector<uint32_t> crcs(pieces.size());
+  std::atomic<size_t> next{0};
+  const auto take_pieces = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces.size();) crcs[i] = crc32c(pieces[i].bytes);
+  };
+  // One chunk per thread (pieces permitting): chunk 0 runs `meanwhile` first. Run inline (one
+  // thread, or inside a parallel_for), the chunks go in order: `meanwhile`, then every piece.
+  const int64_t chunks = std::min<int64_t>(rt::num_threads(), static_cast<int64_t>(pieces.size()) + 1);
+  rt::parallel_for(chunks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      if (c == 0) meanwhile();
+      take_pieces();
+    }
+  });
+  for (size_t i = 0, p = 0; i < unverified.size(); ++i) {
+    uint32_t crc = crcs[p++];
+    for (; p < pieces.size() && pieces[p].section == i; ++p) crc = crc32c_combine(crc, crcs[p], pieces[p].bytes.size());
+    if (hex(crc) != unverified[i].hash) fails_checksum(op, path, unverified[i].name);
+  }
+  for (Unverified& u : unverified) sections.emplace_back(std::move(u.name), u.bytes);
+  unverified.clear();
+}
+
+PackageView read_package(const std::string& path, std::string_view op, LargeSections large) {
   ReadOptions opts;
   opts.max_bytes = size_t{16} << 30;
   std::shared_ptr<const MappedFile> file = MappedFile::map(path, op, opts);
   const std::string_view bytes = file->bytes();
-  return view_package(std::move(file), bytes, op, path);
+  return view_package(std::move(file), bytes, op, path, large);
 }
 
 }  // namespace kiln::rt
