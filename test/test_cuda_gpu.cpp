@@ -94,6 +94,12 @@ TEST(CudaGpu, FactoriesOnTheDevice) {
   for (ScalarType dt : {kFloat, kDouble, kHalf, kBFloat16, kInt8, kInt32, kInt64, kBool}) {
     SCOPED_TRACE(dtype_name(dt));
     for (double v : {0.0, 1.0, -2.5, 3.0e5}) {
+      // A value the dtype cannot hold (3e5 as f16 or i8) is refused on the device as on the cpu.
+      const std::string refused = test::error_of([&] { (void)full({3, 1000}, v, dt); });
+      if (refused != "<no error>") {
+        EXPECT_EQ(test::error_of([&] { (void)full({3, 1000}, v, TensorOptions(dt).device(kGpu)); }), refused) << v;
+        continue;
+      }
       const Tensor want = full({3, 1000}, v, dt);
       const Tensor got = full({3, 1000}, v, TensorOptions(dt).device(kGpu));
       EXPECT_EQ(got.device(), kGpu);

@@ -1,0 +1,512 @@
+// kiln/test/emulated_cuda/fake_cuda.cpp — an emulated CUDA driver (libcuda.so.1) that runs kernels on the host.
+//
+// The subset of the driver API kiln binds (codegen_cuda/driver.cpp), on the host: device
+// memory is host memory (a CUdeviceptr is the address malloc gave), copies and memsets are
+// memcpy and loops, streams and events complete at once (work runs when it is enqueued), and a
+// module is a shared object the emulated NVRTC built from CUDA C (fake_nvrtc.cpp). A launch runs
+// its blocks one after another; a block's threads are fibers on the calling thread (a stack
+// each, switched by kiln_emu_switch below: ucontext's swapcontext makes a system call per
+// switch, and a 2048-key sort tile switches 67,000 times),
+// run in turn until each finishes or waits at __syncthreads or a warp rendezvous (a shuffle or
+// a vote), and released when every live thread of the block, or every lane of the warp, waits
+// there. A block whose threads wait at different barriers, or a warp rendezvous that a lane
+// never reaches, fails the launch (CUDA_ERROR_LAUNCH_FAILED) with a message saying which
+// threads wait where: on a GPU that is undefined behaviour. One device: sm_90 with an H100's 132
+// SMs (so that plans are what an H100 gets), 8 GiB.
+//
+// Test infrastructure, not part of kiln: a test process finds it first on LD_LIBRARY_PATH
+// (test/CMakeLists.txt, the EmulatedGpu tests; docs/cuda.md, "The emulated device").
+#include "emu_api.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101, kInvalidImage = 200,
+                   kInvalidHandle = 400, kNotFound = 500, kLaunchFailed = 719;
+constexpr size_t kStackBytes = size_t{32} << 10;
+constexpr size_t kDeviceBytes = size_t{8} << 30;
+
+struct Module {
+  void* lib = nullptr;
+};
+struct Function {
+  void (*entry)(void**) = nullptr;
+  std::string name;
+};
+struct Event {
+  std::chrono::steady_clock::time_point at;
+};
+
+std::mutex g_mu;  // one launch (and one module load) at a time: a block's __shared__ are statics
+std::string g_last_error;
+size_t g_allocated = 0;
+int g_context_token = 0;
+
+// ---- the block scheduler -------------------------------------------------------------------
+enum class Wait { None, Block, Warp, Done };
+
+// Saves the callee-saved registers and the stack pointer of the running context into *from and
+// resumes the context saved at `to` (x86-64 System V; the vector registers are caller-saved,
+// and no kernel changes the floating-point control words, so they are not switched).
+extern "C" void kiln_emu_switch(void** from, void* to);
+asm(R"(
+  .text
+  .globl kiln_emu_switch
+  .type kiln_emu_switch, @function
+kiln_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size kiln_emu_switch, .-kiln_emu_switch
+)");
+
+struct Fiber {
+  void* sp = nullptr;  // the saved stack pointer while switched out
+  kiln_emu::Thread t;
+  Wait wait = Wait::None;
+  unsigned char slot[8] = {};  // a warp rendezvous: this lane's value
+  size_t bytes = 0;
+  int src = 0;                 // the lane whose value this one receives
+  void* out = nullptr;         // where it goes
+  bool ballot = false;         // the rendezvous is a vote
+};
+
+struct Launch {
+  void (*entry)(void**) = nullptr;
+  void** params = nullptr;
+  std::vector<Fiber> fibers;
+  void* scheduler = nullptr;  // the scheduler's saved stack pointer
+  Fiber* running = nullptr;
+  bool trapped = false;
+  std::string trap;
+};
+
+Launch* g_launch = nullptr;
+kiln_emu::Thread* g_current = nullptr;
+
+void to_scheduler(Wait w) {
+  Fiber* f = g_launch->running;
+  f->wait = w;
+  kiln_emu_switch(&f->sp, g_launch->scheduler);
+}
+
+void api_syncthreads() { to_scheduler(Wait::Block); }
+
+void rendezvous(const void* value, void* out, size_t bytes, int src, bool ballot) {
+  Fiber* f = g_launch->running;
+  std::memcpy(f->slot, value, bytes);
+  f->bytes = bytes, f->src = src, f->out = out, f->ballot = ballot;
+  to_scheduler(Wait::Warp);
+}
+
+void api_syncwarp() {
+  int none = 0;
+  rendezvous(&none, nullptr, 0, 0, false);
+}
+void api_exchange(const void* value, void* out, size_t bytes, int src) { rendezvous(value, out, bytes, src, false); }
+unsigned api_ballot(int vote) {
+  unsigned mask = 0;
+  const int v = vote != 0;
+  rendezvous(&v, &mask, sizeof v, 0, true);
+  return mask;
+}
+[[noreturn]] void api_trap(const char* message) {
+  g_launch->trapped = true;
+  g_launch->trap = message;
+  to_scheduler(Wait::Done);
+  std::abort();  // never resumed
+}
+
+const kiln_emu::Api g_api = {&g_current, api_syncthreads, api_syncwarp, api_exchange, api_ballot, api_trap};
+
+// A fiber's first frame: runs the kernel, then leaves for good.
+[[noreturn]] void fiber_main() {
+  g_launch->entry(g_launch->params);
+  to_scheduler(Wait::Done);
+  std::abort();  // never resumed
+}
+
+// A fresh fiber's stack, as kiln_emu_switch leaves one: six zeroed registers and fiber_main as
+// the return address, aligned as a call would have left it.
+void* fresh_stack(char* base, size_t bytes) {
+  auto* top = reinterpret_cast<uint64_t*>(reinterpret_cast<uintptr_t>(base + bytes) & ~uintptr_t{15});
+  *--top = 0;  // fiber_main's own return address: never used
+  *--top = reinterpret_cast<uint64_t>(&fiber_main);
+  for (int i = 0; i < 6; ++i) *--top = 0;
+  return top;
+}
+
+const char* wait_name(Wait w) {
+  switch (w) {
+    case Wait::None: return "running";
+    case Wait::Block: return "__syncthreads";
+    case Wait::Warp: return "a warp shuffle or vote";
+    case Wait::Done: return "exited";
+  }
+  return "?";
+}
+
+// Releases the threads a barrier holds; false when none can be released (a deadlock).
+bool release(Launch& L) {
+  const size_t n = L.fibers.size();
+  size_t live = 0, at_block = 0;
+  for (const Fiber& f : L.fibers) live += f.wait != Wait::Done, at_block += f.wait == Wait::Block;
+  if (live > 0 && at_block == live) {
+    for (Fiber& f : L.fibers)
+      if (f.wait == Wait::Block) f.wait = Wait::None;
+    return true;
+  }
+  bool released = false;
+  for (size_t w0 = 0; w0 < n; w0 += 32) {
+    const size_t w1 = std::min(n, w0 + 32);
+    bool all = true;
+    for (size_t i = w0; i < w1; ++i) all = all && L.fibers[i].wait == Wait::Warp;
+    if (!all) continue;
+    unsigned votes = 0;
+    for (size_t i = w0; i < w1; ++i)
+      if (L.fibers[i].ballot && L.fibers[i].slot[0]) votes |= 1u << (i - w0);
+    for (size_t i = w0; i < w1; ++i) {
+      Fiber& f = L.fibers[i];
+      if (f.ballot) std::memcpy(f.out, &votes, sizeof votes);
+      else if (f.out) {
+        const size_t s = w0 + static_cast<size_t>(f.src);
+        const Fiber& from = s < w1 && f.src >= 0 ? L.fibers[s] : f;
+        std::memcpy(f.out, from.slot, f.bytes);
+      }
+      f.wait = Wait::None;
+    }
+    released = true;
+  }
+  return released;
+}
+
+std::string describe_waits(const Launch& L) {
+  std::string s;
+  for (size_t i = 0; i < L.fibers.size(); ++i) {
+    const Wait w = L.fibers[i].wait;
+    size_t j = i;
+    while (j + 1 < L.fibers.size() && L.fibers[j + 1].wait == w) ++j;
+    s += (s.empty() ? "" : "; ") + std::string("threads ") + std::to_string(i) + "-" + std::to_string(j) + ": " +
+         wait_name(w);
+    i = j;
+  }
+  return s;
+}
+
+CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 block, unsigned shared, void** params) {
+  if (block.y != 1 || block.z != 1) {
+    g_last_error = "the emulated device runs 1-D blocks only";
+    return kInvalidValue;
+  }
+  const size_t n = block.x;
+  if (n == 0 || n > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0) {
+    g_last_error = "a launch of " + std::to_string(n) + " threads per block";
+    return kInvalidValue;
+  }
+  Launch L;
+  L.entry = fn.entry;
+  L.params = params;
+  L.fibers.resize(n);
+  void* stacks = mmap(nullptr, n * kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stacks == MAP_FAILED) return kOutOfMemory;
+  std::vector<unsigned char> dynamic(shared + 16);
+  g_launch = &L;
+  CUresult rc = kSuccess;
+  for (unsigned bz = 0; bz < grid.z && rc == kSuccess; ++bz)
+    for (unsigned by = 0; by < grid.y && rc == kSuccess; ++by)
+      for (unsigned bx = 0; bx < grid.x && rc == kSuccess; ++bx) {
+        for (size_t i = 0; i < n; ++i) {
+          Fiber& f = L.fibers[i];
+          f.t.thread_idx = {static_cast<unsigned>(i), 0, 0};
+          f.t.block_idx = {bx, by, bz};
+          f.t.block_dim = block;
+          f.t.grid_dim = grid;
+          f.t.dynamic_shared = dynamic.data();
+          f.wait = Wait::None;
+          f.sp = fresh_stack(static_cast<char*>(stacks) + i * kStackBytes, kStackBytes);
+        }
+        for (;;) {
+          for (Fiber& f : L.fibers) {
+            if (f.wait != Wait::None) continue;
+            L.running = &f;
+            g_current = &f.t;
+            kiln_emu_switch(&L.scheduler, f.sp);
+            if (L.trapped) break;
+          }
+          if (L.trapped) {
+            g_last_error = "block " + std::to_string(bx) + ": " + L.trap;
+            rc = kLaunchFailed;
+            break;
+          }
+          bool done = true;
+          for (const Fiber& f : L.fibers) done = done && f.wait == Wait::Done;
+          if (done) break;
+          if (!release(L)) {
+            g_last_error = fn.name + ", block " + std::to_string(bx) + " of " + std::to_string(grid.x) +
+                           ": its threads wait at different barriers (" + describe_waits(L) + ")";
+            rc = kLaunchFailed;
+            break;
+          }
+        }
+      }
+  g_launch = nullptr;
+  g_current = nullptr;
+  munmap(stacks, n * kStackBytes);
+  if (rc != kSuccess) std::fprintf(stderr, "[emulated cuda] %s\n", g_last_error.c_str());
+  return rc;
+}
+
+// ---- modules: shared objects, or their bytes in base64 as "PTX" ----------------------------
+std::string unbase64(const char* s) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::string out;
+  unsigned acc = 0;
+  int bits = 0;
+  for (; *s; ++s) {
+    const int v = val(*s);
+    if (v < 0) continue;
+    acc = acc << 6 | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+constexpr const char* kPtxPrefix = "// kiln emulated module, base64:";
+
+CUresult load_module(Module** out, const void* image) {
+  const char* p = static_cast<const char*>(image);
+  std::string bytes;
+  if (std::memcmp(p, "\x7f" "ELF", 4) == 0) {
+    // An ELF image's size is in its header: the section headers end it.
+    uint64_t shoff = 0;
+    uint16_t shentsize = 0, shnum = 0;
+    std::memcpy(&shoff, p + 0x28, 8);
+    std::memcpy(&shentsize, p + 0x3a, 2);
+    std::memcpy(&shnum, p + 0x3c, 2);
+    if (static_cast<unsigned char>(p[18]) != 62) {  // e_machine: not x86-64 (a real cubin)
+      g_last_error = "a device image the emulated device cannot run (not built by its NVRTC)";
+      return kInvalidImage;
+    }
+    bytes.assign(p, shoff + static_cast<uint64_t>(shentsize) * shnum);
+  } else if (const char* at = std::strstr(p, kPtxPrefix)) {
+    bytes = unbase64(at + std::strlen(kPtxPrefix));
+  } else {
+    g_last_error = "an image the emulated device cannot run";
+    return kInvalidImage;
+  }
+  char path[] = "/tmp/kiln_emu_module_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return kOutOfMemory;
+  const bool ok = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  close(fd);
+  void* lib = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  const char* err = lib ? nullptr : dlerror();
+  unlink(path);
+  if (!lib) {
+    g_last_error = std::string("the module does not load: ") + (err ? err : "write failed");
+    return kInvalidImage;
+  }
+  auto bind = reinterpret_cast<void (*)(const kiln_emu::Api*)>(dlsym(lib, "kiln_emu_bind"));
+  if (!bind) {
+    g_last_error = "the module has no kiln_emu_bind (not built by the emulated NVRTC)";
+    return kInvalidImage;
+  }
+  bind(&g_api);
+  *out = new Module{lib};
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned) { return kSuccess; }
+CUresult cuDeviceGetCount(int* n) {
+  *n = 1;
+  return kSuccess;
+}
+CUresult cuDeviceGet(int* d, int ordinal) {
+  if (ordinal != 0) return kInvalidDevice;
+  *d = 0;
+  return kSuccess;
+}
+CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
+  if (dev != 0) return kInvalidDevice;
+  switch (attr) {
+    case 16: *v = 132; return kSuccess;  // multiprocessors: an H100 SXM's, so plans are an H100's
+    case 75: *v = 9; return kSuccess;   // compute capability 9.0
+    case 76: *v = 0; return kSuccess;
+    case 1: *v = 1024; return kSuccess;  // max threads per block
+    case 8: *v = 48 << 10; return kSuccess;  // shared memory per block
+    case 10: *v = 32; return kSuccess;  // warp size
+    default: *v = 0; return kSuccess;
+  }
+}
+CUresult cuGetErrorString(CUresult rc, const char** s) {
+  static thread_local std::string text;
+  text = rc == kSuccess ? "no error" : g_last_error.empty() ? "emulated device error" : g_last_error;
+  *s = text.c_str();
+  return kSuccess;
+}
+CUresult cuDeviceGetName(char* name, int len, int) {
+  std::snprintf(name, static_cast<size_t>(len), "kiln emulated device (host fibers)");
+  return kSuccess;
+}
+CUresult cuDevicePrimaryCtxRetain(void** ctx, int) {
+  *ctx = &g_context_token;
+  return kSuccess;
+}
+CUresult cuCtxSetCurrent(void*) { return kSuccess; }
+CUresult cuCtxGetCurrent(void** ctx) {
+  *ctx = &g_context_token;
+  return kSuccess;
+}
+CUresult cuCtxSynchronize() { return kSuccess; }
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  *total = kDeviceBytes;
+  *free_bytes = g_allocated < kDeviceBytes ? kDeviceBytes - g_allocated : 0;
+  return kSuccess;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (bytes == 0) return kInvalidValue;
+  if (bytes > kDeviceBytes - g_allocated) return kOutOfMemory;
+  // Room for the size in front, and 256-byte alignment as the driver gives.
+  void* raw = std::aligned_alloc(256, 256 + (bytes + 255) / 256 * 256);
+  if (!raw) return kOutOfMemory;
+  std::memcpy(raw, &bytes, sizeof bytes);
+  g_allocated += bytes;
+  *p = reinterpret_cast<CUdeviceptr>(static_cast<char*>(raw) + 256);
+  return kSuccess;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (p == 0) return kSuccess;
+  char* raw = reinterpret_cast<char*>(p) - 256;
+  size_t bytes = 0;
+  std::memcpy(&bytes, raw, sizeof bytes);
+  g_allocated -= bytes;
+  std::free(raw);
+  return kSuccess;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void*) {
+  if (n) std::memmove(reinterpret_cast<void*>(dst), src, n);
+  return kSuccess;
+}
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void*) {
+  if (n) std::memmove(dst, reinterpret_cast<const void*>(src), n);
+  return kSuccess;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*) {
+  if (n) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return kSuccess;
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void*) {
+  std::memset(reinterpret_cast<void*>(dst), v, n);
+  return kSuccess;
+}
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void*) {
+  auto* p = reinterpret_cast<unsigned short*>(dst);
+  for (size_t i = 0; i < n; ++i) p[i] = v;
+  return kSuccess;
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, void*) {
+  auto* p = reinterpret_cast<unsigned int*>(dst);
+  for (size_t i = 0; i < n; ++i) p[i] = v;
+  return kSuccess;
+}
+CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int v, size_t width, size_t height, void*) {
+  for (size_t r = 0; r < height; ++r) {
+    auto* p = reinterpret_cast<unsigned int*>(dst + r * pitch);
+    for (size_t i = 0; i < width; ++i) p[i] = v;
+  }
+  return kSuccess;
+}
+CUresult cuStreamCreate(void** s, unsigned) {
+  *s = new int(0);
+  return kSuccess;
+}
+CUresult cuStreamDestroy_v2(void* s) {
+  delete static_cast<int*>(s);
+  return kSuccess;
+}
+CUresult cuStreamSynchronize(void*) { return kSuccess; }
+CUresult cuStreamWaitEvent(void*, void*, unsigned) { return kSuccess; }
+CUresult cuEventCreate(void** e, unsigned) {
+  *e = new Event{std::chrono::steady_clock::now()};
+  return kSuccess;
+}
+CUresult cuEventDestroy_v2(void* e) {
+  delete static_cast<Event*>(e);
+  return kSuccess;
+}
+CUresult cuEventRecord(void* e, void*) {
+  static_cast<Event*>(e)->at = std::chrono::steady_clock::now();
+  return kSuccess;
+}
+CUresult cuEventSynchronize(void*) { return kSuccess; }
+CUresult cuEventQuery(void*) { return kSuccess; }
+CUresult cuEventElapsedTime_v2(float* ms, void* a, void* b) {
+  *ms = std::chrono::duration<float, std::milli>(static_cast<Event*>(b)->at - static_cast<Event*>(a)->at).count();
+  return kSuccess;
+}
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) { return cuEventElapsedTime_v2(ms, a, b); }
+CUresult cuModuleLoadData(void** m, const void* image) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Module* mod = nullptr;
+  const CUresult rc = load_module(&mod, image);
+  if (rc == kSuccess) *m = mod;
+  return rc;
+}
+CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
+  auto* mod = static_cast<Module*>(m);
+  if (!mod) return kInvalidHandle;
+  void* sym = dlsym(mod->lib, ("kiln_emu_entry_" + std::string(name)).c_str());
+  if (!sym) return kNotFound;
+  *f = new Function{reinterpret_cast<void (*)(void**)>(sym), name};
+  return kSuccess;
+}
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void*, void** params, void** extra) {
+  if (!f || extra) return kInvalidValue;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return run_launch(*static_cast<Function*>(f), {gx, gy, gz}, {bx, by, bz}, shared, params);
+}
+
+}  // extern "C"
