@@ -3,16 +3,18 @@
 // The subset of the driver API kiln binds (codegen_cuda/driver.cpp), on the host: device
 // memory is host memory (a CUdeviceptr is the address malloc gave), copies and memsets are
 // memcpy and loops, streams and events complete at once (work runs when it is enqueued), and a
-// module is a shared object the emulated NVRTC built from CUDA C (fake_nvrtc.cpp). A launch runs
-// its blocks one after another; a block's threads are fibers on the calling thread (a stack
-// each, switched by kiln_emu_switch below: ucontext's swapcontext makes a system call per
-// switch, and a 2048-key sort tile switches 67,000 times),
-// run in turn until each finishes or waits at __syncthreads or a warp rendezvous (a shuffle or
-// a vote), and released when every live thread of the block, or every lane of the warp, waits
-// there. A block whose threads wait at different barriers, or a warp rendezvous that a lane
-// never reaches, fails the launch (CUDA_ERROR_LAUNCH_FAILED) with a message saying which
-// threads wait where: on a GPU that is undefined behaviour. One device: sm_90 with an H100's 132
-// SMs (so that plans are what an H100 gets), 8 GiB.
+// module is a shared object the emulated NVRTC built from CUDA C (fake_nvrtc.cpp).
+//
+// A launch runs its blocks one after another. A block's threads are fibers on the calling
+// thread, a stack each, switched by kiln_emu_switch below (ucontext's swapcontext makes a system
+// call per switch, and a 2048-key sort tile switches 67,000 times). They run in turn until each
+// finishes or waits at __syncthreads or a warp rendezvous (a shuffle or a vote), and are
+// released when every live thread of the block, or every lane of the warp, waits there. Each
+// round runs them in a fresh (seeded) random order, as a GPU may. A block whose threads wait at
+// different barriers, or a warp rendezvous that a lane never reaches, fails the launch
+// (CUDA_ERROR_LAUNCH_FAILED) with a message saying which threads wait where: on a GPU that is
+// undefined behaviour. One device: sm_90 with an H100's 132 SMs (so that plans are what an
+// H100 gets), 8 GiB.
 //
 // Test infrastructure, not part of kiln: a test process finds it first on LD_LIBRARY_PATH
 // (test/CMakeLists.txt, the EmulatedGpu tests; docs/cuda.md, "The emulated device").
@@ -28,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -108,6 +111,13 @@ struct Launch {
 };
 
 Launch* g_launch = nullptr;
+uint64_t g_launches = 0;  // seeds each launch's thread order
+// KILN_EMU_ORDER=in-order runs a block's threads in index order (a failure that needs a shuffled
+// order then says so); anything else shuffles.
+const bool g_shuffle = [] {
+  const char* v = std::getenv("KILN_EMU_ORDER");
+  return !(v && std::strcmp(v, "in-order") == 0);
+}();
 kiln_emu::Thread* g_current = nullptr;
 
 void to_scheduler(Wait w) {
@@ -238,6 +248,8 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
   std::vector<unsigned char> dynamic(shared + 16);
   g_launch = &L;
   CUresult rc = kSuccess;
+  std::vector<size_t> order;
+  std::mt19937_64 rng(++g_launches);
   for (unsigned bz = 0; bz < grid.z && rc == kSuccess; ++bz)
     for (unsigned by = 0; by < grid.y && rc == kSuccess; ++by)
       for (unsigned bx = 0; bx < grid.x && rc == kSuccess; ++bx) {
@@ -252,7 +264,16 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
           f.sp = fresh_stack(static_cast<char*>(stacks) + i * kStackBytes, kStackBytes);
         }
         for (;;) {
-          for (Fiber& f : L.fibers) {
+          // Between two barriers a GPU may run a block's threads in any order and interleaving:
+          // each round runs them in a fresh random order (seeded, so a failure reproduces), so
+          // that a read of another thread's shared-memory write that lacks its barrier sees a
+          // stale value on some runs instead of always the written one.
+          order.resize(n);
+          for (size_t i = 0; i < n; ++i) order[i] = i;
+          if (g_shuffle)
+            for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+          for (size_t i : order) {
+            Fiber& f = L.fibers[i];
             if (f.wait != Wait::None) continue;
             L.running = &f;
             g_current = &f.t;
