@@ -7,7 +7,8 @@
 //  - a block reduction with warp shuffles and shared memory gives the sum;
 //  - a read of a neighbour's shared-memory write without __syncthreads between them sees a stale
 //    value on some launches, since threads run in a random order between barriers;
-//  - a warp whose lanes wait at different barriers fails the launch, naming them.
+//  - a warp whose lanes wait at different barriers fails the launch, naming them;
+//  - a write one element past an allocation fails the launch, naming the allocation.
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/cuda/cuda_device.h"
@@ -43,6 +44,9 @@ extern "C" __global__ void racy_neighbour(int* out) {
   cell[threadIdx.x] = (int)threadIdx.x + 1;
   // Missing: __syncthreads();
   out[threadIdx.x] = threadIdx.x == 0 ? 1 : cell[threadIdx.x - 1] + 1;
+}
+extern "C" __global__ void one_past(int* out, int n) {
+  if (threadIdx.x == 0) out[n] = 1;
 }
 extern "C" __global__ void divergent_barrier(int* out) {
   int v = (int)threadIdx.x;
@@ -116,6 +120,20 @@ TEST(EmulatedCuda, LanesWaitingAtDifferentBarriersFailTheLaunch) {
   EXPECT_NE(e.find("wait at different barriers (threads 0-15: __syncthreads; threads 16-31: a warp shuffle or vote)"),
             std::string::npos)
       << e;
+}
+
+TEST(EmulatedCuda, AnAccessPastAnAllocationFailsTheLaunch) {
+  KILN_SKIP_UNLESS_EMULATED();
+  const Module mod;
+  DeviceInts out(16);
+  int n = 16;
+  const std::string e = test::error_of([&] { mod.launch("one_past", 1, 32, {&out.p, &n}); });
+  EXPECT_NE(e.find("one_past, block 0, thread 0: an out-of-bounds access at "), std::string::npos) << e;
+  EXPECT_NE(e.find(", 0 bytes past the end of a 64-byte allocation at "), std::string::npos) << e;
+  // The device still works afterwards.
+  n = 15;
+  mod.launch("one_past", 1, 32, {&out.p, &n});
+  EXPECT_EQ(out.get()[15], 1);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "emu_api.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
 #include <string>
@@ -57,6 +59,21 @@ struct Event {
 std::mutex g_mu;  // one launch (and one module load) at a time: a block's __shared__ are statics
 std::string g_last_error;
 size_t g_allocated = 0;
+
+// Device memory: each allocation its own mapping, ending 16 bytes or less before an
+// inaccessible page and starting after one, so that a kernel's access past either end faults
+// and the launch fails naming the allocation (a memcheck of sorts; run with
+// KILN_ALLOCATOR=system so that every tensor is an allocation of its own). Allocations are
+// 16-byte aligned, the widest access kiln's kernels make, rather than the driver's 256: the
+// nearer the end is to the guard page, the smaller the overrun that goes unseen.
+constexpr size_t kPage = 4096, kAlign = 16;
+struct Allocation {
+  char* base = nullptr;
+  size_t mapped = 0;
+  char* ptr = nullptr;
+  size_t bytes = 0;
+};
+std::map<uintptr_t, Allocation> g_allocations;  // by ptr; changed under g_mu, which a launch holds
 int g_context_token = 0;
 
 // ---- the block scheduler -------------------------------------------------------------------
@@ -101,6 +118,8 @@ struct Fiber {
 };
 
 struct Launch {
+  std::string name;
+  unsigned block = 0;  // the block running (x)
   void (*entry)(void**) = nullptr;
   void** params = nullptr;
   std::vector<Fiber> fibers;
@@ -148,7 +167,7 @@ unsigned api_ballot(int vote) {
 }
 [[noreturn]] void api_trap(const char* message) {
   g_launch->trapped = true;
-  g_launch->trap = message;
+  g_launch->trap = g_launch->name + ", block " + std::to_string(g_launch->block) + ": " + message;
   to_scheduler(Wait::Done);
   std::abort();  // never resumed
 }
@@ -170,6 +189,57 @@ void* fresh_stack(char* base, size_t bytes) {
   *--top = reinterpret_cast<uint64_t>(&fiber_main);
   for (int i = 0; i < 6; ++i) *--top = 0;
   return top;
+}
+
+// What a faulting address is, if it is next to device memory: "N bytes past the end of a
+// B-byte allocation at P" (or before its start).
+std::string near_allocation(uintptr_t addr) {
+  for (const auto& [p, a] : g_allocations) {
+    const auto base = reinterpret_cast<uintptr_t>(a.base), ptr = reinterpret_cast<uintptr_t>(a.ptr);
+    if (addr < base || addr >= base + a.mapped) continue;
+    char buf[200];
+    if (addr >= ptr + a.bytes)
+      std::snprintf(buf, sizeof buf, "%zu bytes past the end of a %zu-byte allocation at %#zx",
+                    static_cast<size_t>(addr - ptr - a.bytes), a.bytes, static_cast<size_t>(ptr));
+    else
+      std::snprintf(buf, sizeof buf, "%zu bytes before the start of a %zu-byte allocation at %#zx",
+                    static_cast<size_t>(ptr - addr), a.bytes, static_cast<size_t>(ptr));
+    return buf;
+  }
+  return "";
+}
+
+struct sigaction g_previous_segv;
+
+// A kernel's access to an inaccessible page ends its launch, as a GPU's memory fault would, with
+// what the address was; any other fault is the process's own.
+void on_segv(int sig, siginfo_t* info, void* context) {
+  Launch* L = g_launch;
+  if (L && L->running) {
+    const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
+    const std::string near = near_allocation(addr);
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%s, block %u, thread %u: an out-of-bounds access at %#zx%s%s", L->name.c_str(),
+                  L->block, L->running->t.thread_idx.x, static_cast<size_t>(addr), near.empty() ? "" : ", ",
+                  near.c_str());
+    L->trapped = true;
+    L->trap = buf;
+    L->running->wait = Wait::Done;
+    kiln_emu_switch(&L->running->sp, L->scheduler);  // never resumed
+  }
+  sigaction(SIGSEGV, &g_previous_segv, nullptr);  // not a kernel's: fault again, as if unhandled
+  (void)sig, (void)context;
+}
+
+void catch_kernel_faults() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;  // left by a fiber switch, never returned from
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_previous_segv);
+  });
 }
 
 const char* wait_name(Wait w) {
@@ -239,7 +309,9 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
     g_last_error = "a launch of " + std::to_string(n) + " threads per block";
     return kInvalidValue;
   }
+  catch_kernel_faults();
   Launch L;
+  L.name = fn.name;
   L.entry = fn.entry;
   L.params = params;
   L.fibers.resize(n);
@@ -253,6 +325,7 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
   for (unsigned bz = 0; bz < grid.z && rc == kSuccess; ++bz)
     for (unsigned by = 0; by < grid.y && rc == kSuccess; ++by)
       for (unsigned bx = 0; bx < grid.x && rc == kSuccess; ++bx) {
+        L.block = bx;
         for (size_t i = 0; i < n; ++i) {
           Fiber& f = L.fibers[i];
           f.t.thread_idx = {static_cast<unsigned>(i), 0, 0};
@@ -278,10 +351,11 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
             L.running = &f;
             g_current = &f.t;
             kiln_emu_switch(&L.scheduler, f.sp);
+            L.running = nullptr;
             if (L.trapped) break;
           }
           if (L.trapped) {
-            g_last_error = "block " + std::to_string(bx) + ": " + L.trap;
+            g_last_error = L.trap;
             rc = kLaunchFailed;
             break;
           }
@@ -428,22 +502,26 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (bytes == 0) return kInvalidValue;
   if (bytes > kDeviceBytes - g_allocated) return kOutOfMemory;
-  // Room for the size in front, and 256-byte alignment as the driver gives.
-  void* raw = std::aligned_alloc(256, 256 + (bytes + 255) / 256 * 256);
-  if (!raw) return kOutOfMemory;
-  std::memcpy(raw, &bytes, sizeof bytes);
+  const size_t span = (bytes + kAlign - 1) / kAlign * kAlign, pages = (span + kPage - 1) / kPage * kPage;
+  void* base = mmap(nullptr, pages + 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return kOutOfMemory;
+  char* b = static_cast<char*>(base);
+  mprotect(b, kPage, PROT_NONE);
+  mprotect(b + kPage + pages, kPage, PROT_NONE);
+  Allocation a{b, pages + 2 * kPage, b + kPage + pages - span, bytes};
+  g_allocations[reinterpret_cast<uintptr_t>(a.ptr)] = a;
   g_allocated += bytes;
-  *p = reinterpret_cast<CUdeviceptr>(static_cast<char*>(raw) + 256);
+  *p = reinterpret_cast<CUdeviceptr>(a.ptr);
   return kSuccess;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (p == 0) return kSuccess;
-  char* raw = reinterpret_cast<char*>(p) - 256;
-  size_t bytes = 0;
-  std::memcpy(&bytes, raw, sizeof bytes);
-  g_allocated -= bytes;
-  std::free(raw);
+  auto it = g_allocations.find(p);
+  if (it == g_allocations.end()) return kInvalidValue;
+  g_allocated -= it->second.bytes;
+  munmap(it->second.base, it->second.mapped);
+  g_allocations.erase(it);
   return kSuccess;
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void*) {
