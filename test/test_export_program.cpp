@@ -567,31 +567,39 @@ TEST(PackageChecksum, Crc32cCombineJoinsPieces) {
   EXPECT_EQ(crc32c_combine(crc32c("12345"), crc32c("6789"), 4), 0xe3069283u);
 }
 
-// Sections of 2 MB or more can be left unverified by read_package (LargeSections::VerifyLater):
+// Sections named in read_package's `verify_later`, when of 2 MB or more, are left unverified:
 // `at` refuses them until verify_rest has checked them, on the pool's threads while `meanwhile`
-// runs once. A damaged one is refused by name, and an exception of `meanwhile` comes through,
-// on one thread and on several.
+// runs once. Other sections, however large, are checked at once and readable. A damaged one is
+// refused by name, and an exception of `meanwhile` comes through, on one thread and on several.
 TEST(PackageChecksum, LargeSectionsAreCheckedWhileTheCallerWorks) {
   std::mt19937_64 rng(5);
   std::string big(rt::kVerifyLaterBytes + 12345, '\0');
   for (char& b : big) b = static_cast<char>(rng());
+  const std::string other = big.substr(7) + "x";  // large, not named: checked by read_package
   rt::Package p;
   p.add("small", "a few bytes");
   p.add("big", big);
   p.add("bigger", big + big);
+  p.add("other", other);
+  p.add("tiny", "also named, but small");
   const std::string good = rt::package_bytes(p);
   const std::string path = scratch("large.kiln").string();
+  const std::vector<std::string> later = {"big", "bigger", "tiny"};
   const int threads = rt::num_threads();
   for (int n : {1, 2, 3}) {
     rt::set_num_threads(n);
     write_bytes(path, good);
-    rt::PackageView v = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+    rt::PackageView v = rt::read_package(path, "test", later);
     EXPECT_EQ(v.unverified.size(), 2u);
     EXPECT_TRUE(v.has("big"));
     EXPECT_EQ(v.at("small", "test", path), "a few bytes");
+    EXPECT_EQ(v.at("tiny", "test", path), "also named, but small");
     EXPECT_THROW((void)v.at("big", "test", path), InternalError);
     int ran = 0;
-    v.verify_rest([&] { ++ran; }, "test", path);
+    v.verify_rest([&] {
+      ++ran;
+      EXPECT_EQ(v.at("other", "test", path), other);  // what `meanwhile` parses may be large
+    }, "test", path);
     EXPECT_EQ(ran, 1) << n << " threads";
     EXPECT_EQ(v.at("big", "test", path), big);
     EXPECT_EQ(v.at("bigger", "test", path), big + big);
@@ -599,10 +607,10 @@ TEST(PackageChecksum, LargeSectionsAreCheckedWhileTheCallerWorks) {
 
     for (size_t at : {size_t{0}, big.size() - 1, 2 * big.size() - 1}) {  // in "big", and in each half of "bigger"
       std::string bad = good;
-      const size_t from = at < big.size() ? good.find(big) : good.rfind(big + big);
+      const size_t from = at < big.size() ? good.find(big) : good.find(big + big);
       bad[from + at] ^= 4;
       write_bytes(path, bad);
-      rt::PackageView d = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+      rt::PackageView d = rt::read_package(path, "test", later);
       ran = 0;
       EXPECT_EQ(test::error_of([&] { d.verify_rest([&] { ++ran; }, "test", path); }),
                 fmt::format("[test] {}: section '{}' fails its checksum: the package is damaged or was changed after export",
@@ -612,8 +620,14 @@ TEST(PackageChecksum, LargeSectionsAreCheckedWhileTheCallerWorks) {
       // Read at once (the default), the same damage is refused before anything is handed out.
       EXPECT_NE(test::error_of([&] { (void)rt::read_package(path, "test"); }).find("fails its checksum"), std::string::npos);
     }
+    // A large section not named is refused by read_package itself.
+    std::string bad = good;
+    bad[good.rfind(other) + 5] ^= 4;
+    write_bytes(path, bad);
+    EXPECT_NE(test::error_of([&] { (void)rt::read_package(path, "test", later); }).find("section 'other' fails its checksum"),
+              std::string::npos);
     write_bytes(path, good);
-    rt::PackageView e = rt::read_package(path, "test", rt::LargeSections::VerifyLater);
+    rt::PackageView e = rt::read_package(path, "test", later);
     EXPECT_EQ(test::error_of([&] { e.verify_rest([] { fail("parse", "no plan"); }, "test", path); }), "[parse] no plan");
   }
   rt::set_num_threads(threads);

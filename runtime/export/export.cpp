@@ -445,7 +445,7 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
   // The weights' checksums are checked on the pool's threads while this thread parses and links
   // the rest (package.h verify_rest): an 8 MB MLP's load took 0.26 ms of checksums (two threads)
   // and then 0.35 ms of parsing and linking.
-  rt::PackageView pkg = rt::read_package(path, kLoad, rt::LargeSections::VerifyLater);
+  rt::PackageView pkg = rt::read_package(path, kLoad, {"weights"});
   auto s = std::make_shared<LoadedProgram::State>();
   ir::ExecPlan plan;
   std::vector<rt::ParamSource> params;

@@ -123,7 +123,7 @@ void write_package(const Package& p, const std::string& path, std::string_view o
 }
 
 PackageView view_package(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view op,
-                         const std::string& path, LargeSections large) {
+                         const std::string& path, const std::vector<std::string>& verify_later) {
   Reader r(bytes, op, path);
   if (bytes.substr(0, kMagic.size()) != kMagic)
     fail(op, "{}: not a kiln package (it does not start with \"KILNPKG\")", path);
@@ -175,7 +175,8 @@ PackageView view_package(std::shared_ptr<const void> owner, std::string_view byt
   PackageView v;
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string_view data = bytes.substr(starts[i], rows[i].size);
-    if (large == LargeSections::VerifyLater && data.size() >= kVerifyLaterBytes) {
+    if (data.size() >= kVerifyLaterBytes &&
+        std::find(verify_later.begin(), verify_later.end(), rows[i].name) != verify_later.end()) {
       v.unverified.push_back({rows[i].name, data, rows[i].hash});
       continue;
     }
@@ -220,15 +221,24 @@ void PackageView::verify_rest(FunctionRef<void()> meanwhile, std::string_view op
       pieces.push_back({i, unverified[i].bytes.substr(at, kPiece)});
   std::vector<uint32_t> crcs(pieces.size());
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};  // `meanwhile` threw: the checksums no longer matter
   const auto take_pieces = [&] {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces.size();) crcs[i] = crc32c(pieces[i].bytes);
+    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces.size();)
+      crcs[i] = crc32c(pieces[i].bytes);
   };
   // One chunk per thread (pieces permitting): chunk 0 runs `meanwhile` first. Run inline (one
   // thread, or inside a parallel_for), the chunks go in order: `meanwhile`, then every piece.
   const int64_t chunks = std::min<int64_t>(rt::num_threads(), static_cast<int64_t>(pieces.size()) + 1);
   rt::parallel_for(chunks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t c = lo; c < hi; ++c) {
-      if (c == 0) meanwhile();
+      if (c == 0) {
+        try {
+          meanwhile();
+        } catch (...) {
+          failed = true;
+          throw;
+        }
+      }
       take_pieces();
     }
   });
@@ -241,12 +251,12 @@ void PackageView::verify_rest(FunctionRef<void()> meanwhile, std::string_view op
   unverified.clear();
 }
 
-PackageView read_package(const std::string& path, std::string_view op, LargeSections large) {
+PackageView read_package(const std::string& path, std::string_view op, const std::vector<std::string>& verify_later) {
   ReadOptions opts;
   opts.max_bytes = size_t{16} << 30;
   std::shared_ptr<const MappedFile> file = MappedFile::map(path, op, opts);
   const std::string_view bytes = file->bytes();
-  return view_package(std::move(file), bytes, op, path, large);
+  return view_package(std::move(file), bytes, op, path, verify_later);
 }
 
 }  // namespace kiln::rt

@@ -12,7 +12,7 @@
 // read_package checks everything before it hands out a byte: the magic, the version, the
 // table's checksum, every length against the file, that the sections with their padding exactly fill what follows the
 // table (the padding zero), and each section's checksum. A truncated, damaged or edited file is an error naming the file and what
-// failed, never a partial read. Asked to (LargeSections::VerifyLater), it leaves the checksums of
+// failed, never a partial read. Asked to (`verify_later`), it leaves the checksums of the named
 // sections of 2 MB or more (a model's weights) for PackageView::verify_rest, which checks them on
 // the pool's threads while the caller parses the other sections: until then `at` refuses them.
 // (The checksums find damage; they do not authenticate a
@@ -44,15 +44,14 @@ struct Package {
 
 inline constexpr uint64_t kSectionAlign = 64;
 
-// Whether read_package checks every section's checksum before it returns (Verify), or leaves
-// those of sections of kVerifyLaterBytes or more to PackageView::verify_rest (VerifyLater).
-enum class LargeSections { Verify, VerifyLater };
+// The size from which a section named in read_package's `verify_later` is left unverified (a
+// smaller one is checked at once: hashing it takes less than starting the pool's threads).
 inline constexpr uint64_t kVerifyLaterBytes = uint64_t{2} << 20;
 
 // A package read back: its sections are views into the file's bytes, which `owner` keeps
 // alive (read_package maps the file: base/read_file.h MappedFile).
 struct PackageView {
-  // A section whose checksum is not checked yet (LargeSections::VerifyLater).
+  // A section whose checksum is not checked yet (read_package's `verify_later`).
   struct Unverified {
     std::string name;
     std::string_view bytes;
@@ -66,10 +65,12 @@ struct PackageView {
   std::string_view at(std::string_view name, std::string_view op, const std::string& path) const;
   bool has(std::string_view name) const;  // verified or not
   // Checks the unverified sections and makes them readable. Their 1 MB pieces are shared by the
-  // pool's threads while `meanwhile` runs on one of them, which then takes pieces too: a loaded
+  // pool's threads while `meanwhile` runs, and its thread then takes pieces too: a loaded
   // program parses its plan and links its code while its weights are checked, instead of after.
-  // Throws what `meanwhile` throws, else kiln::Error "[op] path: section 'name' fails its
-  // checksum..." as read_package would have.
+  // `meanwhile` runs inside that parallel region (on the calling thread, with kiln's pool): a
+  // parallel_for it makes runs inline. It must not read an unverified section. Throws what
+  // `meanwhile` throws (the other threads then stop hashing), else kiln::Error "[op] path:
+  // section 'name' fails its checksum..." as read_package would have.
   void verify_rest(FunctionRef<void()> meanwhile, std::string_view op, const std::string& path);
 };
 
@@ -77,9 +78,11 @@ struct PackageView {
 std::string package_bytes(const Package& p);
 void write_package(const Package& p, const std::string& path, std::string_view op);
 // kiln::Error "[op] path: ..." for a file that is not a whole, intact package of this format.
-PackageView read_package(const std::string& path, std::string_view op, LargeSections large = LargeSections::Verify);
+// The sections named in `verify_later`, when of kVerifyLaterBytes or more, are checked by
+// PackageView::verify_rest instead.
+PackageView read_package(const std::string& path, std::string_view op, const std::vector<std::string>& verify_later = {});
 PackageView view_package(std::shared_ptr<const void> owner, std::string_view bytes, std::string_view op,
-                         const std::string& path, LargeSections large = LargeSections::Verify);
+                         const std::string& path, const std::vector<std::string>& verify_later = {});
 // The same, its sections copied (to edit and write again).
 Package parse_package(std::string_view bytes, std::string_view op, const std::string& path);
 
