@@ -8,6 +8,8 @@
 //  - a read of a neighbour's shared-memory write without __syncthreads between them sees a stale
 //    value on some launches, since threads run in a random order between barriers;
 //  - a warp whose lanes wait at different barriers fails the launch, naming them;
+//  - lanes of a warp at different warp operations fail the launch;
+//  - fresh device memory reads as NaN (0xff bytes), not zero;
 //  - a write one element past an allocation fails the launch, naming the allocation.
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
@@ -47,6 +49,15 @@ extern "C" __global__ void racy_neighbour(int* out) {
 }
 extern "C" __global__ void one_past(int* out, int n) {
   if (threadIdx.x == 0) out[n] = 1;
+}
+extern "C" __global__ void mixed_warp_ops(int* out) {
+  int v = (int)threadIdx.x;
+  if (threadIdx.x < 16) v = __shfl_down_sync(0xffffffffu, v, 1);
+  else v = (int)__ballot_sync(0xffffffffu, v & 1);
+  out[threadIdx.x] = v;
+}
+extern "C" __global__ void read_unwritten(const float* fresh, int* out) {
+  out[threadIdx.x] = fresh[threadIdx.x] != fresh[threadIdx.x];  // NaN
 }
 extern "C" __global__ void divergent_barrier(int* out) {
   int v = (int)threadIdx.x;
@@ -120,6 +131,25 @@ TEST(EmulatedCuda, LanesWaitingAtDifferentBarriersFailTheLaunch) {
   EXPECT_NE(e.find("wait at different barriers (threads 0-15: __syncthreads; threads 16-31: a warp shuffle or vote)"),
             std::string::npos)
       << e;
+}
+
+TEST(EmulatedCuda, LanesAtDifferentWarpOperationsFailTheLaunch) {
+  KILN_SKIP_UNLESS_EMULATED();
+  const Module mod;
+  DeviceInts out(32);
+  const std::string e = test::error_of([&] { mod.launch("mixed_warp_ops", 1, 32, {&out.p}); });
+  EXPECT_NE(e.find("mixed_warp_ops, block 0: warp 0's lanes 0 and 16 meet at different warp operations (a shuffle of 4 "
+                   "bytes, a vote of 4 bytes)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(EmulatedCuda, FreshDeviceMemoryIsNotZero) {
+  KILN_SKIP_UNLESS_EMULATED();
+  const Module mod;
+  DeviceInts fresh(64), out(64);
+  mod.launch("read_unwritten", 1, 64, {&fresh.p, &out.p});
+  EXPECT_EQ(out.get(), std::vector<int>(64, 1));
 }
 
 TEST(EmulatedCuda, AnAccessPastAnAllocationFailsTheLaunch) {

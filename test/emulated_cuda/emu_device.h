@@ -79,8 +79,9 @@ template <class T> T __shfl_up_sync(unsigned mask, T v, unsigned delta, int widt
 }
 template <class T> T __shfl_xor_sync(unsigned mask, T v, int m, int width = 32) {
   kiln_emu::full_mask(mask, "__shfl_xor_sync with a partial mask");
+  // A lane may read an earlier group of `width` lanes, not a later one (CUDA's rule).
   const int l = kiln_emu::lane(), seg = l & ~(width - 1), src = l ^ m;
-  return kiln_emu::exchange(v, (src & ~(width - 1)) == seg ? src : l);
+  return kiln_emu::exchange(v, (src & ~(width - 1)) > seg ? l : src);
 }
 template <class T> T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   kiln_emu::full_mask(mask, "__shfl_sync with a partial mask");
@@ -92,7 +93,7 @@ inline unsigned __ballot_sync(unsigned mask, int vote) {
   return kiln_emu::g_api->ballot(vote);
 }
 inline int __any_sync(unsigned mask, int vote) { return __ballot_sync(mask, vote) != 0; }
-inline int __all_sync(unsigned mask, int vote) { return __ballot_sync(mask, vote) == 0xffffffffu; }
+inline int __all_sync(unsigned mask, int vote) { return __ballot_sync(mask, !vote) == 0; }  // a partial warp too
 
 // ---- bit casts, integer intrinsics --------------------------------------------------------
 namespace kiln_emu {

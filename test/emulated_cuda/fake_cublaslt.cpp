@@ -5,7 +5,8 @@
 // batch count and a strided batch offset; D = alpha op(A) op(B) + beta C, op transposing when
 // TRANSA/TRANSB say; the BIAS epilogue adds bias[r] to row r of D, then RELU (max with 0) or
 // GELU (the tanh form) applies. f32, f16 and bf16 operands, computed in double and rounded
-// once to D's type (the library accumulates in f32: within every tolerance the tests use).
+// once to D's type (the library accumulates in f32: within every tolerance the tests use); with
+// the TF32 compute type, f32 operands are first rounded to TF32 as tensor cores read them.
 // Device memory is host memory on the emulated device (fake_cuda.cpp), so the pointers are read
 // directly. Test infrastructure, beside the emulated driver.
 #include "include/cuda_bf16.h"
@@ -30,6 +31,7 @@ struct Layout {
   int64_t batch_stride = 0;
 };
 struct Desc {
+  bool tf32 = false;  // CUBLAS_COMPUTE_32F_FAST_TF32: f32 operands rounded to 10 mantissa bits
   int32_t trans_a = 0, trans_b = 0;
   uint32_t epilogue = 1;
   const void* bias = nullptr;
@@ -56,6 +58,16 @@ void put(void* base, int type, int64_t i, double v) {
   else static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(f);
 }
 
+// An f32 value as a tensor core reads it in TF32: 10 mantissa bits, rounded to nearest even.
+double tf32(double v) {
+  float f = static_cast<float>(v);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
 // Element (r, c) of op(X) for a layout stored column-major, transposed when `trans`.
 double at(const void* base, const Layout& l, bool trans, int64_t batch, uint64_t r, uint64_t c) {
   const uint64_t rr = trans ? c : r, cc = trans ? r : c;
@@ -79,6 +91,7 @@ Status cublasLtDestroy(Handle* h) {
 Status cublasLtMatmulDescCreate(Desc** d, int compute, int scale) {
   if ((compute != 68 && compute != 77) || scale != kR32F) return kNotSupported;
   *d = new Desc;
+  (*d)->tf32 = compute == 77;
   return kSuccess;
 }
 Status cublasLtMatmulDescDestroy(Desc* d) {
@@ -156,7 +169,10 @@ Status cublasLtMatmul(Handle*, Desc* d, const void* alpha_p, const void* A, Layo
     for (uint64_t c = 0; c < n; ++c)
       for (uint64_t r = 0; r < m; ++r) {
         double s = 0;
-        for (uint64_t p = 0; p < k; ++p) s += at(A, *la, ta, b, r, p) * at(B, *lb, tb, b, p, c);
+        for (uint64_t p = 0; p < k; ++p) {
+          const double x = at(A, *la, ta, b, r, p), y = at(B, *lb, tb, b, p, c);
+          s += d->tf32 && la->type == kR32F ? tf32(x) * tf32(y) : x * y;
+        }
         double v = alpha * s;
         if (beta != 0) v += beta * at(C, *lc, false, b, r, c);
         if (bias) v += get(d->bias, ld->type, static_cast<int64_t>(r));

@@ -10,10 +10,12 @@
 // call per switch, and a 2048-key sort tile switches 67,000 times). They run in turn until each
 // finishes or waits at __syncthreads or a warp rendezvous (a shuffle or a vote), and are
 // released when every live thread of the block, or every lane of the warp, waits there. Each
-// round runs them in a fresh (seeded) random order, as a GPU may. A block whose threads wait at
-// different barriers, or a warp rendezvous that a lane never reaches, fails the launch
-// (CUDA_ERROR_LAUNCH_FAILED) with a message saying which threads wait where: on a GPU that is
-// undefined behaviour. One device: sm_90 with an H100's 132 SMs (so that plans are what an
+// round runs them in a fresh (seeded) random order, as a GPU may, and the blocks run in a
+// random order too. A block whose threads wait at different barriers, a warp whose lanes meet
+// at different warp operations, or a shuffle from a lane that does not exist fails the launch
+// (CUDA_ERROR_LAUNCH_FAILED) with a message saying which threads do what: on a GPU that is
+// undefined behaviour. Fresh device memory and each block's dynamic shared memory hold 0xff
+// bytes (NaNs), and both end at inaccessible pages, as each fiber's stack starts at one. One device: sm_90 with an H100's 132 SMs (so that plans are what an
 // H100 gets), 8 GiB.
 //
 // Test infrastructure, not part of kiln: a test process finds it first on LD_LIBRARY_PATH
@@ -21,6 +23,7 @@
 #include "emu_api.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -67,6 +70,7 @@ size_t g_allocated = 0;
 // 16-byte aligned, the widest access kiln's kernels make, rather than the driver's 256: the
 // nearer the end is to the guard page, the smaller the overrun that goes unseen.
 constexpr size_t kPage = 4096, kAlign = 16;
+constexpr unsigned kSharedLimit = 48 << 10;
 struct Allocation {
   char* base = nullptr;
   size_t mapped = 0;
@@ -114,10 +118,14 @@ struct Fiber {
   size_t bytes = 0;
   int src = 0;                 // the lane whose value this one receives
   void* out = nullptr;         // where it goes
-  bool ballot = false;         // the rendezvous is a vote
+  int op = 0;                  // the rendezvous: kSyncWarp, kExchange or kBallot (all lanes must agree)
 };
 
+constexpr int kSyncWarp = 0, kExchange = 1, kBallot = 2;
+const char* const kOpNames[] = {"__syncwarp", "a shuffle", "a vote"};
+
 struct Launch {
+  pthread_t thread{};  // the launching thread: its faults, and only its, are a kernel's
   std::string name;
   unsigned block = 0;  // the block running (x)
   void (*entry)(void**) = nullptr;
@@ -147,22 +155,22 @@ void to_scheduler(Wait w) {
 
 void api_syncthreads() { to_scheduler(Wait::Block); }
 
-void rendezvous(const void* value, void* out, size_t bytes, int src, bool ballot) {
+void rendezvous(const void* value, void* out, size_t bytes, int src, int op) {
   Fiber* f = g_launch->running;
   std::memcpy(f->slot, value, bytes);
-  f->bytes = bytes, f->src = src, f->out = out, f->ballot = ballot;
+  f->bytes = bytes, f->src = src, f->out = out, f->op = op;
   to_scheduler(Wait::Warp);
 }
 
 void api_syncwarp() {
   int none = 0;
-  rendezvous(&none, nullptr, 0, 0, false);
+  rendezvous(&none, nullptr, 0, 0, kSyncWarp);
 }
-void api_exchange(const void* value, void* out, size_t bytes, int src) { rendezvous(value, out, bytes, src, false); }
+void api_exchange(const void* value, void* out, size_t bytes, int src) { rendezvous(value, out, bytes, src, kExchange); }
 unsigned api_ballot(int vote) {
   unsigned mask = 0;
   const int v = vote != 0;
-  rendezvous(&v, &mask, sizeof v, 0, true);
+  rendezvous(&v, &mask, sizeof v, 0, kBallot);
   return mask;
 }
 [[noreturn]] void api_trap(const char* message) {
@@ -215,7 +223,7 @@ struct sigaction g_previous_segv;
 // what the address was; any other fault is the process's own.
 void on_segv(int sig, siginfo_t* info, void* context) {
   Launch* L = g_launch;
-  if (L && L->running) {
+  if (L && L->running && pthread_equal(L->thread, pthread_self())) {
     const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
     const std::string near = near_allocation(addr);
     char buf[400];
@@ -232,11 +240,23 @@ void on_segv(int sig, siginfo_t* info, void* context) {
 }
 
 void catch_kernel_faults() {
+  // The launching thread's signal stack (each launching thread gets one, once).
+  thread_local std::vector<char> alt(size_t{256} << 10);
+  thread_local bool installed = false;
+  if (!installed) {
+    stack_t ss = {};
+    ss.ss_sp = alt.data();
+    ss.ss_size = alt.size();
+    sigaltstack(&ss, nullptr);
+    installed = true;
+  }
   static std::once_flag once;
   std::call_once(once, [] {
     struct sigaction sa = {};
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;  // left by a fiber switch, never returned from
+    // Left by a fiber switch, never returned from; on a stack of its own, since a fiber's may
+    // be the one that overflowed.
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &g_previous_segv);
   });
@@ -252,15 +272,18 @@ const char* wait_name(Wait w) {
   return "?";
 }
 
-// Releases the threads a barrier holds; false when none can be released (a deadlock).
-bool release(Launch& L) {
+// Releases the threads a barrier holds: Released, Stuck (none can be: a deadlock), or Invalid
+// (a warp whose lanes meet at different operations, or shuffle from a lane that does not exist:
+// undefined on a GPU), with why in L.trap.
+enum class Release { Released, Stuck, Invalid };
+Release release(Launch& L) {
   const size_t n = L.fibers.size();
   size_t live = 0, at_block = 0;
   for (const Fiber& f : L.fibers) live += f.wait != Wait::Done, at_block += f.wait == Wait::Block;
   if (live > 0 && at_block == live) {
     for (Fiber& f : L.fibers)
       if (f.wait == Wait::Block) f.wait = Wait::None;
-    return true;
+    return Release::Released;
   }
   bool released = false;
   for (size_t w0 = 0; w0 < n; w0 += 32) {
@@ -268,22 +291,34 @@ bool release(Launch& L) {
     bool all = true;
     for (size_t i = w0; i < w1; ++i) all = all && L.fibers[i].wait == Wait::Warp;
     if (!all) continue;
+    const Fiber& first = L.fibers[w0];
+    for (size_t i = w0; i < w1; ++i) {
+      const Fiber& f = L.fibers[i];
+      if (f.op != first.op || f.bytes != first.bytes) {
+        L.trap = L.name + ", block " + std::to_string(L.block) + ": warp " + std::to_string(w0 / 32) + "'s lanes " +
+                 std::to_string(w0) + " and " + std::to_string(i) + " meet at different warp operations (" +
+                 kOpNames[first.op] + " of " + std::to_string(first.bytes) + " bytes, " + kOpNames[f.op] + " of " +
+                 std::to_string(f.bytes) + " bytes)";
+        return Release::Invalid;
+      }
+      if (f.op == kExchange && (f.src < 0 || w0 + static_cast<size_t>(f.src) >= w1)) {
+        L.trap = L.name + ", block " + std::to_string(L.block) + ": thread " + std::to_string(i) +
+                 " shuffles from lane " + std::to_string(f.src) + ", which this block's last warp does not have";
+        return Release::Invalid;
+      }
+    }
     unsigned votes = 0;
     for (size_t i = w0; i < w1; ++i)
-      if (L.fibers[i].ballot && L.fibers[i].slot[0]) votes |= 1u << (i - w0);
+      if (L.fibers[i].op == kBallot && L.fibers[i].slot[0]) votes |= 1u << (i - w0);
     for (size_t i = w0; i < w1; ++i) {
       Fiber& f = L.fibers[i];
-      if (f.ballot) std::memcpy(f.out, &votes, sizeof votes);
-      else if (f.out) {
-        const size_t s = w0 + static_cast<size_t>(f.src);
-        const Fiber& from = s < w1 && f.src >= 0 ? L.fibers[s] : f;
-        std::memcpy(f.out, from.slot, f.bytes);
-      }
+      if (f.op == kBallot) std::memcpy(f.out, &votes, sizeof votes);
+      else if (f.op == kExchange) std::memcpy(f.out, L.fibers[w0 + static_cast<size_t>(f.src)].slot, f.bytes);
       f.wait = Wait::None;
     }
     released = true;
   }
-  return released;
+  return released ? Release::Released : Release::Stuck;
 }
 
 std::string describe_waits(const Launch& L) {
@@ -309,32 +344,58 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
     g_last_error = "a launch of " + std::to_string(n) + " threads per block";
     return kInvalidValue;
   }
+  if (shared > kSharedLimit) {  // more needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) first
+    g_last_error = fn.name + ": " + std::to_string(shared) + " bytes of dynamic shared memory, more than the " +
+                   std::to_string(kSharedLimit) + " a launch gets without opting in";
+    return kInvalidValue;
+  }
   catch_kernel_faults();
   Launch L;
   L.name = fn.name;
   L.entry = fn.entry;
   L.params = params;
   L.fibers.resize(n);
-  void* stacks = mmap(nullptr, n * kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Each fiber's stack above an inaccessible page: an overflow faults instead of overwriting
+  // the next fiber's frames.
+  const size_t slot = kStackBytes + kPage;
+  void* stacks = mmap(nullptr, n * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stacks == MAP_FAILED) return kOutOfMemory;
-  std::vector<unsigned char> dynamic(shared + 16);
+  for (size_t i = 0; i < n; ++i) mprotect(static_cast<char*>(stacks) + i * slot, kPage, PROT_NONE);
+  // Dynamic shared memory ends at an inaccessible page, and holds 0xff bytes (NaNs) when each
+  // block starts: a kernel reading what it never wrote sees garbage, as on a GPU.
+  const size_t shared_pages = (shared + kPage - 1) / kPage * kPage;
+  void* shared_map = mmap(nullptr, shared_pages + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (shared_map == MAP_FAILED) {
+    munmap(stacks, n * slot);
+    return kOutOfMemory;
+  }
+  mprotect(static_cast<char*>(shared_map) + shared_pages, kPage, PROT_NONE);
+  unsigned char* dynamic = static_cast<unsigned char*>(shared_map) + shared_pages - (shared + kAlign - 1) / kAlign * kAlign;
+  L.thread = pthread_self();
   g_launch = &L;
   CUresult rc = kSuccess;
   std::vector<size_t> order;
   std::mt19937_64 rng(++g_launches);
+  // Blocks in a seeded random order too: no block may depend on another's writes.
+  std::vector<unsigned> blocks(grid.x);
+  for (unsigned b = 0; b < grid.x; ++b) blocks[b] = b;
+  if (g_shuffle)
+    for (size_t i = blocks.size(); i > 1; --i) std::swap(blocks[i - 1], blocks[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
   for (unsigned bz = 0; bz < grid.z && rc == kSuccess; ++bz)
     for (unsigned by = 0; by < grid.y && rc == kSuccess; ++by)
-      for (unsigned bx = 0; bx < grid.x && rc == kSuccess; ++bx) {
+      for (size_t bi = 0; bi < blocks.size() && rc == kSuccess; ++bi) {
+        const unsigned bx = blocks[bi];
         L.block = bx;
+        std::memset(dynamic, 0xff, shared);
         for (size_t i = 0; i < n; ++i) {
           Fiber& f = L.fibers[i];
           f.t.thread_idx = {static_cast<unsigned>(i), 0, 0};
           f.t.block_idx = {bx, by, bz};
           f.t.block_dim = block;
           f.t.grid_dim = grid;
-          f.t.dynamic_shared = dynamic.data();
+          f.t.dynamic_shared = dynamic;
           f.wait = Wait::None;
-          f.sp = fresh_stack(static_cast<char*>(stacks) + i * kStackBytes, kStackBytes);
+          f.sp = fresh_stack(static_cast<char*>(stacks) + i * slot + kPage, kStackBytes);
         }
         for (;;) {
           // Between two barriers a GPU may run a block's threads in any order and interleaving:
@@ -362,7 +423,13 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
           bool done = true;
           for (const Fiber& f : L.fibers) done = done && f.wait == Wait::Done;
           if (done) break;
-          if (!release(L)) {
+          const Release r = release(L);
+          if (r == Release::Invalid) {
+            g_last_error = L.trap;
+            rc = kLaunchFailed;
+            break;
+          }
+          if (r == Release::Stuck) {
             g_last_error = fn.name + ", block " + std::to_string(bx) + " of " + std::to_string(grid.x) +
                            ": its threads wait at different barriers (" + describe_waits(L) + ")";
             rc = kLaunchFailed;
@@ -372,7 +439,8 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
       }
   g_launch = nullptr;
   g_current = nullptr;
-  munmap(stacks, n * kStackBytes);
+  munmap(stacks, n * slot);
+  munmap(shared_map, shared_pages + kPage);
   if (rc != kSuccess) std::fprintf(stderr, "[emulated cuda] %s\n", g_last_error.c_str());
   return rc;
 }
@@ -509,6 +577,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   mprotect(b, kPage, PROT_NONE);
   mprotect(b + kPage + pages, kPage, PROT_NONE);
   Allocation a{b, pages + 2 * kPage, b + kPage + pages - span, bytes};
+  std::memset(a.ptr, 0xff, bytes);  // as cuMemAlloc promises nothing: what is read unwritten is NaN
   g_allocations[reinterpret_cast<uintptr_t>(a.ptr)] = a;
   g_allocated += bytes;
   *p = reinterpret_cast<CUdeviceptr>(a.ptr);

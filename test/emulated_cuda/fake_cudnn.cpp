@@ -5,7 +5,8 @@
 // [K, C/groups, ...], with padding, stride, dilation and groups (output channel k reads the input
 // channels of its group, k / (K / groups)); the forward pass y = alpha conv(x, w) + beta y, and
 // the backward data pass dx = alpha conv^T(dy, w) + beta dx (each dy element spread over the
-// inputs it read). f32, f64, f16 and bf16, accumulated in double and rounded once. The algorithm
+// inputs it read). f32, f64, f16 and bf16, accumulated in double and rounded once; f32 operands
+// rounded to TF32 first when the convolution's math type allows tensor cores. The algorithm
 // queries offer one algorithm that needs no workspace, with FMA math (what kiln asks of f32
 // without TF32). Device memory is host memory on the emulated device. Test infrastructure.
 #include "include/cuda_bf16.h"
@@ -62,6 +63,21 @@ void put(void* p, int type, int64_t i, double v) {
     case kHalf: static_cast<__half*>(p)[i] = __float2half_rn(static_cast<float>(v)); return;
     default: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(static_cast<float>(v)); return;
   }
+}
+
+// An f32 value as a tensor core reads it in TF32: 10 mantissa bits, rounded to nearest even.
+double tf32(double v) {
+  float f = static_cast<float>(v);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// The operands' product as the convolution's math type has it computed.
+double product(const Conv& cv, int type, double a, double b) {
+  return type == kFloat && (cv.math == 1 || cv.math == 2) ? tf32(a) * tf32(b) : a * b;
 }
 
 double scalar(const void* p, int type) { return type == kDouble ? *static_cast<const double*>(p) : *static_cast<const float*>(p); }
@@ -155,7 +171,7 @@ Status cudnnCreateTensorDescriptor(Tensor** t) {
   return kSuccess;
 }
 Status cudnnSetTensorNdDescriptor(Tensor* t, int type, int nd, const int* dims, const int* strides) {
-  if (nd < 3) return kBadParam;
+  if (nd != 4 && nd != 5) return kNotSupported;  // cuDNN's convolutions take 4-d and 5-d tensors
   t->type = type;
   t->dims.assign(dims, dims + nd);
   t->strides.assign(strides, strides + nd);
@@ -228,7 +244,7 @@ Status cudnnConvolutionForward(int*, const void* alpha, Tensor* xd, const void* 
   for (int64_t o : ys) top = o > top ? o : top;
   acc.assign(static_cast<size_t>(top + 1), 0.0);
   each_tap(*xd, *wd, *cv, *yd, [&](int64_t yo, int64_t xo, int64_t wo) {
-    acc[static_cast<size_t>(yo)] += get(x, xd->type, xo) * get(w, wd->type, wo);
+    acc[static_cast<size_t>(yo)] += product(*cv, xd->type, get(x, xd->type, xo), get(w, wd->type, wo));
   });
   const double a = scalar(alpha, yd->type), b = scalar(beta, yd->type);
   for (int64_t o : ys) put(y, yd->type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(y, yd->type, o) : 0.0));
@@ -242,7 +258,7 @@ Status cudnnConvolutionBackwardData(int*, const void* alpha, Filter* wd, const v
   for (int64_t o : xs) top = o > top ? o : top;
   std::vector<double> acc(static_cast<size_t>(top + 1), 0.0);
   each_tap(*dxd, *wd, *cv, *dyd, [&](int64_t yo, int64_t xo, int64_t wo) {
-    acc[static_cast<size_t>(xo)] += get(dy, dyd->type, yo) * get(w, wd->type, wo);
+    acc[static_cast<size_t>(xo)] += product(*cv, dyd->type, get(dy, dyd->type, yo), get(w, wd->type, wo));
   });
   const double a = scalar(alpha, dxd->type), b = scalar(beta, dxd->type);
   for (int64_t o : xs) put(dx, dxd->type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(dx, dxd->type, o) : 0.0));

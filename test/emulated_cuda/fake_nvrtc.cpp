@@ -80,7 +80,12 @@ bool run(const std::string& cmd, std::string& log) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+// A shell word: single-quoted, a quote inside closed, escaped and reopened.
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 nvrtcResult compile(Program& p) {
   char dir[] = "/tmp/kiln_emu_nvrtc_XXXXXX";
@@ -96,7 +101,7 @@ nvrtcResult compile(Program& p) {
   for (const std::string& def : p.defines) flags += " " + quote("-D" + def);
   std::string log;
   if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -E -P -x c++ " + quote(src) + " -o " + quote(pre), log)) {
-    p.log = log;
+    p.log = log + "\n(the emulated NVRTC preprocessed " + src + "; the directory is kept)";
     return kCompilation;
   }
   // The kernels: extern "C" functions defined at namespace scope (kiln_emu_bind aside).
@@ -111,7 +116,7 @@ nvrtcResult compile(Program& p) {
     for (const std::string& n : names) f << "extern \"C\" void kiln_emu_entry_" << n << "(void** p) { kiln_emu::invoke(" << n << ", p); }\n";
   }
   if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -shared -x c++ " + quote(src) + " -o " + quote(so), log)) {
-    p.log = log + "\n(the emulated NVRTC compiled " + src + ")";
+    p.log = log + "\n(the emulated NVRTC compiled " + src + "; the directory is kept)";
     return kCompilation;
   }
   p.log = log;
@@ -130,9 +135,12 @@ nvrtcResult compile(Program& p) {
 
 extern "C" {
 
+// 13.99: an NVRTC 13 that no real one is, so that a module cached by the emulated device (a
+// shared object) is never served to a GPU by a compile cache both share (the key holds the
+// version, runtime/cuda/cubin_key.h).
 nvrtcResult nvrtcVersion(int* major, int* minor) {
   *major = 13;
-  *minor = 0;
+  *minor = 99;
   return kSuccess;
 }
 nvrtcResult nvrtcGetNumSupportedArchs(int* n) {
