@@ -11,6 +11,7 @@
 // directly. Test infrastructure, beside the emulated driver.
 #include "include/cuda_bf16.h"
 #include "include/cuda_fp16.h"
+#include "emu_tf32.h"
 
 #include <cmath>
 #include <cstddef>
@@ -56,16 +57,6 @@ void put(void* base, int type, int64_t i, double v) {
   if (type == kR32F) static_cast<float*>(base)[i] = f;
   else if (type == kR16F) static_cast<__half*>(base)[i] = __float2half_rn(f);
   else static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(f);
-}
-
-// An f32 value as a tensor core reads it in TF32: 10 mantissa bits, rounded to nearest even.
-double tf32(double v) {
-  float f = static_cast<float>(v);
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
-  std::memcpy(&f, &b, 4);
-  return f;
 }
 
 // Element (r, c) of op(X) for a layout stored column-major, transposed when `trans`.
@@ -171,7 +162,7 @@ Status cublasLtMatmul(Handle*, Desc* d, const void* alpha_p, const void* A, Layo
         double s = 0;
         for (uint64_t p = 0; p < k; ++p) {
           const double x = at(A, *la, ta, b, r, p), y = at(B, *lb, tb, b, p, c);
-          s += d->tf32 && la->type == kR32F ? tf32(x) * tf32(y) : x * y;
+          s += d->tf32 && la->type == kR32F ? kiln_emu::tf32(x) * kiln_emu::tf32(y) : x * y;
         }
         double v = alpha * s;
         if (beta != 0) v += beta * at(C, *lc, false, b, r, c);

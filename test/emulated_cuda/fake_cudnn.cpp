@@ -11,6 +11,7 @@
 // without TF32). Device memory is host memory on the emulated device. Test infrastructure.
 #include "include/cuda_bf16.h"
 #include "include/cuda_fp16.h"
+#include "emu_tf32.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -65,19 +66,9 @@ void put(void* p, int type, int64_t i, double v) {
   }
 }
 
-// An f32 value as a tensor core reads it in TF32: 10 mantissa bits, rounded to nearest even.
-double tf32(double v) {
-  float f = static_cast<float>(v);
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 // The operands' product as the convolution's math type has it computed.
 double product(const Conv& cv, int type, double a, double b) {
-  return type == kFloat && (cv.math == 1 || cv.math == 2) ? tf32(a) * tf32(b) : a * b;
+  return type == kFloat && (cv.math == 1 || cv.math == 2) ? kiln_emu::tf32(a) * kiln_emu::tf32(b) : a * b;
 }
 
 double scalar(const void* p, int type) { return type == kDouble ? *static_cast<const double*>(p) : *static_cast<const float*>(p); }
