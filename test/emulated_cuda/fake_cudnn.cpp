@@ -132,6 +132,18 @@ std::vector<int64_t> offsets(const Tensor& t) {
   return out;
 }
 
+// out = alpha * sums + beta * out over the elements of `t`: `sum` adds into a buffer indexed by
+// element offset (distinct for the tensors kiln describes: no broadcast output).
+template <class F> void blend(const Tensor& t, void* out, const void* alpha, const void* beta, F sum) {
+  const std::vector<int64_t> offs = offsets(t);
+  int64_t top = 0;
+  for (int64_t o : offs) top = o > top ? o : top;
+  std::vector<double> acc(static_cast<size_t>(top + 1), 0.0);
+  sum(acc);
+  const double a = scalar(alpha, t.type), b = scalar(beta, t.type);
+  for (int64_t o : offs) put(out, t.type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(out, t.type, o) : 0.0));
+}
+
 bool consistent(const Tensor& x, const Filter& w, const Conv& cv, const Tensor& y) {
   const size_t sp = x.dims.size() - 2;
   if (x.dims.size() < 3 || w.dims.size() != x.dims.size() || y.dims.size() != x.dims.size() || cv.pad.size() != sp)
@@ -228,31 +240,21 @@ Status cudnnGetConvolutionBackwardDataAlgorithm_v7(int*, Filter*, Tensor*, Conv*
 Status cudnnConvolutionForward(int*, const void* alpha, Tensor* xd, const void* x, Filter* wd, const void* w, Conv* cv,
                                int, void*, size_t, const void* beta, Tensor* yd, void* y) {
   if (!consistent(*xd, *wd, *cv, *yd)) return kBadParam;
-  const std::vector<int64_t> ys = offsets(*yd);
-  std::vector<double> acc;
-  // Accumulate by y offset: offsets are distinct for a tensor kiln describes (no broadcast output).
-  int64_t top = 0;
-  for (int64_t o : ys) top = o > top ? o : top;
-  acc.assign(static_cast<size_t>(top + 1), 0.0);
-  each_tap(*xd, *wd, *cv, *yd, [&](int64_t yo, int64_t xo, int64_t wo) {
-    acc[static_cast<size_t>(yo)] += product(*cv, xd->type, get(x, xd->type, xo), get(w, wd->type, wo));
+  blend(*yd, y, alpha, beta, [&](std::vector<double>& acc) {
+    each_tap(*xd, *wd, *cv, *yd, [&](int64_t yo, int64_t xo, int64_t wo) {
+      acc[static_cast<size_t>(yo)] += product(*cv, xd->type, get(x, xd->type, xo), get(w, wd->type, wo));
+    });
   });
-  const double a = scalar(alpha, yd->type), b = scalar(beta, yd->type);
-  for (int64_t o : ys) put(y, yd->type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(y, yd->type, o) : 0.0));
   return kSuccess;
 }
 Status cudnnConvolutionBackwardData(int*, const void* alpha, Filter* wd, const void* w, Tensor* dyd, const void* dy,
                                     Conv* cv, int, void*, size_t, const void* beta, Tensor* dxd, void* dx) {
   if (!consistent(*dxd, *wd, *cv, *dyd)) return kBadParam;
-  const std::vector<int64_t> xs = offsets(*dxd);
-  int64_t top = 0;
-  for (int64_t o : xs) top = o > top ? o : top;
-  std::vector<double> acc(static_cast<size_t>(top + 1), 0.0);
-  each_tap(*dxd, *wd, *cv, *dyd, [&](int64_t yo, int64_t xo, int64_t wo) {
-    acc[static_cast<size_t>(xo)] += product(*cv, dyd->type, get(dy, dyd->type, yo), get(w, wd->type, wo));
+  blend(*dxd, dx, alpha, beta, [&](std::vector<double>& acc) {
+    each_tap(*dxd, *wd, *cv, *dyd, [&](int64_t yo, int64_t xo, int64_t wo) {
+      acc[static_cast<size_t>(xo)] += product(*cv, dyd->type, get(dy, dyd->type, yo), get(w, wd->type, wo));
+    });
   });
-  const double a = scalar(alpha, dxd->type), b = scalar(beta, dxd->type);
-  for (int64_t o : xs) put(dx, dxd->type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(dx, dxd->type, o) : 0.0));
   return kSuccess;
 }
 
