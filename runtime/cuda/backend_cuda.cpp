@@ -10,7 +10,8 @@
 // multiprocessor count). mm and bmm in f32, f16 and
 // bf16 run through cuBLASLt (exact f32 unless KILN_ALLOW_TF32), and so does a product with its
 // bias and activation (passes/matmul_epilogues.h, folded before fusion); floating convolutions
-// run on cuDNN (cuda_conv.h), argsort on kiln's sort kernels (cuda_sort.h); every other extern or
+// run on cuDNN (cuda_conv.h), argsort on kiln's sort kernels (cuda_sort.h), f16 and bf16 attention
+// on kiln's fused kernel (cuda_attention.h, the op kept whole); every other extern or
 // fallback step is staged through the host with the cpu backend's library kernel. A kernel
 // with checks gets the device's fault record, raised at the next synchronization
 // (runtime/cuda/cuda_faults.h). An exported cuda program's kernels load through the same
@@ -18,6 +19,7 @@
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "base/sha256.h"
+#include "codegen_cuda/cuda_attention_source.h"
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
@@ -30,6 +32,7 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/cuda/cubin_key.h"
+#include "runtime/cuda/cuda_attention.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_package.h"
 #include "runtime/cuda/cuda_faults.h"
@@ -123,6 +126,16 @@ class CudaLauncher final : public KernelLauncher {
   std::vector<LaunchInfo> kernels_;
 };
 
+// Attention that the fused kernel computes (cuda_attention.h): f16 or bf16, head dims known and at
+// most kMaxAttentionHeadDim.
+bool fused_attention(const ir::Node& n) {
+  if (n.op() != ir::OpKind::scaled_dot_product_attention) return false;
+  const ir::TensorType &q = n.input(0)->type(), &v = n.input(2)->type();
+  if (q.sizes.empty() || v.sizes.empty()) return false;
+  const std::optional<int64_t> e = q.sizes.back().maybe_const(), ev = v.sizes.back().maybe_const();
+  return e && ev && cuda::attention_kernel_fits(q.dtype, *e, *ev);
+}
+
 // A step no device kernel computes, staged through the host: the inputs copied to the cpu,
 // the cpu backend's library kernel (or the reference interpreter for a prim no library
 // computes) run there on host outputs of the buffers' sizes, the results copied back. Correct
@@ -168,6 +181,13 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
         const int64_t dim = attrs.get<int64_t>(ir::OpKind::argsort, "dim");
         if (!cuda_argsort(ins.at(0), dim, attrs.get<bool>(ir::OpKind::argsort, "descending"), outs.at(0)))
           staged(ins, attrs, outs);  // past the grid's size
+      };
+    } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::scaled_dot_product_attention) {
+      // What the fused kernel cannot take (no kernel to be had) runs the decomposition on the device.
+      fns[i] = [](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
+        constexpr ir::OpKind op = ir::OpKind::scaled_dot_product_attention;
+        if (!cuda_attention(ins, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), outs.at(0)))
+          Tensor(outs.at(0)).copy_(run_decomposition(op, ins, attrs).at(0));
       };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
       // The activation is read once, here; what cuBLASLt cannot take runs the op's decomposition
@@ -239,9 +259,10 @@ class CudaBackend final : public Backend {
  public:
   const std::string& name() const override { return kCuda; }
   ir::OpLevel level() const override { return ir::OpLevel::Prim; }
+  // A user's lowering, or attention the fused kernel computes (kept whole, not decomposed).
   bool lowers(const ir::Node& n) const override {
     const Lowering* l = find_lowering(kCuda, n.op());
-    return l && l->call;
+    return (l && l->call) || fused_attention(n);
   }
   bool runs_extern_lowerings() const override { return true; }
 
@@ -259,6 +280,7 @@ class CudaBackend final : public Backend {
       }
       if (n.op() == ir::OpKind::convolution && cudnn_convolution_dtype(n.output()->type().dtype)) return "cudnn";
       if (n.op() == ir::OpKind::argsort) return "sort";  // kiln's sort kernels (cuda_sort.h)
+      if (n.op() == ir::OpKind::scaled_dot_product_attention) return "fused attention";  // cuda_attention.h
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels

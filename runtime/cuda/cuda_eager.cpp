@@ -13,6 +13,7 @@
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
 #include "ir/shape_fns.h"
+#include "runtime/cuda/cuda_attention.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_sort.h"
@@ -69,6 +70,13 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
   if (op == ir::OpKind::argsort) {
     const Tensor r = empty(inputs.at(0).sizes().vec(), TensorOptions(ScalarType::Int64).device(d));
     if (cuda_argsort(inputs[0], attrs.get<int64_t>(op, "dim"), attrs.get<bool>(op, "descending"), r)) return {r};
+  }
+  if (op == ir::OpKind::scaled_dot_product_attention) {  // f16 and bf16 on the fused kernel
+    std::vector<ir::TensorType> types;
+    for (const Tensor& t : inputs) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+    const Tensor r = empty(ir::to_ints(ir::infer_types(op, types, attrs).at(0).sizes),
+                           TensorOptions(inputs[0].dtype()).device(d));
+    if (cuda_attention(inputs, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), r)) return {r};
   }
   // An op above prim level that reaches here (attention, which the cpu records whole for its
   // library kernel) runs its decomposition, each op of it on the device, not on the host: an

@@ -38,7 +38,7 @@ extern "C" void kiln_emu_bind(const kiln_emu::Api* api) { kiln_emu::g_api = api;
 #define __noinline__
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static
 #define __constant__ static
 

@@ -1,0 +1,294 @@
+// kiln/codegen_cuda/attention_kernels.cuh — the fused attention kernel, as CUDA C inside a raw string.
+//
+// Included by codegen_cuda/cuda_attention_source.cpp, which puts before it the element type KT
+// (__half or __nv_bfloat16) with its conversions (KILN_TO_F, KILN_FROM_F, KILN_BITS,
+// KILN_FROM_BITS), the tensor-core type name KILN_MMA ("f16" or "bf16") and the head dims
+// KILN_D (query and key) and KILN_DV (value), at most 128 each.
+//
+// out = softmax(q k^T * scale + mask) v without the scores in memory (FlashAttention-2's plan):
+// a block of 4 warps takes 64 query rows of one batch entry, each warp 16 rows held as mma A
+// fragments. The keys and values pass through shared memory 64 at a time; each warp computes
+// its 16 x 64 scores with mma.m16n8k16 (f32 accumulators), masks and scales them, and folds them
+// into a running maximum and sum per row (the online softmax: the output accumulated so far is
+// rescaled by exp(old max - new max)); the probabilities, rounded to KT, are already the A
+// fragments of the product with the values. A causal block stops at the last key its last row
+// sees. Blocks are launched longest first.
+//
+// The fragment layouts are the PTX ISA's for mma.m16n8k16 and ldmatrix (lane = 4 * group + t):
+// A (16 x 16, 4 registers of two values): rows group and group + 8, columns 2t, 2t + 1 and
+// 2t + 8, 2t + 9; B (16 x 8, 2 registers): rows 2t, 2t + 1 and 2t + 8, 2t + 9 of column group;
+// C (16 x 8, 4 floats): rows group and group + 8, columns 2t, 2t + 1. On sm_80 and later the two
+// warp-wide operations are the instructions; elsewhere (and on kiln's emulated device, which has
+// no __CUDA_ARCH__) they are computed from shuffles with the same layouts, so the rest of the
+// kernel is the same code either way.
+//
+// Semantics are the decomposition's (frontend/ops_attention.cpp): a NaN or +inf score makes its
+// row NaN; a row whose every score is -inf is zeros when a mask was given and NaN otherwise.
+// Scores, maxima and sums are f32; only the probabilities are rounded to KT for the product, as
+// the decomposition rounds them.
+R"KILN(
+#define KILN_BM 64
+#define KILN_BN 64
+#define KILN_DP (((KILN_D) + 15) / 16 * 16)
+#define KILN_DVP (((KILN_DV) + 15) / 16 * 16)
+#define KILN_KSTRIDE (KILN_DP + 8)
+#define KILN_VSTRIDE (KILN_DVP + 8)
+#define KILN_FULL 0xffffffffu
+#define KILN_LOG2E 1.4426950408889634f
+
+// The batch dims of q, k, v, out and the mask (element strides), innermost last.
+struct KilnAttentionBatch {
+  long long rank;
+  long long size[4];
+  long long q[4], k[4], v[4], o[4], m[4];
+};
+
+struct __align__(16) KilnChunk {
+  unsigned w[4];
+};
+
+__device__ __forceinline__ unsigned kiln_pack(float lo, float hi) {
+  return (unsigned)KILN_BITS(KILN_FROM_F(lo)) | ((unsigned)KILN_BITS(KILN_FROM_F(hi)) << 16);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// c += a b for one 16 x 8 tile with k = 16.
+__device__ __forceinline__ void kiln_mma(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." KILN_MMA "." KILN_MMA ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// Four 8 x 8 matrices from shared memory, lane 8j + r giving the address of row r of matrix j.
+__device__ __forceinline__ void kiln_ldsm4(unsigned* r, const KT* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+// The same, each matrix transposed.
+__device__ __forceinline__ void kiln_ldsm4_trans(unsigned* r, const KT* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
+}
+#else
+__device__ __forceinline__ float kiln_value(unsigned r, int high) {
+  return KILN_TO_F(KILN_FROM_BITS((unsigned short)(high ? r >> 16 : r & 0xffffu)));
+}
+__device__ __forceinline__ void kiln_mma(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  for (int k = 0; k < 16; ++k) {
+    const int from = (k & 7) >> 1, high = k & 1;
+    const float x = kiln_value(__shfl_sync(KILN_FULL, k < 8 ? a[0] : a[2], g * 4 + from), high);
+    const float y = kiln_value(__shfl_sync(KILN_FULL, k < 8 ? a[1] : a[3], g * 4 + from), high);
+    const float u = kiln_value(__shfl_sync(KILN_FULL, k < 8 ? b0 : b1, 2 * t * 4 + from), high);
+    const float w = kiln_value(__shfl_sync(KILN_FULL, k < 8 ? b0 : b1, (2 * t + 1) * 4 + from), high);
+    c[0] += x * u;
+    c[1] += x * w;
+    c[2] += y * u;
+    c[3] += y * w;
+  }
+}
+__device__ __forceinline__ void kiln_ldsm4(unsigned* r, const KT* p) {
+  const int lane = threadIdx.x & 31;
+  const unsigned long long mine = (unsigned long long)p;
+  for (int j = 0; j < 4; ++j) {
+    const KT* row = (const KT*)__shfl_sync(KILN_FULL, mine, 8 * j + (lane >> 2));
+    r[j] = (unsigned)KILN_BITS(row[2 * (lane & 3)]) | ((unsigned)KILN_BITS(row[2 * (lane & 3) + 1]) << 16);
+  }
+}
+__device__ __forceinline__ void kiln_ldsm4_trans(unsigned* r, const KT* p) {
+  const int lane = threadIdx.x & 31;
+  const unsigned long long mine = (unsigned long long)p;
+  for (int j = 0; j < 4; ++j) {
+    const KT* lo = (const KT*)__shfl_sync(KILN_FULL, mine, 8 * j + 2 * (lane & 3));
+    const KT* hi = (const KT*)__shfl_sync(KILN_FULL, mine, 8 * j + 2 * (lane & 3) + 1);
+    r[j] = (unsigned)KILN_BITS(lo[lane >> 2]) | ((unsigned)KILN_BITS(hi[lane >> 2]) << 16);
+  }
+}
+#endif
+
+// Two consecutive values of row `row` from column `col` (zero past `rows` and KILN_D).
+__device__ __forceinline__ unsigned kiln_query_pair(const KT* p, long long row, int col, long long rows, long long stride) {
+  unsigned lo = 0, hi = 0;
+  if (row < rows) {
+    if (col < KILN_D) lo = KILN_BITS(p[row * stride + col]);
+    if (col + 1 < KILN_D) hi = KILN_BITS(p[row * stride + col + 1]);
+  }
+  return lo | (hi << 16);
+}
+
+// Rows [k0, k0 + 64) of a [S, cols] matrix (row stride `stride`, columns contiguous) into
+// shared memory rows of `dstride`, zero past S and `cols` up to `padded`; 16 bytes a copy where
+// the source allows.
+__device__ __forceinline__ void kiln_load_tile(KT* dst, const KT* src, long long k0, long long S, long long stride,
+                                               int cols, int padded, int dstride) {
+  const int chunks = padded / 8;
+  for (int c = threadIdx.x; c < KILN_BN * chunks; c += blockDim.x) {
+    const int row = c / chunks, col = (c % chunks) * 8;
+    const long long key = k0 + row;
+    KT* d = dst + row * dstride + col;
+    if (key < S && col + 8 <= cols && ((((unsigned long long)(src + key * stride + col)) & 15) == 0)) {
+      *(KilnChunk*)d = *(const KilnChunk*)(src + key * stride + col);
+    } else {
+      for (int e = 0; e < 8; ++e) d[e] = key < S && col + e < cols ? src[key * stride + col + e] : KILN_FROM_BITS(0);
+    }
+  }
+}
+
+__device__ __forceinline__ float kiln_finish(float o, float l, int masked) {
+  if (l == 0.f) return masked ? 0.f : __int_as_float(0x7fc00000);
+  return o / l;
+}
+
+// out[b, i, :] = attention of query row i of batch entry b. Block x: batch entry x / q_blocks,
+// query rows from 64 * (q_blocks - 1 - x % q_blocks). Rows have element strides qr, kr, vr, orow;
+// the mask (mask_kind 1: bool, 2: added KT values) has strides mr (rows) and mc (keys).
+extern "C" __global__ void __launch_bounds__(128)
+kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
+               long long qr, long long kr, long long vr, long long orow, long long mr, long long mc,
+               KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind) {
+  __shared__ __align__(16) KT ks[KILN_BN * KILN_KSTRIDE];
+  __shared__ __align__(16) KT vs[KILN_BN * KILN_VSTRIDE];
+  const float neg = __int_as_float(0xff800000);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const long long qb = q_blocks - 1 - (long long)blockIdx.x % q_blocks;
+  long long rest = (long long)blockIdx.x / q_blocks, oq = 0, ok = 0, ov = 0, oo = 0, om = 0;
+  for (int i = (int)batch.rank - 1; i >= 0; --i) {
+    const long long c = rest % batch.size[i];
+    rest /= batch.size[i];
+    oq += c * batch.q[i];
+    ok += c * batch.k[i];
+    ov += c * batch.v[i];
+    oo += c * batch.o[i];
+    om += c * batch.m[i];
+  }
+  q += oq;
+  k += ok;
+  v += ov;
+  out += oo;
+  const long long rg = qb * KILN_BM + warp * 16 + g, rg8 = rg + 8;
+
+  unsigned qf[KILN_DP / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < KILN_DP / 16; ++kk) {
+    const int c = kk * 16 + 2 * t;
+    qf[kk][0] = kiln_query_pair(q, rg, c, L, qr);
+    qf[kk][1] = kiln_query_pair(q, rg8, c, L, qr);
+    qf[kk][2] = kiln_query_pair(q, rg, c + 8, L, qr);
+    qf[kk][3] = kiln_query_pair(q, rg8, c + 8, L, qr);
+  }
+  float acc[KILN_DVP / 8][4];
+#pragma unroll
+  for (int n = 0; n < KILN_DVP / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  float m_g = neg, m_g8 = neg, l_g = 0.f, l_g8 = 0.f;
+
+  long long kend = S;
+  if (causal) {
+    const long long last = (qb + 1) * KILN_BM < L ? (qb + 1) * KILN_BM : L;  // one past the block's last row
+    kend = last < S ? last : S;
+  }
+  const int sel = lane >> 3, r8 = lane & 7;
+  for (long long k0 = 0; k0 < kend; k0 += KILN_BN) {
+    __syncthreads();  // the previous tile's readers are done
+    kiln_load_tile(ks, k, k0, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
+    kiln_load_tile(vs, v, k0, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+    __syncthreads();
+
+    float s[KILN_BN / 8][4];
+#pragma unroll
+    for (int n = 0; n < KILN_BN / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KILN_DP / 16; ++kk) {
+#pragma unroll
+      for (int np = 0; np < KILN_BN / 16; ++np) {
+        unsigned b[4];
+        kiln_ldsm4(b, ks + (np * 16 + (sel >> 1) * 8 + r8) * KILN_KSTRIDE + kk * 16 + (sel & 1) * 8);
+        kiln_mma(s[2 * np], qf[kk], b[0], b[1]);
+        kiln_mma(s[2 * np + 1], qf[kk], b[2], b[3]);
+      }
+    }
+
+    float mx_g = neg, mx_g8 = neg;
+#pragma unroll
+    for (int n = 0; n < KILN_BN / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long i = e < 2 ? rg : rg8, j = k0 + n * 8 + 2 * t + (e & 1);
+        float x = s[n][e] * scale;
+        if (j >= S || (causal && j > i)) {
+          x = neg;
+        } else if (mask_kind != 0 && i < L) {
+          const long long at = om + i * mr + j * mc;
+          if (mask_kind == 1) {
+            if (!((const unsigned char*)mask)[at]) x = neg;
+          } else {
+            x += KILN_TO_F(((const KT*)mask)[at]);
+          }
+        }
+        s[n][e] = x;
+        if (e < 2) mx_g = fmaxf(mx_g, x);
+        else mx_g8 = fmaxf(mx_g8, x);
+      }
+    }
+    mx_g = fmaxf(mx_g, __shfl_xor_sync(KILN_FULL, mx_g, 1));
+    mx_g = fmaxf(mx_g, __shfl_xor_sync(KILN_FULL, mx_g, 2));
+    mx_g8 = fmaxf(mx_g8, __shfl_xor_sync(KILN_FULL, mx_g8, 1));
+    mx_g8 = fmaxf(mx_g8, __shfl_xor_sync(KILN_FULL, mx_g8, 2));
+    const float new_g = fmaxf(m_g, mx_g), new_g8 = fmaxf(m_g8, mx_g8);
+    // A row that has seen only -inf subtracts 0, so its -inf scores give 0 and a NaN stays NaN.
+    const float base_g = new_g == neg ? 0.f : new_g, base_g8 = new_g8 == neg ? 0.f : new_g8;
+    const float alpha_g = exp2f((m_g - base_g) * KILN_LOG2E), alpha_g8 = exp2f((m_g8 - base_g8) * KILN_LOG2E);
+    float sum_g = 0.f, sum_g8 = 0.f;
+#pragma unroll
+    for (int n = 0; n < KILN_BN / 8; ++n) {
+      s[n][0] = exp2f((s[n][0] - base_g) * KILN_LOG2E);
+      s[n][1] = exp2f((s[n][1] - base_g) * KILN_LOG2E);
+      s[n][2] = exp2f((s[n][2] - base_g8) * KILN_LOG2E);
+      s[n][3] = exp2f((s[n][3] - base_g8) * KILN_LOG2E);
+      sum_g += s[n][0] + s[n][1];
+      sum_g8 += s[n][2] + s[n][3];
+    }
+    l_g = l_g * alpha_g + sum_g;
+    l_g8 = l_g8 * alpha_g8 + sum_g8;
+    m_g = new_g;
+    m_g8 = new_g8;
+#pragma unroll
+    for (int n = 0; n < KILN_DVP / 8; ++n) {
+      acc[n][0] *= alpha_g;
+      acc[n][1] *= alpha_g;
+      acc[n][2] *= alpha_g8;
+      acc[n][3] *= alpha_g8;
+    }
+
+#pragma unroll
+    for (int kk = 0; kk < KILN_BN / 16; ++kk) {
+      const unsigned a[4] = {kiln_pack(s[2 * kk][0], s[2 * kk][1]), kiln_pack(s[2 * kk][2], s[2 * kk][3]),
+                             kiln_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), kiln_pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int np = 0; np < KILN_DVP / 16; ++np) {
+        unsigned b[4];
+        kiln_ldsm4_trans(b, vs + (kk * 16 + (sel & 1) * 8 + r8) * KILN_VSTRIDE + np * 16 + (sel >> 1) * 8);
+        kiln_mma(acc[2 * np], a, b[0], b[1]);
+        kiln_mma(acc[2 * np + 1], a, b[2], b[3]);
+      }
+    }
+  }
+
+  l_g += __shfl_xor_sync(KILN_FULL, l_g, 1);
+  l_g += __shfl_xor_sync(KILN_FULL, l_g, 2);
+  l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 1);
+  l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 2);
+#pragma unroll
+  for (int n = 0; n < KILN_DVP / 8; ++n) {
+    const int c = n * 8 + 2 * t;
+    if (rg < L) {
+      if (c < KILN_DV) out[rg * orow + c] = KILN_FROM_F(kiln_finish(acc[n][0], l_g, mask_kind));
+      if (c + 1 < KILN_DV) out[rg * orow + c + 1] = KILN_FROM_F(kiln_finish(acc[n][1], l_g, mask_kind));
+    }
+    if (rg8 < L) {
+      if (c < KILN_DV) out[rg8 * orow + c] = KILN_FROM_F(kiln_finish(acc[n][2], l_g8, mask_kind));
+      if (c + 1 < KILN_DV) out[rg8 * orow + c + 1] = KILN_FROM_F(kiln_finish(acc[n][3], l_g8, mask_kind));
+    }
+  }
+}
+)KILN"

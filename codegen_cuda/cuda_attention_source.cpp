@@ -1,0 +1,42 @@
+// kiln/codegen_cuda/cuda_attention_source.cpp — the fused attention kernel's text (cuda_attention_source.h).
+#include "codegen_cuda/cuda_attention_source.h"
+
+#include "base/error.h"
+
+#include <fmt/format.h>
+
+namespace kiln::cuda {
+
+namespace {
+
+const char* const kKernel =
+#include "codegen_cuda/attention_kernels.cuh"
+    ;
+
+}  // namespace
+
+bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev) {
+  return (dtype == ScalarType::Half || dtype == ScalarType::BFloat16) && e >= 1 && e <= kMaxAttentionHeadDim &&
+         ev >= 1 && ev <= kMaxAttentionHeadDim;
+}
+
+std::string attention_source(ScalarType dtype, int64_t e, int64_t ev) {
+  if (!attention_kernel_fits(dtype, e, ev))
+    internal_fail("attention_source: no kernel for {} with head dims {} and {}", dtype_name(dtype), e, ev);
+  const bool half = dtype == ScalarType::Half;
+  std::string s = "// kiln's fused attention (codegen_cuda/attention_kernels.cuh)\n";
+  if (half)
+    s += "#include <cuda_fp16.h>\ntypedef __half KT;\n"
+         "#define KILN_TO_F(x) __half2float(x)\n#define KILN_FROM_F(x) __float2half_rn(x)\n"
+         "#define KILN_BITS(x) __half_as_ushort(x)\n#define KILN_FROM_BITS(x) __ushort_as_half(x)\n"
+         "#define KILN_MMA \"f16\"\n";
+  else
+    s += "#include <cuda_bf16.h>\ntypedef __nv_bfloat16 KT;\n"
+         "#define KILN_TO_F(x) __bfloat162float(x)\n#define KILN_FROM_F(x) __float2bfloat16_rn(x)\n"
+         "#define KILN_BITS(x) __bfloat16_as_ushort(x)\n#define KILN_FROM_BITS(x) __ushort_as_bfloat16(x)\n"
+         "#define KILN_MMA \"bf16\"\n";
+  s += fmt::format("#define KILN_D {}\n#define KILN_DV {}\n", e, ev);
+  return s + kKernel;
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,44 @@
+// kiln/codegen_cuda/cuda_attention_source.h — the fused attention kernel's CUDA C source and its launch shape.
+//
+// scaled_dot_product_attention on a GPU is a library kernel written in CUDA C
+// (codegen_cuda/attention_kernels.cuh), FlashAttention-2's plan on tensor cores: the scores never
+// reach memory. One module per element type (f16, bf16) and pair of head dims.
+#pragma once
+
+#include "base/dtype.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kiln::cuda {
+
+// The widest head dim (query/key and value) the kernel holds in registers.
+inline constexpr int64_t kMaxAttentionHeadDim = 128;
+
+// Whether the kernel computes attention of this element type and these head dims: f16 or bf16
+// (the tensor cores' types), 1 <= e, ev <= kMaxAttentionHeadDim.
+bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev);
+
+// The module's source: the kernel kAttentionKernel for `dtype` and head dims e (query, key), ev
+// (value), which attention_kernel_fits.
+std::string attention_source(ScalarType dtype, int64_t e, int64_t ev);
+
+inline constexpr const char* kAttentionKernel = "kiln_attention";
+
+// Query rows a block takes, and its threads (4 warps of 16 rows).
+inline constexpr int64_t kAttentionRows = 64;
+inline constexpr int kAttentionThreads = 128;
+
+// The batch dims the kernel indexes (innermost last); more are merged or copied by the caller.
+inline constexpr int kAttentionBatchDims = 4;
+
+// The kernel's batch argument, laid out as attention_kernels.cuh's KilnAttentionBatch: sizes and
+// element strides of q, k, v, the output and the mask per batch dim.
+struct AttentionBatch {
+  long long rank = 0;
+  long long size[kAttentionBatchDims] = {};
+  long long q[kAttentionBatchDims] = {}, k[kAttentionBatchDims] = {}, v[kAttentionBatchDims] = {},
+            o[kAttentionBatchDims] = {}, m[kAttentionBatchDims] = {};
+};
+
+}  // namespace kiln::cuda

@@ -1,0 +1,195 @@
+// kiln/test/test_cuda_attention.cpp — the fused attention kernel (runtime/cuda/cuda_attention.h).
+//
+// Everywhere: its CUDA C compiles with NVRTC for the architectures packages carry, and the cuda
+// backend keeps f16 and bf16 attention whole for it (others decompose). On a device (a real one,
+// or the emulated device of test/emulated_cuda, which runs the kernel's shuffle form of the
+// tensor-core operations): eager and compiled attention agree with the math computed in f64 on
+// the cpu, over ragged lengths, causal blocks, masks of both kinds with rows that see no key,
+// NaN, broadcast batches and transposed views, with nothing staged through the host.
+#include "codegen_cuda/cuda_attention_source.h"
+#include "codegen_cuda/nvrtc.h"
+#include "ir/exec_plan.h"
+#include "kiln/kiln.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/cuda_attention.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/pipeline.h"
+#include "runtime/program.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+// The module compiles to cubins (so ptxas accepts its mma and ldmatrix) for each element type, a
+// spread of head dims and the architectures packages carry.
+TEST(CudaAttention, KernelCompilesToCubins) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "NVRTC is not available: " << why;
+  struct Module {
+    ScalarType dt;
+    int64_t e, ev;
+    int sm;
+  };
+  for (const auto& [dt, e, ev, sm] : {Module{kHalf, 64, 64, 80}, Module{kHalf, 64, 64, 90}, Module{kBFloat16, 128, 128, 80},
+                                      Module{kBFloat16, 128, 128, 90}, Module{kHalf, 20, 72, 90}, Module{kBFloat16, 1, 1, 80}}) {
+    SCOPED_TRACE(::testing::Message() << dtype_name(dt) << " " << e << "x" << ev << " sm_" << sm);
+    const cuda::NvrtcResult r = cuda::compile_for_device(cuda::attention_source(dt, e, ev), sm);
+    EXPECT_TRUE(r.ok) << r.log;
+    EXPECT_FALSE(r.cubin.empty());
+  }
+}
+
+std::vector<const ir::PlanStep*> attention_steps(const ir::ExecPlan& plan) {
+  std::vector<const ir::PlanStep*> out;
+  for (const ir::PlanStep& st : plan.steps)
+    if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::scaled_dot_product_attention) out.push_back(&st);
+  return out;
+}
+
+ir::ExecPlan cuda_plan(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+  TracedProgram p = trace(
+      [causal](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, causal)};
+      },
+      {q, k, v});
+  rt::DriverOptions o;
+  o.name = "attention_plan";
+  o.stop_before_compile = true;
+  return rt::compile_graph(p.graph, *rt::find_backend("cuda"), o).plan;
+}
+
+// f16 and bf16 with head dims up to 128 stay one step for the fused kernel; f32, f64 and wider
+// heads decompose into products and a fused softmax.
+TEST(CudaAttention, TheCudaBackendKeepsWhatTheKernelComputesWhole) {
+  for (ScalarType dt : {kHalf, kBFloat16}) {
+    const Tensor q = randn({2, 4, 33, 64}).to(dt), kv = randn({2, 4, 17, 64}).to(dt);
+    const ir::ExecPlan plan = cuda_plan(q, kv, kv, true);
+    const std::vector<const ir::PlanStep*> steps = attention_steps(plan);
+    ASSERT_EQ(steps.size(), 1u) << plan.str();
+    EXPECT_EQ(steps[0]->lowering, "fused attention");
+    EXPECT_EQ(plan.kernels().size(), 0u) << plan.str();
+  }
+  const Tensor wide = randn({2, 8, 256}).to(kHalf);
+  for (const Tensor& q : {randn({2, 8, 64}), randn({2, 8, 64}).to(kDouble), wide}) {
+    const ir::ExecPlan plan = cuda_plan(q, q, q, false);
+    EXPECT_TRUE(attention_steps(plan).empty()) << plan.str();
+  }
+}
+
+#define KILN_SKIP_WITHOUT_GPU() \
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
+
+const Device kGpu(kCUDA, 0);
+
+// "" when got (on any device) matches want within atol + rtol * |want|, NaN for NaN; else the
+// first element that does not.
+std::string mismatch(const Tensor& want, const Tensor& got, double tol) {
+  if (want.sizes().vec() != got.sizes().vec()) return "sizes " + shape_str(got.sizes());
+  const std::vector<double> w = want.to(kDouble).to_vector<double>(), g = got.cpu().to(kDouble).to_vector<double>();
+  for (size_t i = 0; i < w.size(); ++i) {
+    const bool ok = std::isnan(w[i]) ? std::isnan(g[i]) : std::abs(w[i] - g[i]) <= tol + tol * std::abs(w[i]);
+    if (!ok) return "element " + std::to_string(i) + " is " + std::to_string(g[i]) + ", expected " + std::to_string(w[i]);
+  }
+  return "";
+}
+
+struct Case {
+  Case(std::string n, Tensor q_, Tensor k_, Tensor v_, std::optional<Tensor> m = std::nullopt, bool c = false,
+       std::optional<double> s = std::nullopt)
+      : name(std::move(n)), q(std::move(q_)), k(std::move(k_)), v(std::move(v_)), mask(std::move(m)), causal(c), scale(s) {}
+  std::string name;
+  Tensor q, k, v;
+  std::optional<Tensor> mask;
+  bool causal;
+  std::optional<double> scale;
+};
+
+// Cases in f32 on the cpu; each runs in f16 and bf16.
+std::vector<Case> cases() {
+  manual_seed(21);
+  std::vector<Case> out;
+  out.push_back(Case("ragged lengths", randn({2, 3, 70, 64}), randn({2, 3, 130, 64}), randn({2, 3, 130, 64})));
+  out.push_back(Case{"causal, head dim 128", randn({1, 2, 100, 128}), randn({1, 2, 100, 128}), randn({1, 2, 100, 128}),
+                 std::nullopt, true});
+  out.push_back(Case{"causal, more queries than keys", randn({2, 90, 32}), randn({2, 40, 32}), randn({2, 40, 48}),
+                 std::nullopt, true, 0.3});
+  // A bool mask over [L, S] with row 5 seeing no key (zeros), rows of 20 elements (40 bytes:
+  // the tile copies go element by element).
+  Tensor allowed = rand({67, 75}) < 0.7;
+  allowed.select(0, 5).fill_(false);
+  out.push_back(Case("bool mask", randn({2, 67, 20}), randn({2, 75, 20}), randn({2, 75, 24}), allowed));
+  // Added values over [B, 1, L, S] with -inf entries and a row of -inf.
+  Tensor added = randn({2, 1, 40, 70});
+  added = where(rand({2, 1, 40, 70}) < 0.2, full({}, -INFINITY), added);
+  added.select(2, 7).fill_(-INFINITY);
+  out.push_back(Case("added mask", randn({2, 3, 40, 16}), randn({2, 3, 70, 16}), randn({2, 3, 70, 16}), added));
+  // NaN in a query row and in a key: their rows are NaN.
+  Tensor qn = randn({1, 1, 50, 16}), kn = randn({1, 1, 60, 16});
+  qn.select(2, 3).select(-1, 2).fill_(NAN);
+  out.push_back(Case("NaN", qn, kn, randn({1, 1, 60, 16})));
+  // Broadcast batch dims: k and v shared by the first dim.
+  out.push_back(Case("broadcast batch", randn({2, 3, 30, 32}), randn({1, 3, 80, 32}), randn({1, 3, 80, 32})));
+  // [B, L, H, E] projections transposed to [B, H, L, E]: read in place.
+  out.push_back(Case{"transposed views", randn({2, 65, 4, 64}).transpose(1, 2), randn({2, 65, 4, 64}).transpose(1, 2),
+                 randn({2, 65, 4, 64}).transpose(1, 2), std::nullopt, true});
+  return out;
+}
+
+Tensor attention(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& mask) {
+  return scaled_dot_product_attention(q, k, v, mask, 0.0, c.causal, c.scale);
+}
+
+// Eager and compiled attention on the device against the math in f64 on the cpu.
+TEST(CudaGpu, FusedAttentionAgreesWithTheMath) {
+  KILN_SKIP_WITHOUT_GPU();
+  const int64_t staged = rt::staged_steps();
+  for (const Case& c : cases())
+    for (ScalarType dt : {kHalf, kBFloat16}) {
+      SCOPED_TRACE(c.name + " " + std::string(dtype_name(dt)));
+      const Tensor q = c.q.to(dt), k = c.k.to(dt), v = c.v.to(dt);
+      std::optional<Tensor> mask = c.mask;
+      if (mask && mask->dtype() != kBool) mask = mask->to(dt);
+      std::optional<Tensor> wide_mask = mask && mask->dtype() != kBool ? std::optional<Tensor>(mask->to(kDouble)) : mask;
+      const Tensor want = attention(c, q.to(kDouble), k.to(kDouble), v.to(kDouble), wide_mask);
+      const double tol = dt == kHalf ? 1e-2 : 4e-2;
+      std::optional<Tensor> dmask = mask ? std::optional<Tensor>(mask->to(kGpu)) : std::nullopt;
+      const Tensor gq = q.to(kGpu), gk = k.to(kGpu), gv = v.to(kGpu);
+
+      const int64_t before = rt::attention_kernel_launches();
+      const Tensor eager = attention(c, gq, gk, gv, dmask);
+      EXPECT_EQ(rt::attention_kernel_launches(), before + 1) << "eager attention did not run the fused kernel";
+      EXPECT_EQ(eager.dtype(), dt);
+      EXPECT_EQ(mismatch(want, eager, tol), "") << "eager";
+
+      const int64_t before_compiled = rt::attention_kernel_launches();
+      const Tensor compiled =
+          dmask ? compile([&c](const Tensor& a, const Tensor& b, const Tensor& d, const Tensor& m) {
+                    return attention(c, a, b, d, m);
+                  })(gq, gk, gv, *dmask)
+                : compile([&c](const Tensor& a, const Tensor& b, const Tensor& d) {
+                    return attention(c, a, b, d, std::nullopt);
+                  })(gq, gk, gv);
+      EXPECT_EQ(rt::attention_kernel_launches(), before_compiled + 1) << "the compiled step did not run the fused kernel";
+      EXPECT_EQ(mismatch(want, compiled, tol), "") << "compiled";
+    }
+  EXPECT_EQ(rt::staged_steps(), staged) << "attention was staged through the host";
+}
+
+// No key: zeros, as the products with an empty v are. No query: an empty result.
+TEST(CudaGpu, FusedAttentionOfEmptyLengths) {
+  KILN_SKIP_WITHOUT_GPU();
+  const Tensor q = randn({2, 5, 16}).to(kHalf).to(kGpu), none = empty({2, 0, 16}, TensorOptions(kHalf).device(kGpu));
+  const Tensor z = scaled_dot_product_attention(q, none, none);
+  EXPECT_EQ(z.sizes().vec(), (std::vector<int64_t>{2, 5, 16}));
+  EXPECT_EQ(z.cpu().to(kFloat).abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(scaled_dot_product_attention(none, q, q).numel(), 0);
+}
+
+}  // namespace
+}  // namespace kiln
