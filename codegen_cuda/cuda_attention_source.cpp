@@ -20,6 +20,28 @@ bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev) {
          ev >= 1 && ev <= kMaxAttentionHeadDim;
 }
 
+std::string AttentionModule::str() const { return fmt::format("{} {} {}", dtype_short_name(dtype), e, ev); }
+
+std::optional<AttentionModule> AttentionModule::parse(std::string_view s) {
+  const size_t a = s.find(' '), b = a == std::string_view::npos ? a : s.find(' ', a + 1);
+  if (b == std::string_view::npos) return std::nullopt;
+  AttentionModule m;
+  const std::optional<ScalarType> dt = dtype_from_short_name(s.substr(0, a));
+  auto number = [](std::string_view t, int64_t& out) {
+    if (t.empty() || t.size() > 4) return false;
+    out = 0;
+    for (char c : t) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + (c - '0');
+    }
+    return true;
+  };
+  if (!dt || !number(s.substr(a + 1, b - a - 1), m.e) || !number(s.substr(b + 1), m.ev)) return std::nullopt;
+  m.dtype = *dt;
+  if (!attention_kernel_fits(m.dtype, m.e, m.ev)) return std::nullopt;
+  return m;
+}
+
 std::string attention_source(ScalarType dtype, int64_t e, int64_t ev) {
   if (!attention_kernel_fits(dtype, e, ev))
     internal_fail("attention_source: no kernel for {} with head dims {} and {}", dtype_name(dtype), e, ev);

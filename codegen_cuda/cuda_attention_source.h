@@ -7,8 +7,11 @@
 
 #include "base/dtype.h"
 
+#include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace kiln::cuda {
 
@@ -19,9 +22,19 @@ inline constexpr int64_t kMaxAttentionHeadDim = 128;
 // (the tensor cores' types), 1 <= e, ev <= kMaxAttentionHeadDim.
 bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev);
 
+// One module of the kernel: its element type and head dims (query and key, value).
+struct AttentionModule {
+  ScalarType dtype = ScalarType::Half;
+  int64_t e = 0, ev = 0;
+  auto operator<=>(const AttentionModule&) const = default;
+  std::string str() const;  // "f16 64 64", as packages name it
+  static std::optional<AttentionModule> parse(std::string_view s);  // str()'s text; nullopt otherwise
+};
+
 // The module's source: the kernel kAttentionKernel for `dtype` and head dims e (query, key), ev
 // (value), which attention_kernel_fits.
 std::string attention_source(ScalarType dtype, int64_t e, int64_t ev);
+inline std::string attention_source(const AttentionModule& m) { return attention_source(m.dtype, m.e, m.ev); }
 
 inline constexpr const char* kAttentionKernel = "kiln_attention";
 

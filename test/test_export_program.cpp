@@ -10,6 +10,7 @@
 #include "codegen_cpu/object_bundle.h"
 #include "codegen_cuda/nvrtc.h"
 #include "ir/exec_plan.h"
+#include "runtime/cuda/cuda_attention.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/export/package.h"
 #include "runtime/program.h"
@@ -763,6 +764,38 @@ TEST(ExportProgram, ACudaPackageThatSortsCarriesTheSortKernels) {
   EXPECT_EQ(rt::staged_steps(), staged) << "a sort was staged through the host";
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(equal(got[i].cpu(), want[i])) << "output " << i;
+}
+
+// A cuda package with f16 attention carries the fused kernel's module for each target, named by
+// element type and head dims, so that the attention runs fused where the package is loaded
+// without NVRTC; on a device it gives the math's result.
+TEST(ExportProgram, ACudaPackageWithAttentionCarriesTheFusedKernel) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  manual_seed(25);
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{scaled_dot_product_attention(in[0], in[1], in[2], std::nullopt, 0.0, true)};
+  };
+  const Tensor q = randn({2, 3, 40, 64}).to(kHalf), k = randn({2, 3, 50, 64}).to(kHalf), v = randn({2, 3, 50, 32}).to(kHalf);
+  const fs::path pkg = scratch("cuda_attention.kiln");
+  export_program(fn, {q, k, v}, {.path = pkg.string(), .name = "attention", .input_names = {"q", "k", "v"}, .dynamic = {},
+                                 .backend = "cuda"});
+  const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
+  for (const char* section : {"attention.cuda.sm_80", "attention.cuda.sm_90", "attention.cuda.compute_90"}) {
+    const auto parts = cpu::unpack_objects(p.at(section, "test", ""));
+    ASSERT_TRUE(parts && parts->size() == 2u) << section;
+    EXPECT_EQ((*parts)[0], "f16 64 32") << section;
+    EXPECT_TRUE((*parts)[1].substr(0, 4) == "\x7f" "ELF" || (*parts)[1].find(".entry kiln_attention") != std::string_view::npos)
+        << section;
+  }
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device (" << cuda::unavailable_reason() << "): the package was written and checked, not run";
+  const LoadedProgram lp = load_program(pkg.string());
+  const int64_t launches = rt::attention_kernel_launches(), staged = rt::staged_steps();
+  const Tensor got = lp({q.to(lp.device()), k.to(lp.device()), v.to(lp.device())}).at(0).cpu();
+  EXPECT_EQ(rt::attention_kernel_launches(), launches + 1) << "the package's attention did not run fused";
+  EXPECT_EQ(rt::staged_steps(), staged);
+  const Tensor want = fn({q.to(kFloat), k.to(kFloat), v.to(kFloat)}).at(0);
+  EXPECT_TRUE(allclose(got.to(kFloat), want, 1e-2, 1e-2));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // kiln/runtime/cuda/cuda_attention.cpp — attention on kiln's fused kernel (cuda_attention.h).
 #include "runtime/cuda/cuda_attention.h"
 
+#include "base/crc32c.h"
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cuda/cuda_attention_source.h"
@@ -40,6 +41,10 @@ std::set<ModuleId>& unavailable() {
   static auto* s = new std::set<ModuleId>();
   return *s;
 }
+std::map<ModuleId, std::string>& provided() {
+  static auto* m = new std::map<ModuleId, std::string>();
+  return *m;
+}
 std::atomic<int64_t> g_launches{0};
 
 std::optional<cuda::FunctionHandle> attention_function(const ModuleId& id) {
@@ -48,16 +53,23 @@ std::optional<cuda::FunctionHandle> attention_function(const ModuleId& id) {
   if (unavailable().count(id)) return std::nullopt;
   const auto& [device, dtype, e, ev] = id;
   const int sm = cuda::compute_capability(device);
-  const std::string source = cuda::attention_source(dtype, e, ev);
-  CompileCache* store = compile_cache();
-  ModuleCode code = cached_module(source, sm, store);
-  if (code.image.empty()) {
-    if (!cuda::nvrtc_available()) {
-      unavailable().insert(id);
-      return std::nullopt;
+  ModuleCode code;
+  if (auto it = provided().find(id); it != provided().end()) {
+    code.key = fmt::format("package attention {:08x} {}", crc32c(it->second), it->second.size());
+    code.image = it->second;
+    code.from = CodeSource::Disk;
+  } else {
+    const std::string source = cuda::attention_source(dtype, e, ev);
+    CompileCache* store = compile_cache();
+    code = cached_module(source, sm, store);
+    if (code.image.empty()) {
+      if (!cuda::nvrtc_available()) {
+        unavailable().insert(id);
+        return std::nullopt;
+      }
+      compile_module(code, source, 1, sm, store);
+      if (!code.error.empty()) throw InternalError(fmt::format("[scaled_dot_product_attention] {}:\n{}", code.error, code.log));
     }
-    compile_module(code, source, 1, sm, store);
-    if (!code.error.empty()) throw InternalError(fmt::format("[scaled_dot_product_attention] {}:\n{}", code.error, code.log));
   }
   const cuda::FunctionHandle f = load_function(device, code, cuda::kAttentionKernel);
   loaded().emplace(id, f);
@@ -168,6 +180,15 @@ bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale
   g_launches.fetch_add(1, std::memory_order_relaxed);
   if (!op.o.is_same(out)) Tensor(out).copy_(op.o);
   return true;
+}
+
+void use_attention_images(int device, const std::vector<std::pair<cuda::AttentionModule, std::string>>& images) {
+  std::lock_guard lock(attention_mu());
+  for (const auto& [m, image] : images) {
+    const ModuleId id{device, m.dtype, m.e, m.ev};
+    provided().try_emplace(id, image);
+    unavailable().erase(id);
+  }
 }
 
 int64_t attention_kernel_launches() { return g_launches.load(std::memory_order_relaxed); }

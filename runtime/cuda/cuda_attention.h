@@ -5,13 +5,17 @@
 // step calls this) and eager calls alike. q, k and v may be views whose last dim is contiguous
 // (a [B, L, H, E] projection transposed to [B, H, L, E] is read in place); batch dims broadcast as
 // the decomposition's products do; the mask (bool, or added values of the query's dtype) may be
-// any broadcast view. The kernel comes from the compile cache or NVRTC, once per (device, dtype,
-// head dims); with neither the call returns false and the caller runs the decomposition.
+// any broadcast view. The kernel comes from an exported package that carries it
+// (use_attention_images), the compile cache or NVRTC, once per (device, dtype, head dims); with
+// none of these the call returns false and the caller runs the decomposition.
 #pragma once
 
+#include "codegen_cuda/cuda_attention_source.h"
 #include "frontend/tensor.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::rt {
@@ -20,6 +24,10 @@ namespace kiln::rt {
 // value[, attn_mask]}. False, with nothing written, when the fused kernel does not fit (dtype,
 // head dims) or cannot be had.
 bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale, const Tensor& out);
+
+// The fused kernel's modules a loaded package carries for `device` (images by module, as
+// runtime/export/cuda_code.h reads them), used before the compile cache and NVRTC.
+void use_attention_images(int device, const std::vector<std::pair<cuda::AttentionModule, std::string>>& images);
 
 // Launches of the fused kernel in this process (tests tell it from the decomposition with it).
 int64_t attention_kernel_launches();

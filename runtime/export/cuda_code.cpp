@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "codegen_cpu/object_bundle.h"
+#include "codegen_cuda/cuda_attention_source.h"
 #include "codegen_cuda/cuda_emitter.h"
 #include "codegen_cuda/cuda_sort_source.h"
 #include "codegen_cuda/nvrtc.h"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <iterator>
 #include <optional>
+#include <set>
 
 namespace kiln::rt {
 
@@ -45,6 +47,19 @@ std::string image_for(const std::string& source, const Target& t, const std::str
 }
 
 std::string sort_section(const Target& t) { return std::string("sort.cuda.") + t.arch; }
+std::string attention_section(const std::string& arch) { return "attention.cuda." + arch; }
+
+// The fused attention modules the plan's attention steps run (cuda_attention.h).
+std::set<cuda::AttentionModule> attention_modules(const ir::ExecPlan& plan) {
+  std::set<cuda::AttentionModule> out;
+  for (const ir::PlanStep& st : plan.steps) {
+    if (st.kind == ir::StepKind::Kernel || st.op != ir::OpKind::scaled_dot_product_attention) continue;
+    const ir::TensorType &q = plan.buffers.at(st.buffers.at(0)).type, &v = plan.buffers.at(st.buffers.at(2)).type;
+    const std::optional<int64_t> e = q.sizes.back().maybe_const(), ev = v.sizes.back().maybe_const();
+    if (e && ev && cuda::attention_kernel_fits(q.dtype, *e, *ev)) out.insert({q.dtype, *e, *ev});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -66,6 +81,16 @@ std::vector<std::pair<std::string, std::string>> cuda_code_sections(const ir::Ex
       std::vector<std::string> sort_images;
       for (cuda::SortKey key : kSortKeys) sort_images.push_back(image_for(cuda::sort_source(key), t, "the sort kernels"));
       out.emplace_back(sort_section(t), cpu::pack_objects(sort_images));
+    }
+  const std::set<cuda::AttentionModule> attention = attention_modules(plan);
+  if (!attention.empty())
+    for (const Target& t : kTargets) {
+      std::vector<std::string> named;  // name, image, name, image, ...
+      for (const cuda::AttentionModule& m : attention) {
+        named.push_back(m.str());
+        named.push_back(image_for(cuda::attention_source(m), t, "the attention kernel " + m.str()));
+      }
+      out.emplace_back(attention_section(t.arch), cpu::pack_objects(named));
     }
   return out;
 }
@@ -94,6 +119,23 @@ std::vector<std::string> cuda_sort_images_for(const std::string& target, const P
   if (!images || images->size() != std::size(kSortKeys))
     fail(kLoad, "{}: section '{}' does not hold the {} sort modules", path, section, std::size(kSortKeys));
   for (std::string_view i : *images) out.emplace_back(i);
+  return out;
+}
+
+std::vector<std::pair<cuda::AttentionModule, std::string>> cuda_attention_images_for(const std::string& target,
+                                                                                   const PackageView& pkg,
+                                                                                   const std::string& path) {
+  const std::string section = attention_section(target);
+  std::vector<std::pair<cuda::AttentionModule, std::string>> out;
+  if (!pkg.has(section)) return out;
+  const std::optional<std::vector<std::string_view>> parts = cpu::unpack_objects(pkg.at(section, kLoad, path));
+  if (!parts || parts->size() % 2 != 0)
+    fail(kLoad, "{}: section '{}' does not hold pairs of a module's name and image", path, section);
+  for (size_t i = 0; i < parts->size(); i += 2) {
+    const std::optional<cuda::AttentionModule> m = cuda::AttentionModule::parse((*parts)[i]);
+    if (!m) fail(kLoad, "{}: section '{}' names an attention module '{}' this kiln has no kernel for", path, section, (*parts)[i]);
+    out.emplace_back(*m, std::string((*parts)[i + 1]));
+  }
   return out;
 }
 

@@ -29,6 +29,7 @@
 #include "runtime/cache/compile_cache.h"
 #include "runtime/compile/compile_export.h"
 #include "runtime/cuda/cuda_package.h"
+#include "runtime/cuda/cuda_attention.h"
 #include "runtime/cuda/cuda_sort.h"
 #include "runtime/export/cuda_code.h"
 #include "runtime/export/package.h"
@@ -560,6 +561,8 @@ LoadedProgram load_program(const std::string& path, const LoadOptions& opts) {
         rt::cuda_images_for(cuda::compute_capability(index), plan.kernels().size(), pkg, path, &s->target);
     if (const std::vector<std::string> sorts = rt::cuda_sort_images_for(s->target, pkg, path); !sorts.empty())
       rt::use_sort_images(index, sorts);
+    if (const auto attention = rt::cuda_attention_images_for(s->target, pkg, path); !attention.empty())
+      rt::use_attention_images(index, attention);
     s->program = rt::cuda_package_program(std::move(plan), s->device, images, std::move(params));
     return LoadedProgram(std::move(s));
   }
