@@ -226,12 +226,22 @@ int main(int argc, char** argv) {
          ids, target);
   }
   {  // Attention [8, 16, 2048, 64] f16: the time per call (PyTorch eager picks its flash kernel).
+     // kiln runs f16 and bf16 attention on its fused kernel (runtime/cuda/cuda_attention.h).
     const Tensor q = randn({8, 16, 2048, 64}).to(kHalf).cuda(), k = randn({8, 16, 2048, 64}).to(kHalf).cuda(),
                  v = randn({8, 16, 2048, 64}).to(kHalf).cuda();
     both("attention [8,16,2048,64] f16", 0,
          [](const Tensor& q, const Tensor& k, const Tensor& v) { return scaled_dot_product_attention(q, k, v); }, q,
          k, v);
     both("attention causal f16", 0,
+         [](const Tensor& q, const Tensor& k, const Tensor& v) {
+           return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
+         },
+         q, k, v);
+  }
+  {  // A language model's heads: 32 of 128, bf16, causal.
+    const Tensor q = randn({4, 32, 2048, 128}).to(kBFloat16).cuda(), k = randn({4, 32, 2048, 128}).to(kBFloat16).cuda(),
+                 v = randn({4, 32, 2048, 128}).to(kBFloat16).cuda();
+    both("attention causal d128 bf16", 0,
          [](const Tensor& q, const Tensor& k, const Tensor& v) {
            return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
          },

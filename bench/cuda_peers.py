@@ -102,6 +102,9 @@ def main():
     q, k, v = (torch.randn(8, 16, 2048, 64, device=dev, dtype=torch.float16) for _ in range(3))
     both("attention [8,16,2048,64] f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
     both("attention causal f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    q, k, v = (torch.randn(4, 32, 2048, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))
+    both("attention causal d128 bf16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    del q, k, v
     vocab, srows, router = torch.randn(64, 50257, device=dev), torch.randn(256, 32768, device=dev), torch.randn(16384, 8, device=dev)
     both("topk 50 of [64, 50257]", 4.0 * 64 * 50257, lambda a: torch.topk(a, 50, -1)[0], vocab)
     both("sort [256, 32768]", 16.0 * 256 * 32768, lambda a: torch.sort(a, -1)[0], srows)
