@@ -7,7 +7,8 @@
 //
 // out = softmax(q k^T * scale + mask) v without the scores in memory (FlashAttention-2's plan):
 // a block of 4 warps takes 64 query rows of one batch entry, each warp 16 rows held as mma A
-// fragments. The keys and values pass through shared memory 64 at a time; each warp computes
+// fragments. The keys and values pass through shared memory 64 at a time (32 for head dims over
+// 64), the next tile copied in (cp.async) while the warps compute on this one; each warp computes
 // its 16 x 64 scores with mma.m16n8k16 (f32 accumulators), masks and scales them, and folds them
 // into a running maximum and sum per row (the online softmax: the output accumulated so far is
 // rescaled by exp(old max - new max)); the probabilities, rounded to KT, are already the A
@@ -28,9 +29,10 @@
 // the decomposition rounds them.
 R"KILN(
 #define KILN_BM 64
-#define KILN_BN 64
 #define KILN_DP (((KILN_D) + 15) / 16 * 16)
 #define KILN_DVP (((KILN_DV) + 15) / 16 * 16)
+// Keys a tile: two tiles of keys and values fit 48 KB of static shared memory.
+#define KILN_BN (KILN_DP > 64 || KILN_DVP > 64 ? 32 : 64)
 #define KILN_KSTRIDE (KILN_DP + 8)
 #define KILN_VSTRIDE (KILN_DVP + 8)
 #define KILN_FULL 0xffffffffu
@@ -70,7 +72,22 @@ __device__ __forceinline__ void kiln_ldsm4_trans(unsigned* r, const KT* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(s));
 }
+// 16 bytes from global to shared memory without passing through registers; complete for this
+// thread after kiln_copies_done (the next tile's copies overlap this tile's products).
+__device__ __forceinline__ void kiln_copy16(KT* dst, const KT* src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+__device__ __forceinline__ void kiln_copies_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// All committed copies but the last group (more: 1) or all of them (more: 0) are complete.
+__device__ __forceinline__ void kiln_copies_done(int more) {
+  if (more) asm volatile("cp.async.wait_group 1;\n" ::);
+  else asm volatile("cp.async.wait_group 0;\n" ::);
+}
 #else
+__device__ __forceinline__ void kiln_copy16(KT* dst, const KT* src) { *(KilnChunk*)dst = *(const KilnChunk*)src; }
+__device__ __forceinline__ void kiln_copies_commit() {}
+__device__ __forceinline__ void kiln_copies_done(int) {}
 __device__ __forceinline__ float kiln_value(unsigned r, int high) {
   return KILN_TO_F(KILN_FROM_BITS((unsigned short)(high ? r >> 16 : r & 0xffffu)));
 }
@@ -128,7 +145,7 @@ __device__ __forceinline__ void kiln_load_tile(KT* dst, const KT* src, long long
     const long long key = k0 + row;
     KT* d = dst + row * dstride + col;
     if (key < S && col + 8 <= cols && ((((unsigned long long)(src + key * stride + col)) & 15) == 0)) {
-      *(KilnChunk*)d = *(const KilnChunk*)(src + key * stride + col);
+      kiln_copy16(d, src + key * stride + col);
     } else {
       for (int e = 0; e < 8; ++e) d[e] = key < S && col + e < cols ? src[key * stride + col + e] : KILN_FROM_BITS(0);
     }
@@ -147,8 +164,8 @@ extern "C" __global__ void __launch_bounds__(128)
 kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
                long long qr, long long kr, long long vr, long long orow, long long mr, long long mc,
                KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind) {
-  __shared__ __align__(16) KT ks[KILN_BN * KILN_KSTRIDE];
-  __shared__ __align__(16) KT vs[KILN_BN * KILN_VSTRIDE];
+  __shared__ __align__(16) KT ks[2][KILN_BN * KILN_KSTRIDE];  // two tiles: one read, the next arriving
+  __shared__ __align__(16) KT vs[2][KILN_BN * KILN_VSTRIDE];
   const float neg = __int_as_float(0xff800000);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   const long long qb = q_blocks - 1 - (long long)blockIdx.x % q_blocks;
@@ -180,7 +197,9 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   float acc[KILN_DVP / 8][4];
 #pragma unroll
   for (int n = 0; n < KILN_DVP / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  // Scores, maxima and the softmax's exponents are kept in base 2 (times log2(e)).
   float m_g = neg, m_g8 = neg, l_g = 0.f, l_g8 = 0.f;
+  const float scale2 = scale * KILN_LOG2E;
 
   long long kend = S;
   if (causal) {
@@ -188,11 +207,20 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     kend = last < S ? last : S;
   }
   const int sel = lane >> 3, r8 = lane & 7;
-  for (long long k0 = 0; k0 < kend; k0 += KILN_BN) {
-    __syncthreads();  // the previous tile's readers are done
-    kiln_load_tile(ks, k, k0, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
-    kiln_load_tile(vs, v, k0, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
-    __syncthreads();
+  if (kend > 0) {
+    kiln_load_tile(ks[0], k, 0, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
+    kiln_load_tile(vs[0], v, 0, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+    kiln_copies_commit();
+  }
+  for (long long k0 = 0, tile = 0; k0 < kend; k0 += KILN_BN, ++tile) {
+    const int buf = (int)(tile & 1), more = k0 + KILN_BN < kend;
+    if (more) {  // the next tile into the other buffer, whose readers passed the last barrier
+      kiln_load_tile(ks[buf ^ 1], k, k0 + KILN_BN, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
+      kiln_load_tile(vs[buf ^ 1], v, k0 + KILN_BN, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+      kiln_copies_commit();
+    }
+    kiln_copies_done(more);
+    __syncthreads();  // this tile is in shared memory for every thread
 
     float s[KILN_BN / 8][4];
 #pragma unroll
@@ -202,27 +230,31 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
 #pragma unroll
       for (int np = 0; np < KILN_BN / 16; ++np) {
         unsigned b[4];
-        kiln_ldsm4(b, ks + (np * 16 + (sel >> 1) * 8 + r8) * KILN_KSTRIDE + kk * 16 + (sel & 1) * 8);
+        kiln_ldsm4(b, ks[buf] + (np * 16 + (sel >> 1) * 8 + r8) * KILN_KSTRIDE + kk * 16 + (sel & 1) * 8);
         kiln_mma(s[2 * np], qf[kk], b[0], b[1]);
         kiln_mma(s[2 * np + 1], qf[kk], b[2], b[3]);
       }
     }
 
+    // A tile of existing keys every row of the block sees, without a mask, is only scaled.
+    const bool whole = k0 + KILN_BN <= S && mask_kind == 0 && (!causal || k0 + KILN_BN - 1 <= qb * KILN_BM);
     float mx_g = neg, mx_g8 = neg;
 #pragma unroll
     for (int n = 0; n < KILN_BN / 8; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const long long i = e < 2 ? rg : rg8, j = k0 + n * 8 + 2 * t + (e & 1);
-        float x = s[n][e] * scale;
-        if (j >= S || (causal && j > i)) {
-          x = neg;
-        } else if (mask_kind != 0 && i < L) {
-          const long long at = om + i * mr + j * mc;
-          if (mask_kind == 1) {
-            if (!((const unsigned char*)mask)[at]) x = neg;
-          } else {
-            x += KILN_TO_F(((const KT*)mask)[at]);
+        float x = s[n][e] * scale2;
+        if (!whole) {
+          const long long i = e < 2 ? rg : rg8, j = k0 + n * 8 + 2 * t + (e & 1);
+          if (j >= S || (causal && j > i)) {
+            x = neg;
+          } else if (mask_kind != 0 && i < L) {
+            const long long at = om + i * mr + j * mc;
+            if (mask_kind == 1) {
+              if (!((const unsigned char*)mask)[at]) x = neg;
+            } else {
+              x += KILN_TO_F(((const KT*)mask)[at]) * KILN_LOG2E;
+            }
           }
         }
         s[n][e] = x;
@@ -237,14 +269,14 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     const float new_g = fmaxf(m_g, mx_g), new_g8 = fmaxf(m_g8, mx_g8);
     // A row that has seen only -inf subtracts 0, so its -inf scores give 0 and a NaN stays NaN.
     const float base_g = new_g == neg ? 0.f : new_g, base_g8 = new_g8 == neg ? 0.f : new_g8;
-    const float alpha_g = exp2f((m_g - base_g) * KILN_LOG2E), alpha_g8 = exp2f((m_g8 - base_g8) * KILN_LOG2E);
+    const float alpha_g = exp2f(m_g - base_g), alpha_g8 = exp2f(m_g8 - base_g8);
     float sum_g = 0.f, sum_g8 = 0.f;
 #pragma unroll
     for (int n = 0; n < KILN_BN / 8; ++n) {
-      s[n][0] = exp2f((s[n][0] - base_g) * KILN_LOG2E);
-      s[n][1] = exp2f((s[n][1] - base_g) * KILN_LOG2E);
-      s[n][2] = exp2f((s[n][2] - base_g8) * KILN_LOG2E);
-      s[n][3] = exp2f((s[n][3] - base_g8) * KILN_LOG2E);
+      s[n][0] = exp2f(s[n][0] - base_g);
+      s[n][1] = exp2f(s[n][1] - base_g);
+      s[n][2] = exp2f(s[n][2] - base_g8);
+      s[n][3] = exp2f(s[n][3] - base_g8);
       sum_g += s[n][0] + s[n][1];
       sum_g8 += s[n][2] + s[n][3];
     }
@@ -267,11 +299,12 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
 #pragma unroll
       for (int np = 0; np < KILN_DVP / 16; ++np) {
         unsigned b[4];
-        kiln_ldsm4_trans(b, vs + (kk * 16 + (sel & 1) * 8 + r8) * KILN_VSTRIDE + np * 16 + (sel >> 1) * 8);
+        kiln_ldsm4_trans(b, vs[buf] + (kk * 16 + (sel & 1) * 8 + r8) * KILN_VSTRIDE + np * 16 + (sel >> 1) * 8);
         kiln_mma(acc[2 * np], a, b[0], b[1]);
         kiln_mma(acc[2 * np + 1], a, b[2], b[3]);
       }
     }
+    __syncthreads();  // this tile's readers are done before the next iteration refills its buffer
   }
 
   l_g += __shfl_xor_sync(KILN_FULL, l_g, 1);
