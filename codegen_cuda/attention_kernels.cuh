@@ -25,6 +25,9 @@
 //
 // Semantics are the decomposition's (frontend/ops_attention.cpp): a NaN or +inf score makes its
 // row NaN; a row whose every score is -inf is zeros when a mask was given and NaN otherwise.
+// One difference, as in PyTorch's flash kernel: a causal block does not read the values of keys
+// past its last row, so a NaN or inf there does not reach rows that cannot see it (the
+// decomposition multiplies it by a zero probability, which gives NaN).
 // Scores, maxima and sums are f32; only the probabilities are rounded to KT for the product, as
 // the decomposition rounds them.
 R"KILN(
@@ -197,9 +200,11 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   float acc[KILN_DVP / 8][4];
 #pragma unroll
   for (int n = 0; n < KILN_DVP / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  // Scores, maxima and the softmax's exponents are kept in base 2 (times log2(e)).
+  // Scores and maxima are kept in base 2 (times log2(e)), so that an exponent is one exp2 of a
+  // difference; with an added mask they stay in natural units (a bf16 mask near its limit,
+  // finfo.min, times log2(e) would pass the f32 range), and the difference is scaled instead.
   float m_g = neg, m_g8 = neg, l_g = 0.f, l_g8 = 0.f;
-  const float scale2 = scale * KILN_LOG2E;
+  const float scale_x = mask_kind == 2 ? scale : scale * KILN_LOG2E, to_base2 = mask_kind == 2 ? KILN_LOG2E : 1.f;
 
   long long kend = S;
   if (causal) {
@@ -243,7 +248,7 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     for (int n = 0; n < KILN_BN / 8; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float x = s[n][e] * scale2;
+        float x = s[n][e] * scale_x;
         if (!whole) {
           const long long i = e < 2 ? rg : rg8, j = k0 + n * 8 + 2 * t + (e & 1);
           if (j >= S || (causal && j > i)) {
@@ -253,7 +258,7 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
             if (mask_kind == 1) {
               if (!((const unsigned char*)mask)[at]) x = neg;
             } else {
-              x += KILN_TO_F(((const KT*)mask)[at]) * KILN_LOG2E;
+              x += KILN_TO_F(((const KT*)mask)[at]);
             }
           }
         }
@@ -269,14 +274,14 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     const float new_g = fmaxf(m_g, mx_g), new_g8 = fmaxf(m_g8, mx_g8);
     // A row that has seen only -inf subtracts 0, so its -inf scores give 0 and a NaN stays NaN.
     const float base_g = new_g == neg ? 0.f : new_g, base_g8 = new_g8 == neg ? 0.f : new_g8;
-    const float alpha_g = exp2f(m_g - base_g), alpha_g8 = exp2f(m_g8 - base_g8);
+    const float alpha_g = exp2f((m_g - base_g) * to_base2), alpha_g8 = exp2f((m_g8 - base_g8) * to_base2);
     float sum_g = 0.f, sum_g8 = 0.f;
 #pragma unroll
     for (int n = 0; n < KILN_BN / 8; ++n) {
-      s[n][0] = exp2f(s[n][0] - base_g);
-      s[n][1] = exp2f(s[n][1] - base_g);
-      s[n][2] = exp2f(s[n][2] - base_g8);
-      s[n][3] = exp2f(s[n][3] - base_g8);
+      s[n][0] = exp2f((s[n][0] - base_g) * to_base2);
+      s[n][1] = exp2f((s[n][1] - base_g) * to_base2);
+      s[n][2] = exp2f((s[n][2] - base_g8) * to_base2);
+      s[n][3] = exp2f((s[n][3] - base_g8) * to_base2);
       sum_g += s[n][0] + s[n][1];
       sum_g8 += s[n][2] + s[n][3];
     }

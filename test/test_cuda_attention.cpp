@@ -129,6 +129,13 @@ std::vector<Case> cases() {
   added = where(rand({2, 1, 40, 70}) < 0.2, full({}, -INFINITY), added);
   added.select(2, 7).fill_(-INFINITY);
   out.push_back(Case("added mask", randn({2, 3, 40, 16}), randn({2, 3, 70, 16}), randn({2, 3, 70, 16}), added));
+  // Masks filled with bf16's lowest value (finfo.min, as Hugging Face fills them): a row of it
+  // averages v evenly, one that mixes it with finite values ignores those keys (in f16 the
+  // value is -inf).
+  Tensor lowest = randn({24, 50});
+  lowest.select(0, 3).fill_(-3.3895313892515355e38);
+  lowest.select(0, 9).narrow(0, 0, 30).fill_(-3.3895313892515355e38);
+  out.push_back(Case("lowest mask", randn({2, 24, 32}), randn({2, 50, 32}), randn({2, 50, 32}), lowest));
   // NaN in a query row and in a key: their rows are NaN.
   Tensor qn = randn({1, 1, 50, 16}), kn = randn({1, 1, 60, 16});
   qn.select(2, 3).select(-1, 2).fill_(NAN);

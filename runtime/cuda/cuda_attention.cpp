@@ -15,6 +15,7 @@
 
 #include <array>
 #include <atomic>
+#include <climits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -159,7 +160,7 @@ bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale
   int64_t entries = 1;
   for (int64_t s : op.size) entries *= s;
   const long long q_blocks = (L + cuda::kAttentionRows - 1) / cuda::kAttentionRows;
-  if (entries > (int64_t{1} << 31) / q_blocks) return false;  // past the grid
+  if (entries > int64_t{INT32_MAX} / q_blocks) return false;  // past the grid (2^31 - 1 blocks)
 
   const int device = query.device().index;
   const std::optional<cuda::FunctionHandle> fn = attention_function({device, query.dtype(), e, ev});
