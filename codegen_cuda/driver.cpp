@@ -35,6 +35,7 @@ constexpr CUresult kOutOfMemory = 2;              // CUDA_ERROR_OUT_OF_MEMORY
 constexpr CUresult kErrorNotReady = 600;          // CUDA_ERROR_NOT_READY
 constexpr unsigned kStreamNonBlocking = 1;        // CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDisableTiming = 2;       // CU_EVENT_DISABLE_TIMING
+constexpr int kCaptureModeRelaxed = 2;            // CU_STREAM_CAPTURE_MODE_RELAXED
 
 // Names of the errors kiln meets most, for drivers whose cuGetErrorString gives no text (the stub).
 const char* error_name(CUresult rc) {
@@ -95,6 +96,14 @@ struct Driver {
   CUresult (*module_function)(FunctionHandle*, ModuleHandle, const char*) = nullptr;
   CUresult (*launch)(FunctionHandle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                      StreamHandle, void**, void**) = nullptr;
+  // CUDA graphs (optional: graph_error says which entry point is missing).
+  CUresult (*begin_capture)(StreamHandle, int) = nullptr;
+  CUresult (*end_capture)(StreamHandle, void**) = nullptr;
+  CUresult (*graph_instantiate)(GraphExecHandle*, void*, unsigned long long) = nullptr;
+  CUresult (*graph_launch)(GraphExecHandle, StreamHandle) = nullptr;
+  CUresult (*graph_exec_destroy)(GraphExecHandle) = nullptr;
+  CUresult (*graph_destroy)(void*) = nullptr;
+  std::string graph_error;
   // Per device, retained once on first use (under mu) and read without a lock afterwards.
   std::unique_ptr<std::atomic<CUcontext>[]> contexts;
   std::mutex mu;
@@ -157,6 +166,12 @@ Driver* load() {
   bind_symbol(lib, so, "cuModuleLoadData", d->module_load, e);
   bind_symbol(lib, so, "cuModuleGetFunction", d->module_function, e);
   bind_symbol(lib, so, "cuLaunchKernel", d->launch, e);
+  bind_symbol(lib, so, "cuStreamBeginCapture_v2", d->begin_capture, d->graph_error);
+  bind_symbol(lib, so, "cuStreamEndCapture", d->end_capture, d->graph_error);
+  bind_symbol(lib, so, "cuGraphInstantiateWithFlags", d->graph_instantiate, d->graph_error);
+  bind_symbol(lib, so, "cuGraphLaunch", d->graph_launch, d->graph_error);
+  bind_symbol(lib, so, "cuGraphExecDestroy", d->graph_exec_destroy, d->graph_error);
+  bind_symbol(lib, so, "cuGraphDestroy", d->graph_destroy, d->graph_error);
   if (!e.empty()) return d;
   if (CUresult rc = init(0); rc != 0) {
     e = "cuInit failed: " + d->describe(rc);
@@ -387,6 +402,40 @@ float event_elapsed_ms(int device, EventHandle start, EventHandle end) {
   float ms = 0;
   check(d, d.event_elapsed(&ms, start, end), "cuEventElapsedTime", device);
   return ms;
+}
+
+bool graphs_available(std::string* why) {
+  if (!driver_available(why)) return false;
+  const Driver& d = driver();
+  if (why && !d.graph_error.empty()) *why = d.graph_error;
+  return d.graph_error.empty();
+}
+
+void stream_begin_capture(int device, StreamHandle s) {
+  Driver& d = on(device);
+  check(d, d.begin_capture(s, kCaptureModeRelaxed), "cuStreamBeginCapture", device);
+}
+
+GraphExecHandle stream_end_capture(int device, StreamHandle s) {
+  Driver& d = on(device);
+  void* graph = nullptr;
+  check(d, d.end_capture(s, &graph), "cuStreamEndCapture", device);
+  GraphExecHandle exec = nullptr;
+  const CUresult rc = d.graph_instantiate(&exec, graph, 0);
+  d.graph_destroy(graph);  // the instantiated graph does not need its template
+  check(d, rc, "cuGraphInstantiateWithFlags", device);
+  return exec;
+}
+
+void graph_launch(int device, GraphExecHandle g, StreamHandle s) {
+  Driver& d = on(device);
+  check(d, d.graph_launch(g, s), "cuGraphLaunch", device);
+}
+
+void graph_exec_destroy(int device, GraphExecHandle g) {
+  if (!g) return;
+  Driver& d = on(device);
+  check(d, d.graph_exec_destroy(g), "cuGraphExecDestroy", device);
 }
 
 ModuleHandle module_load(int device, const std::string& image) {

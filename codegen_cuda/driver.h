@@ -76,6 +76,21 @@ bool event_query(int device, EventHandle e);
 void stream_wait_event(int device, StreamHandle s, EventHandle e);
 float event_elapsed_ms(int device, EventHandle start, EventHandle end);
 
+// CUDA graphs: the work a stream receives between begin_capture and end_capture is recorded, not
+// run, and replayed as one launch (cuGraphLaunch), which costs the host one call however many
+// kernels the graph holds. Capture is in the driver's relaxed mode (other threads are not held
+// back); an operation a graph cannot hold (a synchronization, a copy to pageable host memory)
+// invalidates the capture, and end_capture throws with the driver's reason.
+using GraphExecHandle = void*;  // CUgraphExec
+// Whether the driver has the graph entry points (CUDA 11.4 and later); if not and `why` is
+// given, which is missing.
+bool graphs_available(std::string* why = nullptr);
+void stream_begin_capture(int device, StreamHandle s);
+// Ends the capture on `s` and instantiates what it recorded.
+GraphExecHandle stream_end_capture(int device, StreamHandle s);
+void graph_launch(int device, GraphExecHandle g, StreamHandle s);
+void graph_exec_destroy(int device, GraphExecHandle g);
+
 // Loads a cubin or PTX image (the driver JIT-compiles PTX) into the device's context.
 ModuleHandle module_load(int device, const std::string& image);
 FunctionHandle module_function(int device, ModuleHandle m, const std::string& name);

@@ -68,6 +68,7 @@ struct DriverOptions {
   // Kernel backends: outputs that replace an input (compile()'s writebacks), which the plan may
   // compute in the input's memory (passes/donate.h).
   std::vector<passes::Donation> donations;
+  bool cuda_graphs = false;  // the cuda backend: replay warm calls as CUDA graphs (CompileOptions)
 };
 
 // The graph stages compile_graph runs, by the names only_stages takes, in order of first run.

@@ -10,7 +10,9 @@
 //  - a warp whose lanes wait at different barriers fails the launch, naming them;
 //  - lanes of a warp at different warp operations fail the launch;
 //  - fresh device memory reads as NaN (0xff bytes), not zero;
-//  - a write one element past an allocation fails the launch, naming the allocation.
+//  - a write one element past an allocation fails the launch, naming the allocation;
+//  - a stream capture records launches and fills that each graph replay runs, and refuses a
+//    synchronization.
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/cuda/cuda_device.h"
@@ -74,8 +76,8 @@ struct Module {
     EXPECT_TRUE(r.ok) << r.log;
     if (r.ok) m = cuda::module_load(0, r.cubin);
   }
-  void launch(const char* name, unsigned grid, unsigned block, std::vector<void*> args) const {
-    cuda::launch_kernel(0, cuda::module_function(0, m, name), grid, block, 0, nullptr, args.data());
+  void launch(const char* name, unsigned grid, unsigned block, std::vector<void*> args, cuda::StreamHandle s = nullptr) const {
+    cuda::launch_kernel(0, cuda::module_function(0, m, name), grid, block, 0, s, args.data());
   }
 };
 
@@ -107,6 +109,38 @@ TEST(EmulatedCuda, ShufflesAndBarriersComputeABlockSum) {
     for (int i = 0; i < 256; ++i) want += in[static_cast<size_t>(b * 256 + i)];
     EXPECT_EQ(got[static_cast<size_t>(b)], want) << "block " << b;
   }
+}
+
+// A capture records a launch (its arguments copied when it is recorded) and a fill without running
+// them; each replay of the graph runs them on the memory as it is then. A synchronization during a
+// capture is refused and spoils it.
+TEST(EmulatedCuda, ACaptureRecordsWorkThatEachReplayRuns) {
+  KILN_SKIP_UNLESS_EMULATED();
+  const Module mod;
+  const cuda::StreamHandle s = cuda::stream_create(0);
+  DeviceInts din(256), dout(1);
+  din.put(std::vector<int>(256, 1));
+  dout.put({-7});
+  int* in_p = din.p;
+  cuda::stream_begin_capture(0, s);
+  cuda::memset_d32(0, dout.p, 5, 1, s);
+  mod.launch("block_sum", 1, 256, {&in_p, &dout.p}, s);
+  in_p = nullptr;  // the graph holds the value the launch was given
+  const cuda::GraphExecHandle g = cuda::stream_end_capture(0, s);
+  EXPECT_EQ(dout.get(), std::vector<int>{-7}) << "a capture runs nothing";
+  cuda::graph_launch(0, g, nullptr);
+  EXPECT_EQ(dout.get(), std::vector<int>{256});
+  din.put(std::vector<int>(256, 2));
+  cuda::graph_launch(0, g, nullptr);
+  EXPECT_EQ(dout.get(), std::vector<int>{512});
+  cuda::graph_exec_destroy(0, g);
+
+  cuda::stream_begin_capture(0, s);
+  EXPECT_NE(test::error_of([&] { cuda::stream_synchronize(0, s); }).find("cuStreamSynchronize while a stream is capturing"),
+            std::string::npos);
+  EXPECT_NE(test::error_of([&] { (void)cuda::stream_end_capture(0, s); }).find("cuStreamEndCapture"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { cuda::stream_begin_capture(0, nullptr); }).find("legacy stream"), std::string::npos);
+  cuda::stream_destroy(0, s);
 }
 
 TEST(EmulatedCuda, AMissingBarrierReadsAStaleValueOnSomeLaunches) {

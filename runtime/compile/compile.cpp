@@ -463,6 +463,7 @@ rt::DriverOptions CompiledState::driver_options(const std::vector<ArgValue>& arg
                                                 const InputTypes& in, const ir::ShapeEnv& env, bool inspect) const {
   rt::DriverOptions d;
   d.name = opts.name;
+  d.cuda_graphs = opts.cuda_graphs;
   d.use_lowerings = use_lowerings;
   d.schedule_target = schedule_target;
   d.stop_before_compile = plan_only;

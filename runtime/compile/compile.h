@@ -49,6 +49,11 @@ struct CompileOptions {
   // that signature (an entry with static guards) and warns once; with fullgraph the call
   // raises kiln::DataDependentError instead.
   bool fullgraph = false;
+  // cuda programs: replay warm calls as CUDA graphs, one launch a call (torch.compile's
+  // mode="reduce-overhead"; runtime/cuda/cuda_graphs.h, docs/cuda.md). Inputs not at the
+  // address they had on the previous call are copied into the graph's buffers, and outputs are
+  // copies of its own; programs a graph cannot replay run as usual.
+  bool cuda_graphs = false;
   std::string name = "fn";  // used in logs, debug dumps and errors
   // Names of the parameters in guards and messages ("a" gives "a.size(0)"); missing or empty
   // entries read "arg0", "arg1", ...

@@ -36,6 +36,7 @@
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_package.h"
 #include "runtime/cuda/cuda_faults.h"
+#include "runtime/cuda/cuda_graphs.h"
 #include "runtime/cuda/cuda_conv.h"
 #include "runtime/cuda/cuda_matmul.h"
 #include "runtime/cuda/cuda_modules.h"
@@ -234,7 +235,9 @@ std::shared_ptr<CudaLauncher> device_launcher(int device, const std::vector<cons
 
 class CudaExecutable final : public Executable {
  public:
-  explicit CudaExecutable(std::unique_ptr<Program> p) : program_(std::move(p)) {}
+  explicit CudaExecutable(std::unique_ptr<Program> p, bool graphs = false) : program_(std::move(p)) {
+    if (graphs) graphed_ = std::make_unique<GraphedProgram>(*program_);
+  }
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const override {
     const Device device = program_->device();
     for (const Tensor& t : inputs)
@@ -245,14 +248,15 @@ class CudaExecutable final : public Executable {
         std::vector<Tensor> moved = inputs;
         for (Tensor& m : moved)
           if (m.device() != device) m = m.to(device);
-        return program_->run(moved);
+        return graphed_ ? graphed_->run(moved) : program_->run(moved);
       }
-    return program_->run(inputs);
+    return graphed_ ? graphed_->run(inputs) : program_->run(inputs);
   }
   int64_t kernels() const override { return static_cast<int64_t>(program_->num_kernels()); }
 
  private:
   std::unique_ptr<Program> program_;
+  std::unique_ptr<GraphedProgram> graphed_;  // CompileOptions::cuda_graphs, where the plan allows
 };
 
 class CudaBackend final : public Backend {
@@ -352,10 +356,15 @@ class CudaBackend final : public Backend {
     std::vector<ExternKernelFn> externs = device_step_fns(c.plan, plan_step_fns(c, *this));
     KILN_LOG_IF(LogChannel::Kernels, "{}: {} cuda kernels in one module for sm_{}, code {} in {:.2f} ms", c.opts.name,
                 kernels.size(), sm, code_source_name(*c.code_source), ms_since(t0));
+    // CUDA graphs where asked for, the plan allows and the driver has them (cuda_graphs.h).
+    std::string no_graphs;
+    const bool graphs = c.opts.cuda_graphs && plan_graphable(c.plan, &no_graphs) && cuda::graphs_available(&no_graphs);
+    if (c.opts.cuda_graphs && !graphs)
+      KILN_LOG_IF(LogChannel::Perf, "{}: cuda graphs are off for this program: {}", c.opts.name, no_graphs);
     CompileStatus s;
     s.log = code.log;
     s.exe = std::make_unique<CudaExecutable>(
-        std::make_unique<Program>(c.plan, device, std::move(launcher), std::move(params), std::move(externs)));
+        std::make_unique<Program>(c.plan, device, std::move(launcher), std::move(params), std::move(externs)), graphs);
     return s;
   }
 };

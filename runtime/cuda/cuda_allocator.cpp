@@ -16,11 +16,13 @@
 #include "frontend/tensor.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "runtime/cuda/capture_pool.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/device_memory_pool.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -82,12 +84,15 @@ class CudaCachingAllocator final : public DeviceAllocator {
   }
 
   void* allocate(size_t bytes, int device) override {
-    DeviceMemoryPool& p = pool(device);
-    return p.allocate(bytes, cuda::current_stream(device).handle(), config().allocator == AllocatorKind::Caching);
+    void* ptr = CapturePool::reuse(bytes, device);
+    if (!ptr) ptr = pool(device).allocate(bytes, cuda::current_stream(device).handle(), config().allocator == AllocatorKind::Caching);
+    CapturePool::note_alloc(ptr, bytes, device);
+    return ptr;
   }
   // Called from a storage's destructor, which must not throw: a device error here (a sticky
   // fault the synchronization reports, a failed event) is a warning, and the block stays live.
   void deallocate(void* ptr, size_t /*bytes*/, int device) override {
+    if (CapturePool::keep_free(ptr, device)) return;  // a captured graph still uses it
     try {
       pool(device).free(ptr);
     } catch (const std::exception& e) {
@@ -108,6 +113,46 @@ CudaCachingAllocator& the_allocator() {
 }  // namespace
 
 void wire_cuda_allocator() { set_cuda_allocator(&the_allocator()); }
+
+namespace {
+thread_local CapturePool* t_capture = nullptr;
+}  // namespace
+
+CapturePool::Active::Active(CapturePool& pool) : previous_(t_capture) { t_capture = &pool; }
+CapturePool::Active::~Active() { t_capture = previous_; }
+
+void* CapturePool::reuse(size_t bytes, int device) {
+  if (!t_capture || t_capture->device_ != device) return nullptr;
+  auto it = t_capture->idle_.find(bytes);
+  if (it == t_capture->idle_.end()) return nullptr;
+  void* p = it->second;
+  t_capture->idle_.erase(it);
+  std::vector<void*>& kept = t_capture->kept_;  // live again: its tensor owns it now
+  kept.erase(std::find(kept.begin(), kept.end(), p));
+  return p;
+}
+
+void CapturePool::note_alloc(void* p, size_t bytes, int device) {
+  if (t_capture && t_capture->device_ == device && p) t_capture->allocated_[p] = bytes;
+}
+
+bool CapturePool::keep_free(void* p, int device) {
+  if (!t_capture || t_capture->device_ != device) return false;
+  auto it = t_capture->allocated_.find(p);
+  if (it == t_capture->allocated_.end()) return false;
+  t_capture->idle_.emplace(it->second, p);
+  t_capture->kept_.push_back(p);
+  t_capture->allocated_.erase(it);
+  return true;
+}
+
+void CapturePool::release() {
+  std::vector<void*> blocks;
+  blocks.swap(kept_);
+  idle_.clear();
+  allocated_.clear();
+  for (void* p : blocks) the_allocator().deallocate(p, 0, device_);
+}
 
 }  // namespace kiln::rt
 

@@ -37,4 +37,11 @@ struct Api {
   void (*trap)(const char* message) = nullptr;
 };
 
+// A launch's arguments copied when a stream capture records it (CUDA graphs): `params` points
+// at each copied value, as cuLaunchKernel's kernelParams; made by a module's kiln_emu_bind_<name>
+// and deleted by the driver with the graph.
+struct BoundArgs {
+  virtual ~BoundArgs() = default;
+  void** params = nullptr;
+};
 }  // namespace kiln_emu

@@ -11,6 +11,7 @@
 // directly. Test infrastructure, beside the emulated driver.
 #include "include/cuda_bf16.h"
 #include "include/cuda_fp16.h"
+#include "emu_stream_work.h"
 #include "emu_tf32.h"
 
 #include <cmath>
@@ -140,9 +141,13 @@ Status cublasLtMatmulAlgoGetHeuristic(Handle*, Desc*, Layout*, Layout*, Layout*,
   *found = 1;
   return kSuccess;
 }
-Status cublasLtMatmul(Handle*, Desc* d, const void* alpha_p, const void* A, Layout* la, const void* B, Layout* lb,
-                      const void* beta_p, const void* C, Layout* lc, void* D, Layout* ld, const void*, void*, size_t,
-                      void*) {
+Status cublasLtMatmul(Handle*, Desc* dp, const void* alpha_p, const void* A, Layout* lap, const void* B, Layout* lbp,
+                      const void* beta_p, const void* C, Layout* lcp, void* D, Layout* ldp, const void*, void*, size_t,
+                      void* stream) {
+  const Desc dd = *dp;
+  const Layout la_v = *lap, lb_v = *lbp, lc_v = *lcp, ld_v = *ldp;
+  const Desc* d = &dd;
+  const Layout *la = &la_v, *lb = &lb_v, *lc = &lc_v, *ld = &ld_v;
   const bool ta = d->trans_a != 0, tb = d->trans_b != 0;
   const uint64_t m = ld->rows, n = ld->cols, k = ta ? la->rows : la->cols;
   // The shapes must agree as cuBLASLt checks them.
@@ -156,21 +161,24 @@ Status cublasLtMatmul(Handle*, Desc* d, const void* alpha_p, const void* A, Layo
   const uint32_t ep = d->epilogue;
   const bool bias = ep == 4 || ep == 6 || ep == 36, relu = ep == 2 || ep == 6, gelu = ep == 32 || ep == 36;
   if (bias && !d->bias) return kInvalidValue;
-  for (int64_t b = 0; b < ld->batch; ++b)
-    for (uint64_t c = 0; c < n; ++c)
-      for (uint64_t r = 0; r < m; ++r) {
-        double s = 0;
-        for (uint64_t p = 0; p < k; ++p) {
-          const double x = at(A, *la, ta, b, r, p), y = at(B, *lb, tb, b, p, c);
-          s += d->tf32 && la->type == kR32F ? kiln_emu::tf32(x) * kiln_emu::tf32(y) : x * y;
+  // The product on the stream, as the library's kernels run (a capture records it).
+  kiln_emu::stream_work(stream, [=] {
+    for (int64_t b = 0; b < ld_v.batch; ++b)
+      for (uint64_t c = 0; c < n; ++c)
+        for (uint64_t r = 0; r < m; ++r) {
+          double s = 0;
+          for (uint64_t p = 0; p < k; ++p) {
+            const double x = at(A, la_v, ta, b, r, p), y = at(B, lb_v, tb, b, p, c);
+            s += dd.tf32 && la_v.type == kR32F ? kiln_emu::tf32(x) * kiln_emu::tf32(y) : x * y;
+          }
+          double v = alpha * s;
+          if (beta != 0) v += beta * at(C, lc_v, false, b, r, c);
+          if (bias) v += get(dd.bias, ld_v.type, static_cast<int64_t>(r));
+          if (relu) v = v > 0 ? v : 0;  // cuBLASLt's RELU: a NaN gives 0
+          if (gelu) v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          put(D, ld_v.type, b * ld_v.batch_stride + static_cast<int64_t>(r) + static_cast<int64_t>(c) * ld_v.ld, v);
         }
-        double v = alpha * s;
-        if (beta != 0) v += beta * at(C, *lc, false, b, r, c);
-        if (bias) v += get(d->bias, ld->type, static_cast<int64_t>(r));
-        if (relu) v = v > 0 ? v : 0;  // cuBLASLt's RELU: a NaN gives 0
-        if (gelu) v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-        put(D, ld->type, b * ld->batch_stride + static_cast<int64_t>(r) + static_cast<int64_t>(c) * ld->ld, v);
-      }
+  });
   return kSuccess;
 }
 

@@ -34,6 +34,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
+#include <memory>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -44,7 +47,8 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101, kInvalidImage = 200,
-                   kInvalidHandle = 400, kNotFound = 500, kLaunchFailed = 719;
+                   kInvalidHandle = 400, kIllegalState = 401, kNotFound = 500, kLaunchFailed = 719,
+                   kCaptureUnsupported = 900, kCaptureInvalidated = 901;
 constexpr size_t kStackBytes = size_t{32} << 10;
 constexpr size_t kDeviceBytes = size_t{8} << 30;
 
@@ -53,6 +57,7 @@ struct Module {
 };
 struct Function {
   void (*entry)(void**) = nullptr;
+  kiln_emu::BoundArgs* (*bind)(void**) = nullptr;  // copies a launch's arguments (capture)
   std::string name;
 };
 struct Event {
@@ -334,6 +339,50 @@ std::string describe_waits(const Launch& L) {
   return s;
 }
 
+CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 block, unsigned shared, void** params);
+
+// ---- stream capture and graphs ------------------------------------------------------------
+// A capturing stream records what it receives (launches with their arguments copied, device
+// copies and fills) instead of running it; a graph replays the record. What a graph cannot
+// hold fails as the driver fails it: a synchronization of a capturing stream or of the
+// context, a copy between host and device, or a wait on an event the capture recorded returns
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, whose end then returns
+// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. The legacy stream (nullptr) cannot be captured.
+using Op = std::function<CUresult()>;
+struct Capture {
+  std::vector<Op> ops;
+  bool invalid = false;
+};
+struct Graph {
+  std::vector<Op> ops;
+};
+std::mutex g_capture_mu;
+std::map<void*, Capture> g_captures;   // by stream
+std::set<void*> g_captured_events;     // recorded into a capture (not to be waited on while it lasts)
+
+// Records `op` when `stream` is capturing (true), else leaves it to the caller to run.
+bool captured(void* stream, Op op) {
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  auto it = g_captures.find(stream);
+  if (it == g_captures.end()) return false;
+  it->second.ops.push_back(std::move(op));
+  return true;
+}
+// A call no capture may see: fails and invalidates the captures it concerns (one stream, or
+// every capture for nullptr), when there are any.
+CUresult refuse_in_capture(void* stream, bool every, const char* what) {
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  bool hit = false;
+  for (auto& [st, c] : g_captures)
+    if (every || st == stream) {
+      c.invalid = true;
+      hit = true;
+    }
+  if (!hit) return kSuccess;
+  g_last_error = std::string(what) + " while a stream is capturing";
+  return kCaptureUnsupported;
+}
+
 CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 block, unsigned shared, void** params) {
   if (block.y != 1 || block.z != 1) {
     g_last_error = "the emulated device runs 1-D blocks only";
@@ -559,7 +608,7 @@ CUresult cuCtxGetCurrent(void** ctx) {
   *ctx = &g_context_token;
   return kSuccess;
 }
-CUresult cuCtxSynchronize() { return kSuccess; }
+CUresult cuCtxSynchronize() { return refuse_in_capture(nullptr, true, "cuCtxSynchronize"); }
 CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
   std::lock_guard<std::mutex> lock(g_mu);
   *total = kDeviceBytes;
@@ -593,38 +642,55 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   g_allocations.erase(it);
   return kSuccess;
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void*) {
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, void* stream) {
+  if (CUresult rc = refuse_in_capture(stream, false, "a copy from host memory"); rc != kSuccess) return rc;
   if (n) std::memmove(reinterpret_cast<void*>(dst), src, n);
   return kSuccess;
 }
-CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void*) {
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void* stream) {
+  if (CUresult rc = refuse_in_capture(stream, false, "a copy to host memory"); rc != kSuccess) return rc;
   if (n) std::memmove(dst, reinterpret_cast<const void*>(src), n);
   return kSuccess;
 }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*) {
-  if (n) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
-  return kSuccess;
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void* stream) {
+  Op op = [=] {
+    if (n) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
 }
-CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void*) {
-  std::memset(reinterpret_cast<void*>(dst), v, n);
-  return kSuccess;
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void* stream) {
+  Op op = [=] {
+    std::memset(reinterpret_cast<void*>(dst), v, n);
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
 }
-CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void*) {
-  auto* p = reinterpret_cast<unsigned short*>(dst);
-  for (size_t i = 0; i < n; ++i) p[i] = v;
-  return kSuccess;
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void* stream) {
+  Op op = [=] {
+    auto* p = reinterpret_cast<unsigned short*>(dst);
+    for (size_t i = 0; i < n; ++i) p[i] = v;
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
 }
-CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, void*) {
-  auto* p = reinterpret_cast<unsigned int*>(dst);
-  for (size_t i = 0; i < n; ++i) p[i] = v;
-  return kSuccess;
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, void* stream) {
+  Op op = [=] {
+    auto* p = reinterpret_cast<unsigned int*>(dst);
+    for (size_t i = 0; i < n; ++i) p[i] = v;
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
 }
-CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int v, size_t width, size_t height, void*) {
-  for (size_t r = 0; r < height; ++r) {
-    auto* p = reinterpret_cast<unsigned int*>(dst + r * pitch);
-    for (size_t i = 0; i < width; ++i) p[i] = v;
-  }
-  return kSuccess;
+CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int v, size_t width, size_t height, void* stream) {
+  Op op = [=] {
+    for (size_t r = 0; r < height; ++r) {
+      auto* p = reinterpret_cast<unsigned int*>(dst + r * pitch);
+      for (size_t i = 0; i < width; ++i) p[i] = v;
+    }
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
 }
 CUresult cuStreamCreate(void** s, unsigned) {
   *s = new int(0);
@@ -634,7 +700,7 @@ CUresult cuStreamDestroy_v2(void* s) {
   delete static_cast<int*>(s);
   return kSuccess;
 }
-CUresult cuStreamSynchronize(void*) { return kSuccess; }
+CUresult cuStreamSynchronize(void* stream) { return refuse_in_capture(stream, false, "cuStreamSynchronize"); }
 CUresult cuStreamWaitEvent(void*, void*, unsigned) { return kSuccess; }
 CUresult cuEventCreate(void** e, unsigned) {
   *e = new Event{std::chrono::steady_clock::now()};
@@ -644,12 +710,26 @@ CUresult cuEventDestroy_v2(void* e) {
   delete static_cast<Event*>(e);
   return kSuccess;
 }
-CUresult cuEventRecord(void* e, void*) {
-  static_cast<Event*>(e)->at = std::chrono::steady_clock::now();
+CUresult cuEventRecord(void* e, void* stream) {
+  Op op = [e] {
+    static_cast<Event*>(e)->at = std::chrono::steady_clock::now();
+    return kSuccess;
+  };
+  if (!captured(stream, op)) return op();
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  g_captured_events.insert(e);
   return kSuccess;
 }
-CUresult cuEventSynchronize(void*) { return kSuccess; }
-CUresult cuEventQuery(void*) { return kSuccess; }
+// Waiting on an event a live capture recorded is refused (it is a node of a graph, not work).
+CUresult event_wait(void* e, const char* what) {
+  {
+    std::lock_guard<std::mutex> lock(g_capture_mu);
+    if (!g_captured_events.count(e)) return kSuccess;
+  }
+  return refuse_in_capture(nullptr, true, what);
+}
+CUresult cuEventSynchronize(void* e) { return event_wait(e, "cuEventSynchronize on a captured event"); }
+CUresult cuEventQuery(void* e) { return event_wait(e, "cuEventQuery on a captured event"); }
 CUresult cuEventElapsedTime_v2(float* ms, void* a, void* b) {
   *ms = std::chrono::duration<float, std::milli>(static_cast<Event*>(b)->at - static_cast<Event*>(a)->at).count();
   return kSuccess;
@@ -666,15 +746,81 @@ CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
   auto* mod = static_cast<Module*>(m);
   if (!mod) return kInvalidHandle;
   void* sym = dlsym(mod->lib, ("kiln_emu_entry_" + std::string(name)).c_str());
-  if (!sym) return kNotFound;
-  *f = new Function{reinterpret_cast<void (*)(void**)>(sym), name};
+  void* bind = dlsym(mod->lib, ("kiln_emu_bind_" + std::string(name)).c_str());
+  if (!sym || !bind) return kNotFound;
+  *f = new Function{reinterpret_cast<void (*)(void**)>(sym), reinterpret_cast<kiln_emu::BoundArgs* (*)(void**)>(bind), name};
   return kSuccess;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned shared, void*, void** params, void** extra) {
+                        unsigned shared, void* stream, void** params, void** extra) {
   if (!f || extra) return kInvalidValue;
+  const Function& fn = *static_cast<Function*>(f);
+  {
+    std::lock_guard<std::mutex> lock(g_capture_mu);
+    if (g_captures.count(stream)) {  // the arguments are copied now, as the driver copies them
+      std::shared_ptr<kiln_emu::BoundArgs> bound(fn.bind(params));
+      g_captures[stream].ops.push_back([fn, bound, gx, gy, gz, bx, by, bz, shared] {
+        std::lock_guard<std::mutex> launch_lock(g_mu);
+        return run_launch(fn, {gx, gy, gz}, {bx, by, bz}, shared, bound->params);
+      });
+      return kSuccess;
+    }
+  }
   std::lock_guard<std::mutex> lock(g_mu);
-  return run_launch(*static_cast<Function*>(f), {gx, gy, gz}, {bx, by, bz}, shared, params);
+  return run_launch(fn, {gx, gy, gz}, {bx, by, bz}, shared, params);
+}
+// A library stand-in's work on `stream` (emu_stream_work.h): run now, or recorded by a capture.
+int kiln_emu_stream_work(void* stream, void (*run)(void*), void* ctx, void (*drop)(void*)) {
+  std::shared_ptr<void> owned(ctx, drop);
+  Op op = [run, owned] {
+    run(owned.get());
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
+}
+CUresult cuStreamBeginCapture_v2(void* stream, int) {
+  if (!stream) {
+    g_last_error = "the legacy stream cannot be captured";
+    return kCaptureUnsupported;
+  }
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  if (!g_captures.try_emplace(stream).second) return kIllegalState;
+  return kSuccess;
+}
+CUresult cuStreamEndCapture(void* stream, void** graph) {
+  std::lock_guard<std::mutex> lock(g_capture_mu);
+  auto it = g_captures.find(stream);
+  if (it == g_captures.end()) return kIllegalState;
+  Capture c = std::move(it->second);
+  g_captures.erase(it);
+  if (g_captures.empty()) g_captured_events.clear();
+  *graph = nullptr;
+  if (c.invalid) return kCaptureInvalidated;
+  *graph = new Graph{std::move(c.ops)};
+  return kSuccess;
+}
+CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long) {
+  if (!graph) return kInvalidValue;
+  *exec = new Graph(*static_cast<Graph*>(graph));
+  return kSuccess;
+}
+CUresult cuGraphLaunch(void* exec, void* stream) {
+  if (!exec) return kInvalidValue;
+  const Graph g = *static_cast<Graph*>(exec);
+  Op op = [g] {
+    for (const Op& o : g.ops)
+      if (CUresult rc = o(); rc != kSuccess) return rc;
+    return kSuccess;
+  };
+  return captured(stream, op) ? kSuccess : op();
+}
+CUresult cuGraphExecDestroy(void* exec) {
+  delete static_cast<Graph*>(exec);
+  return kSuccess;
+}
+CUresult cuGraphDestroy(void* graph) {
+  delete static_cast<Graph*>(graph);
+  return kSuccess;
 }
 
 }  // extern "C"

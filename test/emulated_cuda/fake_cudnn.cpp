@@ -11,6 +11,7 @@
 // without TF32). Device memory is host memory on the emulated device. Test infrastructure.
 #include "include/cuda_bf16.h"
 #include "include/cuda_fp16.h"
+#include "emu_stream_work.h"
 #include "emu_tf32.h"
 
 #include <cstddef>
@@ -132,15 +133,14 @@ std::vector<int64_t> offsets(const Tensor& t) {
   return out;
 }
 
-// out = alpha * sums + beta * out over the elements of `t`: `sum` adds into a buffer indexed by
+// out = a * sums + b * out over the elements of `t`: `sum` adds into a buffer indexed by
 // element offset (distinct for the tensors kiln describes: no broadcast output).
-template <class F> void blend(const Tensor& t, void* out, const void* alpha, const void* beta, F sum) {
+template <class F> void blend_scaled(const Tensor& t, void* out, double a, double b, F sum) {
   const std::vector<int64_t> offs = offsets(t);
   int64_t top = 0;
   for (int64_t o : offs) top = o > top ? o : top;
   std::vector<double> acc(static_cast<size_t>(top + 1), 0.0);
   sum(acc);
-  const double a = scalar(alpha, t.type), b = scalar(beta, t.type);
   for (int64_t o : offs) put(out, t.type, o, a * acc[static_cast<size_t>(o)] + (b != 0 ? b * get(out, t.type, o) : 0.0));
 }
 
@@ -164,11 +164,15 @@ extern "C" {
 
 size_t cudnnGetVersion() { return 90000; }
 const char* cudnnGetErrorString(Status s) { return s == kSuccess ? "CUDNN_STATUS_SUCCESS" : "emulated cuDNN error"; }
+// A handle is the stream its calls run on (cudnnSetStream), kept in a pointer-sized cell.
 Status cudnnCreate(int** h) {
-  *h = new int(0);
+  *h = reinterpret_cast<int*>(new void*(nullptr));
   return kSuccess;
 }
-Status cudnnSetStream(int*, void*) { return kSuccess; }
+Status cudnnSetStream(int* h, void* stream) {
+  *reinterpret_cast<void**>(h) = stream;
+  return kSuccess;
+}
 Status cudnnCreateTensorDescriptor(Tensor** t) {
   *t = new Tensor;
   return kSuccess;
@@ -237,22 +241,36 @@ Status cudnnGetConvolutionBackwardDataAlgorithm_v7(int*, Filter*, Tensor*, Conv*
                                                    AlgoPerf* perf) {
   return one_algorithm(requested, returned, perf);
 }
-Status cudnnConvolutionForward(int*, const void* alpha, Tensor* xd, const void* x, Filter* wd, const void* w, Conv* cv,
+// Both run on the handle's stream with copies of their descriptors and scalars, as the
+// library's kernels would (a capture records them).
+Status cudnnConvolutionForward(int* h, const void* alpha, Tensor* xd, const void* x, Filter* wd, const void* w, Conv* cv,
                                int, void*, size_t, const void* beta, Tensor* yd, void* y) {
   if (!consistent(*xd, *wd, *cv, *yd)) return kBadParam;
-  blend(*yd, y, alpha, beta, [&](std::vector<double>& acc) {
-    each_tap(*xd, *wd, *cv, *yd, [&](int64_t yo, int64_t xo, int64_t wo) {
-      acc[static_cast<size_t>(yo)] += product(*cv, xd->type, get(x, xd->type, xo), get(w, wd->type, wo));
+  const Tensor xv = *xd, yv = *yd;
+  const Filter wv = *wd;
+  const Conv cvv = *cv;
+  const double a = scalar(alpha, yv.type), b = scalar(beta, yv.type);
+  kiln_emu::stream_work(*reinterpret_cast<void**>(h), [=] {
+    blend_scaled(yv, y, a, b, [&](std::vector<double>& acc) {
+      each_tap(xv, wv, cvv, yv, [&](int64_t yo, int64_t xo, int64_t wo) {
+        acc[static_cast<size_t>(yo)] += product(cvv, xv.type, get(x, xv.type, xo), get(w, wv.type, wo));
+      });
     });
   });
   return kSuccess;
 }
-Status cudnnConvolutionBackwardData(int*, const void* alpha, Filter* wd, const void* w, Tensor* dyd, const void* dy,
+Status cudnnConvolutionBackwardData(int* h, const void* alpha, Filter* wd, const void* w, Tensor* dyd, const void* dy,
                                     Conv* cv, int, void*, size_t, const void* beta, Tensor* dxd, void* dx) {
   if (!consistent(*dxd, *wd, *cv, *dyd)) return kBadParam;
-  blend(*dxd, dx, alpha, beta, [&](std::vector<double>& acc) {
-    each_tap(*dxd, *wd, *cv, *dyd, [&](int64_t yo, int64_t xo, int64_t wo) {
-      acc[static_cast<size_t>(xo)] += product(*cv, dyd->type, get(dy, dyd->type, yo), get(w, wd->type, wo));
+  const Tensor dxv = *dxd, dyv = *dyd;
+  const Filter wv = *wd;
+  const Conv cvv = *cv;
+  const double a = scalar(alpha, dxv.type), b = scalar(beta, dxv.type);
+  kiln_emu::stream_work(*reinterpret_cast<void**>(h), [=] {
+    blend_scaled(dxv, dx, a, b, [&](std::vector<double>& acc) {
+      each_tap(dxv, wv, cvv, dyv, [&](int64_t yo, int64_t xo, int64_t wo) {
+        acc[static_cast<size_t>(xo)] += product(cvv, dyv.type, get(dy, dyv.type, yo), get(w, wv.type, wo));
+      });
     });
   });
   return kSuccess;

@@ -113,7 +113,10 @@ nvrtcResult compile(Program& p) {
   {
     std::ofstream f(src, std::ios::app);
     f << "\n// ---- entry points for the emulated driver ----\n";
-    for (const std::string& n : names) f << "extern \"C\" void kiln_emu_entry_" << n << "(void** p) { kiln_emu::invoke(" << n << ", p); }\n";
+    for (const std::string& n : names) {
+      f << "extern \"C\" void kiln_emu_entry_" << n << "(void** p) { kiln_emu::invoke(" << n << ", p); }\n";
+      f << "extern \"C\" kiln_emu::BoundArgs* kiln_emu_bind_" << n << "(void** p) { return kiln_emu::bind(" << n << ", p); }\n";
+    }
   }
   if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -shared -x c++ " + quote(src) + " -o " + quote(so), log)) {
     p.log = log + "\n(the emulated NVRTC compiled " + src + "; the directory is kept)";

@@ -1,0 +1,68 @@
+// kiln/runtime/cuda/cuda_graphs.h — warm calls of a compiled cuda program replayed as CUDA graphs (CompileOptions::cuda_graphs).
+//
+// torch.compile's mode="reduce-overhead": a program's launches (kernels, cuBLASLt, cuDNN, kiln's
+// sort and attention kernels) are recorded once into a CUDA graph and each later call replays
+// them with one cuGraphLaunch, so the host's cost of a call no longer grows with its kernels.
+//
+// Per input signature (dtypes, sizes, strides), at most kMaxGraphs of them:
+//  - the first call runs the program as usual and notes where each input lives;
+//  - the second records the graph. An input at the same address as in the first call (a
+//    captured weight, a buffer the caller reuses) is read where it is; every other input gets a
+//    buffer of the graph's own, into which each replay first copies it. The graph's
+//    temporaries stay allocated for it (capture_pool.h);
+//  - later calls replay it. Their outputs are copies of the graph's outputs, so a result stays
+//    valid when the next call replays the graph again. An in-place input found elsewhere sends
+//    the signature back to the first step, at most kMaxRecaptures times.
+// Programs a graph cannot replay faithfully run as usual: random draws (a replay would draw the
+// same numbers), an output that is or views an input, a step that writes an input, outputs that
+// alias each other. So does a program whose capture the driver refuses (a step that
+// synchronizes or copies to the host, such as a step staged through the host): it is not
+// tried again for that signature.
+#pragma once
+
+#include "frontend/tensor.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/program.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln::rt {
+
+// Whether the plan can be replayed from a graph; if not and `why` is given, why not.
+bool plan_graphable(const ir::ExecPlan& plan, std::string* why = nullptr);
+
+inline constexpr size_t kMaxGraphs = 8;
+inline constexpr int kMaxRecaptures = 3;
+
+class GraphedProgram {
+ public:
+  explicit GraphedProgram(const Program& program);  // which outlives this
+  ~GraphedProgram();
+  GraphedProgram(const GraphedProgram&) = delete;
+  GraphedProgram& operator=(const GraphedProgram&) = delete;
+
+  // The program's outputs for `inputs` (on the program's device), replayed where it can.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+ private:
+  struct Entry;
+  Entry* find(const std::vector<Tensor>& inputs) const;
+  bool capture(Entry& e, const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> replay(Entry& e, const std::vector<Tensor>& inputs) const;
+
+  const Program& program_;
+  bool checks_ = false;  // a kernel with checks: replays note it for the fault record
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Entry>> entries_;
+  mutable cuda::Stream capture_stream_;
+};
+
+// Graphs recorded and replays run in this process (tests, bench).
+int64_t cuda_graph_captures();
+int64_t cuda_graph_replays();
+
+}  // namespace kiln::rt

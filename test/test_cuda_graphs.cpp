@@ -1,0 +1,105 @@
+// kiln/test/test_cuda_graphs.cpp — compiled cuda programs replayed as CUDA graphs (runtime/cuda/cuda_graphs.h).
+//
+// Everywhere: which plans a graph may replay. On a device (a real one, or the emulated device of
+// test/emulated_cuda, whose capture records launches, copies and fills and refuses what a
+// driver refuses): warm calls replay one graph per input signature and give what the program
+// gives without one; results stay valid across later calls; a weight changed in place is read
+// at its address; new sizes capture again; random programs and programs whose capture the
+// driver refuses run without a graph and stay correct.
+#include "ir/exec_plan.h"
+#include "kiln/kiln.h"
+#include "codegen_cuda/driver.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_graphs.h"
+#include "runtime/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+ir::ExecPlan cuda_plan(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                       const std::vector<Tensor>& in) {
+  TracedProgram p = trace(fn, in);
+  rt::DriverOptions o;
+  o.name = "graph_plan";
+  o.stop_before_compile = true;
+  return rt::compile_graph(p.graph, *rt::find_backend("cuda"), o).plan;
+}
+
+TEST(CudaGraphs, WhichPlansAGraphReplays) {
+  const Tensor x = randn({8, 16}), w = randn({32, 16});
+  std::string why;
+  EXPECT_TRUE(rt::plan_graphable(
+      cuda_plan([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(linear(in[0], w), -1)}; }, {x}), &why))
+      << why;
+  EXPECT_FALSE(rt::plan_graphable(
+      cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + rand_like(in[0])}; }, {x}), &why));
+  EXPECT_NE(why.find("random"), std::string::npos) << why;
+  EXPECT_FALSE(rt::plan_graphable(
+      cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0], in[0] * 2}; }, {x}), &why));
+  EXPECT_NE(why.find("views, an input"), std::string::npos) << why;
+}
+
+#define KILN_SKIP_WITHOUT_GPU() \
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
+
+const Device kGpu(kCUDA, 0);
+
+// Warm calls replay; each result is what the program computes, and stays so after later calls.
+TEST(CudaGpu, CudaGraphsReplayWarmCalls) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(31);
+  Tensor w = randn({128, 96}).to(kGpu), b = randn({128}).to(kGpu);
+  auto fn = [&](const Tensor& x) {
+    const Tensor y = relu(linear(x, w, b));
+    return std::make_tuple(softmax(y, -1), layer_norm(y, {128}).sum(1));
+  };
+  auto graphed = compile(fn, {.cuda_graphs = true});
+  const int64_t captures = rt::cuda_graph_captures(), replays = rt::cuda_graph_replays();
+  std::vector<Tensor> xs;
+  for (int i = 0; i < 4; ++i) xs.push_back(randn({64, 96}).to(kGpu));
+  std::vector<std::tuple<Tensor, Tensor>> got;
+  for (const Tensor& x : xs) got.push_back(graphed(x));
+  EXPECT_EQ(rt::cuda_graph_captures(), captures + 1);
+  EXPECT_EQ(rt::cuda_graph_replays(), replays + 3) << "the first call runs as usual, the next three replay";
+  for (size_t i = 0; i < xs.size(); ++i) {  // after every call: each result is still its own
+    const auto [p, s] = fn(xs[i]);
+    EXPECT_TRUE(allclose(std::get<0>(got[i]).cpu(), p.cpu(), 1e-5, 1e-6)) << "call " << i;
+    EXPECT_TRUE(allclose(std::get<1>(got[i]).cpu(), s.cpu(), 1e-4, 1e-4)) << "call " << i;
+  }
+  // The weight, read where it is: changed in place, the next replay sees it.
+  w.mul_(0.5);
+  const auto [p2, s2] = graphed(xs[0]);
+  const auto [pw, sw] = fn(xs[0]);
+  EXPECT_TRUE(allclose(p2.cpu(), pw.cpu(), 1e-5, 1e-6));
+  EXPECT_EQ(rt::cuda_graph_replays(), replays + 4);
+  // Other sizes: a second graph after one plain call.
+  const Tensor small = randn({5, 96}).to(kGpu);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(allclose(std::get<0>(graphed(small)).cpu(), std::get<0>(fn(small)).cpu(), 1e-5, 1e-6));
+  EXPECT_EQ(rt::cuda_graph_captures(), captures + 2);
+  EXPECT_EQ(rt::cuda_graph_replays(), replays + 6);
+}
+
+// What a graph cannot replay runs as usual, and stays correct: random draws (each call draws
+// anew) and a step the driver will not capture (an integer convolution, staged through the host).
+TEST(CudaGpu, CudaGraphsLeaveWhatTheyCannotReplay) {
+  KILN_SKIP_WITHOUT_GPU();
+  const int64_t captures = rt::cuda_graph_captures(), replays = rt::cuda_graph_replays();
+  auto noisy = compile([](const Tensor& x) { return x + rand_like(x); }, {.cuda_graphs = true});
+  const Tensor x = zeros({256}).to(kGpu);
+  const Tensor a = noisy(x), b = noisy(x), c = noisy(x);
+  EXPECT_FALSE(equal(b.cpu(), c.cpu())) << "a replay would have drawn the same numbers";
+  const Tensor img = randint(-3, 4, {1, 2, 6, 6}, kInt32), k = randint(-2, 3, {3, 2, 3, 3}, kInt32);
+  auto conv = compile([](const Tensor& i, const Tensor& w) { return conv2d(i, w) + 1; }, {.cuda_graphs = true});
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(equal(conv(img.to(kGpu), k.to(kGpu)).cpu(), conv2d(img, k) + 1)) << "call " << i;
+  EXPECT_EQ(rt::cuda_graph_captures(), captures);
+  EXPECT_EQ(rt::cuda_graph_replays(), replays);
+}
+
+}  // namespace
+}  // namespace kiln
