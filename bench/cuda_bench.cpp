@@ -260,6 +260,19 @@ int main(int argc, char** argv) {
     both("small a * b + c [1024]", 0, [](const Tensor& a, const Tensor& b, const Tensor& c) { return a * b + c; }, a,
          b, c);
     both("small softmax [64, 64]", 0, [](const Tensor& a) { return softmax(a, -1); }, randn({64, 64}).cuda());
+    // A transformer's MLP block on few tokens: five kernels and two cuBLASLt products a call, as
+    // compiled, and replayed as one CUDA graph (CompileOptions::cuda_graphs; PyTorch's row is
+    // torch.compile's mode="reduce-overhead").
+    const Tensor w1 = randn({1024, 256}).cuda(), b1 = randn({1024}).cuda(), w2 = randn({256, 1024}).cuda(),
+                 b2 = randn({256}).cuda(), x = randn({8, 256}).cuda();
+    auto block = [&](const Tensor& t) { return t + linear(gelu(linear(layer_norm(t, {256}), w1, b1)), w2, b2); };
+    both("small mlp block [8, 256]", 0, block, x);
+    try {
+      auto g = compile(block, {.cuda_graphs = true});
+      report("small mlp block, cuda graphs", "compiled", median_us([&] { (void)g(x); }), 0);
+    } catch (const std::exception& e) {
+      std::printf("%-28s failed: %s\n", "small mlp block, cuda graphs", e.what());
+    }
   }
   // Matmul through cuBLASLt: TFLOP/s in the "gbps" column.
   auto mm_row = [&](const std::string& name, ScalarType dt, int64_t n) {

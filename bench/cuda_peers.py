@@ -113,6 +113,12 @@ def main():
     a, b, c = (torch.randn(1024, device=dev) for _ in range(3))
     both("small a * b + c [1024]", 0, lambda a, b, c: a * b + c, a, b, c)
     both("small softmax [64, 64]", 0, lambda a: torch.softmax(a, -1), torch.randn(64, 64, device=dev))
+    w1, b1 = torch.randn(1024, 256, device=dev), torch.randn(1024, device=dev)
+    w2, b2 = torch.randn(256, 1024, device=dev), torch.randn(256, device=dev)
+    block = lambda t: t + F.linear(F.gelu(F.linear(F.layer_norm(t, (256,)), w1, b1)), w2, b2)
+    x8 = torch.randn(8, 256, device=dev)
+    both("small mlp block [8, 256]", 0, block, x8)
+    add("small mlp block, cuda graphs", "torch.compile", torch.compile(block, mode="reduce-overhead"), (x8,), 0)
     for name, dt, n in (("matmul f32 4096", torch.float32, 4096), ("matmul f16 8192", torch.float16, 8192)):
         a = torch.randn(n, n, device=dev, dtype=dt)
         b = torch.randn(n, n, device=dev, dtype=dt)
