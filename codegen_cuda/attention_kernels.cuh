@@ -7,7 +7,8 @@
 //
 // out = softmax(q k^T * scale + mask) v without the scores in memory (FlashAttention-2's plan):
 // a block of 4 warps takes 64 query rows of one batch entry, each warp 16 rows held as mma A
-// fragments. The keys and values pass through shared memory 64 at a time (32 for head dims over
+// fragments (few blocks over long rows, as in decoding, also split the keys among blocks and
+// merge their shares: kiln_attention_combine). The keys and values pass through shared memory 64 at a time (32 for head dims over
 // 64), the next tile copied in (cp.async) while the warps compute on this one; each warp computes
 // its 16 x 64 scores with mma.m16n8k16 (f32 accumulators), masks and scales them, and folds them
 // into a running maximum and sum per row (the online softmax: the output accumulated so far is
@@ -160,32 +161,47 @@ __device__ __forceinline__ float kiln_finish(float o, float l, int masked) {
   return o / l;
 }
 
-// out[b, i, :] = attention of query row i of batch entry b. Block x: batch entry x / q_blocks,
-// query rows from 64 * (q_blocks - 1 - x % q_blocks). Rows have element strides qr, kr, vr, orow;
-// the mask (mask_kind 1: bool, 2: added KT values) has strides mr (rows) and mc (keys).
+// Where batch entry `entry`'s rows start in each tensor (element offsets, innermost dim last).
+struct KilnOffsets {
+  long long q, k, v, o, m;
+};
+__device__ __forceinline__ KilnOffsets kiln_offsets(const KilnAttentionBatch& batch, long long entry) {
+  KilnOffsets at = {0, 0, 0, 0, 0};
+  for (int i = (int)batch.rank - 1; i >= 0; --i) {
+    const long long c = entry % batch.size[i];
+    entry /= batch.size[i];
+    at.q += c * batch.q[i];
+    at.k += c * batch.k[i];
+    at.v += c * batch.v[i];
+    at.o += c * batch.o[i];
+    at.m += c * batch.m[i];
+  }
+  return at;
+}
+
+// out[b, i, :] = attention of query row i of batch entry b. Block x: split x % splits of the keys,
+// then, of x / splits, batch entry / q_blocks and query rows from 64 * (q_blocks - 1 - % q_blocks).
+// Rows have element strides qr, kr, vr, orow; the mask (mask_kind 1: bool, 2: added KT values) has
+// strides mr (rows) and mc (keys). With splits > 1 (few blocks, long rows: decoding) each block
+// takes an even share of the key tiles and writes its row's unnormalized output, maximum and sum
+// to `part` (KILN_DV + 2 floats per entry, row and split), which kiln_attention_combine merges.
 extern "C" __global__ void __launch_bounds__(128)
 kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
                long long qr, long long kr, long long vr, long long orow, long long mr, long long mc,
-               KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind) {
+               KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind, long long splits,
+               float* part) {
   __shared__ __align__(16) KT ks[2][KILN_BN * KILN_KSTRIDE];  // two tiles: one read, the next arriving
   __shared__ __align__(16) KT vs[2][KILN_BN * KILN_VSTRIDE];
   const float neg = __int_as_float(0xff800000);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  const long long qb = q_blocks - 1 - (long long)blockIdx.x % q_blocks;
-  long long rest = (long long)blockIdx.x / q_blocks, oq = 0, ok = 0, ov = 0, oo = 0, om = 0;
-  for (int i = (int)batch.rank - 1; i >= 0; --i) {
-    const long long c = rest % batch.size[i];
-    rest /= batch.size[i];
-    oq += c * batch.q[i];
-    ok += c * batch.k[i];
-    ov += c * batch.v[i];
-    oo += c * batch.o[i];
-    om += c * batch.m[i];
-  }
-  q += oq;
-  k += ok;
-  v += ov;
-  out += oo;
+  const long long split = (long long)blockIdx.x % splits, unit = (long long)blockIdx.x / splits;
+  const long long qb = q_blocks - 1 - unit % q_blocks, entry = unit / q_blocks;
+  const KilnOffsets at = kiln_offsets(batch, entry);
+  const long long om = at.m;
+  q += at.q;
+  k += at.k;
+  v += at.v;
+  out += at.o;
   const long long rg = qb * KILN_BM + warp * 16 + g, rg8 = rg + 8;
 
   unsigned qf[KILN_DP / 16][4];
@@ -211,13 +227,17 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     const long long last = (qb + 1) * KILN_BM < L ? (qb + 1) * KILN_BM : L;  // one past the block's last row
     kend = last < S ? last : S;
   }
+  // This split's tiles: [kbegin, kend).
+  const long long tiles = (kend + KILN_BN - 1) / KILN_BN, share = (tiles + splits - 1) / splits;
+  const long long kbegin = split * share * KILN_BN;
+  if ((split + 1) * share * KILN_BN < kend) kend = (split + 1) * share * KILN_BN;
   const int sel = lane >> 3, r8 = lane & 7;
-  if (kend > 0) {
-    kiln_load_tile(ks[0], k, 0, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
-    kiln_load_tile(vs[0], v, 0, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+  if (kbegin < kend) {
+    kiln_load_tile(ks[0], k, kbegin, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
+    kiln_load_tile(vs[0], v, kbegin, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
     kiln_copies_commit();
   }
-  for (long long k0 = 0, tile = 0; k0 < kend; k0 += KILN_BN, ++tile) {
+  for (long long k0 = kbegin, tile = 0; k0 < kend; k0 += KILN_BN, ++tile) {
     const int buf = (int)(tile & 1), more = k0 + KILN_BN < kend;
     if (more) {  // the next tile into the other buffer, whose readers passed the last barrier
       kiln_load_tile(ks[buf ^ 1], k, k0 + KILN_BN, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
@@ -316,6 +336,31 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   l_g += __shfl_xor_sync(KILN_FULL, l_g, 2);
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 1);
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 2);
+  if (splits > 1) {  // this split's share, for kiln_attention_combine
+    float* pg = part + ((entry * L + rg) * splits + split) * (KILN_DV + 2);
+    float* pg8 = part + ((entry * L + rg8) * splits + split) * (KILN_DV + 2);
+#pragma unroll
+    for (int n = 0; n < KILN_DVP / 8; ++n) {
+      const int c = n * 8 + 2 * t;
+      if (rg < L) {
+        if (c < KILN_DV) pg[c] = acc[n][0];
+        if (c + 1 < KILN_DV) pg[c + 1] = acc[n][1];
+      }
+      if (rg8 < L) {
+        if (c < KILN_DV) pg8[c] = acc[n][2];
+        if (c + 1 < KILN_DV) pg8[c + 1] = acc[n][3];
+      }
+    }
+    if (t == 0 && rg < L) {
+      pg[KILN_DV] = m_g;
+      pg[KILN_DV + 1] = l_g;
+    }
+    if (t == 0 && rg8 < L) {
+      pg8[KILN_DV] = m_g8;
+      pg8[KILN_DV + 1] = l_g8;
+    }
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < KILN_DVP / 8; ++n) {
     const int c = n * 8 + 2 * t;
@@ -328,5 +373,28 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
       if (c + 1 < KILN_DV) out[rg8 * orow + c + 1] = KILN_FROM_F(kiln_finish(acc[n][3], l_g8, mask_kind));
     }
   }
+}
+
+// The splits' shares of each row merged (a thread per output element of `rows` = entries * L
+// rows): the largest maximum is the common base, each share's sum and output scaled to it.
+extern "C" __global__ void __launch_bounds__(128)
+kiln_attention_combine(const float* part, KT* out, long long L, long long rows, long long splits, long long orow,
+                       KilnAttentionBatch batch, int mask_kind) {
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= rows * KILN_DV) return;
+  const long long row = idx / KILN_DV, c = idx % KILN_DV, entry = row / L, i = row % L;
+  const float neg = __int_as_float(0xff800000), to_base2 = mask_kind == 2 ? KILN_LOG2E : 1.f;
+  const float* p = part + row * splits * (KILN_DV + 2);
+  float top = neg;
+  for (long long sp = 0; sp < splits; ++sp) top = fmaxf(top, p[sp * (KILN_DV + 2) + KILN_DV]);
+  const float base = top == neg ? 0.f : top;
+  float o = 0.f, l = 0.f;
+  for (long long sp = 0; sp < splits; ++sp) {
+    const float* share = p + sp * (KILN_DV + 2);
+    const float w = exp2f((share[KILN_DV] - base) * to_base2);
+    o += share[c] * w;
+    l += share[KILN_DV + 1] * w;
+  }
+  out[kiln_offsets(batch, entry).o + i * orow + c] = KILN_FROM_F(kiln_finish(o, l, mask_kind));
 }
 )KILN"

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kiln::cuda {
 
 namespace {
@@ -18,6 +20,18 @@ const char* const kKernel =
 bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev) {
   return (dtype == ScalarType::Half || dtype == ScalarType::BFloat16) && e >= 1 && e <= kMaxAttentionHeadDim &&
          ev >= 1 && ev <= kMaxAttentionHeadDim;
+}
+
+int64_t attention_key_tile(int64_t e, int64_t ev) {
+  const auto padded = [](int64_t d) { return (d + 15) / 16 * 16; };
+  return padded(e) > 64 || padded(ev) > 64 ? 32 : 64;
+}
+
+int64_t attention_splits(int64_t blocks, int64_t key_tiles, int sms) {
+  if (blocks <= 0 || sms <= 0 || blocks >= sms) return 1;
+  const int64_t want = (2 * int64_t{sms} + blocks - 1) / blocks;
+  const int64_t splits = std::min({want, key_tiles / 2, kMaxAttentionSplits});
+  return splits >= 2 ? splits : 1;
 }
 
 std::string AttentionModule::str() const { return fmt::format("{} {} {}", dtype_short_name(dtype), e, ev); }

@@ -37,6 +37,18 @@ std::string attention_source(ScalarType dtype, int64_t e, int64_t ev);
 inline std::string attention_source(const AttentionModule& m) { return attention_source(m.dtype, m.e, m.ev); }
 
 inline constexpr const char* kAttentionKernel = "kiln_attention";
+inline constexpr const char* kAttentionCombineKernel = "kiln_attention_combine";  // merges split keys' shares
+
+// Keys a block takes per tile for these head dims (64, or 32 past 64 so that two tiles of keys
+// and values fit 48 KB of shared memory), as the kernel's KILN_BN.
+int64_t attention_key_tile(int64_t e, int64_t ev);
+
+// How many blocks share each query block's keys: 1 unless the query blocks (`blocks`) leave
+// most of the device's `sms` multiprocessors idle, as decoding does (one query row, thousands of
+// keys); then enough to fill each SM about twice, with at least two tiles of keys each, at
+// most kMaxAttentionSplits.
+inline constexpr int64_t kMaxAttentionSplits = 64;
+int64_t attention_splits(int64_t blocks, int64_t key_tiles, int sms);
 
 // Query rows a block takes, and its threads (4 warps of 16 rows).
 inline constexpr int64_t kAttentionRows = 64;

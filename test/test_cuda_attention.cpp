@@ -5,7 +5,8 @@
 // or the emulated device of test/emulated_cuda, which runs the kernel's shuffle form of the
 // tensor-core operations): eager and compiled attention agree with the math computed in f64 on
 // the cpu, over ragged lengths, causal blocks, masks of both kinds with rows that see no key,
-// NaN, broadcast batches and transposed views, with nothing staged through the host.
+// NaN, broadcast batches, transposed views and decoding (keys split among blocks), with nothing
+// staged through the host.
 #include "codegen_cuda/cuda_attention_source.h"
 #include "codegen_cuda/nvrtc.h"
 #include "ir/exec_plan.h"
@@ -62,6 +63,18 @@ ir::ExecPlan cuda_plan(const Tensor& q, const Tensor& k, const Tensor& v, bool c
   o.name = "attention_plan";
   o.stop_before_compile = true;
   return rt::compile_graph(p.graph, *rt::find_backend("cuda"), o).plan;
+}
+
+// Keys are split among blocks only when the query blocks leave most SMs idle, two tiles a split
+// at least.
+TEST(CudaAttention, KeysAreSplitWhenFewBlocksWouldLeaveTheDeviceIdle) {
+  EXPECT_EQ(cuda::attention_splits(4096, 32, 132), 1);   // training shapes fill the device
+  EXPECT_EQ(cuda::attention_splits(32, 64, 132), 9);     // 8 heads x 4 sequences decoding: ~2 blocks an SM
+  EXPECT_EQ(cuda::attention_splits(32, 6, 132), 3);      // short rows: two tiles a split
+  EXPECT_EQ(cuda::attention_splits(1, 1000, 132), cuda::kMaxAttentionSplits);
+  EXPECT_EQ(cuda::attention_splits(8, 3, 132), 1);
+  EXPECT_EQ(cuda::attention_key_tile(64, 64), 64);
+  EXPECT_EQ(cuda::attention_key_tile(128, 64), 32);
 }
 
 // f16 and bf16 with head dims up to 128 stay one step for the fused kernel; f32, f64 and wider
@@ -142,6 +155,12 @@ std::vector<Case> cases() {
   out.push_back(Case("NaN", qn, kn, randn({1, 1, 60, 16})));
   // Broadcast batch dims: k and v shared by the first dim.
   out.push_back(Case("broadcast batch", randn({2, 3, 30, 32}), randn({1, 3, 80, 32}), randn({1, 3, 80, 32})));
+  // Decoding: one query row (and few query blocks) over long rows of keys, split among blocks
+  // whose shares are merged; with an added mask, one row of it all -inf (zeros).
+  out.push_back(Case("decoding", randn({2, 2, 1, 64}), randn({2, 2, 400, 64}), randn({2, 2, 400, 64})));
+  Tensor decode_mask = randn({4, 2, 500});
+  decode_mask.select(1, 1).select(0, 2).fill_(-INFINITY);
+  out.push_back(Case("decoding, added mask", randn({4, 2, 40}), randn({4, 500, 40}), randn({4, 500, 40}), decode_mask));
   // [B, L, H, E] projections transposed to [B, H, L, E]: read in place.
   out.push_back(Case{"transposed views", randn({2, 65, 4, 64}).transpose(1, 2), randn({2, 65, 4, 64}).transpose(1, 2),
                  randn({2, 65, 4, 64}).transpose(1, 2), std::nullopt, true});

@@ -34,8 +34,11 @@ std::mutex& attention_mu() {
 }
 // Loaded kernels by module; the modules found with no kernel (nothing cached, no NVRTC). Never
 // destroyed.
-std::map<ModuleId, cuda::FunctionHandle>& loaded() {
-  static auto* m = new std::map<ModuleId, cuda::FunctionHandle>();
+struct AttentionFunctions {
+  cuda::FunctionHandle attention = nullptr, combine = nullptr;
+};
+std::map<ModuleId, AttentionFunctions>& loaded() {
+  static auto* m = new std::map<ModuleId, AttentionFunctions>();
   return *m;
 }
 std::set<ModuleId>& unavailable() {
@@ -48,7 +51,7 @@ std::map<ModuleId, std::string>& provided() {
 }
 std::atomic<int64_t> g_launches{0};
 
-std::optional<cuda::FunctionHandle> attention_function(const ModuleId& id) {
+std::optional<AttentionFunctions> attention_functions(const ModuleId& id) {
   std::lock_guard lock(attention_mu());
   if (auto it = loaded().find(id); it != loaded().end()) return it->second;
   if (unavailable().count(id)) return std::nullopt;
@@ -72,7 +75,8 @@ std::optional<cuda::FunctionHandle> attention_function(const ModuleId& id) {
       if (!code.error.empty()) throw InternalError(fmt::format("[scaled_dot_product_attention] {}:\n{}", code.error, code.log));
     }
   }
-  const cuda::FunctionHandle f = load_function(device, code, cuda::kAttentionKernel);
+  const AttentionFunctions f{load_function(device, code, cuda::kAttentionKernel),
+                             load_function(device, code, cuda::kAttentionCombineKernel)};
   loaded().emplace(id, f);
   return f;
 }
@@ -160,11 +164,14 @@ bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale
   int64_t entries = 1;
   for (int64_t s : op.size) entries *= s;
   const long long q_blocks = (L + cuda::kAttentionRows - 1) / cuda::kAttentionRows;
-  if (entries > int64_t{INT32_MAX} / q_blocks) return false;  // past the grid (2^31 - 1 blocks)
-
   const int device = query.device().index;
-  const std::optional<cuda::FunctionHandle> fn = attention_function({device, query.dtype(), e, ev});
-  if (!fn) return false;
+  const int64_t key_tiles = (S + cuda::attention_key_tile(e, ev) - 1) / cuda::attention_key_tile(e, ev);
+  long long splits = cuda::attention_splits(entries * q_blocks, key_tiles, cuda::multiprocessor_count(device));
+  if (entries > int64_t{INT32_MAX} / q_blocks / splits) return false;  // past the grid (2^31 - 1 blocks)
+  if (entries * L * ev > int64_t{INT32_MAX} * 128) return false;      // the combine's grid
+
+  const std::optional<AttentionFunctions> fns = attention_functions({device, query.dtype(), e, ev});
+  if (!fns) return false;
   cuda::use_device(device);
   const cuda::StreamHandle stream = cuda::current_stream(device).handle();
   const void* qp = op.q.impl()->data();
@@ -176,8 +183,19 @@ bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale
   long long mr = masked ? op.m.stride(-2) : 0, mc = masked ? op.m.stride(-1) : 0, qb = q_blocks;
   float sc = static_cast<float>(scale);
   int causal = is_causal ? 1 : 0, kind = !masked ? 0 : op.m.dtype() == ScalarType::Bool ? 1 : 2;
-  void* args[] = {&qp, &kp, &vp, &mp, &outp, &ll, &ss, &qr, &kr, &vr, &orow, &mr, &mc, &b, &qb, &sc, &causal, &kind};
-  cuda::launch_kernel(device, *fn, static_cast<unsigned>(entries * q_blocks), cuda::kAttentionThreads, 0, stream, args);
+  // The split keys' shares (float: DV outputs, the maximum and the sum per entry, row and split).
+  const Tensor part = splits > 1 ? empty({entries * L * splits * (ev + 2)}, TensorOptions(ScalarType::Float).device(out.device()))
+                                 : Tensor();
+  float* pp = splits > 1 ? static_cast<float*>(part.impl()->data()) : nullptr;
+  void* args[] = {&qp, &kp, &vp, &mp, &outp, &ll, &ss, &qr, &kr, &vr, &orow, &mr, &mc, &b, &qb, &sc, &causal, &kind, &splits, &pp};
+  cuda::launch_kernel(device, fns->attention, static_cast<unsigned>(entries * q_blocks * splits), cuda::kAttentionThreads, 0,
+                      stream, args);
+  if (splits > 1) {
+    long long rows = entries * L;
+    void* cargs[] = {&pp, &outp, &ll, &rows, &splits, &orow, &b, &kind};
+    const int64_t threads = cuda::kAttentionThreads, blocks = (rows * ev + threads - 1) / threads;
+    cuda::launch_kernel(device, fns->combine, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream, cargs);
+  }
   g_launches.fetch_add(1, std::memory_order_relaxed);
   if (!op.o.is_same(out)) Tensor(out).copy_(op.o);
   return true;
