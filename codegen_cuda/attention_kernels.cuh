@@ -167,7 +167,9 @@ struct KilnOffsets {
 };
 __device__ __forceinline__ KilnOffsets kiln_offsets(const KilnAttentionBatch& batch, long long entry) {
   KilnOffsets at = {0, 0, 0, 0, 0};
-  for (int i = (int)batch.rank - 1; i >= 0; --i) {
+#pragma unroll
+  for (int i = 3; i >= 0; --i) {  // constant indices: the parameters are read in place, not copied
+    if (i >= batch.rank) continue;
     const long long c = entry % batch.size[i];
     entry /= batch.size[i];
     at.q += c * batch.q[i];
@@ -185,7 +187,7 @@ __device__ __forceinline__ KilnOffsets kiln_offsets(const KilnAttentionBatch& ba
 // strides mr (rows) and mc (keys). With splits > 1 (few blocks, long rows: decoding) each block
 // takes an even share of the key tiles and writes its row's unnormalized output, maximum and sum
 // to `part` (KILN_DV + 2 floats per entry, row and split), which kiln_attention_combine merges.
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(128, KILN_BN == 64 ? 3 : 2)
 kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
                long long qr, long long kr, long long vr, long long orow, long long mr, long long mc,
                KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind, long long splits,
@@ -337,8 +339,10 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 1);
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 2);
   if (splits > 1) {  // this split's share, for kiln_attention_combine
-    float* pg = part + ((entry * L + rg) * splits + split) * (KILN_DV + 2);
-    float* pg8 = part + ((entry * L + rg8) * splits + split) * (KILN_DV + 2);
+    // (entry and split from the block index again: keeping them live through the loop spilled)
+    const long long e_here = (long long)blockIdx.x / splits / q_blocks, s_here = (long long)blockIdx.x % splits;
+    float* pg = part + ((e_here * L + rg) * splits + s_here) * (KILN_DV + 2);
+    float* pg8 = part + ((e_here * L + rg8) * splits + s_here) * (KILN_DV + 2);
 #pragma unroll
     for (int n = 0; n < KILN_DVP / 8; ++n) {
       const int c = n * 8 + 2 * t;
