@@ -368,6 +368,16 @@ bool captured(void* stream, Op op) {
   it->second.ops.push_back(std::move(op));
   return true;
 }
+// Runs `op` now, or records it when `stream` is capturing.
+CUresult on_stream(void* stream, const Op& op) { return captured(stream, op) ? kSuccess : op(); }
+// n values v from dst.
+template <class T> Op fill(CUdeviceptr dst, T v, size_t n) {
+  return [=] {
+    auto* p = reinterpret_cast<T*>(dst);
+    for (size_t i = 0; i < n; ++i) p[i] = v;
+    return kSuccess;
+  };
+}
 // A call no capture may see: fails and invalidates the captures it concerns (one stream, or
 // every capture for nullptr), when there are any.
 CUresult refuse_in_capture(void* stream, bool every, const char* what) {
@@ -653,44 +663,25 @@ CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void* stream
   return kSuccess;
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void* stream) {
-  Op op = [=] {
+  return on_stream(stream, [=] {
     if (n) std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
     return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  });
 }
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void* stream) {
-  Op op = [=] {
-    std::memset(reinterpret_cast<void*>(dst), v, n);
-    return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  return on_stream(stream, fill(dst, v, n));
 }
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void* stream) {
-  Op op = [=] {
-    auto* p = reinterpret_cast<unsigned short*>(dst);
-    for (size_t i = 0; i < n; ++i) p[i] = v;
-    return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  return on_stream(stream, fill(dst, v, n));
 }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, void* stream) {
-  Op op = [=] {
-    auto* p = reinterpret_cast<unsigned int*>(dst);
-    for (size_t i = 0; i < n; ++i) p[i] = v;
-    return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  return on_stream(stream, fill(dst, v, n));
 }
 CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int v, size_t width, size_t height, void* stream) {
-  Op op = [=] {
-    for (size_t r = 0; r < height; ++r) {
-      auto* p = reinterpret_cast<unsigned int*>(dst + r * pitch);
-      for (size_t i = 0; i < width; ++i) p[i] = v;
-    }
+  return on_stream(stream, [=] {
+    for (size_t r = 0; r < height; ++r) fill(dst + r * pitch, v, width)();
     return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  });
 }
 CUresult cuStreamCreate(void** s, unsigned) {
   *s = new int(0);
@@ -772,11 +763,10 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
 // A library stand-in's work on `stream` (emu_stream_work.h): run now, or recorded by a capture.
 int kiln_emu_stream_work(void* stream, void (*run)(void*), void* ctx, void (*drop)(void*)) {
   std::shared_ptr<void> owned(ctx, drop);
-  Op op = [run, owned] {
+  return on_stream(stream, [run, owned] {
     run(owned.get());
     return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  });
 }
 CUresult cuStreamBeginCapture_v2(void* stream, int) {
   if (!stream) {
@@ -807,12 +797,11 @@ CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long lon
 CUresult cuGraphLaunch(void* exec, void* stream) {
   if (!exec) return kInvalidValue;
   const Graph g = *static_cast<Graph*>(exec);
-  Op op = [g] {
+  return on_stream(stream, [g] {
     for (const Op& o : g.ops)
       if (CUresult rc = o(); rc != kSuccess) return rc;
     return kSuccess;
-  };
-  return captured(stream, op) ? kSuccess : op();
+  });
 }
 CUresult cuGraphExecDestroy(void* exec) {
   delete static_cast<Graph*>(exec);
