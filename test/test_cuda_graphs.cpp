@@ -85,6 +85,21 @@ TEST(CudaGpu, CudaGraphsReplayWarmCalls) {
   EXPECT_EQ(rt::cuda_graph_replays(), replays + 6);
 }
 
+// Inputs a graph copies whatever their layout: an expanded (stride-0) input made anew each call,
+// and a 0-dim input (always copied: one element).
+TEST(CudaGpu, CudaGraphsCopyExpandedAndScalarInputs) {
+  KILN_SKIP_WITHOUT_GPU();
+  auto fn = [](const Tensor& x, const Tensor& row, const Tensor& s) { return softmax(x * row, -1) * s; };
+  auto graphed = compile(fn, {.cuda_graphs = true});
+  const int64_t replays = rt::cuda_graph_replays();
+  for (int i = 0; i < 4; ++i) {
+    const Tensor x = randn({16, 32}).to(kGpu), row = randn({1, 32}).to(kGpu).expand({16, 32});
+    const Tensor s = full({}, 1.5 + i).to(kGpu);
+    EXPECT_TRUE(allclose(graphed(x, row, s).cpu(), fn(x.cpu(), row.cpu(), s.cpu()), 1e-5, 1e-6)) << "call " << i;
+  }
+  EXPECT_EQ(rt::cuda_graph_replays(), replays + 3);
+}
+
 // What a graph cannot replay runs as usual, and stays correct: random draws (each call draws
 // anew) and a step the driver will not capture (an integer convolution, staged through the host).
 TEST(CudaGpu, CudaGraphsLeaveWhatTheyCannotReplay) {

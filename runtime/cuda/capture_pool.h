@@ -39,6 +39,12 @@ class CapturePool {
 
   // Frees the kept blocks (the graph that used them is gone and its replays are done).
   void release();
+  // Forgets them, never freed (when the replays could not be waited for).
+  void leak() {
+    kept_.clear();
+    idle_.clear();
+    allocated_.clear();
+  }
   size_t kept_blocks() const { return kept_.size(); }
 
   // The allocator's hooks (runtime/cuda/cuda_allocator.cpp).

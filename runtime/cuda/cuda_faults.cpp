@@ -73,7 +73,7 @@ void* device_fault_record(int device) {
 void note_checked_launch(int device) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.pending[device] = true;
+  if (r.records.count(device)) r.pending[device] = true;  // no record: no checked kernel ever ran there
 }
 
 void raise_pending_faults(int device) {

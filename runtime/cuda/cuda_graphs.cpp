@@ -7,6 +7,7 @@
 #include "frontend/ops_factory.h"
 #include "runtime/cuda/capture_pool.h"
 #include "runtime/cuda/cuda_faults.h"
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 #include <fmt/format.h>
@@ -43,15 +44,26 @@ std::vector<InputKey> key_of(const std::vector<Tensor>& inputs) {
   return k;
 }
 
-// dst (a fresh or graph-owned tensor of src's sizes and strides, on its device) = src.
+// dst (a fresh or graph-owned tensor of src's sizes and strides, on its device) = src: the bytes
+// the layout spans, copied whole (an expanded input, whose elements share memory, included).
 void copy_same_layout(const Tensor& dst, const Tensor& src, int device, cuda::StreamHandle stream) {
   if (src.numel() == 0) return;
-  if (src.is_contiguous() && dst.is_contiguous()) {
-    cuda::memcpy_dtod(device, dst.impl()->data(), src.impl()->data(), static_cast<size_t>(src.numel()) * element_size(src.dtype()),
-                      stream);
-    return;
+  int64_t last = 0;  // the offset of the last element
+  for (int64_t d = 0; d < src.dim(); ++d) {
+    if (src.stride(d) < 0) {  // (no kiln view has one; copied element by element if one appears)
+      Tensor(dst).copy_(src);
+      return;
+    }
+    last += (src.size(d) - 1) * src.stride(d);
   }
-  Tensor(dst).copy_(src);
+  cuda::memcpy_dtod(device, dst.impl()->data(), src.impl()->data(), static_cast<size_t>(last + 1) * element_size(src.dtype()),
+                    stream);
+}
+
+// The buffer a plan buffer's memory belongs to (itself, or the base a chain of views ends at).
+int root_of(const ir::ExecPlan& plan, int b) {
+  while (plan.buffers.at(static_cast<size_t>(b)).role == ir::BufferRole::View) b = plan.buffers.at(static_cast<size_t>(b)).base;
+  return b;
 }
 
 }  // namespace
@@ -65,7 +77,7 @@ bool plan_graphable(const ir::ExecPlan& plan, std::string* why) {
   std::set<int> outs;
   for (const ir::PlanOutput& o : plan.outputs) {
     if (input_of(plan, o.buffer) >= 0) return no("an output is, or views, an input");
-    if (!outs.insert(o.buffer).second) return no("two outputs are one tensor");
+    if (!outs.insert(root_of(plan, o.buffer)).second) return no("two outputs share memory");
     if (plan.buffers.at(static_cast<size_t>(o.buffer)).donor_input >= 0) return no("an output may take an input's memory");
   }
   for (const ir::PlanStep& st : plan.steps)
@@ -78,16 +90,35 @@ struct GraphedProgram::Entry {
   enum class State { Warm, Graphed, Plain };
   explicit Entry(int d) : device(d), pool(d) {}
   ~Entry() {
-    if (!exec) return;
-    try {  // the replays still queued use the graph's memory
-      cuda::device_synchronize(device);
+    drop_graph();
+    if (stuck) {  // replays may still be queued: their memory is leaked, not handed out
+      pool.leak();
+      for (Tensor& t : static_inputs) new Tensor(std::move(t));  // a reference never dropped
+      for (Tensor& t : static_outputs) new Tensor(std::move(t));
+    }
+    if (done) cuda::event_destroy(device, done);
+  }
+  // Waits for the queued replays (the event after the last one, not the device: another thread
+  // may be capturing, and a device-wide synchronization would spoil its capture) and destroys
+  // the graph; false, with a warning, when that fails.
+  bool drop_graph() noexcept {
+    if (!exec) return true;
+    try {
+      if (replayed) cuda::event_synchronize(device, done);
       cuda::graph_exec_destroy(device, exec);
+      exec = nullptr;
+      return true;
     } catch (const std::exception& e) {
-      warn(fmt::format("cuda:{}: a CUDA graph could not be released: {}", device, e.what()));
+      warn(fmt::format("cuda:{}: a CUDA graph could not be released (its memory is kept): {}", device, e.what()));
+      exec = nullptr;
+      stuck = true;
+      return false;
     }
   }
+  bool stuck = false;  // the replays could not be waited for: the graph's memory is never freed
   int device;
   std::vector<InputKey> key;
+  bool tf32 = false;  // config().allow_tf32 when recorded: cuBLASLt's choice is part of the graph
   std::vector<const void*> seen;  // each input's address at the last plain call
   State state = State::Warm;
   int recaptures = 0;
@@ -96,13 +127,11 @@ struct GraphedProgram::Entry {
   std::vector<Tensor> static_inputs;  // the graph's copy of each input (undefined: read in place)
   std::vector<const void*> in_place;  // the address an in-place input is read at
   std::vector<Tensor> static_outputs;
-  cuda::StreamHandle last_stream = nullptr;
-  int64_t last_stream_device = -1;
+  cuda::EventHandle done = nullptr;  // recorded after each replay
+  bool replayed = false;
 };
 
-GraphedProgram::GraphedProgram(const Program& program) : program_(program) {
-  for (const ir::Kernel* k : program.plan().kernels()) checks_ = checks_ || ir::has_checks(*k);
-}
+GraphedProgram::GraphedProgram(const Program& program) : program_(program) {}
 
 GraphedProgram::~GraphedProgram() {
   entries_.clear();  // each entry waits for its replays
@@ -116,11 +145,13 @@ GraphedProgram::~GraphedProgram() {
 
 GraphedProgram::Entry* GraphedProgram::find(const std::vector<Tensor>& inputs) const {
   const std::vector<InputKey> key = key_of(inputs);
+  const bool tf32 = config().allow_tf32;
   for (const std::unique_ptr<Entry>& e : entries_)
-    if (e->key == key) return e.get();
+    if (e->key == key && e->tf32 == tf32) return e.get();
   if (entries_.size() >= kMaxGraphs) return nullptr;
   auto e = std::make_unique<Entry>(program_.device().index);
   e->key = key;
+  e->tf32 = tf32;
   entries_.push_back(std::move(e));
   return entries_.back().get();
 }
@@ -132,7 +163,9 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   e.in_place.assign(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
-    if (t.impl()->data() == e.seen.at(i)) {  // where it was last time: read in place
+    // Where it was last time: read in place. A 0-dim input is always copied (a cpu scalar the
+    // executable moves to the device lands anywhere, and one element costs nothing to copy).
+    if (t.dim() > 0 && t.impl()->data() == e.seen.at(i)) {
       e.in_place[i] = t.impl()->data();
       in[i] = t;
     } else {
@@ -140,9 +173,10 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
       in[i] = e.static_inputs[i];
     }
   }
-  if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
   std::string failure;
-  {
+  try {
+    if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
+    if (!e.done) e.done = cuda::event_create(device, /*timing=*/false);
     cuda::StreamGuard on(capture_stream_);
     CapturePool::Active keep(e.pool);
     cuda::stream_begin_capture(device, capture_stream_.handle());
@@ -152,13 +186,15 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
     } catch (const std::exception& ex) {
       failure = ex.what();
     }
-    try {
+    try {  // ends the capture, spoiled or not
       e.exec = cuda::stream_end_capture(device, capture_stream_.handle());
     } catch (const std::exception& ex) {
       if (failure.empty()) failure = ex.what();
       e.exec = nullptr;
     }
     if (failure.empty()) e.static_outputs = std::move(outs);
+  } catch (const std::exception& ex) {
+    if (failure.empty()) failure = ex.what();
   }
   if (!failure.empty()) {  // nothing ran: the memory the capture kept is free again
     if (e.exec) cuda::graph_exec_destroy(device, e.exec);
@@ -174,53 +210,58 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
 
 std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& inputs) const {
   const int device = e.device;
-  const cuda::Stream s = cuda::current_stream(device);
-  if (e.last_stream != s.handle() && e.last_stream_device >= 0)  // the last replay's writes come first
-    s.wait_stream(cuda::Stream::wrap(device, e.last_stream));
+  const cuda::StreamHandle s = cuda::current_stream(device).handle();
+  if (e.replayed) cuda::stream_wait_event(device, s, e.done);  // the last replay (on any stream) comes first
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s.handle());
-  cuda::graph_launch(device, e.exec, s.handle());
-  if (checks_) note_checked_launch(device);
-  e.last_stream = s.handle();
-  e.last_stream_device = device;
+    if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s);
+  cuda::graph_launch(device, e.exec, s);
+  // Checked kernels of the plan, or of eager ops its library steps ran, may have failed.
+  note_checked_launch(device);
   std::vector<Tensor> out;
   for (const Tensor& o : e.static_outputs) {
     Tensor r = empty_strided(o.sizes().vec(), o.strides().vec(), TensorOptions(o.dtype()).device(o.device()));
-    copy_same_layout(r, o, device, s.handle());
+    copy_same_layout(r, o, device, s);
     out.push_back(std::move(r));
   }
+  cuda::event_record(device, e.done, s);
+  e.replayed = true;
   g_replays.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
 
 std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const {
-  std::lock_guard lock(mu_);
-  Entry* e = find(inputs);
-  if (!e || e->state == Entry::State::Plain) return program_.run(inputs);
-  if (e->state == Entry::State::Graphed) {
-    bool moved = false;
-    for (size_t i = 0; i < inputs.size(); ++i) moved = moved || (e->in_place[i] && inputs[i].impl()->data() != e->in_place[i]);
-    if (!moved) return replay(*e, inputs);
-    // An input read in place has moved: back to the first step, with a fresh graph.
-    cuda::device_synchronize(e->device);
-    cuda::graph_exec_destroy(e->device, e->exec);
-    e->exec = nullptr;
-    e->pool.release();
-    e->static_inputs.clear();
-    e->static_outputs.clear();
-    e->state = ++e->recaptures > kMaxRecaptures ? Entry::State::Plain : Entry::State::Warm;
-    e->seen.clear();
-  }
-  if (e->state == Entry::State::Warm && e->seen.size() == inputs.size()) {
-    if (capture(*e, inputs)) {
-      e->state = Entry::State::Graphed;
-      return replay(*e, inputs);
+  {
+    // Under the lock: the entry's state, its capture and the replays it queues (which share its
+    // buffers). A call that runs without a graph runs outside it.
+    std::lock_guard lock(mu_);
+    Entry* e = find(inputs);
+    if (e && e->state == Entry::State::Graphed) {
+      bool moved = false;
+      for (size_t i = 0; i < inputs.size(); ++i) moved = moved || (e->in_place[i] && inputs[i].impl()->data() != e->in_place[i]);
+      if (!moved) return replay(*e, inputs);
+      // An input read in place has moved: back to the first step, with a fresh graph.
+      if (e->drop_graph()) {
+        e->pool.release();
+        e->static_inputs.clear();
+        e->static_outputs.clear();
+        e->state = ++e->recaptures > kMaxRecaptures ? Entry::State::Plain : Entry::State::Warm;
+      } else {
+        e->state = Entry::State::Plain;  // its memory stays with it (~Entry leaks what it cannot wait for)
+      }
+      e->seen.clear();
     }
-    e->state = Entry::State::Plain;
-    return program_.run(inputs);
+    if (e && e->state == Entry::State::Warm) {
+      if (e->seen.size() == inputs.size()) {
+        if (capture(*e, inputs)) {
+          e->state = Entry::State::Graphed;
+          return replay(*e, inputs);
+        }
+        e->state = Entry::State::Plain;
+      } else {
+        for (const Tensor& t : inputs) e->seen.push_back(t.impl()->data());
+      }
+    }
   }
-  e->seen.clear();
-  for (const Tensor& t : inputs) e->seen.push_back(t.impl()->data());
   return program_.run(inputs);
 }
 

@@ -12,7 +12,9 @@
 //    temporaries stay allocated for it (capture_pool.h);
 //  - later calls replay it. Their outputs are copies of the graph's outputs, so a result stays
 //    valid when the next call replays the graph again. An in-place input found elsewhere sends
-//    the signature back to the first step, at most kMaxRecaptures times.
+//    the signature back to the first step, at most kMaxRecaptures times. A 0-dim input is
+//    always copied. Replays are ordered after one another whatever streams they run on (an
+//    event after each), and config().allow_tf32 is part of the signature.
 // Programs a graph cannot replay faithfully run as usual: random draws (a replay would draw the
 // same numbers), an output that is or views an input, a step that writes an input, outputs that
 // alias each other. So does a program whose capture the driver refuses (a step that
@@ -55,7 +57,6 @@ class GraphedProgram {
   std::vector<Tensor> replay(Entry& e, const std::vector<Tensor>& inputs) const;
 
   const Program& program_;
-  bool checks_ = false;  // a kernel with checks: replays note it for the fault record
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<Entry>> entries_;
   mutable cuda::Stream capture_stream_;
