@@ -37,11 +37,7 @@ struct Api {
   void (*trap)(const char* message) = nullptr;
 };
 
-// A launch's arguments copied when a stream capture records it (CUDA graphs): `params` points
-// at each copied value, as cuLaunchKernel's kernelParams; made by a module's kiln_emu_bind_<name>
-// and deleted by the driver with the graph.
-struct BoundArgs {
-  virtual ~BoundArgs() = default;
-  void** params = nullptr;
-};
+// A stream capture copies a launch's arguments when it records it (CUDA graphs): a module's
+// kiln_emu_sizes_<name>(sizes, count) gives each parameter's size, at most kMaxParams of them.
+inline constexpr size_t kMaxParams = 256;
 }  // namespace kiln_emu

@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -203,15 +202,10 @@ template <class... A, size_t... I> void invoke(void (*f)(A...), void** p, std::i
   f(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(p[I])...);
 }
 template <class... A> void invoke(void (*f)(A...), void** p) { invoke(f, p, std::index_sequence_for<A...>{}); }
-// The arguments copied, for a launch a stream capture records.
-template <class... A> struct Bound final : BoundArgs {
-  std::tuple<std::remove_cv_t<std::remove_reference_t<A>>...> values;
-  void* ptrs[sizeof...(A) + 1] = {};
-  template <size_t... I>
-  Bound(void** p, std::index_sequence<I...>) : values(*static_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(p[I])...) {
-    ((ptrs[I] = &std::get<I>(values)), ...);
-    params = ptrs;
-  }
-};
-template <class... A> BoundArgs* bind(void (*)(A...), void** p) { return new Bound<A...>(p, std::index_sequence_for<A...>{}); }
+// Each parameter's size, for a launch a stream capture records (its arguments copied by size).
+template <class... A> void param_sizes(void (*)(A...), size_t* sizes, size_t* count) {
+  size_t i = 0;
+  ((sizes[i++] = sizeof(std::remove_cv_t<std::remove_reference_t<A>>)), ...);
+  *count = i;
+}
 }  // namespace kiln_emu

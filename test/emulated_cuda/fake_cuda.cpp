@@ -57,7 +57,7 @@ struct Module {
 };
 struct Function {
   void (*entry)(void**) = nullptr;
-  kiln_emu::BoundArgs* (*bind)(void**) = nullptr;  // copies a launch's arguments (capture)
+  void (*param_sizes)(size_t*, size_t*) = nullptr;  // each parameter's size (a capture copies them)
   std::string name;
 };
 struct Event {
@@ -349,6 +349,21 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture, whose end then returns
 // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. The legacy stream (nullptr) cannot be captured.
 using Op = std::function<CUresult()>;
+// A launch's arguments copied by size (each in 16-byte-aligned storage), and pointers to them as
+// kernelParams.
+struct BoundArgs {
+  BoundArgs(const Function& fn, void** p) {
+    size_t sizes[kiln_emu::kMaxParams], count = 0;
+    fn.param_sizes(sizes, &count);
+    for (size_t i = 0; i < count; ++i) {
+      storage.emplace_back(new std::max_align_t[(sizes[i] + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
+      std::memcpy(storage.back().get(), p[i], sizes[i]);
+      params.push_back(storage.back().get());
+    }
+  }
+  std::vector<std::unique_ptr<std::max_align_t[]>> storage;
+  std::vector<void*> params;
+};
 struct Capture {
   std::vector<Op> ops;
   bool invalid = false;
@@ -737,9 +752,9 @@ CUresult cuModuleGetFunction(void** f, void* m, const char* name) {
   auto* mod = static_cast<Module*>(m);
   if (!mod) return kInvalidHandle;
   void* sym = dlsym(mod->lib, ("kiln_emu_entry_" + std::string(name)).c_str());
-  void* bind = dlsym(mod->lib, ("kiln_emu_bind_" + std::string(name)).c_str());
-  if (!sym || !bind) return kNotFound;
-  *f = new Function{reinterpret_cast<void (*)(void**)>(sym), reinterpret_cast<kiln_emu::BoundArgs* (*)(void**)>(bind), name};
+  void* sizes = dlsym(mod->lib, ("kiln_emu_sizes_" + std::string(name)).c_str());
+  if (!sym || !sizes) return kNotFound;
+  *f = new Function{reinterpret_cast<void (*)(void**)>(sym), reinterpret_cast<void (*)(size_t*, size_t*)>(sizes), name};
   return kSuccess;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -749,10 +764,10 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   {
     std::lock_guard<std::mutex> lock(g_capture_mu);
     if (g_captures.count(stream)) {  // the arguments are copied now, as the driver copies them
-      std::shared_ptr<kiln_emu::BoundArgs> bound(fn.bind(params));
+      auto bound = std::make_shared<BoundArgs>(fn, params);
       g_captures[stream].ops.push_back([fn, bound, gx, gy, gz, bx, by, bz, shared] {
         std::lock_guard<std::mutex> launch_lock(g_mu);
-        return run_launch(fn, {gx, gy, gz}, {bx, by, bz}, shared, bound->params);
+        return run_launch(fn, {gx, gy, gz}, {bx, by, bz}, shared, bound->params.data());
       });
       return kSuccess;
     }

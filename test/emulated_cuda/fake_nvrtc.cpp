@@ -115,7 +115,7 @@ nvrtcResult compile(Program& p) {
     f << "\n// ---- entry points for the emulated driver ----\n";
     for (const std::string& n : names) {
       f << "extern \"C\" void kiln_emu_entry_" << n << "(void** p) { kiln_emu::invoke(" << n << ", p); }\n";
-      f << "extern \"C\" kiln_emu::BoundArgs* kiln_emu_bind_" << n << "(void** p) { return kiln_emu::bind(" << n << ", p); }\n";
+      f << "extern \"C\" void kiln_emu_sizes_" << n << "(size_t* s, size_t* c) { kiln_emu::param_sizes(" << n << ", s, c); }\n";
     }
   }
   if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -shared -x c++ " + quote(src) + " -o " + quote(so), log)) {
