@@ -86,18 +86,23 @@ TEST(CudaGpu, CudaGraphsReplayWarmCalls) {
 }
 
 // Inputs a graph copies whatever their layout: an expanded (stride-0) input made anew each call,
-// and a 0-dim input (always copied: one element).
+// and a 0-dim cpu tensor, which joins the cuda ops as a scalar (as in eager ops) and is moved to
+// the device on each call (always copied: one element).
 TEST(CudaGpu, CudaGraphsCopyExpandedAndScalarInputs) {
   KILN_SKIP_WITHOUT_GPU();
   auto fn = [](const Tensor& x, const Tensor& row, const Tensor& s) { return softmax(x * row, -1) * s; };
   auto graphed = compile(fn, {.cuda_graphs = true});
+  auto plain = compile(fn);
   const int64_t replays = rt::cuda_graph_replays();
   for (int i = 0; i < 4; ++i) {
     const Tensor x = randn({16, 32}).to(kGpu), row = randn({1, 32}).to(kGpu).expand({16, 32});
-    const Tensor s = full({}, 1.5 + i).to(kGpu);
-    EXPECT_TRUE(allclose(graphed(x, row, s).cpu(), fn(x.cpu(), row.cpu(), s.cpu()), 1e-5, 1e-6)) << "call " << i;
+    const Tensor s = full({}, 1.5 + i);  // on the cpu
+    const Tensor want = fn(x.cpu(), row.cpu(), s);
+    EXPECT_TRUE(allclose(graphed(x, row, s).cpu(), want, 1e-5, 1e-6)) << "call " << i;
+    EXPECT_TRUE(allclose(plain(x, row, s).cpu(), want, 1e-5, 1e-6)) << "call " << i;
   }
   EXPECT_EQ(rt::cuda_graph_replays(), replays + 3);
+  EXPECT_EQ(plain.stats().compiles, 1) << "the scalar's value is an input, not a constant";
 }
 
 // What a graph cannot replay runs as usual, and stays correct: random draws (each call draws

@@ -352,9 +352,19 @@ CompiledState::InputTypes CompiledState::input_types(const std::vector<ArgValue>
                                                      const std::vector<std::string>& names, ir::ShapeEnv& env) const {
   InputTypes in;
   in.sym.env = &env;
+  // A 0-dim cpu tensor beside device tensors joins their ops as a scalar, as in eager ops (and
+  // PyTorch): traced on that device, moved there by the executable on each call. Its guards
+  // keep the cpu.
+  std::optional<Device> program_device;
+  for (const ArgValue& a : args)
+    if (const Tensor* t = std::get_if<Tensor>(&a); t && t->defined() && t->device().is_cuda()) {
+      program_device = t->device();
+      break;
+    }
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor* t = std::get_if<Tensor>(&args[i]);
     if (!t) continue;
+    const Device device = program_device && t->device().is_cpu() && t->dim() == 0 ? *program_device : t->device();
     std::vector<ir::Expr> sizes;
     for (size_t d = 0; d < static_cast<size_t>(t->dim()); ++d) {
       const int64_t n = t->impl()->sizes()[d];
@@ -367,7 +377,7 @@ CompiledState::InputTypes CompiledState::input_types(const std::vector<ArgValue>
       sizes.push_back(s);
     }
     in.sym.sizes.push_back(sizes);
-    in.types.emplace_back(t->dtype(), sizes, t->device());
+    in.types.emplace_back(t->dtype(), sizes, device);
   }
   return in;
 }
