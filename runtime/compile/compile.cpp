@@ -352,15 +352,17 @@ CompiledState::InputTypes CompiledState::input_types(const std::vector<ArgValue>
                                                      const std::vector<std::string>& names, ir::ShapeEnv& env) const {
   InputTypes in;
   in.sym.env = &env;
-  // A 0-dim cpu tensor beside device tensors joins their ops as a scalar, as in eager ops (and
-  // PyTorch): traced on that device, moved there by the executable on each call. Its guards
-  // keep the cpu.
+  // A 0-dim cpu tensor beside cuda tensors joins their ops as a scalar, as in eager ops (and
+  // PyTorch): traced on that device, moved there by the cuda backend's executable on each call
+  // (a user's backend gets the graph's devices as they are). Its guards keep the cpu. A result
+  // computed from it alone is on the device, where eager would leave it on the cpu.
   std::optional<Device> program_device;
-  for (const ArgValue& a : args)
-    if (const Tensor* t = std::get_if<Tensor>(&a); t && t->defined() && t->device().is_cuda()) {
-      program_device = t->device();
-      break;
-    }
+  if (opts.backend.empty() || opts.backend == "cuda")
+    for (const ArgValue& a : args)
+      if (const Tensor* t = std::get_if<Tensor>(&a); t && t->defined() && t->device().is_cuda()) {
+        program_device = t->device();
+        break;
+      }
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor* t = std::get_if<Tensor>(&args[i]);
     if (!t) continue;

@@ -47,6 +47,9 @@ class CapturePool {
   }
   size_t kept_blocks() const { return kept_.size(); }
 
+  // Whether a capture is under way on this thread.
+  static bool capturing();
+
   // The allocator's hooks (runtime/cuda/cuda_allocator.cpp).
   static void* reuse(size_t bytes, int device);  // a kept block of `bytes`, or nullptr
   static void note_alloc(void* p, size_t bytes, int device);

@@ -121,6 +121,8 @@ thread_local CapturePool* t_capture = nullptr;
 CapturePool::Active::Active(CapturePool& pool) : previous_(t_capture) { t_capture = &pool; }
 CapturePool::Active::~Active() { t_capture = previous_; }
 
+bool CapturePool::capturing() { return t_capture != nullptr; }
+
 void* CapturePool::reuse(size_t bytes, int device) {
   if (!t_capture || t_capture->device_ != device) return nullptr;
   auto it = t_capture->idle_.find(bytes);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <utility>
 #include <set>
 
 namespace kiln::rt {
@@ -96,7 +97,13 @@ struct GraphedProgram::Entry {
       for (Tensor& t : static_inputs) new Tensor(std::move(t));  // a reference never dropped
       for (Tensor& t : static_outputs) new Tensor(std::move(t));
     }
-    if (done) cuda::event_destroy(device, done);
+    if (done) {
+      try {
+        cuda::event_destroy(device, done);
+      } catch (const std::exception& e) {  // a destructor must not throw (a sticky fault, the driver gone at exit)
+        warn(fmt::format("cuda:{}: a CUDA graph's event could not be released: {}", device, e.what()));
+      }
+    }
   }
   // Waits for the queued replays (the event after the last one, not the device: another thread
   // may be capturing, and a device-wide synchronization would spoil its capture) and destroys
@@ -197,8 +204,12 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
     if (failure.empty()) failure = ex.what();
   }
   if (!failure.empty()) {  // nothing ran: the memory the capture kept is free again
-    if (e.exec) cuda::graph_exec_destroy(device, e.exec);
-    e.exec = nullptr;
+    if (cuda::GraphExecHandle x = std::exchange(e.exec, nullptr)) {
+      try {
+        cuda::graph_exec_destroy(device, x);
+      } catch (const std::exception&) {
+      }
+    }
     e.pool.release();
     e.static_inputs.clear();
     KILN_LOG_IF(LogChannel::Perf, "cuda graphs: the program cannot be captured, and runs without a graph: {}", failure);
@@ -215,6 +226,9 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
   for (size_t i = 0; i < inputs.size(); ++i)
     if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s);
   cuda::graph_launch(device, e.exec, s);
+  // The launch is what a later wait must cover, whatever fails after it (an output's allocation).
+  cuda::event_record(device, e.done, s);
+  e.replayed = true;
   // Checked kernels of the plan, or of eager ops its library steps ran, may have failed.
   note_checked_launch(device);
   std::vector<Tensor> out;
@@ -230,6 +244,9 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
 }
 
 std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const {
+  // Called from inside a capture (a custom op or lowering running another compiled function):
+  // its launches belong to the graph being recorded, so it runs as usual, taking no lock.
+  if (CapturePool::capturing()) return program_.run(inputs);
   {
     // Under the lock: the entry's state, its capture and the replays it queues (which share its
     // buffers). A call that runs without a graph runs outside it.

@@ -204,8 +204,9 @@ template <class... A, size_t... I> void invoke(void (*f)(A...), void** p, std::i
 template <class... A> void invoke(void (*f)(A...), void** p) { invoke(f, p, std::index_sequence_for<A...>{}); }
 // Each parameter's size, for a launch a stream capture records (its arguments copied by size).
 template <class... A> void param_sizes(void (*)(A...), size_t* sizes, size_t* count) {
+  *count = sizeof...(A);
+  if (sizeof...(A) > kMaxParams) return;  // the driver refuses the capture
   size_t i = 0;
   ((sizes[i++] = sizeof(std::remove_cv_t<std::remove_reference_t<A>>)), ...);
-  *count = i;
 }
 }  // namespace kiln_emu

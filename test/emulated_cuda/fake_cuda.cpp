@@ -764,6 +764,12 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   {
     std::lock_guard<std::mutex> lock(g_capture_mu);
     if (g_captures.count(stream)) {  // the arguments are copied now, as the driver copies them
+      size_t sizes[kiln_emu::kMaxParams], count = 0;
+      fn.param_sizes(sizes, &count);
+      if (count > kiln_emu::kMaxParams) {
+        g_last_error = fn.name + ": more parameters than the emulated capture copies";
+        return kInvalidValue;
+      }
       auto bound = std::make_shared<BoundArgs>(fn, params);
       g_captures[stream].ops.push_back([fn, bound, gx, gy, gz, bx, by, bz, shared] {
         std::lock_guard<std::mutex> launch_lock(g_mu);
