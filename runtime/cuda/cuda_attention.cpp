@@ -36,6 +36,7 @@ std::mutex& attention_mu() {
 // destroyed.
 struct AttentionFunctions {
   cuda::FunctionHandle attention = nullptr, combine = nullptr;
+  int sms = 1;  // the device's multiprocessors (asked once, not per call)
 };
 std::map<ModuleId, AttentionFunctions>& loaded() {
   static auto* m = new std::map<ModuleId, AttentionFunctions>();
@@ -76,7 +77,7 @@ std::optional<AttentionFunctions> attention_functions(const ModuleId& id) {
     }
   }
   const AttentionFunctions f{load_function(device, code, cuda::kAttentionKernel),
-                             load_function(device, code, cuda::kAttentionCombineKernel)};
+                             load_function(device, code, cuda::kAttentionCombineKernel), cuda::multiprocessor_count(device)};
   loaded().emplace(id, f);
   return f;
 }
@@ -165,13 +166,12 @@ bool cuda_attention(const std::vector<Tensor>& ins, bool is_causal, double scale
   for (int64_t s : op.size) entries *= s;
   const long long q_blocks = (L + cuda::kAttentionRows - 1) / cuda::kAttentionRows;
   const int device = query.device().index;
-  const int64_t key_tiles = (S + cuda::attention_key_tile(e, ev) - 1) / cuda::attention_key_tile(e, ev);
-  long long splits = cuda::attention_splits(entries * q_blocks, key_tiles, cuda::multiprocessor_count(device));
-  if (entries > int64_t{INT32_MAX} / q_blocks / splits) return false;  // past the grid (2^31 - 1 blocks)
-  if (entries * L * ev > int64_t{INT32_MAX} * 128) return false;      // the combine's grid
-
   const std::optional<AttentionFunctions> fns = attention_functions({device, query.dtype(), e, ev});
   if (!fns) return false;
+  const int64_t tile = cuda::attention_key_tile(e, ev), key_tiles = (S + tile - 1) / tile;
+  long long splits = cuda::attention_splits(entries * q_blocks, key_tiles, fns->sms);
+  if (entries > int64_t{INT32_MAX} / q_blocks / splits) return false;  // past the grid (2^31 - 1 blocks)
+  if (entries * L * ev > int64_t{INT32_MAX} * 128) return false;      // the combine's grid
   cuda::use_device(device);
   const cuda::StreamHandle stream = cuda::current_stream(device).handle();
   const void* qp = op.q.impl()->data();

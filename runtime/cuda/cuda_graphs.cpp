@@ -36,8 +36,18 @@ int input_of(const ir::ExecPlan& plan, int b) {
 struct InputKey {
   ScalarType dtype;
   std::vector<int64_t> sizes, strides;
-  bool operator==(const InputKey&) const = default;
 };
+
+// Whether the inputs have the signature `key` (compared in place: this runs on every call).
+bool has_key(const std::vector<Tensor>& inputs, const std::vector<InputKey>& key) {
+  if (inputs.size() != key.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (t.dtype() != key[i].dtype || t.sizes() != IntArrayRef(key[i].sizes) || t.strides() != IntArrayRef(key[i].strides))
+      return false;
+  }
+  return true;
+}
 
 std::vector<InputKey> key_of(const std::vector<Tensor>& inputs) {
   std::vector<InputKey> k;
@@ -151,13 +161,12 @@ GraphedProgram::~GraphedProgram() {
 }
 
 GraphedProgram::Entry* GraphedProgram::find(const std::vector<Tensor>& inputs) const {
-  const std::vector<InputKey> key = key_of(inputs);
   const bool tf32 = config().allow_tf32;
   for (const std::unique_ptr<Entry>& e : entries_)
-    if (e->key == key && e->tf32 == tf32) return e.get();
+    if (e->tf32 == tf32 && has_key(inputs, e->key)) return e.get();
   if (entries_.size() >= kMaxGraphs) return nullptr;
   auto e = std::make_unique<Entry>(program_.device().index);
-  e->key = key;
+  e->key = key_of(inputs);
   e->tf32 = tf32;
   entries_.push_back(std::move(e));
   return entries_.back().get();
