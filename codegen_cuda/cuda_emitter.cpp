@@ -10,6 +10,7 @@
 
 #include "codegen_cuda/cuda_scalar.h"
 #include "base/error.h"
+#include "ir/exec_plan.h"
 
 #include <fmt/format.h>
 
@@ -508,6 +509,10 @@ struct Emitter {
     // A kernel with checks reports to the device's fault record, naming itself by the id the
     // launcher registered it under (ir/kernel_abi.h).
     if (ir::has_checks(k)) sig += "kiln_i64* kiln_fault, const kiln_i64 kiln_fault_kernel, ";
+    // A kernel that draws random numbers may read its (seed, base) from the device (a CUDA graph's
+    // replays move them, cuda_emitter.h).
+    const bool rng = reads_rng_slot(k);
+    if (rng) sig += "const kiln_i64* kiln_rng, ";
     // The parameters travel by value (cuLaunchKernel copies them), so a launch needs no upload.
     line(fmt::format("struct {}_params {{ kiln_i64 v[{}]; }};", k.name, std::max<size_t>(1, k.params.size())));
     // Blocks of up to 1024 threads: the bound keeps the compiler's register use launchable.
@@ -516,7 +521,11 @@ struct Emitter {
     open("");
     for (size_t i = 0; i < k.params.size(); ++i) {
       check_name(k, k.params[i], "parameter");
-      line(fmt::format("const kiln_i64 {} = params.v[{}];", k.params[i], i));
+      const bool seed = k.params[i] == ir::kRandomSeedParam, base = k.params[i] == ir::kRandomBaseParam;
+      if (rng && (seed || base))
+        line(fmt::format("const kiln_i64 {0} = kiln_rng ? kiln_rng[{2}] : params.v[{1}];", k.params[i], i, seed ? 0 : 1));
+      else
+        line(fmt::format("const kiln_i64 {} = params.v[{}];", k.params[i], i));
     }
     for (size_t i = 1; i < k.grid.size(); ++i)  // the outermost extent is implied by grid0
       line(fmt::format("const kiln_i64 kiln_grid{} = {};", i, render_expr(k.grid[i])));
@@ -582,6 +591,12 @@ std::string kernel_text(const ir::Kernel& k) {
 }
 
 }  // namespace
+
+bool reads_rng_slot(const ir::Kernel& k) {
+  for (const std::string& p : k.params)
+    if (p == ir::kRandomSeedParam || p == ir::kRandomBaseParam) return true;
+  return false;
+}
 
 std::string emit_cuda(const ir::Kernel& k) {
   const std::string text = kernel_text(k);

@@ -9,7 +9,10 @@
 // one typed pointer per ir::KernelArg in order (`const` for inputs; f16 as __half, bf16 as
 // __nv_bfloat16, bool as unsigned char), for a kernel with Check instructions then
 // `kiln_i64* kiln_fault, kiln_i64 kiln_fault_kernel` (the device's ir::KernelFault record, as
-// four int64s, and the id its launcher gave the kernel), then the P int64 parameters by value (`params.v[i]`
+// four int64s, and the id its launcher gave the kernel), for a kernel that draws random numbers
+// (reads_rng_slot) then `const kiln_i64* kiln_rng`: null, or the device address of the call's
+// {seed, base}, read in place of the parameters rng_seed and rng_base (a CUDA graph's replays
+// write them there, runtime/cuda/cuda_graphs.h), then the P int64 parameters by value (`params.v[i]`
 // is the runtime value of k.params[i]; the launch passes a pointer to P int64s), then `grid0`, the number of points of the grid (the product of the
 // grid extents evaluated on the host; 1 for an empty grid). Launch geometry, by the kernel's
 // launch schedule (ir::KLaunch, set by passes/schedule_launch.cpp; a kernel without one is an
@@ -39,6 +42,10 @@ namespace kiln::cuda {
 // kernel). Throws InternalError for a kernel that does not verify or uses an op/dtype pair
 // that no prim accepts.
 std::string emit_cuda(const ir::Kernel& k);
+
+// Whether `k` draws random numbers: its parameters include ir::kRandomSeedParam or
+// ir::kRandomBaseParam, and it takes the `kiln_rng` argument (above).
+bool reads_rng_slot(const ir::Kernel& k);
 
 // A kernel in a module of its own (an exported package's images), its entry point called
 // kModuleEntry: the source, and with it the cubin's cache key, then depends on the kernel alone

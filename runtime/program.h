@@ -76,6 +76,7 @@ class Program {
   const ir::ExecPlan& plan() const { return plan_; }
   size_t num_kernels() const { return num_kernels_; }
   Device device() const { return device_; }
+  const KernelLauncher* launcher() const { return launcher_.get(); }  // null for a host Program
 
  private:
   void init();

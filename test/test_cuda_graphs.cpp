@@ -4,8 +4,9 @@
 // test/emulated_cuda, whose capture records launches, copies and fills and refuses what a
 // driver refuses): warm calls replay one graph per input signature and give what the program
 // gives without one; results stay valid across later calls; a weight changed in place is read
-// at its address; new sizes capture again; random programs and programs whose capture the
-// driver refuses run without a graph and stay correct.
+// at its address; new sizes capture again; random draws replay with fresh numbers, those of the
+// function without graphs; programs whose capture the driver refuses run without a graph and
+// stay correct.
 #include "ir/exec_plan.h"
 #include "kiln/kiln.h"
 #include "codegen_cuda/driver.h"
@@ -37,9 +38,18 @@ TEST(CudaGraphs, WhichPlansAGraphReplays) {
   EXPECT_TRUE(rt::plan_graphable(
       cuda_plan([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax(linear(in[0], w), -1)}; }, {x}), &why))
       << why;
-  EXPECT_FALSE(rt::plan_graphable(
-      cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + rand_like(in[0])}; }, {x}), &why));
-  EXPECT_NE(why.find("random"), std::string::npos) << why;
+  // Draws computed in kernels read (seed, base) from the device: replayed with fresh numbers.
+  EXPECT_TRUE(rt::plan_graphable(
+      cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + rand_like(in[0])}; }, {x}), &why))
+      << why;
+  // A draw in a step other than a kernel would be frozen into the graph.
+  ir::ExecPlan frozen = cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; }, {x});
+  ir::PlanStep draw;
+  draw.kind = ir::StepKind::Extern;
+  draw.op = ir::OpKind::uniform;
+  frozen.steps.push_back(draw);
+  EXPECT_FALSE(rt::plan_graphable(frozen, &why));
+  EXPECT_NE(why.find("draws random numbers (uniform)"), std::string::npos) << why;
   EXPECT_FALSE(rt::plan_graphable(
       cuda_plan([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0], in[0] * 2}; }, {x}), &why));
   EXPECT_NE(why.find("views, an input"), std::string::npos) << why;
@@ -105,15 +115,52 @@ TEST(CudaGpu, CudaGraphsCopyExpandedAndScalarInputs) {
   EXPECT_EQ(plain.stats().compiles, 1) << "the scalar's value is an input, not a constant";
 }
 
-// What a graph cannot replay runs as usual, and stays correct: random draws (each call draws
-// anew) and a step the driver will not capture (an integer convolution, staged through the host).
+// Random draws replay with fresh numbers: each replay reserves the generator's offsets as a
+// plain call does, so from one seed the graphed function draws exactly what eager ops and the
+// function compiled without graphs draw, call after call (a dropout mask and a normal draw,
+// and a second input size with a graph of its own). Each function is traced before the seed is
+// set, since a trace takes draws of its own (CompileRandom.DrawsEqualEagerBitForBit).
+TEST(CudaGpu, CudaGraphsReplayRandomDraws) {
+  KILN_SKIP_WITHOUT_GPU();
+  auto fn = [](const Tensor& x) { return std::make_tuple(dropout(x, 0.25, true), x * 2 + randn_like(x)); };
+  auto graphed = compile(fn, {.dynamic = Dynamic::False, .cuda_graphs = true});
+  auto plain = compile(fn, {.dynamic = Dynamic::False});
+  const Tensor x = (randn({64, 48}) + 3).to(kGpu), small = (randn({7, 5}) + 3).to(kGpu);
+  for (const Tensor& in : {x, small}) {  // traced; the graphs' first, plain calls
+    (void)graphed(in);
+    (void)plain(in);
+  }
+  const int64_t captures = rt::cuda_graph_captures(), replays = rt::cuda_graph_replays();
+  const std::vector<Tensor> inputs = {x, x, x, x, x, small, small, small, x};
+  auto draw_all = [&](const auto& f) {
+    manual_seed(77);
+    std::vector<std::tuple<Tensor, Tensor>> out;
+    for (const Tensor& in : inputs) out.push_back(f(in));
+    return out;
+  };
+  const auto got = draw_all(graphed);
+  EXPECT_EQ(rt::cuda_graph_captures(), captures + 2) << "recorded at the first x and the first small call";
+  EXPECT_EQ(rt::cuda_graph_replays(), replays + 9);
+  const auto eager = draw_all(fn), compiled = draw_all(plain);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(allclose(std::get<0>(got[i]).cpu(), std::get<0>(eager[i]).cpu(), 1e-6, 1e-6)) << "dropout, call " << i;
+    EXPECT_TRUE(equal(std::get<0>(got[i]).cpu(), std::get<0>(compiled[i]).cpu())) << "dropout, call " << i;
+    EXPECT_TRUE(allclose(std::get<1>(got[i]).cpu(), std::get<1>(eager[i]).cpu(), 1e-6, 1e-6)) << "randn, call " << i;
+    EXPECT_TRUE(equal(std::get<1>(got[i]).cpu(), std::get<1>(compiled[i]).cpu())) << "randn, call " << i;
+  }
+  for (size_t i = 1; i < 5; ++i)  // each replay drew anew
+    EXPECT_FALSE(equal(std::get<0>(got[i]).cpu(), std::get<0>(got[i - 1]).cpu())) << "call " << i << " redrew call " << i - 1;
+  const Tensor kept = std::get<0>(got[1]).cpu();  // about a quarter dropped, the rest scaled by 4/3
+  const double dropped = (kept == 0).to(kFloat64).mean().item<double>();
+  EXPECT_GT(dropped, 0.15);
+  EXPECT_LT(dropped, 0.35);
+}
+
+// What a graph cannot replay runs as usual, and stays correct: a step the driver will not
+// capture (an integer convolution, staged through the host).
 TEST(CudaGpu, CudaGraphsLeaveWhatTheyCannotReplay) {
   KILN_SKIP_WITHOUT_GPU();
   const int64_t captures = rt::cuda_graph_captures(), replays = rt::cuda_graph_replays();
-  auto noisy = compile([](const Tensor& x) { return x + rand_like(x); }, {.cuda_graphs = true});
-  const Tensor x = zeros({256}).to(kGpu);
-  const Tensor a = noisy(x), b = noisy(x), c = noisy(x);
-  EXPECT_FALSE(equal(b.cpu(), c.cpu())) << "a replay would have drawn the same numbers";
   const Tensor img = randint(-3, 4, {1, 2, 6, 6}, kInt32), k = randint(-2, 3, {3, 2, 3, 3}, kInt32);
   auto conv = compile([](const Tensor& i, const Tensor& w) { return conv2d(i, w) + 1; }, {.cuda_graphs = true});
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(equal(conv(img.to(kGpu), k.to(kGpu)).cpu(), conv2d(img, k) + 1)) << "call " << i;

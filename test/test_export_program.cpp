@@ -423,9 +423,9 @@ TEST(ExportProgram, DamagedForeignAndEditedPackagesAreRefused) {
   EXPECT_EQ(refused(good), "<no error>");
   EXPECT_EQ(refused("not a package"), "[load_program] " + bad.string() + ": not a kiln package (it does not start with \"KILNPKG\")");
   std::string version = good;
-  version[8] = 3;
+  version[8] = 2;  // the format before cuda kernels that draw took the kiln_rng argument
   EXPECT_EQ(refused(version), "[load_program] " + bad.string() +
-                                  ": package format 3 is not one this kiln reads (format 2); export it again with this kiln");
+                                  ": package format 2 is not one this kiln reads (format 3); export it again with this kiln");
   // Every truncation and a flipped byte in each stretch of the file.
   for (size_t n = 0; n < good.size(); n += 1 + n / 16) EXPECT_NE(refused(good.substr(0, n)), "<no error>") << n << " bytes";
   for (size_t at = 8; at < good.size(); at += 1 + at / 24) {

@@ -74,6 +74,7 @@ struct LaunchInfo {
   cuda::FunctionHandle fn = nullptr;
   // A kernel with checks: the id it reports faults under (runtime/cuda/cuda_faults.h), else 0.
   int64_t fault_id = 0;
+  bool rng = false;    // it draws random numbers: it takes the kiln_rng argument (cuda_emitter.h)
   ir::KLaunch launch;  // the kernel's launch schedule (passes/schedule_launch.cpp)
   // A BlockPerPoint kernel with symbolic work: that work, over the plan's parameters.
   ir::FastExpr work_expr;
@@ -111,6 +112,9 @@ class CudaLauncher final : public KernelLauncher {
       values.push_back(&record);
       values.push_back(&fault_id);
     }
+    // Null, or the (seed, base) a CUDA graph being recorded moves on each replay (cuda_graphs.h).
+    void* rng = k.rng ? graph_rng_slot(this) : nullptr;
+    if (k.rng) values.push_back(&rng);
     int64_t none = 0;
     values.push_back(num_params ? const_cast<int64_t*>(params) : &none);
     values.push_back(&grid0);
@@ -217,6 +221,7 @@ std::shared_ptr<CudaLauncher> device_launcher(int device, const std::vector<cons
     li.fn = load_function(device, *code.at(i), entries.at(i));
     li.launch = kernels[i]->schedule.launch;
     if (ir::has_checks(*kernels[i])) li.fault_id = register_checked_kernel(*kernels[i]);
+    li.rng = cuda::reads_rng_slot(*kernels[i]);
     if (li.launch.threads == 0) li.work_expr = ir::FastExpr(li.launch.work, kernels[i]->params);
     ir::Expr points = 1;
     for (const ir::Expr& e : kernels[i]->grid) points = points * e;

@@ -5,6 +5,9 @@
 #include "base/tensor_impl.h"
 #include "codegen_cuda/driver.h"
 #include "frontend/ops_factory.h"
+#include "frontend/ops_random.h"
+#include "frontend/tensor_options.h"
+#include "ir/op.h"
 #include "runtime/cuda/capture_pool.h"
 #include "runtime/cuda/cuda_faults.h"
 #include "runtime/config.h"
@@ -13,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <optional>
 #include <utility>
 #include <set>
 
@@ -21,6 +25,24 @@ namespace kiln::rt {
 namespace {
 
 std::atomic<int64_t> g_captures{0}, g_replays{0};
+
+// The graph being recorded on this thread whose kernels read their draws from the device.
+struct RngCapture {
+  const KernelLauncher* launcher = nullptr;
+  void* slot = nullptr;
+};
+thread_local RngCapture t_rng;
+
+class RngCaptureScope {
+ public:
+  RngCaptureScope(const KernelLauncher* launcher, void* slot) : saved_(t_rng) { t_rng = {launcher, slot}; }
+  ~RngCaptureScope() { t_rng = saved_; }
+  RngCaptureScope(const RngCaptureScope&) = delete;
+  RngCaptureScope& operator=(const RngCaptureScope&) = delete;
+
+ private:
+  RngCapture saved_;
+};
 
 // The graph input a buffer is, or views (-1: none).
 int input_of(const ir::ExecPlan& plan, int b) {
@@ -84,7 +106,10 @@ bool plan_graphable(const ir::ExecPlan& plan, std::string* why) {
     if (why) *why = std::move(reason);
     return false;
   };
-  if (plan.random_draws > 0) return no("it draws random numbers (a replay would draw the same ones)");
+  for (const ir::PlanStep& st : plan.steps)  // a kernel's draws move with each replay; a library step's would not
+    if (st.kind != ir::StepKind::Kernel && ir::op_info(st.op).family == ir::OpFamily::Random)
+      return no(fmt::format("a step other than a kernel draws random numbers ({}): a replay would draw the same ones",
+                            ir::op_name(st.op)));
   std::set<int> outs;
   for (const ir::PlanOutput& o : plan.outputs) {
     if (input_of(plan, o.buffer) >= 0) return no("an output is, or views, an input");
@@ -144,6 +169,7 @@ struct GraphedProgram::Entry {
   std::vector<Tensor> static_inputs;  // the graph's copy of each input (undefined: read in place)
   std::vector<const void*> in_place;  // the address an in-place input is read at
   std::vector<Tensor> static_outputs;
+  Tensor rng;  // a program that draws: the {seed, base} its graph's kernels read, written per replay
   cuda::EventHandle done = nullptr;  // recorded after each replay
   bool replayed = false;
 };
@@ -190,11 +216,18 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
     }
   }
   std::string failure;
+  const bool draws = program_.plan().random_draws > 0;
   try {
     if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
     if (!e.done) e.done = cuda::event_create(device, /*timing=*/false);
+    if (draws && !e.rng.defined()) e.rng = empty({2}, TensorOptions(ScalarType::Int64).device(program_.device()));
     cuda::StreamGuard on(capture_stream_);
     CapturePool::Active keep(e.pool);
+    // The recorded kernels read their draws from e.rng; recording takes no offsets from the
+    // generator (each replay reserves its own).
+    const RngCaptureScope rng(program_.launcher(), draws ? e.rng.impl()->data() : nullptr);
+    std::optional<RandomDrawScope> no_offsets;
+    if (draws) no_offsets.emplace(0, 0);
     cuda::stream_begin_capture(device, capture_stream_.handle());
     std::vector<Tensor> outs;
     try {
@@ -234,6 +267,12 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
   if (e.replayed) cuda::stream_wait_event(device, s, e.done);  // the last replay (on any stream) comes first
   for (size_t i = 0; i < inputs.size(); ++i)
     if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s);
+  if (e.rng.defined()) {  // this call's draws, as a plain call takes them (Program::run)
+    Generator& g = default_generator();
+    const int64_t draws[2] = {static_cast<int64_t>(g.seed()),
+                              static_cast<int64_t>(g.reserve_offsets(static_cast<uint64_t>(program_.plan().random_draws)))};
+    cuda::memcpy_htod(device, e.rng.impl()->data(), draws, sizeof draws, s);  // pageable: staged before it returns
+  }
   cuda::graph_launch(device, e.exec, s);
   // The launch is what a later wait must cover, whatever fails after it (an output's allocation).
   cuda::event_record(device, e.done, s);
@@ -289,6 +328,10 @@ std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const
     }
   }
   return program_.run(inputs);
+}
+
+void* graph_rng_slot(const KernelLauncher* launcher) {
+  return launcher && t_rng.launcher == launcher ? t_rng.slot : nullptr;
 }
 
 int64_t cuda_graph_captures() { return g_captures.load(std::memory_order_relaxed); }

@@ -15,9 +15,14 @@
 //    the signature back to the first step, at most kMaxRecaptures times. A 0-dim input is
 //    always copied. Replays are ordered after one another whatever streams they run on (an
 //    event after each), and config().allow_tf32 is part of the signature.
-// Programs a graph cannot replay faithfully run as usual: random draws (a replay would draw the
-// same numbers), an output that is or views an input, a step that writes an input, outputs that
-// alias each other. So does a program whose capture the driver refuses (a step that
+// Random draws are replayed with fresh numbers: the graph's kernels that draw read the call's
+// (seed, base) from a buffer of the graph's (the kernel argument kiln_rng, cuda_emitter.h), into
+// which each replay copies the default generator's seed and the offsets it reserves, as a plain
+// call would (PyTorch's graph-safe Philox state does the same). So a graphed function draws what
+// the same function without graphs draws from the same seed.
+// Programs a graph cannot replay faithfully run as usual: a random draw in a step other than a
+// kernel (its attributes would be frozen), an output that is or views an input, a step that
+// writes an input, outputs that alias each other. So does a program whose capture the driver refuses (a step that
 // synchronizes or copies to the host, such as a step staged through the host): it is not
 // tried again for that signature.
 #pragma once
@@ -61,6 +66,11 @@ class GraphedProgram {
   mutable std::vector<std::unique_ptr<Entry>> entries_;
   mutable cuda::Stream capture_stream_;
 };
+
+// While this thread records a graph of the program `launcher` launches for: the device address
+// of the graph's {seed, base}, which that program's drawing kernels are given (null otherwise,
+// and for any other launcher: an eager op run inside the capture keeps its own draws).
+void* graph_rng_slot(const KernelLauncher* launcher);
 
 // Graphs recorded and replays run in this process (tests, bench).
 int64_t cuda_graph_captures();

@@ -31,7 +31,9 @@
 
 namespace kiln::rt {
 
-inline constexpr uint32_t kPackageFormat = 2;
+// 3: a cuda kernel that draws random numbers takes the kiln_rng argument (codegen_cuda/cuda_emitter.h),
+// which a format-2 package's cubins lack.
+inline constexpr uint32_t kPackageFormat = 3;
 
 struct Package {
   std::vector<std::pair<std::string, std::string>> sections;  // (name, bytes), names unique
