@@ -11,10 +11,13 @@
 // {"row", "mode", "us", "gbps"} for bench/cuda_peers.py, which prints the table beside PyTorch.
 // `--rows` times the compiled row kernels alone, each checked against its eager result, for
 // sweeping KILN_CUDA_ROW_THREADS and KILN_CUDA_ROW_CACHE (bench/cuda_bench.sh --row-sweep).
+// `--train` times training steps instead (train() below; `--tiny` shrinks them to a smoke test
+// that the emulated device runs), with `--json` for `cuda_peers.py --train`.
 #include "kiln/kiln.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -163,6 +166,129 @@ int rows_only() {
   return ok ? 0 : 1;
 }
 
+void write_json(const std::string& path) {
+  if (path.empty()) return;
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fprintf(f, "[\n");
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::fprintf(f, "  {\"row\": \"%s\", \"mode\": \"%s\", \"us\": %.3f, \"gbps\": %.3f}%s\n", rows[i].row.c_str(),
+                 rows[i].mode.c_str(), rows[i].us, rows[i].gbps, i + 1 < rows.size() ? "," : "");
+  std::fprintf(f, "]\n");
+  std::fclose(f);
+}
+
+// --train: training steps, as bench/bench_train.cpp runs them on the cpu. A step: the gradients
+// cleared, the loss's forward and backward, then AdamW over every parameter (kiln's optimizer is
+// one compiled program in both columns). "eager" runs the loss eagerly, "compiled" calls
+// compile() of it (its forward and backward programs). cuda_peers.py --train times torch eager
+// and torch.compile of the same loss, with torch.optim.AdamW(fused=True). Before timing, each
+// workload checks the compiled loss and every gradient against eager ones at the same weights
+// (relative to the largest magnitude; MISMATCH past tol, exit status 1).
+//   train mlp:       x [8192, 1024] -> linear 4096 -> gelu -> linear 1024, f32
+//   train gpt block: x [8, 1024, 768], 12 heads, causal; pre-norm attention (layer_norm, qkv
+//                    linear, scaled_dot_product_attention, projection) and MLP (768 -> 3072,
+//                    gelu -> 768); f32 (attention decomposed: cuBLASLt's exact products) and
+//                    bf16 weights and activations (the fused attention kernel forward)
+// The loss is the mean of the squared output. `tiny` runs the same code at toy sizes.
+struct TrainModel {
+  std::vector<Tensor> params;
+  std::function<Tensor(const Tensor&)> loss;
+  Tensor param(const Tensor& t) {
+    Tensor p = t.cuda();
+    p.requires_grad_();
+    params.push_back(p);
+    return p;
+  }
+};
+
+Tensor scaled_randn(std::vector<int64_t> shape, int64_t fan_in, ScalarType dt) {
+  return (randn(shape) * (1.0 / std::sqrt(static_cast<double>(fan_in)))).to(dt);
+}
+
+TrainModel train_mlp(int64_t d, int64_t hidden) {
+  TrainModel m;
+  Tensor w1 = m.param(scaled_randn({hidden, d}, d, kFloat)), b1 = m.param(zeros({hidden}));
+  Tensor w2 = m.param(scaled_randn({d, hidden}, hidden, kFloat)), b2 = m.param(zeros({d}));
+  m.loss = [=](const Tensor& x) { return linear(gelu(linear(x, w1, b1)), w2, b2).square().mean(); };
+  return m;
+}
+
+TrainModel train_gpt_block(int64_t B, int64_t T, int64_t D, int64_t H, ScalarType dt) {
+  TrainModel m;
+  auto ones_ = [&](int64_t n) { return m.param(ones({n}, dt)); };
+  auto zeros_ = [&](int64_t n) { return m.param(zeros({n}, dt)); };
+  Tensor ln1w = ones_(D), ln1b = zeros_(D), ln2w = ones_(D), ln2b = zeros_(D);
+  Tensor wqkv = m.param(scaled_randn({3 * D, D}, D, dt)), bqkv = zeros_(3 * D);
+  Tensor wproj = m.param(scaled_randn({D, D}, D, dt)), bproj = zeros_(D);
+  Tensor w1 = m.param(scaled_randn({4 * D, D}, D, dt)), b1 = zeros_(4 * D);
+  Tensor w2 = m.param(scaled_randn({D, 4 * D}, 4 * D, dt)), b2 = zeros_(D);
+  m.loss = [=](const Tensor& a) {
+    Tensor q = linear(layer_norm(a, {D}, ln1w, ln1b), wqkv, bqkv).reshape({B, T, 3, H, D / H}).permute({2, 0, 3, 1, 4});
+    Tensor att = scaled_dot_product_attention(q.select(0, 0), q.select(0, 1), q.select(0, 2), std::nullopt, 0.0, true);
+    Tensor y = a + linear(att.transpose(1, 2).reshape({B, T, D}), wproj, bproj);
+    y = y + linear(gelu(linear(layer_norm(y, {D}, ln2w, ln2b), w1, b1)), w2, b2);
+    return y.to(kFloat).square().mean();
+  };
+  return m;
+}
+
+// The largest difference over the largest magnitude, of the loss and of each gradient.
+double train_error(TrainModel& m, const std::function<Tensor(const Tensor&)>& compiled, const Tensor& x) {
+  auto run = [&](const std::function<Tensor(const Tensor&)>& f) {
+    for (Tensor& p : m.params) p.mutable_grad() = Tensor();
+    Tensor l = f(x);
+    l.backward();
+    std::vector<Tensor> out{l.detach().to(kDouble).cpu()};
+    for (const Tensor& p : m.params) out.push_back(p.grad().to(kDouble).cpu());
+    return out;
+  };
+  const std::vector<Tensor> want = run(m.loss), got = run(compiled);
+  double err = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double scale = std::max(1e-30, want[i].abs().max().item<double>());
+    err = std::max(err, (got[i] - want[i]).abs().max().item<double>() / scale);
+  }
+  return err;
+}
+
+bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol) {
+  try {
+    optim::AdamW opt(m.params, optim::AdamWOptions(1e-4));
+    auto compiled = compile(m.loss);
+    const double err = train_error(m, [&](const Tensor& t) { return compiled(t); }, x);
+    std::printf("%-28s loss and gradients, compiled against eager: error %.1e %s\n", row.c_str(), err,
+                err <= tol ? "ok" : "MISMATCH");
+    auto step = [&](const std::function<Tensor(const Tensor&)>& f) {
+      for (Tensor& p : m.params) p.mutable_grad() = Tensor();
+      f(x).backward();
+      opt.step();
+    };
+    report(row, "eager", median_us([&] { step(m.loss); }), 0);
+    report(row, "compiled", median_us([&] { step([&](const Tensor& t) { return compiled(t); }); }), 0);
+    return err <= tol;
+  } catch (const std::exception& e) {
+    std::printf("%-28s failed: %s\n", row.c_str(), e.what());
+    return false;
+  }
+}
+
+int train(bool tiny, const std::string& json) {
+  manual_seed(0);
+  bool ok = true;
+  if (tiny) {
+    ok &= train_row("train mlp", train_mlp(32, 128), randn({64, 32}).cuda(), 1e-4);
+    ok &= train_row("train gpt block f32", train_gpt_block(2, 16, 32, 2, kFloat), randn({2, 16, 32}).cuda(), 1e-4);
+    ok &= train_row("train gpt block bf16", train_gpt_block(2, 16, 32, 2, kBFloat16), randn({2, 16, 32}).to(kBFloat16).cuda(), 5e-2);
+  } else {
+    ok &= train_row("train mlp", train_mlp(1024, 4096), randn({8192, 1024}).cuda(), 1e-4);
+    ok &= train_row("train gpt block f32", train_gpt_block(8, 1024, 768, 12, kFloat), randn({8, 1024, 768}).cuda(), 1e-4);
+    ok &= train_row("train gpt block bf16", train_gpt_block(8, 1024, 768, 12, kBFloat16),
+                    randn({8, 1024, 768}).to(kBFloat16).cuda(), 5e-2);
+  }
+  write_json(json);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,11 +297,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::string json;
+  bool training = false, tiny = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--cold")) return cold();
     if (!std::strcmp(argv[i], "--rows")) return rows_only();
+    if (!std::strcmp(argv[i], "--train")) training = true;
+    if (!std::strcmp(argv[i], "--tiny")) tiny = true;
     if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
   }
+  if (training) return train(tiny, json);
   std::printf("device: %s\n", cuda::get_device_name(0).c_str());
   manual_seed(0);
   const int64_t R = 8192, C = 8192;
@@ -318,14 +448,6 @@ int main(int argc, char** argv) {
   for (const Row& r : rows)
     std::printf("| %s | %s | %.1f | %.0f | %s |\n", r.row.c_str(), r.mode.c_str(), r.us, r.gbps,
                 r.gbps > 0 && r.row.rfind("matmul", 0) != 0 && r.row.rfind("conv2d", 0) != 0 ? (std::to_string(static_cast<int>(100 * r.gbps / copy_gbps)) + "%").c_str() : "");
-  if (!json.empty()) {
-    FILE* f = std::fopen(json.c_str(), "w");
-    std::fprintf(f, "[\n");
-    for (size_t i = 0; i < rows.size(); ++i)
-      std::fprintf(f, "  {\"row\": \"%s\", \"mode\": \"%s\", \"us\": %.3f, \"gbps\": %.3f}%s\n", rows[i].row.c_str(),
-                   rows[i].mode.c_str(), rows[i].us, rows[i].gbps, i + 1 < rows.size() ? "," : "");
-    std::fprintf(f, "]\n");
-    std::fclose(f);
-  }
+  write_json(json);
   return 0;
 }

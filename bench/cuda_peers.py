@@ -6,7 +6,8 @@ ended by torch.cuda.synchronize() and sized to last >= 20 ms; the median batch's
 f32 matmuls are exact (allow_tf32 off), as kiln's default. With --kiln FILE (kiln_cuda_bench
 --json) it prints one table: kiln eager, kiln compiled, torch eager, torch.compile, the ratio of
 kiln compiled to torch.compile, and each memory-bound row's rate against the driver's
-device-to-device copy (cuMemcpyDtoDAsync) measured in kiln's run.
+device-to-device copy (cuMemcpyDtoDAsync) measured in kiln's run. With --train it times
+kiln_cuda_bench --train's training steps instead (train_rows below) and merges them the same way.
 """
 import argparse
 import json
@@ -42,12 +43,71 @@ def median_us(call):
     return sorted(us)[2]
 
 
+def train_rows(dev):
+    """kiln_cuda_bench --train's workloads: a step clears the gradients, runs the loss forward and
+    backward and steps torch.optim.AdamW(fused=True) over every parameter; "torch.compile" compiles
+    the loss (forward and backward)."""
+    rows = []
+
+    def param(t):
+        return t.to(dev).requires_grad_()
+
+    def scaled(shape, fan_in, dt=torch.float32):
+        return (torch.randn(*shape) / fan_in ** 0.5).to(dt)
+
+    def mlp(d, hidden):
+        w1, b1 = param(scaled((hidden, d), d)), param(torch.zeros(hidden))
+        w2, b2 = param(scaled((d, hidden), hidden)), param(torch.zeros(d))
+        return [w1, b1, w2, b2], lambda x: F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2).square().mean()
+
+    def gpt_block(B, T, D, H, dt):
+        ln1w, ln1b, ln2w, ln2b = (param(f(D, dtype=dt)) for f in (torch.ones, torch.zeros, torch.ones, torch.zeros))
+        wqkv, bqkv = param(scaled((3 * D, D), D, dt)), param(torch.zeros(3 * D, dtype=dt))
+        wproj, bproj = param(scaled((D, D), D, dt)), param(torch.zeros(D, dtype=dt))
+        w1, b1 = param(scaled((4 * D, D), D, dt)), param(torch.zeros(4 * D, dtype=dt))
+        w2, b2 = param(scaled((D, 4 * D), 4 * D, dt)), param(torch.zeros(D, dtype=dt))
+
+        def loss(a):
+            q = F.linear(F.layer_norm(a, (D,), ln1w, ln1b), wqkv, bqkv).reshape(B, T, 3, H, D // H).permute(2, 0, 3, 1, 4)
+            att = F.scaled_dot_product_attention(q[0], q[1], q[2], is_causal=True)
+            y = a + F.linear(att.transpose(1, 2).reshape(B, T, D), wproj, bproj)
+            y = y + F.linear(F.gelu(F.linear(F.layer_norm(y, (D,), ln2w, ln2b), w1, b1)), w2, b2)
+            return y.float().square().mean()
+
+        return [ln1w, ln1b, ln2w, ln2b, wqkv, bqkv, wproj, bproj, w1, b1, w2, b2], loss
+
+    def row(name, model, x):
+        params, loss = model
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+        for mode, f in (("torch eager", loss), ("torch.compile", torch.compile(loss))):
+            def step():
+                opt.zero_grad(set_to_none=True)
+                f(x).backward()
+                opt.step()
+            try:
+                rows.append({"row": name, "mode": mode, "us": median_us(step), "gbps": 0})
+            except Exception as e:
+                rows.append({"row": name, "mode": mode, "us": None, "gbps": None, "error": str(e)[:200]})
+            print(rows[-1], flush=True)
+
+    torch.manual_seed(0)
+    row("train mlp", mlp(1024, 4096), torch.randn(8192, 1024, device=dev))
+    row("train gpt block f32", gpt_block(8, 1024, 768, 12, torch.float32), torch.randn(8, 1024, 768, device=dev))
+    row("train gpt block bf16", gpt_block(8, 1024, 768, 12, torch.bfloat16),
+        torch.randn(8, 1024, 768, device=dev, dtype=torch.bfloat16))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--kiln")
+    ap.add_argument("--train", action="store_true")
     args = ap.parse_args()
     dev = "cuda"
+    if args.train:
+        print_table(args, train_rows(dev))
+        return
     torch.manual_seed(0)
     R = C = 8192
     f4 = 4.0 * R * C
@@ -147,6 +207,10 @@ def main():
         rows.append({"row": name, "mode": "torch eager", "us": us, "gbps": flop / us / 1e6})
         print(rows[-1], flush=True)
     del x, w
+    print_table(args, rows)
+
+
+def print_table(args, rows):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
