@@ -13,6 +13,7 @@
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_graphs.h"
+#include "runtime/extend.h"
 #include "runtime/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -154,6 +155,34 @@ TEST(CudaGpu, CudaGraphsReplayRandomDraws) {
   const double dropped = (kept == 0).to(kFloat64).mean().item<double>();
   EXPECT_GT(dropped, 0.15);
   EXPECT_LT(dropped, 0.35);
+}
+
+// A draw that another program makes inside the capture (here an eager rand_like in a user's
+// lowering) would repeat on every replay: the capture fails on it, and the function runs
+// without a graph, drawing anew each call.
+TEST(CudaGpu, CudaGraphsRefuseDrawsOfAnotherProgramInTheirCapture) {
+  KILN_SKIP_WITHOUT_GPU();
+  static const CustomOp noisy = [] {
+    CustomOp op = register_op("testgraphs::noisy(Tensor x) -> Tensor",
+                              {.eager = [](const std::vector<Tensor>& in, const ir::AttrList&) {
+                                 return std::vector<Tensor>{in.at(0) + rand_like(in.at(0))};
+                               }});
+    register_lowering("cuda", "testgraphs::noisy",
+                      Lowering::extern_call("noisy_on_the_device", [](const std::vector<Tensor>& in, const ir::AttrList&,
+                                                                      const std::vector<Tensor>& out) {
+                        Tensor(out.at(0)).copy_(in.at(0) + rand_like(in.at(0)));
+                      }));
+    return op;
+  }();
+  auto f = compile([](const Tensor& x) { return noisy(x) * 2; }, {.cuda_graphs = true});
+  const int64_t captures = rt::cuda_graph_captures(), replays = rt::cuda_graph_replays();
+  const Tensor x = zeros({300}).to(kGpu);
+  std::vector<Tensor> got;
+  for (int i = 0; i < 4; ++i) got.push_back(f(x).cpu());
+  EXPECT_EQ(rt::cuda_graph_captures(), captures);
+  EXPECT_EQ(rt::cuda_graph_replays(), replays);
+  for (int i = 1; i < 4; ++i) EXPECT_FALSE(equal(got[i], got[i - 1])) << "call " << i << " repeated call " << i - 1;
+  EXPECT_TRUE(((got[3] >= 0) & (got[3] < 2)).all().item<bool>());
 }
 
 // What a graph cannot replay runs as usual, and stays correct: a step the driver will not

@@ -31,6 +31,7 @@
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
 #include "runtime/config.h"
+#include "runtime/cuda/capture_pool.h"
 #include "runtime/cuda/cubin_key.h"
 #include "runtime/cuda/cuda_attention.h"
 #include "runtime/cuda/cuda_device.h"
@@ -114,6 +115,9 @@ class CudaLauncher final : public KernelLauncher {
     }
     // Null, or the (seed, base) a CUDA graph being recorded moves on each replay (cuda_graphs.h).
     void* rng = k.rng ? graph_rng_slot(this) : nullptr;
+    if (k.rng && !rng && CapturePool::capturing())  // recorded with its draws frozen: the capture fails and runs without a graph
+      fail("cuda graphs", "a kernel that draws random numbers was launched by another program inside a CUDA graph capture; "
+                          "its draws would repeat on every replay");
     if (k.rng) values.push_back(&rng);
     int64_t none = 0;
     values.push_back(num_params ? const_cast<int64_t*>(params) : &none);
