@@ -1,12 +1,10 @@
 // kiln/runtime/cuda/cuda_attention.cpp — attention on kiln's fused kernel (cuda_attention.h).
 #include "runtime/cuda/cuda_attention.h"
 
-#include "base/crc32c.h"
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cuda/cuda_attention_source.h"
 #include "codegen_cuda/driver.h"
-#include "codegen_cuda/nvrtc.h"
 #include "frontend/ops_factory.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_modules.h"
@@ -57,27 +55,16 @@ std::optional<AttentionFunctions> attention_functions(const ModuleId& id) {
   if (auto it = loaded().find(id); it != loaded().end()) return it->second;
   if (unavailable().count(id)) return std::nullopt;
   const auto& [device, dtype, e, ev] = id;
-  const int sm = cuda::compute_capability(device);
-  ModuleCode code;
-  if (auto it = provided().find(id); it != provided().end()) {
-    code.key = fmt::format("package attention {:08x} {}", crc32c(it->second), it->second.size());
-    code.image = it->second;
-    code.from = CodeSource::Disk;
-  } else {
-    const std::string source = cuda::attention_source(dtype, e, ev);
-    CompileCache* store = compile_cache();
-    code = cached_module(source, sm, store);
-    if (code.image.empty()) {
-      if (!cuda::nvrtc_available()) {
-        unavailable().insert(id);
-        return std::nullopt;
-      }
-      compile_module(code, source, 1, sm, store);
-      if (!code.error.empty()) throw InternalError(fmt::format("[scaled_dot_product_attention] {}:\n{}", code.error, code.log));
-    }
+  const auto it = provided().find(id);
+  const std::optional<ModuleCode> code =
+      library_module(it != provided().end() ? &it->second : nullptr, "attention", cuda::attention_source(dtype, e, ev), 1,
+                     cuda::compute_capability(device), "scaled_dot_product_attention");
+  if (!code) {
+    unavailable().insert(id);
+    return std::nullopt;
   }
-  const AttentionFunctions f{load_function(device, code, cuda::kAttentionKernel),
-                             load_function(device, code, cuda::kAttentionCombineKernel), cuda::multiprocessor_count(device)};
+  const AttentionFunctions f{load_function(device, *code, cuda::kAttentionKernel),
+                             load_function(device, *code, cuda::kAttentionCombineKernel), cuda::multiprocessor_count(device)};
   loaded().emplace(id, f);
   return f;
 }

@@ -1,6 +1,8 @@
 // kiln/runtime/cuda/cuda_modules.cpp — cubins by key, modules by (device, key) (cuda_modules.h).
 #include "runtime/cuda/cuda_modules.h"
 
+#include "base/crc32c.h"
+#include "base/error.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/cuda/cubin_key.h"
 
@@ -77,6 +79,24 @@ cuda::FunctionHandle load_function(int device, const ModuleCode& mc, const std::
   const cuda::FunctionHandle fn = cuda::module_function(device, it->second, entry);
   functions().emplace(std::make_tuple(device, mc.key, entry), fn);
   return fn;
+}
+
+std::optional<ModuleCode> library_module(const std::string* package_image, std::string_view what,
+                                         const std::string& source, size_t kernels, int sm, std::string_view op) {
+  ModuleCode code;
+  if (package_image) {
+    code.key = fmt::format("package {} {:08x} {}", what, crc32c(*package_image), package_image->size());
+    code.image = *package_image;
+    code.from = CodeSource::Disk;
+    return code;
+  }
+  CompileCache* store = compile_cache();
+  code = cached_module(source, sm, store);
+  if (!code.image.empty()) return code;
+  if (!cuda::nvrtc_available()) return std::nullopt;
+  compile_module(code, source, kernels, sm, store);
+  if (!code.error.empty()) throw InternalError(fmt::format("[{}] {}:\n{}", op, code.error, code.log));
+  return code;
 }
 
 }  // namespace kiln::rt

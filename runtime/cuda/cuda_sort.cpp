@@ -1,12 +1,10 @@
 // kiln/runtime/cuda/cuda_sort.cpp — argsort on the device with kiln's sort kernels (cuda_sort.h).
 #include "runtime/cuda/cuda_sort.h"
 
-#include "base/crc32c.h"
 #include "base/error.h"
 #include "base/tensor_impl.h"
 #include "codegen_cuda/cuda_sort_source.h"
 #include "codegen_cuda/driver.h"
-#include "codegen_cuda/nvrtc.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "runtime/cuda/cuda_device.h"
@@ -72,26 +70,14 @@ std::optional<SortFunctions> sort_functions(int device, cuda::SortKey key) {
   std::lock_guard lock(sort_mu());
   if (auto it = loaded().find({device, key}); it != loaded().end()) return it->second;
   if (unavailable().count({device, key})) return std::nullopt;
-  ModuleCode code;
-  if (auto it = provided().find({device, key}); it != provided().end()) {
-    code.key = fmt::format("package sort {:08x} {}", crc32c(it->second), it->second.size());
-    code.image = it->second;
-    code.from = CodeSource::Disk;
-  } else {
-    const int sm = cuda::compute_capability(device);
-    const std::string source = cuda::sort_source(key);
-    CompileCache* store = compile_cache();
-    code = cached_module(source, sm, store);
-    if (code.image.empty()) {
-      if (!cuda::nvrtc_available()) {  // sorted on the host
-        unavailable().insert({device, key});
-        return std::nullopt;
-      }
-      compile_module(code, source, 2, sm, store);
-      if (!code.error.empty()) throw InternalError(fmt::format("[argsort] {}:\n{}", code.error, code.log));
-    }
+  const auto it = provided().find({device, key});
+  const std::optional<ModuleCode> code = library_module(it != provided().end() ? &it->second : nullptr, "sort",
+                                                        cuda::sort_source(key), 2, cuda::compute_capability(device), "argsort");
+  if (!code) {  // sorted on the host
+    unavailable().insert({device, key});
+    return std::nullopt;
   }
-  const SortFunctions f{load_function(device, code, cuda::kSortTiles), load_function(device, code, cuda::kSortMerge)};
+  const SortFunctions f{load_function(device, *code, cuda::kSortTiles), load_function(device, *code, cuda::kSortMerge)};
   loaded().emplace(std::make_pair(device, key), f);
   return f;
 }
