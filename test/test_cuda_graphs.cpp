@@ -96,6 +96,41 @@ TEST(CudaGpu, CudaGraphsReplayWarmCalls) {
   EXPECT_EQ(rt::cuda_graph_replays(), replays + 6);
 }
 
+// The graphs of one function (here one dynamic program, four row counts) share one pool: a
+// smaller signature's temporaries and the cuBLASLt workspace come from what the larger one's
+// capture kept, so the memory grows with the largest graph, not with their sum. Calls that
+// alternate between the graphs, which share that memory, still give each its own results; and
+// the function's memory is all returned when it is destroyed.
+TEST(CudaGpu, CudaGraphsOfOneFunctionShareTheirMemory) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(5);
+  const Tensor w = randn({256, 256}).to(kGpu), b = randn({256}).to(kGpu);
+  auto fn = [&](const Tensor& x) { return softmax(relu(linear(x, w, b)) * 2, -1) + x.exp().sum(1, true); };
+  const int64_t before = cuda::memory_stats(0).allocated_bytes;
+  {
+    auto graphed = compile(fn, {.dynamic = Dynamic::True, .cuda_graphs = true});
+    const int64_t captures = rt::cuda_graph_captures();
+    std::vector<Tensor> xs;
+    std::vector<int64_t> grown;  // allocated bytes after each signature's capture
+    for (int64_t rows : {512, 384, 256, 128}) {
+      xs.push_back(randn({rows, 256}).to(kGpu));
+      for (int i = 0; i < 2; ++i) (void)graphed(xs.back());  // a plain call, then the capture
+      grown.push_back(cuda::memory_stats(0).allocated_bytes - before);
+    }
+    EXPECT_EQ(rt::cuda_graph_captures(), captures + 4);
+    // Past the first graph, each adds its input and output copies, not another set of temporaries.
+    const int64_t io = 4 * (384 + 256 + 128) * 256 * 2 + (1 << 20);
+    EXPECT_LT(grown[3] - grown[0], io) << "first graph " << grown[0] << " bytes, all four " << grown[3];
+    for (int round = 0; round < 3; ++round)
+      for (const Tensor& x : xs) {
+        const Tensor got = graphed(x), want = fn(x);
+        EXPECT_TRUE(allclose(got.cpu(), want.cpu(), 1e-5, 1e-5)) << x.size(0) << " rows, round " << round;
+      }
+    xs.clear();
+  }
+  EXPECT_EQ(cuda::memory_stats(0).allocated_bytes, before) << "the graphs' memory outlived the function";
+}
+
 // Inputs a graph copies whatever their layout: an expanded (stride-0) input made anew each call,
 // and a 0-dim cpu tensor, which joins the cuda ops as a scalar (as in eager ops) and is moved to
 // the device on each call (always copied: one element).

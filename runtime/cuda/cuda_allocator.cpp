@@ -125,17 +125,19 @@ bool CapturePool::capturing() { return t_capture != nullptr; }
 
 void* CapturePool::reuse(size_t bytes, int device) {
   if (!t_capture || t_capture->device_ != device) return nullptr;
-  auto it = t_capture->idle_.find(bytes);
-  if (it == t_capture->idle_.end()) return nullptr;
-  void* p = it->second;
+  // The smallest idle block that fits, unless it is more than twice the request.
+  auto it = t_capture->idle_.lower_bound(bytes);
+  if (it == t_capture->idle_.end() || it->first / 2 > bytes) return nullptr;
+  const auto [size, p] = *it;
   t_capture->idle_.erase(it);
-  std::vector<void*>& kept = t_capture->kept_;  // live again: its tensor owns it now
-  kept.erase(std::find(kept.begin(), kept.end(), p));
+  t_capture->kept_.erase(p);  // live again: its tensor holds it now
+  t_capture->allocated_[p] = size;
   return p;
 }
 
 void CapturePool::note_alloc(void* p, size_t bytes, int device) {
-  if (t_capture && t_capture->device_ == device && p) t_capture->allocated_[p] = bytes;
+  if (!t_capture || t_capture->device_ != device || !p) return;
+  if (t_capture->allocated_.try_emplace(p, bytes).second) t_capture->fresh_.insert(p);  // not a kept block
 }
 
 bool CapturePool::keep_free(void* p, int device) {
@@ -143,17 +145,43 @@ bool CapturePool::keep_free(void* p, int device) {
   auto it = t_capture->allocated_.find(p);
   if (it == t_capture->allocated_.end()) return false;
   t_capture->idle_.emplace(it->second, p);
-  t_capture->kept_.push_back(p);
+  t_capture->kept_.emplace(p, it->second);
   t_capture->allocated_.erase(it);
   return true;
 }
 
+void CapturePool::begin() {
+  idle_.clear();
+  for (const auto& [p, size] : kept_) idle_.emplace(size, p);
+  allocated_.clear();
+  fresh_.clear();
+}
+
+void CapturePool::release_fresh() {
+  for (void* p : fresh_) {
+    auto it = kept_.find(p);
+    if (it == kept_.end()) continue;  // live: its tensor frees it
+    kept_.erase(it);
+    the_allocator().deallocate(p, 0, device_);
+  }
+  idle_.clear();
+  allocated_.clear();
+  fresh_.clear();
+}
+
 void CapturePool::release() {
-  std::vector<void*> blocks;
+  std::unordered_map<void*, size_t> blocks;
   blocks.swap(kept_);
   idle_.clear();
   allocated_.clear();
-  for (void* p : blocks) the_allocator().deallocate(p, 0, device_);
+  fresh_.clear();
+  for (const auto& [p, size] : blocks) the_allocator().deallocate(p, 0, device_);
+}
+
+size_t CapturePool::kept_bytes() const {
+  size_t n = 0;
+  for (const auto& [p, size] : kept_) n += size;
+  return n;
 }
 
 }  // namespace kiln::rt

@@ -122,62 +122,89 @@ bool plan_graphable(const ir::ExecPlan& plan, std::string* why) {
   return true;
 }
 
-struct GraphedProgram::Entry {
-  enum class State { Warm, Graphed, Plain };
-  explicit Entry(int d) : device(d), pool(d) {}
-  ~Entry() {
-    drop_graph();
-    if (stuck) {  // replays may still be queued: their memory is leaked, not handed out
-      pool.leak();
-      for (Tensor& t : static_inputs) new Tensor(std::move(t));  // a reference never dropped
-      for (Tensor& t : static_outputs) new Tensor(std::move(t));
-    }
-    if (done) {
-      try {
-        cuda::event_destroy(device, done);
-      } catch (const std::exception& e) {  // a destructor must not throw (a sticky fault, the driver gone at exit)
-        warn(fmt::format("cuda:{}: a CUDA graph's event could not be released: {}", device, e.what()));
-      }
-    }
-  }
+// What the program's graphs share: the pool of the memory their captures kept (capture_pool.h),
+// and the event recorded after each replay of any of them. Every replay waits for the one
+// before it, whatever its signature and stream, so a kept block is free for any graph.
+struct GraphedProgram::Shared {
+  explicit Shared(int d) : device(d), pool(d) {}
   // Waits for the queued replays (the event after the last one, not the device: another thread
-  // may be capturing, and a device-wide synchronization would spoil its capture) and destroys
-  // the graph; false, with a warning, when that fails.
-  bool drop_graph() noexcept {
-    if (!exec) return true;
+  // may be capturing, and a device-wide synchronization would spoil its capture); false, with a
+  // warning, when that fails: then nothing the graphs use may ever be freed.
+  bool wait() noexcept {
+    if (!replayed || stuck) return !stuck;
     try {
-      if (replayed) cuda::event_synchronize(device, done);
-      cuda::graph_exec_destroy(device, exec);
-      exec = nullptr;
+      cuda::event_synchronize(device, done);
       return true;
     } catch (const std::exception& e) {
-      warn(fmt::format("cuda:{}: a CUDA graph could not be released (its memory is kept): {}", device, e.what()));
-      exec = nullptr;
+      warn(fmt::format("cuda:{}: a CUDA graph's replays could not be waited for (their memory is kept): {}", device, e.what()));
       stuck = true;
       return false;
     }
   }
-  bool stuck = false;  // the replays could not be waited for: the graph's memory is never freed
+  int device;
+  CapturePool pool;
+  cuda::EventHandle done = nullptr;  // recorded after each replay
+  bool replayed = false;
+  bool stuck = false;  // the replays could not be waited for: the graphs' memory is never freed
+};
+
+struct GraphedProgram::Entry {
+  enum class State { Warm, Graphed, Plain };
+  explicit Entry(int d) : device(d) {}
+  // Destroys the graph once its replays are done; false when they could not be waited for (its
+  // memory must then outlive it).
+  bool drop_graph(Shared& shared) noexcept {
+    if (!exec) return true;
+    const bool waited = shared.wait();
+    if (waited) {
+      try {
+        cuda::graph_exec_destroy(device, exec);
+      } catch (const std::exception& e) {
+        warn(fmt::format("cuda:{}: a CUDA graph could not be released: {}", device, e.what()));
+      }
+    }
+    exec = nullptr;
+    return waited;
+  }
+  // A graph dropped unwaited: its buffers are leaked, not handed out (a reference never dropped).
+  void leak() {
+    for (Tensor& t : static_inputs) new Tensor(std::move(t));
+    for (Tensor& t : static_outputs) new Tensor(std::move(t));
+    new Tensor(std::move(rng));
+  }
   int device;
   std::vector<InputKey> key;
   bool tf32 = false;  // config().allow_tf32 when recorded: cuBLASLt's choice is part of the graph
   std::vector<const void*> seen;  // each input's address at the last plain call
   State state = State::Warm;
   int recaptures = 0;
-  CapturePool pool;
   cuda::GraphExecHandle exec = nullptr;
   std::vector<Tensor> static_inputs;  // the graph's copy of each input (undefined: read in place)
   std::vector<const void*> in_place;  // the address an in-place input is read at
   std::vector<Tensor> static_outputs;
   Tensor rng;  // a program that draws: the {seed, base} its graph's kernels read, written per replay
-  cuda::EventHandle done = nullptr;  // recorded after each replay
-  bool replayed = false;
 };
 
-GraphedProgram::GraphedProgram(const Program& program) : program_(program) {}
+GraphedProgram::GraphedProgram(const Program& program)
+    : program_(program), shared_(std::make_unique<Shared>(program.device().index)) {}
 
 GraphedProgram::~GraphedProgram() {
-  entries_.clear();  // each entry waits for its replays
+  bool waited = true;
+  for (const std::unique_ptr<Entry>& e : entries_)
+    if (!e->drop_graph(*shared_)) waited = false;
+  if (!waited || shared_->stuck) {  // replays may still be queued: their memory is leaked, not handed out
+    shared_->pool.leak();
+    for (const std::unique_ptr<Entry>& e : entries_) e->leak();
+  }
+  entries_.clear();
+  shared_->pool.release();
+  if (shared_->done) {
+    try {
+      cuda::event_destroy(shared_->device, shared_->done);
+    } catch (const std::exception& e) {  // a destructor must not throw (a sticky fault, the driver gone at exit)
+      warn(fmt::format("cuda:{}: a CUDA graph's event could not be released: {}", shared_->device, e.what()));
+    }
+  }
   if (capture_stream_.handle()) {
     try {
       cuda::stream_destroy(capture_stream_.device(), capture_stream_.handle());
@@ -219,10 +246,11 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   const bool draws = program_.plan().random_draws > 0;
   try {
     if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
-    if (!e.done) e.done = cuda::event_create(device, /*timing=*/false);
+    if (!shared_->done) shared_->done = cuda::event_create(device, /*timing=*/false);
     if (draws && !e.rng.defined()) e.rng = empty({2}, TensorOptions(ScalarType::Int64).device(program_.device()));
     cuda::StreamGuard on(capture_stream_);
-    CapturePool::Active keep(e.pool);
+    shared_->pool.begin();
+    CapturePool::Active keep(shared_->pool);
     // The recorded kernels read their draws from e.rng; recording takes no offsets from the
     // generator (each replay reserves its own).
     const RngCaptureScope rng(program_.launcher(), draws ? e.rng.impl()->data() : nullptr);
@@ -252,7 +280,7 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
       } catch (const std::exception&) {
       }
     }
-    e.pool.release();
+    shared_->pool.release_fresh();
     e.static_inputs.clear();
     KILN_LOG_IF(LogChannel::Perf, "cuda graphs: the program cannot be captured, and runs without a graph: {}", failure);
     return false;
@@ -263,8 +291,9 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
 
 std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& inputs) const {
   const int device = e.device;
+  Shared& sh = *shared_;
   const cuda::StreamHandle s = cuda::current_stream(device).handle();
-  if (e.replayed) cuda::stream_wait_event(device, s, e.done);  // the last replay (on any stream) comes first
+  if (sh.replayed) cuda::stream_wait_event(device, s, sh.done);  // the last replay (any graph, any stream) comes first
   for (size_t i = 0; i < inputs.size(); ++i)
     if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s);
   if (e.rng.defined()) {  // this call's draws, as a plain call takes them (Program::run)
@@ -275,8 +304,8 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
   }
   cuda::graph_launch(device, e.exec, s);
   // The launch is what a later wait must cover, whatever fails after it (an output's allocation).
-  cuda::event_record(device, e.done, s);
-  e.replayed = true;
+  cuda::event_record(device, sh.done, s);
+  sh.replayed = true;
   // Checked kernels of the plan, or of eager ops its library steps ran, may have failed.
   note_checked_launch(device);
   std::vector<Tensor> out;
@@ -285,8 +314,7 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
     copy_same_layout(r, o, device, s);
     out.push_back(std::move(r));
   }
-  cuda::event_record(device, e.done, s);
-  e.replayed = true;
+  cuda::event_record(device, sh.done, s);
   g_replays.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
@@ -304,14 +332,14 @@ std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const
       bool moved = false;
       for (size_t i = 0; i < inputs.size(); ++i) moved = moved || (e->in_place[i] && inputs[i].impl()->data() != e->in_place[i]);
       if (!moved) return replay(*e, inputs);
-      // An input read in place has moved: back to the first step, with a fresh graph.
-      if (e->drop_graph()) {
-        e->pool.release();
+      // An input read in place has moved: back to the first step, with a fresh graph (the pool's
+      // blocks stay with the program's other graphs and serve the next capture).
+      if (e->drop_graph(*shared_)) {
         e->static_inputs.clear();
         e->static_outputs.clear();
         e->state = ++e->recaptures > kMaxRecaptures ? Entry::State::Plain : Entry::State::Warm;
       } else {
-        e->state = Entry::State::Plain;  // its memory stays with it (~Entry leaks what it cannot wait for)
+        e->state = Entry::State::Plain;  // its memory stays with it (~GraphedProgram leaks what it cannot wait for)
       }
       e->seen.clear();
     }

@@ -9,12 +9,13 @@
 //  - the second records the graph. An input at the same address as in the first call (a
 //    captured weight, a buffer the caller reuses) is read where it is; every other input gets a
 //    buffer of the graph's own, into which each replay first copies it. The graph's
-//    temporaries stay allocated for it (capture_pool.h);
+//    temporaries stay allocated for it, in one pool that all of the program's graphs share
+//    (capture_pool.h): memory grows with the largest signature's needs, not with their sum;
 //  - later calls replay it. Their outputs are copies of the graph's outputs, so a result stays
 //    valid when the next call replays the graph again. An in-place input found elsewhere sends
 //    the signature back to the first step, at most kMaxRecaptures times. A 0-dim input is
-//    always copied. Replays are ordered after one another whatever streams they run on (an
-//    event after each), and config().allow_tf32 is part of the signature.
+//    always copied. Replays of all the program's graphs are ordered after one another whatever
+//    streams they run on (an event after each), and config().allow_tf32 is part of the signature.
 // Random draws are replayed with fresh numbers: the graph's kernels that draw read the call's
 // (seed, base) from a buffer of the graph's (the kernel argument kiln_rng, cuda_emitter.h), into
 // which each replay copies the default generator's seed and the offsets it reserves, as a plain
@@ -56,6 +57,7 @@ class GraphedProgram {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
  private:
+  struct Shared;
   struct Entry;
   Entry* find(const std::vector<Tensor>& inputs) const;
   bool capture(Entry& e, const std::vector<Tensor>& inputs) const;
@@ -63,6 +65,7 @@ class GraphedProgram {
 
   const Program& program_;
   mutable std::mutex mu_;
+  std::unique_ptr<Shared> shared_;  // the graphs' memory pool and replay order
   mutable std::vector<std::unique_ptr<Entry>> entries_;
   mutable cuda::Stream capture_stream_;
 };
