@@ -112,7 +112,7 @@ bool plan_graphable(const ir::ExecPlan& plan, std::string* why) {
                             ir::op_name(st.op)));
   std::set<int> outs;
   for (const ir::PlanOutput& o : plan.outputs) {
-    if (input_of(plan, o.buffer) >= 0) return no("an output is, or views, an input");
+    if (input_of(plan, o.buffer) >= 0) continue;  // a view of the caller's input, made at each call
     if (!outs.insert(root_of(plan, o.buffer)).second) return no("two outputs share memory");
     if (plan.buffers.at(static_cast<size_t>(o.buffer)).donor_input >= 0) return no("an output may take an input's memory");
   }
@@ -181,7 +181,15 @@ struct GraphedProgram::Entry {
   cuda::GraphExecHandle exec = nullptr;
   std::vector<Tensor> static_inputs;  // the graph's copy of each input (undefined: read in place)
   std::vector<const void*> in_place;  // the address an in-place input is read at
-  std::vector<Tensor> static_outputs;
+  std::vector<Tensor> static_outputs;  // undefined where the output is an input or views one
+  // Per output: the input it is or views (-1: none), as the view (sizes, strides, storage offset
+  // from the input's) that the capture gave, made again on each call's input.
+  struct Alias {
+    int input = -1;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+  };
+  std::vector<Alias> aliases;
   Tensor rng;  // a program that draws: the {seed, base} its graph's kernels read, written per replay
 };
 
@@ -269,7 +277,19 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
       if (failure.empty()) failure = ex.what();
       e.exec = nullptr;
     }
-    if (failure.empty()) e.static_outputs = std::move(outs);
+    if (failure.empty()) {
+      e.aliases.assign(outs.size(), Entry::Alias());
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const int i = input_of(program_.plan(), program_.plan().outputs.at(j).buffer);
+        if (i < 0) continue;
+        const Tensor& base = in.at(static_cast<size_t>(i));
+        if (outs[j].impl()->storage().get() != base.impl()->storage().get())
+          internal_fail("cuda graphs: output {} of the plan views input {}, but not its memory", j, i);
+        e.aliases[j] = {i, outs[j].sizes().vec(), outs[j].strides().vec(), outs[j].storage_offset() - base.storage_offset()};
+        outs[j] = Tensor();
+      }
+      e.static_outputs = std::move(outs);
+    }
   } catch (const std::exception& ex) {
     if (failure.empty()) failure = ex.what();
   }
@@ -309,7 +329,13 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
   // Checked kernels of the plan, or of eager ops its library steps ran, may have failed.
   note_checked_launch(device);
   std::vector<Tensor> out;
-  for (const Tensor& o : e.static_outputs) {
+  for (size_t j = 0; j < e.static_outputs.size(); ++j) {
+    if (const Entry::Alias& a = e.aliases[j]; a.input >= 0) {  // this call's input, viewed as the capture's was
+      const Tensor& in = inputs[static_cast<size_t>(a.input)];
+      out.push_back(in.as_strided(a.sizes, a.strides, in.storage_offset() + a.offset));
+      continue;
+    }
+    const Tensor& o = e.static_outputs[j];
     Tensor r = empty_strided(o.sizes().vec(), o.strides().vec(), TensorOptions(o.dtype()).device(o.device()));
     copy_same_layout(r, o, device, s);
     out.push_back(std::move(r));

@@ -12,7 +12,9 @@
 //    temporaries stay allocated for it, in one pool that all of the program's graphs share
 //    (capture_pool.h): memory grows with the largest signature's needs, not with their sum;
 //  - later calls replay it. Their outputs are copies of the graph's outputs, so a result stays
-//    valid when the next call replays the graph again. An in-place input found elsewhere sends
+//    valid when the next call replays the graph again; an output that is or views an input (a
+//    training step's forward returns the tensors its backward needs) is that view of the call's
+//    own input, as without a graph. An in-place input found elsewhere sends
 //    the signature back to the first step, at most kMaxRecaptures times. A 0-dim input is
 //    always copied. Replays of all the program's graphs are ordered after one another whatever
 //    streams they run on (an event after each), and config().allow_tf32 is part of the signature.
@@ -22,8 +24,8 @@
 // call would (PyTorch's graph-safe Philox state does the same). So a graphed function draws what
 // the same function without graphs draws from the same seed.
 // Programs a graph cannot replay faithfully run as usual: a random draw in a step other than a
-// kernel (its attributes would be frozen), an output that is or views an input, a step that
-// writes an input, outputs that alias each other. So does a program whose capture the driver refuses (a step that
+// kernel (its attributes would be frozen), a step that writes an input, outputs that alias each
+// other. So does a program whose capture the driver refuses (a step that
 // synchronizes or copies to the host, such as a step staged through the host): it is not
 // tried again for that signature.
 #pragma once
