@@ -185,6 +185,8 @@ void write_json(const std::string& path) {
 // workload checks the compiled loss and every gradient against eager ones at the same weights
 // (relative to the largest magnitude; MISMATCH past tol, exit status 1).
 //   train mlp:       x [8192, 1024] -> linear 4096 -> gelu -> linear 1024, f32
+//   train small mlp: x [64, 256] -> linear 1024 -> gelu -> linear 256, f32, also with
+//                    cuda_graphs (its forward and backward replayed as graphs)
 //   train gpt block: x [8, 1024, 768], 12 heads, causal; pre-norm attention (layer_norm, qkv
 //                    linear, scaled_dot_product_attention, projection) and MLP (768 -> 3072,
 //                    gelu -> 768); f32 (attention decomposed: cuBLASLt's exact products) and
@@ -251,10 +253,10 @@ double train_error(TrainModel& m, const std::function<Tensor(const Tensor&)>& co
   return err;
 }
 
-bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol) {
+bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol, bool graphs = false) {
   try {
     optim::AdamW opt(m.params, optim::AdamWOptions(1e-4));
-    auto compiled = compile(m.loss);
+    auto compiled = compile(m.loss, {.cuda_graphs = graphs});
     const double err = train_error(m, [&](const Tensor& t) { return compiled(t); }, x);
     std::printf("%-28s loss and gradients, compiled against eager: error %.1e %s\n", row.c_str(), err,
                 err <= tol ? "ok" : "MISMATCH");
@@ -263,7 +265,7 @@ bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol
       f(x).backward();
       opt.step();
     };
-    report(row, "eager", median_us([&] { step(m.loss); }), 0);
+    if (!graphs) report(row, "eager", median_us([&] { step(m.loss); }), 0);
     report(row, "compiled", median_us([&] { step([&](const Tensor& t) { return compiled(t); }); }), 0);
     return err <= tol;
   } catch (const std::exception& e) {
@@ -275,6 +277,12 @@ bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol
 int train(bool tiny, const std::string& json) {
   manual_seed(0);
   bool ok = true;
+  // A small model, where the host's cost of launching each step's kernels counts: compiled, and
+  // with its forward and backward replayed as CUDA graphs (cuda_peers.py: torch.compile's
+  // mode="reduce-overhead").
+  const int64_t rows = tiny ? 8 : 64, d = tiny ? 16 : 256;
+  ok &= train_row("train small mlp [64, 256]", train_mlp(d, 4 * d), randn({rows, d}).cuda(), 1e-4);
+  ok &= train_row("train small mlp, cuda graphs", train_mlp(d, 4 * d), randn({rows, d}).cuda(), 1e-4, true);
   if (tiny) {
     ok &= train_row("train mlp", train_mlp(32, 128), randn({64, 32}).cuda(), 1e-4);
     ok &= train_row("train gpt block f32", train_gpt_block(2, 16, 32, 2, kFloat), randn({2, 16, 32}).cuda(), 1e-4);

@@ -76,11 +76,15 @@ def train_rows(dev):
 
         return [ln1w, ln1b, ln2w, ln2b, wqkv, bqkv, wproj, bproj, w1, b1, w2, b2], loss
 
-    def row(name, model, x):
+    def row(name, model, x, graphs=False):
         params, loss = model
         opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
-        for mode, f in (("torch eager", loss), ("torch.compile", torch.compile(loss))):
+        modes = ((("torch.compile", torch.compile(loss, mode="reduce-overhead")),) if graphs else
+                 (("torch eager", loss), ("torch.compile", torch.compile(loss))))
+        for mode, f in modes:
             def step():
+                if graphs:
+                    torch.compiler.cudagraph_mark_step_begin()
                 opt.zero_grad(set_to_none=True)
                 f(x).backward()
                 opt.step()
@@ -91,6 +95,8 @@ def train_rows(dev):
             print(rows[-1], flush=True)
 
     torch.manual_seed(0)
+    row("train small mlp [64, 256]", mlp(256, 1024), torch.randn(64, 256, device=dev))
+    row("train small mlp, cuda graphs", mlp(256, 1024), torch.randn(64, 256, device=dev), graphs=True)
     row("train mlp", mlp(1024, 4096), torch.randn(8192, 1024, device=dev))
     row("train gpt block f32", gpt_block(8, 1024, 768, 12, torch.float32), torch.randn(8, 1024, 768, device=dev))
     row("train gpt block bf16", gpt_block(8, 1024, 768, 12, torch.bfloat16),
