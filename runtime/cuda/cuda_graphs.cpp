@@ -143,6 +143,9 @@ struct GraphedProgram::Shared {
   }
   int device;
   CapturePool pool;
+  // The outputs of graphs dropped for a recapture: a capture may have placed one in a block that
+  // another graph uses between its kernels, so it is held until the program goes.
+  std::vector<Tensor> retired;
   cuda::EventHandle done = nullptr;  // recorded after each replay
   bool replayed = false;
   bool stuck = false;  // the replays could not be waited for: the graphs' memory is never freed
@@ -191,6 +194,8 @@ struct GraphedProgram::Entry {
   };
   std::vector<Alias> aliases;
   Tensor rng;  // a program that draws: the {seed, base} its graph's kernels read, written per replay
+  uint32_t rng_words[4] = {};  // what rng holds (little-endian halves), once rng_written
+  bool rng_written = false;
 };
 
 GraphedProgram::GraphedProgram(const Program& program)
@@ -203,8 +208,10 @@ GraphedProgram::~GraphedProgram() {
   if (!waited || shared_->stuck) {  // replays may still be queued: their memory is leaked, not handed out
     shared_->pool.leak();
     for (const std::unique_ptr<Entry>& e : entries_) e->leak();
+    for (Tensor& t : shared_->retired) new Tensor(std::move(t));
   }
   entries_.clear();
+  shared_->retired.clear();
   shared_->pool.release();
   if (shared_->done) {
     try {
@@ -252,6 +259,10 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   }
   std::string failure;
   const bool draws = program_.plan().random_draws > 0;
+  // Recording takes no draws of its own. One that another program took during it (an eager op in
+  // a lowering) would be skipped by every replay: the capture fails, and the generator is put
+  // back, so that the plain run takes exactly the draws it would have taken.
+  const Generator generator = default_generator();
   try {
     if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
     if (!shared_->done) shared_->done = cuda::event_create(device, /*timing=*/false);
@@ -277,6 +288,8 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
       if (failure.empty()) failure = ex.what();
       e.exec = nullptr;
     }
+    if (failure.empty() && default_generator().offset() != generator.offset())
+      failure = "another program drew random numbers during the capture; every replay would skip its draws";
     if (failure.empty()) {
       e.aliases.assign(outs.size(), Entry::Alias());
       for (size_t j = 0; j < outs.size(); ++j) {
@@ -293,6 +306,7 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   } catch (const std::exception& ex) {
     if (failure.empty()) failure = ex.what();
   }
+  default_generator() = generator;
   if (!failure.empty()) {  // nothing ran: the memory the capture kept is free again
     if (cuda::GraphExecHandle x = std::exchange(e.exec, nullptr)) {
       try {
@@ -318,14 +332,29 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
     if (e.static_inputs[i].defined()) copy_same_layout(e.static_inputs[i], inputs[i], device, s);
   if (e.rng.defined()) {  // this call's draws, as a plain call takes them (Program::run)
     Generator& g = default_generator();
-    const int64_t draws[2] = {static_cast<int64_t>(g.seed()),
-                              static_cast<int64_t>(g.reserve_offsets(static_cast<uint64_t>(program_.plan().random_draws)))};
-    cuda::memcpy_htod(device, e.rng.impl()->data(), draws, sizeof draws, s);  // pageable: staged before it returns
+    const uint64_t words[2] = {g.seed(), g.reserve_offsets(static_cast<uint64_t>(program_.plan().random_draws))};
+    // Each changed 32-bit half set by value on the stream (no host buffer, which a copy from
+    // pageable memory may synchronize on): usually only the offset's low half.
+    const bool known = e.rng_written;
+    e.rng_written = false;  // until every write below has been queued
+    for (size_t w = 0; w < 4; ++w) {
+      const uint32_t half = static_cast<uint32_t>(words[w / 2] >> (32 * (w % 2)));
+      if (known && e.rng_words[w] == half) continue;
+      cuda::memset_d32(device, static_cast<uint32_t*>(e.rng.impl()->data()) + w, half, 1, s);
+      e.rng_words[w] = half;
+    }
+    e.rng_written = true;
   }
   cuda::graph_launch(device, e.exec, s);
-  // The launch is what a later wait must cover, whatever fails after it (an output's allocation).
-  cuda::event_record(device, sh.done, s);
+  // The launch is what a later wait must cover, whatever fails after it (an output's allocation);
+  // an event that cannot be recorded leaves nothing to wait on, so the memory is never freed.
   sh.replayed = true;
+  try {
+    cuda::event_record(device, sh.done, s);
+  } catch (...) {
+    sh.stuck = true;
+    throw;
+  }
   // Checked kernels of the plan, or of eager ops its library steps ran, may have failed.
   note_checked_launch(device);
   std::vector<Tensor> out;
@@ -340,7 +369,12 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
     copy_same_layout(r, o, device, s);
     out.push_back(std::move(r));
   }
-  cuda::event_record(device, sh.done, s);
+  try {
+    cuda::event_record(device, sh.done, s);
+  } catch (...) {
+    sh.stuck = true;
+    throw;
+  }
   g_replays.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
@@ -348,7 +382,10 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
 std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const {
   // Called from inside a capture (a custom op or lowering running another compiled function):
   // its launches belong to the graph being recorded, so it runs as usual, taking no lock.
-  if (CapturePool::capturing()) return program_.run(inputs);
+  if (CapturePool::capturing()) {
+    const RngCaptureScope none(nullptr, nullptr);  // its draws are not the outer graph's (the launcher refuses them)
+    return program_.run(inputs);
+  }
   {
     // Under the lock: the entry's state, its capture and the replays it queues (which share its
     // buffers). A call that runs without a graph runs outside it.
@@ -362,6 +399,8 @@ std::vector<Tensor> GraphedProgram::run(const std::vector<Tensor>& inputs) const
       // blocks stay with the program's other graphs and serve the next capture).
       if (e->drop_graph(*shared_)) {
         e->static_inputs.clear();
+        for (Tensor& t : e->static_outputs)
+          if (t.defined()) shared_->retired.push_back(std::move(t));
         e->static_outputs.clear();
         e->state = ++e->recaptures > kMaxRecaptures ? Entry::State::Plain : Entry::State::Warm;
       } else {
