@@ -49,8 +49,8 @@ def train_rows(dev):
     the loss (forward and backward)."""
     rows = []
 
-    def param(t):
-        return t.to(dev).requires_grad_()
+    def param(t):  # parameters, which torch.compile's graphs read in place as kiln's do
+        return torch.nn.Parameter(t.to(dev))
 
     def scaled(shape, fan_in, dt=torch.float32):
         return (torch.randn(*shape) / fan_in ** 0.5).to(dt)
@@ -95,7 +95,7 @@ def train_rows(dev):
             print(rows[-1], flush=True)
 
     torch.manual_seed(0)
-    row("train small mlp [64, 256]", mlp(256, 1024), torch.randn(64, 256, device=dev))
+    row("train small mlp", mlp(256, 1024), torch.randn(64, 256, device=dev))
     row("train small mlp, cuda graphs", mlp(256, 1024), torch.randn(64, 256, device=dev), graphs=True)
     row("train mlp", mlp(1024, 4096), torch.randn(8192, 1024, device=dev))
     row("train gpt block f32", gpt_block(8, 1024, 768, 12, torch.float32), torch.randn(8, 1024, 768, device=dev))

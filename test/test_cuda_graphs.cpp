@@ -152,29 +152,54 @@ TEST(CudaGpu, CudaGraphsOfOneFunctionShareTheirMemory) {
 }
 
 // An output that is or views an input is that view of each call's own input, as without a
-// graph, also when the graph reads the input from a copy of its own.
+// graph: the input itself where the plan returns it, else a bare view of its memory (no autograd
+// history), also when the graph reads the input from a copy of its own and when the input starts
+// at a storage offset.
 TEST(CudaGpu, CudaGraphsReturnViewsOfEachCallsInputs) {
   KILN_SKIP_WITHOUT_GPU();
-  auto fn = [](const Tensor& x) { return std::make_tuple(x, x.narrow(0, 1, 2), x.t().narrow(0, 1, 2), x * 2); };
+  auto fn = [](const Tensor& x) { return std::make_tuple(x, x.t(), x.reshape({15}), x.narrow(0, 1, 2), x * 2); };
   auto graphed = compile(fn, {.cuda_graphs = true});
   auto plain = compile(fn);
   const int64_t replays = rt::cuda_graph_replays();
   for (int i = 0; i < 4; ++i) {
-    const Tensor x = randn({3, 5}).to(kGpu);  // a new address each call: copied into the graph
-    const auto [same, rows, cols, twice] = graphed(x);
-    const auto [p_same, p_rows, p_cols, p_twice] = plain(x);
-    EXPECT_EQ(same.impl()->data(), x.impl()->data()) << "call " << i;
-    for (const auto& [got, want] : {std::pair{rows, p_rows}, std::pair{cols, p_cols}}) {  // aliased as without a graph
+    const Tensor x = randn({4, 5}).to(kGpu).narrow(0, 1, 3);  // a new address each call, at offset 5
+    const auto [same, t, flat, rows, twice] = graphed(x);
+    const auto [p_same, p_t, p_flat, p_rows, p_twice] = plain(x);
+    EXPECT_EQ(same.impl(), x.impl()) << "call " << i;
+    EXPECT_EQ(p_same.impl(), x.impl()) << "call " << i;
+    for (const auto& [got, want] : {std::pair{t, p_t}, std::pair{flat, p_flat}, std::pair{rows, p_rows}}) {
       EXPECT_EQ(got.impl()->storage().get() == x.impl()->storage().get(),
                 want.impl()->storage().get() == x.impl()->storage().get()) << "call " << i;
+      EXPECT_EQ(got.sizes(), want.sizes()) << "call " << i;
       EXPECT_EQ(got.strides(), want.strides()) << "call " << i;
       EXPECT_EQ(got.storage_offset(), want.storage_offset()) << "call " << i;
+      EXPECT_TRUE(equal(got.cpu(), want.cpu())) << "call " << i;
     }
-    EXPECT_TRUE(equal(rows.cpu(), x.cpu().narrow(0, 1, 2))) << "call " << i;
-    EXPECT_TRUE(equal(cols.cpu(), x.cpu().t().narrow(0, 1, 2))) << "call " << i;
     EXPECT_TRUE(equal(twice.cpu(), x.cpu() * 2)) << "call " << i;
   }
   EXPECT_EQ(rt::cuda_graph_replays(), replays + 3);
+}
+
+// A leaf that requires grad, passed transposed (not contiguous) and kept for the backward: its
+// graphed steps give the plain steps' gradients.
+TEST(CudaGpu, CudaGraphsKeepANonContiguousInputThatRequiresGrad) {
+  KILN_SKIP_WITHOUT_GPU();
+  auto fn = [](const Tensor& a, const Tensor& b) { return (a * b).sum(); };
+  auto graphed = compile(fn, {.cuda_graphs = true});
+  auto plain = compile(fn);
+  Tensor p = randn({6, 4}).to(kGpu).requires_grad_();
+  const Tensor b = randn({4, 6}).to(kGpu);
+  const int64_t replays = rt::cuda_graph_replays();
+  for (int i = 0; i < 4; ++i) {
+    p.mutable_grad() = Tensor();
+    graphed(p.t(), b).backward();
+    const Tensor got = p.grad().cpu();
+    p.mutable_grad() = Tensor();
+    plain(p.t(), b).backward();
+    EXPECT_TRUE(equal(got, p.grad().cpu())) << "call " << i;
+    EXPECT_TRUE(equal(got, b.cpu().t())) << "call " << i;
+  }
+  EXPECT_GE(rt::cuda_graph_replays(), replays + 2);
 }
 
 // A training step: the forward (whose outputs include the inputs its backward keeps) and the

@@ -189,6 +189,8 @@ struct GraphedProgram::Entry {
   // from the input's) that the capture gave, made again on each call's input.
   struct Alias {
     int input = -1;
+    bool whole = false;  // the input itself (else a view of its storage, as Program::buffer makes it)
+    ScalarType dtype = ScalarType::Float;
     std::vector<int64_t> sizes, strides;
     int64_t offset = 0;
   };
@@ -260,9 +262,9 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   std::string failure;
   const bool draws = program_.plan().random_draws > 0;
   // Recording takes no draws of its own. One that another program took during it (an eager op in
-  // a lowering) would be skipped by every replay: the capture fails, and the generator is put
-  // back, so that the plain run takes exactly the draws it would have taken.
-  const Generator generator = default_generator();
+  // a lowering) would be skipped by every replay: the capture fails, and the offsets the capture
+  // took are given back, so that the plain run takes exactly the draws it would have taken.
+  const uint64_t seed = default_generator().seed(), offset = default_generator().offset();
   try {
     if (!capture_stream_.handle()) capture_stream_ = cuda::Stream::create(device);
     if (!shared_->done) shared_->done = cuda::event_create(device, /*timing=*/false);
@@ -288,7 +290,7 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
       if (failure.empty()) failure = ex.what();
       e.exec = nullptr;
     }
-    if (failure.empty() && default_generator().offset() != generator.offset())
+    if (failure.empty() && default_generator().seed() == seed && default_generator().offset() != offset)
       failure = "another program drew random numbers during the capture; every replay would skip its draws";
     if (failure.empty()) {
       e.aliases.assign(outs.size(), Entry::Alias());
@@ -298,7 +300,8 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
         const Tensor& base = in.at(static_cast<size_t>(i));
         if (outs[j].impl()->storage().get() != base.impl()->storage().get())
           internal_fail("cuda graphs: output {} of the plan views input {}, but not its memory", j, i);
-        e.aliases[j] = {i, outs[j].sizes().vec(), outs[j].strides().vec(), outs[j].storage_offset() - base.storage_offset()};
+        e.aliases[j] = {i, outs[j].impl() == base.impl(), outs[j].dtype(), outs[j].sizes().vec(), outs[j].strides().vec(),
+                        outs[j].storage_offset() - base.storage_offset()};
         outs[j] = Tensor();
       }
       e.static_outputs = std::move(outs);
@@ -306,7 +309,11 @@ bool GraphedProgram::capture(Entry& e, const std::vector<Tensor>& inputs) const 
   } catch (const std::exception& ex) {
     if (failure.empty()) failure = ex.what();
   }
-  default_generator() = generator;
+  if (!failure.empty() && default_generator().seed() == seed && default_generator().offset() > offset) {
+    Generator back(seed);  // (the generator is not synchronized: draws of other threads meanwhile are given back too)
+    back.reserve_offsets(offset);
+    default_generator() = back;
+  }
   if (!failure.empty()) {  // nothing ran: the memory the capture kept is free again
     if (cuda::GraphExecHandle x = std::exchange(e.exec, nullptr)) {
       try {
@@ -359,9 +366,13 @@ std::vector<Tensor> GraphedProgram::replay(Entry& e, const std::vector<Tensor>& 
   note_checked_launch(device);
   std::vector<Tensor> out;
   for (size_t j = 0; j < e.static_outputs.size(); ++j) {
-    if (const Entry::Alias& a = e.aliases[j]; a.input >= 0) {  // this call's input, viewed as the capture's was
+    if (const Entry::Alias& a = e.aliases[j]; a.input >= 0) {  // this call's input, or the capture's view of it
       const Tensor& in = inputs[static_cast<size_t>(a.input)];
-      out.push_back(in.as_strided(a.sizes, a.strides, in.storage_offset() + a.offset));
+      if (a.whole)
+        out.push_back(in);
+      else  // bare, as a plain run's view (no autograd history, no view base)
+        out.push_back(Tensor(make_intrusive<TensorImpl>(in.impl()->storage(), a.dtype, a.sizes, a.strides,
+                                                        in.storage_offset() + a.offset)));
       continue;
     }
     const Tensor& o = e.static_outputs[j];
