@@ -27,6 +27,7 @@
 //   kiln_optim adamw_16m <optim ms> <optim limit ms>
 #include "bench/bench_median.h"
 #include "kiln/kiln.h"
+#include "bench/train_models.h"
 #include "runtime/thread_pool.h"
 
 #include <chrono>
@@ -43,18 +44,7 @@ namespace {
 
 int g_runs = 5;
 
-struct Model {
-  std::vector<Tensor> params;
-  std::function<Tensor(const Tensor&)> loss;
-  Tensor param(Tensor t) {
-    t.requires_grad_();
-    params.push_back(t);
-    return t;
-  }
-  void zero_grad() {
-    for (Tensor& p : params) p.mutable_grad() = Tensor();
-  }
-};
+using bench::Model;
 
 int64_t saved_bytes(const std::string& explain) {
   const std::string key = "values saved, ";
@@ -150,38 +140,26 @@ void adamw_16m() {
   std::fflush(stdout);
 }
 
-Tensor init(std::vector<int64_t> shape, int64_t fan_in) { return randn(shape) * (1.0 / std::sqrt(static_cast<double>(fan_in))); }
+using bench::scaled_randn;
 
 void mlp() {
   Model m;
-  Tensor w1 = m.param(init({512, 2048}, 512)), b1 = m.param(zeros({2048}));
-  Tensor w2 = m.param(init({2048, 512}, 2048)), b2 = m.param(zeros({512}));
+  Tensor w1 = m.param(scaled_randn({512, 2048}, 512)), b1 = m.param(zeros({2048}));
+  Tensor w2 = m.param(scaled_randn({2048, 512}, 2048)), b2 = m.param(zeros({512}));
   m.loss = [=](const Tensor& x) { return (gelu(x.mm(w1) + b1).mm(w2) + b2).square().mean(); };
   measure("mlp", m, randn({64, 512}));
 }
 
 void gpt_block() {
   const int64_t B = 8, T = 128, D = 256, H = 4;
-  Model m;
-  Tensor ln1w = m.param(ones({D})), ln1b = m.param(zeros({D})), ln2w = m.param(ones({D})), ln2b = m.param(zeros({D}));
-  Tensor wqkv = m.param(init({3 * D, D}, D)), bqkv = m.param(zeros({3 * D}));
-  Tensor wproj = m.param(init({D, D}, D)), bproj = m.param(zeros({D}));
-  Tensor w1 = m.param(init({4 * D, D}, D)), b1 = m.param(zeros({4 * D}));
-  Tensor w2 = m.param(init({D, 4 * D}, 4 * D)), b2 = m.param(zeros({D}));
-  m.loss = [=](const Tensor& a) {
-    Tensor q = linear(layer_norm(a, {D}, ln1w, ln1b), wqkv, bqkv).reshape({B, T, 3, H, D / H}).permute({2, 0, 3, 1, 4});
-    Tensor att = scaled_dot_product_attention(q.select(0, 0), q.select(0, 1), q.select(0, 2), std::nullopt, 0.0, true);
-    Tensor y = a + linear(att.transpose(1, 2).reshape({B, T, D}), wproj, bproj);
-    y = y + linear(gelu(linear(layer_norm(y, {D}, ln2w, ln2b), w1, b1)), w2, b2);
-    return y.square().mean();
-  };
+  Model m = bench::gpt_block(B, T, D, H, kFloat, Device());
   measure("gpt_block", m, randn({B, T, D}));
 }
 
 void resnet() {
   const int64_t C = 64;
   Model m;
-  Tensor w1 = m.param(init({C, C, 3, 3}, C * 9)), w2 = m.param(init({C, C, 3, 3}, C * 9));
+  Tensor w1 = m.param(scaled_randn({C, C, 3, 3}, C * 9)), w2 = m.param(scaled_randn({C, C, 3, 3}, C * 9));
   Tensor g1 = m.param(ones({C})), be1 = m.param(zeros({C})), g2 = m.param(ones({C})), be2 = m.param(zeros({C}));
   Tensor rm1 = zeros({C}), rv1 = ones({C}), rm2 = zeros({C}), rv2 = ones({C});
   m.loss = [=](const Tensor& x) {

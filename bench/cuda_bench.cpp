@@ -15,6 +15,7 @@
 // that the emulated device runs), with `--json` for `cuda_peers.py --train`.
 #include "kiln/kiln.h"
 #include "runtime/cuda/cuda_graphs.h"
+#include "bench/train_models.h"
 
 #include <algorithm>
 #include <chrono>
@@ -194,52 +195,25 @@ void write_json(const std::string& path) {
 //                    gelu -> 768); f32 (attention decomposed: cuBLASLt's exact products) and
 //                    bf16 weights and activations (the fused attention kernel forward)
 // The loss is the mean of the squared output. `tiny` runs the same code at toy sizes.
-struct TrainModel {
-  std::vector<Tensor> params;
-  std::function<Tensor(const Tensor&)> loss;
-  Tensor param(const Tensor& t) {
-    Tensor p = t.cuda();
-    p.requires_grad_();
-    params.push_back(p);
-    return p;
-  }
-};
+using bench::Model;
+using bench::scaled_randn;
 
-Tensor scaled_randn(std::vector<int64_t> shape, int64_t fan_in, ScalarType dt) {
-  return (randn(shape) * (1.0 / std::sqrt(static_cast<double>(fan_in)))).to(dt);
-}
-
-TrainModel train_mlp(int64_t d, int64_t hidden) {
-  TrainModel m;
-  Tensor w1 = m.param(scaled_randn({hidden, d}, d, kFloat)), b1 = m.param(zeros({hidden}));
-  Tensor w2 = m.param(scaled_randn({d, hidden}, hidden, kFloat)), b2 = m.param(zeros({d}));
+Model train_mlp(int64_t d, int64_t hidden) {
+  Model m{Device(kCUDA, 0), {}, {}};
+  Tensor w1 = m.param(scaled_randn({hidden, d}, d)), b1 = m.param(zeros({hidden}));
+  Tensor w2 = m.param(scaled_randn({d, hidden}, hidden)), b2 = m.param(zeros({d}));
   m.loss = [=](const Tensor& x) { return linear(gelu(linear(x, w1, b1)), w2, b2).square().mean(); };
   return m;
 }
 
-TrainModel train_gpt_block(int64_t B, int64_t T, int64_t D, int64_t H, ScalarType dt) {
-  TrainModel m;
-  auto ones_ = [&](int64_t n) { return m.param(ones({n}, dt)); };
-  auto zeros_ = [&](int64_t n) { return m.param(zeros({n}, dt)); };
-  Tensor ln1w = ones_(D), ln1b = zeros_(D), ln2w = ones_(D), ln2b = zeros_(D);
-  Tensor wqkv = m.param(scaled_randn({3 * D, D}, D, dt)), bqkv = zeros_(3 * D);
-  Tensor wproj = m.param(scaled_randn({D, D}, D, dt)), bproj = zeros_(D);
-  Tensor w1 = m.param(scaled_randn({4 * D, D}, D, dt)), b1 = zeros_(4 * D);
-  Tensor w2 = m.param(scaled_randn({D, 4 * D}, 4 * D, dt)), b2 = zeros_(D);
-  m.loss = [=](const Tensor& a) {
-    Tensor q = linear(layer_norm(a, {D}, ln1w, ln1b), wqkv, bqkv).reshape({B, T, 3, H, D / H}).permute({2, 0, 3, 1, 4});
-    Tensor att = scaled_dot_product_attention(q.select(0, 0), q.select(0, 1), q.select(0, 2), std::nullopt, 0.0, true);
-    Tensor y = a + linear(att.transpose(1, 2).reshape({B, T, D}), wproj, bproj);
-    y = y + linear(gelu(linear(layer_norm(y, {D}, ln2w, ln2b), w1, b1)), w2, b2);
-    return y.to(kFloat).square().mean();
-  };
-  return m;
+Model train_gpt_block(int64_t B, int64_t T, int64_t D, int64_t H, ScalarType dt) {
+  return bench::gpt_block(B, T, D, H, dt, Device(kCUDA, 0));
 }
 
 // The largest difference over the largest magnitude, of the loss and of each gradient.
-double train_error(TrainModel& m, const std::function<Tensor(const Tensor&)>& compiled, const Tensor& x) {
+double train_error(Model& m, const std::function<Tensor(const Tensor&)>& compiled, const Tensor& x) {
   auto run = [&](const std::function<Tensor(const Tensor&)>& f) {
-    for (Tensor& p : m.params) p.mutable_grad() = Tensor();
+    m.zero_grad();
     Tensor l = f(x);
     l.backward();
     std::vector<Tensor> out{l.detach().to(kDouble).cpu()};
@@ -259,7 +233,7 @@ double train_error(TrainModel& m, const std::function<Tensor(const Tensor&)>& co
   return err;
 }
 
-bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol, bool graphs = false) {
+bool train_row(const std::string& row, Model m, const Tensor& x, double tol, bool graphs = false) {
   try {
     optim::AdamW opt(m.params, optim::AdamWOptions(1e-4));
     auto compiled = compile(m.loss, {.cuda_graphs = graphs});
@@ -267,7 +241,7 @@ bool train_row(const std::string& row, TrainModel m, const Tensor& x, double tol
     std::printf("%-28s loss and gradients, compiled against eager: error %.1e %s\n", row.c_str(), err,
                 err <= tol ? "ok" : "MISMATCH");
     auto step = [&](const std::function<Tensor(const Tensor&)>& f) {
-      for (Tensor& p : m.params) p.mutable_grad() = Tensor();
+      m.zero_grad();
       f(x).backward();
       opt.step();
     };

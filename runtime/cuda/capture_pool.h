@@ -57,7 +57,6 @@ class CapturePool {
     fresh_.clear();
   }
   size_t kept_blocks() const { return kept_.size(); }
-  size_t kept_bytes() const;
 
   // Whether a capture is under way on this thread.
   static bool capturing();

@@ -178,12 +178,6 @@ void CapturePool::release() {
   for (const auto& [p, size] : blocks) the_allocator().deallocate(p, 0, device_);
 }
 
-size_t CapturePool::kept_bytes() const {
-  size_t n = 0;
-  for (const auto& [p, size] : kept_) n += size;
-  return n;
-}
-
 }  // namespace kiln::rt
 
 namespace kiln::cuda {
