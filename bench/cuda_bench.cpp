@@ -82,6 +82,22 @@ template <typename F, typename... T> void both(const std::string& row, double by
   }
 }
 
+// The gradients of causal attention's q, k and v given the output's gradient and the output
+// (scaled_dot_product_attention_backward, the node a training step's backward runs; kiln: its
+// fused kernels, runtime/cuda/cuda_attention.h). The peer is PyTorch's flash backward on its own
+// forward's log-sum-exp.
+void attention_backward_row(const std::string& row, const Tensor& q, const Tensor& k, const Tensor& v) {
+  const Tensor o = scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
+  const Tensor g = randn(o.sizes().vec()).to(o.dtype()).cuda();
+  const double s = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  both(row, 0,
+       [s](const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o) {
+         AttentionGrads r = scaled_dot_product_attention_backward(g, q, k, v, o, std::nullopt, true, s);
+         return std::make_tuple(r.query, r.key, r.value);
+       },
+       g, q, k, v, o);
+}
+
 int cold() {
   Tensor x = randn({4096, 1000}).cuda();
   auto f = compile([](const Tensor& t) { return softmax(t, -1); });
@@ -193,7 +209,8 @@ void write_json(const std::string& path) {
 //   train gpt block: x [8, 1024, 768], 12 heads, causal; pre-norm attention (layer_norm, qkv
 //                    linear, scaled_dot_product_attention, projection) and MLP (768 -> 3072,
 //                    gelu -> 768); f32 (attention decomposed: cuBLASLt's exact products) and
-//                    bf16 weights and activations (the fused attention kernel forward)
+//                    bf16 weights and activations (the fused attention kernels, forward and
+//                    backward)
 // The loss is the mean of the squared output. `tiny` runs the same code at toy sizes.
 using bench::Model;
 using bench::scaled_randn;
@@ -360,6 +377,7 @@ int main(int argc, char** argv) {
            return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
          },
          q, k, v);
+    attention_backward_row("attention backward causal f16", q, k, v);
   }
   {  // A language model's heads: 32 of 128, bf16, causal.
     const Tensor q = randn({4, 32, 2048, 128}).to(kBFloat16).cuda(), k = randn({4, 32, 2048, 128}).to(kBFloat16).cuda(),
@@ -369,6 +387,7 @@ int main(int argc, char** argv) {
            return scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, /*is_causal=*/true);
          },
          q, k, v);
+    attention_backward_row("attention backward causal d128 bf16", q, k, v);
   }
   {  // Sorts on kiln's sort kernels (runtime/cuda/cuda_sort.h): top-k sampling over a vocabulary,
      // a full sort of long rows, and many short rows (an MoE router's top-2 of 8 experts). The

@@ -132,6 +132,18 @@ def main():
         add(row, "torch eager", fn, inputs, nbytes)
         add(row, "torch.compile", torch.compile(fn), inputs, nbytes)
 
+    def attention_backward_row(row, q, k, v):
+        # PyTorch's flash backward of causal attention on its forward's output and log-sum-exp
+        # (what its autograd runs), as kiln's row times its backward node given the output.
+        try:
+            fa = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, True, False)
+        except Exception as e:  # no flash kernel for this input: reported, not fatal
+            rows.append({"row": row, "mode": "torch eager", "us": None, "gbps": None, "error": str(e)[:200]})
+            return
+        g = torch.randn_like(fa[0])
+        both(row, 0, lambda g, q, k, v: torch.ops.aten._scaled_dot_product_flash_attention_backward(
+            g, q, k, v, fa[0], fa[1], fa[2], fa[3], fa[4], fa[5], 0.0, True, fa[6], fa[7]), g, q, k, v)
+
     dst = torch.empty_like(x)
     add("copy (cuMemcpyDtoDAsync)", "torch eager", lambda a: dst.copy_(a), (x,), 2 * f4)
     add("copy (clone)", "torch eager", lambda a: a.clone(), (x,), 2 * f4)
@@ -168,8 +180,10 @@ def main():
     q, k, v = (torch.randn(8, 16, 2048, 64, device=dev, dtype=torch.float16) for _ in range(3))
     both("attention [8,16,2048,64] f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
     both("attention causal f16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    attention_backward_row("attention backward causal f16", q, k, v)
     q, k, v = (torch.randn(4, 32, 2048, 128, device=dev, dtype=torch.bfloat16) for _ in range(3))
     both("attention causal d128 bf16", 0, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+    attention_backward_row("attention backward causal d128 bf16", q, k, v)
     del q, k, v
     vocab, srows, router = torch.randn(64, 50257, device=dev), torch.randn(256, 32768, device=dev), torch.randn(16384, 8, device=dev)
     both("topk 50 of [64, 50257]", 4.0 * 64 * 50257, lambda a: torch.topk(a, 50, -1)[0], vocab)

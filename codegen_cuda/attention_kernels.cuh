@@ -31,7 +31,14 @@
 // decomposition multiplies it by a zero probability, which gives NaN).
 // Scores, maxima and sums are f32; only the probabilities are rounded to KT for the product, as
 // the decomposition rounds them.
+//
+// With KILN_LSE_ONLY defined to 1 (the backward's module, attention_backward_kernels.cuh, which
+// follows this text) the same kernel is kiln_attention_lse: it reads no values and writes each
+// row's log-sum-exp of the scaled scores instead of the output.
 R"KILN(
+#ifndef KILN_LSE_ONLY
+#define KILN_LSE_ONLY 0
+#endif
 #define KILN_BM 64
 #define KILN_DP (((KILN_D) + 15) / 16 * 16)
 #define KILN_DVP (((KILN_DV) + 15) / 16 * 16)
@@ -55,6 +62,15 @@ struct __align__(16) KilnChunk {
 
 __device__ __forceinline__ unsigned kiln_pack(float lo, float hi) {
   return (unsigned)KILN_BITS(KILN_FROM_F(lo)) | ((unsigned)KILN_BITS(KILN_FROM_F(hi)) << 16);
+}
+
+// An A fragment (16 x 16) from two C fragments side by side (columns 0-7: lo, 8-15: hi), rounded
+// to KT: the layouts agree, so a product's result is the next product's operand in registers.
+__device__ __forceinline__ void kiln_a_of_c(unsigned* a, const float* lo, const float* hi) {
+  a[0] = kiln_pack(lo[0], lo[1]);
+  a[1] = kiln_pack(lo[2], lo[3]);
+  a[2] = kiln_pack(hi[0], hi[1]);
+  a[3] = kiln_pack(hi[2], hi[3]);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -128,23 +144,52 @@ __device__ __forceinline__ void kiln_ldsm4_trans(unsigned* r, const KT* p) {
 }
 #endif
 
-// Two consecutive values of row `row` from column `col` (zero past `rows` and KILN_D).
-__device__ __forceinline__ unsigned kiln_query_pair(const KT* p, long long row, int col, long long rows, long long stride) {
+// c[2 np], c[2 np + 1] += a times the 16 x 16 tiles np < N16 of B (k by n), which shared memory
+// holds transposed: a row of `stride` elements per column n, `rows` at n = 0 and the k wanted
+// (as the keys are held for q k^T).
+template <int N16>
+__device__ __forceinline__ void kiln_mma_by_rows(float (*c)[4], const unsigned* a, const KT* rows, int stride) {
+  const int lane = threadIdx.x & 31, sel = lane >> 3, r8 = lane & 7;
+#pragma unroll
+  for (int np = 0; np < N16; ++np) {
+    unsigned b[4];
+    kiln_ldsm4(b, rows + (np * 16 + (sel >> 1) * 8 + r8) * stride + (sel & 1) * 8);
+    kiln_mma(c[2 * np], a, b[0], b[1]);
+    kiln_mma(c[2 * np + 1], a, b[2], b[3]);
+  }
+}
+// The same with B held as it is: a row of `stride` elements per k, `rows` at the k wanted and
+// n = 0 (as the values are held for p v).
+template <int N16>
+__device__ __forceinline__ void kiln_mma_by_cols(float (*c)[4], const unsigned* a, const KT* rows, int stride) {
+  const int lane = threadIdx.x & 31, sel = lane >> 3, r8 = lane & 7;
+#pragma unroll
+  for (int np = 0; np < N16; ++np) {
+    unsigned b[4];
+    kiln_ldsm4_trans(b, rows + ((sel & 1) * 8 + r8) * stride + np * 16 + (sel >> 1) * 8);
+    kiln_mma(c[2 * np], a, b[0], b[1]);
+    kiln_mma(c[2 * np + 1], a, b[2], b[3]);
+  }
+}
+
+// Two consecutive values of row `row` from column `col` (zero past `rows` and `cols`).
+__device__ __forceinline__ unsigned kiln_pair(const KT* p, long long row, int col, long long rows, long long stride,
+                                              int cols) {
   unsigned lo = 0, hi = 0;
   if (row < rows) {
-    if (col < KILN_D) lo = KILN_BITS(p[row * stride + col]);
-    if (col + 1 < KILN_D) hi = KILN_BITS(p[row * stride + col + 1]);
+    if (col < cols) lo = KILN_BITS(p[row * stride + col]);
+    if (col + 1 < cols) hi = KILN_BITS(p[row * stride + col + 1]);
   }
   return lo | (hi << 16);
 }
 
-// Rows [k0, k0 + 64) of a [S, cols] matrix (row stride `stride`, columns contiguous) into
+// Rows [k0, k0 + tile) of a [S, cols] matrix (row stride `stride`, columns contiguous) into
 // shared memory rows of `dstride`, zero past S and `cols` up to `padded`; 16 bytes a copy where
 // the source allows.
 __device__ __forceinline__ void kiln_load_tile(KT* dst, const KT* src, long long k0, long long S, long long stride,
-                                               int cols, int padded, int dstride) {
+                                               int cols, int padded, int dstride, int tile) {
   const int chunks = padded / 8;
-  for (int c = threadIdx.x; c < KILN_BN * chunks; c += blockDim.x) {
+  for (int c = threadIdx.x; c < tile * chunks; c += blockDim.x) {
     const int row = c / chunks, col = (c % chunks) * 8;
     const long long key = k0 + row;
     KT* d = dst + row * dstride + col;
@@ -187,13 +232,20 @@ __device__ __forceinline__ KilnOffsets kiln_offsets(const KilnAttentionBatch& ba
 // strides mr (rows) and mc (keys). With splits > 1 (few blocks, long rows: decoding) each block
 // takes an even share of the key tiles and writes its row's unnormalized output, maximum and sum
 // to `part` (KILN_DV + 2 floats per entry, row and split), which kiln_attention_combine merges.
+#if KILN_LSE_ONLY
+#define KILN_FORWARD kiln_attention_lse
+#else
+#define KILN_FORWARD kiln_attention
+#endif
 extern "C" __global__ void __launch_bounds__(128, KILN_BN == 64 ? 3 : 2)
-kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
+KILN_FORWARD(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, long long L, long long S,
                long long qr, long long kr, long long vr, long long orow, long long mr, long long mc,
                KilnAttentionBatch batch, long long q_blocks, float scale, int causal, int mask_kind, long long splits,
                float* part) {
   __shared__ __align__(16) KT ks[2][KILN_BN * KILN_KSTRIDE];  // two tiles: one read, the next arriving
+#if !KILN_LSE_ONLY
   __shared__ __align__(16) KT vs[2][KILN_BN * KILN_VSTRIDE];
+#endif
   const float neg = __int_as_float(0xff800000);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   const long long split = (long long)blockIdx.x % splits, unit = (long long)blockIdx.x / splits;
@@ -210,14 +262,16 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
 #pragma unroll
   for (int kk = 0; kk < KILN_DP / 16; ++kk) {
     const int c = kk * 16 + 2 * t;
-    qf[kk][0] = kiln_query_pair(q, rg, c, L, qr);
-    qf[kk][1] = kiln_query_pair(q, rg8, c, L, qr);
-    qf[kk][2] = kiln_query_pair(q, rg, c + 8, L, qr);
-    qf[kk][3] = kiln_query_pair(q, rg8, c + 8, L, qr);
+    qf[kk][0] = kiln_pair(q, rg, c, L, qr, KILN_D);
+    qf[kk][1] = kiln_pair(q, rg8, c, L, qr, KILN_D);
+    qf[kk][2] = kiln_pair(q, rg, c + 8, L, qr, KILN_D);
+    qf[kk][3] = kiln_pair(q, rg8, c + 8, L, qr, KILN_D);
   }
+#if !KILN_LSE_ONLY
   float acc[KILN_DVP / 8][4];
 #pragma unroll
   for (int n = 0; n < KILN_DVP / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+#endif
   // Scores and maxima are kept in base 2 (times log2(e)), so that an exponent is one exp2 of a
   // difference; with an added mask they stay in natural units (a bf16 mask near its limit,
   // finfo.min, times log2(e) would pass the f32 range), and the difference is scaled instead.
@@ -233,17 +287,20 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   const long long tiles = (kend + KILN_BN - 1) / KILN_BN, share = (tiles + splits - 1) / splits;
   const long long kbegin = split * share * KILN_BN;
   if ((split + 1) * share * KILN_BN < kend) kend = (split + 1) * share * KILN_BN;
-  const int sel = lane >> 3, r8 = lane & 7;
   if (kbegin < kend) {
-    kiln_load_tile(ks[0], k, kbegin, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
-    kiln_load_tile(vs[0], v, kbegin, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+    kiln_load_tile(ks[0], k, kbegin, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE, KILN_BN);
+#if !KILN_LSE_ONLY
+    kiln_load_tile(vs[0], v, kbegin, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE, KILN_BN);
+#endif
     kiln_copies_commit();
   }
   for (long long k0 = kbegin, tile = 0; k0 < kend; k0 += KILN_BN, ++tile) {
     const int buf = (int)(tile & 1), more = k0 + KILN_BN < kend;
     if (more) {  // the next tile into the other buffer, whose readers passed the last barrier
-      kiln_load_tile(ks[buf ^ 1], k, k0 + KILN_BN, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE);
-      kiln_load_tile(vs[buf ^ 1], v, k0 + KILN_BN, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE);
+      kiln_load_tile(ks[buf ^ 1], k, k0 + KILN_BN, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE, KILN_BN);
+#if !KILN_LSE_ONLY
+      kiln_load_tile(vs[buf ^ 1], v, k0 + KILN_BN, S, vr, KILN_DV, KILN_DVP, KILN_VSTRIDE, KILN_BN);
+#endif
       kiln_copies_commit();
     }
     kiln_copies_done(more);
@@ -253,15 +310,7 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
 #pragma unroll
     for (int n = 0; n < KILN_BN / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < KILN_DP / 16; ++kk) {
-#pragma unroll
-      for (int np = 0; np < KILN_BN / 16; ++np) {
-        unsigned b[4];
-        kiln_ldsm4(b, ks[buf] + (np * 16 + (sel >> 1) * 8 + r8) * KILN_KSTRIDE + kk * 16 + (sel & 1) * 8);
-        kiln_mma(s[2 * np], qf[kk], b[0], b[1]);
-        kiln_mma(s[2 * np + 1], qf[kk], b[2], b[3]);
-      }
-    }
+    for (int kk = 0; kk < KILN_DP / 16; ++kk) kiln_mma_by_rows<KILN_BN / 16>(s, qf[kk], ks[buf] + kk * 16, KILN_KSTRIDE);
 
     // A tile of existing keys every row of the block sees, without a mask, is only scaled.
     const bool whole = k0 + KILN_BN <= S && mask_kind == 0 && (!causal || k0 + KILN_BN - 1 <= qb * KILN_BM);
@@ -311,6 +360,7 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
     l_g8 = l_g8 * alpha_g8 + sum_g8;
     m_g = new_g;
     m_g8 = new_g8;
+#if !KILN_LSE_ONLY
 #pragma unroll
     for (int n = 0; n < KILN_DVP / 8; ++n) {
       acc[n][0] *= alpha_g;
@@ -321,16 +371,11 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
 
 #pragma unroll
     for (int kk = 0; kk < KILN_BN / 16; ++kk) {
-      const unsigned a[4] = {kiln_pack(s[2 * kk][0], s[2 * kk][1]), kiln_pack(s[2 * kk][2], s[2 * kk][3]),
-                             kiln_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]), kiln_pack(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int np = 0; np < KILN_DVP / 16; ++np) {
-        unsigned b[4];
-        kiln_ldsm4_trans(b, vs[buf] + (kk * 16 + (sel & 1) * 8 + r8) * KILN_VSTRIDE + np * 16 + (sel >> 1) * 8);
-        kiln_mma(acc[2 * np], a, b[0], b[1]);
-        kiln_mma(acc[2 * np + 1], a, b[2], b[3]);
-      }
+      unsigned a[4];
+      kiln_a_of_c(a, s[2 * kk], s[2 * kk + 1]);
+      kiln_mma_by_cols<KILN_DVP / 16>(acc, a, vs[buf] + kk * 16 * KILN_VSTRIDE, KILN_VSTRIDE);
     }
+#endif
     __syncthreads();  // this tile's readers are done before the next iteration refills its buffer
   }
 
@@ -338,6 +383,24 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
   l_g += __shfl_xor_sync(KILN_FULL, l_g, 2);
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 1);
   l_g8 += __shfl_xor_sync(KILN_FULL, l_g8, 2);
+#if KILN_LSE_ONLY
+  // Each row's maximum (in the scores' units) and log2 of its sum, two floats per row of
+  // `part` (entries * L rows), which the backward reads: a probability is exp2((x - max) *
+  // to_base2 - log2(sum)), kept apart so that scores near the f32 limit (a bf16 finfo.min mask)
+  // still sum; a row that sees no key gets max +inf, so that its probabilities are 0.
+  if (t == 0) {
+    const long long e_here = (long long)blockIdx.x / q_blocks;
+    const float inf = __int_as_float(0x7f800000);
+    if (rg < L) {
+      part[2 * (e_here * L + rg)] = l_g == 0.f ? inf : m_g;
+      part[2 * (e_here * L + rg) + 1] = l_g == 0.f ? 0.f : log2f(l_g);
+    }
+    if (rg8 < L) {
+      part[2 * (e_here * L + rg8)] = l_g8 == 0.f ? inf : m_g8;
+      part[2 * (e_here * L + rg8) + 1] = l_g8 == 0.f ? 0.f : log2f(l_g8);
+    }
+  }
+#else
   if (splits > 1) {  // this split's share, for kiln_attention_combine
     // (entry and split from the block index again: keeping them live through the loop spilled)
     const long long e_here = (long long)blockIdx.x / splits / q_blocks, s_here = (long long)blockIdx.x % splits;
@@ -377,7 +440,10 @@ kiln_attention(const KT* q, const KT* k, const KT* v, const void* mask, KT* out,
       if (c + 1 < KILN_DV) out[rg8 * orow + c + 1] = KILN_FROM_F(kiln_finish(acc[n][3], l_g8, mask_kind));
     }
   }
+#endif
 }
+
+#if !KILN_LSE_ONLY
 
 // The splits' shares of each row merged (a thread per output element of `rows` = entries * L
 // rows): the largest maximum is the common base, each share's sum and output scaled to it.
@@ -401,4 +467,5 @@ kiln_attention_combine(const float* part, KT* out, long long L, long long rows, 
   }
   out[kiln_offsets(batch, entry).o + i * orow + c] = KILN_FROM_F(kiln_finish(o, l, mask_kind));
 }
+#endif
 )KILN"

@@ -14,6 +14,11 @@ namespace {
 const char* const kKernel =
 #include "codegen_cuda/attention_kernels.cuh"
     ;
+const char* const kBackwardKernels =
+#include "codegen_cuda/attention_backward_kernels.cuh"
+    ;
+
+int64_t padded16(int64_t d) { return (d + 15) / 16 * 16; }
 
 }  // namespace
 
@@ -22,10 +27,9 @@ bool attention_kernel_fits(ScalarType dtype, int64_t e, int64_t ev) {
          ev >= 1 && ev <= kMaxAttentionHeadDim;
 }
 
-int64_t attention_key_tile(int64_t e, int64_t ev) {
-  const auto padded = [](int64_t d) { return (d + 15) / 16 * 16; };
-  return padded(e) > 64 || padded(ev) > 64 ? 32 : 64;
-}
+int64_t attention_key_tile(int64_t e, int64_t ev) { return padded16(e) > 64 || padded16(ev) > 64 ? 32 : 64; }
+
+int64_t attention_backward_query_tile(int64_t e, int64_t ev) { return attention_key_tile(e, ev); }
 
 int64_t attention_splits(int64_t blocks, int64_t key_tiles, int sms) {
   if (blocks <= 0 || sms <= 0 || blocks >= sms) return 1;
@@ -34,9 +38,14 @@ int64_t attention_splits(int64_t blocks, int64_t key_tiles, int sms) {
   return splits >= 2 ? splits : 1;
 }
 
-std::string AttentionModule::str() const { return fmt::format("{} {} {}", dtype_short_name(dtype), e, ev); }
+std::string AttentionModule::str() const {
+  return fmt::format("{} {} {}{}", dtype_short_name(dtype), e, ev, backward ? " backward" : "");
+}
 
 std::optional<AttentionModule> AttentionModule::parse(std::string_view s) {
+  constexpr std::string_view kBackward = " backward";
+  const bool backward = s.size() > kBackward.size() && s.substr(s.size() - kBackward.size()) == kBackward;
+  if (backward) s.remove_suffix(kBackward.size());
   const size_t a = s.find(' '), b = a == std::string_view::npos ? a : s.find(' ', a + 1);
   if (b == std::string_view::npos) return std::nullopt;
   AttentionModule m;
@@ -52,15 +61,18 @@ std::optional<AttentionModule> AttentionModule::parse(std::string_view s) {
   };
   if (!dt || !number(s.substr(a + 1, b - a - 1), m.e) || !number(s.substr(b + 1), m.ev)) return std::nullopt;
   m.dtype = *dt;
+  m.backward = backward;
   if (!attention_kernel_fits(m.dtype, m.e, m.ev)) return std::nullopt;
   return m;
 }
 
-std::string attention_source(ScalarType dtype, int64_t e, int64_t ev) {
+std::string attention_source(const AttentionModule& m) {
+  const auto [dtype, e, ev, backward] = m;
   if (!attention_kernel_fits(dtype, e, ev))
     internal_fail("attention_source: no kernel for {} with head dims {} and {}", dtype_name(dtype), e, ev);
   const bool half = dtype == ScalarType::Half;
-  std::string s = "// kiln's fused attention (codegen_cuda/attention_kernels.cuh)\n";
+  std::string s = backward ? "// kiln's fused attention backward (codegen_cuda/attention_backward_kernels.cuh)\n"
+                           : "// kiln's fused attention (codegen_cuda/attention_kernels.cuh)\n";
   if (half)
     s += "#include <cuda_fp16.h>\ntypedef __half KT;\n"
          "#define KILN_TO_F(x) __half2float(x)\n#define KILN_FROM_F(x) __float2half_rn(x)\n"
@@ -72,7 +84,8 @@ std::string attention_source(ScalarType dtype, int64_t e, int64_t ev) {
          "#define KILN_BITS(x) __bfloat16_as_ushort(x)\n#define KILN_FROM_BITS(x) __ushort_as_bfloat16(x)\n"
          "#define KILN_MMA \"bf16\"\n";
   s += fmt::format("#define KILN_D {}\n#define KILN_DV {}\n", e, ev);
-  return s + kKernel;
+  if (!backward) return s + kKernel;
+  return s + "#define KILN_LSE_ONLY 1\n" + kKernel + kBackwardKernels;
 }
 
 }  // namespace kiln::cuda

@@ -143,6 +143,15 @@ std::vector<Tensor> flip(const DecompArgs& a);
 std::vector<Tensor> repeat(const DecompArgs& a);
 // Attention (frontend/ops_attention.cpp)
 std::vector<Tensor> scaled_dot_product_attention(const DecompArgs& a);
+std::vector<Tensor> scaled_dot_product_attention_backward(const DecompArgs& a);
+// The math of attention's backward (FlashAttention's, with the probabilities in memory), in f32
+// for f16/bf16: the gradients of q, k, v (the batch dims broadcast, the query's dtype) and dS, the
+// scores' gradient, which is an added mask's (the computing dtype, [..., L, S]).
+struct AttentionBackwardMath {
+  Tensor dq, dk, dv, ds;
+};
+AttentionBackwardMath attention_backward_math(const Tensor& g, const Tensor& q, const Tensor& k, const Tensor& v,
+                                              const Tensor& o, const Tensor* mask, bool is_causal, double scale);
 // Dropout (frontend/ops_dropout.cpp)
 std::vector<Tensor> native_dropout(const DecompArgs& a);
 

@@ -2,17 +2,15 @@
 //
 // scaled_dot_product_attention has a rule of its own, the backward of FlashAttention: the tape
 // keeps q, k, v, the mask and the output, not the [..., L, S] probabilities, and the backward
-// computes them again (one more q @ k^T). With P = softmax(q k^T s + mask), O = P v and g the
-// output's gradient:
-//   dv = P^T g,   dP = g v^T,   dS = P * (dP - rowsum(g * O)),
-//   dq = dS k s,  dk = dS^T q s,  and an additive mask's gradient is dS;
-// each summed to its input's shape where batch dims broadcast. A row that sees no key has P = 0
-// (its output is zeros) and gives nothing. f16/bf16 compute in f32, as the forward does.
+// computes them again. The gradients of q, k and v are one node, scaled_dot_product_attention_backward
+// (frontend/ops_attention.h), which a cuda program runs on a kernel that never writes the
+// probabilities; an added mask's gradient is dS itself, [..., L, S], so a rule that needs it takes
+// the math with dS in memory (decomp::attention_backward_math) instead. Each gradient is summed to
+// its input's shape where batch dims broadcast.
 #include "frontend/derivatives_detail.h"
 
-#include "frontend/ops_softmax.h"
-
-#include <limits>
+#include "frontend/decompositions_detail.h"
+#include "frontend/ops_attention.h"
 
 namespace kiln::autograd {
 
@@ -23,34 +21,24 @@ using ir::OpKind;
 std::vector<Tensor> d_sdpa(const GradArgs& a) {
   const bool causal = a.attr<bool>("is_causal");
   const double s = a.attr<double>("scale");
-  const ScalarType in_t = a.meta(0).dtype;
-  const ScalarType t = (in_t == ScalarType::Half || in_t == ScalarType::BFloat16) ? ScalarType::Float : in_t;
-  const Tensor q = a.in(0).to(t), k = a.in(1).to(t), v = a.in(2).to(t);
-  const Tensor o = a.out(0).to(t), g = a.grad(0).to(t);
   const bool has_mask = a.input_meta.size() > 3;
-  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-  Tensor scores = matmul(q, k.transpose(-2, -1)) * s;
-  std::optional<Tensor> allowed;
-  if (causal) {
-    const Tensor i = sym_iota(sym_size(q, -2), ScalarType::Int64, q.device()).unsqueeze(1);
-    const Tensor j = sym_iota(sym_size(k, -2), ScalarType::Int64, q.device()).unsqueeze(0);
-    allowed = le(j, i);
-  } else if (has_mask) {
-    const Tensor& m = a.in(3);
-    if (m.dtype() == ScalarType::Bool) allowed = m;
-    else scores = scores + m.to(t);
+  Tensor dq, dk, dv, dmask;
+  if (has_mask && a.need(3) && a.in(3).dtype() != ScalarType::Bool) {
+    decomp::AttentionBackwardMath m =
+        decomp::attention_backward_math(a.grad(0), a.in(0), a.in(1), a.in(2), a.out(0), &a.in(3), causal, s);
+    dq = m.dq, dk = m.dk, dv = m.dv, dmask = m.ds;
+  } else {
+    const std::optional<Tensor> mask = has_mask ? std::optional<Tensor>(a.in(3)) : std::nullopt;
+    AttentionGrads r = scaled_dot_product_attention_backward(a.grad(0), a.in(0), a.in(1), a.in(2), a.out(0), mask,
+                                                             causal, s);
+    dq = r.query, dk = r.key, dv = r.value;
   }
-  if (allowed) scores = masked_fill(scores, logical_not(*allowed), kNegInf);
-  Tensor p = softmax(scores, -1);
-  if (has_mask) p = masked_fill(p, all(eq(scores, kNegInf), -1, /*keepdim=*/true), 0);
-  const Tensor dp = matmul(g, v.transpose(-2, -1));
-  const Tensor ds = p * (dp - sum(g * o, {-1}, /*keepdim=*/true));
   std::vector<Tensor> out(a.input_meta.size());
   auto back = [&](const Tensor& x, size_t i) { return sum_to(x, a.meta(i).sizes).to(a.meta(i).dtype); };
-  if (a.need(0)) out[0] = back(matmul(ds, k) * s, 0);
-  if (a.need(1)) out[1] = back(matmul(ds.transpose(-2, -1), q) * s, 1);
-  if (a.need(2)) out[2] = back(matmul(p.transpose(-2, -1), g), 2);
-  if (has_mask && a.need(3)) out[3] = back(ds, 3);
+  if (a.need(0)) out[0] = back(dq, 0);
+  if (a.need(1)) out[1] = back(dk, 1);
+  if (a.need(2)) out[2] = back(dv, 2);
+  if (dmask.defined()) out[3] = back(dmask, 3);
   return out;
 }
 

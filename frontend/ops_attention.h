@@ -17,4 +17,18 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
                                     bool enable_gqa = false);
 
+// The gradients of scaled_dot_product_attention's query, key and value (no dropout, no grouped
+// heads: key and value already have the query's heads) given the output's gradient `grad_out`
+// and the output `out` itself; attn_mask, is_causal and scale as the forward took them (scale
+// given). Each gradient has the broadcast batch dims of q, k and v and the query's dtype; summing
+// over dims that broadcast is the caller's. The node that scaled_dot_product_attention's
+// derivative rule records (a cuda program runs it on FlashAttention-2's backward kernel).
+struct AttentionGrads {
+  Tensor query, key, value;
+};
+AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, const Tensor& query, const Tensor& key,
+                                                     const Tensor& value, const Tensor& out,
+                                                     const std::optional<Tensor>& attn_mask, bool is_causal,
+                                                     double scale);
+
 }  // namespace kiln

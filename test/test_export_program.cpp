@@ -798,5 +798,41 @@ TEST(ExportProgram, ACudaPackageWithAttentionCarriesTheFusedKernel) {
   EXPECT_TRUE(allclose(got.to(kFloat), want, 1e-2, 1e-2));
 }
 
+// A package of attention's backward node (a training step's) carries the backward's module
+// beside it, named "... backward", and runs it fused where loaded.
+TEST(ExportProgram, ACudaPackageWithAttentionsBackwardCarriesItsKernels) {
+  std::string why;
+  if (!cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  manual_seed(26);
+  auto fn = [](const std::vector<Tensor>& in) {
+    AttentionGrads r = scaled_dot_product_attention_backward(in[0], in[1], in[2], in[3], in[4], std::nullopt, true, 0.125);
+    return std::vector<Tensor>{r.query, r.key, r.value};
+  };
+  const Tensor q = randn({2, 40, 64}).to(kHalf), k = randn({2, 50, 64}).to(kHalf), v = randn({2, 50, 32}).to(kHalf);
+  const Tensor o = scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, true, 0.125), g = randn({2, 40, 32}).to(kHalf);
+  const fs::path pkg = scratch("cuda_attention_backward.kiln");
+  export_program(fn, {g, q, k, v, o}, {.path = pkg.string(), .name = "attention_backward",
+                                       .input_names = {"g", "q", "k", "v", "o"}, .dynamic = {}, .backend = "cuda"});
+  const rt::Package p = rt::parse_package(read_regular_file(pkg.string(), "test"), "test", pkg.string());
+  for (const char* section : {"attention.cuda.sm_80", "attention.cuda.sm_90", "attention.cuda.compute_90"}) {
+    const auto parts = cpu::unpack_objects(p.at(section, "test", ""));
+    ASSERT_TRUE(parts && parts->size() == 2u) << section;
+    EXPECT_EQ((*parts)[0], "f16 64 32 backward") << section;
+    EXPECT_TRUE((*parts)[1].substr(0, 4) == "\x7f" "ELF" || (*parts)[1].find(".entry kiln_attention_backward") != std::string_view::npos)
+        << section;
+  }
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device (" << cuda::unavailable_reason() << "): the package was written and checked, not run";
+  const LoadedProgram lp = load_program(pkg.string());
+  const int64_t launches = rt::attention_backward_kernel_launches(), staged = rt::staged_steps();
+  std::vector<Tensor> ins;
+  for (const Tensor& t : {g, q, k, v, o}) ins.push_back(t.to(lp.device()));
+  const std::vector<Tensor> got = lp(ins);
+  EXPECT_EQ(rt::attention_backward_kernel_launches(), launches + 1) << "the package's backward did not run fused";
+  EXPECT_EQ(rt::staged_steps(), staged);
+  const std::vector<Tensor> want = fn({g.to(kFloat), q.to(kFloat), k.to(kFloat), v.to(kFloat), o.to(kFloat)});
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(allclose(got.at(i).cpu().to(kFloat), want[i], 3e-2, 3e-2)) << "gradient " << i;
+}
+
 }  // namespace
 }  // namespace kiln

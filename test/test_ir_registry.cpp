@@ -112,6 +112,8 @@ std::optional<Sample> sample_for_kind(OpKind k) {
       case OpKind::pdist: return Sample{{f32({3, 4})}, {1.0}};
       case OpKind::scaled_dot_product_attention:
         return Sample{{f32({2, 3, 4}), f32({2, 5, 4}), f32({2, 5, 6})}, {false, 0.5}};
+      case OpKind::scaled_dot_product_attention_backward:  // grad_out, q, k, v, out of the sample above
+        return Sample{{f32({2, 3, 6}), f32({2, 3, 4}), f32({2, 5, 4}), f32({2, 5, 6}), f32({2, 3, 6})}, {false, 0.5}};
       case OpKind::native_batch_norm:
         return Sample{{f32({2, 3, 2}), f32({3}), f32({3}), f32({3}), f32({3})}, {true, 0.1, 1e-5}};
       case OpKind::native_dropout: return Sample{{f32({2, 3})}, {0.5, true, int64_t{7}, int64_t{0}}};

@@ -4,6 +4,7 @@
 # place, the model tests) name a function here; tools/opdb_golden.py makes this module `h`.
 # Each mirrors the kiln function of the same entry in test/test_support/opdb_*.cpp.
 import torch
+import torch.nn.attention
 import torch.nn.functional as F
 
 
@@ -44,3 +45,16 @@ def text_classifier(tokens, table, w1, b1, w2, b2):
     e = F.embedding(tokens, table).mean(1)
     h = F.relu(F.linear(F.layer_norm(e, [e.shape[-1]]), w1, b1))
     return torch.log_softmax(F.linear(h, w2, b2), -1)
+
+
+def sdpa_backward(g, q, k, v, attn_mask=None, is_causal=False, scale=None):
+    # The gradients of query, key and value (kiln's scaled_dot_product_attention_backward), by
+    # autograd through torch's sdpa, of the batch dims q, k and v broadcast to (as kiln's node
+    # gives them), and differentiable again (the golden gradients differentiate them).
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    q, k, v = (t if t.requires_grad else t.detach().requires_grad_() for t in (q, k, v))
+    q, k, v = (t.expand(*batch, *t.shape[-2:]) for t in (q, k, v))
+    # The math kernel: the cpu's flash kernel has no second derivative.
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale)
+        return torch.autograd.grad(out, (q, k, v), g, create_graph=True)

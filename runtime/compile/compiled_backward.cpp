@@ -217,7 +217,14 @@ std::vector<Tensor> second_order_backward(const TrainingProgram& p, const std::v
 }  // namespace
 
 std::vector<Tensor> run_training(const std::shared_ptr<const TrainingProgram>& p, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> fwd_out = p->forward->run(inputs);
+  std::vector<Tensor> fwd_out;
+  {
+    // The library kernels of the program's steps see the arguments, which may require grad
+    // (the cpu's attention views them with as_strided); nothing inside the program is
+    // differentiated: the node below stands for all of it.
+    const NoGradGuard no_grad;
+    fwd_out = p->forward->run(inputs);
+  }
   const size_t n = p->joint.num_outputs;
   std::vector<Tensor> outs(fwd_out.begin(), fwd_out.begin() + static_cast<std::ptrdiff_t>(n));
   // A result that is an argument itself (or another result) gets a tensor of its own, so that

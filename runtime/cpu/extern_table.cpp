@@ -23,7 +23,11 @@ Library library_of(ir::OpKind op) {
     case ir::OpFamily::Sort: return {&extern_sort, "sort"};
     case ir::OpFamily::Index: return {&extern_index, "index"};
     case ir::OpFamily::Random: return {&extern_random, "random"};
-    case ir::OpFamily::Attention: return {&extern_attention, "attention"};
+    case ir::OpFamily::Attention:
+      // The backward has none: its decomposition compiles (and an eager call runs it as one
+      // program, runtime/eager/eager.cpp).
+      if (op == ir::OpKind::scaled_dot_product_attention) return {&extern_attention, "attention"};
+      return {};
     case ir::OpFamily::Shape:
       // cat: a library copy where a backend asks for one (the cpu: a cat of hundreds of
       // inputs; runtime/cpu/backend_cpu.cpp); else computed in kernels.

@@ -135,14 +135,18 @@ class CudaLauncher final : public KernelLauncher {
   std::vector<LaunchInfo> kernels_;
 };
 
-// Attention that the fused kernel computes (cuda_attention.h): f16 or bf16, head dims known and at
-// most kMaxAttentionHeadDim.
+// Attention, or its backward, that the fused kernels compute (cuda_attention.h): f16 or bf16,
+// head dims known and at most kMaxAttentionHeadDim. The backward is also kept with symbolic head
+// dims (an eager backward runs as a shape-generic program, runtime/eager/eager_composite.cpp):
+// its step checks them at run time and runs the decomposition where the kernels do not fit.
 bool fused_attention(const ir::Node& n) {
-  if (n.op() != ir::OpKind::scaled_dot_product_attention) return false;
-  const ir::TensorType &q = n.input(0)->type(), &v = n.input(2)->type();
+  const bool backward = n.op() == ir::OpKind::scaled_dot_product_attention_backward;
+  if (n.op() != ir::OpKind::scaled_dot_product_attention && !backward) return false;
+  const ir::TensorType &q = n.input(backward ? 1 : 0)->type(), &v = n.input(backward ? 3 : 2)->type();
   if (q.sizes.empty() || v.sizes.empty()) return false;
   const std::optional<int64_t> e = q.sizes.back().maybe_const(), ev = v.sizes.back().maybe_const();
-  return e && ev && cuda::attention_kernel_fits(q.dtype, *e, *ev);
+  if (e && ev) return cuda::attention_kernel_fits(q.dtype, *e, *ev);
+  return backward && cuda::attention_kernel_fits(q.dtype, e.value_or(1), ev.value_or(1));
 }
 
 // A step no device kernel computes, staged through the host: the inputs copied to the cpu,
@@ -197,6 +201,13 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
         constexpr ir::OpKind op = ir::OpKind::scaled_dot_product_attention;
         if (!cuda_attention(ins, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), outs.at(0)))
           Tensor(outs.at(0)).copy_(run_decomposition(op, ins, attrs).at(0));
+      };
+    } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::scaled_dot_product_attention_backward) {
+      fns[i] = [](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
+        constexpr ir::OpKind op = ir::OpKind::scaled_dot_product_attention_backward;
+        if (cuda_attention_backward(ins, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), outs)) return;
+        const std::vector<Tensor> r = run_decomposition(op, ins, attrs);
+        for (size_t k = 0; k < outs.size(); ++k) Tensor(outs[k]).copy_(r.at(k));
       };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::addmm_activation) {
       // The activation is read once, here; what cuBLASLt cannot take runs the op's decomposition
@@ -293,7 +304,8 @@ class CudaBackend final : public Backend {
       }
       if (n.op() == ir::OpKind::convolution && cudnn_convolution_dtype(n.output()->type().dtype)) return "cudnn";
       if (n.op() == ir::OpKind::argsort) return "sort";  // kiln's sort kernels (cuda_sort.h)
-      if (n.op() == ir::OpKind::scaled_dot_product_attention) return "fused attention";  // cuda_attention.h
+      if (n.op() == ir::OpKind::scaled_dot_product_attention || n.op() == ir::OpKind::scaled_dot_product_attention_backward)
+        return "fused attention";  // cuda_attention.h
       if (n.op() == ir::OpKind::cat) return "";  // inline, or a Concat group's copy kernels
       if (passes::indexed_read_inlinable(&n)) return "";  // gather, index_select: read inline
       if (passes::indexed_write_kernelable(&n)) return "";  // scatter, scatter_add, scatter_reduce: kernels

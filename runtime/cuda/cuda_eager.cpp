@@ -78,6 +78,19 @@ std::vector<Tensor> cuda_eager(ir::OpKind op, const std::vector<Tensor>& inputs,
                            TensorOptions(inputs[0].dtype()).device(d));
     if (cuda_attention(inputs, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), r)) return {r};
   }
+  if (op == ir::OpKind::scaled_dot_product_attention_backward) {  // and its backward
+    // dq, dk, dv: the query's, key's and value's last two dims under the output's batch dims.
+    const Tensor &q = inputs.at(1), &k = inputs.at(2), &v = inputs.at(3), &out = inputs.at(4);
+    std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - 2);
+    auto grad = [&](int64_t rows, int64_t cols) {
+      std::vector<int64_t> s = batch;
+      s.push_back(rows);
+      s.push_back(cols);
+      return empty(s, TensorOptions(q.dtype()).device(d));
+    };
+    const std::vector<Tensor> r{grad(q.size(-2), q.size(-1)), grad(k.size(-2), k.size(-1)), grad(k.size(-2), v.size(-1))};
+    if (cuda_attention_backward(inputs, attrs.get<bool>(op, "is_causal"), attrs.get<double>(op, "scale"), r)) return r;
+  }
   // An op above prim level that reaches here (attention, which the cpu records whole for its
   // library kernel) runs its decomposition, each op of it on the device, not on the host: an
   // eager [8, 16, 2048, 64] f16 attention took 409 ms staged through the host (H200).

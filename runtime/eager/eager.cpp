@@ -493,6 +493,13 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
       c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
       return {r};
     }
+    // A Core op that only a device runs whole (attention's backward): the cpu's compiled
+    // program of it, as other composites run, or its decomposition.
+    if (ir::op_info(op).level != ir::OpLevel::Prim) {
+      const OpCall call{op, inputs, attrs};
+      std::vector<Tensor> out;
+      return run_eager_composite(call, out) ? out : run_composite_eager(call);
+    }
     c.interpreted_calls.fetch_add(1, std::memory_order_relaxed);
     return interpret_op(op, inputs, attrs);
   };

@@ -17,6 +17,7 @@
 
 #include "base/device.h"
 #include "base/scalar.h"
+#include "frontend/dispatch.h"
 #include "frontend/tensor.h"
 #include "ir/attr.h"
 #include "ir/op.h"
@@ -63,6 +64,10 @@ Tensor generated_factory(ir::OpKind op, const ir::AttrList& attrs, Device device
 Tensor eager_copy_into(const Tensor& dst, const Tensor& src);
 // Tests: the eager kernel cache keeps at most `kernels` entries (0: the default bound, 4096).
 void set_eager_cache_capacity_for_testing(size_t kernels);
+// A composite or core op run eagerly as one compiled program where it can (on a first call of
+// its key, or where it cannot: its decomposition, and true), else false (frontend/dispatch.h's
+// EagerComposite; runtime/eager/eager_composite.cpp).
+bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out);
 // The composite half of eager_stats (runtime/eager/eager_composite.cpp): {programs, decomposed}.
 std::pair<int64_t, int64_t> eager_composite_counts();
 

@@ -115,12 +115,6 @@ std::shared_ptr<detail::CompiledState> new_state(ir::OpKind op) {
 enum class Ran : uint8_t { Program, Decomposition, Neither };
 Ran try_program(const OpCall& call, std::vector<Tensor>& out);
 
-// frontend/dispatch.h's EagerComposite.
-bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
-  const Ran ran = try_program(call, out);
-  (ran == Ran::Program ? g_programs : g_decomposed).fetch_add(1, std::memory_order_relaxed);
-  return ran != Ran::Neither;
-}
 
 // The call run as one compiled program; or, on the first call of a key, its decomposition (run
 // here, to see whether it returns a view); or neither (dispatch then runs the decomposition).
@@ -203,6 +197,13 @@ Ran try_program(const OpCall& call, std::vector<Tensor>& out) {
 }
 
 }  // namespace
+
+// frontend/dispatch.h's EagerComposite.
+bool run_eager_composite(const OpCall& call, std::vector<Tensor>& out) {
+  const Ran ran = try_program(call, out);
+  (ran == Ran::Program ? g_programs : g_decomposed).fetch_add(1, std::memory_order_relaxed);
+  return ran != Ran::Neither;
+}
 
 void wire_eager_composite() { install_eager_composite(&run_eager_composite); }
 

@@ -53,10 +53,12 @@ std::string attention_section(const std::string& arch) { return "attention.cuda.
 std::set<cuda::AttentionModule> attention_modules(const ir::ExecPlan& plan) {
   std::set<cuda::AttentionModule> out;
   for (const ir::PlanStep& st : plan.steps) {
-    if (st.kind == ir::StepKind::Kernel || st.op != ir::OpKind::scaled_dot_product_attention) continue;
-    const ir::TensorType &q = plan.buffers.at(st.buffers.at(0)).type, &v = plan.buffers.at(st.buffers.at(2)).type;
+    const bool backward = st.op == ir::OpKind::scaled_dot_product_attention_backward;
+    if (st.kind == ir::StepKind::Kernel || (st.op != ir::OpKind::scaled_dot_product_attention && !backward)) continue;
+    const ir::TensorType &q = plan.buffers.at(st.buffers.at(backward ? 1 : 0)).type,
+                         &v = plan.buffers.at(st.buffers.at(backward ? 3 : 2)).type;
     const std::optional<int64_t> e = q.sizes.back().maybe_const(), ev = v.sizes.back().maybe_const();
-    if (e && ev && cuda::attention_kernel_fits(q.dtype, *e, *ev)) out.insert({q.dtype, *e, *ev});
+    if (e && ev && cuda::attention_kernel_fits(q.dtype, *e, *ev)) out.insert({q.dtype, *e, *ev, backward});
   }
   return out;
 }
