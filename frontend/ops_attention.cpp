@@ -115,16 +115,19 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, con
            c10_type_name(grad_out.dtype()), c10_type_name(query.dtype()), c10_type_name(key.dtype()),
            c10_type_name(value.dtype()), c10_type_name(out.dtype()));
   check_operands(op, query, key, value, attn_mask, is_causal);
-  // out is [batch..., L, Ev], the batch dims q, k and v broadcast to; grad_out is out's shape.
+  // out is [batch..., L, Ev]: the batch dims q, k and v broadcast to and the scores' rows, with
+  // the mask broadcast over them as the forward's decomposition shapes it; grad_out is out's shape.
   auto batch_of = [](const Tensor& t) {
     std::vector<ir::Expr> s = sym_sizes(t);
     s.resize(s.size() - 2);
     return s;
   };
   std::vector<ir::Expr> want = sym_broadcast_shapes(op, sym_broadcast_shapes(op, batch_of(query), batch_of(key)),
-                                                        batch_of(value));
+                                                    batch_of(value));
   want.push_back(sym_size(query, -2));
-  want.push_back(sym_size(value, -1));
+  want.push_back(sym_size(key, -2));
+  if (present(attn_mask)) want = sym_broadcast_shapes(op, want, sym_sizes(*attn_mask));
+  want.back() = sym_size(value, -1);
   if (!sym_same_sizes(sym_sizes(out), want) || !sym_same_sizes(sym_sizes(grad_out), want))
     fail(op, "expected out and grad_out of the attention's output size {} (query {}, key {}, value {}), got {} and {}",
          ir::str(want), shape_str(query.sizes()), shape_str(key.sizes()), shape_str(value.sizes()),

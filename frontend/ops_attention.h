@@ -20,8 +20,9 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 // The gradients of scaled_dot_product_attention's query, key and value (no dropout, no grouped
 // heads: key and value already have the query's heads) given the output's gradient `grad_out`
 // and the output `out` itself; attn_mask, is_causal and scale as the forward took them (scale
-// given). Each gradient has the broadcast batch dims of q, k and v and the query's dtype; summing
-// over dims that broadcast is the caller's. The node that scaled_dot_product_attention's
+// given). Each gradient has the output's batch dims (those of q, k, v and the mask broadcast; a
+// mask may broadcast the query's rows too) and the query's dtype; summing over dims that
+// broadcast is the caller's. The node that scaled_dot_product_attention's
 // derivative rule records (a cuda program runs it on FlashAttention-2's backward kernel).
 struct AttentionGrads {
   Tensor query, key, value;

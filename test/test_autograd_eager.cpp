@@ -23,6 +23,38 @@ Tensor leaf(std::vector<double> v, std::vector<int64_t> shape = {}) {
   return make<double>(v, shape).requires_grad_();
 }
 
+// Attention whose mask has batch dims q, k and v lack: the output takes them, and the gradients
+// equal those of q, k and v expanded to them first, eager and compiled.
+TEST(AutogradEager, AttentionWhoseMaskAddsBatchDims) {
+  manual_seed(3);
+  struct Case {
+    std::vector<int64_t> q, kv, mask, out;
+    bool bool_mask;
+  };
+  for (const Case& c : {Case{{4, 8}, {6, 8}, {2, 4, 6}, {2, 4, 8}, false}, Case{{4, 8}, {6, 8}, {3, 1, 6}, {3, 4, 8}, true}}) {
+    SCOPED_TRACE(shape_str(c.mask));
+    const Tensor q0 = randn(c.q, kDouble), k0 = randn(c.kv, kDouble), v0 = randn(c.kv, kDouble);
+    const Tensor mask = c.bool_mask ? rand(c.mask, kDouble) < 0.7 : randn(c.mask, kDouble);
+    const Tensor g = randn(c.out, kDouble);
+    auto f = [&mask](const Tensor& q, const Tensor& k, const Tensor& v) {
+      return scaled_dot_product_attention(q, k, v, mask);
+    };
+    auto grads = [&](auto fn, bool expanded) {
+      Tensor q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(), v = v0.clone().requires_grad_();
+      std::vector<int64_t> qs = c.out, kvs = c.out;
+      qs.back() = c.q.back();
+      kvs[kvs.size() - 2] = c.kv[0];
+      const Tensor y = expanded ? fn(q.expand(qs), k.expand(kvs), v.expand(kvs)) : fn(q, k, v);
+      EXPECT_EQ(y.sizes().vec(), c.out);
+      y.backward(g);
+      return std::vector<Tensor>{q.grad(), k.grad(), v.grad()};
+    };
+    const std::vector<Tensor> want = grads(f, true);
+    for (const std::vector<Tensor>& got : {grads(f, false), grads(compile(f), false)})
+      for (size_t i = 0; i < want.size(); ++i) expect_close(got[i], want[i].to_vector<double>(), 1e-9, 1e-12);
+  }
+}
+
 TEST(AutogradEager, SquareSumGradient) {
   Tensor x = leaf({1, 2, 3});
   EXPECT_TRUE(x.requires_grad());

@@ -257,6 +257,9 @@ bool cuda_attention_backward(const std::vector<Tensor>& ins, bool is_causal, dou
     for (const Tensor& t : outs) Tensor(t).zero_();
     return true;
   }
+  // A mask that broadcasts the query's rows (a one-row query under an [L, S] mask) gives more
+  // output rows than the kernels write: the decomposition's.
+  if (out.size(-2) != L) return false;
   if (outs.at(0).numel() == 0) return true;  // an empty batch
   const std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - 2);
   // g in the output's slot, contiguous [entries, L, Ev] as the backward kernels read it (and out
