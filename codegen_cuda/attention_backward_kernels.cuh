@@ -85,14 +85,7 @@ kiln_attention_backward(const KT* q, const KT* k, const KT* v, const void* mask,
   kiln_load_tile(ks, k, k0, S, kr, KILN_D, KILN_DP, KILN_KSTRIDE, KILN_KEYS);
   kiln_copies_commit();
   unsigned vf[KILN_DVP / 16][4];
-#pragma unroll
-  for (int kk = 0; kk < KILN_DVP / 16; ++kk) {
-    const int c = kk * 16 + 2 * t;
-    vf[kk][0] = kiln_pair(v, j_g, c, S, vr, KILN_DV);
-    vf[kk][1] = kiln_pair(v, j_g8, c, S, vr, KILN_DV);
-    vf[kk][2] = kiln_pair(v, j_g, c + 8, S, vr, KILN_DV);
-    vf[kk][3] = kiln_pair(v, j_g8, c + 8, S, vr, KILN_DV);
-  }
+  kiln_load_a<KILN_DVP / 16>(vf, v, j_g, S, vr, KILN_DV);
   float dva[KILN_DVP / 8][4], dka[KILN_DP / 8][4];
 #pragma unroll
   for (int n = 0; n < KILN_DVP / 8; ++n) dva[n][0] = dva[n][1] = dva[n][2] = dva[n][3] = 0.f;

@@ -183,6 +183,22 @@ __device__ __forceinline__ unsigned kiln_pair(const KT* p, long long row, int co
   return lo | (hi << 16);
 }
 
+// A warp's 16 rows of a [rows, cols] matrix (row stride `stride`) as A fragments, K16 of 16
+// columns: this thread's rows `row` and `row + 8`; zero past `rows` and `cols`.
+template <int K16>
+__device__ __forceinline__ void kiln_load_a(unsigned (*f)[4], const KT* p, long long row, long long rows,
+                                            long long stride, int cols) {
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int kk = 0; kk < K16; ++kk) {
+    const int c = kk * 16 + 2 * t;
+    f[kk][0] = kiln_pair(p, row, c, rows, stride, cols);
+    f[kk][1] = kiln_pair(p, row + 8, c, rows, stride, cols);
+    f[kk][2] = kiln_pair(p, row, c + 8, rows, stride, cols);
+    f[kk][3] = kiln_pair(p, row + 8, c + 8, rows, stride, cols);
+  }
+}
+
 // Rows [k0, k0 + tile) of a [S, cols] matrix (row stride `stride`, columns contiguous) into
 // shared memory rows of `dstride`, zero past S and `cols` up to `padded`; 16 bytes a copy where
 // the source allows.
@@ -259,14 +275,7 @@ KILN_FORWARD(const KT* q, const KT* k, const KT* v, const void* mask, KT* out, l
   const long long rg = qb * KILN_BM + warp * 16 + g, rg8 = rg + 8;
 
   unsigned qf[KILN_DP / 16][4];
-#pragma unroll
-  for (int kk = 0; kk < KILN_DP / 16; ++kk) {
-    const int c = kk * 16 + 2 * t;
-    qf[kk][0] = kiln_pair(q, rg, c, L, qr, KILN_D);
-    qf[kk][1] = kiln_pair(q, rg8, c, L, qr, KILN_D);
-    qf[kk][2] = kiln_pair(q, rg, c + 8, L, qr, KILN_D);
-    qf[kk][3] = kiln_pair(q, rg8, c + 8, L, qr, KILN_D);
-  }
+  kiln_load_a<KILN_DP / 16>(qf, q, rg, L, qr, KILN_D);
 #if !KILN_LSE_ONLY
   float acc[KILN_DVP / 8][4];
 #pragma unroll
