@@ -43,25 +43,31 @@ void check_operands(std::string_view op, const Tensor& query, const Tensor& key,
              "query.dtype: {} instead.", c10_type_name(attn_mask->dtype()), c10_type_name(query.dtype()));
 }
 
-// The math path: softmax(q @ k^T * scale + mask) @ v, with PyTorch's rule that a masked row
-// seeing no key is zeros, and dropout on the probabilities.
-Tensor sdpa_math(const Tensor& query, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_mask,
-                 double dropout_p, bool is_causal, double s) {
-  Tensor scores = matmul(query, k.transpose(-2, -1)) * s;
+// softmax(q @ k^T * scale + mask) in q's dtype, with PyTorch's rule that a masked row seeing no
+// key is zeros; the mask (bool: which keys each query attends to; else added) may be null.
+Tensor attention_probs(const Tensor& q, const Tensor& k, const Tensor* mask, bool is_causal, double s) {
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  Tensor scores = matmul(q, k.transpose(-2, -1)) * s;
   std::optional<Tensor> allowed;  // bool [.., L, S]: which keys each query attends to
   if (is_causal) {
-    const Tensor i = sym_iota(sym_size(query, -2), kLong, query.device()).unsqueeze(1);
-    const Tensor j = sym_iota(sym_size(k, -2), kLong, query.device()).unsqueeze(0);
+    const Tensor i = sym_iota(sym_size(q, -2), kLong, q.device()).unsqueeze(1);
+    const Tensor j = sym_iota(sym_size(k, -2), kLong, q.device()).unsqueeze(0);
     allowed = le(j, i);
-  } else if (present(attn_mask)) {
-    if (attn_mask->dtype() == ScalarType::Bool) allowed = *attn_mask;
-    else scores = scores + *attn_mask;
+  } else if (mask) {
+    if (mask->dtype() == ScalarType::Bool) allowed = *mask;
+    else scores = scores + mask->to(q.dtype());
   }
-  if (allowed) scores = masked_fill(scores, logical_not(*allowed), -std::numeric_limits<double>::infinity());
+  if (allowed) scores = masked_fill(scores, logical_not(*allowed), kNegInf);
   Tensor probs = softmax(scores, -1);
   // A row with every key masked (all -inf) would be NaN: PyTorch's math kernel gives zeros.
-  if (present(attn_mask))
-    probs = masked_fill(probs, all(eq(scores, -std::numeric_limits<double>::infinity()), -1, /*keepdim=*/true), 0);
+  if (mask) probs = masked_fill(probs, all(eq(scores, kNegInf), -1, /*keepdim=*/true), 0);
+  return probs;
+}
+
+// The math path: the probabilities, dropout on them, and their product with v.
+Tensor sdpa_math(const Tensor& query, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_mask,
+                 double dropout_p, bool is_causal, double s) {
+  Tensor probs = attention_probs(query, k, present(attn_mask) ? &*attn_mask : nullptr, is_causal, s);
   if (dropout_p > 0) probs = dropout(probs, dropout_p, true);
   return matmul(probs, v);
 }
@@ -156,20 +162,7 @@ AttentionBackwardMath attention_backward_math(const Tensor& grad, const Tensor& 
                                               bool is_causal, double s) {
   const ScalarType in_t = query.dtype(), t = opmath_dtype(in_t);
   const Tensor q = query.to(t), k = key.to(t), v = value.to(t), o = out.to(t), g = grad.to(t);
-  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-  Tensor scores = matmul(q, k.transpose(-2, -1)) * s;
-  std::optional<Tensor> allowed;
-  if (is_causal) {
-    const Tensor i = sym_iota(sym_size(q, -2), kLong, q.device()).unsqueeze(1);
-    const Tensor j = sym_iota(sym_size(k, -2), kLong, q.device()).unsqueeze(0);
-    allowed = le(j, i);
-  } else if (mask) {
-    if (mask->dtype() == ScalarType::Bool) allowed = *mask;
-    else scores = scores + mask->to(t);
-  }
-  if (allowed) scores = masked_fill(scores, logical_not(*allowed), kNegInf);
-  Tensor p = softmax(scores, -1);
-  if (mask) p = masked_fill(p, all(eq(scores, kNegInf), -1, /*keepdim=*/true), 0);
+  const Tensor p = attention_probs(q, k, mask, is_causal, s);
   const Tensor dp = matmul(g, v.transpose(-2, -1));
   const Tensor ds = p * (dp - sum(g * o, {-1}, /*keepdim=*/true));
   return {(matmul(ds, k) * s).to(in_t), (matmul(ds.transpose(-2, -1), q) * s).to(in_t),
