@@ -16,8 +16,8 @@
 #pragma once
 
 #include "emu_api.h"
+#include "emu_math.h"
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -124,23 +124,23 @@ template <class T> T __ldg(const T* p) { return *p; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fdiv_rn(float a, float b) { return a / b; }
-inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
-inline double __dsqrt_rn(double a) { return std::sqrt(a); }
+inline double __dsqrt_rn(double a) { return sqrt(a); }
 inline float __double2float_rn(double a) { return static_cast<float>(a); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __saturatef(float x) { return x != x ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x; }
 
 // ---- math: what libm lacks ------------------------------------------------------------------
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 // The inverse of erf: an initial guess (Giles, "Approximating the erfinv function", 2010) and
 // two Newton steps in double.
 inline double erfinv(double y) {
   if (!(y > -1.0 && y < 1.0)) return y == 1.0 ? INFINITY : y == -1.0 ? -INFINITY : NAN;
-  double w = -std::log((1.0 - y) * (1.0 + y)), x;
+  double w = -log((1.0 - y) * (1.0 + y)), x;
   if (w < 5.0) {
     w -= 2.5;
     double p = 2.81022636e-08;
@@ -149,19 +149,19 @@ inline double erfinv(double y) {
       p = c + p * w;
     x = p * y;
   } else {
-    w = std::sqrt(w) - 3.0;
+    w = sqrt(w) - 3.0;
     double p = -0.000200214257;
     for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
                      1.00167406, 2.83297682})
       p = c + p * w;
     x = p * y;
   }
-  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (1.1283791670955126 * std::exp(-x * x));
+  for (int i = 0; i < 2; ++i) x -= (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
   return x;
 }
 inline float erfinvf(float y) { return static_cast<float>(erfinv(y)); }
-using std::min;
-using std::max;
+template <class T> constexpr const T& min(const T& a, const T& b) { return b < a ? b : a; }  // std::min's
+template <class T> constexpr const T& max(const T& a, const T& b) { return a < b ? b : a; }  // std::max's
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a < b ? b : a; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
