@@ -12,7 +12,9 @@
 //  - fresh device memory reads as NaN (0xff bytes), not zero;
 //  - a write one element past an allocation fails the launch, naming the allocation;
 //  - a stream capture records launches and fills that each graph replay runs, and refuses a
-//    synchronization.
+//    synchronization;
+//  - a module's kernels are the names NVRTC gives: `extern "C"` ones only, none from a comment
+//    or a string, a macro's name replaced.
 #include "codegen_cuda/driver.h"
 #include "codegen_cuda/nvrtc.h"
 #include "runtime/cuda/cuda_device.h"
@@ -21,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -176,6 +179,46 @@ TEST(EmulatedCuda, LanesAtDifferentWarpOperationsFailTheLaunch) {
                    "bytes, a vote of 4 bytes)"),
             std::string::npos)
       << e;
+}
+
+// The emulated NVRTC reads a module's kernels from its text unless a directive could change
+// them (fake_nvrtc.cpp); either way the names are NVRTC's.
+TEST(EmulatedCuda, AModulesKernelsAreTheNamesNvrtcGives) {
+  KILN_SKIP_UNLESS_EMULATED();
+  const char* sources[] = {
+      R"(// extern "C" __global__ void gone(int* out) { }
+/* extern "C" __global__ void gone_too(int* out) { } */
+static const char* note = "extern \"C\" __global__ void fake(int* out) {";
+extern "C" __global__ void __launch_bounds__(256) bounded(int* out) { out[threadIdx.x] = note[0] == 'e'; }
+)",
+      R"(extern "C" __global__ void __launch_bounds__((256), 2) nested(int* out) { out[threadIdx.x] = 5; }
+)",
+      R"(#define RENAMED real_name
+extern "C" __global__ void RENAMED(int* out) { out[threadIdx.x] = 3; }
+)",
+      R"(__global__ void mangled(int* out) { out[threadIdx.x] = 2; }
+extern "C" __global__ void plain(int* out) { out[threadIdx.x] = 4; }
+)"};
+  const std::vector<std::pair<std::string, int>> present{{"bounded", 1}, {"nested", 5}, {"real_name", 3}, {"plain", 4}};
+  const std::vector<std::string> absent{"gone", "gone_too", "fake", "mangled", "RENAMED"};
+  std::vector<cuda::ModuleHandle> modules;
+  for (const char* src : sources) {
+    const cuda::NvrtcResult r = cuda::compile_for_device(src, cuda::compute_capability(0));
+    ASSERT_TRUE(r.ok) << r.log;
+    modules.push_back(cuda::module_load(0, r.cubin));
+  }
+  DeviceInts out(32);
+  for (size_t i = 0; i < present.size(); ++i) {
+    cuda::FunctionHandle f = cuda::module_function(0, modules[i], present[i].first);
+    void* args[] = {&out.p};
+    cuda::launch_kernel(0, f, 1, 32, 0, nullptr, args);
+    EXPECT_EQ(out.get(), std::vector<int>(32, present[i].second)) << present[i].first;
+  }
+  for (const std::string& name : absent)
+    for (cuda::ModuleHandle m : modules)
+      EXPECT_NE(test::error_of([&] { cuda::module_function(0, m, name); }).find("cuModuleGetFunction(" + name + ")"),
+                std::string::npos)
+          << name;
 }
 
 TEST(EmulatedCuda, FreshDeviceMemoryIsNotZero) {

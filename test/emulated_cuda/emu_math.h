@@ -3,8 +3,9 @@
 // CUDA C calls libm's names in the global namespace (expf, log1p, fmaxf...), and that is all
 // emu_device.h needs. <cmath> brings them too, with C++20's overloads and special functions:
 // a precompiled emu_device.h of 18 MB that every module compile loads (0.04 s of about 0.1).
-// These are glibc's own declarations (the same functions, the compiler's builtins for the same
-// names), so an emulated kernel computes exactly what it did with <cmath>.
+// These declare glibc's functions (GCC treats them as its builtins of those names, as it does
+// with <cmath>'s), and the emulated NVRTC links libm so that they bind to its current
+// versions: an emulated kernel computes exactly what it did with <cmath>.
 #pragma once
 
 #define KILN_EMU_MATH(name) double name(double) noexcept; float name##f(float) noexcept;
@@ -37,7 +38,8 @@ long long llroundf(float) noexcept;
 #undef KILN_EMU_MATH
 #undef KILN_EMU_MATH2
 
-#define INFINITY (__builtin_inff())
-#define NAN (__builtin_nanf(""))
-#define HUGE_VAL (__builtin_huge_val())
-#define HUGE_VALF (__builtin_huge_valf())
+// Spelled as glibc's <math.h> spells them, so that a later <math.h> redefines them identically.
+#define INFINITY (__builtin_inff ())
+#define NAN (__builtin_nanf (""))
+#define HUGE_VAL (__builtin_huge_val ())
+#define HUGE_VALF (__builtin_huge_valf ())

@@ -8,8 +8,9 @@
 // when no preprocessor directive could add or remove one (kiln's generated modules); a module
 // with conditionals or kernel-making macros (sort_kernels.cuh's KILN_KERNEL, the attention
 // kernels) is preprocessed with emu_device.h first and read from that. The object is linked
-// without the standard libraries: its few references (libm, libstdc++) bind to the process's
-// at load time, and the link takes 5 ms instead of 25. A module costs about 0.07 s of the
+// against libm (its math functions bind to libm's current versions) and libgcc alone: its few
+// other references (memcpy) bind to the process's at load time, and the link takes about 8 ms
+// instead of 25 with libstdc++ and libc. A module costs about 0.07 s of the
 // compiler's time (0.17 s with a preprocessing pass, the default link and <cmath> in the
 // precompiled header), and the op database compiles some 1,400 of them on every CI run.
 // Its "cubin" (sm_XX) is that object's bytes. Its "PTX" (compute_XX) is PTX's header lines
@@ -97,19 +98,54 @@ std::string quote(const std::string& s) {
 
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// The logical lines of `text` (backslash-newlines joined) that are preprocessor directives.
-std::vector<std::string> directives(const std::string& text) {
+// `text` with every comment and the contents of every string and character literal blanked
+// (newlines kept), so that offsets still index `text` and a `__global__` or `#if` in a comment
+// or a literal is not read as code.
+std::string code_only(const std::string& text) {
+  std::string out = text;
+  size_t i = 0;
+  while (i < out.size()) {
+    if (out.compare(i, 2, "//") == 0) {
+      for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
+    } else if (out.compare(i, 2, "/*") == 0) {
+      const size_t end = out.find("*/", i + 2);
+      const size_t stop = end == std::string::npos ? out.size() : end + 2;
+      for (; i < stop; ++i)
+        if (out[i] != '\n') out[i] = ' ';
+    } else if (out[i] == '"' || out[i] == '\'') {
+      const char quote = out[i++];
+      for (; i < out.size() && out[i] != quote && out[i] != '\n'; ++i) {
+        if (out[i] == '\\' && i + 1 < out.size()) out[i++] = ' ';
+        out[i] = ' ';
+      }
+      ++i;
+    } else {
+      if (out[i] == '\r') out[i] = ' ';
+      ++i;
+    }
+  }
+  return out;
+}
+
+// The logical lines of `code` (backslash-newlines joined) that are preprocessor directives,
+// without their `#`.
+std::vector<std::string> directives(const std::string& code) {
   std::vector<std::string> out;
   size_t i = 0;
-  while (i < text.size()) {
-    size_t eol = text.find('\n', i);
-    if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(i, eol - i);
-    while (!line.empty() && line.back() == '\\' && eol < text.size()) {  // a continued line
-      const size_t next = text.find('\n', eol + 1);
-      const size_t stop = next == std::string::npos ? text.size() : next;
-      line.pop_back();
-      line += text.substr(eol + 1, stop - eol - 1);
+  auto continued = [](std::string& line) {  // a backslash, then only blanks, ends the line
+    const size_t last = line.find_last_not_of(" \t");
+    if (last == std::string::npos || line[last] != '\\') return false;
+    line.erase(last);
+    return true;
+  };
+  while (i < code.size()) {
+    size_t eol = code.find('\n', i);
+    if (eol == std::string::npos) eol = code.size();
+    std::string line = code.substr(i, eol - i);
+    while (eol < code.size() && continued(line)) {
+      const size_t next = code.find('\n', eol + 1);
+      const size_t stop = next == std::string::npos ? code.size() : next;
+      line += code.substr(eol + 1, stop - eol - 1);
       eol = stop;
     }
     const size_t first = line.find_first_not_of(" \t");
@@ -119,39 +155,68 @@ std::vector<std::string> directives(const std::string& text) {
   return out;
 }
 
-// The kernels of a module read from its text as written: every `__global__` must open
-// `__global__ void [__launch_bounds__(...)] name(`, and no directive may be a conditional or
-// a macro that writes a kernel. Otherwise nothing (the caller preprocesses first).
-std::optional<std::set<std::string>> kernels_as_written(const std::string& text) {
-  for (const std::string& d : directives(text)) {
-    const size_t word = d.find_first_not_of(" \t");
-    if (word == std::string::npos) continue;
-    if (d.compare(word, 2, "if") == 0 || d.compare(word, 4, "elif") == 0) return std::nullopt;
+// The kernels of a module read from its text as written, as NVRTC would name them: every
+// `__global__` must be `extern "C" __global__ void [__launch_bounds__(...)] name(`. Nothing (the
+// caller preprocesses first) when a directive is a conditional or defines a macro that writes
+// `extern` or `__global__`, or when a macro (a #define or an -D option) is named like a kernel
+// or a word the pattern reads.
+std::optional<std::set<std::string>> kernels_as_written(const std::string& text,
+                                                        const std::vector<std::string>& defines) {
+  const std::string code = code_only(text);
+  std::set<std::string> macros;
+  for (const std::string& d : defines) macros.insert(d.substr(0, d.find_first_of("=(")));
+  for (const std::string& d : directives(code)) {
+    size_t at = d.find_first_not_of(" \t");
+    if (at == std::string::npos) continue;
+    if (d.compare(at, 2, "if") == 0 || d.compare(at, 4, "elif") == 0) return std::nullopt;
     if (d.find("__global__") != std::string::npos || d.find("extern") != std::string::npos) return std::nullopt;
+    if (d.compare(at, 6, "define") != 0) continue;
+    at = d.find_first_not_of(" \t", at + 6);
+    if (at == std::string::npos) continue;
+    size_t end = at;
+    while (end < d.size() && is_ident(d[end])) ++end;
+    macros.insert(d.substr(at, end - at));
   }
-  std::set<std::string> names;
+  for (const char* word : {"extern", "__global__", "void", "__launch_bounds__"})
+    if (macros.count(word)) return std::nullopt;
   auto skip_space = [&](size_t i) {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
     return i;
   };
   auto word_at = [&](size_t i, const char* w) {
     const size_t n = std::strlen(w);
-    return text.compare(i, n, w) == 0 && (i + n == text.size() || !is_ident(text[i + n]));
+    return code.compare(i, n, w) == 0 && (i + n == code.size() || !is_ident(code[i + n]));
   };
-  for (size_t at = text.find("__global__"); at != std::string::npos; at = text.find("__global__", at + 1)) {
-    if ((at > 0 && is_ident(text[at - 1])) || !word_at(at, "__global__")) return std::nullopt;
+  std::set<std::string> names;
+  for (size_t at = code.find("__global__"); at != std::string::npos; at = code.find("__global__", at + 1)) {
+    if ((at > 0 && is_ident(code[at - 1])) || !word_at(at, "__global__")) return std::nullopt;
+    // Back over `extern "C"`: the literal is blanked in `code`, so it is read from `text`.
+    size_t b = at;
+    while (b > 0 && std::isspace(static_cast<unsigned char>(code[b - 1]))) --b;
+    if (b < 3 || text.compare(b - 3, 3, "\"C\"") != 0) return std::nullopt;
+    b -= 3;
+    while (b > 0 && std::isspace(static_cast<unsigned char>(code[b - 1]))) --b;
+    if (b < 6 || !word_at(b - 6, "extern") || (b > 6 && is_ident(code[b - 7]))) return std::nullopt;
     size_t i = skip_space(at + 10);
     if (!word_at(i, "void")) return std::nullopt;
     i = skip_space(i + 4);
     if (word_at(i, "__launch_bounds__")) {
-      const size_t close = text.find(')', i);
-      if (close == std::string::npos) return std::nullopt;
-      i = skip_space(close + 1);
+      i = skip_space(i + 17);
+      if (i >= code.size() || code[i] != '(') return std::nullopt;
+      int depth = 0;
+      do {
+        depth += code[i] == '(' ? 1 : code[i] == ')' ? -1 : 0;
+        ++i;
+      } while (i < code.size() && depth > 0);
+      if (depth != 0) return std::nullopt;
+      i = skip_space(i);
     }
     const size_t name = i;
-    while (i < text.size() && is_ident(text[i])) ++i;
-    if (i == name || text[skip_space(i)] != '(') return std::nullopt;
-    names.insert(text.substr(name, i - name));
+    while (i < code.size() && is_ident(code[i])) ++i;
+    if (i == name || skip_space(i) >= code.size() || code[skip_space(i)] != '(') return std::nullopt;
+    const std::string kernel = code.substr(name, i - name);
+    if (macros.count(kernel)) return std::nullopt;
+    names.insert(kernel);
   }
   return names;
 }
@@ -191,7 +256,7 @@ nvrtcResult compile(Program& p) {
                       quote(std::string(KILN_EMU_PCH_DIR) + "/emu_device.h");
   for (const std::string& def : p.defines) flags += " " + quote("-D" + def);
   std::string log;
-  std::optional<std::set<std::string>> found = kernels_as_written(text);
+  std::optional<std::set<std::string>> found = kernels_as_written(text, p.defines);
   if (!found) {
     if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -E -P -x c++ " + quote(src) + " -o " + quote(pre), log)) {
       p.log = log + "\n(the emulated NVRTC preprocessed " + src + "; the directory is kept)";
@@ -208,7 +273,7 @@ nvrtcResult compile(Program& p) {
       f << "extern \"C\" void kiln_emu_sizes_" << n << "(size_t* s, size_t* c) { kiln_emu::param_sizes(" << n << ", s, c); }\n";
     }
   }
-  if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -shared -nodefaultlibs -x c++ " + quote(src) + " -x none -lgcc -o " +
+  if (!run(std::string(KILN_EMU_CXX) + " " + flags + " -shared -nodefaultlibs -x c++ " + quote(src) + " -lm -lgcc -o " +
                quote(so), log)) {
     p.log = log + "\n(the emulated NVRTC compiled " + src + "; the directory is kept)";
     return kCompilation;
