@@ -408,6 +408,46 @@ CUresult refuse_in_capture(void* stream, bool every, const char* what) {
   return kCaptureUnsupported;
 }
 
+// The fibers' stacks and the dynamic shared memory outlive a launch: mapping them, guarding
+// every stack and touching their pages afresh at each launch was a sixth of the op database's
+// time on this device. The stacks grow when a launch has more threads; each slot keeps its
+// inaccessible page below it. A stack is rewritten for every block (fresh_stack), and what a
+// kernel left on it is stale data, as a GPU's registers hold. Dynamic shared memory keeps one
+// mapping per size in pages, each ending at its inaccessible page.
+struct LaunchMemory {
+  static constexpr size_t kSlot = kStackBytes + kPage;
+  char* stacks = nullptr;
+  size_t slots = 0;
+  std::map<size_t, char*> shared;  // bytes before the inaccessible page -> the mapping
+  LaunchMemory() = default;
+  LaunchMemory(const LaunchMemory&) = delete;
+  LaunchMemory& operator=(const LaunchMemory&) = delete;
+  ~LaunchMemory() {
+    if (stacks) munmap(stacks, slots * kSlot);
+    for (const auto& [bytes, map] : shared) munmap(map, bytes + kPage);
+  }
+  // n stacks, each above an inaccessible page (an overflow faults instead of overwriting the
+  // next fiber's frames); nullptr when the host is out of memory.
+  char* stacks_for(size_t n) {
+    if (n <= slots) return stacks;
+    void* m = mmap(nullptr, n * kSlot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    for (size_t i = 0; i < n; ++i) mprotect(static_cast<char*>(m) + i * kSlot, kPage, PROT_NONE);
+    if (stacks) munmap(stacks, slots * kSlot);
+    stacks = static_cast<char*>(m);
+    slots = n;
+    return stacks;
+  }
+  // `bytes` (a multiple of the page) followed by an inaccessible page; nullptr when out of memory.
+  char* shared_for(size_t bytes) {
+    if (auto it = shared.find(bytes); it != shared.end()) return it->second;
+    void* m = mmap(nullptr, bytes + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    mprotect(static_cast<char*>(m) + bytes, kPage, PROT_NONE);
+    return shared[bytes] = static_cast<char*>(m);
+  }
+};
+
 CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 block, unsigned shared, void** params) {
   if (block.y != 1 || block.z != 1) {
     g_last_error = "the emulated device runs 1-D blocks only";
@@ -429,22 +469,15 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
   L.entry = fn.entry;
   L.params = params;
   L.fibers.resize(n);
-  // Each fiber's stack above an inaccessible page: an overflow faults instead of overwriting
-  // the next fiber's frames.
-  const size_t slot = kStackBytes + kPage;
-  void* stacks = mmap(nullptr, n * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (stacks == MAP_FAILED) return kOutOfMemory;
-  for (size_t i = 0; i < n; ++i) mprotect(static_cast<char*>(stacks) + i * slot, kPage, PROT_NONE);
+  thread_local LaunchMemory memory;
+  const size_t slot = LaunchMemory::kSlot;
+  char* stacks = memory.stacks_for(n);
   // Dynamic shared memory ends at an inaccessible page, and holds 0xff bytes (NaNs) when each
   // block starts: a kernel reading what it never wrote sees garbage, as on a GPU.
   const size_t shared_pages = (shared + kPage - 1) / kPage * kPage;
-  void* shared_map = mmap(nullptr, shared_pages + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (shared_map == MAP_FAILED) {
-    munmap(stacks, n * slot);
-    return kOutOfMemory;
-  }
-  mprotect(static_cast<char*>(shared_map) + shared_pages, kPage, PROT_NONE);
-  unsigned char* dynamic = static_cast<unsigned char*>(shared_map) + shared_pages - (shared + kAlign - 1) / kAlign * kAlign;
+  char* shared_map = memory.shared_for(shared_pages);
+  if (!stacks || !shared_map) return kOutOfMemory;
+  unsigned char* dynamic = reinterpret_cast<unsigned char*>(shared_map) + shared_pages - (shared + kAlign - 1) / kAlign * kAlign;
   L.thread = pthread_self();
   g_launch = &L;
   CUresult rc = kSuccess;
@@ -469,7 +502,7 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
           f.t.grid_dim = grid;
           f.t.dynamic_shared = dynamic;
           f.wait = Wait::None;
-          f.sp = fresh_stack(static_cast<char*>(stacks) + i * slot + kPage, kStackBytes);
+          f.sp = fresh_stack(stacks + i * slot + kPage, kStackBytes);
         }
         for (;;) {
           // Between two barriers a GPU may run a block's threads in any order and interleaving:
@@ -513,8 +546,6 @@ CUresult run_launch(const Function& fn, kiln_emu::Dim3 grid, kiln_emu::Dim3 bloc
       }
   g_launch = nullptr;
   g_current = nullptr;
-  munmap(stacks, n * slot);
-  munmap(shared_map, shared_pages + kPage);
   if (rc != kSuccess) std::fprintf(stderr, "[emulated cuda] %s\n", g_last_error.c_str());
   return rc;
 }
