@@ -98,6 +98,12 @@ std::string quote(const std::string& s) {
 
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// The offset after moving back from `at` over blanks.
+size_t blanks_before(const std::string& s, size_t at) {
+  while (at > 0 && std::isspace(static_cast<unsigned char>(s[at - 1]))) --at;
+  return at;
+}
+
 // `text` with every comment and the contents of every string and character literal blanked
 // (newlines kept), so that offsets still index `text` and a `__global__` or `#if` in a comment
 // or a literal is not read as code.
@@ -191,11 +197,9 @@ std::optional<std::set<std::string>> kernels_as_written(const std::string& text,
   for (size_t at = code.find("__global__"); at != std::string::npos; at = code.find("__global__", at + 1)) {
     if ((at > 0 && is_ident(code[at - 1])) || !word_at(at, "__global__")) return std::nullopt;
     // Back over `extern "C"`: the literal is blanked in `code`, so it is read from `text`.
-    size_t b = at;
-    while (b > 0 && std::isspace(static_cast<unsigned char>(code[b - 1]))) --b;
+    size_t b = blanks_before(code, at);
     if (b < 3 || text.compare(b - 3, 3, "\"C\"") != 0) return std::nullopt;
-    b -= 3;
-    while (b > 0 && std::isspace(static_cast<unsigned char>(code[b - 1]))) --b;
+    b = blanks_before(code, b - 3);
     if (b < 6 || !word_at(b - 6, "extern") || (b > 6 && is_ident(code[b - 7]))) return std::nullopt;
     size_t i = skip_space(at + 10);
     if (!word_at(i, "void")) return std::nullopt;
@@ -234,8 +238,7 @@ std::set<std::string> kernels_preprocessed(const std::string& text) {
 // Whether `text` has an `extern __shared__` declaration (the regex below is slow on every module).
 bool has_dynamic_shared(const std::string& text) {
   for (size_t at = text.find("__shared__"); at != std::string::npos; at = text.find("__shared__", at + 1)) {
-    size_t i = at;
-    while (i > 0 && std::isspace(static_cast<unsigned char>(text[i - 1]))) --i;
+    const size_t i = blanks_before(text, at);
     if (i >= 6 && i < at && text.compare(i - 6, 6, "extern") == 0) return true;
   }
   return false;
