@@ -60,6 +60,13 @@ bool ShapeEnv::guard_bool(const Expr& pred_in) {
   return value;
 }
 
+bool ShapeEnv::known(const Expr& pred_in) const {
+  const Expr pred = simplify(as_predicate(pred_in), facts_);
+  if (auto c = pred.maybe_const()) return *c != 0;
+  if (auto d = decide(pred, facts_)) return *d;
+  return std::find(guards_.begin(), guards_.end(), pred) != guards_.end();
+}
+
 int64_t ShapeEnv::specialize(const Expr& e) {
   const int64_t v = hint(e);
   if (!e.is_const()) guard_bool(eq(e, Expr(v)));
@@ -86,8 +93,7 @@ bool guard_bool(const Expr& pred, std::string_view what) {
 bool known_true(const Expr& pred) {
   if (auto c = pred.maybe_const()) return *c != 0;
   ShapeEnv* env = ShapeEnv::current();
-  if (!env) return false;
-  return decide(simplify(as_predicate(pred), env->facts()), env->facts()).value_or(false);
+  return env && env->known(pred);
 }
 
 bool sym_eq(const Expr& a, const Expr& b) { return a == b || guard_bool(eq(a, b), "sym_eq"); }

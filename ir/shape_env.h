@@ -40,6 +40,9 @@ class ShapeEnv {
   // The truth of `pred` (a comparison, or an expression read as "!= 0") at the hints. Unless
   // the facts already decide it, the predicate (or its negation) becomes a guard.
   bool guard_bool(const Expr& pred);
+  // Whether `pred` is known to hold without a new guard: the facts prove it, or it is one of the
+  // guards recorded so far (such as `s0*s1//6 == 1`, which the facts cannot learn).
+  bool known(const Expr& pred) const;
   // The value of `e` at the hints, guarding that it keeps that value (PyTorch's guard_int).
   int64_t specialize(const Expr& e);
 
@@ -75,7 +78,8 @@ class ShapeEnvScope {
 // current ShapeEnv (recording a guard). Without one, a symbolic question has no answer:
 // known_true() says false and guard_bool() throws an InternalError naming `what`.
 bool guard_bool(const Expr& pred, std::string_view what);
-// Whether `pred` holds for every binding allowed by the current facts (no guard recorded).
+// Whether `pred` holds for every binding the current trace allows so far: the facts prove it or
+// it was guarded already (ShapeEnv::known; no guard recorded).
 bool known_true(const Expr& pred);
 // Shorthands of guard_bool for sizes.
 bool sym_eq(const Expr& a, const Expr& b);

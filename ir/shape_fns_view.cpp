@@ -53,7 +53,7 @@ TensorType infer_expand(OpKind op, const TensorType& a, const std::vector<Expr>&
     int64_t d = i - (ndim - a.rank());
     if (d < 0) continue;  // a new leading dimension
     const Expr& have = a.sizes[d];
-    if (have.maybe_const() == 1 || same_size(have, target)) continue;
+    if (known_one(have) || same_size(have, target)) continue;
     fail(op_name(op),
          "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  "
          "Target sizes: {}.  Tensor sizes: {}",
@@ -106,7 +106,7 @@ TensorType infer_squeeze(OpKind op, const TensorType& a, const std::vector<int64
   for (int64_t d : dims) {
     check_dim(op, d, a.rank());
     if (drop[d]) fail(op_name(op), "dim {} appears more than once in dims {}", d, ints_str(dims));
-    if (a.sizes[d].maybe_const() != 1)
+    if (!known_one(a.sizes[d]))
       fail(op_name(op), "dimension {} has size {}; only dimensions of size 1 can be squeezed", d, a.sizes[d].str());
     drop[d] = true;
   }

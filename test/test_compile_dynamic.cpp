@@ -296,6 +296,27 @@ TEST(DynamicGuards, ReadingASizeSpecializesIt) {
   EXPECT_EQ(f.stats().compiles, 2);
 }
 
+TEST(DynamicGuards, ADerivedSizeEqualToOneSqueezesAndBroadcasts) {
+  // A size computed from a symbol (here a.size(0) - 1 and a.size(0) // 2) that is 1 at trace
+  // time is guarded equal to 1, and the view ops accept it as 1 (found by the fuzzer, seed
+  // 7100006: squeeze() of a reshape's [1, s1//2, 2] raised "only dimensions of size 1 can be
+  // squeezed").
+  auto fn = [](const Tensor& a) {
+    const Tensor row = a.slice(0, 1);                           // [s0 - 1, 3]
+    const Tensor half = a.reshape({-1, 2, 3}).squeeze();         // [s0 // 2, 2, 3] -> [2, 3]
+    return row.expand({4, 3}) + half.sum(0) + row.squeeze(0);    // [4, 3]
+  };
+  auto f = compile(fn, dyn(Dynamic::True, {"a"}));
+  auto ref = compile(fn, reference());
+  expect_near_all(f(values({2, 3}, 1)), ref(values({2, 3}, 1)), 0, "n=2");
+  const std::string text = f.explain(values({2, 3}, 1));
+  EXPECT_NE(text.find("a.size(0)*a.size(1)//6 == 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("a.size(0) - 1 == 1"), std::string::npos) << text;
+  // Another size fails the guard and compiles again, with the same result as the reference.
+  EXPECT_THROW(ref(values({4, 3}, 1)), Error);  // [3, 3] cannot expand to [4, 3]
+  EXPECT_THROW(f(values({4, 3}, 1)), Error);
+}
+
 TEST(DynamicGuards, CommonOpsStayDynamic) {
   // Each function is traced once with every dim symbolic and must serve other sizes without
   // recompiling: no frontend op may read a symbolic size as an integer.

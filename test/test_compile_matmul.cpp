@@ -18,7 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -192,6 +194,57 @@ TEST(CompileMatmul, IntegerProductsWrapAroundAsEagerDoes) {
   const Tensor b = full({2, 4}, Scalar(int64_t{100}), kInt8), c = full({4, 1}, Scalar(int64_t{3}), kInt8);
   EXPECT_EQ(f(b, c).to_vector<int8_t>(), mm(b, c).to_vector<int8_t>());
   EXPECT_EQ(f(b, c).to_vector<int8_t>()[0], static_cast<int8_t>(1200 % 256 - 256));
+}
+
+TEST(CompileMatmul, AConvolutionsPaddedTapsContributeNothing) {
+  // A tap on a convolution's zero padding adds nothing, even under an infinite weight (not
+  // 0 * inf = NaN), on every path: the interpreter's loops, oneDNN (f32) and f64, whose im2col
+  // would multiply the padded zeros and so runs the direct loops when a weight is not finite
+  // (fuzzer seed 7102302: f64 eager gave NaN, the interpreter -1). PyTorch 2.15 gives NaN on its
+  // im2col path (f64, small f32) and nothing on its mkldnn path (f32 [8, 64, 56, 56], 3x3).
+  // A transposed convolution drops the taps past its output: [-inf, inf, 1] everywhere.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const Tensor x = tensor(std::vector<double>{1, -2, 3}, {1, 1, 3}).to(dt);
+    const Tensor w = tensor(std::vector<double>{inf, 1, 1}, {1, 1, 3}).to(dt);
+    auto conv = [](const Tensor& a, const Tensor& b) { return conv1d(a, b, {}, 1, 1); };
+    auto transposed = [](const Tensor& a, const Tensor& b) { return conv_transpose1d(a, b, {}, 1, 1); };
+    CompileOptions interp;
+    interp.backend = "interpreter";
+    for (const char* mode : {"eager", "interpreter", "cpu"}) {
+      const std::string what = fmt::format("{} {}", mode, dtype_name(dt));
+      const Tensor y = mode == std::string("eager")         ? conv(x, w)
+                       : mode == std::string("interpreter") ? compile(conv, interp)(x, w)
+                                                            : compile(conv)(x, w);
+      SCOPED_TRACE(what);
+      test::expect_exact(y.reshape({3}), dt, {-1, inf, -inf});
+      const Tensor t = mode == std::string("eager")         ? transposed(x, w)
+                       : mode == std::string("interpreter") ? compile(transposed, interp)(x, w)
+                                                            : compile(transposed)(x, w);
+      test::expect_exact(t.reshape({3}), dt, {-inf, inf, 1});
+    }
+  }
+  // f64 in 2-D with groups, stride and dilation: the direct loops agree with the interpreter
+  // element for element, infinities and NaN included.
+  manual_seed(5);
+  const Tensor x = randn({2, 4, 7, 6}, kFloat64);
+  Tensor w = randn({6, 2, 3, 3}, kFloat64);
+  w.select(0, 0).select(0, 1).select(0, 0).select(0, 2).fill_(inf);
+  w.select(0, 4).select(0, 0).select(0, 2).select(0, 1).fill_(std::nan(""));
+  auto conv2 = [](const Tensor& a, const Tensor& b) { return conv2d(a, b, {}, {2, 1}, {1, 2}, {1, 2}, 2); };
+  CompileOptions interp;
+  interp.backend = "interpreter";
+  const Tensor got = conv2(x, w), want = compile(conv2, interp)(x, w);
+  ASSERT_EQ(got.sizes().vec(), want.sizes().vec());
+  const std::vector<double> g = test::doubles(got), e = test::doubles(want);
+  int64_t non_finite = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    non_finite += !std::isfinite(e[i]);
+    if (std::isnan(e[i])) EXPECT_TRUE(std::isnan(g[i])) << "element " << i;
+    else if (std::isinf(e[i])) EXPECT_EQ(g[i], e[i]) << "element " << i;
+    else EXPECT_NEAR(g[i], e[i], 1e-12 * (1 + std::fabs(e[i]))) << "element " << i;
+  }
+  EXPECT_GT(non_finite, 0);
 }
 
 TEST(CompileMatmul, EmptyProductsAndBoolErrors) {
