@@ -55,17 +55,32 @@ Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, boo
       fail("clamp", "\"{}\" not implemented for 'Bool'", kernel);
     }
   }
-  for (const TensorOrScalar& o : operands)  // scalar bounds convert checked, as PyTorch's clamp
-    if (const Scalar* bound = std::get_if<Scalar>(&o)) check_scalar_fits("clamp", *bound, dt);
+  std::vector<TensorOrScalar> bounded = operands;
+  for (size_t i = 1; i < bounded.size(); ++i) {
+    Scalar* bound = std::get_if<Scalar>(&bounded[i]);
+    if (!bound) continue;
+    const bool is_min = has_min && i == 1;
+    if (is_integral(dt, /*include_bool=*/false) && !bound->is_floating_point()) {
+      // PyTorch's integer clamp: a bound past the dtype's range on its own side is no bound (a
+      // u8 clamp's min of -3 is 0, an i8's max of 128 is 127); a min above the range or a max
+      // below it cannot be met and is an error.
+      const int64_t v = bound->to_int(), lo = iinfo_min(dt), hi = iinfo_max(dt);
+      if (is_min ? v > hi : v < lo)
+        fail("clamp", "Clamp {} value {} is outside the representable range of {} [{}, {}]", is_min ? "min" : "max", v,
+             dtype_name(dt), lo, hi);
+      *bound = Scalar(std::clamp(v, lo, hi));
+    }
+    check_scalar_fits("clamp", *bound, dt);  // floating bounds convert checked, as PyTorch's clamp
+  }
   // PyTorch's gradient at a tie tells a scalar bound from a tensor one: against a scalar bound
   // x gets nothing, against a tensor bound x and the bound share it (also when the bound does
   // not require grad). So scalar bounds record the clamp prim, whose rule gives x nothing at a
   // tie (a missing bound is the dtype's extreme), and tensor bounds record maximum and
   // minimum, which share a tie. The values are the same: clamp is min(max(x, lo), hi), NaN
   // propagating.
-  const bool scalar_bounds = std::holds_alternative<Scalar>(operands.at(1));
+  const bool scalar_bounds = std::holds_alternative<Scalar>(bounded.at(1));
   if (scalar_bounds) {
-    std::vector<TensorOrScalar> full = operands;
+    std::vector<TensorOrScalar> full = bounded;
     const double inf = std::numeric_limits<double>::infinity();
     const Scalar lowest = is_floating_point(dt) ? Scalar(-inf) : Scalar(iinfo_min(dt));
     const Scalar highest = is_floating_point(dt) ? Scalar(inf) : Scalar(iinfo_max(dt));

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace kiln::fuzz {
@@ -25,17 +26,21 @@ namespace {
 
 constexpr uint64_t kGoldenSeed = 900000;
 
-// The emitter: KILN_FUZZ_EMIT=path [KILN_FUZZ_ITERS=n] writes n programs for fuzz_golden.py.
+// The emitter: KILN_FUZZ_EMIT=path [KILN_FUZZ_ITERS=n] [KILN_FUZZ_SEED=s] writes n programs
+// (seeds s, s + 1, ...; 900000 by default, the committed files' seeds) for fuzz_golden.py.
 TEST(FuzzGolden, Emit) {
   const char* path = std::getenv("KILN_FUZZ_EMIT");
   if (!path) GTEST_SKIP() << "set KILN_FUZZ_EMIT=<file> to write programs for tools/fuzz_golden.py";
   GenOptions o;
   o.max_steps = 6;
-  write_golden_heads(path, kGoldenSeed, env_u64("KILN_FUZZ_ITERS", 300), o);
+  write_golden_heads(path, env_u64("KILN_FUZZ_SEED", kGoldenSeed), env_u64("KILN_FUZZ_ITERS", 300), o);
 }
 
+// KILN_FUZZ_GOLDEN_DIR=dir checks another directory of golden files (a longer campaign against
+// torch with other seeds) instead of test/fuzz_golden.
 TEST(FuzzGolden, MatchesTorch) {
-  const std::filesystem::path dir = std::filesystem::path(KILN_TEST_DATA_DIR) / "fuzz_golden";
+  const char* other = std::getenv("KILN_FUZZ_GOLDEN_DIR");
+  const std::filesystem::path dir = other ? std::filesystem::path(other) : std::filesystem::path(KILN_TEST_DATA_DIR) / "fuzz_golden";
   ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
   RunStats stats;
   int reported = 0;

@@ -49,8 +49,8 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
                 (void)constant_pad_nd(zeros({3}, kChar), {1, 1}, 200);
               }),
               HasSubstr("[constant_pad_nd] value cannot be converted to type int8_t without overflow"));
-  EXPECT_THAT(error_of([] { (void)clamp(zeros({3}, kByte), 0, 300); }),
-              HasSubstr("[clamp] value cannot be converted to type uint8_t without overflow"));
+  EXPECT_THAT(error_of([] { (void)clamp(zeros({3}, kHalf), 0, 1e10); }),
+              HasSubstr("[clamp] value cannot be converted to type c10::Half without overflow"));
   EXPECT_THAT(error_of([] { (void)scalar_tensor(300.0).item<uint8_t>(); }),
               HasSubstr("[item] value cannot be converted to type uint8_t without overflow"));
   // A floating bound promotes instead (result_type), so nothing overflows.
@@ -58,6 +58,30 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
   // What PyTorch allows stays allowed: -1 wraps into uint8, and binary ops wrap wrapped numbers.
   EXPECT_EQ(full({2}, -1, kByte).to_vector<int64_t>(), (std::vector<int64_t>{255, 255}));
   EXPECT_EQ((zeros({1}, kByte) + 300).to_vector<int64_t>(), (std::vector<int64_t>{44}));
+}
+
+TEST(ScalarChecks, IntegerClampBoundsPastTheRangeAreNoBoundsOrErrors) {
+  // PyTorch 2.15 (measured): an integer tensor's integer bound past the dtype's range on its
+  // own side is no bound; a min above the range or a max below it raises. Before, the bounds
+  // wrapped (clamp(u8 [1, 200], -3, 5) gave [5, 5]) or raised the conversion error.
+  const Tensor u8 = tensor(std::vector<int64_t>{1, 200}, {2}).to(kByte), i8 = tensor(std::vector<int64_t>{1, -100}, {2}).to(kChar);
+  auto values = [](const Tensor& t) { return t.to(kLong).to_vector<int64_t>(); };
+  EXPECT_EQ(values(clamp(u8, -3, 5)), (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(values(clamp(u8, 0, 300)), (std::vector<int64_t>{1, 200}));
+  EXPECT_EQ(values(clamp(u8, std::nullopt, 0)), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(values(clamp(i8, -200, std::nullopt)), (std::vector<int64_t>{1, -100}));
+  EXPECT_EQ(values(clamp(i8, std::nullopt, 128)), (std::vector<int64_t>{1, -100}));
+  EXPECT_EQ(values(clamp(i8, std::nullopt, -128)), (std::vector<int64_t>{-128, -128}));
+  EXPECT_EQ(clamp(u8, -3, 5).dtype(), kByte);
+  EXPECT_THAT(error_of([&] { (void)clamp(u8, -3, -3); }),
+              HasSubstr("[clamp] Clamp max value -3 is outside the representable range of uint8 [0, 255]"));
+  EXPECT_THAT(error_of([&] { (void)clamp_min(u8, 300); }),
+              HasSubstr("[clamp] Clamp min value 300 is outside the representable range of uint8 [0, 255]"));
+  EXPECT_THAT(error_of([&] { (void)clamp_max(i8, -129); }),
+              HasSubstr("[clamp] Clamp max value -129 is outside the representable range of int8 [-128, 127]"));
+  // Traced and compiled, the same.
+  auto f = compile([](const Tensor& t) { return clamp(t, -3, 5); });
+  EXPECT_EQ(values(f(u8)), (std::vector<int64_t>{1, 5}));
 }
 
 TEST(OverlapChecks, WritingIntoAnExpandedTensorIsRefused) {

@@ -51,7 +51,15 @@ struct Attrs {
   std::vector<int64_t> ints(std::string_view k) const;
   ScalarType dt(std::string_view k) const;
   Scalar scalar(std::string_view k) const;  // an int or a float, as written
-  void set(std::string k, std::string v) { kv.emplace_back(std::move(k), std::move(v)); }
+  // Sets k to v: replaces an earlier value of k (a program names each attribute once), else appends.
+  void set(std::string k, std::string v) {
+    for (auto& [key, value] : kv)
+      if (key == k) {
+        value = std::move(v);
+        return;
+      }
+    kv.emplace_back(std::move(k), std::move(v));
+  }
 };
 
 std::string dtype_text(ScalarType t);  // f32, i64, bool, bf16, ...
