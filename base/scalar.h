@@ -61,13 +61,19 @@ class Scalar {
 // Throws "[op] value cannot be converted to type uint8_t without overflow" when v.overflows(dtype).
 void check_scalar_fits(std::string_view op, const Scalar& v, ScalarType dtype);
 
-// Unchecked conversion (wraps like a C cast). A floating value outside int64's range, or NaN,
-// converts to an integer as x86 does (through INT64_MIN) instead of being undefined behaviour.
+// Unchecked conversion (wraps like a C cast). A floating value converts to an integer as
+// PyTorch's x86 build does instead of being undefined behaviour: int64 and uint8 through int64
+// (NaN and out-of-range give INT64_MIN), int32, int16 and int8 through int32 (INT32_MIN); the
+// interpreter's convert() (runtime/interpreter/interp_math.h) has the measurements.
 template <typename T> T Scalar::to() const {
   if constexpr (std::is_same_v<T, bool>) {
     return to_bool();
   } else if constexpr (std::is_integral_v<T>) {
     if (kind_ != Kind::Float) return static_cast<T>(i_);
+    if constexpr (std::is_signed_v<T> && sizeof(T) <= 4) {
+      const bool in_range = d_ >= -2147483648.0 && d_ < 2147483648.0;  // false for NaN
+      return static_cast<T>(in_range ? static_cast<int32_t>(d_) : INT32_MIN);
+    }
     const bool in_range = d_ >= -9223372036854775808.0 && d_ < 9223372036854775808.0;  // false for NaN
     return static_cast<T>(in_range ? static_cast<int64_t>(d_) : INT64_MIN);
   } else {

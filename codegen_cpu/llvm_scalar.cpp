@@ -62,14 +62,19 @@ llvm::Value* convert(ScalarEmitter& e, ScalarType from, ScalarType to, llvm::Val
   const bool from_float = is_float_dtype(from), to_float = is_float_dtype(to);
   if (!from_float && !to_float) return b.CreateIntCast(x, dst, is_signed(from));
   if (from_float && !to_float) {
-    // Through int64: NaN and values outside [-2^63, 2^63) give INT64_MIN (x86's cvttsd2si).
-    llvm::Type* i64 = b.getInt64Ty();
+    // As PyTorch's x86 build (interp_math.h, convert): int64 and uint8 through int64, where NaN
+    // and values outside [-2^63, 2^63) give INT64_MIN (x86's cvttsd2si); int32, int16 and int8
+    // through int32, where they give INT32_MIN.
+    const bool via32 = to == ScalarType::Int32 || to == ScalarType::Int16 || to == ScalarType::Int8;
+    const double bound = via32 ? 2147483648.0 : 9223372036854775808.0;
+    llvm::Type* it = via32 ? b.getInt32Ty() : b.getInt64Ty();
     llvm::Type* ft = x->getType();
-    llvm::Value* in_range = b.CreateAnd(b.CreateFCmpOGE(x, llvm::ConstantFP::get(ft, -9223372036854775808.0)),
-                                        b.CreateFCmpOLT(x, llvm::ConstantFP::get(ft, 9223372036854775808.0)));
-    llvm::Value* i = b.CreateSelect(in_range, b.CreateFPToSI(x, i64),
-                                    llvm::ConstantInt::get(i64, static_cast<uint64_t>(std::numeric_limits<int64_t>::min())));
-    return b.CreateTrunc(i, dst);  // no-op for i64
+    llvm::Value* in_range = b.CreateAnd(b.CreateFCmpOGE(x, llvm::ConstantFP::get(ft, -bound)),
+                                        b.CreateFCmpOLT(x, llvm::ConstantFP::get(ft, bound)));
+    llvm::Value* lowest = via32 ? llvm::ConstantInt::get(it, static_cast<uint64_t>(std::numeric_limits<int32_t>::min()), true)
+                                : llvm::ConstantInt::get(it, static_cast<uint64_t>(std::numeric_limits<int64_t>::min()));
+    llvm::Value* i = b.CreateSelect(in_range, b.CreateFPToSI(x, it), lowest);
+    return b.CreateTrunc(i, dst);  // no-op for i64 and i32
   }
   llvm::Value* f;
   if (!from_float)

@@ -181,11 +181,13 @@ template <class T> KILN_D T kiln_clamp(T x, T lo, T hi) {
 }
 template <class T> KILN_D T kiln_sign(T x) { return (T)((int)((T)0 < x) - (int)(x < (T)0)); }
 
-// Floating -> integer: truncation through int64; NaN and out-of-range give INT64_MIN (x86).
+// Floating -> integer as PyTorch's x86 build: int64 and uint8 through int64 (NaN and
+// out-of-range give INT64_MIN), int32, int16 and int8 through int32 (INT32_MIN).
 KILN_D kiln_i64 kiln_f2i(double d) {
   return (d >= -9223372036854775808.0 && d < 9223372036854775808.0) ? (kiln_i64)d
                                                                      : (kiln_i64)0x8000000000000000ULL;
 }
+KILN_D int kiln_f2i32(double d) { return (d >= -2147483648.0 && d < 2147483648.0) ? (int)d : (int)0x80000000U; }
 
 // ---- reductions --------------------------------------------------------------------------
 template <class T> struct KilnArg { T v; kiln_i64 i; };  // i < 0: no element yet

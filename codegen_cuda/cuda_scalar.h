@@ -31,8 +31,9 @@ std::string lowest_literal(ScalarType t);
 std::string highest_literal(ScalarType t);
 
 // Converts the compute value `x` of dtype `from` to dtype `to` (a compute value again) with
-// PyTorch CPU semantics: to bool is x != 0, floating -> integer goes through int64 (NaN and
-// out-of-range give INT64_MIN), integers wrap, a result of f16/bf16 is rounded to that type.
+// PyTorch CPU semantics: to bool is x != 0, floating -> integer goes through int64 for int64
+// and uint8 and through int32 for int32, int16 and int8 (NaN and out-of-range give the
+// intermediate's lowest value), integers wrap, a result of f16/bf16 is rounded to that type.
 std::string convert(const std::string& x, ScalarType from, ScalarType to);
 // Element `elem` (an lvalue of storage_type(t)) as a compute value, and back.
 std::string load_value(const std::string& elem, ScalarType t);

@@ -3,8 +3,8 @@
 // Binary prims see operands of one shape and dtype (the frontend broadcast them with expand,
 // whose derivative sums back), so each gradient here has the output's shape. Formulas are
 // PyTorch's: pow's exponent gradient is 0 where the base is 0 and the exponent >= 0; maximum and
-// minimum split a tie's gradient in half, fmax/fmin give it to the first operand unless the
-// other is the number; division with a rounding mode, remainder's and fmod's first operand, and
+// minimum split a tie's gradient in half, and so do fmax/fmin, which give the rest to the
+// operand that is the number; division with a rounding mode, remainder's and fmod's first operand, and
 // copysign's sign operand follow PyTorch too. Comparisons, logical and bitwise ops have none.
 #include "frontend/derivatives_detail.h"
 
@@ -67,13 +67,15 @@ std::vector<Tensor> d_max_min(const GradArgs& a, bool is_max) {
 }
 std::vector<Tensor> d_maximum(const GradArgs& a) { return d_max_min(a, true); }
 std::vector<Tensor> d_minimum(const GradArgs& a) { return d_max_min(a, false); }
-// fmax(x, z): x's where x >= z or z is NaN, else z's.
+// fmax(x, z): x's where x > z or z is NaN (both NaN included), half each at a tie, else z's
+// (PyTorch 2.15, measured; it gave a tie to x before).
 std::vector<Tensor> d_fmax_fmin(const GradArgs& a, bool is_max) {
   const Tensor& x = a.in(0);
   const Tensor& z = a.in(1);
-  const Tensor x_wins = logical_or(is_max ? ge(x, z) : le(x, z), isnan(z));
-  return {a.need(0) ? where(x_wins, a.grad(), Scalar(0.0)) : Tensor(),
-          a.need(1) ? where(x_wins, Scalar(0.0), a.grad()) : Tensor()};
+  const Tensor x_wins = logical_or(is_max ? gt(x, z) : lt(x, z), isnan(z));
+  const Tensor half = where(eq(x, z), a.grad() * 0.5, Scalar(0.0));
+  return {a.need(0) ? where(x_wins, a.grad(), half) : Tensor(),
+          a.need(1) ? where(x_wins, Scalar(0.0), where(eq(x, z), half, a.grad())) : Tensor()};
 }
 std::vector<Tensor> d_fmax(const GradArgs& a) { return d_fmax_fmin(a, true); }
 std::vector<Tensor> d_fmin(const GradArgs& a) { return d_fmax_fmin(a, false); }

@@ -127,6 +127,8 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
   const std::string r = reduce == "max" ? "amax" : reduce == "min" ? "amin" : std::string(reduce);
   if (r != "sum" && r != "prod" && r != "mean" && r != "amax" && r != "amin")
     fail(op, "reduce argument must be either sum, prod, mean, amax or amin, got {}", reduce);
+  if (r == "mean" && self.dtype() == ScalarType::Bool)  // PyTorch has no bool kernel for a mean
+    fail(op, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
   return dispatch1(OpKind::scatter_reduce, {self, index, src}, {d, r, include_self});
 }
 

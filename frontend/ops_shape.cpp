@@ -109,6 +109,13 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
                               "which is invalid. Check dimension {} of your input.",
            hint_size(self, d), lo, hi, d);
     }
+    // PyTorch cuts a negative pad off the input first (narrow), the left one then the right one,
+    // so each cut must leave a non-negative size even where the other pad would add it back.
+    const ir::Expr cut = sym_size(self, d) + ir::Expr(std::min<int64_t>(lo, 0));
+    if ((lo < 0 && ir::sym_lt(cut, ir::Expr(0))) || (hi < 0 && ir::sym_lt(cut + ir::Expr(hi), ir::Expr(0))))
+      fail("constant_pad_nd", "narrow(): length must be non-negative: dimension {} of size {} cut by the negative "
+                              "padding {} and {}",
+           d, hint_size(self, d), lo, hi);
   }
   return dispatch1(OpKind::constant_pad, {self}, {pad.vec(), value});
 }

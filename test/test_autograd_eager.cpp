@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 
 namespace kiln {
 namespace {
@@ -210,6 +212,22 @@ TEST(AutogradEager, ClampTiesFollowPyTorch) {
   clamp(x, bound, hi).sum().backward();
   expect_exact(x.grad(), kDouble, {0.5, 1, 0.5});
   expect_exact(bound.grad(), kDouble, {0.5, 0, 0});
+}
+
+// fmax/fmin split a tie in half, as maximum/minimum do, and give the rest to the number (x when
+// both are NaN); torch 2.15 measured: fmax x [0.5, 0, 0.5, 0, 1, 1, 1], z [0.5, 1, 0.5, 1, 0,
+// 0, 0]; fmin x [0.5, 1, 0.5, 0, 1, 1, 0], z [0.5, 0, 0.5, 1, 0, 0, 1]. The fuzzer against
+// torch found the tie (seed 5200605): kiln gave it all to x.
+TEST(AutogradEager, FmaxAndFminTiesFollowPyTorch) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  for (bool is_max : {true, false}) {
+    Tensor x = leaf({0.1, -2, 1, nan, inf, nan, 3});
+    Tensor z = leaf({0.1, 1, 1, 2, nan, nan, -1});
+    (is_max ? fmax(x, z) : fmin(x, z)).sum().backward();
+    SCOPED_TRACE(is_max ? "fmax" : "fmin");
+    expect_exact(x.grad(), kDouble, is_max ? std::vector<double>{0.5, 0, 0.5, 0, 1, 1, 1} : std::vector<double>{0.5, 1, 0.5, 0, 1, 1, 0});
+    expect_exact(z.grad(), kDouble, is_max ? std::vector<double>{0.5, 1, 0.5, 1, 0, 0, 0} : std::vector<double>{0.5, 0, 0.5, 1, 0, 0, 1});
+  }
 }
 
 TEST(AutogradEager, HooksAndRetainGrad) {

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 namespace kiln::fuzz {
@@ -185,21 +186,24 @@ TEST(FuzzBackward, CompiledAndTransformedGradientsMatchTheTape) {
 
 constexpr uint64_t kGoldenSeed = 910000;
 
-// The emitter: KILN_FUZZ_BACKWARD_EMIT=path [KILN_FUZZ_ITERS=n] writes the programs of seeds
-// kGoldenSeed.. that draw no random values, for tools/fuzz_golden_grad.py.
+// The emitter: KILN_FUZZ_BACKWARD_EMIT=path [KILN_FUZZ_ITERS=n] [KILN_FUZZ_SEED=s] writes the
+// programs of seeds s.. (kGoldenSeed.. by default) that draw no random values, for
+// tools/fuzz_golden_grad.py.
 TEST(FuzzBackward, Emit) {
   const char* path = std::getenv("KILN_FUZZ_BACKWARD_EMIT");
   if (!path) GTEST_SKIP() << "set KILN_FUZZ_BACKWARD_EMIT=<file> to write programs for tools/fuzz_golden_grad.py";
-  write_golden_heads(path, kGoldenSeed, env_u64("KILN_FUZZ_ITERS", 200), GenOptions{},
+  write_golden_heads(path, env_u64("KILN_FUZZ_SEED", kGoldenSeed), env_u64("KILN_FUZZ_ITERS", 200), GenOptions{},
                      [](const Program& p) { return !draws_random(p); });
 }
 
 // test/fuzz_golden_grad/*.txt: PyTorch's gradients of those programs (f64 leaves, the
 // cotangents above), written by tools/fuzz_golden_grad.py; the tape must match them (the test
 // above ties the compiled modes and vjp to the tape). Records torch could not differentiate, or
-// whose values are not finite, are "skip".
+// whose values are not finite, are "skip". KILN_FUZZ_GOLDEN_DIR=dir reads another directory.
 TEST(FuzzBackward, MatchesPyTorch) {
-  const std::filesystem::path dir = std::filesystem::path(KILN_TEST_DATA_DIR) / "fuzz_golden_grad";
+  const char* other = std::getenv("KILN_FUZZ_GOLDEN_DIR");
+  const std::filesystem::path dir =
+      other ? std::filesystem::path(other) : std::filesystem::path(KILN_TEST_DATA_DIR) / "fuzz_golden_grad";
   ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
   int compared = 0, skipped = 0, reported = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {

@@ -75,21 +75,31 @@ TEST(InterpCast, FloatToIntegerTruncates) {
   expect_exact(convert(mk<BFloat16>({-7.5}), kInt16), kInt16, {-7});
 }
 
-TEST(InterpCast, FloatToIntegerOutOfRangeGoesThroughInt64) {
-  // Through int64, then wrapped: -1 -> 255, 256 -> 0, 300 -> 44, -129 -> 127 (uint8);
-  // 200 -> -56 and -129.5 -> -129 -> 127 (int8); 3e9 -> 3000000000 - 2^32 (int32).
+TEST(InterpCast, FloatToIntegerGoesThroughInt64OrInt32AsPyTorch) {
+  // PyTorch 2.15 on x86 (measured): uint8 and int64 through int64, int32, int16 and int8
+  // through int32, then wrapped: -1 -> 255, 256 -> 0, 300 -> 44, -129 -> 127 (uint8);
+  // 200 -> -56 and -129.5 -> -129 -> 127 (int8); 70000 -> 4464 (int16).
   expect_exact(convert(mk<float>({-1, 255.9, 256, 300, -129}), kUInt8), kUInt8, {255, 255, 0, 44, 127});
   expect_exact(convert(mk<float>({200, -129.5, 127.9}), kInt8), kInt8, {-56, 127, 127});
-  expect_exact(convert(mk<double>({3e9, 70000}), kInt32), kInt32, {-1294967296, 70000});
   expect_exact(convert(mk<double>({70000}), kInt16), kInt16, {4464});  // 70000 - 65536
+  // Outside int32's range the 32-bit route gives INT32_MIN, whose low bits are zero; the
+  // 64-bit route keeps the value's own low bits (2^32 + 5 -> 5 in uint8).
+  expect_exact(convert(mk<double>({3e9, 70000, -3e9}), kInt32), kInt32, {-2147483648.0, 70000, -2147483648.0});
+  expect_exact(convert(mk<double>({3e9, 4294967301.0}), kInt16), kInt16, {0, 0});
+  expect_exact(convert(mk<double>({4294967301.0}), kInt8), kInt8, {0});
+  expect_exact(convert(mk<double>({4294967301.0, 3e9}), kUInt8), kUInt8, {5, 0});
   // Outside int64's range, infinities and NaN become INT64_MIN (x86's "integer indefinite").
   Tensor odd = mk<double>({kNaN, kInf, -kInf, 1e20, -1e20, 9223372036854775808.0, -9223372036854775808.0,
                            9223372036854774784.0});
   EXPECT_EQ(values<int64_t>(convert(odd, kInt64)),
             (std::vector<int64_t>{INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN,
                                   9223372036854774784}));
-  // ... whose low bits are all zero: NaN is 0 in every narrower integer type.
-  for (ScalarType to : {kInt32, kInt16, kInt8, kUInt8}) expect_exact(convert(mk<float>({kNaN, kInf}), to), to, {0, 0});
+  // NaN and infinities: INT32_MIN in int32, 0 in the narrower types.
+  for (ScalarType from : {kFloat, kDouble, kHalf, kBFloat16}) {
+    const Tensor odd2 = mk<double>({kNaN, kInf, -kInf}).to(from);
+    expect_exact(convert(odd2, kInt32), kInt32, {-2147483648.0, -2147483648.0, -2147483648.0});
+    for (ScalarType to : {kInt16, kInt8, kUInt8}) expect_exact(convert(odd2, to), to, {0, 0, 0});
+  }
 }
 
 TEST(InterpCast, IntegerToIntegerWraps) {

@@ -97,12 +97,12 @@ bool is_negative(T a) {
 // Converts one element from type From to type To with PyTorch CPU semantics:
 //  - to bool: x != 0 (so NaN -> true); from bool: 0 or 1.
 //  - integer -> integer: keeps the low bits (int64 300 -> int8 44, -1 -> uint8 255).
-//  - floating -> integer: truncates toward zero through int64. A value outside int64's range
-//    and NaN become INT64_MIN (what x86's cvttsd2si returns, hence what PyTorch shows on x86),
-//    then the int64 wraps to the narrower type like any integer conversion. PyTorch itself
-//    routes float -> uint8 through int64 exactly like this; for int8/int16/int32 its result
-//    for out-of-range inputs depends on the compiler (C++ leaves it undefined), and we pick
-//    the int64 route for every integer type so that the answer is defined and the same.
+//  - floating -> integer: truncates toward zero, as PyTorch 2.15's x86 build shows (measured
+//    for every source and target type; C++ leaves it undefined): int64 and uint8 through
+//    int64, where NaN and values outside int64's range become INT64_MIN (x86's cvttsd2si);
+//    int32, int16 and int8 through int32, where NaN and values outside int32's range become
+//    INT32_MIN (the 32-bit cvttsd2si). The intermediate then wraps to the target like any
+//    integer conversion: NaN is 0 in int16, int8 and uint8, and 3e9 is INT32_MIN in int32.
 //  - to f16/bf16: through float (as c10::Half(float) does), rounding to nearest even; a double
 //    is first rounded to float. Integers convert to float first, too.
 //  - float <-> double: IEEE rounding to nearest, overflow to infinity.
@@ -121,10 +121,14 @@ To convert(From x) {
     return static_cast<To>(x);
   } else if constexpr (is_int_elem_v<To>) {  // From is floating
     const double d = static_cast<double>(load(x));
-    // 2^63 is exact in double; NaN fails both comparisons.
-    const bool in_range = d >= -9223372036854775808.0 && d < 9223372036854775808.0;
-    const int64_t i = in_range ? static_cast<int64_t>(d) : INT64_MIN;
-    return static_cast<To>(i);
+    // 2^31 and 2^63 are exact in double; NaN fails both comparisons.
+    if constexpr (std::is_signed_v<To> && sizeof(To) <= 4) {
+      const bool in_range = d >= -2147483648.0 && d < 2147483648.0;
+      return static_cast<To>(in_range ? static_cast<int32_t>(d) : INT32_MIN);
+    } else {
+      const bool in_range = d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+      return static_cast<To>(in_range ? static_cast<int64_t>(d) : INT64_MIN);
+    }
   } else if constexpr (is_reduced_float_v<To>) {  // From is an integer or a floating type
     return To(static_cast<float>(load(x)));
   } else {  // To is float or double
