@@ -258,5 +258,25 @@ TEST(Regression, DtypeAlias) {
   EXPECT_EQ(zeros({2}, d).dtype(), kFloat);
 }
 
+// 12. The fuzzer against torch 2.15, 2026-12-06 (docs/testing.md): errors PyTorch raises and
+// kiln computed, and a 1-D weight PyTorch multiplies and kiln refused.
+TEST(Regression, BoolScansNegativePadCutsAndOneDimensionalWeights) {
+  const Tensor f = make<float>({1, 2, 3}, {3});
+  expect_error_all_modes([](const Tensor& a) { return cumsum(a, 0, kBool); }, "[cumsum] \"cumsum_out_cpu\" not implemented for 'Bool'", f);
+  expect_error_all_modes([](const Tensor& a) { return cumprod(a, 0, kBool); }, "[cumprod] \"cumprod_out_cpu\" not implemented for 'Bool'", f);
+  // A pad of [2, -1] on an empty dim: the result would have size 1, but PyTorch cuts 1 off the
+  // empty input first (seed 5104120); [-1, 1] on size 0 too (seed 5101249). [-1, 2] on 3 works.
+  const Tensor empty = make<float>({}, {0});
+  expect_error_all_modes([](const Tensor& a) { return constant_pad_nd(a, {2, -1}, 1.0); }, "narrow(): length must be non-negative", empty);
+  expect_error_all_modes([](const Tensor& a) { return constant_pad_nd(a, {-1, 1}, 1.0); }, "narrow(): length must be non-negative", empty);
+  expect_all_modes([](const Tensor& a) { return constant_pad_nd(a, {-1, 2}, 7.0); }, Floats{2, 3, 7, 7}, f);
+  // linear with a 1-D weight and a bias: x [2, 3, 1] @ w [1] + b -> [2, 3] (seed 5100414); a 2-D
+  // input raises PyTorch's addmm error.
+  const Tensor x = make<float>({1, 2, 3, 4, 5, 6}, {2, 3, 1}), w = make<float>({2}, {1}), b = make<float>({0.5}, {});
+  expect_all_modes([](const Tensor& a, const Tensor& c, const Tensor& d) { return linear(a, c, d); }, Floats{2.5, 4.5, 6.5, 8.5, 10.5, 12.5}, x, w, b);
+  expect_error_all_modes([](const Tensor& a, const Tensor& c, const Tensor& d) { return linear(a.reshape({6, 1}), c, d); },
+                         "[linear] addmm: mat2 must be a matrix, got 1-D tensor", x, w, b);
+}
+
 }  // namespace
 }  // namespace kiln
