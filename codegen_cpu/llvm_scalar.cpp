@@ -165,10 +165,11 @@ llvm::Value* emit_const(ScalarEmitter& e, ScalarType t, const Scalar& v) {
   llvm::Type* ty = compute_type(c, t);
   switch (t) {
     case ScalarType::Bool: return llvm::ConstantInt::get(ty, v.to_bool() ? 1 : 0);
-    case ScalarType::UInt8:
-    case ScalarType::Int8:
-    case ScalarType::Int16:
-    case ScalarType::Int32:
+    // Scalar::to converts a floating value as PyTorch does: int32, int16 and int8 through int32.
+    case ScalarType::UInt8: return llvm::ConstantInt::get(ty, v.to<uint8_t>());
+    case ScalarType::Int8: return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v.to<int8_t>()), true);
+    case ScalarType::Int16: return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v.to<int16_t>()), true);
+    case ScalarType::Int32: return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v.to<int32_t>()), true);
     case ScalarType::Int64: return llvm::ConstantInt::get(ty, static_cast<uint64_t>(v.to<int64_t>()));
     case ScalarType::Half: return llvm::ConstantFP::get(ty, static_cast<double>(static_cast<float>(v.to<Half>())));
     case ScalarType::BFloat16: return llvm::ConstantFP::get(ty, static_cast<double>(static_cast<float>(v.to<BFloat16>())));

@@ -64,11 +64,11 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     fail("linear", "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", input.dim() == 1 ? 1 : rows,
          in.back(), w[1], w[0]);
   }
-  // With a bias and a 2-D input PyTorch runs addmm, which wants a matrix. Other inputs multiply
-  // by a 1-D weight and add a bias that broadcasts to the result, as PyTorch's matmul path
-  // does (a contiguous input of 3 dims with a 1-D bias takes its addmm path there and raises;
-  // kiln's result does not depend on the layout).
-  if (present(bias) && weight.dim() != 2 && input.dim() == 2)
+  // A 1-D weight with a bias: PyTorch runs addmm, which wants a matrix, for a 2-D input and for
+  // a contiguous input with a bias of one or more dims; other inputs with a 0-D bias take its
+  // matmul path (measured, torch 2.15). kiln's result does not depend on the layout, so it
+  // takes the contiguous input's rule: only a 0-D bias on an input that is not 2-D is added.
+  if (present(bias) && weight.dim() != 2 && (input.dim() == 2 || bias->dim() != 0))
     fail("linear", "addmm: mat2 must be a matrix, got {}-D tensor", weight.dim());
   if (input.dtype() != weight.dtype())
     fail("linear", "mat1 and mat2 must have the same dtype, but got {} and {}", c10_type_name(input.dtype()),

@@ -20,7 +20,8 @@ namespace {
 Tensor scan(OpKind kind, std::string_view op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   int64_t d = normalize_dim(op, dim, self.dim());
   const ScalarType acc = accumulate_dtype(self, dtype);
-  // PyTorch has no bool kernel for the sums and products (an empty input aside, which it returns).
+  // PyTorch has no bool kernel for the sums and products. (It returns an empty input without
+  // reaching a kernel; kiln raises for it too, so that the error does not depend on a size.)
   if (acc == ScalarType::Bool) fail(op, "\"{}_out_cpu\" not implemented for 'Bool'", op);
   Tensor x = self.to(acc);
   return dispatch1(kind, {x}, {d});

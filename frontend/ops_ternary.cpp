@@ -70,7 +70,7 @@ Tensor clamp_impl(const std::vector<TensorOrScalar>& operands, bool has_min, boo
              dtype_name(dt), lo, hi);
       *bound = Scalar(std::clamp(v, lo, hi));
     }
-    check_scalar_fits("clamp", *bound, dt);  // floating bounds convert checked, as PyTorch's clamp
+    check_scalar_fits("clamp", *bound, dt);  // other bounds convert checked, as PyTorch's clamp
   }
   // PyTorch's gradient at a tie tells a scalar bound from a tensor one: against a scalar bound
   // x gets nothing, against a tensor bound x and the bound share it (also when the bound does

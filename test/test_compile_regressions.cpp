@@ -276,6 +276,9 @@ TEST(Regression, BoolScansNegativePadCutsAndOneDimensionalWeights) {
   expect_all_modes([](const Tensor& a, const Tensor& c, const Tensor& d) { return linear(a, c, d); }, Floats{2.5, 4.5, 6.5, 8.5, 10.5, 12.5}, x, w, b);
   expect_error_all_modes([](const Tensor& a, const Tensor& c, const Tensor& d) { return linear(a.reshape({6, 1}), c, d); },
                          "[linear] addmm: mat2 must be a matrix, got 1-D tensor", x, w, b);
+  // A bias of one dim takes PyTorch's addmm path for a contiguous input and raises there.
+  expect_error_all_modes([](const Tensor& a, const Tensor& c, const Tensor& d) { return linear(a, c, d.reshape({1})); },
+                         "[linear] addmm: mat2 must be a matrix, got 1-D tensor", x, w, b);
 }
 
 }  // namespace
