@@ -11,9 +11,7 @@
 // includes. Primitives are cached by everything that shapes them (dims, strides, dtype and
 // attributes), so a warm call only executes. oneDNN has no f64 convolution: f64 runs the
 // textbook im2col (col2im for a transposed convolution) around cblas_dgemm, batch by batch
-// and group by group, or the direct loops when an infinite or NaN weight would meet the zero
-// padding (im2col would multiply 0 by it; a padded tap contributes nothing in kiln, as in
-// oneDNN). Integer convolutions (which no library here computes) run the direct
+// and group by group. Integer convolutions (which no library here computes) run the direct
 // loops of runtime/interpreter/conv_loops.h, the interpreter's own, in wrapping integer arithmetic as
 // PyTorch's; bool ones are rejected by the shape function, as PyTorch's CPU kernels do.
 #include "runtime/cpu/extern_kernels.h"
@@ -32,9 +30,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <climits>
-#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -217,20 +213,9 @@ void one_tap_deconv(const Tensor& x0, const Tensor& w0, const Tensor* bias, cons
   if (!yc.is_same(y)) Tensor(y).copy_(yc);
 }
 
-// Whether an f64 convolution's zero padding would meet an infinite or NaN weight. im2col
-// multiplies the padded zeros (0 * inf = NaN), but a tap on the padding contributes nothing in
-// kiln's semantics (the interpreter's loops, oneDNN's f32 kernels, PyTorch's mkldnn path;
-// docs/decisions/numerics-and-semantics.md), so such a convolution runs the direct loops.
-bool padding_meets_non_finite_weight(const Tensor& w0, const ConvArgs& a) {
-  if (a.transposed || std::all_of(a.padding.begin(), a.padding.end(), [](int64_t p) { return p == 0; })) return false;
-  const Tensor w = w0.contiguous();
-  const double* p = static_cast<const double*>(w.data_ptr());
-  return !std::all_of(p, p + w.numel(), [](double v) { return std::isfinite(v); });
-}
-
-// Integer dtypes, and f64 where padding_meets_non_finite_weight: the direct loops over
-// contiguous operands, into y (through a contiguous buffer when y is strided).
-void direct_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias0, const Tensor& y, const ir::AttrList& attrs) {
+// Integer dtypes: the direct loops over contiguous operands, into y (through a contiguous
+// buffer when y is strided).
+void integer_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias0, const Tensor& y, const ir::AttrList& attrs) {
   const Tensor x = x0.contiguous(), w = w0.contiguous();
   const Tensor bias = bias0 ? bias0->contiguous() : Tensor();
   std::vector<int64_t> out_sizes;
@@ -238,11 +223,11 @@ void direct_conv(const Tensor& x0, const Tensor& w0, const Tensor* bias0, const 
   Tensor yc = y.is_contiguous() ? y : empty(y.sizes(), TensorOptions(y.dtype()));
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr ((std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, double>) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       conv_loops<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
                     bias.defined() ? static_cast<const T*>(bias.data_ptr()) : nullptr, static_cast<T*>(yc.data_ptr()));
     } else {
-      internal_fail("direct_conv: {}", dtype_name(x.dtype()));
+      internal_fail("integer_conv: {}", dtype_name(x.dtype()));
     }
   });
   if (!yc.is_same(y)) Tensor(y).copy_(yc);
@@ -312,8 +297,8 @@ void extern_conv(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrLi
     return;
   }
   const ScalarType dt = x.dtype();
-  if (dt == kDouble) return padding_meets_non_finite_weight(w, a) ? direct_conv(x, w, bias, y, attrs) : dgemm_conv(x, w, bias, y, a);
-  if (is_integral(dt, /*include_bool=*/false)) return direct_conv(x, w, bias, y, attrs);
+  if (dt == kDouble) return dgemm_conv(x, w, bias, y, a);
+  if (is_integral(dt, /*include_bool=*/false)) return integer_conv(x, w, bias, y, attrs);
   if (dt != kFloat) {  // f16 / bf16: compute in f32, round once
     Tensor b32 = bias ? bias->to(kFloat) : Tensor();
     Tensor y32 = empty(y.sizes(), TensorOptions(kFloat));

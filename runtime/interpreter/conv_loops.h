@@ -8,13 +8,16 @@
 // element times the weight to output position i * stride - padding + k * dilation. Sums run in
 // float for f16, bf16 and f32 (PyTorch's CPU kernels accumulate in f32), in double for f64 and
 // in wrapping uint64 for integers (the result is the dtype's wrapped sum, as PyTorch's); the
-// bias is added last and the result rounded once. Operands are contiguous.
+// bias is added last and the result rounded once. Operands are contiguous. An f64
+// convolution's zero padding takes part in its products (an infinite weight over it gives NaN);
+// other dtypes' padded taps add nothing (docs/decisions/numerics-and-semantics.md).
 #pragma once
 
 #include "ir/attr.h"
 #include "ir/op.h"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -74,8 +77,16 @@ void conv_loops(const ConvParams& p, const T* x, const T* w, const T* bias, T* y
                         to[d] = at[d] * p.stride[d] - p.padding[d] + k[d] * p.dilation[d];
                         inside = inside && to[d] >= 0 && to[d] < other[d];
                       }
-                      if (!inside) continue;
                       const int64_t walk_i = (a * walk[1] + b) * walk[2] + c;
+                      if (!inside) {
+                        // A tap on the zero padding: f64 multiplies the padded zero by the
+                        // weight (0 * inf = NaN), as PyTorch's and kiln's f64 im2col do; f32,
+                        // f16 and bf16 skip it, as oneDNN and PyTorch's mkldnn path do. A
+                        // transposed convolution's taps past its output multiply nothing.
+                        if constexpr (std::is_same_v<T, double>)
+                          if (!p.transposed && !std::isfinite(wv)) yc[walk_i] += 0.0 * wv;
+                        continue;
+                      }
                       const int64_t other_i = (to[0] * other[1] + to[1]) * other[2] + to[2];
                       if (p.transposed) yc[other_i] += static_cast<Acc>(xc[walk_i]) * wv;
                       else yc[walk_i] += static_cast<Acc>(xc[other_i]) * wv;
