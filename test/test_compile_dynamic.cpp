@@ -317,6 +317,17 @@ TEST(DynamicGuards, ADerivedSizeEqualToOneSqueezesAndBroadcasts) {
   EXPECT_THROW(f(values({4, 3}, 1)), Error);
 }
 
+TEST(DynamicGuards, AnInPlaceOpBroadcastsAGuardedOneAsOne) {
+  // b.reshape({1, -1, 2}) is [1, s0 // 2, s0] (b's 2 duck-sized with a's); the broadcast with
+  // a's [1, 1, s0] keeps a's 1, so a.sub_ writes a's own sizes (the fuzzer against torch, seed
+  // 5300939: "[copy_] in-place update of a traced tensor that has views (expand)").
+  auto fn = [](const Tensor& a, const Tensor& b) { return a.clone().sub_(b.reshape({1, -1, 2})); };
+  auto f = compile(fn, dyn(Dynamic::True));
+  auto ref = compile(fn, reference());
+  const Tensor a = values({1, 1, 2}, 1), b = values({2}, 2);
+  expect_near_all(f(a, b), ref(a, b), 0, "a [1, 1, 2], b [2]");
+}
+
 TEST(DynamicGuards, CommonOpsStayDynamic) {
   // Each function is traced once with every dim symbolic and must serve other sizes without
   // recompiling: no frontend op may read a symbolic size as an integer.
