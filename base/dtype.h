@@ -63,6 +63,12 @@ double finfo_max(ScalarType t);
 // torch.iinfo(t).min / .max of an integral dtype (bool: 0 and 1); 0 for floating dtypes.
 int64_t iinfo_min(ScalarType t);
 int64_t iinfo_max(ScalarType t);
+// Whether a floating value converts to integer dtype t through int32 (int32, int16, int8: NaN
+// and out-of-range give INT32_MIN) rather than through int64 (int64, uint8: INT64_MIN), as
+// PyTorch's x86 build does (docs/decisions/numerics-and-semantics.md, Float-to-integer casts).
+constexpr bool float_to_int_via_int32(ScalarType t) {
+  return t == ScalarType::Int32 || t == ScalarType::Int16 || t == ScalarType::Int8;
+}
 
 constexpr bool is_floating_point(ScalarType t) {
   return t == ScalarType::Half || t == ScalarType::BFloat16 || t == ScalarType::Float ||

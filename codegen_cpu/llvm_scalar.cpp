@@ -65,7 +65,7 @@ llvm::Value* convert(ScalarEmitter& e, ScalarType from, ScalarType to, llvm::Val
     // As PyTorch's x86 build (interp_math.h, convert): int64 and uint8 through int64, where NaN
     // and values outside [-2^63, 2^63) give INT64_MIN (x86's cvttsd2si); int32, int16 and int8
     // through int32, where they give INT32_MIN.
-    const bool via32 = to == ScalarType::Int32 || to == ScalarType::Int16 || to == ScalarType::Int8;
+    const bool via32 = float_to_int_via_int32(to);
     const double bound = via32 ? 2147483648.0 : 9223372036854775808.0;
     llvm::Type* it = via32 ? b.getInt32Ty() : b.getInt64Ty();
     llvm::Type* ft = x->getType();

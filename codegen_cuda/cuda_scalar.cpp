@@ -132,8 +132,7 @@ std::string convert(const std::string& x, ScalarType from, ScalarType to) {
   const std::string c = compute_type(to);
   if (to == ScalarType::Bool) return fmt::format("(({}) != 0)", x);
   if (is_integral(to, false) && is_floating_point(from)) {
-    const bool via32 = to == ScalarType::Int32 || to == ScalarType::Int16 || to == ScalarType::Int8;
-    return fmt::format("(({}){}((double)({})))", c, via32 ? "kiln_f2i32" : "kiln_f2i", x);
+    return fmt::format("(({}){}((double)({})))", c, float_to_int_via_int32(to) ? "kiln_f2i32" : "kiln_f2i", x);
   }
   if (to == ScalarType::Half) return fmt::format("__half2float(__float2half_rn((float)({})))", x);
   if (to == ScalarType::BFloat16) return fmt::format("__bfloat162float(__float2bfloat16_rn((float)({})))", x);

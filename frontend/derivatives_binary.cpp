@@ -73,9 +73,10 @@ std::vector<Tensor> d_fmax_fmin(const GradArgs& a, bool is_max) {
   const Tensor& x = a.in(0);
   const Tensor& z = a.in(1);
   const Tensor x_wins = logical_or(is_max ? gt(x, z) : lt(x, z), isnan(z));
-  const Tensor half = where(eq(x, z), a.grad() * 0.5, Scalar(0.0));
+  const Tensor tie = eq(x, z);
+  const Tensor half = where(tie, a.grad() * 0.5, Scalar(0.0));
   return {a.need(0) ? where(x_wins, a.grad(), half) : Tensor(),
-          a.need(1) ? where(x_wins, Scalar(0.0), where(eq(x, z), half, a.grad())) : Tensor()};
+          a.need(1) ? where(x_wins, Scalar(0.0), where(tie, half, a.grad())) : Tensor()};
 }
 std::vector<Tensor> d_fmax(const GradArgs& a) { return d_fmax_fmin(a, true); }
 std::vector<Tensor> d_fmin(const GradArgs& a) { return d_fmax_fmin(a, false); }

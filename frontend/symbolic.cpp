@@ -68,9 +68,7 @@ std::vector<ir::Expr> sym_broadcast_shapes(std::string_view op, const std::vecto
     const ir::Expr sb = offset < b.size() ? b[b.size() - 1 - offset] : ir::Expr(1);
     // A size already guarded equal to 1 (s0 // 2 == 1) broadcasts as the 1 it is, so that an
     // in-place op's self keeps its own sizes instead of being expanded to the symbol.
-    const bool a_one = sa == ir::Expr(1) || ir::known_true(ir::eq(sa, ir::Expr(1)));
-    const bool b_one = sb == ir::Expr(1) || ir::known_true(ir::eq(sb, ir::Expr(1)));
-    if (a_one && b_one) {
+    if (ir::known_one(sa) && ir::known_one(sb)) {
       out[i] = ir::Expr(1);
     } else if (sa == sb || sb == ir::Expr(1)) {
       out[i] = sa;

@@ -96,6 +96,11 @@ bool known_true(const Expr& pred) {
   return env && env->known(pred);
 }
 
+bool known_one(const Expr& size) {
+  if (auto c = size.maybe_const()) return *c == 1;
+  return known_true(eq(size, Expr(1)));
+}
+
 bool sym_eq(const Expr& a, const Expr& b) { return a == b || guard_bool(eq(a, b), "sym_eq"); }
 bool sym_lt(const Expr& a, const Expr& b) { return guard_bool(lt(a, b), "sym_lt"); }
 bool sym_le(const Expr& a, const Expr& b) { return a == b || guard_bool(le(a, b), "sym_le"); }

@@ -81,6 +81,9 @@ bool guard_bool(const Expr& pred, std::string_view what);
 // Whether `pred` holds for every binding the current trace allows so far: the facts prove it or
 // it was guarded already (ShapeEnv::known; no guard recorded).
 bool known_true(const Expr& pred);
+// Whether a size is 1: a constant 1, or a symbolic size (such as s0 - 1 or s1 // 2) that the
+// trace already knows is 1 because it was guarded so (known_true; no guard recorded).
+bool known_one(const Expr& size);
 // Shorthands of guard_bool for sizes.
 bool sym_eq(const Expr& a, const Expr& b);
 bool sym_lt(const Expr& a, const Expr& b);

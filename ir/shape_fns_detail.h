@@ -103,13 +103,6 @@ inline bool same_size(const Expr& a, const Expr& b) {
   ShapeEnv* env = ShapeEnv::current();
   return env && env->guard_bool(eq(a, b));
 }
-// Whether a size is 1: a constant 1, or a symbolic size (such as s0 - 1 or s1 // 2) that the
-// trace's ShapeEnv already knows is 1 because the frontend guarded it so (squeeze, expand).
-// It adds no guard: a size the frontend did not decide is not 1 here.
-inline bool known_one(const Expr& a) {
-  if (auto c = a.maybe_const()) return *c == 1;
-  return known_true(eq(a, Expr(1)));
-}
 inline bool same_sizes(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
