@@ -66,11 +66,10 @@ std::vector<ir::Expr> sym_broadcast_shapes(std::string_view op, const std::vecto
     const size_t offset = ndim - 1 - i;
     const ir::Expr sa = offset < a.size() ? a[a.size() - 1 - offset] : ir::Expr(1);
     const ir::Expr sb = offset < b.size() ? b[b.size() - 1 - offset] : ir::Expr(1);
-    // A size already guarded equal to 1 (s0 // 2 == 1) broadcasts as the 1 it is, so that an
-    // in-place op's self keeps its own sizes instead of being expanded to the symbol.
-    if (ir::known_one(sa) && ir::known_one(sb)) {
-      out[i] = ir::Expr(1);
-    } else if (sa == sb || sb == ir::Expr(1)) {
+    // No size is read as 1 from the guards here (known_one): the shape functions that run a
+    // decomposition (ShapeByDecomposition) call this again at verification, under guards recorded
+    // later in the trace, and must infer the types the trace recorded.
+    if (sa == sb || sb == ir::Expr(1)) {
       out[i] = sa;
     } else if (sa == ir::Expr(1)) {
       out[i] = sb;

@@ -44,6 +44,17 @@ Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
   return self;
 }
 
+// The other operand of a binary in-place op, expanded to self's sizes when it broadcasts to them.
+// Under symbolic sizes the broadcast of the pair could otherwise be wider than self by a size
+// the trace guarded equal to 1 (self [1, 1, s0], other [1, s0 // 2, s0]): self would be expanded
+// to it, and the copy_ back would find self with a view. A pair that does not broadcast to
+// self is left for assign_result's error.
+Tensor inplace_other(const Tensor& self, const Tensor& other) {
+  if (!is_symbolic(self) && !is_symbolic(other)) return other;
+  const std::vector<ir::Expr> to = sym_sizes(self);
+  return sym_expandable(sym_sizes(other), to) ? sym_expand(other, to) : other;
+}
+
 // What an in-place op that saves its first operand for the gradient of `other` (mul_, div_) reads
 // self as: a clone of it when `other` requires grad under grad mode, since the write is about to
 // change self's storage and the saved value would then refuse to be used (PyTorch saves the
@@ -190,13 +201,13 @@ Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tenso
   return kiln::clamp(*this, min, max);
 }
 
-Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) { return assign_result("add_", *this, add(other, alpha)); }
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) { return assign_result("add_", *this, add(inplace_other(*this, other), alpha)); }
 Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) { return assign_result("add_", *this, add(other, alpha)); }
-Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) { return assign_result("sub_", *this, sub(other, alpha)); }
+Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) { return assign_result("sub_", *this, sub(inplace_other(*this, other), alpha)); }
 Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) { return assign_result("sub_", *this, sub(other, alpha)); }
-Tensor& Tensor::mul_(const Tensor& other) { return assign_result("mul_", *this, kiln::mul(inplace_source(*this, other), other)); }
+Tensor& Tensor::mul_(const Tensor& other) { return assign_result("mul_", *this, kiln::mul(inplace_source(*this, other), inplace_other(*this, other))); }
 Tensor& Tensor::mul_(const Scalar& other) { return assign_result("mul_", *this, mul(other)); }
-Tensor& Tensor::div_(const Tensor& other) { return assign_result("div_", *this, kiln::div(inplace_source(*this, other), other)); }
+Tensor& Tensor::div_(const Tensor& other) { return assign_result("div_", *this, kiln::div(inplace_source(*this, other), inplace_other(*this, other))); }
 Tensor& Tensor::div_(const Scalar& other) { return assign_result("div_", *this, div(other)); }
 
 // ---- reductions, scans ------------------------------------------------------------------------------------

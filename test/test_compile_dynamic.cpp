@@ -328,6 +328,19 @@ TEST(DynamicGuards, AnInPlaceOpBroadcastsAGuardedOneAsOne) {
   expect_near_all(f(a, b), ref(a, b), 0, "a [1, 1, 2], b [2]");
 }
 
+TEST(DynamicGuards, AGuardRecordedLaterLeavesEarlierTypesAsTraced) {
+  // max_pool2d's output [s1, s0, (s0 - 1)//2 + 1, ...] is traced before `+ x` guards
+  // (s0 - 1)//2 + 1 == 1. The verifier infers max_pool2d's type again by running its
+  // decomposition under all the guards, and must get the traced type back (the golden
+  // gradients of pool under Dynamic::True, max_pool2d sample 7, failed when broadcasting read
+  // a size guarded equal to 1 as a literal 1).
+  auto fn = [](const Tensor& x) { return max_pool2d(x, {1, 1}, {2, 2}) + x; };
+  auto f = compile(fn, dyn(Dynamic::True));
+  auto ref = compile(fn, reference());
+  const Tensor x = values({3, 2, 2, 2}, 3);
+  expect_near_all(f(x), ref(x), 0, "x [3, 2, 2, 2]");
+}
+
 TEST(DynamicGuards, CommonOpsStayDynamic) {
   // Each function is traced once with every dim symbolic and must serve other sizes without
   // recompiling: no frontend op may read a symbolic size as an integer.
