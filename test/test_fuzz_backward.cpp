@@ -16,6 +16,7 @@
 #include "test_support/fuzz_program.h"
 #include "test_support/sanitizer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,8 +100,7 @@ std::string differ(const std::vector<Tensor>& want, const std::vector<Tensor>& g
     for (double v : w) scale = std::max(scale, std::abs(v));
     for (size_t i = 0; i < w.size(); ++i)
       if (std::abs(w[i] - g[i]) > tol * (1e-2 * scale + std::abs(w[i])))
-        return "gradient " + std::to_string(k) + " element " + std::to_string(i) + ": " + std::to_string(g[i]) +
-               ", expected " + std::to_string(w[i]);
+        return fmt::format("gradient {} element {}: {}, expected {} (tolerance {} relative)", k, i, g[i], w[i], tol);
   }
   return "";
 }
