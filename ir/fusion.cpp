@@ -58,7 +58,7 @@ std::vector<std::string> Fusion::labels() const {
   return out;
 }
 
-std::string print_fused_graph(const Graph& g, const Fusion& fusion) {
+std::string print_fused_graph(const Graph& g, const Fusion& fusion, const ShapeEnv* env) {
   std::vector<std::string> marks(g.nodes().size());
   const std::vector<std::string> labels = fusion.labels();
   for (size_t i = 0; i < fusion.groups.size(); ++i)
@@ -67,8 +67,8 @@ std::string print_fused_graph(const Graph& g, const Fusion& fusion) {
       m += (m.empty() ? "" : ", ") + labels[i];
     }
   const std::string text = print_graph(g);
-  // One line per node, after the header line (the printer's layout).
-  std::string out;
+  // One line per node, after the `graph(` line (the printer's layout).
+  std::string out = print_shape_header(env);
   size_t line = 0, at = 0;
   while (at < text.size()) {
     const size_t end = text.find('\n', at);

@@ -15,6 +15,8 @@
 
 namespace kiln::ir {
 
+class ShapeEnv;
+
 enum class GroupKind : uint8_t {
   Pointwise,       // one kernel over the root's shape, no reductions
   Row,             // one kernel over the kept dims of `reductions`' common domain
@@ -79,7 +81,8 @@ struct Fusion {
 
 // The graph's text with each node line marked by the groups that compute it ("  # k0",
 // "  # k1, k2", "  # extern mm"; a node two kernels recompute shows both): KILN_DEBUG_DIR's
-// 020_fused.kir. Still parses as the graph ('#' starts a comment).
-std::string print_fused_graph(const Graph& g, const Fusion& fusion);
+// 020_fused.kir. Still parses as the graph ('#' starts a comment); with the trace's ShapeEnv it
+// starts with its symbols and guards, as print_graph's text does.
+std::string print_fused_graph(const Graph& g, const Fusion& fusion, const ShapeEnv* env = nullptr);
 
 }  // namespace kiln::ir

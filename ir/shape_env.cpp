@@ -73,6 +73,12 @@ int64_t ShapeEnv::specialize(const Expr& e) {
   return v;
 }
 
+void ShapeEnv::assume(const Expr& pred) {
+  if (!is_comparison(pred.kind())) fail("ShapeEnv", "a guard must be a comparison, got '{}'", pred.str());
+  if (pred.evaluate(hints_) == 0) fail("ShapeEnv", "the guard '{}' does not hold for the symbols' sizes", pred.str());
+  add_guard(pred);
+}
+
 void ShapeEnv::add_guard(const Expr& pred) {
   if (std::find(guards_.begin(), guards_.end(), pred) != guards_.end()) return;
   guards_.push_back(pred);

@@ -5,8 +5,10 @@
 // any order, each typed by its schema ArgType. Every attribute must be present exactly once.
 // Each node's declared output types are checked against ir::infer_types at the node's
 // position, and the finished graph goes through ir::verify with nodes located by line:col.
-// Values keep their textual names, so printing a parsed graph reproduces the text.
+// Values keep their textual names, so printing a parsed graph reproduces the text. A
+// symbols(...)/guards(...) header is declared in a ShapeEnv, under which the graph is verified.
 #include "base/error.h"
+#include "ir/shape_env.h"
 #include "ir/shape_fns.h"
 #include "ir/text.h"
 #include "ir/text_attr.h"
@@ -15,6 +17,7 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace kiln::ir {
@@ -29,7 +32,18 @@ class Parser {
  public:
   explicit Parser(std::string_view src) : lex_(src), g_(std::make_unique<Graph>()) {}
 
-  std::unique_ptr<Graph> parse() {
+  std::unique_ptr<Graph> parse(ShapeEnv* env) {
+    ShapeEnv local;
+    ShapeEnv* declared = nullptr;
+    if (lex_.at_ident("symbols")) {
+      declared = env ? env : &local;
+      if (!declared->symbols().empty())
+        lex_.error(lex_.peek(), "the text declares symbols, but the ShapeEnv it is parsed into has symbols already");
+      parse_symbols(*declared);
+      if (lex_.at_ident("guards")) parse_guards(*declared);
+    }
+    std::optional<ShapeEnvScope> scope;
+    if (declared) scope.emplace(declared);
     lex_.expect_ident("graph");
     lex_.expect(Tok::LParen, "'(' after 'graph'");
     if (!lex_.at(Tok::RParen)) {
@@ -67,6 +81,49 @@ class Parser {
   }
 
  private:
+  // symbols(s0 = 4, s1 = 7): the trace's symbols in order, with their hints.
+  void parse_symbols(ShapeEnv& env) {
+    lex_.expect_ident("symbols");
+    lex_.expect(Tok::LParen, "'(' after 'symbols'");
+    while (true) {
+      const Token name = lex_.expect(Tok::Ident, "a symbol name 's0'");
+      const std::string want = "s" + std::to_string(env.symbols().size());
+      if (name.text != want) lex_.error(name, "symbols are declared s0, s1, ... in order; expected {}, got '{}'", want, name.raw);
+      lex_.expect(Tok::Equals, fmt::format("'=' after {}", name.raw));
+      const Token at = lex_.peek();
+      const int64_t hint = text::parse_int_literal(lex_, "the symbol's size");
+      if (hint < 2) lex_.error(at, "{} = {}: a symbolic size is at least 2 (sizes 0 and 1 are never symbolic)", name.raw, hint);
+      env.create_symbol(hint, name.text, /*duck=*/false);
+      if (lex_.at(Tok::Comma)) {
+        lex_.next();
+        continue;
+      }
+      lex_.expect(Tok::RParen, "',' or ')' after a symbol");
+      return;
+    }
+  }
+
+  // guards(s0 - 1 == 1, 8 <= s1): the guards the trace recorded, in order.
+  void parse_guards(ShapeEnv& env) {
+    lex_.expect_ident("guards");
+    lex_.expect(Tok::LParen, "'(' after 'guards'");
+    while (true) {
+      const Token at = lex_.peek();
+      const Expr pred = text::parse_expr(lex_);
+      try {
+        env.assume(pred);
+      } catch (const Error& e) {
+        lex_.error(at, "{}", e.what());
+      }
+      if (lex_.at(Tok::Comma)) {
+        lex_.next();
+        continue;
+      }
+      lex_.expect(Tok::RParen, "',' or ')' after a guard");
+      return;
+    }
+  }
+
   void check_fresh(const Token& name) {
     if (values_.count(name.text)) lex_.error(name, "redefinition of {}", name.raw);
   }
@@ -227,6 +284,11 @@ class Parser {
 
 }  // namespace
 
-std::unique_ptr<Graph> parse_graph(std::string_view text) { return Parser(text).parse(); }
+std::unique_ptr<Graph> parse_graph(std::string_view text, ShapeEnv* env) { return Parser(text).parse(env); }
+
+bool declares_symbols(std::string_view text) {
+  text::Lexer lex(text);
+  return lex.at_ident("symbols");
+}
 
 }  // namespace kiln::ir

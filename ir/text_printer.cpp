@@ -6,6 +6,7 @@
 // order, skipping every number a value is named. The printer never throws on a malformed
 // graph (it is what one reads when debugging one): foreign or null inputs print as
 // %<foreign> / %<null>, attributes beyond the schema as attrN=value.
+#include "ir/shape_env.h"
 #include "ir/text.h"
 
 #include <fmt/format.h>
@@ -77,9 +78,19 @@ std::string node_summary(const Node* n, const ValueNames& names) {
   return fmt::format("{} = {}({})", fmt::join(outs, ", "), n->info().name, tensor_args(n, names));
 }
 
-std::string print_graph(const Graph& g) {
+std::string print_shape_header(const ShapeEnv* env) {
+  if (!env || env->symbols().empty()) return "";
+  std::vector<std::string> symbols, guards;
+  for (const SymbolInfo& s : env->symbols()) symbols.push_back(fmt::format("{} = {}", s.name, s.hint));
+  for (const Expr& e : env->guards()) guards.push_back(e.str());
+  std::string out = fmt::format("symbols({})\n", fmt::join(symbols, ", "));
+  if (!guards.empty()) out += fmt::format("guards({})\n", fmt::join(guards, ", "));
+  return out;
+}
+
+std::string print_graph(const Graph& g, const ShapeEnv* env) {
   ValueNames names(g);
-  std::string out = "graph(";
+  std::string out = print_shape_header(env) + "graph(";
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     if (i) out += ", ";
     out += names(g.inputs()[i]) + " : " + g.inputs()[i]->type().str();

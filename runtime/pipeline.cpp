@@ -52,6 +52,9 @@ bool apply_rewrites(ir::Graph& g, const Backend& b) {
   return !todo.empty();
 }
 
+// A stage's graph as text, with the trace's symbols and guards (a dump that parses again).
+std::string graph_text(const ir::Graph& g) { return ir::print_graph(g, ir::ShapeEnv::current()); }
+
 std::string unique_prefix(const std::string& name) {
   static std::atomic<uint64_t> counter{0};
   std::string stem = name;
@@ -82,7 +85,7 @@ bool Compilation::stage(const std::string& name, const std::function<bool(ir::Gr
   ir::verify(*graph);
   stages.push_back({name, ms_since(t0), changed});
   if (opts.keep_stage_texts || !opts.dump_dir.empty() || (opts.keep_text && name == "decompose"))
-    snapshot(name, "kir", ir::print_graph(*graph));
+    snapshot(name, "kir", graph_text(*graph));
   return changed;
 }
 
@@ -133,7 +136,7 @@ void lower_to_kernels(Compilation& c, passes::LowerOptions lo, const passes::Sch
   if (c.opts.split_reduction_min >= 0) lo.split_reduction_min = c.opts.split_reduction_min;
   c.timed("fuse", [&] { c.fusion = passes::fuse(*c.graph, lo); });
   c.has_fusion = true;
-  if (c.keeps_texts()) c.snapshot("fuse", "kir", ir::print_fused_graph(*c.graph, c.fusion));
+  if (c.keeps_texts()) c.snapshot("fuse", "kir", ir::print_fused_graph(*c.graph, c.fusion, ir::ShapeEnv::current()));
   c.timed("build_kernels", [&] { c.plan = passes::build_kernels(*c.graph, c.fusion, lo); });
   c.has_plan = true;
   if (c.opts.keep_stage_texts || !c.opts.dump_dir.empty()) c.snapshot("build_kernels", "kk", c.plan.str());
@@ -211,7 +214,7 @@ Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backe
   c.backend = &backend;
   c.opts = std::move(opts);
   c.prefix = unique_prefix(c.opts.name);
-  if (c.keeps_texts()) c.snapshot("traced", "kir", ir::print_graph(*c.graph));
+  if (c.keeps_texts()) c.snapshot("traced", "kir", graph_text(*c.graph));
 
   c.stage("lowerings", [&](ir::Graph& g) { return c.opts.use_lowerings && apply_rewrites(g, backend); });
   passes::DecomposeOptions dopts;
@@ -229,7 +232,7 @@ Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backe
 
   // Kernel backends: "fuse" (c.fusion), "build_kernels", the schedule passes, "plan_memory" (c.plan).
   backend.lower(c);
-  if (!c.has_fusion && c.keeps_texts()) c.snapshot("fuse", "kir", ir::print_graph(*c.graph));  // nothing fused: the graph
+  if (!c.has_fusion && c.keeps_texts()) c.snapshot("fuse", "kir", graph_text(*c.graph));  // nothing fused: the graph
   if (c.opts.stop_before_compile) return c;
 
   const auto t0 = std::chrono::steady_clock::now();

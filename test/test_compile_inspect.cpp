@@ -5,7 +5,9 @@
 // one directory per compilation holding the numbered stage files, whose contents are the
 // stages themselves (the traced graph parses back, the kernels are the plan's).
 #include "kiln/kiln.h"
+#include "ir/shape_env.h"
 #include "ir/text.h"
+#include "runtime/debug/opt.h"
 #include "test_compile_util.h"
 #include "test_support/check.h"
 
@@ -145,6 +147,41 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   EXPECT_EQ(slurp(d0 / "00_traced.dot").rfind("digraph", 0), 0u) << slurp(d0 / "00_traced.dot");
   EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
   EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
+  fs::remove_all(dir);
+}
+
+TEST(CompileDebugDir, ADynamicTracesDumpsParseAgainUnderItsGuards) {
+  // A squeeze of a.size(0) - 1 is valid because the trace guarded it equal to 1: every graph
+  // dump starts with the symbols and guards, so `kiln check` and `kiln opt` read it back.
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kiln_test_debug_dyn_{}", ::getpid());
+  fs::remove_all(dir);
+  {
+    test::EnvScope env("KILN_DEBUG_DIR", dir.string());
+    CompileOptions o;
+    o.name = "guarded";
+    o.dynamic = Dynamic::True;
+    auto f = compile([](const Tensor& a) { return a.slice(0, 1).squeeze(0) * 2; }, o);
+    test::expect_exact(f(mk<float>({1, 2, 3, 4, 5, 6}, {2, 3})), kFloat32, {8, 10, 12});
+  }
+  std::vector<fs::path> kir;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".kir") kir.push_back(e.path());
+  ASSERT_GE(kir.size(), 9u);
+  for (const fs::path& p : kir) {
+    const std::string text = slurp(p);
+    EXPECT_EQ(text.rfind("symbols(s0 = 2, s1 = 3)\nguards(", 0), 0u) << p << "\n" << text;
+    EXPECT_TRUE(has(text, "s0 - 1 == 1")) << p << "\n" << text;
+    ir::ShapeEnv env;
+    std::string printed;
+    EXPECT_NO_THROW(printed = ir::print_graph(*ir::parse_graph(text, &env), &env)) << p << "\n" << text;
+    if (p.filename() != "09_fuse.kir") {
+      EXPECT_EQ(printed, text) << p;  // (the fusion marks are comments)
+    }
+  }
+  // kiln opt runs the dump under its own symbols and guards.
+  const std::string traced = slurp(kir.front().parent_path() / "00_traced.kir");
+  const std::string report = rt::opt_report(traced, rt::OptOptions{});
+  EXPECT_TRUE(has(report, "// ---- input ----\n" + traced)) << report;
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "ir/attr.h"
 #include "ir/graph.h"
+#include "ir/shape_env.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "test_support/check.h"
@@ -128,6 +129,59 @@ TEST(IrParse, AcceptsCommentsWhitespaceAndAnyAttributeOrder) {
             "  %d : f32[s0] = div(%s, %s, rounding_mode=\"floor\")\n"
             "  return (%d)\n"
             "}\n");
+}
+
+// A squeeze of s0 - 1 is valid only where the trace guarded s0 - 1 == 1: the header carries
+// that guard, so the dump of such a trace parses again.
+const char* const kGuardedSqueeze =
+    "symbols(s0 = 2, s1 = 3)\n"
+    "guards(s0 - 1 == 1)\n"
+    "graph(%x : f32[s0, s1]) {\n"
+    "  %0 : f32[s0 - 1, s1] = slice(%x, dim=0, start=1, end=s0, step=1)\n"
+    "  %1 : f32[s1] = squeeze(%0, dims=[0])\n"
+    "  return (%1)\n"
+    "}\n";
+
+TEST(IrParse, ASymbolsAndGuardsHeaderIsDeclaredAndRoundTrips) {
+  ShapeEnv env;
+  std::unique_ptr<Graph> g = parse_graph(kGuardedSqueeze, &env);
+  EXPECT_EQ(print_graph(*g, &env), kGuardedSqueeze);
+  ASSERT_EQ(env.symbols().size(), 2u);
+  EXPECT_EQ(env.symbols()[1].name, "s1");
+  EXPECT_EQ(env.symbols()[1].hint, 3);
+  ASSERT_EQ(env.guards().size(), 1u);
+  EXPECT_EQ(env.guards()[0].str(), "s0 - 1 == 1");
+  EXPECT_TRUE(declares_symbols(std::string("# a dump\n") + kGuardedSqueeze));
+  // Without an env the header is declared in a private one; the graph prints without it.
+  EXPECT_EQ(print_graph(*parse_graph(kGuardedSqueeze)).rfind("graph(", 0), 0u);
+  // Without the guard the squeeze is refused, as a trace that never guarded it would be.
+  const std::string text(kGuardedSqueeze);
+  const std::string unguarded = text.substr(text.find("graph("));
+  EXPECT_FALSE(declares_symbols(unguarded));
+  EXPECT_EQ(parse_error(unguarded),
+            "[parse] 3:18: [squeeze] dimension 0 has size s0 - 1; only dimensions of size 1 can be squeezed");
+  // A static graph printed with an env that has no symbols has no header.
+  ShapeEnv empty;
+  EXPECT_EQ(print_graph(*g, &empty), print_graph(*g));
+}
+
+TEST(IrParseError, SymbolsAndGuards) {
+  const std::string body = "graph(%x : f32[s0]) {\n  return (%x)\n}\n";
+  EXPECT_EQ(parse_error("symbols(s1 = 4)\n" + body),
+            "[parse] 1:9: symbols are declared s0, s1, ... in order; expected s0, got 's1'");
+  EXPECT_EQ(parse_error("symbols(s0 = 1)\n" + body),
+            "[parse] 1:14: s0 = 1: a symbolic size is at least 2 (sizes 0 and 1 are never symbolic)");
+  EXPECT_EQ(parse_error("symbols(s0 = 4)\nguards(s0 == 5)\n" + body),
+            "[parse] 2:8: [ShapeEnv] the guard 's0 == 5' does not hold for the symbols' sizes");
+  EXPECT_EQ(parse_error("symbols(s0 = 4)\nguards(s0 + 1)\n" + body),
+            "[parse] 2:8: [ShapeEnv] a guard must be a comparison, got 's0 + 1'");
+  EXPECT_NE(parse_error("symbols(s0 = 4)\nguards(s7 == 5)\n" + body).find("[parse] 2:8: "), std::string::npos);
+  EXPECT_EQ(parse_error("symbols(s0 = 4) guards(s0 == 4\n" + body),
+            "[parse] 2:1: expected ',' or ')' after a guard, got 'graph'");
+  ShapeEnv used;
+  used.create_symbol(5, "a.size(0)");
+  EXPECT_EQ(test::error_of([&] { parse_graph("symbols(s0 = 4)\n" + body, &used); }),
+            "[parse] 1:1: the text declares symbols, but the ShapeEnv it is parsed into has symbols already");
 }
 
 // ---- parse errors ------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 //   kiln dot FILE.kir  the graph as Graphviz text
 #include "kiln/kiln.h"
 #include "ir/graph_dot.h"
+#include "ir/shape_env.h"
 #include "ir/text.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/debug/opt.h"
@@ -228,8 +229,9 @@ int minimize_repro(const std::string& path, std::string out) {
 std::string read_text(const char* path, std::string_view cmd) { return rt::read_text_file(path, cmd); }
 
 int check(const char* path) {
-  std::unique_ptr<ir::Graph> g = ir::parse_graph(read_text(path, "check"));
-  std::cout << ir::print_graph(*g);
+  ir::ShapeEnv env;
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(read_text(path, "check"), &env);
+  std::cout << ir::print_graph(*g, &env);
   return 0;
 }
 

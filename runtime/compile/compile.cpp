@@ -608,7 +608,7 @@ std::unique_ptr<Entry> CompiledState::build(const std::vector<ArgValue>& args, c
     return e;
   }
   record_writebacks(*e, *tp, traced_args);
-  KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp->graph));
+  KILN_LOG_IF(rt::LogChannel::Graph, "{}: traced graph\n{}", opts.name, ir::print_graph(*tp->graph, &env));
   if (rt::repro_hooks_enabled()) e->traced = ir::parse_graph(ir::print_graph(*tp->graph));
 
   const std::map<std::string, ir::Expr> pinned = pinned_symbols(env);
@@ -668,7 +668,7 @@ void CompiledState::build_training(Entry& e, const std::vector<ArgValue>& args, 
   }
   e.writebacks.clear();
   e.trace_ms = ms_since(t0);
-  KILN_LOG_IF(rt::LogChannel::Graph, "{}: joint graph\n{}", opts.name, ir::print_graph(*tp->graph));
+  KILN_LOG_IF(rt::LogChannel::Graph, "{}: joint graph\n{}", opts.name, ir::print_graph(*tp->graph, &env));
   rt::DriverOptions d = driver_options(args, *tp, in, env, inspect);
   const rt::Backend& be = pick_backend(d);
   e.comp.opts.dump_dir = d.dump_dir;  // guards.txt beside the joint graph and the partition

@@ -101,7 +101,7 @@ std::unique_ptr<TrainingProgram> build_training(const std::shared_ptr<ir::Graph>
                                                 const std::vector<std::pair<size_t, const ir::Value*>>& writebacks,
                                                 const Backend& be, DriverOptions fwd) {
   auto p = std::make_unique<TrainingProgram>();
-  if (fwd.keep_text || !fwd.dump_dir.empty()) p->joint_text = ir::print_graph(*joint);
+  if (fwd.keep_text || !fwd.dump_dir.empty()) p->joint_text = ir::print_graph(*joint, ir::ShapeEnv::current());
   p->joint_graph = joint;
   p->symbols = fwd.params;
   {

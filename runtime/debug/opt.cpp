@@ -40,18 +40,20 @@ std::vector<std::string> signature_symbols(std::string_view text) {
 
 std::string opt_report(std::string_view graph_text, const OptOptions& o) {
   // Decompositions trace on symbolic sizes under a ShapeEnv, and so does parsing an op whose
-  // result type is its decomposition's (attention): one symbol per input symbol, in order of
-  // first appearance, with made-up hints (performance choices only), made before parsing.
+  // result type is its decomposition's (attention). A dump declares its trace's symbols, hints
+  // and guards (ir/text.h); otherwise one symbol per input symbol, in order of first appearance,
+  // with made-up hints (performance choices only), made before parsing.
   ir::ShapeEnv env;
   ir::ShapeEnvScope scope(&env);
-  const std::vector<std::string> order = signature_symbols(graph_text);
+  const std::vector<std::string> order =
+      ir::declares_symbols(graph_text) ? std::vector<std::string>{} : signature_symbols(graph_text);
   for (size_t k = 0; k < order.size(); ++k) {
     const ir::Expr s = env.create_symbol(static_cast<int64_t>(8 + k), order[k], /*duck=*/false);
     if (s.symbol_name() != order[k])
       fail("opt", "input size symbols must be named s0, s1, ... in order of first appearance; found {} where {} was expected",
            order[k], s.symbol_name());
   }
-  std::shared_ptr<ir::Graph> g = ir::parse_graph(graph_text);
+  std::shared_ptr<ir::Graph> g = ir::parse_graph(graph_text, ir::declares_symbols(graph_text) ? &env : nullptr);
   const std::shared_ptr<const Backend> backend = find_backend(o.backend, "opt");
   if (!backend->traces()) fail("opt", "backend '{}' compiles nothing", o.backend);
   DriverOptions opts;
@@ -66,7 +68,7 @@ std::string opt_report(std::string_view graph_text, const OptOptions& o) {
   opts.hints = env.hints();
   std::string out = fmt::format("// kiln opt --backend {} --level {}\n", backend->name(),
                                 ir::level_name(o.level.value_or(backend->level())));
-  out += "// ---- input ----\n" + ir::print_graph(*g);
+  out += "// ---- input ----\n" + ir::print_graph(*g, &env);
   Compilation c = compile_graph(g, *backend, std::move(opts));
   // Every snapshot in order, as the debug dump names it. Kernel names carry a per-process
   // counter; they print as k0, k1, ... for stable output.
