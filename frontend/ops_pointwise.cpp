@@ -1,6 +1,7 @@
 // kiln/frontend/ops_pointwise.cpp — the Pointwise family's frontend: lerp, addcmul, addcdiv,
 // nan_to_num, and tril/triu (masks by position). Each checks what PyTorch checks and
 // dispatches one composite op (frontend/decompositions_pointwise.cpp).
+#include "frontend/arg_checks.h"
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/operands.h"
@@ -17,17 +18,21 @@ using ir::OpKind;
 
 namespace {
 
-// lerp's operands: self, end and a tensor weight share one floating dtype (PyTorch checks
-// them, it does not promote); all three broadcast.
+// lerp's operands: self and end share one dtype (PyTorch checks it, it does not promote them),
+// and so does a tensor weight, unless it is 0-dim: then the three promote together under the
+// 0-dim rules, as PyTorch 2.x does (an integer self with a 0-dim float weight computes in that
+// float; a 0-dim f64 weight leaves an f32 self f32). The dtype computed in must be floating. All
+// three broadcast.
 Tensor lerp_impl(const Tensor& self, const Tensor& end, const TensorOrScalar& weight) {
   if (end.dtype() != self.dtype())
-    fail("lerp", "expected dtype {} for `end` but got dtype {}", c10_type_name(self.dtype()), c10_type_name(end.dtype()));
+    fail("lerp", "expected dtype {} for `end` but got dtype {}", cpp_type_name(self.dtype()), cpp_type_name(end.dtype()));
   const Tensor* w = std::get_if<Tensor>(&weight);
-  if (w && w->dtype() != self.dtype())
-    fail("lerp", "expected dtype {} for `weight` but got dtype {}", c10_type_name(self.dtype()), c10_type_name(w->dtype()));
-  if (!is_floating_point(self.dtype()))
-    fail("lerp", "\"{}\" not implemented for '{}'", w ? "lerp_kernel_tensor" : "lerp_kernel_scalar", c10_type_name(self.dtype()));
-  std::vector<Tensor> ops = promote_and_broadcast("lerp", {self, end, weight}, self.dtype());
+  if (w && w->dim() != 0 && w->dtype() != self.dtype())
+    fail("lerp", "expected dtype {} for `weight` but got dtype {}", cpp_type_name(self.dtype()), cpp_type_name(w->dtype()));
+  const ScalarType dt = w && w->dim() == 0 ? result_type({self, end, *w}) : self.dtype();
+  if (!is_floating_point(dt))
+    fail("lerp", "\"{}\" not implemented for '{}'", w ? "lerp_kernel_tensor" : "lerp_kernel_scalar", c10_type_name(dt));
+  std::vector<Tensor> ops = promote_and_broadcast("lerp", {self, end, weight}, dt);
   return dispatch1(OpKind::lerp, {ops[0], ops[1], ops[2]});
 }
 

@@ -281,5 +281,36 @@ TEST(Regression, BoolScansNegativePadCutsAndOneDimensionalWeights) {
                          "[linear] addmm: mat2 must be a matrix, got 1-D tensor", x, w, b);
 }
 
+// 13. The fuzzer against torch 2.15, seed 5500570: lerp's 0-dim weight tensor may have another
+// dtype; PyTorch then promotes the three operands under the 0-dim rules (ATen's lerp_Tensor
+// meta function), where kiln refused every weight of another dtype.
+TEST(Regression, LerpPromotesAZeroDimWeight) {
+  auto lerp3 = [](const Tensor& a, const Tensor& b, const Tensor& w) { return lerp(a, b, w); };
+  const Tensor x = make<float>({1, 2}, {2}), end = make<float>({3, 5}, {2});
+  const Tensor w64 = make<double>({0.25}, {});
+  expect_all_modes(lerp3, Floats{1.5, 2.75}, x, end, w64);            // f32: a 0-dim f64 does not widen
+  const Tensor a0 = make<float>({1.5}, {}), b0 = make<float>({2.5}, {});
+  expect_all_modes(lerp3, Floats{4.5}, a0, b0, make<uint8_t>({3}, {}));  // an integer weight, in f32
+  const Tensor half64 = make<double>({0.5}, {});
+  expect_all_modes(lerp3, Floats{2}, a0, b0, half64);                 // all 0-dim: f64
+  const Tensor i = make<int64_t>({1, 2}, {2}), j = make<int64_t>({3, 4}, {2});
+  expect_all_modes(lerp3, Floats{2, 3}, i, j, make<float>({0.5}, {}));  // integers with a float weight: f32
+  EXPECT_EQ(lerp(x, end, w64).dtype(), kFloat);
+  EXPECT_EQ(lerp(a0, b0, half64).dtype(), kDouble);
+  EXPECT_EQ(compile(lerp3)(a0, b0, half64).dtype(), kDouble);
+  EXPECT_EQ(compile(lerp3)(i, j, make<float>({0.5}, {})).dtype(), kFloat);
+  // A weight with dims must have self's dtype; the dtype computed in must be floating.
+  expect_error_all_modes(lerp3, "[lerp] expected dtype float for `weight` but got dtype double", x, end,
+                         make<double>({0.25, 0.5}, {2}));
+  expect_error_all_modes(lerp3, "[lerp] \"lerp_kernel_tensor\" not implemented for 'Long'", i, j, make<int64_t>({2}, {}));
+  // The 0-dim weight's gradient comes back in its own dtype.
+  const Tensor xs = make<float>({1, 2}, {2}).requires_grad_(), ws = make<double>({0.25}, {}).requires_grad_();
+  lerp(xs, end, ws).sum().backward();
+  ASSERT_TRUE(ws.grad().defined());
+  EXPECT_EQ(ws.grad().dtype(), kDouble);
+  EXPECT_EQ(ws.grad().item<double>(), 5.0);
+  EXPECT_EQ(values<float>(xs.grad()), (Floats{0.75, 0.75}));
+}
+
 }  // namespace
 }  // namespace kiln
