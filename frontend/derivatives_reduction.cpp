@@ -32,19 +32,20 @@ std::vector<Tensor> d_extreme(const GradArgs& a) {
   return one(expand_reduced(a.grad(), a.meta(0), dims, keepdim_of(a)) * hit / count);
 }
 
-// The product of every other element of each slice along the last dim, exclusive of itself.
+// The product of every other element of each slice along the last dim, exclusive of itself
+// (slices with no elements have none: x itself, empty).
 Tensor exclusive_products(const Tensor& x) {
   const int64_t last = x.dim() - 1;
-  const ir::Expr n = sym_size(x, last);
+  if (sym_size(x, last) == ir::Expr(0)) return x;
   std::vector<ir::Expr> one_size = sym_sizes(x);
   one_size.back() = 1;
   const Tensor ones = sym_full(one_size, 1, x.dtype(), x.device());
-  // before[i] = x[0] * ... * x[i-1]; after[i] = x[i+1] * ... * x[n-1]
-  const Tensor head = x.narrow(last, 0, x.size(last) - 1);
+  // before[i] = x[0] * ... * x[i-1]; after[i] = x[i+1] * ... * x[n-1] (x[:-1] and x[1:], which
+  // keep a symbolic size symbolic)
+  const Tensor head = x.slice(last, 0, -1);
   const Tensor before = cat({ones, cumprod(head, last)}, last);
-  const Tensor tail = x.narrow(last, 1, x.size(last) - 1);
+  const Tensor tail = x.slice(last, 1);
   const Tensor after = cat({flip(cumprod(flip(tail, {last}), last), {last}), ones}, last);
-  (void)n;
   return before * after;
 }
 

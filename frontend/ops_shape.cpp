@@ -45,14 +45,28 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       break;
     }
   }
+  // A skipped tensor still joins the op, as an empty slab of the others' shape that adds no
+  // element, so that the result requires grad when it does (PyTorch's CatBackward gives it an
+  // empty gradient) -- also in a trace, which learns only later which inputs require grad.
+  // One on another device is left out, as PyTorch does not check it.
   if (!ref) {  // every input is a legacy empty tensor: the result is one too
-    return full({0}, 0, TensorOptions(dtype).device(tensors[0].device()));
+    std::vector<Tensor> empties;
+    for (const Tensor& t : tensors)
+      if (t.device() == tensors[0].device()) empties.push_back(t.to(dtype));
+    return dispatch1(OpKind::cat, empties, {int64_t{0}});
   }
   int64_t d = normalize_dim("cat", dim, ref->dim());
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    if (cat_should_skip(t)) continue;
+    if (cat_should_skip(t)) {
+      if (t.device() == ref->device()) {
+        std::vector<ir::Expr> slab = sym_sizes(*ref);
+        slab[static_cast<size_t>(d)] = ir::Expr(0);
+        inputs.push_back(sym_reshape(t.to(dtype), slab));
+      }
+      continue;
+    }
     if (t.dim() != ref->dim()) {
       fail("cat", "Tensors must have same number of dimensions: got {} and {}", ref->dim(), t.dim());
     }

@@ -230,6 +230,37 @@ TEST(AutogradEager, FmaxAndFminTiesFollowPyTorch) {
   }
 }
 
+TEST(AutogradEager, EmptyOperandsKeepTheirGradients) {
+  // The backward fuzzer against torch, seeds 5600188 and 5601333: cat skips a legacy 1-D empty
+  // tensor, but one that requires grad still makes the result require grad (PyTorch's
+  // CatBackward; its gradient is empty); and seed 5600433: prod over a dim of size 0 raised
+  // narrow's error in its backward instead of giving an empty gradient.
+  const Tensor flags = make<bool>({true, false}, {2});
+  for (bool compiled : {false, true}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    Tensor e = leaf({}, {0});
+    auto join = [&flags](const Tensor& t) { return cat({flags, t}, 0); };
+    const Tensor y = compiled ? compile(join)(e) : join(e);
+    ASSERT_TRUE(y.requires_grad());
+    expect_exact(y.detach(), kDouble, {1, 0});
+    y.sum().backward();
+    ASSERT_TRUE(e.grad().defined());
+    EXPECT_EQ(e.grad().sizes().vec(), std::vector<int64_t>{0});
+    Tensor only = leaf({}, {0});
+    const Tensor z = compiled ? compile([](const Tensor& t) { return cat({t, t}, 0); })(only) : cat({only, only}, 0);
+    ASSERT_TRUE(z.requires_grad());
+    EXPECT_EQ(z.sizes().vec(), std::vector<int64_t>{0});
+    Tensor x = leaf({}, {3, 0});
+    auto product = [](const Tensor& t) { return t.prod(1); };
+    const Tensor p = compiled ? compile(product)(x) : product(x);
+    expect_exact(p.detach(), kDouble, {1, 1, 1});
+    p.sum().backward();
+    EXPECT_EQ(x.grad().sizes().vec(), (std::vector<int64_t>{3, 0}));
+  }
+  // A skipped tensor that requires no grad leaves the result without one.
+  EXPECT_FALSE(cat({flags, make<float>({}, {0})}, 0).requires_grad());
+}
+
 TEST(AutogradEager, HooksAndRetainGrad) {
   Tensor x = leaf({1, 2});
   Tensor h = x * 3;
