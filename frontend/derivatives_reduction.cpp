@@ -7,6 +7,7 @@
 //   amax, amin  g shared evenly among the elements equal to the extreme, as PyTorch does.
 // any, all, argmax and argmin have none (bool and index results).
 #include "frontend/derivatives_detail.h"
+#include "ir/shape_env.h"
 
 #include <numeric>
 
@@ -36,7 +37,7 @@ std::vector<Tensor> d_extreme(const GradArgs& a) {
 // (slices with no elements have none: x itself, empty).
 Tensor exclusive_products(const Tensor& x) {
   const int64_t last = x.dim() - 1;
-  if (sym_size(x, last) == ir::Expr(0)) return x;
+  if (ir::sym_eq(sym_size(x, last), ir::Expr(0))) return x;  // also s0 - 2 at s0 = 2
   std::vector<ir::Expr> one_size = sym_sizes(x);
   one_size.back() = 1;
   const Tensor ones = sym_full(one_size, 1, x.dtype(), x.device());

@@ -48,9 +48,10 @@ Tensor& assign_result(std::string_view op, Tensor& self, const Tensor& result) {
 // Under symbolic sizes the broadcast of the pair could otherwise be wider than self by a size
 // the trace guarded equal to 1 (self [1, 1, s0], other [1, s0 // 2, s0]): self would be expanded
 // to it, and the copy_ back would find self with a view. A pair that does not broadcast to
-// self is left for assign_result's error.
+// self is left for assign_result's error. A 0-dim other stays 0-dim: it broadcasts to anything,
+// and with dims it would promote as a dimensioned operand (bf16 self, f32 0-dim other).
 Tensor inplace_other(const Tensor& self, const Tensor& other) {
-  if (!is_symbolic(self) && !is_symbolic(other)) return other;
+  if (other.dim() == 0 || (!is_symbolic(self) && !is_symbolic(other))) return other;
   const std::vector<ir::Expr> to = sym_sizes(self);
   return sym_expandable(sym_sizes(other), to) ? sym_expand(other, to) : other;
 }

@@ -257,6 +257,15 @@ TEST(AutogradEager, EmptyOperandsKeepTheirGradients) {
     p.sum().backward();
     EXPECT_EQ(x.grad().sizes().vec(), (std::vector<int64_t>{3, 0}));
   }
+  // Under Dynamic::True the reduced size can be a symbolic expression equal to 0 (x[2:] of [s0]
+  // at s0 = 2).
+  CompileOptions dynamic;
+  dynamic.dynamic = Dynamic::True;
+  Tensor v = leaf({1, 2}, {2});
+  const Tensor q = compile([](const Tensor& t) { return t.slice(0, 2).prod(0); }, dynamic)(v);
+  expect_exact(q.detach(), kDouble, {1});
+  q.backward();
+  expect_exact(v.grad(), kDouble, {0, 0});
   // A skipped tensor that requires no grad leaves the result without one.
   EXPECT_FALSE(cat({flags, make<float>({}, {0})}, 0).requires_grad());
 }

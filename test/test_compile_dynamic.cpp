@@ -341,6 +341,16 @@ TEST(DynamicGuards, AGuardRecordedLaterLeavesEarlierTypesAsTraced) {
   expect_near_all(f(x), ref(x), 0, "x [3, 2, 2, 2]");
 }
 
+TEST(DynamicGuards, AnInPlaceOpsZeroDimOperandPromotesAsZeroDim) {
+  // x.mul_(c) with a bf16 x and an f32 0-dim c computes in bf16 (c rounds to 1), as eagerly and in
+  // PyTorch: the in-place ops expand their other operand to self's sizes only when it has dims.
+  auto fn = [](const Tensor& a, const Tensor& c) { return a.clone().mul_(c); };
+  const Tensor a = full({3}, 3.0, TensorOptions(kBFloat16)), c = full({}, 1.00390625, TensorOptions(kFloat));
+  const Tensor want = fn(a, c);
+  EXPECT_EQ(test::doubles(want), (std::vector<double>{3, 3, 3}));
+  expect_near_all(compile(fn, dyn(Dynamic::True))(a, c), want, 0, "bf16 [3] *= f32 0-dim");
+}
+
 TEST(DynamicGuards, CommonOpsStayDynamic) {
   // Each function is traced once with every dim symbolic and must serve other sizes without
   // recompiling: no frontend op may read a symbolic size as an integer.
