@@ -45,15 +45,15 @@ std::string opt_report(std::string_view graph_text, const OptOptions& o) {
   // with made-up hints (performance choices only), made before parsing.
   ir::ShapeEnv env;
   ir::ShapeEnvScope scope(&env);
-  const std::vector<std::string> order =
-      ir::declares_symbols(graph_text) ? std::vector<std::string>{} : signature_symbols(graph_text);
+  const bool declared = ir::declares_symbols(graph_text);
+  const std::vector<std::string> order = declared ? std::vector<std::string>{} : signature_symbols(graph_text);
   for (size_t k = 0; k < order.size(); ++k) {
     const ir::Expr s = env.create_symbol(static_cast<int64_t>(8 + k), order[k], /*duck=*/false);
     if (s.symbol_name() != order[k])
       fail("opt", "input size symbols must be named s0, s1, ... in order of first appearance; found {} where {} was expected",
            order[k], s.symbol_name());
   }
-  std::shared_ptr<ir::Graph> g = ir::parse_graph(graph_text, ir::declares_symbols(graph_text) ? &env : nullptr);
+  std::shared_ptr<ir::Graph> g = ir::parse_graph(graph_text, declared ? &env : nullptr);
   const std::shared_ptr<const Backend> backend = find_backend(o.backend, "opt");
   if (!backend->traces()) fail("opt", "backend '{}' compiles nothing", o.backend);
   DriverOptions opts;
