@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <mutex>
 #include <unordered_set>
 
@@ -447,10 +448,12 @@ Expr le(const Expr& a, const Expr& b) { return make_expr(ExprKind::Le, {a, b}); 
 
 namespace {
 
-// Evaluates `e`; messages name the whole expression `root`.
-int64_t eval_node(const Expr& e, const std::map<std::string, int64_t>& bindings, const Expr& root) {
+// Evaluates `e`; messages name the whole expression `root`. With `overflow` set, a step that
+// overflows int64 sets it (the result is then meaningless); without, arithmetic wraps.
+int64_t eval_node(const Expr& e, const std::map<std::string, int64_t>& bindings, const Expr& root,
+                  bool* overflow = nullptr) {
   const auto& ops = e.operands();
-  auto arg = [&](size_t i) { return eval_node(ops[i], bindings, root); };
+  auto arg = [&](size_t i) { return eval_node(ops[i], bindings, root, overflow); };
   switch (e.kind()) {
     case ExprKind::Const: return e.as_const();
     case ExprKind::Symbol: {
@@ -462,13 +465,19 @@ int64_t eval_node(const Expr& e, const std::map<std::string, int64_t>& bindings,
     case ExprKind::Mul: {
       const bool add = e.kind() == ExprKind::Add;
       int64_t acc = add ? 0 : 1;
-      for (size_t i = 0; i < ops.size(); ++i) acc = add ? wadd(acc, arg(i)) : wmul(acc, arg(i));
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const int64_t x = arg(i);
+        if (!overflow) acc = add ? wadd(acc, x) : wmul(acc, x);
+        else if (add ? __builtin_add_overflow(acc, x, &acc) : __builtin_mul_overflow(acc, x, &acc)) *overflow = true;
+      }
       return acc;
     }
     case ExprKind::FloorDiv:
     case ExprKind::Mod: {
       int64_t a = arg(0), b = arg(1);
       if (b == 0) fail("expr", "division by zero in '{}'", root.str());
+      if (overflow && e.kind() == ExprKind::FloorDiv && b == -1 && a == std::numeric_limits<int64_t>::min())
+        *overflow = true;
       return e.kind() == ExprKind::FloorDiv ? py_floordiv(a, b) : py_mod(a, b);
     }
     case ExprKind::Min: return std::min(arg(0), arg(1));
@@ -484,6 +493,13 @@ int64_t eval_node(const Expr& e, const std::map<std::string, int64_t>& bindings,
 }  // namespace
 
 int64_t Expr::evaluate(const std::map<std::string, int64_t>& bindings) const { return eval_node(*this, bindings, *this); }
+
+std::optional<int64_t> Expr::evaluate_exact(const std::map<std::string, int64_t>& bindings) const {
+  bool overflow = false;
+  const int64_t v = eval_node(*this, bindings, *this, &overflow);
+  if (overflow) return std::nullopt;
+  return v;
+}
 
 Expr Expr::substitute(const std::map<std::string, Expr>& repl) const {
   if (is_const()) return *this;

@@ -61,6 +61,8 @@ class Expr {
   // Evaluates with the given symbol values; throws kiln::Error naming an unbound symbol or
   // a division by zero.
   int64_t evaluate(const std::map<std::string, int64_t>& bindings) const;
+  // The same in exact arithmetic: nullopt when a step overflows int64 (evaluate wraps there).
+  std::optional<int64_t> evaluate_exact(const std::map<std::string, int64_t>& bindings) const;
   // Replaces symbols by expressions (simplifying again).
   Expr substitute(const std::map<std::string, Expr>& repl) const;
   void collect_symbols(std::vector<std::string>& out) const;

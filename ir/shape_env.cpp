@@ -75,7 +75,11 @@ int64_t ShapeEnv::specialize(const Expr& e) {
 
 void ShapeEnv::assume(const Expr& pred) {
   if (!is_comparison(pred.kind())) fail("ShapeEnv", "a guard must be a comparison, got '{}'", pred.str());
-  if (pred.evaluate(hints_) == 0) fail("ShapeEnv", "the guard '{}' does not hold for the symbols' sizes", pred.str());
+  // Exactly: a guard that holds only because int64 wraps (2*s0*4611686018427387904 == 0) would
+  // teach the facts a range the sizes are not in.
+  const std::optional<int64_t> holds = pred.evaluate_exact(hints_);
+  if (!holds) fail("ShapeEnv", "the guard '{}' overflows int64 at the symbols' sizes", pred.str());
+  if (*holds == 0) fail("ShapeEnv", "the guard '{}' does not hold for the symbols' sizes", pred.str());
   add_guard(pred);
 }
 

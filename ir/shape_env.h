@@ -46,7 +46,8 @@ class ShapeEnv {
   // The value of `e` at the hints, guarding that it keeps that value (PyTorch's guard_int).
   int64_t specialize(const Expr& e);
   // Records a guard decided before, as a graph's text carries it (ir/text.h): `pred` as written,
-  // which must hold at the hints (kiln::Error naming it otherwise, or an unknown symbol).
+  // which must hold at the hints, evaluated without wrapping (kiln::Error naming it otherwise,
+  // or an unknown symbol).
   void assume(const Expr& pred);
 
   // Guards recorded so far, in order, each true at the hints. Symbol ranges (2 <= s0) are

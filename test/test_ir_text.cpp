@@ -173,6 +173,11 @@ TEST(IrParseError, SymbolsAndGuards) {
             "[parse] 1:14: s0 = 1: a symbolic size is at least 2 (sizes 0 and 1 are never symbolic)");
   EXPECT_EQ(parse_error("symbols(s0 = 4)\nguards(s0 == 5)\n" + body),
             "[parse] 2:8: [ShapeEnv] the guard 's0 == 5' does not hold for the symbols' sizes");
+  // A guard that holds at the sizes only because int64 wraps (2 * -2^63 is 0 in two's complement).
+  EXPECT_EQ(parse_error("symbols(s0 = 2)\nguards(s0*-9223372036854775808 == 0)\n" + body),
+            "[parse] 2:8: [ShapeEnv] the guard '-9223372036854775808*s0 == 0' overflows int64 at the symbols' sizes");
+  EXPECT_EQ(parse_error("symbols(s0 = 2)\nguards(s0*4611686018427387904 < 0)\n" + body),
+            "[parse] 2:8: [ShapeEnv] the guard '4611686018427387904*s0 < 0' overflows int64 at the symbols' sizes");
   EXPECT_EQ(parse_error("symbols(s0 = 4)\nguards(s0 + 1)\n" + body),
             "[parse] 2:8: [ShapeEnv] a guard must be a comparison, got 's0 + 1'");
   EXPECT_NE(parse_error("symbols(s0 = 4)\nguards(s7 == 5)\n" + body).find("[parse] 2:8: "), std::string::npos);

@@ -74,6 +74,52 @@ TEST(ReproRunGraph, SymbolicGraphsAreSpecialized) {
             "graph(%x : f32[3, 4]) {\n  %0 : f32[3, 4] = exp(%x)\n  return (%0)\n}\n");
 }
 
+TEST(ReproRunGraph, AGraphThatHoldsOnlyAtOtherSizesFailsAtTheseSizes) {
+  // The parser accepts a reshape of [1] to [s0*s0] and a slice to s0*s0 of [s0]: whether the
+  // element counts agree or the end is past the size depends on s0. At s0 = 3000 both read
+  // outside their input, which segfaulted `kiln check` on the interpreter; each backend now
+  // refuses the node with its shape function's error.
+  const Tensor one = ones({1}, TensorOptions(kFloat)), b = ones({3000}, TensorOptions(kFloat));
+  auto reshape = ir::parse_graph(
+      "graph(%a : f32[1], %b : f32[s0]) {\n  %0 : f32[s0*s0] = reshape(%a, size=[s0*s0])\n"
+      "  %1 : f32[s0*s0] = exp(%0)\n  return (%1)\n}\n");
+  auto slice = ir::parse_graph(
+      "graph(%b : f32[s0]) {\n  %0 : f32[s0*s0] = slice(%b, dim=0, start=0, end=s0*s0, step=1)\n"
+      "  %1 : f32[s0*s0] = exp(%0)\n  return (%1)\n}\n");
+  for (const char* backend : {"interpreter", "cpu"}) {
+    const RunResult r = run_graph(*reshape, {one, b}, backend);
+    EXPECT_EQ(r.status, RunResult::Status::UserError) << backend;
+    EXPECT_NE(r.message.find("[reshape] shape '[9000000]' is invalid for input of size 1"), std::string::npos)
+        << backend << ": " << r.message;
+    // At s0 = 1 the same graph is valid and runs.
+    const RunResult ok = run_graph(*reshape, {one, one}, backend);
+    ASSERT_TRUE(ok.ok()) << backend << ": " << ok.message;
+    EXPECT_FLOAT_EQ(ok.outputs[0].item<float>(), std::exp(1.0f));
+    const RunResult s = run_graph(*slice, {b}, backend);
+    EXPECT_EQ(s.status, RunResult::Status::UserError) << backend;
+    EXPECT_NE(s.message.find("[slice]"), std::string::npos) << backend << ": " << s.message;
+  }
+  // Inputs that do not fit the graph's input types are refused on both backends: the cpu used
+  // to retype a static size to the tensor's and run another graph.
+  auto fixed = ir::parse_graph(
+      "graph(%a : f32[100000], %b : f32[s0], %c : f32[s0, 2*s0]) {\n  %0 : f32[100000] = exp(%a)\n"
+      "  return (%0)\n}\n");
+  const Tensor c = ones({3, 6}, TensorOptions(kFloat));
+  const std::vector<std::pair<std::vector<Tensor>, std::string>> bad = {
+      {{one, ones({3}, TensorOptions(kFloat)), c}, "input 0 dim 0 should be 100000 = 100000, got 1"},
+      {{ones({100000}, TensorOptions(kFloat)), ones({4}, TensorOptions(kFloat)), c},
+       "input 2 dim 0: symbol s0 is 3 here but 4 elsewhere"},
+      {{ones({100000}, TensorOptions(kFloat)), ones({3}, TensorOptions(kFloat)), ones({3, 5}, TensorOptions(kFloat))},
+       "input 2 dim 1 should be 2*s0 = 6, got 5"},
+  };
+  for (const auto& [inputs, message] : bad)
+    for (const char* backend : {"interpreter", "cpu"}) {
+      const RunResult r = run_graph(*fixed, inputs, backend);
+      EXPECT_EQ(r.status, RunResult::Status::UserError) << backend;
+      EXPECT_NE(r.message.find(message), std::string::npos) << backend << ": " << r.message;
+    }
+}
+
 TEST(ReproRunGraph, FailuresAreClassified) {
   auto g = ir::parse_graph(kBig);
   const RunResult bad = run_graph(*g, {ones({2}, TensorOptions(kFloat))}, "cpu");

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "frontend/custom_op.h"
 #include "frontend/decompositions.h"
+#include "ir/shape_fns.h"
 #include "runtime/interpreter/interp_kernels.h"
 
 #include <atomic>
@@ -66,35 +67,6 @@ namespace {
 
 using Bindings = std::map<std::string, int64_t>;
 
-// Binds the symbols of a graph input's sizes (its dims that are one symbol) to the concrete
-// sizes of the tensor.
-void bind_sizes(const ir::Value* v, size_t i, const Tensor& t, Bindings& b) {
-  const ir::TensorType& ty = v->type();
-  if (t.dtype() != ty.dtype || t.dim() != ty.rank())
-    fail("interpret", "input {} should be {}, got {}[{}]", i, ty.str(), dtype_short_name(t.dtype()),
-         shape_str(t.sizes()).substr(1, shape_str(t.sizes()).size() - 2));
-  for (size_t d = 0; d < ty.sizes.size(); ++d) {
-    const ir::Expr& e = ty.sizes[d];
-    int64_t actual = t.sizes()[d];
-    if (e.is_symbol()) {
-      auto [it, fresh] = b.emplace(e.symbol_name(), actual);
-      if (!fresh && it->second != actual)
-        fail("interpret", "input {} dim {}: symbol {} is {} here but {} elsewhere", i, d, e.symbol_name(), actual,
-             it->second);
-    }
-  }
-}
-
-// Checks every dim of a graph input against its size under the bindings of all inputs.
-void check_sizes(const ir::Value* v, size_t i, const Tensor& t, const Bindings& b) {
-  const ir::TensorType& ty = v->type();
-  for (size_t d = 0; d < ty.sizes.size(); ++d) {
-    int64_t expected = ty.sizes[d].evaluate(b);
-    if (expected != t.sizes()[d])
-      fail("interpret", "input {} dim {} should be {} = {}, got {}", i, d, ty.sizes[d].str(), expected, t.sizes()[d]);
-  }
-}
-
 // Replaces symbolic size attributes by their values under the bindings.
 ir::AttrList concretize(const ir::AttrList& attrs, const Bindings& b) {
   std::vector<ir::AttrValue> out = attrs.values();
@@ -129,22 +101,60 @@ void set_interpret_fault_for_testing(InterpretFault fault) {
   g_fault.store(p, std::memory_order_release);
 }
 
+Bindings bind_graph_inputs(const ir::Graph& g, const std::vector<Tensor>& inputs, std::string_view op) {
+  if (inputs.size() != g.inputs().size())
+    fail(op, "the graph takes {} inputs, got {}", g.inputs().size(), inputs.size());
+  Bindings b;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& ty = g.inputs()[i]->type();
+    const Tensor& t = inputs[i];
+    if (t.dtype() != ty.dtype || t.dim() != ty.rank())
+      fail(op, "input {} should be {}, got {}{}", i, ty.str(), dtype_short_name(t.dtype()), shape_str(t.sizes()));
+    for (size_t d = 0; d < ty.sizes.size(); ++d) {
+      if (!ty.sizes[d].is_symbol()) continue;
+      auto [it, fresh] = b.emplace(ty.sizes[d].symbol_name(), t.sizes()[d]);
+      if (!fresh && it->second != t.sizes()[d])
+        fail(op, "input {} dim {}: symbol {} is {} here but {} elsewhere", i, d, ty.sizes[d].symbol_name(),
+             t.sizes()[d], it->second);
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& ty = g.inputs()[i]->type();
+    for (size_t d = 0; d < ty.sizes.size(); ++d) {
+      if (ty.sizes[d].is_const() && ty.sizes[d].as_const() == inputs[i].sizes()[d]) continue;
+      std::vector<std::string> symbols;
+      ty.sizes[d].collect_symbols(symbols);
+      for (const std::string& s : symbols)
+        if (!b.count(s))
+          fail(op, "input {} dim {} has size {}, but no input has a dim of size {} alone to bind it", i, d,
+               ty.sizes[d].str(), s);
+      const int64_t expected = ty.sizes[d].evaluate(b);
+      if (expected != inputs[i].sizes()[d])
+        fail(op, "input {} dim {} should be {} = {}, got {}", i, d, ty.sizes[d].str(), expected, inputs[i].sizes()[d]);
+    }
+  }
+  return b;
+}
+
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs) {
   const InterpretFault* fault = g_fault.load(std::memory_order_acquire);
-  if (inputs.size() != g.inputs().size())
-    fail("interpret", "the graph takes {} inputs, got {}", g.inputs().size(), inputs.size());
+  const Bindings bindings = bind_graph_inputs(g, inputs, "interpret");
   std::unordered_map<const ir::Value*, Tensor> env;
-  Bindings bindings;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bind_sizes(g.inputs()[i], i, inputs[i], bindings);
-    env[g.inputs()[i]] = inputs[i];
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) check_sizes(g.inputs()[i], i, inputs[i], bindings);
+  for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs()[i]] = inputs[i];
   for (const ir::Node* n : g.nodes()) {
     std::vector<Tensor> args;
     args.reserve(n->inputs().size());
     for (const ir::Value* v : n->inputs()) args.push_back(env.at(v));
-    std::vector<Tensor> outs = interpret_op(n->op(), args, concretize(n->attrs(), bindings));
+    const ir::AttrList attrs = concretize(n->attrs(), bindings);
+    // The parser verified the graph for all sizes its symbols may take, but a relation it could
+    // not decide (a reshape of [s0] to [s0*s0//6]) is decided only here, at these sizes.
+    if (!bindings.empty()) {
+      std::vector<ir::TensorType> types;
+      types.reserve(args.size());
+      for (const Tensor& t : args) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());
+      ir::infer_types(n->op(), types, attrs);
+    }
+    std::vector<Tensor> outs = interpret_op(n->op(), args, attrs);
     if (fault) (*fault)(*n, outs);
     for (size_t k = 0; k < outs.size(); ++k) env[n->output(k)] = std::move(outs[k]);
   }

@@ -9,6 +9,9 @@
 #include "ir/graph.h"
 
 #include <functional>
+#include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::rt {
@@ -17,8 +20,19 @@ namespace kiln::rt {
 // which return views of their input. A composite op runs its decomposition.
 std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& inputs, const ir::AttrList& attrs);
 
-// Runs a whole graph: inputs bind to graph inputs in order.
+// Runs a whole graph: inputs bind to graph inputs in order. A symbolic graph is checked node by
+// node at the inputs' sizes: each node's shape function runs again on the concrete types (a
+// reshape whose element counts differ at these sizes, a slice past the end, fail as they
+// would in a static graph), so a graph text that only holds at other sizes raises kiln::Error
+// instead of reading outside a tensor.
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
+
+// The values of the symbols of g's input types, bound from `inputs` (a dim that is one symbol
+// binds it). Throws kiln::Error naming `op` unless the inputs fit the types: their count,
+// dtypes and ranks, one value per symbol, and every size (a constant, or an expression of the
+// bound symbols) equal to the tensor's.
+std::map<std::string, int64_t> bind_graph_inputs(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                                                 std::string_view op);
 
 // Test only: a function rt::interpret calls with each node and the outputs it computed, which
 // it may change. Tests use it to make the reference deliberately wrong for one op and so
