@@ -11,6 +11,7 @@
 #include "frontend/decompositions_detail.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
+#include "ir/shape_env.h"
 #include "ir/shape_fns.h"
 
 #include <array>
@@ -118,6 +119,15 @@ namespace {
 // the decomposition traced on the input types, which checks the arguments on the way.
 std::vector<ir::TensorType> decomposition_shapes(ir::OpKind op, const std::vector<ir::TensorType>& inputs,
                                                  const ir::AttrList& attrs) {
+  // Tracing with symbolic sizes decides guards in the sizes' ShapeEnv: a graph text parsed
+  // without one (no symbols(...) header, outside a trace) cannot type this op.
+  if (!ir::ShapeEnv::current())
+    for (const ir::TensorType& t : inputs)
+      if (!t.is_static())
+        fail(ir::op_name(op),
+             "an input of type {} has symbolic sizes, and this op's result type comes from tracing its "
+             "decomposition, which needs the symbols declared (a symbols(...) header on the graph text)",
+             t.str());
   const TracedProgram sub =
       trace_types([&](const std::vector<Tensor>& in) { return run_decomposition(op, in, attrs); }, inputs);
   std::vector<ir::TensorType> out;

@@ -183,6 +183,15 @@ TEST(IrParseError, SymbolsAndGuards) {
   EXPECT_NE(parse_error("symbols(s0 = 4)\nguards(s7 == 5)\n" + body).find("[parse] 2:8: "), std::string::npos);
   EXPECT_EQ(parse_error("symbols(s0 = 4) guards(s0 == 4\n" + body),
             "[parse] 2:1: expected ',' or ')' after a guard, got 'graph'");
+  // An op typed by tracing its decomposition needs the symbols declared: without a header (and
+  // outside a trace) that is a parse error naming the op, not an internal error.
+  const std::string upsample =
+      "graph(%x : f32[1, 2, 2, s0]) {\n  %0 : f32[1, 2, 4, 3] = upsample_nearest2d(%x, output_size=[4, 3], "
+      "scales_h=0.0, scales_w=1.5)\n  return (%0)\n}\n";
+  EXPECT_NE(parse_error(upsample).find("[upsample_nearest2d] an input of type f32[1, 2, 2, s0] has symbolic sizes"),
+            std::string::npos)
+      << parse_error(upsample);
+  EXPECT_NO_THROW(parse_graph("symbols(s0 = 2)\n" + upsample));
   ShapeEnv used;
   used.create_symbol(5, "a.size(0)");
   EXPECT_EQ(test::error_of([&] { parse_graph("symbols(s0 = 4)\n" + body, &used); }),

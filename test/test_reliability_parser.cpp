@@ -6,7 +6,7 @@
 // an unbounded recursion would crash), and a seeded fuzzer mutates the corpus files (bytes
 // flipped, spans cut or repeated, tokens inserted, lines swapped, files truncated): every
 // mutant parses (then it verifies, prints and parses back to the same text, and a small one
-// runs on the cpu) or fails with kiln::Error. KILN_FUZZ_SEED=n replays a run.
+// runs on the interpreter and the cpu, symbolic sizes drawn) or fails with kiln::Error. KILN_FUZZ_SEED=n replays a run.
 #include "kiln/kiln.h"
 #include "ir/kernel_text.h"
 #include "ir/text.h"
@@ -19,7 +19,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -88,7 +91,8 @@ uint64_t fuzz_seed() {
 const std::vector<std::string> kTokens = {"(",  ")",  "%",   "%99", "[",  "]",   "{",      "}",      ",",   "-",
                                           ":",  "=",  "#",   "\"",  "\\", "s9",  "f32",    "i64",    "nan", "inf",
                                           "0",  "-1", "@cuda:99", "9223372036854775807", "99999999999999999999",
-                                          "<",  "//", "%0",  "return", "graph", "kernel", "loop", "yield", "\n"};
+                                          "<",  "//", "%0",  "return", "graph", "kernel", "loop", "yield", "\n",
+                                          "s0", "s0*s0", "s1 - 1"};
 
 std::string mutate(std::string s, std::mt19937_64& rng) {
   auto pick = [&](size_t n) { return n == 0 ? size_t{0} : static_cast<size_t>(rng() % n); };
@@ -125,9 +129,12 @@ std::string mutate(std::string s, std::mt19937_64& rng) {
 }
 
 // A mutant graph that parses must verify (the parser runs the verifier), print and parse back
-// to the same text, and, when its inputs are small and static, run on the cpu backend
-// without an internal error (a user error is fine: the mutant may make no sense).
-void exercise_graph(const std::string& text, std::string& failure) {
+// to the same text, and, when its inputs are small, run on the interpreter and the cpu backend
+// without an internal error (a user error is fine: the mutant may make no sense). Symbolic
+// sizes take values drawn for the mutant, at which relations the parser could not decide (a
+// reshape of [s0] to [s0*s0]) may fail: that too must be a user error, not a read outside a
+// tensor (which the ASan pass would report).
+void exercise_graph(const std::string& text, std::mt19937_64& rng, std::string& failure) {
   std::unique_ptr<ir::Graph> g;
   try {
     g = ir::parse_graph(text);
@@ -141,20 +148,30 @@ void exercise_graph(const std::string& text, std::string& failure) {
     failure = std::string("printed graph does not parse: ") + e.what();
     return;
   }
+  std::map<std::string, int64_t> sizes;
+  for (const ir::Value* v : g->inputs()) {
+    if (!v->type().device.is_cpu()) return;
+    std::vector<std::string> symbols;
+    for (const ir::Expr& e : v->type().sizes) e.collect_symbols(symbols);
+    for (const std::string& sym : symbols) sizes.emplace(sym, std::array<int64_t, 4>{2, 3, 5, 17}[rng() % 4]);
+  }
   int64_t elements = 0;
   for (const ir::Value* v : g->inputs()) {
-    if (!v->type().is_static() || !v->type().device.is_cpu()) return;
-    elements += ir::to_ints({v->type().numel()})[0];
+    const std::optional<int64_t> n = v->type().numel().evaluate_exact(sizes);
+    if (!n || *n < 0 || *n > 4096) return;
+    elements += *n;
   }
   if (elements > 4096 || g->num_nodes() > 64) return;
   std::vector<Tensor> inputs;
   try {
-    inputs = rt::default_inputs(*g);
+    inputs = rt::default_inputs(*g, sizes);
   } catch (const Error&) {
     return;
   }
-  const rt::RunResult r = rt::run_graph(*g, inputs, "cpu");
-  if (r.status == rt::RunResult::Status::InternalError) failure = "cpu run: " + r.message;
+  for (const char* backend : {"interpreter", "cpu"}) {
+    const rt::RunResult r = rt::run_graph(*g, inputs, backend);
+    if (r.status == rt::RunResult::Status::InternalError) failure = std::string(backend) + " run: " + r.message;
+  }
 }
 
 void exercise_kernels(const std::string& text, std::string& failure) {
@@ -191,7 +208,7 @@ TEST(ReliabilityParser, MutatedCorpusFilesGiveClearErrors) {
       std::string failure;
       try {
         if (graph)
-          exercise_graph(mutant, failure);
+          exercise_graph(mutant, rng, failure);
         else
           exercise_kernels(mutant, failure);
       } catch (const std::exception& e) {

@@ -159,12 +159,7 @@ int list_ops() {
 
 // A repro from a directory, or a .kir file with an inputs file (or inputs.txt beside it).
 rt::Repro load(const std::string& path, const std::string& inputs) {
-  rt::Repro r = rt::read_repro(path);
-  if (!inputs.empty()) {
-    r.inputs = rt::parse_tensors(rt::read_text_file(inputs, "kiln"));
-    rt::on_graph_devices(*r.graph, r.inputs);
-  }
-  return r;
+  return rt::read_repro(path, inputs);
 }
 
 int replay(const std::string& path, const std::string& inputs) {

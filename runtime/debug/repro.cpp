@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "frontend/ops_factory.h"
 #include "base/half.h"
+#include "ir/shape_env.h"
 #include "ir/text.h"
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace kiln::rt {
@@ -237,13 +239,23 @@ void on_graph_devices(const ir::Graph& g, std::vector<Tensor>& inputs) {
     if (inputs[i].device() != g.inputs()[i]->type().device) inputs[i] = inputs[i].to(g.inputs()[i]->type().device);
 }
 
-std::vector<Tensor> default_inputs(const ir::Graph& g) {
+std::vector<Tensor> default_inputs(const ir::Graph& g, const std::map<std::string, int64_t>& sizes) {
   std::vector<Tensor> out;
   for (const ir::Value* v : g.inputs()) {
     const ir::TensorType& ty = v->type();
-    if (!ty.is_static())
-      fail("repro", "input {} has symbolic type {}; give the inputs explicitly", v->name(), ty.str());
-    Tensor t = empty(ty.static_sizes(), TensorOptions(ty.dtype));
+    std::vector<int64_t> shape;
+    for (const ir::Expr& e : ty.sizes) {
+      std::vector<std::string> symbols;
+      e.collect_symbols(symbols);
+      for (const std::string& s : symbols)
+        if (!sizes.count(s))
+          fail("repro", "input {} has symbolic type {}; give the inputs explicitly or declare {} in a symbols(...) header",
+               v->name(), ty.str(), s);
+      const std::optional<int64_t> n = e.evaluate_exact(sizes);
+      if (!n || *n < 0) fail("repro", "input {} of type {} has size {} at these sizes", v->name(), ty.str(), e.str());
+      shape.push_back(*n);
+    }
+    Tensor t = empty(shape, TensorOptions(ty.dtype));
     auto* p = static_cast<uint8_t*>(t.data_ptr());
     for (int64_t i = 0; i < t.numel(); ++i) {
       std::string tok = ty.dtype == ScalarType::Bool ? std::to_string(i % 2)
@@ -273,15 +285,18 @@ void write_repro(const std::string& dir, const Repro& r) {
   write_file(dir + "/repro.txt", fmt::format("backends: {} {}\ndiffers: {}\n", r.backend_a, r.backend_b, r.differs));
 }
 
-Repro read_repro(const std::string& path) {
+Repro read_repro(const std::string& path, const std::string& inputs_file) {
   namespace fs = std::filesystem;
   const bool is_dir = fs::is_directory(path);
   const fs::path dir = is_dir ? fs::path(path) : fs::path(path).parent_path();
   const std::string kir = is_dir ? (dir / "graph.kir").string() : path;
   Repro r;
-  r.graph = std::shared_ptr<ir::Graph>(ir::parse_graph(read_text_file(kir, "repro")).release());
-  const fs::path inputs = dir / "inputs.txt";
-  r.inputs = fs::exists(inputs) ? parse_tensors(read_text_file(inputs.string(), "repro")) : default_inputs(*r.graph);
+  const std::string text = read_text_file(kir, "repro");
+  ir::ShapeEnv env;  // a text with a symbols(...) header declares its sizes there
+  r.graph = std::shared_ptr<ir::Graph>(ir::parse_graph(text, ir::declares_symbols(text) ? &env : nullptr).release());
+  const fs::path inputs = inputs_file.empty() ? dir / "inputs.txt" : fs::path(inputs_file);
+  r.inputs = !inputs_file.empty() || fs::exists(inputs) ? parse_tensors(read_text_file(inputs.string(), "repro"))
+                                                        : default_inputs(*r.graph, env.hints());
   on_graph_devices(*r.graph, r.inputs);
   if (const fs::path meta = dir / "repro.txt"; fs::exists(meta)) {
     std::istringstream in(read_text_file(meta.string(), "repro"));

@@ -20,6 +20,7 @@
 #include "ir/graph.h"
 
 #include <memory>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,10 +32,11 @@ std::string write_tensors(const std::vector<Tensor>& tensors);
 // Parses write_tensors' format; errors are kiln::Error "[repro] line N: ...".
 std::vector<Tensor> parse_tensors(std::string_view text);
 
-// Deterministic small values for every input of a graph with static input types (used when a
-// .kir file is run without an inputs file): floats cycle through -1.5 .. 1.5 in steps of 0.5,
-// integers 0..4, bools alternate; each on the device its input is typed on.
-std::vector<Tensor> default_inputs(const ir::Graph& g);
+// Deterministic small values for every input of a graph (used when a .kir file is run without
+// an inputs file): floats cycle through -1.5 .. 1.5 in steps of 0.5, integers 0..4, bools
+// alternate; each on the device its input is typed on. Symbolic sizes take the values in
+// `sizes` (a text's `symbols(...)` header gives them); an unbound one is a kiln::Error.
+std::vector<Tensor> default_inputs(const ir::Graph& g, const std::map<std::string, int64_t>& sizes = {});
 // Moves each input (parsed or made on the host) to the device its graph input is typed on; a
 // device this machine lacks fails there, with the driver's reason.
 void on_graph_devices(const ir::Graph& g, std::vector<Tensor>& inputs);
@@ -49,9 +51,10 @@ struct Repro {
 
 // Writes the three files into `dir` (created if missing). Throws kiln::Error on I/O failure.
 void write_repro(const std::string& dir, const Repro& r);
-// Reads a repro directory, or a .kir file (inputs from inputs.txt beside it when present,
-// else default_inputs; backends from repro.txt beside it when present).
-Repro read_repro(const std::string& path);
+// Reads a repro directory, or a .kir file (inputs from the tensor file `inputs` when given,
+// else from inputs.txt beside it when present, else default_inputs at the sizes its symbols
+// header declares; backends from repro.txt beside it when present).
+Repro read_repro(const std::string& path, const std::string& inputs = "");
 
 // The whole text of a file; kiln::Error "[op] cannot open PATH" when it cannot be read.
 std::string read_text_file(const std::string& path, std::string_view op);
