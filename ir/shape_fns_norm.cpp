@@ -26,9 +26,12 @@ void check_norm_inputs(OpKind op, const Types& in, const std::vector<int64_t>& n
     if (!same_sizes(in[i].sizes, want))
       fail(op_name(op), "Expected {} to be of same shape as normalized_shape, but got {} of shape {} and normalized_shape = {}",
            param_names[i - 1], param_names[i - 1], sizes_str(in[i]), ns);
-    check_floating(op, in[i].dtype, op_name(op));
     // layer_norm's affine parameters have the input's dtype, or f32 for an f16/bf16 input
-    // (PyTorch's mixed-type CPU kernel); rms_norm accepts any floating dtype, as PyTorch does.
+    // (PyTorch's mixed-type CPU kernel). rms_norm takes a weight of any dtype, bool and integers
+    // included, as PyTorch 2.x's composite does: the result is multiplied by it and cast back to
+    // the input's dtype.
+    if (op == OpKind::rms_norm) continue;
+    check_floating(op, in[i].dtype, op_name(op));
     const bool mixed_ok = in[i].dtype == ScalarType::Float && (x.dtype == ScalarType::Half || x.dtype == ScalarType::BFloat16);
     if (op == OpKind::layer_norm && in[i].dtype != x.dtype && !mixed_ok)
       fail(op_name(op), "mixed dtype (CPU): expect parameter to have scalar type of {}, got {} of {}", c10_type_name(x.dtype),

@@ -161,6 +161,25 @@ TEST(Regression, LayerNormParameterDtypes) {
   }
   // rms_norm accepts other floating dtypes and keeps the input's (PyTorch).
   EXPECT_EQ(rms_norm(ones({2, 3}), {3}, ones({3}, kFloat64)).dtype(), kFloat);
+  // And a weight of any dtype, bool and integers included (fuzz seed 5700945): PyTorch 2.x's
+  // composite multiplies by it and casts back to the input's dtype. Values from torch 2.15.
+  auto g = [](const Tensor& x, const Tensor& w) { return rms_norm(x, {2}, w); };
+  const Tensor x = make<float>({3, 4}, {1, 2});
+  for (const Mode& m : modes()) {
+    SCOPED_TRACE(m.name);
+    auto run = [&](const Tensor& xx, const Tensor& w) { return m.name == "eager" ? g(xx, w) : compile(g, m.opts)(xx, w); };
+    const Tensor by_int = run(x, tensor({int64_t{2}, int64_t{-1}})), by_bool = run(x, tensor({true, false}));
+    EXPECT_EQ(by_int.dtype(), kFloat);
+    EXPECT_EQ(by_bool.dtype(), kFloat);
+    EXPECT_EQ(values<float>(by_int), (Floats{1.6970562934875488f, -1.1313709020614624f}));
+    EXPECT_EQ(values<float>(by_bool), (Floats{0.8485281467437744f, 0.0f}));
+    const Tensor half = run(x.to(kHalf), tensor({int64_t{2}, int64_t{-1}}));
+    EXPECT_EQ(half.dtype(), kHalf);
+    EXPECT_EQ(values<float>(half.to(kFloat)), (Floats{1.697265625f, -1.1318359375f}));
+  }
+  // The input must still be floating, as in PyTorch.
+  expect_error_all_modes([](const Tensor& x, const Tensor& w) { return rms_norm(x, {2}, w); },
+                         "[rms_norm] \"rms_norm\" not implemented for 'Long'", ones({1, 2}, kLong), ones({2}));
 }
 
 // 7. A braced dim list selects the dims overload of var/std (it used to bind `bool unbiased`

@@ -2,6 +2,8 @@
 #include "kiln/kiln.h"
 #include "ir/text.h"
 #include "runtime/debug/repro.h"
+#include "runtime/debug/run_graph.h"
+#include "test_support/check.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 namespace kiln::rt {
@@ -137,6 +140,45 @@ TEST(ReproFormat, ReproDirectoryRoundTrip) {
   // The .kir file alone picks up inputs.txt beside it.
   Repro via_file = read_repro((dir / "graph.kir").string());
   EXPECT_EQ(bytes(via_file.inputs[1]), bytes(r.inputs[1]));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReproFormat, ADumpedDynamicGraphRunsAtItsHeadersSizes) {
+  // A KILN_DEBUG_DIR dump of a dynamic trace declares its symbols' sizes: kiln run/check make
+  // default inputs at them; an inputs file given explicitly is read instead, at its own sizes.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kiln_repro_header_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string kir = (dir / "g.kir").string();
+  {
+    std::ofstream(kir) << "symbols(s0 = 2, s1 = 3)\nguards(s0*s1 % 6 == 0, s0*s1//6 == 1)\n"
+                          "graph(%x : f32[s0, s1], %y : f32[2*s0]) {\n"
+                          "  %0 : f32[6, s0*s1//6] = reshape(%x, size=[6, s0*s1//6])\n"
+                          "  %1 : f32[6] = squeeze(%0, dims=[1])\n  return (%1, %y)\n}\n";
+  }
+  Repro r = read_repro(kir);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(r.inputs[1].sizes().vec(), (std::vector<int64_t>{4}));
+  const RunResult ok = run_graph(*r.graph, r.inputs, "cpu");
+  ASSERT_TRUE(ok.ok()) << ok.message;
+  EXPECT_EQ(ok.outputs[0].to_vector<float>(), (std::vector<float>{-1.5f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f}));
+  // Explicit inputs at sizes where the squeezed dim is 2: each backend refuses the squeeze.
+  const std::string inputs = (dir / "in.txt").string();
+  {
+    std::ofstream(inputs) << write_tensors({ones({3, 4}), ones({6})});
+  }
+  Repro other = read_repro(kir, inputs);
+  EXPECT_EQ(other.inputs[0].sizes().vec(), (std::vector<int64_t>{3, 4}));
+  for (const char* backend : {"cpu", "interpreter"}) {
+    const RunResult bad = run_graph(*other.graph, other.inputs, backend);
+    EXPECT_EQ(bad.status, RunResult::Status::UserError) << backend;
+    EXPECT_NE(bad.message.find("[squeeze]"), std::string::npos) << backend << ": " << bad.message;
+  }
+  // Without the header, the symbolic inputs have no sizes to take.
+  EXPECT_NE(test::error_of([&] { default_inputs(*r.graph); }).find("declare s0 in a symbols(...) header"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
