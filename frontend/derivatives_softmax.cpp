@@ -4,7 +4,9 @@
 //   softmax      dx = y * (g - sum(g * y))          (saves y)
 //   log_softmax  dx = g - exp(y) * sum(g)           (saves y)
 //   logsumexp    dx = g * exp(x - y), 0 where x = -inf (a row of -inf has no slope)
-// f16/bf16 compute in f32, as the forward does.
+// f16/bf16 compute in f32, as the forward does. softmax and log_softmax with a `dtype` run on
+// the input cast to it (PyTorch: _softmax(x.to(dtype))), so their gradient is rounded to that
+// dtype before it is cast to the input's (a bf16 softmax of an f64 input has a bf16 gradient).
 #include "frontend/derivatives_detail.h"
 
 #include <limits>
@@ -24,14 +26,14 @@ std::vector<Tensor> d_softmax(const GradArgs& a) {
   const ScalarType t = opmath(a.out(0).dtype());
   const Tensor y = a.out(0).to(t), g = a.grad().to(t);
   const Tensor gy = g * y;
-  return one((gy - y * sum(gy, {dim}, /*keepdim=*/true)).to(a.meta(0).dtype));
+  return one((gy - y * sum(gy, {dim}, /*keepdim=*/true)).to(a.out(0).dtype()).to(a.meta(0).dtype));
 }
 
 std::vector<Tensor> d_log_softmax(const GradArgs& a) {
   const int64_t dim = a.attr<int64_t>("dim");
   const ScalarType t = opmath(a.out(0).dtype());
   const Tensor y = a.out(0).to(t), g = a.grad().to(t);
-  return one((g - exp(y) * sum(g, {dim}, /*keepdim=*/true)).to(a.meta(0).dtype));
+  return one((g - exp(y) * sum(g, {dim}, /*keepdim=*/true)).to(a.out(0).dtype()).to(a.meta(0).dtype));
 }
 
 std::vector<Tensor> d_logsumexp(const GradArgs& a) {

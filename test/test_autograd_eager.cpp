@@ -230,6 +230,28 @@ TEST(AutogradEager, FmaxAndFminTiesFollowPyTorch) {
   }
 }
 
+TEST(AutogradEager, SoftmaxWithADtypeRoundsItsGradientToIt) {
+  // Backward fuzz seed 5800461: log_softmax(x, dim, bf16) of an f64 x runs on x.to(bf16), so
+  // PyTorch's gradient is bf16 before it is cast to f64. kiln cast the f32 result straight to
+  // f64: 0.7559 where torch gives 0.7578125. Values from torch 2.15; the tolerance is far below
+  // the bf16 rounding it checks (0.25% at elements 0 and 3) and far above f32's noise.
+  const Tensor c = make<double>({1.0, -0.5, 0.25, 2.0, -1.5, 0.75, 1.25, -0.25}, {2, 4});
+  const std::vector<double> log_softmax_grad = {0.7578125, -0.9453125, 0.189453125, -0.0001888275146484375,
+                                                -1.625, 0.73046875, 1.2109375, -0.318359375};
+  const std::vector<double> softmax_grad = {-0.04150390625, -0.318359375, -0.0267333984375, 0.38671875,
+                                            -0.462890625, 0.09912109375, 0.2734375, 0.0888671875};
+  for (bool log : {true, false})
+    for (bool compiled : {false, true}) {
+      SCOPED_TRACE(std::string(log ? "log_softmax" : "softmax") + (compiled ? ", compiled" : ", eager"));
+      Tensor x = leaf({0.1, 0.7, -1.3, 2.2, 1.5, -0.4, 0.3, 0.9}, {2, 4});
+      auto f = [log](const Tensor& t) { return log ? log_softmax(t, 1, kBFloat16) : softmax(t, 1, kBFloat16); };
+      const Tensor y = compiled ? compile(f)(x) : f(x);
+      ASSERT_EQ(y.dtype(), kBFloat16);
+      (y.to(kDouble) * c).sum().backward();
+      expect_close(x.grad(), log ? log_softmax_grad : softmax_grad, 2e-4, 1e-5);
+    }
+}
+
 TEST(AutogradEager, EmptyOperandsKeepTheirGradients) {
   // The backward fuzzer against torch, seeds 5600188 and 5601333: cat skips a legacy 1-D empty
   // tensor, but one that requires grad still makes the result require grad (PyTorch's
