@@ -48,11 +48,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   // A skipped tensor still joins the op, as an empty slab of the others' shape that adds no
   // element, so that the result requires grad when it does (PyTorch's CatBackward gives it an
   // empty gradient) -- also in a trace, which learns only later which inputs require grad.
-  // One on another device is left out, as PyTorch does not check it.
+  // PyTorch does not check a skipped tensor's device: one on another device is moved (it has no
+  // elements) and gets its empty gradient back on its own device.
   if (!ref) {  // every input is a legacy empty tensor: the result is one too
     std::vector<Tensor> empties;
-    for (const Tensor& t : tensors)
-      if (t.device() == tensors[0].device()) empties.push_back(t.to(dtype));
+    for (const Tensor& t : tensors) empties.push_back(t.to(dtype).to(tensors[0].device()));
     return dispatch1(OpKind::cat, empties, {int64_t{0}});
   }
   int64_t d = normalize_dim("cat", dim, ref->dim());
@@ -60,11 +60,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (cat_should_skip(t)) {
-      if (t.device() == ref->device()) {
-        std::vector<ir::Expr> slab = sym_sizes(*ref);
-        slab[static_cast<size_t>(d)] = ir::Expr(0);
-        inputs.push_back(sym_reshape(t.to(dtype), slab));
-      }
+      std::vector<ir::Expr> slab = sym_sizes(*ref);
+      slab[static_cast<size_t>(d)] = ir::Expr(0);
+      inputs.push_back(sym_reshape(t.to(dtype).to(ref->device()), slab));
       continue;
     }
     if (t.dim() != ref->dim()) {

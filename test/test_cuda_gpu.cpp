@@ -204,6 +204,28 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   expect_close(counts, dcounts.cpu(), 0, 0);
 }
 
+TEST(CudaGpu, CatTakesALegacyEmptyTensorFromAnotherDevice) {
+  // PyTorch does not check a skipped legacy empty tensor's device: a cpu one that requires grad
+  // joins a cuda cat, the result requires grad, and its gradient is empty, on the cpu.
+  KILN_SKIP_WITHOUT_GPU();
+  Tensor e = empty({0}, TensorOptions(kDouble)).requires_grad_(true);
+  const Tensor flags = ones({2}, TensorOptions(kDouble).device(kGpu));
+  const Tensor y = cat({flags, e}, 0);
+  ASSERT_TRUE(y.requires_grad());
+  EXPECT_EQ(y.device(), kGpu);
+  EXPECT_EQ(y.cpu().to_vector<double>(), (std::vector<double>{1, 1}));
+  y.sum().backward();
+  ASSERT_TRUE(e.grad().defined());
+  EXPECT_EQ(e.grad().sizes().vec(), std::vector<int64_t>{0});
+  EXPECT_TRUE(e.grad().device().is_cpu());
+  // Only legacy empties: the result is on the first one's device.
+  Tensor f = empty({0}, TensorOptions(kFloat).device(kGpu)).requires_grad_(true);
+  const Tensor z = cat({f, e}, 0);
+  EXPECT_EQ(z.device(), kGpu);
+  EXPECT_EQ(z.dtype(), kDouble);
+  EXPECT_TRUE(z.requires_grad());
+}
+
 TEST(CudaGpu, CompiledFunctionsRunOnTheInputsDevice) {
   KILN_SKIP_WITHOUT_GPU();
   auto f = compile([](const Tensor& x, const Tensor& w) { return softmax(gelu(x * w, "tanh") + 1, -1); });
