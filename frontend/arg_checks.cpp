@@ -13,11 +13,11 @@ const char* cpp_type_name(ScalarType t) {
     case ScalarType::Bool: return "bool";
     case ScalarType::UInt8: return "unsigned char";
     case ScalarType::Int8: return "signed char";
-    case ScalarType::Int16: return "short";
+    case ScalarType::Int16: return "short int";
     case ScalarType::Int32: return "int";
-    case ScalarType::Int64: return "long";
-    case ScalarType::Half: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Half: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
     case ScalarType::Float: return "float";
     case ScalarType::Double: return "double";
   }

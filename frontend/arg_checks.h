@@ -9,7 +9,8 @@
 
 namespace kiln {
 
-// The C++ element type names PyTorch's TypeMeta prints ("float != double").
+// The C++ element type names PyTorch's TypeMeta prints with g++ on Linux ("float != long int",
+// "c10::Half").
 const char* cpp_type_name(ScalarType t);
 
 // Whether dim da of a and dim db of b have equal sizes (decided with a guard when symbolic).

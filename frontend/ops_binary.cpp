@@ -276,10 +276,8 @@ bool equal(const Tensor& a, const Tensor& b) {
     fail("equal", "Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
          a.device().str(), b.device().str());
   }
-  if (a.dtype() != b.dtype()) {
-    fail("equal", "Expected object of scalar type {} but got scalar type {} for argument 'other'",
-         cpp_type_name(a.dtype()), cpp_type_name(b.dtype()));
-  }
+  // Operands of different dtypes compare after promotion, as eq does (PyTorch 2.x: an f32 1.0
+  // equals an i64 1; an f32 1.0000001 does not equal the f64 one).
   if (!(a.sizes() == b.sizes())) return false;
   return all(eq(a, b)).item<bool>();
 }

@@ -454,6 +454,13 @@ TEST(Matmul, MmAndBmm) {
   EXPECT_EQ(error_of([&] { (void)mm(a, a); }), "[mm] mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)");
   EXPECT_EQ(error_of([&] { (void)mm(a, make<double>({1, 2, 3}, {3, 1})); }),
             "[mm] expected m1 and m2 to have the same dtype, but got: float != double");
+  // PyTorch's names of the C++ element types, as g++ spells them on Linux (torch 2.15).
+  EXPECT_EQ(error_of([&] { (void)mm(a, make<float>({1, 2, 3}, {3, 1}).to(kHalf)); }),
+            "[mm] expected m1 and m2 to have the same dtype, but got: float != c10::Half");
+  EXPECT_EQ(error_of([&] { (void)mm(a, make<int64_t>({1, 2, 3}, {3, 1})); }),
+            "[mm] expected m1 and m2 to have the same dtype, but got: float != long int");
+  EXPECT_EQ(error_of([&] { (void)mm(a, make<int16_t>({1, 2, 3}, {3, 1})); }),
+            "[mm] expected m1 and m2 to have the same dtype, but got: float != short int");
   EXPECT_EQ(error_of([&] { (void)mm(a, make<float>({1, 2, 3})); }), "[mm] mat2 must be a matrix");
   EXPECT_EQ(error_of([&] { (void)bmm(ba, zeros({3, 2, 2})); }),
             "[bmm] Expected size for first two dimensions of batch2 tensor to be: [2, 2] but got: [3, 2].");
@@ -546,8 +553,13 @@ TEST(Comparison, EqualAndAllclose) {
   EXPECT_FALSE(equal(a, make<float>({1, 2, 3}, {3, 1})));  // sizes differ
   EXPECT_FALSE(equal(make<float>({kNaN}), make<float>({kNaN})));
   EXPECT_TRUE(equal(make<float>({1, 2, 3, 4}, {2, 2}).t(), make<float>({1, 3, 2, 4}, {2, 2})));
-  EXPECT_EQ(error_of([&] { (void)equal(a, make<double>({1, 2, 3})); }),
-            "[equal] Expected object of scalar type float but got scalar type double for argument 'other'");
+  // Other dtypes compare after promotion, as in PyTorch 2.15 (values checked there).
+  EXPECT_TRUE(equal(a, make<double>({1, 2, 3})));
+  EXPECT_TRUE(equal(a, make<int64_t>({1, 2, 3})));
+  EXPECT_FALSE(equal(make<float>({1.5f}), make<int64_t>({1})));
+  EXPECT_FALSE(equal(make<float>({1.0000001f}), make<double>({1.0000001})));
+  EXPECT_TRUE(equal(make<bool>({true}), make<int64_t>({1})));
+  EXPECT_FALSE(equal(make<int64_t>({-1}), make<uint8_t>({255})));
 
   EXPECT_TRUE(allclose(a, make<float>({1.000001f, 2, 3})));
   EXPECT_FALSE(allclose(a, make<float>({1.1f, 2, 3})));
