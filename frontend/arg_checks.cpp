@@ -24,6 +24,11 @@ const char* cpp_type_name(ScalarType t) {
   return "?";
 }
 
+void check_fill_fits(std::string_view op, const Scalar& value, ScalarType dtype, int64_t numel) {
+  if (numel == 1 && (dtype == ScalarType::Half || dtype == ScalarType::BFloat16)) return;
+  check_scalar_fits(op, value, dtype);
+}
+
 bool same_size(const Tensor& a, int64_t da, const Tensor& b, int64_t db) {
   return ir::sym_eq(sym_size(a, da), sym_size(b, db));
 }

@@ -22,4 +22,10 @@ int64_t hint_size(const Tensor& t, int64_t d);
 // Fails unless x and y (called a and b in the message) have one dtype.
 void check_same_dtype(std::string_view op, const char* a, const char* b, const Tensor& x, const Tensor& y);
 
+// check_scalar_fits for a fill of `numel` elements (full, full_like, fill_, scalar_tensor).
+// PyTorch's CPU fill of a single element converts an f16/bf16 value through float without the
+// overflow check, so 70000 becomes inf there and is refused for two elements; kiln follows that
+// rule on every device. A symbolic fill (numel -1) is never one element.
+void check_fill_fits(std::string_view op, const Scalar& value, ScalarType dtype, int64_t numel);
+
 }  // namespace kiln

@@ -75,7 +75,7 @@ std::vector<Tensor> promote_and_broadcast(std::string_view op, const std::vector
       t = pt->to(dtype);
       if (t.device() != device && !t.is_traced()) t = t.to(device);  // a 0-dim cpu tensor joins as a scalar
     } else {
-      t = scalar_tensor(std::get<Scalar>(o), TensorOptions(dtype).device(device));
+      t = wrapped_number(std::get<Scalar>(o), dtype, device);
     }
     out.push_back(shape.expand(t));
   }

@@ -123,7 +123,7 @@ Tensor add_sub(OpKind kind, std::string_view op, const TensorOrScalar& a, const 
   alpha_check(op, dt, alpha);
   std::vector<Tensor> ops = binary_operands(op, a, b, dt);
   if (!is_one(alpha)) {
-    Tensor al = scalar_tensor(alpha, TensorOptions(dt).device(ops[1].device()));
+    Tensor al = wrapped_number(alpha, dt, ops[1].device());
     ops[1] = dispatch1(OpKind::mul, {ops[1], sym_expand(al, sym_sizes(ops[1]))});
   }
   return dispatch1(kind, std::move(ops));

@@ -9,6 +9,7 @@
 // (in double for integral results). Random factories take (seed, offset) from a Generator.
 #include "frontend/ops_factory.h"
 
+#include "frontend/arg_checks.h"
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
@@ -132,13 +133,20 @@ Tensor ones(IntArrayRef size, TensorOptions opts) {
 Tensor full(IntArrayRef size, const Scalar& value, TensorOptions opts) {
   check_sizes("full", size);
   ScalarType dtype = opts.dtype_or(scalar_default_dtype(value));
-  check_scalar_fits("full", value, dtype);
+  check_fill_fits("full", value, dtype, checked_numel("full", size));
   return full_prim(size, value, dtype, opts.device_or());
 }
 
-// As at::scalar_tensor: the default dtype unless given, whatever the value's type (unlike full).
+// As at::scalar_tensor: the default dtype unless given, whatever the value's type (unlike full);
+// a value the dtype cannot hold is refused as a one-element full refuses it (-1.5 as uint8).
+Tensor wrapped_number(const Scalar& value, ScalarType dtype, Device device) {
+  return full_prim({}, value, dtype, device);
+}
+
 Tensor scalar_tensor(const Scalar& value, TensorOptions opts) {
-  return full_prim({}, value, opts.dtype_or(get_default_dtype()), opts.device_or());
+  const ScalarType dtype = opts.dtype_or(get_default_dtype());
+  check_fill_fits("scalar_tensor", value, dtype, 1);
+  return full_prim({}, value, dtype, opts.device_or());
 }
 
 // ---- arange, linspace, eye -----------------------------------------------------------------------------
@@ -207,7 +215,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOpt
       return linspace_consts<T>(start, end, steps);
     }
   });
-  auto c = [&](double v) { return scalar_tensor(v, TensorOptions(compute).device(device)).expand({steps}); };
+  auto c = [&](double v) { return wrapped_number(v, compute, device).expand({steps}); };
   Tensor idx = iota_prim(steps, 0, 1, compute, device);              // i
   Tensor rev = iota_prim(steps, steps - 1, -1, compute, device);     // steps - 1 - i
   Tensor lo = dispatch1(OpKind::add, {c(k.start), dispatch1(OpKind::mul, {c(k.step), idx})});
@@ -243,7 +251,7 @@ Tensor ones_like(const Tensor& t, TensorOptions opts) { return full_like(t, 1, o
 Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) {
   if (!is_symbolic(t)) return full(t.sizes(), value, like(t, opts));
   const TensorOptions o = like(t, opts);
-  check_scalar_fits("full_like", value, o.dtype_or(t.dtype()));
+  check_fill_fits("full_like", value, o.dtype_or(t.dtype()), -1);  // symbolic: never one element
   return sym_full(sym_sizes(t), value, o.dtype_or(t.dtype()), o.device_or());
 }
 Tensor fill(const Tensor& t, const Scalar& value) { return full_like(t, value); }

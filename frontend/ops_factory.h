@@ -59,5 +59,9 @@ template <typename T> Tensor tensor(const std::vector<T>& values, TensorOptions 
 // A 0-dim tensor holding `value`, of the default dtype unless given (as libtorch's and
 // torch.scalar_tensor: scalar_tensor(3) is f32, unlike full({}, 3)).
 Tensor scalar_tensor(const Scalar& value, TensorOptions opts = {});
+// The 0-dim tensor a Scalar operand becomes inside an op (a binary op's other, where's branch,
+// add's alpha): converted to `dtype` as PyTorch converts a wrapped number, integers wrapping,
+// with no overflow check (uint8 + 300 adds 44). Not a user-facing factory.
+Tensor wrapped_number(const Scalar& value, ScalarType dtype, Device device);
 
 }  // namespace kiln

@@ -73,7 +73,8 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  return masked_fill_impl(self, mask, scalar_tensor(value, TensorOptions(self.dtype()).device(self.device())));
+  check_scalar_fits("masked_fill", value, self.dtype());  // PyTorch: f16 1e10 overflows, uint8 -1 wraps
+  return masked_fill_impl(self, mask, wrapped_number(value, self.dtype(), self.device()));
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) { return masked_fill_impl(self, mask, value); }

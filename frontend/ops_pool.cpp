@@ -153,7 +153,7 @@ Tensor window_argmax(const Tensor& w) {
 }
 
 Tensor size_tensor(const Expr& e, Device device) {
-  if (auto c = e.maybe_const()) return scalar_tensor(Scalar(*c), TensorOptions(kLong).device(device));
+  if (auto c = e.maybe_const()) return wrapped_number(Scalar(*c), kLong, device);
   return sym_scalar_tensor(e, kLong, device);
 }
 
@@ -206,7 +206,7 @@ Tensor avg_pool_impl(std::string_view op, size_t n, const Tensor& self, IntArray
   const Tensor sum = windows(pad_for_windows(self.to(acc), g, Scalar(int64_t{0})), g).sum({-1});
   Tensor divisor;
   if (divisor_override) {
-    divisor = scalar_tensor(Scalar(*divisor_override), TensorOptions(acc).device(self.device()));
+    divisor = wrapped_number(Scalar(*divisor_override), acc, self.device());
   } else {
     // Elements counted per window, one dim at a time: the window sums of a 1-D mask that is
     // 1 over the input (and over its padding when count_include_pad), 0 past the padded end.

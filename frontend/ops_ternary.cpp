@@ -31,7 +31,7 @@ Tensor where_impl(const Tensor& cond, const TensorOrScalar& a, const TensorOrSca
   const BroadcastShape shape("where", ts);
   auto prep = [&](const TensorOrScalar& o) {
     Tensor t = std::holds_alternative<Tensor>(o) ? std::get<Tensor>(o).to(dt)
-                                                 : scalar_tensor(std::get<Scalar>(o), TensorOptions(dt).device(device));
+                                                 : wrapped_number(std::get<Scalar>(o), dt, device);
     return shape.expand(t);
   };
   Tensor c = shape.expand(cond);

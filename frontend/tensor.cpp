@@ -6,6 +6,7 @@
 
 #include "frontend/dispatch.h"
 #include "base/error.h"
+#include "frontend/arg_checks.h"
 #include "frontend/ops.h"
 #include "frontend/symbolic.h"
 #include "frontend/tracer.h"
@@ -231,7 +232,7 @@ Tensor& Tensor::assign_(const Tensor& src) {
 
 Tensor& Tensor::fill_(const Scalar& v) {
   checked(*this, "fill_");
-  check_scalar_fits("fill_", v, dtype());
+  check_fill_fits("fill_", v, dtype(), is_symbolic(*this) ? -1 : numel());
   Tensor value = dispatch1(ir::OpKind::full, {}, {std::vector<ir::Expr>{}, v, dtype(), device()});
   return assign_(value);  // filling an expanded tensor is allowed: every alias gets the same value
 }

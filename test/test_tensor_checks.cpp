@@ -51,6 +51,31 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
               HasSubstr("[constant_pad_nd] value cannot be converted to type int8_t without overflow"));
   EXPECT_THAT(error_of([] { (void)clamp(zeros({3}, kHalf), 0, 1e10); }),
               HasSubstr("[clamp] value cannot be converted to type c10::Half without overflow"));
+  // scalar_tensor checks as full does (fuzz seed 5900217; torch 2.15 refuses -1.5 as uint8).
+  EXPECT_THAT(error_of([] { (void)scalar_tensor(-1.5, kByte); }),
+              HasSubstr("[scalar_tensor] value cannot be converted to type uint8_t without overflow"));
+  EXPECT_THAT(error_of([] { (void)scalar_tensor(1e40, kFloat); }),
+              HasSubstr("[scalar_tensor] value cannot be converted to type float without overflow"));
+  EXPECT_EQ(scalar_tensor(1.5, kByte).item<int64_t>(), 1);
+  // PyTorch's one-element CPU fill converts f16/bf16 through float unchecked: 70000 is inf there,
+  // refused for two elements (torch 2.15).
+  EXPECT_TRUE(std::isinf(scalar_tensor(70000, kHalf).item<float>()));
+  EXPECT_TRUE(std::isinf(full({1, 1}, 1e10, kHalf).item<float>()));
+  EXPECT_TRUE(std::isinf(zeros({1}, kBFloat16).fill_(1e39).item<float>()));
+  EXPECT_TRUE(std::isinf(full_like(zeros({}, kHalf), 1e5).item<float>()));
+  EXPECT_THAT(error_of([] { zeros({2}, kBFloat16).fill_(1e39); }),
+              HasSubstr("[fill_] value cannot be converted to type c10::BFloat16 without overflow"));
+  EXPECT_THAT(error_of([] { (void)full({}, 1e40, kFloat); }),
+              HasSubstr("[full] value cannot be converted to type float without overflow"));
+  // masked_fill and scatter with a value check it as fill_ does, at any size (torch 2.15); -1
+  // still wraps into uint8 and inf fits f16.
+  const Tensor first = tensor({true, false});
+  EXPECT_THAT(error_of([&] { (void)masked_fill(zeros({2}, kHalf), first, 1e10); }),
+              HasSubstr("[masked_fill] value cannot be converted to type c10::Half without overflow"));
+  EXPECT_THAT(error_of([] { (void)zeros({2}, kByte).scatter(0, tensor({int64_t{0}}), 300); }),
+              HasSubstr("[scatter] value cannot be converted to type uint8_t without overflow"));
+  EXPECT_EQ(masked_fill(zeros({2}, kByte), first, -1).to_vector<int64_t>(), (std::vector<int64_t>{255, 0}));
+  EXPECT_TRUE(std::isinf(masked_fill(zeros({2}, kHalf), first, INFINITY).to_vector<float>()[0]));
   EXPECT_THAT(error_of([] { (void)scalar_tensor(300.0).item<uint8_t>(); }),
               HasSubstr("[item] value cannot be converted to type uint8_t without overflow"));
   // A floating bound promotes instead (result_type), so nothing overflows.
