@@ -39,6 +39,7 @@ const DerivativeTable& table() {
     add_ternary_derivatives(d);
     add_cast_derivatives(d);
     add_reduction_derivatives(d);
+    add_moments_derivatives(d);
     add_scan_derivatives(d);
     add_view_derivatives(d);
     add_shape_derivatives(d);

@@ -94,6 +94,7 @@ void add_binary_derivatives(DerivativeTable& t);
 void add_ternary_derivatives(DerivativeTable& t);
 void add_cast_derivatives(DerivativeTable& t);
 void add_reduction_derivatives(DerivativeTable& t);
+void add_moments_derivatives(DerivativeTable& t);
 void add_scan_derivatives(DerivativeTable& t);
 void add_view_derivatives(DerivativeTable& t);
 void add_shape_derivatives(DerivativeTable& t);

@@ -252,6 +252,27 @@ TEST(AutogradEager, SoftmaxWithADtypeRoundsItsGradientToIt) {
     }
 }
 
+TEST(AutogradEager, MeanWithADtypeRoundsItsGradientToIt) {
+  // The same for mean (review of the softmax fix): PyTorch divides the gradient by the count in
+  // the result's dtype. Values from torch 2.15.
+  for (bool compiled : {false, true}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    auto run = [compiled](auto f, const Tensor& x) { return compiled ? compile(f)(x) : f(x); };
+    Tensor x = ones({3}).requires_grad_(true);
+    run([](const Tensor& t) { return mean(t, kBFloat16); }, x).backward();
+    expect_exact(x.grad(), kFloat, {0.333984375, 0.333984375, 0.333984375});
+    Tensor y = ones({2, 3}, kDouble).requires_grad_(true);
+    run([](const Tensor& t) { return mean(t, {1}, false, kHalf).sum(); }, y).backward();
+    expect_exact(y.grad(), kDouble, std::vector<double>(6, 0.333251953125));
+    Tensor h = ones({2, 3}, kHalf).requires_grad_(true);
+    run([](const Tensor& t) { return mean(t, {0}, true, kBFloat16).sum(); }, h).backward();
+    expect_exact(h.grad(), kHalf, std::vector<double>(6, 0.5));
+    Tensor e = ones({0, 3}).requires_grad_(true);
+    run([](const Tensor& t) { return mean(t, {0}, false, kBFloat16).sum(); }, e).backward();
+    EXPECT_EQ(e.grad().sizes().vec(), (std::vector<int64_t>{0, 3}));
+  }
+}
+
 TEST(AutogradEager, EmptyOperandsKeepTheirGradients) {
   // The backward fuzzer against torch, seeds 5600188 and 5601333: cat skips a legacy 1-D empty
   // tensor, but one that requires grad still makes the result require grad (PyTorch's

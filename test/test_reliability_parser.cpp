@@ -157,7 +157,12 @@ void exercise_graph(const std::string& text, std::mt19937_64& rng, std::string& 
   }
   int64_t elements = 0;
   for (const ir::Value* v : g->inputs()) {
-    const std::optional<int64_t> n = v->type().numel().evaluate_exact(sizes);
+    std::optional<int64_t> n;
+    try {
+      n = v->type().numel().evaluate_exact(sizes);
+    } catch (const Error&) {  // a division by zero at these sizes (s0//(s0 - 2) at s0 = 2)
+      return;
+    }
     if (!n || *n < 0 || *n > 4096) return;
     elements += *n;
   }

@@ -252,7 +252,8 @@ std::vector<Tensor> default_inputs(const ir::Graph& g, const std::map<std::strin
           fail("repro", "input {} has symbolic type {}; give the inputs explicitly or declare {} in a symbols(...) header",
                v->name(), ty.str(), s);
       const std::optional<int64_t> n = e.evaluate_exact(sizes);
-      if (!n || *n < 0) fail("repro", "input {} of type {} has size {} at these sizes", v->name(), ty.str(), e.str());
+      if (!n) fail("repro", "input {} of type {}: size {} overflows int64 at these sizes", v->name(), ty.str(), e.str());
+      if (*n < 0) fail("repro", "input {} of type {}: size {} is {} at these sizes", v->name(), ty.str(), e.str(), *n);
       shape.push_back(*n);
     }
     Tensor t = empty(shape, TensorOptions(ty.dtype));

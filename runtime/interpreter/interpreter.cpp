@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -128,9 +129,13 @@ Bindings bind_graph_inputs(const ir::Graph& g, const std::vector<Tensor>& inputs
         if (!b.count(s))
           fail(op, "input {} dim {} has size {}, but no input has a dim of size {} alone to bind it", i, d,
                ty.sizes[d].str(), s);
-      const int64_t expected = ty.sizes[d].evaluate(b);
-      if (expected != inputs[i].sizes()[d])
-        fail(op, "input {} dim {} should be {} = {}, got {}", i, d, ty.sizes[d].str(), expected, inputs[i].sizes()[d]);
+      if (ty.sizes[d].is_const())
+        fail(op, "input {} dim {} should be {}, got {}", i, d, ty.sizes[d].as_const(), inputs[i].sizes()[d]);
+      const std::optional<int64_t> expected = ty.sizes[d].evaluate_exact(b);  // a wrapped product matches nothing
+      if (!expected)
+        fail(op, "input {} dim {} has size {}, which overflows int64 at these sizes", i, d, ty.sizes[d].str());
+      if (*expected != inputs[i].sizes()[d])
+        fail(op, "input {} dim {} should be {} = {}, got {}", i, d, ty.sizes[d].str(), *expected, inputs[i].sizes()[d]);
     }
   }
   return b;
@@ -147,8 +152,9 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
     for (const ir::Value* v : n->inputs()) args.push_back(env.at(v));
     const ir::AttrList attrs = concretize(n->attrs(), bindings);
     // The parser verified the graph for all sizes its symbols may take, but a relation it could
-    // not decide (a reshape of [s0] to [s0*s0//6]) is decided only here, at these sizes.
-    if (!bindings.empty()) {
+    // not decide (a reshape of [s0] to [s0*s0//6]) is decided only here, at these sizes. A node
+    // of a composite family runs its decomposition on these tensors, whose ops check themselves.
+    if (!bindings.empty() && !ir::is_composite_family(ir::op_info(n->op()).family)) {
       std::vector<ir::TensorType> types;
       types.reserve(args.size());
       for (const Tensor& t : args) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());

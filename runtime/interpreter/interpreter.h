@@ -24,7 +24,8 @@ std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& input
 // node at the inputs' sizes: each node's shape function runs again on the concrete types (a
 // reshape whose element counts differ at these sizes, a slice past the end, fail as they
 // would in a static graph), so a graph text that only holds at other sizes raises kiln::Error
-// instead of reading outside a tensor.
+// instead of reading outside a tensor. (A node of a composite family runs its decomposition on
+// the tensors, whose eager ops check themselves.)
 std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
 
 // The values of the symbols of g's input types, bound from `inputs` (a dim that is one symbol
