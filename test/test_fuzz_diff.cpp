@@ -3,8 +3,9 @@
 //
 // KILN_FUZZ_SEED (default: fixed) and KILN_FUZZ_ITERS (default: kDefaultIters, fewer under
 // AddressSanitizer) choose the programs; program i uses seed + i, so a failure's seed replays
-// it alone: KILN_FUZZ_SEED=<printed seed> KILN_FUZZ_ITERS=1. Each failure prints the seed, the
-// mode and the program text (docs/testing.md).
+// it alone: KILN_FUZZ_SEED=<printed seed> KILN_FUZZ_ITERS=1 (a large program, every 40th: the
+// 40th of 40). Each failure prints the seed, the command that replays it, the mode and the
+// program text (docs/testing.md).
 #include "ir/graph.h"
 #include "ir/op.h"
 #include "test_support/fuzz_program.h"
@@ -58,9 +59,13 @@ TEST_P(FuzzDiffShard, RandomPrograms) {
     const uint64_t s = seed + i;
     Program p = generate(s, options_for(i));
     for (const Failure& f : run_program(p, stats)) {
+      // A large program is the 40th of its run, so it replays as the last of 40 (in shard 3).
+      const std::string replay = options_for(i).large
+                                     ? "KILN_FUZZ_SEED=" + std::to_string(s - 39) + " KILN_FUZZ_ITERS=40, the 40th"
+                                     : "KILN_FUZZ_SEED=" + std::to_string(s) + " KILN_FUZZ_ITERS=1";
       if (reported++ < 10)
-        ADD_FAILURE() << "[fuzz] seed " << s << " (KILN_FUZZ_SEED=" << s << " KILN_FUZZ_ITERS=1), " << mode_name(f.mode) << ": "
-                      << f.message << "\n" << p.text();
+        ADD_FAILURE() << "[fuzz] seed " << s << " (" << replay << "), " << mode_name(f.mode) << ": " << f.message << "\n"
+                      << p.text();
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -121,8 +121,33 @@ int GenCtx::broadcast_input(const std::vector<std::array<int64_t, 2>>& dims, Sca
 namespace {
 
 // Runs n at both variants. 0: fine (value appended); 1: drop it; 2: keep it and end the program.
+// An upper bound on the elements of a result broadcast from `args` (their sizes right-aligned,
+// the largest per position). A step over the two ~70k-element operands of a large program can
+// broadcast them to 5e9 elements ([70853, 1] with [70853], seed 7301359), which filled the
+// machine's memory before any check could refuse it; such a step is not tried.
+constexpr double kMaxStepElements = double(1 << 24);
+double broadcast_bound(const std::vector<Tensor>& args) {
+  size_t rank = 0;
+  for (const Tensor& t : args)
+    if (t.defined()) rank = std::max(rank, static_cast<size_t>(t.dim()));
+  double bound = 1;
+  for (size_t k = 0; k < rank; ++k) {  // position k from the right
+    int64_t largest = 1;
+    for (const Tensor& t : args)
+      if (t.defined() && k < static_cast<size_t>(t.dim()))
+        largest = std::max(largest, t.size(t.dim() - 1 - static_cast<int64_t>(k)));
+    bound *= static_cast<double>(largest);
+  }
+  return bound;
+}
+
 int try_step(GenCtx& c, const OpSpec& spec, const Node& n) {
   std::array<Tensor, 2> out;
+  for (size_t v = 0; v < 2; ++v) {
+    std::vector<Tensor> args;
+    for (int a : n.args) args.push_back(c.vals.at(static_cast<size_t>(a)).t[v]);
+    if (broadcast_bound(args) > kMaxStepElements) return 1;
+  }
   int errors = 0, other = 0;
   for (size_t v = 0; v < 2; ++v) {
     std::vector<Tensor> args;
