@@ -329,8 +329,9 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
                     std::optional<std::string_view> side, const std::optional<Tensor>& sorter) {
-  const TensorOptions opts = TensorOptions(result_type(sorted_sequence, self)).device(sorted_sequence.device());
-  return searchsorted(sorted_sequence, full({}, self, opts), out_int32, right, side, sorter);
+  // The number converts to the boundaries' dtype unchecked, as PyTorch's does (300 as uint8 is 44).
+  const Tensor value = wrapped_number(self, result_type(sorted_sequence, self), sorted_sequence.device());
+  return searchsorted(sorted_sequence, value, out_int32, right, side, sorter);
 }
 
 Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right) {
@@ -340,8 +341,7 @@ Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32, b
 }
 
 Tensor bucketize(const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
-  const TensorOptions opts = TensorOptions(result_type(self, boundaries)).device(boundaries.device());
-  return bucketize(full({}, self, opts), boundaries, out_int32, right);
+  return bucketize(wrapped_number(self, result_type(self, boundaries), boundaries.device()), boundaries, out_int32, right);
 }
 
 }  // namespace kiln

@@ -67,6 +67,12 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
               HasSubstr("[fill_] value cannot be converted to type c10::BFloat16 without overflow"));
   EXPECT_THAT(error_of([] { (void)full({}, 1e40, kFloat); }),
               HasSubstr("[full] value cannot be converted to type float without overflow"));
+  // searchsorted and bucketize convert a number to the boundaries' dtype unchecked, as
+  // PyTorch 2.15 does: 300 as uint8 is 44 and -1 is 255 (both after [0, 10, 20]: 3).
+  const Tensor bounds = tensor({int64_t{0}, int64_t{10}, int64_t{20}}).to(kByte);
+  EXPECT_EQ(searchsorted(bounds, Scalar(300)).item<int64_t>(), 3);
+  EXPECT_EQ(searchsorted(bounds, Scalar(-1)).item<int64_t>(), 3);
+  EXPECT_EQ(bucketize(Scalar(300), bounds).item<int64_t>(), 3);
   // masked_fill and scatter with a value check it as fill_ does, at any size (torch 2.15); -1
   // still wraps into uint8 and inf fits f16.
   const Tensor first = tensor({true, false});

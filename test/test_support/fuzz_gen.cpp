@@ -121,21 +121,32 @@ int GenCtx::broadcast_input(const std::vector<std::array<int64_t, 2>>& dims, Sca
 namespace {
 
 // Runs n at both variants. 0: fine (value appended); 1: drop it; 2: keep it and end the program.
-// An upper bound on the elements of a result broadcast from `args` (their sizes right-aligned,
-// the largest per position). A step over the two ~70k-element operands of a large program can
-// broadcast them to 5e9 elements ([70853, 1] with [70853], seed 7301359), which filled the
-// machine's memory before any check could refuse it; such a step is not tried.
+// The elements a step's operands can broadcast to: when they broadcast (right-aligned, each
+// position's sizes equal or 1), the product of the largest size per position; otherwise (a
+// contraction such as mm's [3, 17000] x [17000, 5], or a refusal) the largest operand. A step
+// over the two ~70k-element operands of a large program can broadcast them to 5e9 elements
+// ([70853, 1] with [70853], seed 7301359), which filled the machine's memory before any check
+// could refuse it; such a step is not tried.
 constexpr double kMaxStepElements = double(1 << 24);
 double broadcast_bound(const std::vector<Tensor>& args) {
   size_t rank = 0;
+  double largest_operand = 1;
   for (const Tensor& t : args)
-    if (t.defined()) rank = std::max(rank, static_cast<size_t>(t.dim()));
+    if (t.defined()) {
+      rank = std::max(rank, static_cast<size_t>(t.dim()));
+      largest_operand = std::max(largest_operand, static_cast<double>(t.numel()));
+    }
   double bound = 1;
   for (size_t k = 0; k < rank; ++k) {  // position k from the right
     int64_t largest = 1;
     for (const Tensor& t : args)
       if (t.defined() && k < static_cast<size_t>(t.dim()))
         largest = std::max(largest, t.size(t.dim() - 1 - static_cast<int64_t>(k)));
+    for (const Tensor& t : args)
+      if (t.defined() && k < static_cast<size_t>(t.dim())) {
+        const int64_t s = t.size(t.dim() - 1 - static_cast<int64_t>(k));
+        if (s != 1 && s != largest) return largest_operand;  // they do not broadcast
+      }
     bound *= static_cast<double>(largest);
   }
   return bound;
