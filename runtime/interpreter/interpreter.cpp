@@ -141,7 +141,7 @@ Bindings bind_graph_inputs(const ir::Graph& g, const std::vector<Tensor>& inputs
   return b;
 }
 
-std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs, SizeChecks checks) {
   const InterpretFault* fault = g_fault.load(std::memory_order_acquire);
   const Bindings bindings = bind_graph_inputs(g, inputs, "interpret");
   std::unordered_map<const ir::Value*, Tensor> env;
@@ -154,7 +154,8 @@ std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inp
     // The parser verified the graph for all sizes its symbols may take, but a relation it could
     // not decide (a reshape of [s0] to [s0*s0//6]) is decided only here, at these sizes. A node
     // of a composite family runs its decomposition on these tensors, whose ops check themselves.
-    if (!bindings.empty() && !ir::is_composite_family(ir::op_info(n->op()).family)) {
+    if (checks == SizeChecks::AtTheseSizes && !bindings.empty() &&
+        !ir::is_composite_family(ir::op_info(n->op()).family)) {
       std::vector<ir::TensorType> types;
       types.reserve(args.size());
       for (const Tensor& t : args) types.emplace_back(t.dtype(), ir::to_exprs(t.sizes().vec()), t.device());

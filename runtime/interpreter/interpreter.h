@@ -25,8 +25,12 @@ std::vector<Tensor> interpret_op(ir::OpKind op, const std::vector<Tensor>& input
 // reshape whose element counts differ at these sizes, a slice past the end, fail as they
 // would in a static graph), so a graph text that only holds at other sizes raises kiln::Error
 // instead of reading outside a tensor. (A node of a composite family runs its decomposition on
-// the tensors, whose eager ops check themselves.)
-std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs);
+// the tensors, whose eager ops check themselves.) `Guarded` skips that per-node check: for the
+// "interpreter" backend's calls, whose inputs passed the compiled function's guards, under which
+// the trace decided every relation.
+enum class SizeChecks { AtTheseSizes, Guarded };
+std::vector<Tensor> interpret(const ir::Graph& g, const std::vector<Tensor>& inputs,
+                              SizeChecks checks = SizeChecks::AtTheseSizes);
 
 // The values of the symbols of g's input types, bound from `inputs` (a dim that is one symbol
 // binds it). Throws kiln::Error naming `op` unless the inputs fit the types: their count,
