@@ -11,6 +11,7 @@
 // count of true elements, then scatter each one's flat position to its rank among them (the
 // running count), with existing prims.
 #include "base/error.h"
+#include "frontend/arg_checks.h"
 #include "frontend/decompositions_detail.h"
 #include "frontend/dispatch.h"
 #include "frontend/ops_factory.h"
@@ -27,12 +28,18 @@ namespace kiln {
 
 namespace {
 
-Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  if (mask.dtype() != ScalarType::Bool)
-    fail("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype {}", c10_type_name(mask.dtype()));
-  if (value.dim() != 0)
+// masked_fill's checks in PyTorch's order: mask and self broadcast; a tensor value is 0-dim; the
+// mask is bool; the value's number fits self's dtype (where it has one: a traced value does not).
+void check_masked_fill(const Tensor& self, const Tensor& mask, const Tensor* value) {
+  sym_broadcast_shapes("masked_fill", sym_sizes(mask), sym_sizes(self));
+  if (value && value->dim() != 0)
     fail("masked_fill", "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-         value.dim());
+         value->dim());
+  if (mask.dtype() != ScalarType::Bool)
+    fail("masked_fill", "masked_fill_ only supports boolean masks, but got mask with dtype {}", cpp_type_name(mask.dtype()));
+}
+
+Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Tensor& value) {
   return where(mask, value.to(self.dtype()), self);
 }
 
@@ -73,11 +80,17 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  check_masked_fill(self, mask, nullptr);
   check_scalar_fits("masked_fill", value, self.dtype());  // PyTorch: f16 1e10 overflows, uint8 -1 wraps
   return masked_fill_impl(self, mask, wrapped_number(value, self.dtype(), self.device()));
 }
 
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) { return masked_fill_impl(self, mask, value); }
+// PyTorch fills with value.item(), checked as a Scalar value is; a traced value converts as `to` does.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(self, mask, &value);
+  if (!value.is_traced()) check_scalar_fits("masked_fill", value.item(), self.dtype());
+  return masked_fill_impl(self, mask, value);
+}
 
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   if (self.dtype() != ScalarType::Int64) fail("one_hot", "one_hot is only applicable to index tensor of type LongTensor.");

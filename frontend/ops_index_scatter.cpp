@@ -97,7 +97,8 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  check_scalar_fits("scatter", value, self.dtype());
+  // PyTorch converts the value only when there is an element to write.
+  if (sym_numel(index).maybe_const() != 0) check_scalar_fits("scatter", value, self.dtype());
   Tensor src = wrapped_number(value, self.dtype(), self.device());
   if (index.dim() > 0) src = src.expand(index.sizes());
   return scatter_impl(OpKind::scatter, "scatter", self, dim, index, src);

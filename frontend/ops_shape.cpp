@@ -15,6 +15,7 @@
 #include "frontend/ops_view.h"
 #include "ir/shape_env.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,9 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   if (pad.size() % 2 != 0) fail("constant_pad_nd", "Length of pad must be even but instead it equals {}", pad.size());
-  check_scalar_fits("constant_pad_nd", value, self.dtype());
+  // PyTorch writes (and converts) the value only where some pad is positive; otherwise it narrows.
+  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p > 0; }))
+    check_scalar_fits("constant_pad_nd", value, self.dtype());
   int64_t rank = self.dim();
   int64_t npad = static_cast<int64_t>(pad.size() / 2);
   if (npad > rank) {

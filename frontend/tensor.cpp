@@ -237,4 +237,13 @@ Tensor& Tensor::fill_(const Scalar& v) {
   return assign_(value);  // filling an expanded tensor is allowed: every alias gets the same value
 }
 
+// PyTorch converts a tensor's value unchecked (300 into uint8 is 44), as `to` does.
+Tensor& Tensor::fill_(const Tensor& value) {
+  checked(*this, "fill_");
+  checked(value, "fill_");
+  if (value.dim() != 0)
+    fail("fill_", "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", value.dim());
+  return assign_(value.to(options()));
+}
+
 }  // namespace kiln

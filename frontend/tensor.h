@@ -108,6 +108,7 @@ class Tensor {
   Tensor cpu() const;                // to(cpu)
   Tensor to(const TensorOptions& opts) const;
   Tensor& fill_(const Scalar& v);
+  Tensor& fill_(const Tensor& value);  // a 0-dim value
   Tensor& zero_() { return fill_(0); }
 
   // ---- autograd (frontend/autograd.h) ------------------------------------------------------

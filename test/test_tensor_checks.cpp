@@ -91,6 +91,43 @@ TEST(ScalarChecks, FactoriesFillPadClampAndItemRefuseOverflow) {
   EXPECT_EQ((zeros({1}, kByte) + 300).to_vector<int64_t>(), (std::vector<int64_t>{44}));
 }
 
+TEST(ScalarChecks, AValueIsCheckedOnlyWhereItIsWrittenAndAfterTheOperandsChecks) {
+  // torch 2.15, measured: masked_fill checks the broadcast, then a tensor value's rank, then the
+  // mask's dtype, and only then the value; a 0-dim tensor value is checked as a number is.
+  const Tensor h = zeros({3}, kHalf), u = zeros({3}, kByte), all = ones({3}, kBool);
+  EXPECT_THAT(error_of([&] { (void)masked_fill(h, zeros({4}, kLong), 1e10); }),
+              HasSubstr("[masked_fill] The size of tensor a (4) must match the size of tensor b (3)"));
+  EXPECT_THAT(error_of([&] { (void)masked_fill(h, zeros({3}, kLong), 1e10); }),
+              HasSubstr("[masked_fill] masked_fill_ only supports boolean masks, but got mask with dtype long int"));
+  EXPECT_THAT(error_of([&] { (void)masked_fill(h, zeros({3}, kLong), zeros({1})); }),
+              HasSubstr("[masked_fill] masked_fill_ only supports a 0-dimensional value tensor"));
+  EXPECT_THAT(error_of([&] { (void)masked_fill(h, zeros({3}, kBool), scalar_tensor(1e10, kDouble)); }),
+              HasSubstr("[masked_fill] value cannot be converted to type c10::Half without overflow"));
+  EXPECT_THAT(error_of([&] { (void)masked_fill(u, all, scalar_tensor(300, kLong)); }),
+              HasSubstr("[masked_fill] value cannot be converted to type uint8_t without overflow: 300"));
+  EXPECT_EQ(masked_fill(u, all, scalar_tensor(-1, kLong)).to_vector<int64_t>(), (std::vector<int64_t>{255, 255, 255}));
+  // scatter converts its value only when the index has an element.
+  EXPECT_EQ(u.scatter(0, zeros({0}, kLong), 300).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(zeros({2, 3}, kHalf).scatter(1, zeros({2, 0}, kLong), 1e10).sum().item<double>(), 0.0);
+  // constant_pad_nd writes its value only where a pad is positive; otherwise it narrows.
+  EXPECT_EQ(constant_pad_nd(arange(4, kByte), {-1, 0}, 300).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(constant_pad_nd(h, {0, 0}, 1e10).sizes().vec(), (std::vector<int64_t>{3}));
+  auto cut = compile([](const Tensor& a) { return constant_pad_nd(a, {0, -2}, 300); });
+  EXPECT_EQ(cut(arange(4, kByte)).to_vector<int64_t>(), (std::vector<int64_t>{0, 1}));
+  // fill_ with a 0-dim tensor converts unchecked, as `to` does (300 into uint8 is 44).
+  Tensor c = u.clone();
+  c.fill_(scalar_tensor(300, kLong));
+  EXPECT_EQ(c.to_vector<int64_t>(), (std::vector<int64_t>{44, 44, 44}));
+  EXPECT_THAT(error_of([&] { c.fill_(zeros({1})); }),
+              HasSubstr("[fill_] fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."));
+  auto fill = compile([](const Tensor& a, const Tensor& v) {
+    Tensor out = a.clone();
+    out.fill_(v);
+    return out;
+  });
+  EXPECT_EQ(fill(zeros({2}, kByte), scalar_tensor(2.5)).to_vector<int64_t>(), (std::vector<int64_t>{2, 2}));
+}
+
 TEST(ScalarChecks, IntegerClampBoundsPastTheRangeAreNoBoundsOrErrors) {
   // PyTorch 2.15 (measured): an integer tensor's integer bound past the dtype's range on its
   // own side is no bound; a min above the range or a max below it raises. Before, the bounds
