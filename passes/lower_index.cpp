@@ -1,11 +1,11 @@
 // kiln/passes/lower_index.cpp — views, cat and pad as index remapping; small lowering tables.
 #include "passes/lower_index.h"
 
-#include <optional>
-
 #include "base/error.h"
 #include "passes/lower.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace kiln::passes {
@@ -245,6 +245,12 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
     case ir::ShapeOp::constant_pad: {
       const auto& pad = n->attr<std::vector<int64_t>>("pad");
       const std::vector<Expr>& sz = n->input(0)->type().sizes;
+      PieceIndex value;
+      value.input = -1;
+      value.always = true;
+      // An input known to be empty is not read at all: what its producer would compute at the
+      // clamped index 0 is garbage, and a check there (gather's bounds) would fail on it.
+      if (std::any_of(sz.begin(), sz.end(), [](const Expr& s) { return s == Expr(0); })) return {value};
       PieceIndex p;
       p.input = 0;
       std::vector<Expr> padded_sizes;
@@ -268,9 +274,6 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
       p.predicate = ir::ne(pred, Expr(0));
       p.always = !any_pad;
       pieces.push_back(std::move(p));
-      PieceIndex value;
-      value.input = -1;
-      value.always = true;
       pieces.push_back(std::move(value));
       return pieces;
     }

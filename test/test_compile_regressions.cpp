@@ -331,5 +331,19 @@ TEST(Regression, LerpPromotesAZeroDimWeight) {
   EXPECT_EQ(values<float>(xs.grad()), (Floats{0.75, 0.75}));
 }
 
+// 14. The fuzzer against torch 2.15, seed 6201001: a constant pad of an empty gather. The fused
+// kernel read the empty index at its clamped position 0, past its elements, and checked what it
+// found there: the compiled function raised "[gather] index 99 is out of bounds". An input known
+// to be empty is now not read at all. The index here is an empty view of a storage holding 99.
+TEST(Regression, APadOfAnEmptyGatherReadsNoIndex) {
+  const Tensor a = make<float>({1, 2, 3}, {1, 1, 3});
+  const Tensor idx = full({1, 1, 1}, 99, kLong).slice(1, 0, 0);  // [1, 0, 1]
+  auto padded = [](const Tensor& src, const Tensor& index) {
+    return constant_pad_nd(gather(src, 0, index), {1, 1, 1, 0}, -1.0);
+  };
+  expect_all_modes(padded, Floats{-1, -1, -1}, a, idx);  // [1, 1, 3]
+  EXPECT_EQ(compile(padded).explain(a, idx).find(" = check "), std::string::npos);  // the kernel checks no index
+}
+
 }  // namespace
 }  // namespace kiln
