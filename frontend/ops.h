@@ -84,6 +84,28 @@ Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
                   std::optional<double> neginf = std::nullopt);
 
+// Pointwise functions that record other ops (frontend/ops_pointwise_math.cpp). logaddexp and
+// logaddexp2: log(exp(a) + exp(b)) and log2(2^a + 2^b), floating dtypes only. xlogy: x * log(y),
+// 0 where x is 0 (NaN where y is NaN). logit: log(x / (1 - x)), x clamped to [eps, 1 - eps]
+// when eps is given. sinc: sin(pi x) / (pi x), 1 at 0. deg2rad, rad2deg: integer and bool
+// inputs give the default float dtype, as do xlogy, logit and sinc. heaviside: values where
+// self is 0, else self > 0 (one dtype). float_power: pow in f64.
+Tensor logaddexp(const Tensor& self, const Tensor& other);
+Tensor logaddexp2(const Tensor& self, const Tensor& other);
+Tensor xlogy(const Tensor& self, const Tensor& other);
+Tensor xlogy(const Scalar& self, const Tensor& other);
+Tensor xlogy(const Tensor& self, const Scalar& other);
+Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt);
+Tensor sinc(const Tensor& self);
+Tensor deg2rad(const Tensor& self);
+Tensor rad2deg(const Tensor& self);
+Tensor heaviside(const Tensor& self, const Tensor& values);
+Tensor float_power(const Tensor& self, const Tensor& exponent);
+Tensor float_power(const Tensor& self, const Scalar& exponent);
+Tensor float_power(const Scalar& self, const Tensor& exponent);
+// |self - other| <= atol + |rtol * other| elementwise, or equal (bool result; torch.isclose).
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+
 // ---- reductions ------------------------------------------------------------------------------
 // Integer and bool inputs sum/prod to int64 (PyTorch); `dtype` casts the input first.
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
@@ -110,6 +132,12 @@ Tensor all(const Tensor& self, IntArrayRef dims, bool keepdim = false);
 Tensor any(const Tensor& self, int64_t dim, bool keepdim = false);
 Tensor all(const Tensor& self);
 Tensor all(const Tensor& self, int64_t dim, bool keepdim = false);
+// Reductions that record other ops (frontend/ops_reduction_counts.cpp). nansum: sum with NaN
+// as 0. count_nonzero: the int64 number of nonzero elements over dims ({}: every dim).
+// aminmax: (amin, amax) over dim or every dim; an empty reduction raises.
+Tensor nansum(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor count_nonzero(const Tensor& self, IntArrayRef dims = {});
+std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 
 // ---- scans -------------------------------------------------------------------------------------
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);

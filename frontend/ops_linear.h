@@ -1,5 +1,6 @@
-// kiln/frontend/ops_linear.h — the Linear family: linear, cross_entropy, pdist, cdist and einsum
-// (matmul, addmm and baddbmm are declared in frontend/ops.h).
+// kiln/frontend/ops_linear.h — the Linear family: linear, cross_entropy, pdist, cdist, einsum and
+// the vector products (dot, mv, outer, addr, tensordot, kron; matmul, addmm and baddbmm are
+// declared in frontend/ops.h).
 //
 // Names, argument order, defaults and semantics follow libtorch. Each validates its arguments
 // with PyTorch's wording, resolves defaults and dispatches one composite op: traced, it is
@@ -11,6 +12,7 @@
 #pragma once
 
 #include "frontend/tensor.h"
+
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -39,5 +41,25 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
 // broadcast. compute_mode: none or 0 uses the matrix-product form for p = 2 when P or R exceeds
 // 25, 1 always does, 2 never does.
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0, std::optional<int64_t> compute_mode = std::nullopt);
+
+// ---- vector and tensor products (frontend/ops_linear_products.cpp) ----------------------------
+
+// The inner product of two 1-D tensors of one dtype and length (vdot: the same for real dtypes).
+Tensor dot(const Tensor& self, const Tensor& other);
+Tensor vdot(const Tensor& self, const Tensor& other);
+// matrix [n, m] @ vector [m] -> [n]; addmv: beta * self + alpha * mat @ vec (self [n], [1] or 0-dim).
+Tensor mv(const Tensor& self, const Tensor& vec);
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+// The outer product [n] x [m] -> [n, m], dtypes promoted (ger is its old name); addr adds it to
+// self: beta * self + alpha * outer(vec1, vec2).
+Tensor outer(const Tensor& self, const Tensor& vec2);
+Tensor ger(const Tensor& self, const Tensor& vec2);
+Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// Contracts the listed dims pairwise (or self's last `dims` with other's first `dims`): the result
+// has self's free dims, then other's.
+Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other);
+Tensor tensordot(const Tensor& self, const Tensor& other, int64_t dims = 2);
+// The Kronecker product.
+Tensor kron(const Tensor& self, const Tensor& other);
 
 }  // namespace kiln

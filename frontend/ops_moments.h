@@ -9,6 +9,7 @@
 
 #include "frontend/tensor.h"
 #include <optional>
+#include <tuple>
 #include <type_traits>
 
 namespace kiln {
@@ -33,5 +34,13 @@ Tensor std(const Tensor& self, Bool unbiased) {
   return std(self, IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
 }
 inline Tensor std(const Tensor& self) { return std(self, true); }
+
+// Moments that record other ops (frontend/ops_moments_pairs.cpp). nanmean: the mean of the
+// elements that are not NaN. var_mean, std_mean: (var, mean) and (std, mean) over the same dims.
+Tensor nanmean(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, IntArrayRef dims = {},
+                                    const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, IntArrayRef dims = {},
+                                    const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
 
 }  // namespace kiln

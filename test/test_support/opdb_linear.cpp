@@ -1,5 +1,6 @@
 // kiln/test/test_support/opdb_linear.cpp — op database entries: linear, cross_entropy,
-// matmul, addmm, baddbmm, einsum, cdist and pdist (frontend/ops_linear.h).
+// matmul, addmm, baddbmm, einsum, cdist and pdist; dot, vdot, mv, addmv, outer, addr, tensordot
+// and kron (frontend/ops_linear.h).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -111,6 +112,50 @@ void add_linear(std::vector<OpEntry>& db) {
                 {{seq({2, 2, 4}), seq({2, 2, 3}), seq({2, 3, 4})},
                  {seq({4}), seq({2, 3, 2}).transpose(1, 2), seq({2, 3, 4})},
                  {seq({2, 2, 4}), seq({2, 2, 3}), seq({3, 3, 4})}}});  // PyTorch raises: batch sizes
+
+  // The vector and tensor products that record other ops (frontend/ops_linear_products.cpp).
+  auto two = [](auto f) { return one([f](const std::vector<Tensor>& in) { return f(in[0], in[1]); }); };
+  auto three = [](auto f) { return one([f](const std::vector<Tensor>& in) { return f(in[0], in[1], in[2]); }); };
+  db.push_back({"dot", "linear", two([](const Tensor& a, const Tensor& b) { return dot(a, b); }), "torch.dot(a0, a1)",
+                {{seq({4}), seq({4}, kFloat, 1.25, 0.5)},
+                 {seq({6}, kFloat).slice(0, 0, 6, 2), seq({3}, kFloat, 0.5)},
+                 {ints({3}), ints({3}, 1)},
+                 {seq({0}), seq({0})},
+                 {seq({2, 2}), seq({2})},              // raises: 1-D only
+                 {seq({3}), seq({3}, kDouble)},        // raises: dtypes
+                 {seq({3}), seq({4})}}});              // raises: lengths
+  db.push_back({"vdot", "linear", two([](const Tensor& a, const Tensor& b) { return vdot(a, b); }), "torch.vdot(a0, a1)",
+                {{seq({5}, kDouble), seq({5}, kDouble, 0.5, 0.25)}, {seq({3}), seq({4})}}});
+  db.push_back({"mv", "linear", two([](const Tensor& a, const Tensor& b) { return mv(a, b); }), "torch.mv(a0, a1)",
+                {{seq({3, 4}), seq({4})},
+                 {seq({4, 3}).t(), seq({4}, kFloat, 1.0, -0.5)},
+                 {ints({2, 3}), ints({3})},
+                 {seq({2, 3}), seq({2})},              // raises: sizes
+                 {seq({2}), seq({2})}}});              // raises: a vector for the matrix
+  db.push_back({"addmv", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& c) { return addmv(a, b, c, 0.5, 2); }),
+                "torch.addmv(a0, a1, a2, beta=0.5, alpha=2)",
+                {{seq({3}), seq({3, 4}), seq({4})},
+                 {seq({}), seq({3, 4}, kFloat, 1.0, -0.25), seq({4})},
+                 {seq({4}), seq({3, 4}), seq({4})}}});  // raises: self's size
+  db.push_back({"outer", "linear", two([](const Tensor& a, const Tensor& b) { return outer(a, b); }), "torch.outer(a0, a1)",
+                {{seq({3}), seq({4})}, {ints({3}), seq({2})}, {seq({2}, kBool), seq({3}, kBool)}, {seq({2, 2}), seq({2})}}});
+  db.push_back({"addr", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& c) { return addr(a, b, c, 2, 3); }),
+                "torch.addr(a0, a1, a2, beta=2, alpha=3)",
+                {{seq({3, 4}), seq({3}), seq({4})},
+                 {seq({4}), seq({3}, kFloat, 1.0, -0.5), seq({4})},
+                 {ints({3, 4}), ints({3}), ints({4})},
+                 {seq({2, 2}), seq({2}), seq({3})}}});  // raises: self does not expand
+  db.push_back({"tensordot", "linear", two([](const Tensor& a, const Tensor& b) { return tensordot(a, b, 2); }),
+                "torch.tensordot(a0, a1, dims=2)",
+                {{seq({2, 3, 4}), seq({3, 4, 2})}, {seq({2, 3, 4}), seq({3, 5, 2})}}});  // the second raises
+  db.push_back({"tensordot:lists", "linear",
+                two([](const Tensor& a, const Tensor& b) { return tensordot(a, b, {0, 2}, {1, 0}); }),
+                "torch.tensordot(a0, a1, dims=([0, 2], [1, 0]))",
+                {{seq({2, 3, 4}), seq({4, 2, 5}, kFloat, 1.0, -0.25)}, {seq({2, 3, 1}), seq({4, 2, 5})}}});
+  db.push_back({"kron", "linear", two([](const Tensor& a, const Tensor& b) { return kron(a, b); }), "torch.kron(a0, a1)",
+                {{seq({2, 3}), seq({2, 2})}, {seq({2, 3}), seq({3})}, {ints({2}), seq({2, 1, 2})}}});
 
   // einsum: one entry per equation; the PyTorch call spells the same equation.
   auto ein = [&](std::string label, std::string equation, size_t operands, std::vector<Sample> samples) {

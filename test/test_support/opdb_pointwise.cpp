@@ -1,5 +1,7 @@
 // kiln/test/test_support/opdb_pointwise.cpp — op database entries: the Pointwise family of
-// ir/ops.def: lerp, addcmul, addcdiv, nan_to_num, tril and triu.
+// ir/ops.def: lerp, addcmul, addcdiv, nan_to_num, tril and triu; and the pointwise functions that
+// record other ops: logaddexp, logaddexp2, xlogy, logit, sinc, deg2rad, rad2deg, heaviside,
+// float_power, isclose.
 #include "test_support/opdb.h"
 
 namespace kiln::opdb {
@@ -46,6 +48,53 @@ void add_pointwise(std::vector<OpEntry>& db) {
   db.push_back({"nan_to_num:values", "pointwise",
                 one([](const std::vector<Tensor>& in) { return nan_to_num(in[0], 1.5, 100.0, -7.0); }),
                 "torch.nan_to_num(a0, 1.5, 100.0, -7.0)", nan_samples});
+  // The pointwise functions that record other ops (frontend/ops_pointwise_math.cpp).
+  auto unary = [](auto f) { return one([f](const std::vector<Tensor>& in) { return f(in[0]); }); };
+  auto binary = [](auto f) { return one([f](const std::vector<Tensor>& in) { return f(in[0], in[1]); }); };
+  std::vector<Sample> logaddexp_samples = binary_samples(kFloat, kFloat);
+  logaddexp_samples.push_back({specials(), flip(specials(), {0})});
+  logaddexp_samples.push_back({seq({2, 3}, kHalf), seq({3}, kHalf, 1.0, -0.5)});
+  logaddexp_samples.push_back({ints({3}), ints({3})});  // raises: integers
+  db.push_back({"logaddexp", "pointwise", binary([](const Tensor& a, const Tensor& b) { return logaddexp(a, b); }),
+                "torch.logaddexp(a0, a1)", logaddexp_samples});
+  db.push_back({"logaddexp2", "pointwise", binary([](const Tensor& a, const Tensor& b) { return logaddexp2(a, b); }),
+                "torch.logaddexp2(a0, a1)", {logaddexp_samples[0], logaddexp_samples[1], {seq({4}, kDouble), seq({4}, kDouble, 3.0)}}});
+  db.push_back({"xlogy", "pointwise", binary([](const Tensor& a, const Tensor& b) { return xlogy(a, b); }),
+                "torch.xlogy(a0, a1)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 0.25, 0.5)},
+                 {f32({0, 0, 1, 2, 0, -1}), f32({0, NAN, 0, 3, -1, 2})},
+                 {ints({2, 3}), ints({3}, 0)},
+                 {seq({3}, kHalf), seq({3}, kHalf, 0.5)}}});
+  db.push_back({"logit", "pointwise", unary([](const Tensor& a) { return logit(a); }), "torch.logit(a0)",
+                {{seq({2, 3}, kFloat, 0.05, 0.15)}, {f32({0, 1, 0.5, -1, 2})}, {ints({3}, 0)}, {seq({4}, kBFloat16, 0.1, 0.2)}}});
+  db.push_back({"logit:eps", "pointwise", unary([](const Tensor& a) { return logit(a, 0.1); }), "torch.logit(a0, eps=0.1)",
+                {{seq({2, 4}, kFloat, -0.5, 0.25)}, {seq({3}, kDouble, 0.05, 0.45)}}});
+  db.push_back({"sinc", "pointwise", unary([](const Tensor& a) { return sinc(a); }), "torch.sinc(a0)",
+                {{seq({2, 3})}, {f32({0, 0.5, -1, 2.25, 1e-3})}, {ints({4})}, {seq({3, 2}, kDouble).t()}}});
+  db.push_back({"deg2rad", "pointwise", unary([](const Tensor& a) { return deg2rad(a); }), "torch.deg2rad(a0)",
+                {{seq({2, 3}, kFloat, -180, 90)}, {ints({3})}, {seq({2}, kBool)}, {seq({3}, kHalf, 30, 45)}}});
+  db.push_back({"rad2deg", "pointwise", unary([](const Tensor& a) { return rad2deg(a); }), "torch.rad2deg(a0)",
+                {{seq({2, 3})}, {ints({3})}, {seq({3}, kDouble)}}});
+  db.push_back({"heaviside", "pointwise", binary([](const Tensor& a, const Tensor& b) { return heaviside(a, b); }),
+                "torch.heaviside(a0, a1)",
+                {{f32({-1, 0, 2, 0, NAN}), f32({0.5, 0.25, 0.5, 7, 0.5})},
+                 {ints({2, 3}), ints({3}, 5)},
+                 {seq({2, 3}), seq({2, 3}, kDouble)}}});  // raises: dtypes
+  db.push_back({"float_power", "pointwise", binary([](const Tensor& a, const Tensor& b) { return float_power(a, b); }),
+                "torch.float_power(a0, a1)",
+                {{seq({2, 3}), seq({3}, kFloat, 0.0, 0.5)}, {ints({2, 3}), ints({3}, 0)}, {seq({3}, kHalf), seq({}, kFloat, 2.0)}}});
+  db.push_back({"float_power:scalar", "pointwise", unary([](const Tensor& a) { return float_power(a, 2.5); }),
+                "torch.float_power(a0, 2.5)", {{seq({2, 3}, kFloat, 0.0, 0.5)}, {ints({3}, 0)}}});
+  const std::vector<Sample> close_samples = {
+      {f32({1, 1, INFINITY, NAN, 0, 1e-9, -INFINITY}), f32({1.000001, 1.1, INFINITY, NAN, 1e-9, 0, INFINITY})},
+      {ints({2, 3}), ints({3}, -2)},
+      {seq({2}, kBool), seq({2}, kBool, 1.0)},
+      {seq({3}), seq({3}, kDouble)}};  // raises: dtypes
+  db.push_back({"isclose", "pointwise", binary([](const Tensor& a, const Tensor& b) { return isclose(a, b); }),
+                "torch.isclose(a0, a1)", close_samples});
+  db.push_back({"isclose:tolerances", "pointwise",
+                binary([](const Tensor& a, const Tensor& b) { return isclose(a, b, 0.1, 0.01, true); }),
+                "torch.isclose(a0, a1, rtol=0.1, atol=0.01, equal_nan=True)", {close_samples[0], close_samples[1]}});
   auto tri = [](ScalarType dt) {
     return std::vector<Sample>{{seq({3, 4}, dt)}, {seq({4, 3}, dt).t()}, {seq({2, 3, 2}, dt)}, {seq({0, 3}, dt)}, {seq({5}, dt)}};
   };

@@ -1,5 +1,6 @@
 // kiln/test/test_support/opdb_reduction.cpp — op database entries: reductions (sum, prod, amax,
-// amin, any, all, argmax, argmin, and max and min over a dim with their indices).
+// amin, any, all, argmax, argmin, and max and min over a dim with their indices), and nansum,
+// count_nonzero and aminmax.
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -18,6 +19,26 @@ void add_reduction(std::vector<OpEntry>& db) {
   auto red_nonempty = [&](std::string name, std::string torch, Fn f) {
     db.push_back({name, "reduction", f, torch, {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 3}, kLong)}, {seq({5})}}});
   };
+  // Reductions that record other ops (frontend/ops_reduction_counts.cpp).
+  const Tensor with_nan = f32({1, NAN, -2.5, NAN, 4, 0.5}, {2, 3});
+  db.push_back({"nansum", "reduction", one([](const std::vector<Tensor>& in) { return nansum(in[0]); }), "torch.nansum(a0)",
+                {{with_nan}, {seq({3, 4}).t()}, {seq({2, 3}, kLong)}, {seq({2}, kBool, 0.0, 1.0)}}});
+  db.push_back({"nansum:dim", "reduction", one([](const std::vector<Tensor>& in) { return nansum(in[0], {1}, true); }),
+                "torch.nansum(a0, dim=[1], keepdim=True)", {{with_nan}, {seq({2, 0})}}});
+  db.push_back({"count_nonzero", "reduction", one([](const std::vector<Tensor>& in) { return count_nonzero(in[0]); }),
+                "torch.count_nonzero(a0)", {{seq({2, 3}, kFloat, -1.0, 0.5)}, {with_nan}, {seq({2, 0})}}});
+  db.push_back({"count_nonzero:dim", "reduction", one([](const std::vector<Tensor>& in) { return count_nonzero(in[0], {0}); }),
+                "torch.count_nonzero(a0, dim=[0])", {{ints({3, 2}, -2)}}});
+  auto pair = [](auto f) {
+    return [f](const std::vector<Tensor>& in) {
+      auto [lo, hi] = f(in[0]);
+      return std::vector<Tensor>{lo, hi};
+    };
+  };
+  db.push_back({"aminmax", "reduction", pair([](const Tensor& a) { return aminmax(a); }), "torch.aminmax(a0)",
+                {{seq({2, 3})}, {seq({3, 4}, kLong).t()}, {with_nan}, {seq({0})}}});  // the last raises: empty
+  db.push_back({"aminmax:dim", "reduction", pair([](const Tensor& a) { return aminmax(a, 1, true); }),
+                "torch.aminmax(a0, dim=1, keepdim=True)", {{seq({2, 3})}, {seq({0, 3})}, {seq({2, 0})}}});  // the last raises
   red_nonempty("amax", "a0.amax(0)", one([](const std::vector<Tensor>& in) { return in[0].amax({0}); }));
   red_nonempty("amin", "a0.amin()", one([](const std::vector<Tensor>& in) { return in[0].amin(); }));
   red_nonempty("argmax", "a0.argmax(-1, keepdim=True)", one([](const std::vector<Tensor>& in) { return in[0].argmax(-1, true); }));

@@ -1,0 +1,127 @@
+// kiln/frontend/ops_pointwise_math.cpp — libtorch's pointwise functions that record other
+// pointwise ops (frontend/ops.h): logaddexp, logaddexp2, xlogy, logit, sinc, deg2rad, rad2deg,
+// heaviside, float_power and isclose.
+//
+// Dtypes follow PyTorch 2.15 (measured): logaddexp refuses integers; xlogy, logit, sinc,
+// deg2rad and rad2deg give integer and bool inputs the default float dtype; float_power computes
+// in f64; heaviside keeps its operands' common dtype, which must be theirs. f16 and bf16 compute
+// in f32 and round once, as PyTorch's CPU kernels do. Where a branch is discarded at a point its
+// formula cannot take (sinc at 0, xlogy's log 0), that point's operand is replaced first, so
+// that the gradient through the discarded branch is 0 and not NaN (the `where` gradient rule).
+#include "base/error.h"
+#include "frontend/ops.h"
+#include "frontend/ops_factory.h"
+#include "frontend/promotion.h"
+
+#include <cmath>
+#include <numbers>
+#include <string>
+
+namespace kiln {
+
+namespace {
+
+bool low_precision(ScalarType dt) { return dt == ScalarType::Half || dt == ScalarType::BFloat16; }
+
+// The dtype computed in for a result of dtype dt: f32 for f16 and bf16.
+ScalarType opmath(ScalarType dt) { return low_precision(dt) ? ScalarType::Float : dt; }
+
+// dt when it is floating, else the default float dtype (integer and bool inputs).
+ScalarType float_result(ScalarType dt) { return is_floating_point(dt) ? dt : get_default_dtype(); }
+
+// log(exp(a) + exp(b)) (base e) or log2(2^a + 2^b), at the larger operand plus log1p of the
+// smaller term; equal infinities give themselves (inf - inf would be NaN).
+Tensor log_add_exp(std::string_view op, const Tensor& self, const Tensor& other, bool base2) {
+  const ScalarType dt = result_type(self, other);
+  if (!is_floating_point(dt)) fail(op, "\"{}_cpu\" not implemented for '{}'", op, c10_type_name(dt));
+  const Tensor a = self.to(opmath(dt)), b = other.to(opmath(dt));
+  const Tensor m = maximum(a, b), d = abs(sub(a, b));
+  const Tensor tail = base2 ? div(log1p(exp2(neg(d))), std::numbers::ln2) : log1p(exp(neg(d)));
+  const Tensor same_inf = logical_and(isinf(a), eq(a, b));
+  return where(same_inf, a, add(m, tail)).to(dt);
+}
+
+}  // namespace
+
+Tensor logaddexp(const Tensor& self, const Tensor& other) { return log_add_exp("logaddexp", self, other, false); }
+Tensor logaddexp2(const Tensor& self, const Tensor& other) { return log_add_exp("logaddexp2", self, other, true); }
+
+// x * log(y), 0 where x is 0, NaN where y is NaN (as at::xlogy).
+Tensor xlogy(const Tensor& self, const Tensor& other) {
+  const ScalarType dt = float_result(result_type(self, other));
+  const Tensor x = self.to(opmath(dt)), y = other.to(opmath(dt));
+  const Tensor zero = eq(x, 0);
+  const Tensor safe_y = where(zero, 1.0, y);
+  const Tensor product = where(zero, 0.0, mul(x, log(safe_y)));
+  return where(isnan(y), NAN, product).to(dt);
+}
+Tensor xlogy(const Scalar& self, const Tensor& other) {
+  return xlogy(scalar_tensor(self, TensorOptions(result_type(self, other)).device(other.device())), other);
+}
+Tensor xlogy(const Tensor& self, const Scalar& other) {
+  return xlogy(self, scalar_tensor(other, TensorOptions(result_type(self, other)).device(self.device())));
+}
+
+// log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
+Tensor logit(const Tensor& self, std::optional<double> eps) {
+  const ScalarType dt = float_result(self.dtype());
+  Tensor x = self.to(opmath(dt));
+  if (eps) x = clamp(x, Scalar(*eps), Scalar(1.0 - *eps));
+  return log(div(x, rsub(x, 1))).to(dt);
+}
+
+// sin(pi x) / (pi x), 1 at 0.
+Tensor sinc(const Tensor& self) {
+  const ScalarType dt = float_result(self.dtype());
+  const Tensor x = self.to(opmath(dt));
+  const Tensor zero = eq(x, 0);
+  const Tensor px = mul(where(zero, 1.0, x), std::numbers::pi);
+  return where(zero, 1.0, div(sin(px), px)).to(dt);
+}
+
+Tensor deg2rad(const Tensor& self) {
+  const ScalarType dt = float_result(self.dtype());
+  return mul(self.to(dt), std::numbers::pi / 180.0);
+}
+
+Tensor rad2deg(const Tensor& self) {
+  const ScalarType dt = float_result(self.dtype());
+  return mul(self.to(dt), 180.0 / std::numbers::pi);
+}
+
+// values where self is 0, else 1 where self > 0 and 0 where not (NaN included), as at::heaviside.
+Tensor heaviside(const Tensor& self, const Tensor& values) {
+  if (self.dtype() != values.dtype())
+    fail("heaviside", "heaviside is not yet implemented for tensors with different dtypes.");
+  return where(eq(self, 0), values, gt(self, 0).to(self.dtype()));
+}
+
+// pow in f64, whatever the operands' dtypes.
+Tensor float_power(const Tensor& self, const Tensor& exponent) {
+  return pow(self.to(ScalarType::Double), exponent.to(ScalarType::Double));
+}
+Tensor float_power(const Tensor& self, const Scalar& exponent) {
+  return pow(self.to(ScalarType::Double), Scalar(exponent.to_double()));
+}
+Tensor float_power(const Scalar& self, const Tensor& exponent) {
+  return pow(Scalar(self.to_double()), exponent.to(ScalarType::Double));
+}
+
+// |self - other| <= atol + |rtol * other| elementwise, or equal (torch.isclose, step by step:
+// the error in self's dtype, bool as the default float dtype); a NaN or infinite error is not
+// close; NaN is close to NaN only with equal_nan; zero tolerances compare for equality.
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  if (self.dtype() != other.dtype())
+    fail("isclose", "{} did not match {}", c10_type_name(self.dtype()), c10_type_name(other.dtype()));
+  if (!(rtol >= 0)) fail("isclose", "rtol must be greater than or equal to zero, but got {}", rtol);
+  if (!(atol >= 0)) fail("isclose", "atol must be greater than or equal to zero, but got {}", atol);
+  Tensor close = eq(self, other);
+  if (equal_nan && is_floating_point(self.dtype())) close = logical_or(close, logical_and(isnan(self), isnan(other)));
+  if (rtol == 0 && atol == 0) return close;
+  const ScalarType dt = self.dtype() == ScalarType::Bool ? get_default_dtype() : self.dtype();
+  const Tensor a = self.to(dt), b = other.to(dt);
+  const Tensor allowed = add(abs(mul(b, rtol)), atol), actual = abs(sub(a, b));
+  return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));
+}
+
+}  // namespace kiln
