@@ -138,6 +138,13 @@ Tensor all(const Tensor& self, int64_t dim, bool keepdim = false);
 Tensor nansum(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 Tensor count_nonzero(const Tensor& self, IntArrayRef dims = {});
 std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// Vector norms over dims ({}: every dim; frontend/ops_reduction_norms.cpp): ord 2 (Euclidean), 1,
+// inf (max |x|), -inf, 0 (the number of nonzeros) or any other p; floating inputs only, `dtype`
+// converting first. norm(self, p, dims) is torch.norm's vector form (p default 2).
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2, IntArrayRef dims = {}, bool keepdim = false,
+                          std::optional<ScalarType> dtype = std::nullopt);
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dims, bool keepdim = false);
+Tensor norm(const Tensor& self, const Scalar& p = 2);
 
 // ---- scans -------------------------------------------------------------------------------------
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
@@ -227,6 +234,18 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
 Tensor flip(const Tensor& self, IntArrayRef dims);
 Tensor diff(const Tensor& self, int64_t n = 1, int64_t dim = -1, const std::optional<Tensor>& prepend = std::nullopt,
             const std::optional<Tensor>& append = std::nullopt);
+// Grids (frontend/ops_rearrange_grids.cpp). diag: a 1-D tensor onto the given diagonal of a
+// square matrix, or a 2-D tensor's diagonal (a copy). diag_embed: the last dim onto the offset
+// diagonal of a new pair of dims (dim1, dim2). rot90: k quarter turns in the plane of dims, from
+// the first towards the second. meshgrid: the inputs (0-D or 1-D) expanded to the grid of their
+// lengths, indexing "ij" (matrix) or "xy" (Cartesian: the first two dims swapped).
+// pixel_shuffle: [..., C r^2, H, W] -> [..., C, H r, W r]; pixel_unshuffle: the inverse.
+Tensor diag(const Tensor& self, int64_t diagonal = 0);
+Tensor diag_embed(const Tensor& self, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+Tensor rot90(const Tensor& self, int64_t k = 1, IntArrayRef dims = {0, 1});
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor);
 
 // ---- linear algebra ------------------------------------------------------------------------------
 Tensor mm(const Tensor& self, const Tensor& mat2);

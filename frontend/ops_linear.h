@@ -62,4 +62,11 @@ Tensor tensordot(const Tensor& self, const Tensor& other, int64_t dims = 2);
 // The Kronecker product.
 Tensor kron(const Tensor& self, const Tensor& other);
 
+// ---- distances (frontend/ops_linear_distances.cpp) ---------------------------------------------
+
+// The cosine of the angle between x1 and x2 along dim (broadcast; each norm clamped below at eps).
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// The p-norm of x1 - x2 + eps along the last dim (broadcast).
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6, bool keepdim = false);
+
 }  // namespace kiln

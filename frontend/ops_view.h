@@ -82,4 +82,16 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors);
 
+// Views spelled through other views (frontend/ops_view_aliases.cpp). swapaxes, swapdims:
+// transpose. moveaxis: movedim; with lists, each source dim goes to its destination and the
+// others keep their order. tensor_split: `sections` pieces (the first size % sections one
+// longer), or the pieces between `indices` (negative from the end, clamped; a piece may be empty).
+Tensor swapaxes(const Tensor& self, int64_t axis0, int64_t axis1);
+Tensor swapdims(const Tensor& self, int64_t dim0, int64_t dim1);
+Tensor moveaxis(const Tensor& self, int64_t source, int64_t destination);
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+Tensor moveaxis(const Tensor& self, IntArrayRef source, IntArrayRef destination);
+std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim = 0);
+
 }  // namespace kiln

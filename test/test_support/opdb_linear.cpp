@@ -1,6 +1,6 @@
 // kiln/test/test_support/opdb_linear.cpp — op database entries: linear, cross_entropy,
 // matmul, addmm, baddbmm, einsum, cdist and pdist; dot, vdot, mv, addmv, outer, addr, tensordot
-// and kron (frontend/ops_linear.h).
+// and kron; cosine_similarity and pairwise_distance (frontend/ops_linear.h).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -237,6 +237,28 @@ void add_linear(std::vector<OpEntry>& db) {
   }
   db.push_back({"pdist:errors", "linear", one([](const std::vector<Tensor>& in) { return pdist(in[0]); }), "torch.pdist(a0)",
                 {{seq({2, 3, 4})}, {ints({3, 2})}}});  // both raise
+
+  // Distances (frontend/ops_linear_distances.cpp); a zero row checks the norm's clamp.
+  db.push_back({"cosine_similarity", "linear",
+                one([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1]); }),
+                "torch.nn.functional.cosine_similarity(a0, a1)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, 0.5)},
+                 {seq({2, 3}), seq({3}, kFloat, 0.25)},
+                 {f32({0, 0, 0, 1, 2, 3}, {2, 3}), seq({2, 3})},
+                 {seq({2, 3}, kDouble), ints({2, 3}, 1)},
+                 {ints({2, 3}), ints({2, 3}, 1)}}});  // raises: integers
+  db.push_back({"cosine_similarity:dim", "linear",
+                one([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 0, 0.5); }),
+                "torch.nn.functional.cosine_similarity(a0, a1, dim=0, eps=0.5)",
+                {{seq({3, 2}), seq({3, 2}, kFloat, 0.5)}, {seq({3}, kHalf), seq({3}, kHalf, 1.0)}}});
+  db.push_back({"pairwise_distance", "linear",
+                one([](const std::vector<Tensor>& in) { return pairwise_distance(in[0], in[1]); }),
+                "torch.nn.functional.pairwise_distance(a0, a1)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, 0.5)}, {seq({3}), seq({3}, kFloat, 0.5)}, {ints({2, 3}), ints({2, 3}, 1)}}});
+  db.push_back({"pairwise_distance:p1", "linear",
+                one([](const std::vector<Tensor>& in) { return pairwise_distance(in[0], in[1], 1.0, 0.0, true); }),
+                "torch.nn.functional.pairwise_distance(a0, a1, p=1.0, eps=0.0, keepdim=True)",
+                {{seq({2, 3}), seq({3}, kFloat, 1.0, 0.5)}}});
 }
 
 }  // namespace kiln::opdb

@@ -1,5 +1,6 @@
 // kiln/test/test_support/opdb_rearrange.cpp — op database entries: repeat, roll, flip, diff
-// and repeat_interleave (frontend/ops_rearrange.cpp).
+// and repeat_interleave (frontend/ops_rearrange.cpp); diag, diag_embed, rot90, meshgrid,
+// pixel_shuffle and pixel_unshuffle (frontend/ops_rearrange_grids.cpp).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -55,6 +56,36 @@ void add_rearrange(std::vector<OpEntry>& db) {
   entry("repeat_interleave:repeats_only", "torch.repeat_interleave(a0)",
         one([](const std::vector<Tensor>& in) { return repeat_interleave(in[0]); }),
         {{i64({2, 0, 3})}, {i64({1})}, {i64({1, 2}, {1, 2})}}, /*data_dependent=*/true);  // the last raises: 2-D
+
+  // Grids (frontend/ops_rearrange_grids.cpp).
+  db.push_back({"diag", "rearrange", one([](const std::vector<Tensor>& in) { return diag(in[0], 1); }), "torch.diag(a0, 1)",
+                {{seq({3})}, {seq({2, 3})}, {seq({3}, kLong)}, {seq({2, 2, 2})}}});  // the last raises
+  db.push_back({"diag_embed", "rearrange", one([](const std::vector<Tensor>& in) { return diag_embed(in[0], 1, 0, 2); }),
+                "torch.diag_embed(a0, offset=1, dim1=0, dim2=2)", {{seq({2, 3})}, {seq({2, 3}, kBool)}, {seq({})}}});  // 0-D raises
+  db.push_back({"diag_embed:below", "rearrange", one([](const std::vector<Tensor>& in) { return diag_embed(in[0], -1, 2, 0); }),
+                "torch.diag_embed(a0, offset=-1, dim1=2, dim2=0)", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+  db.push_back({"rot90", "rearrange", one([](const std::vector<Tensor>& in) { return rot90(in[0]); }), "torch.rot90(a0)",
+                {{seq({2, 3})}, {seq({2, 3, 2})}, {seq({3})}}});  // the last raises
+  db.push_back({"rot90:k", "rearrange", one([](const std::vector<Tensor>& in) { return rot90(in[0], -1, {2, 0}); }),
+                "torch.rot90(a0, -1, [2, 0])", {{seq({2, 3, 2})}}});
+  db.push_back({"rot90:half", "rearrange", one([](const std::vector<Tensor>& in) { return rot90(in[0], 6, {1, -1}); }),
+                "torch.rot90(a0, 6, [1, -1])", {{seq({2, 3, 2})}}});
+  auto grids = [](std::string_view indexing) {
+    return [indexing](const std::vector<Tensor>& in) {
+      std::vector<Tensor> out = meshgrid(in, indexing);
+      for (Tensor& t : out) t = t * 1;
+      return out;
+    };
+  };
+  db.push_back({"meshgrid", "rearrange", grids("ij"), "tuple(g * 1 for g in torch.meshgrid(a0, a1, indexing='ij'))",
+                {{seq({2}), seq({3})}, {seq({}), seq({3})}, {seq({2}), seq({3}, kDouble)}}});  // the last raises
+  db.push_back({"meshgrid:xy", "rearrange", grids("xy"), "tuple(g * 1 for g in torch.meshgrid(a0, a1, a2, indexing='xy'))",
+                {{seq({2}), seq({3}), seq({4})}}});
+  db.push_back({"pixel_shuffle", "rearrange", one([](const std::vector<Tensor>& in) { return pixel_shuffle(in[0], 2); }),
+                "torch.nn.functional.pixel_shuffle(a0, 2)",
+                {{seq({1, 8, 2, 3})}, {seq({2, 1, 4, 1, 2})}, {seq({1, 3, 2, 2})}}});  // the last raises
+  db.push_back({"pixel_unshuffle", "rearrange", one([](const std::vector<Tensor>& in) { return pixel_unshuffle(in[0], 2); }),
+                "torch.nn.functional.pixel_unshuffle(a0, 2)", {{seq({1, 2, 4, 6})}, {seq({1, 1, 3, 2})}}});  // the last raises
 }
 
 }  // namespace kiln::opdb

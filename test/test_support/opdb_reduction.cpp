@@ -1,6 +1,6 @@
 // kiln/test/test_support/opdb_reduction.cpp — op database entries: reductions (sum, prod, amax,
 // amin, any, all, argmax, argmin, and max and min over a dim with their indices), and nansum,
-// count_nonzero and aminmax.
+// count_nonzero, aminmax, linalg_vector_norm and norm.
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -64,6 +64,35 @@ void add_reduction(std::vector<OpEntry>& db) {
   red("all:dims", "torch.all(a0, (1, 0), keepdim=True)", one([](const std::vector<Tensor>& in) { return all(in[0], {1, 0}, true); }));
   db.push_back({"amax:empty", "reduction", one([](const std::vector<Tensor>& in) { return in[0].amax({1}); }),
                 "a0.amax(1)", {{seq({0, 3})}, {seq({2, 0})}}});  // the second raises
+
+  // Vector norms (frontend/ops_reduction_norms.cpp); the zero rows check the gradient there (0).
+  auto norm_entry = [&](std::string name, std::string torch, Fn f, std::vector<Sample> samples) {
+    db.push_back({name, "reduction", std::move(f), std::move(torch), std::move(samples)});
+  };
+  const Tensor zero_row = f32({0, 0, 0, 1, -2, 0.5}, {2, 3});
+  norm_entry("linalg_vector_norm", "torch.linalg.vector_norm(a0)",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0]); }),
+             {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {seq({4}, kHalf)}, {f32({0, 0, 0})}, {seq({2, 3}, kLong)}});
+  norm_entry("linalg_vector_norm:ord3", "torch.linalg.vector_norm(a0, ord=3, dim=[1], keepdim=True)",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 3, {1}, true); }),
+             {{seq({2, 3})}, {zero_row}});
+  norm_entry("linalg_vector_norm:ord_half", "torch.linalg.vector_norm(a0, ord=0.5, dim=[1])",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 0.5, {1}); }), {{zero_row}});
+  norm_entry("linalg_vector_norm:inf", "torch.linalg.vector_norm(a0, ord=float('inf'))",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], INFINITY); }),
+             {{seq({2, 3})}, {f32({1, -3, 3})}, {seq({0})}});  // the last raises: no identity
+  norm_entry("linalg_vector_norm:neg_inf", "torch.linalg.vector_norm(a0, ord=float('-inf'), dim=[0])",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], -INFINITY, {0}); }), {{seq({2, 3})}});
+  norm_entry("linalg_vector_norm:zero", "torch.linalg.vector_norm(a0, ord=0)",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 0); }), {{zero_row}, {seq({0})}});
+  norm_entry("linalg_vector_norm:neg", "torch.linalg.vector_norm(a0, ord=-1, dim=[1])",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], -1, {1}); }),
+             {{seq({2, 3})}, {seq({2, 0})}});  // the last raises: no identity
+  norm_entry("linalg_vector_norm:one_dtype", "torch.linalg.vector_norm(a0, ord=1, dim=[0], dtype=torch.float64)",
+             one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 1, {0}, false, kDouble); }),
+             {{seq({2, 3})}, {zero_row}, {seq({2, 3}, kDouble)}});
+  norm_entry("norm", "torch.norm(a0, p=2, dim=[0])",
+             one([](const std::vector<Tensor>& in) { return norm(in[0], Scalar(2), {0}); }), {{seq({2, 3})}, {zero_row}});
 }
 
 }  // namespace kiln::opdb

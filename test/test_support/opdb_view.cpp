@@ -1,6 +1,6 @@
 // kiln/test/test_support/opdb_view.cpp — op database entries: views (reshape, transpose, select
-// and narrow, slice, flatten, expand and unsqueeze, diagonal, movedim, squeeze, as_strided) and
-// alias.
+// and narrow, slice, flatten, expand and unsqueeze, diagonal, movedim, squeeze, as_strided),
+// alias, and swapaxes, movedim with lists and tensor_split.
 #include "test_support/opdb.h"
 
 namespace kiln::opdb {
@@ -25,6 +25,20 @@ void add_view(std::vector<OpEntry>& db) {
         one([](const std::vector<Tensor>& in) { return in[0].contiguous().as_strided({3, 2}, {2, 5}, 1) + 0; }));
   db.push_back({"alias", "view", one([](const std::vector<Tensor>& in) { return alias(in[0]) * 2; }),
                 "torch.ops.aten.alias(a0) * 2", {{seq({2, 3})}, {seq({3, 2}).t()}}});
+
+  // Views spelled through other views (frontend/ops_view_aliases.cpp).
+  views("swapaxes", "torch.swapaxes(a0, 0, 2) * 2", one([](const std::vector<Tensor>& in) { return swapaxes(in[0], 0, 2) * 2; }));
+  views("movedim:lists", "torch.movedim(a0, [0, 1], [2, 0]) * 2",
+        one([](const std::vector<Tensor>& in) { return movedim(in[0], {0, 1}, {2, 0}) * 2; }));
+  auto pieces = [](std::vector<Tensor> parts) {
+    for (Tensor& p : parts) p = p * 2;
+    return parts;
+  };
+  db.push_back({"tensor_split", "view", [pieces](const std::vector<Tensor>& in) { return pieces(tensor_split(in[0], 3, 1)); },
+                "tuple(p * 2 for p in torch.tensor_split(a0, 3, dim=1))", {{seq({2, 7})}, {seq({2, 2})}}});
+  db.push_back({"tensor_split:indices", "view",
+                [pieces](const std::vector<Tensor>& in) { return pieces(tensor_split(in[0], {1, 5, 3, 9, -1})); },
+                "tuple(p * 2 for p in torch.tensor_split(a0, [1, 5, 3, 9, -1]))", {{seq({7})}, {seq({3, 2})}}});
 }
 
 }  // namespace kiln::opdb
