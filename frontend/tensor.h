@@ -16,6 +16,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -195,6 +196,84 @@ class Tensor {
   Tensor& mul_(const Scalar& other);
   Tensor& div_(const Tensor& other);
   Tensor& div_(const Scalar& other);
+
+  // In-place unary forms (x.relu_(), x.exp_()): computed out of place and copied in (the result's
+  // dtype must cast to this tensor's).
+#define KILN_TENSOR_UNARY_INPLACE_METHOD(name) Tensor& name##_();
+  KILN_TENSOR_UNARY_INPLACE_METHOD(abs) KILN_TENSOR_UNARY_INPLACE_METHOD(neg) KILN_TENSOR_UNARY_INPLACE_METHOD(exp)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(log) KILN_TENSOR_UNARY_INPLACE_METHOD(log1p) KILN_TENSOR_UNARY_INPLACE_METHOD(expm1)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(sqrt) KILN_TENSOR_UNARY_INPLACE_METHOD(rsqrt) KILN_TENSOR_UNARY_INPLACE_METHOD(reciprocal)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(sin) KILN_TENSOR_UNARY_INPLACE_METHOD(cos) KILN_TENSOR_UNARY_INPLACE_METHOD(tanh)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(sigmoid) KILN_TENSOR_UNARY_INPLACE_METHOD(relu) KILN_TENSOR_UNARY_INPLACE_METHOD(erf)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(floor) KILN_TENSOR_UNARY_INPLACE_METHOD(ceil) KILN_TENSOR_UNARY_INPLACE_METHOD(round)
+  KILN_TENSOR_UNARY_INPLACE_METHOD(trunc) KILN_TENSOR_UNARY_INPLACE_METHOD(square)
+#undef KILN_TENSOR_UNARY_INPLACE_METHOD
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& clamp_min_(const Scalar& min);
+  Tensor& clamp_max_(const Scalar& max);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+
+  // ---- more of libtorch's methods, forwarding to the free functions (tensor_methods_library.cpp)
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;  // where(condition, *this, other)
+  Tensor where(const Tensor& condition, const Scalar& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor xlogy(const Tensor& other) const;
+  Tensor xlogy(const Scalar& other) const;
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const std::optional<Scalar>& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor nansum(IntArrayRef dims = {}, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor nanmean(IntArrayRef dims = {}, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor count_nonzero(IntArrayRef dims = {}) const;
+  std::tuple<Tensor, Tensor> aminmax(std::optional<int64_t> d = std::nullopt, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t d, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> sort(int64_t d = -1, bool descending = false) const;
+  Tensor argsort(int64_t d = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t d = -1, bool largest = true, bool sorted = true) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor outer(const Tensor& vec2) const;
+  Tensor ger(const Tensor& vec2) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t d1 = -2, int64_t d2 = -1) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor rot90(int64_t k = 1, IntArrayRef dims = {0, 1}) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  Tensor swapdims(int64_t dim0, int64_t dim1) const;
+  Tensor moveaxis(int64_t source, int64_t destination) const;
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t d = 0) const;
+  std::vector<Tensor> tensor_split(IntArrayRef indices, int64_t d = 0) const;
+  Tensor nonzero() const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor index_add(int64_t d, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor type_as(const Tensor& other) const;  // to(other's dtype)
+  // New tensors with this one's dtype and device unless `opts` says otherwise.
+  Tensor new_zeros(IntArrayRef size, TensorOptions opts = {}) const;
+  Tensor new_ones(IntArrayRef size, TensorOptions opts = {}) const;
+  Tensor new_full(IntArrayRef size, const Scalar& value, TensorOptions opts = {}) const;
+  Tensor new_empty(IntArrayRef size, TensorOptions opts = {}) const;
 
   // ---- reductions, scans ------------------------------------------------------------------
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;

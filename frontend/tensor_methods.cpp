@@ -211,6 +211,29 @@ Tensor& Tensor::mul_(const Scalar& other) { return assign_result("mul_", *this, 
 Tensor& Tensor::div_(const Tensor& other) { return assign_result("div_", *this, kiln::div(inplace_source(*this, other), inplace_other(*this, other))); }
 Tensor& Tensor::div_(const Scalar& other) { return assign_result("div_", *this, div(other)); }
 
+#define KILN_UNARY_INPLACE_METHOD(name) \
+  Tensor& Tensor::name##_() { return assign_result(#name "_", *this, kiln::name(*this)); }
+KILN_UNARY_INPLACE_METHOD(abs) KILN_UNARY_INPLACE_METHOD(neg) KILN_UNARY_INPLACE_METHOD(exp)
+KILN_UNARY_INPLACE_METHOD(log) KILN_UNARY_INPLACE_METHOD(log1p) KILN_UNARY_INPLACE_METHOD(expm1)
+KILN_UNARY_INPLACE_METHOD(sqrt) KILN_UNARY_INPLACE_METHOD(rsqrt) KILN_UNARY_INPLACE_METHOD(reciprocal)
+KILN_UNARY_INPLACE_METHOD(sin) KILN_UNARY_INPLACE_METHOD(cos) KILN_UNARY_INPLACE_METHOD(tanh)
+KILN_UNARY_INPLACE_METHOD(sigmoid) KILN_UNARY_INPLACE_METHOD(relu) KILN_UNARY_INPLACE_METHOD(erf)
+KILN_UNARY_INPLACE_METHOD(floor) KILN_UNARY_INPLACE_METHOD(ceil) KILN_UNARY_INPLACE_METHOD(round)
+KILN_UNARY_INPLACE_METHOD(trunc) KILN_UNARY_INPLACE_METHOD(square)
+#undef KILN_UNARY_INPLACE_METHOD
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  return assign_result("clamp_", *this, kiln::clamp(*this, min, max));
+}
+Tensor& Tensor::clamp_min_(const Scalar& min) { return assign_result("clamp_min_", *this, kiln::clamp_min(*this, min)); }
+Tensor& Tensor::clamp_max_(const Scalar& max) { return assign_result("clamp_max_", *this, kiln::clamp_max(*this, max)); }
+Tensor& Tensor::pow_(const Scalar& exponent) { return assign_result("pow_", *this, kiln::pow(*this, exponent)); }
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  return assign_result("masked_fill_", *this, kiln::masked_fill(*this, mask, value));
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  return assign_result("masked_fill_", *this, kiln::masked_fill(*this, mask, value));
+}
+
 // ---- reductions, scans ------------------------------------------------------------------------------------
 
 Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return kiln::sum(*this, dtype); }

@@ -1,0 +1,213 @@
+// kiln/test/test_tensor_library.cpp — libtorch functions and methods that record other ops
+// (dot, mv, tensordot, norms, cosine_similarity, meshgrid, tensor_split, the in-place and new_*
+// methods...): PyTorch 2.15's error wording, results worked out by hand or measured in torch,
+// gradients where PyTorch defines them at a point its formula does not (a zero norm), and that
+// a trace records only existing ops. Their outputs and gradients on the op database's samples are
+// checked against torch in every mode by the OpDbGolden and GoldenGrad suites.
+#include "kiln/kiln.h"
+#include "test_support/check.h"
+#include "test_support/make.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace kiln::test;
+
+using Floats = std::vector<float>;
+
+TEST(LibraryFunctions, ProductsCheckWhatPyTorchChecks) {
+  EXPECT_THAT(error_of([] { (void)dot(zeros({2, 2}), zeros({2})); }), HasSubstr("[dot] 1D tensors expected, but got 2D and 1D tensors"));
+  EXPECT_THAT(error_of([] { (void)dot(zeros({2}), zeros({2}, kDouble)); }),
+              HasSubstr("[dot] dot : expected both vectors to have same dtype, but found Float and Double"));
+  EXPECT_THAT(error_of([] { (void)dot(zeros({2}, kBool), zeros({2}, kBool)); }), HasSubstr("\"dot\" not implemented for 'Bool'"));
+  EXPECT_THAT(error_of([] { (void)mv(zeros({2, 3}), zeros({2})); }), HasSubstr("[mv] size mismatch, got input (2), mat (2x3), vec (2)"));
+  EXPECT_THAT(error_of([] { (void)addmv(zeros({1, 2}), zeros({2, 3}), zeros({3})); }),
+              HasSubstr("[addmv] vector + matrix @ vector expected, got 2, 2, 1"));
+  EXPECT_THAT(error_of([] { (void)outer(zeros({2, 2}), zeros({2})); }), HasSubstr("outer: Expected 1-D argument self, but got 2-D"));
+  EXPECT_THAT(error_of([] { (void)addr(zeros({2, 3}, kLong), zeros({2}, kLong), zeros({3}, kLong), 1.5); }),
+              HasSubstr("For integral input tensors, argument beta must not be a floating point number."));
+  EXPECT_THAT(error_of([] { (void)tensordot(zeros({2, 3}), zeros({3, 5}), -1); }),
+              HasSubstr("[tensordot] tensordot expects dims >= 0, but got dims=-1"));
+  EXPECT_THAT(error_of([] { (void)tensordot(zeros({3, 3}), zeros({3, 3}), {0, 0}, {0, 1}); }),
+              HasSubstr("dim 0 appears multiple times in the list of dims"));
+  EXPECT_THAT(error_of([] { (void)tensordot(zeros({2, 3}), zeros({4, 5}), 1); }),
+              HasSubstr("contracted dimensions need to match, but first has size 3 in dim -1 and second has size 4 in dim 0"));
+}
+
+TEST(LibraryFunctions, ProductsByHand) {
+  const Tensor a = make<float>({1, 2, 3}), b = make<float>({4, 5, 6});
+  EXPECT_EQ(dot(a, b).item<float>(), 32.0f);
+  EXPECT_EQ(a.dot(b).dim(), 0);
+  const Tensor m = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(values<float>(mv(m, a)), (Floats{14, 32}));
+  EXPECT_EQ(values<float>(addmv(make<float>({1, 1}), m, a, 2, 0.5)), (Floats{9, 18}));
+  EXPECT_EQ(values<float>(outer(make<float>({1, 2}), b)), (Floats{4, 5, 6, 8, 10, 12}));
+  // A size-1 contracted dim against a larger one sums the larger (PyTorch's tensordot).
+  EXPECT_EQ(values<float>(tensordot(make<float>({2}, {1}), make<float>({1, 2, 3}, {3}), {0}, {0})), (Floats{12}));
+  EXPECT_EQ(values<float>(kron(make<float>({1, 2}), make<float>({1, 10}))), (Floats{1, 10, 2, 20}));
+  // addr on bool: beta and alpha are truth values and + is `or`.
+  const Tensor t = make<bool>({true, false}), f = make<bool>({false, false});
+  EXPECT_EQ(values<bool>(addr(zeros({2, 2}, kBool), t, t)), (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(values<bool>(addr(ones({2, 2}, kBool), f, f, 0)), (std::vector<bool>{false, false, false, false}));
+}
+
+TEST(LibraryFunctions, ATraceRecordsOnlyExistingOps) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return add(dot(a, b), linalg_vector_norm(a)); });
+  const Tensor a = make<float>({3, 4}), b = make<float>({1, 1});
+  EXPECT_FLOAT_EQ(f(a, b).item<float>(), 12.0f);
+  const std::string graph = f.explain(a, b);
+  EXPECT_THAT(graph, HasSubstr("= mm("));
+  EXPECT_EQ(graph.find("= dot("), std::string::npos);
+  EXPECT_EQ(graph.find("= linalg_vector_norm("), std::string::npos);
+}
+
+TEST(LibraryFunctions, NormsAndTheirGradientAtZero) {
+  const Tensor v = make<float>({3, -4, 0});
+  EXPECT_FLOAT_EQ(linalg_vector_norm(v).item<float>(), 5.0f);
+  EXPECT_FLOAT_EQ(linalg_vector_norm(v, 1).item<float>(), 7.0f);
+  EXPECT_FLOAT_EQ(linalg_vector_norm(v, INFINITY).item<float>(), 4.0f);
+  EXPECT_FLOAT_EQ(linalg_vector_norm(v, 0).item<float>(), 2.0f);
+  EXPECT_NEAR(linalg_vector_norm(make<float>({3, -4}), -1).item<float>(), 12.0 / 7.0, 1e-6);
+  EXPECT_FLOAT_EQ(v.norm().item<float>(), 5.0f);
+  EXPECT_THAT(error_of([] { (void)linalg_vector_norm(zeros({0}), -1); }),
+              HasSubstr("linalg.vector_norm cannot compute the -1 norm on an empty tensor because the operation does not have an identity"));
+  EXPECT_THAT(error_of([] { (void)linalg_vector_norm(arange(3)); }),
+              HasSubstr("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"));
+  EXPECT_THAT(error_of([] { (void)linalg_vector_norm(zeros({2}), 2, {}, false, kHalf); }),
+              HasSubstr("should be convertible without narrowing to the specified dtype (Half)"));
+  // PyTorch's gradient of a zero norm is 0 (torch 2.15: linalg.vector_norm of zeros(3), ord 2, 3
+  // and inf); sqrt and pow would give 0/0 there.
+  for (double p : {2.0, 3.0, 0.5, 1.0, static_cast<double>(INFINITY)}) {
+    SCOPED_TRACE(p);
+    const Tensor x = zeros({3}).requires_grad_();
+    linalg_vector_norm(x, p).backward();
+    EXPECT_EQ(values<float>(x.grad()), (Floats{0, 0, 0}));
+  }
+  // ord inf shares the gradient between the tied extremes; ord 0.5 gives 0 at a zero element.
+  const Tensor tie = make<float>({1, -3, 3}).requires_grad_();
+  linalg_vector_norm(tie, INFINITY).backward();
+  EXPECT_EQ(values<float>(tie.grad()), (Floats{0, -0.5, 0.5}));
+  const Tensor half = make<float>({0, -3, 3}).requires_grad_();
+  linalg_vector_norm(half, 0.5).backward();
+  const Floats g = values<float>(half.grad());  // torch 2.15: [0, -2, 2]
+  EXPECT_EQ(g[0], 0.0f);
+  EXPECT_NEAR(g[1], -2.0, 1e-5);
+  EXPECT_NEAR(g[2], 2.0, 1e-5);
+}
+
+TEST(LibraryFunctions, DistancesAsPyTorchComputesThem) {
+  // Each operand is divided by its norm clamped at eps: tiny vectors (1e-9 each) give 0.01.
+  EXPECT_NEAR(cosine_similarity(make<float>({1e-9f, 0}, {1, 2}), make<float>({1e-9f, 0}, {1, 2})).item<float>(), 0.01, 1e-6);
+  // A zero operand: the gradient of the other is 0, its own is the other's direction / eps
+  // (torch 2.15: [6e7, 8e7] for [3, 4] against [0, 0]).
+  const Tensor a = make<float>({3, 4}, {1, 2}).requires_grad_(), b = zeros({1, 2}).requires_grad_();
+  cosine_similarity(a, b).sum().backward();
+  EXPECT_EQ(values<float>(a.grad()), (Floats{0, 0}));
+  EXPECT_NEAR(b.grad().to_vector<float>()[0], 6e7, 10);
+  EXPECT_NEAR(b.grad().to_vector<float>()[1], 8e7, 10);
+  EXPECT_THAT(error_of([] { (void)cosine_similarity(ones({2, 3}, kLong), ones({2, 3}, kLong)); }),
+              HasSubstr("expected common dtype to be floating point, yet common dtype is Long"));
+  EXPECT_EQ(pairwise_distance(ones({2, 3}, kLong), zeros({2, 3}, kLong)).dtype(), kFloat);
+  EXPECT_EQ(pairwise_distance(ones({2, 3}), zeros({2, 3}), 2, 1e-6, true).sizes().vec(), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(LibraryFunctions, PointwiseAtTheirSpecialPoints) {
+  const Tensor x = make<float>({0, 0, 2}), y = make<float>({0, NAN, 1});
+  const std::vector<float> r = xlogy(x, y).to_vector<float>();
+  EXPECT_EQ(r[0], 0.0f);  // 0 * log(0) is 0
+  EXPECT_TRUE(std::isnan(r[1]));  // NaN y gives NaN, even where x is 0
+  EXPECT_EQ(r[2], 0.0f);
+  // The gradient of the branch a where drops is 0: sinc at 0 and xlogy at x = 0, y = 0.
+  const Tensor s = zeros({1}).requires_grad_();
+  sinc(s).backward(ones({1}));
+  EXPECT_EQ(values<float>(s.grad()), (Floats{0}));
+  const Tensor xs = zeros({1}).requires_grad_(), ys = zeros({1}).requires_grad_();
+  xlogy(xs, ys).backward(ones({1}));
+  EXPECT_EQ(values<float>(xs.grad()), (Floats{0}));  // torch: xlogy(x != 0, y) = 0
+  EXPECT_EQ(values<float>(logaddexp(make<float>({INFINITY, -INFINITY}), make<float>({INFINITY, -INFINITY}))),
+            (Floats{INFINITY, -INFINITY}));
+  EXPECT_THAT(error_of([] { (void)logaddexp(arange(2), arange(2)); }), HasSubstr("\"logaddexp_cpu\" not implemented for 'Long'"));
+  EXPECT_THAT(error_of([] { (void)heaviside(zeros({2}), zeros({2}, kDouble)); }),
+              HasSubstr("heaviside is not yet implemented for tensors with different dtypes."));
+  EXPECT_EQ(values<bool>(isclose(make<float>({1, INFINITY, NAN}), make<float>({1.000001f, INFINITY, NAN}))),
+            (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(float_power(arange(3), 2).dtype(), kDouble);
+  EXPECT_EQ(deg2rad(arange(2)).dtype(), kFloat);
+}
+
+TEST(LibraryFunctions, ReductionsCountsAndPairs) {
+  const Tensor x = make<float>({1, NAN, -2, NAN}, {2, 2});
+  EXPECT_EQ(values<float>(nansum(x, {1})), (Floats{1, -2}));
+  const Floats means = values<float>(nanmean(x, {0}));
+  EXPECT_EQ(means[0], -0.5f);
+  EXPECT_TRUE(std::isnan(means[1]));  // no element that is not NaN: 0 / 0
+  EXPECT_EQ(count_nonzero(make<float>({0, 1, 0, 2})).item<int64_t>(), 2);
+  auto [lo, hi] = aminmax(make<float>({3, -1, 2}));
+  EXPECT_EQ(lo.item<float>(), -1.0f);
+  EXPECT_EQ(hi.item<float>(), 3.0f);
+  EXPECT_THAT(error_of([] { (void)aminmax(zeros({0})); }),
+              HasSubstr("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."));
+  auto [v, m] = var_mean(make<float>({1, 2, 3, 4}));
+  EXPECT_NEAR(v.item<float>(), 5.0 / 3.0, 1e-6);
+  EXPECT_EQ(m.item<float>(), 2.5f);
+  EXPECT_THAT(error_of([] { (void)nanmean(arange(2)); }),
+              HasSubstr("nanmean(): expected input to have floating point or complex dtype but got Long"));
+}
+
+TEST(LibraryFunctions, GridsAndSplits) {
+  EXPECT_EQ(values<float>(diag(make<float>({1, 2}), 1)), (Floats{0, 1, 0, 0, 0, 2, 0, 0, 0}));
+  EXPECT_EQ(values<float>(diag(make<float>({1, 2, 3, 4, 5, 6}, {2, 3}), -1)), (Floats{4}));
+  EXPECT_THAT(error_of([] { (void)diag_embed(zeros({2, 3}), 0, 1, 1); }), HasSubstr("diagonal dimensions cannot be identical 1, 1"));
+  const Tensor m = make<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  EXPECT_EQ(values<float>(rot90(m, -1)), (Floats{3, 0, 4, 1, 5, 2}));
+  EXPECT_EQ(values<float>(rot90(m, 5, {1, 0})), (Floats{3, 0, 4, 1, 5, 2}));
+  EXPECT_THAT(error_of([&] { (void)rot90(m, 1, {0, -2}); }),
+              HasSubstr("expected rotation dims to be different, but got dim0 = 0 and dim1 = -2"));
+  const std::vector<Tensor> xy = meshgrid({zeros({2}), zeros({3}), zeros({4})}, "xy");
+  for (const Tensor& g : xy) EXPECT_EQ(g.sizes().vec(), (std::vector<int64_t>{3, 2, 4}));
+  EXPECT_THAT(error_of([] { (void)meshgrid({zeros({2})}, "xz"); }),
+              HasSubstr("indexing must be one of \"xy\" or \"ij\", but received: xz"));
+  std::vector<int64_t> sizes;
+  for (const Tensor& p : tensor_split(arange(7), {1, 5, 3, 9})) sizes.push_back(p.numel());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{1, 4, 0, 4, 0}));  // torch 2.15
+  sizes.clear();
+  for (const Tensor& p : arange(7).tensor_split(3)) sizes.push_back(p.numel());
+  EXPECT_EQ(sizes, (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(movedim(zeros({2, 3, 4}), {0, 1}, {2, 0}).sizes().vec(), (std::vector<int64_t>{3, 4, 2}));
+  EXPECT_THAT(error_of([] { (void)movedim(zeros({2, 3, 4}), {0, 0}, {1, 2}); }), HasSubstr("movedim: repeated dim in `source` ([0, 0])"));
+  EXPECT_EQ(values<float>(pixel_shuffle(arange(8, kFloat).reshape({1, 4, 1, 2}), 2)), (Floats{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_THAT(error_of([] { (void)pixel_unshuffle(zeros({1, 1, 2, 3}), 2); }),
+              HasSubstr("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=3 is not divisible by 2"));
+}
+
+TEST(LibraryMethods, InPlaceAndNewTensors) {
+  Tensor x = make<float>({-1, 4});
+  x.relu_().sqrt_();
+  EXPECT_EQ(values<float>(x), (Floats{0, 2}));
+  x.clamp_(0.5, 1.5).pow_(2);
+  EXPECT_EQ(values<float>(x), (Floats{0.25, 2.25}));
+  x.masked_fill_(make<bool>({true, false}), 7);
+  EXPECT_EQ(values<float>(x), (Floats{7, 2.25}));
+  Tensor i = arange(3);
+  EXPECT_THAT(error_of([&] { i.sqrt_(); }), HasSubstr("result type Float can't be cast to the desired output type Long"));
+  const Tensor h = zeros({2}, kHalf);
+  EXPECT_EQ(h.new_zeros({3}).dtype(), kHalf);
+  EXPECT_EQ(h.new_full({2, 2}, 1.5, kDouble).dtype(), kDouble);
+  EXPECT_EQ(h.new_ones({1}).item<float>(), 1.0f);
+  EXPECT_EQ(arange(3).type_as(h).dtype(), kHalf);
+  EXPECT_EQ(values<float>(make<float>({1, 2}).where(make<bool>({true, false}), 0)), (Floats{1, 0}));
+  auto [values_sorted, order] = make<float>({3, 1, 2}).sort();
+  EXPECT_EQ(order.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(std::get<1>(make<float>({3, 1, 2}).max(0)).item<int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace kiln
