@@ -97,7 +97,11 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  // PyTorch converts the value only when there is an element to write.
+  // PyTorch converts the value after checking the dim, the index and the shapes, and only when
+  // there is an element to write.
+  const int64_t d = normalize_dim("scatter", dim, self.dim());
+  check_index_dtype_32_64("scatter", index);
+  scatter_gather_shape_check("scatter", self, d, index, nullptr);
   if (sym_numel(index).maybe_const() != 0) check_scalar_fits("scatter", value, self.dtype());
   Tensor src = wrapped_number(value, self.dtype(), self.device());
   if (index.dim() > 0) src = src.expand(index.sizes());

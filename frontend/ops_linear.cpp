@@ -108,7 +108,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return dispatch1(OpKind::matmul, {a, b});
 }
 
+// addmm's meta function checks the dtypes first: self against mat2, then mat1 against mat2.
+static void check_addmm_dtypes(std::string_view op, const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
+  if (self.dtype() != mat2.dtype())
+    fail(op, "self and mat2 must have the same dtype, but got {} and {}", c10_type_name(self.dtype()), c10_type_name(mat2.dtype()));
+  if (mat1.dtype() != mat2.dtype())
+    fail(op, "mat1 and mat2 must have the same dtype, but got {} and {}", c10_type_name(mat1.dtype()), c10_type_name(mat2.dtype()));
+}
+
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  check_addmm_dtypes("addmm", self, mat1, mat2);
   check_mm("addmm", mat1, mat2);
   return add_product(OpKind::addmm, "addmm", self, mat1, mat2, beta, alpha);
 }
@@ -116,6 +125,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 Tensor addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, std::string_view activation) {
   if (activation != "none" && activation != "relu" && activation != "gelu_tanh")
     fail("addmm_activation", "activation must be 'none', 'relu' or 'gelu_tanh', got '{}'", activation);
+  check_addmm_dtypes("addmm_activation", self, mat1, mat2);
   check_mm("addmm_activation", mat1, mat2);
   if (!is_floating_point(mat1.dtype()))
     fail("addmm_activation", "expected floating-point operands, got {}", c10_type_name(mat1.dtype()));
@@ -125,6 +135,9 @@ Tensor addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& ma
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
   check_bmm("baddbmm", batch1, batch2);
+  if (self.dtype() != batch1.dtype())
+    fail("baddbmm", "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}", cpp_type_name(self.dtype()),
+         cpp_type_name(batch1.dtype()), cpp_type_name(batch2.dtype()));
   return add_product(OpKind::baddbmm, "baddbmm", self, batch1, batch2, beta, alpha);
 }
 

@@ -2,9 +2,10 @@
 // (frontend/ops_linear.h), which record a vector norm and pointwise ops.
 //
 // As PyTorch 2.15 computes them (measured): cosine_similarity divides each operand by its
-// 2-norm along dim, clamped below at eps, and sums their product along dim, in the operands'
-// common floating dtype after broadcasting; pairwise_distance is the p-norm of x1 - x2 + eps
-// along the last dim of the broadcast result.
+// 2-norm along dim, clamped below at eps (the gradient passing through the unclamped norm), and
+// sums their product along dim after broadcasting (integer operands in the common floating
+// dtype); pairwise_distance is the p-norm of x1 - x2 + eps along the last dim of the broadcast
+// result.
 #include "frontend/ops_linear.h"
 
 #include "base/error.h"
@@ -24,9 +25,15 @@ Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double
     fail(op, "expected common dtype to be floating point, yet common dtype is {}", c10_type_name(dt));
   const std::vector<ir::Expr> shape = sym_broadcast_shapes(op, sym_sizes(x1), sym_sizes(x2));
   const int64_t d = normalize_dim(op, dim, static_cast<int64_t>(shape.size()));
-  const Tensor a = sym_expand(x1.to(dt), shape), b = sym_expand(x2.to(dt), shape);
-  auto unit = [&](const Tensor& x) { return div(x, clamp_min(linalg_vector_norm(x, 2, {d}, true), eps)); };
-  return sum(mul(unit(a), unit(b)), {d});
+  // Only integer and bool operands convert: an f16 operand's norm and quotient stay in f16.
+  auto operand = [&](const Tensor& x) { return sym_expand(is_floating_point(x.dtype()) ? x : x.to(dt), shape); };
+  // The norm clamped at eps, the clamp outside autograd as ATen's in-place clamp under no_grad:
+  // the value is max(norm, eps), the gradient the norm's own.
+  auto unit = [&](const Tensor& x) {
+    const Tensor n = linalg_vector_norm(x, 2, {d}, true);
+    return div(x, add(n, sub(clamp_min(n, eps), n).detach()));
+  };
+  return sum(mul(unit(operand(x1)), unit(operand(x2))), {d});
 }
 
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {

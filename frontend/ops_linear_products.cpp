@@ -17,7 +17,9 @@
 #include "frontend/promotion.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <numeric>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,7 @@ void check_dot(std::string_view op, const Tensor& a, const Tensor& b) {
     fail(op, "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got "
              "{} and {} elements respectively",
          a.size(0), b.size(0), a.size(0), b.size(0));
-  if (a.dtype() == ScalarType::Bool) fail(op, "\"{}\" not implemented for 'Bool'", op);
+  if (a.dtype() == ScalarType::Bool) fail(op, "\"dot\" not implemented for 'Bool'");  // vdot's too
 }
 
 // mv and addmv: self (the addend; mv's is the vector's dtype) of at most one dim, a matrix and a
@@ -61,16 +63,18 @@ void check_vector(std::string_view op, const char* name, const Tensor& v) {
   if (v.dim() != 1) fail(op, "{}: Expected 1-D argument {}, but got {}-D", op, name, v.dim());
 }
 
-// The dims of `t` (normalized), each at most once.
+// The dims of `t`, normalized.
 std::vector<int64_t> contracted_dims(std::string_view op, const Tensor& t, IntArrayRef dims) {
   std::vector<int64_t> out;
-  for (int64_t d : dims) {
-    const int64_t n = normalize_dim(op, d, t.dim());
-    if (std::find(out.begin(), out.end(), n) != out.end())
-      fail(op, "dim {} appears multiple times in the list of dims", n);
-    out.push_back(n);
-  }
+  for (int64_t d : dims) out.push_back(normalize_dim(op, d, t.dim()));
   return out;
+}
+
+// Each dim at most once (checked after the sizes, as PyTorch does).
+void check_distinct(std::string_view op, const std::vector<int64_t>& dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (std::find(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(i), dims[i]) != dims.begin() + static_cast<std::ptrdiff_t>(i))
+      fail(op, "dim {} appears multiple times in the list of dims", dims[i]);
 }
 
 }  // namespace
@@ -86,6 +90,8 @@ Tensor vdot(const Tensor& self, const Tensor& other) {
 }
 
 Tensor mv(const Tensor& self, const Tensor& vec) {
+  // PyTorch sizes the result from self.size(0) before its checks.
+  if (self.dim() == 0) fail("mv", "Dimension specified as 0 but tensor has no dimensions");
   check_mv("mv", nullptr, self, vec);
   return mm(self, vec.unsqueeze(1)).squeeze(1);
 }
@@ -110,15 +116,14 @@ Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Sc
   check_vector("addr", "vec1", vec1);
   check_vector("addr", "vec2", vec2);
   const ScalarType dt = result_type({self, vec1, vec2});
-  if (dt == ScalarType::Bool) {
-    if (beta.is_floating_point() || alpha.is_floating_point())
-      fail("addr", "Boolean {} only supported for Boolean results.", beta.is_floating_point() ? "beta" : "alpha");
-  } else if (!is_floating_point(dt)) {
-    if (beta.is_floating_point()) fail("addr", "For integral input tensors, argument beta must not be a floating point number.");
-    if (alpha.is_floating_point()) fail("addr", "For integral input tensors, argument alpha must not be a floating point number.");
+  const Tensor addend = self.to(dt).expand({vec1.size(0), vec2.size(0)});
+  // ATen's check of each scalar against the result's dtype, beta first.
+  for (const auto& [value, name] : {std::pair<const Scalar&, const char*>{beta, "beta"}, {alpha, "alpha"}}) {
+    if (value.is_bool() && dt != ScalarType::Bool) fail("addr", "Boolean {} only supported for Boolean results.", name);
+    if (!is_floating_point(dt) && value.is_floating_point())
+      fail("addr", "For integral input tensors, argument {} must not be a floating point number.", name);
   }
   const Tensor product = outer(vec1.to(dt), vec2.to(dt));
-  const Tensor addend = self.to(dt).expand({vec1.size(0), vec2.size(0)});
   if (dt == ScalarType::Bool) {
     const Tensor scaled = alpha.to_double() != 0 ? product : zeros_like(product);
     return beta.to_double() != 0 ? logical_or(addend, scaled) : scaled;
@@ -142,9 +147,11 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
     if (sa != 1 && sb != 1)
       fail(op, "contracted dimensions need to match, but first has size {} in dim {} and second has size {} in dim {}",
            sa, dims_self[i], sb, dims_other[i]);
-    if (sa == 1) b = b.sum({cb[i]}, /*keepdim=*/true);
-    else a = a.sum({ca[i]}, /*keepdim=*/true);
+    if (sa == 1) b = b.sum({cb[i]}, /*keepdim=*/true, b.dtype());  // in the operand's dtype, as ATen sums
+    else a = a.sum({ca[i]}, /*keepdim=*/true, a.dtype());
   }
+  check_distinct(op, ca);
+  check_distinct(op, cb);
   std::vector<int64_t> perm_a, perm_b, out_sizes;
   int64_t free_a = 1, free_b = 1, inner = 1;
   for (int64_t d = 0; d < a.dim(); ++d)

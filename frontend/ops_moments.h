@@ -42,5 +42,14 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& self, IntArrayRef dims = {},
                                     const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& self, IntArrayRef dims = {},
                                     const std::optional<Scalar>& correction = std::nullopt, bool keepdim = false);
+// Over every dim with Bessel's correction or without: exactly `bool`, as var(self, unbiased).
+template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, Bool unbiased) {
+  return var_mean(self, IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+}
+template <typename Bool, std::enable_if_t<std::is_same_v<Bool, bool>, int> = 0>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, Bool unbiased) {
+  return std_mean(self, IntArrayRef{}, Scalar(int64_t{unbiased ? 1 : 0}));
+}
 
 }  // namespace kiln

@@ -15,6 +15,10 @@ Tensor nanmean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional
   if (!is_floating_point(self.dtype()))
     fail("nanmean", "nanmean(): expected input to have floating point or complex dtype but got {}",
          c10_type_name(self.dtype()));
+  if (dtype && !is_floating_point(*dtype))
+    fail("nanmean", "nanmean(): could not infer output dtype. Optional dtype must be either a floating point or complex "
+                    "dtype. Got: {}",
+         c10_type_name(*dtype));
   const Tensor count = sum(logical_not(isnan(self)), dims, keepdim);
   return div(nansum(self, dims, keepdim, dtype), count);
 }

@@ -46,27 +46,35 @@ Tensor log_add_exp(std::string_view op, const Tensor& self, const Tensor& other,
 Tensor logaddexp(const Tensor& self, const Tensor& other) { return log_add_exp("logaddexp", self, other, false); }
 Tensor logaddexp2(const Tensor& self, const Tensor& other) { return log_add_exp("logaddexp2", self, other, true); }
 
-// x * log(y), 0 where x is 0, NaN where y is NaN (as at::xlogy).
+// x * log(y), 0 where x is 0, NaN where y is NaN (as at::xlogy). The gradient is PyTorch's:
+// log(y) for x, also where x is 0, except where y <= 0 as well (0 there); x / y for y, which is 0
+// where x is 0 and y <= 0 (torch's is 0 / 0 at y = 0).
 Tensor xlogy(const Tensor& self, const Tensor& other) {
   const ScalarType dt = float_result(result_type(self, other));
   const Tensor x = self.to(opmath(dt)), y = other.to(opmath(dt));
-  const Tensor zero = eq(x, 0);
-  const Tensor safe_y = where(zero, 1.0, y);
-  const Tensor product = where(zero, 0.0, mul(x, log(safe_y)));
+  const Tensor dropped = logical_and(eq(x, 0), le(y, 0));
+  const Tensor product = where(dropped, 0.0, mul(x, log(where(dropped, 1.0, y))));
   return where(isnan(y), NAN, product).to(dt);
 }
+// A number operand takes the result's floating dtype (an integer tensor's 1000 or -1 is not
+// converted to the tensor's dtype first).
 Tensor xlogy(const Scalar& self, const Tensor& other) {
-  return xlogy(scalar_tensor(self, TensorOptions(result_type(self, other)).device(other.device())), other);
+  const ScalarType dt = float_result(result_type(self, other));
+  return xlogy(scalar_tensor(self, TensorOptions(dt).device(other.device())), other);
 }
 Tensor xlogy(const Tensor& self, const Scalar& other) {
-  return xlogy(self, scalar_tensor(other, TensorOptions(result_type(self, other)).device(self.device())));
+  const ScalarType dt = float_result(result_type(self, other));
+  return xlogy(self, scalar_tensor(other, TensorOptions(dt).device(self.device())));
 }
 
 // log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
 Tensor logit(const Tensor& self, std::optional<double> eps) {
   const ScalarType dt = float_result(self.dtype());
   Tensor x = self.to(opmath(dt));
-  if (eps) x = clamp(x, Scalar(*eps), Scalar(1.0 - *eps));
+  if (eps) {  // as ATen: below lo gives lo, else above hi gives hi (lo wins when eps > 0.5)
+    const double lo = *eps, hi = 1.0 - *eps;
+    x = where(lt(x, lo), lo, where(gt(x, hi), hi, x));
+  }
   return log(div(x, rsub(x, 1))).to(dt);
 }
 
@@ -108,7 +116,7 @@ Tensor float_power(const Scalar& self, const Tensor& exponent) {
 }
 
 // |self - other| <= atol + |rtol * other| elementwise, or equal (torch.isclose, step by step:
-// the error in self's dtype, bool as the default float dtype); a NaN or infinite error is not
+// the error in self's dtype, integers and bool in the default float dtype); a NaN or infinite error is not
 // close; NaN is close to NaN only with equal_nan; zero tolerances compare for equality.
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
   if (self.dtype() != other.dtype())
@@ -118,7 +126,7 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
   Tensor close = eq(self, other);
   if (equal_nan && is_floating_point(self.dtype())) close = logical_or(close, logical_and(isnan(self), isnan(other)));
   if (rtol == 0 && atol == 0) return close;
-  const ScalarType dt = self.dtype() == ScalarType::Bool ? get_default_dtype() : self.dtype();
+  const ScalarType dt = is_floating_point(self.dtype()) ? self.dtype() : get_default_dtype();
   const Tensor a = self.to(dt), b = other.to(dt);
   const Tensor allowed = add(abs(mul(b, rtol)), atol), actual = abs(sub(a, b));
   return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));

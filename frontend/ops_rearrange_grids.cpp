@@ -2,7 +2,8 @@
 // (frontend/ops.h): diag, diag_embed, rot90, meshgrid, pixel_shuffle and pixel_unshuffle. Each
 // records views, pads, flips and a select: nothing new to lower or differentiate.
 //
-// Checks, their order and wording are PyTorch 2.15's (measured).
+// Checks, their order and wording are PyTorch 2.15's (measured). Sizes are read as integers (a
+// symbolic size is pinned by a guard).
 //   diag_embed  the last dim of self on the offset diagonal of a new pair of dims (dim1, dim2),
 //               n = size + |offset| each: a [n, n] mask picks x[i] (offset >= 0) or x[j];
 //   rot90       k quarter turns from dims[0] towards dims[1]: flip, then transpose;
@@ -66,13 +67,14 @@ Tensor rot90(const Tensor& self, int64_t k, IntArrayRef dims) {
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing) {
   constexpr std::string_view op = "meshgrid";
   if (tensors.empty()) fail(op, "meshgrid expects a non-empty TensorList");
-  for (const Tensor& t : tensors) {
-    if (t.dim() > 1) fail(op, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {}D tensor", t.dim());
+  for (const Tensor& t : tensors) {  // PyTorch's order: dtypes and devices, the indexing, the ranks
     if (t.dtype() != tensors[0].dtype()) fail(op, "meshgrid expects all tensors to have the same dtype");
     if (t.device() != tensors[0].device()) fail(op, "meshgrid expects all tensors to have the same device");
   }
   if (indexing != "ij" && indexing != "xy")
     fail(op, "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {}", indexing);
+  for (const Tensor& t : tensors)
+    if (t.dim() > 1) fail(op, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {}D tensor", t.dim());
   // Cartesian indexing: the grid of the first two inputs swapped, its outputs swapped back.
   const bool swap = indexing == "xy" && tensors.size() >= 2;
   std::vector<Tensor> in = tensors;

@@ -28,10 +28,12 @@ std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> di
   std::vector<int64_t> dims;
   if (dim) dims.push_back(*dim);
   const std::vector<int64_t> reduced = reduce_dims("aminmax", self, dims);
-  bool empty = false;
-  for (int64_t d : reduced) empty = empty || ir::sym_eq(sym_size(self, d), ir::Expr(0));
-  if (empty || (!dim && ir::sym_eq(sym_numel(self), ir::Expr(0))))
+  if (dim) {
+    if (self.dim() > 0 && ir::sym_eq(sym_size(self, reduced.at(0)), ir::Expr(0)))
+      fail("aminmax", "aminmax: Expected reduction dim {} to have non-zero size.", reduced.at(0));
+  } else if (ir::sym_eq(sym_numel(self), ir::Expr(0))) {
     fail("aminmax", "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  }
   if (!dim && keepdim) {  // every dim, kept as 1s
     std::vector<int64_t> all(static_cast<size_t>(self.dim()));
     for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);

@@ -5,10 +5,11 @@
 //   ord 1     sum(|x|)               ord -inf  amin(|x|)       other   sum(|x|^ord)^(1/ord)
 //
 // Floating inputs only (an optional dtype converts first, never narrowing), f16 and bf16 computed
-// in f32 and rounded once, as PyTorch 2.15. The gradient is PyTorch's, 0 where the norm is 0
-// (and, for a positive ord, at a zero element): there the formulas' own derivatives are 0/0, so
-// the zero is replaced before the root and the power are taken (a `where` passes 0 back for the
-// branch it drops), and no NaN reaches the input. inf and -inf share their gradient among the
+// in f32 and rounded once, as PyTorch 2.15. The gradient is PyTorch's, 0 where the norm is 0,
+// at a zero element (a positive ord) and over a slice holding a zero (a negative ord, whose
+// norm is 0 there): the formulas' own derivatives are 0/0 or 0 * inf at those points, so each
+// zero is replaced before the root and the power are taken and the value chosen with `where`,
+// which passes 0 back for the branch it drops. inf and -inf share their gradient among the
 // elements at the extreme, as amax and amin do.
 #include "base/error.h"
 #include "frontend/ops.h"
@@ -57,13 +58,16 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
   }
   const double p = ord.to_double();
   const std::vector<int64_t> reduced = reduce_dims(op, self, dims);
-  if (p < 0 || std::isinf(p)) {  // no identity: an empty reduction has no value
-    bool empty = ir::sym_eq(sym_numel(self), ir::Expr(0)) && dims.empty();
-    for (int64_t d : reduced) empty = empty || (!dims.empty() && ir::sym_eq(sym_size(self, d), ir::Expr(0)));
-    if (empty)
+  if (p < 0 || std::isinf(p)) {  // no identity: an empty reduction has no value (PyTorch's words)
+    if (dims.empty() && ir::sym_eq(sym_numel(self), ir::Expr(0)))
       fail(op, "linalg.vector_norm cannot compute the {} norm on an empty tensor because the operation does not have an "
                "identity",
            ord_text(p));
+    for (int64_t d : dims.empty() ? std::vector<int64_t>{} : reduced)
+      if (ir::sym_eq(sym_size(self, d), ir::Expr(0)))
+        fail(op, "linalg.vector_norm cannot compute the {} norm on the dimension {}because this dimension is empty and "
+                 "the operation does not have an identity",
+             ord_text(p), d);
   }
   const ScalarType out = dtype.value_or(self.dtype());
   const ScalarType compute = out == ScalarType::Half || out == ScalarType::BFloat16 ? ScalarType::Float : out;
@@ -78,17 +82,14 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
   } else if (p == 1) {
     r = sum(a, dims, keepdim);
   } else {
-    // sum(|x|^p): a zero element adds 0 (p > 0; a negative p takes pow as it is: 0^p is inf).
-    Tensor powered;
-    if (p > 0) {
-      const auto [base, zero] = nonzero_or_one(a);
-      powered = where(zero, 0.0, p == 2 ? mul(base, base) : pow(base, p));
-    } else {
-      powered = pow(a, p);
-    }
+    // sum(|x|^p) ^ (1/p), the zeros replaced before pow. For p > 0 a zero element adds 0 and a
+    // zero sum gives 0; for p < 0 a zero element (0^p = inf) makes its slice's norm 0.
+    const auto [base, zero] = nonzero_or_one(a);
+    const Tensor powered = where(zero, 0.0, p == 2 ? mul(base, base) : pow(base, p));
     const Tensor total = sum(powered, dims, keepdim);
-    const auto [safe, zero] = nonzero_or_one(total);
-    r = where(zero, 0.0, p == 2 ? sqrt(safe) : pow(safe, 1.0 / p));
+    const auto [safe, total_zero] = nonzero_or_one(total);
+    r = p == 2 ? sqrt(safe) : pow(safe, 1.0 / p);
+    r = where(p > 0 ? total_zero : any(zero, dims, keepdim), 0.0, r);
   }
   return r.to(out);
 }

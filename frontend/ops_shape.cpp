@@ -105,9 +105,6 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   if (pad.size() % 2 != 0) fail("constant_pad_nd", "Length of pad must be even but instead it equals {}", pad.size());
-  // PyTorch writes (and converts) the value only where some pad is positive; otherwise it narrows.
-  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p > 0; }))
-    check_scalar_fits("constant_pad_nd", value, self.dtype());
   int64_t rank = self.dim();
   int64_t npad = static_cast<int64_t>(pad.size() / 2);
   if (npad > rank) {
@@ -132,6 +129,10 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
                               "padding {} and {}",
            d, hint_size(self, d), lo, hi);
   }
+  // PyTorch writes (and converts) the value last, and only where some pad is positive; otherwise
+  // it narrows.
+  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p > 0; }))
+    check_scalar_fits("constant_pad_nd", value, self.dtype());
   return dispatch1(OpKind::constant_pad, {self}, {pad.vec(), value});
 }
 

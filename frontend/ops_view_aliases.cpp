@@ -5,7 +5,8 @@
 // Checks and wording are PyTorch 2.15's (measured): movedim refuses a repeated dim and lists of
 // different lengths; tensor_split takes a section count (the first size % sections pieces one
 // longer) or split indices, each piece from one index to the next as a slice takes them
-// (negative from the end, clamped into the dim; [5:3] is empty).
+// (negative from the end, clamped into the dim; [5:3] is empty). Sizes are read as integers (a
+// symbolic size is pinned by a guard).
 #include "base/error.h"
 #include "frontend/ops_view.h"
 
@@ -26,16 +27,15 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
          shape_str(source), shape_str(destination));
   const int64_t n = self.dim();
   std::vector<int64_t> src, dst;
-  for (size_t i = 0; i < source.size(); ++i) {
-    src.push_back(normalize_dim(op, source[i], n));
-    dst.push_back(normalize_dim(op, destination[i], n));
-  }
+  for (int64_t d : source) src.push_back(normalize_dim(op, d, n));
+  for (int64_t d : destination) dst.push_back(normalize_dim(op, d, n));
   auto repeated = [](std::vector<int64_t> v) {
     std::sort(v.begin(), v.end());
     return std::adjacent_find(v.begin(), v.end()) != v.end();
   };
   if (repeated(src)) fail(op, "movedim: repeated dim in `source` ({})", shape_str(source));
   if (repeated(dst)) fail(op, "movedim: repeated dim in `destination` ({})", shape_str(destination));
+  if (n == 0) return alias(self);  // a 0-dim tensor: dim 0 (or -1) to itself
   // The moved dims take their destinations; the others fill the free places in their order.
   std::vector<int64_t> perm(static_cast<size_t>(n), -1);
   for (size_t i = 0; i < src.size(); ++i) perm[static_cast<size_t>(dst[i])] = src[i];
@@ -56,8 +56,8 @@ std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t d
   constexpr std::string_view op = "tensor_split";
   if (self.dim() == 0)
     fail(op, "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
-  if (sections <= 0) fail(op, "number of sections must be larger than 0, got {}", sections);
   const int64_t d = normalize_dim(op, dim, self.dim());
+  if (sections <= 0) fail(op, "number of sections must be larger than 0, got {}", sections);
   const int64_t size = self.size(d), base = size / sections, longer = size % sections;
   std::vector<Tensor> out;
   int64_t start = 0;

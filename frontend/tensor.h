@@ -268,7 +268,7 @@ class Tensor {
   Tensor nonzero() const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor index_add(int64_t d, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
-  Tensor type_as(const Tensor& other) const;  // to(other's dtype)
+  Tensor type_as(const Tensor& other) const;  // to(other's dtype and device)
   // New tensors with this one's dtype and device unless `opts` says otherwise.
   Tensor new_zeros(IntArrayRef size, TensorOptions opts = {}) const;
   Tensor new_ones(IntArrayRef size, TensorOptions opts = {}) const;

@@ -107,7 +107,7 @@ Tensor Tensor::masked_select(const Tensor& mask) const { return kiln::masked_sel
 Tensor Tensor::index_add(int64_t d, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return kiln::index_add(*this, d, index, source, alpha);
 }
-Tensor Tensor::type_as(const Tensor& other) const { return to(other.dtype()); }
+Tensor Tensor::type_as(const Tensor& other) const { return to(other.options()); }
 
 Tensor Tensor::new_zeros(IntArrayRef size, TensorOptions opts) const { return kiln::zeros(size, like(*this, opts)); }
 Tensor Tensor::new_ones(IntArrayRef size, TensorOptions opts) const { return kiln::ones(size, like(*this, opts)); }

@@ -188,6 +188,72 @@ TEST(LibraryFunctions, GridsAndSplits) {
               HasSubstr("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=3 is not divisible by 2"));
 }
 
+// The review of 2026-12-06 against torch 2.15: each value below is torch's.
+TEST(LibraryFunctions, ReviewedEdgesMatchPyTorch) {
+  // movedim with lists on a 0-dim tensor is the tensor (it wrote past an empty permutation).
+  EXPECT_EQ(movedim(scalar_tensor(1.0), {0}, {0}).item<float>(), 1.0f);
+  // var_mean(x, false) is over every dim without correction, not over dim 0.
+  auto [v, m] = var_mean(make<float>({1, 2, 3, 4}, {2, 2}), false);
+  EXPECT_EQ(v.dim(), 0);
+  EXPECT_FLOAT_EQ(v.item<float>(), 1.25f);
+  EXPECT_FLOAT_EQ(std::get<0>(std_mean(make<float>({1, 3}), true)).item<float>(), std::sqrt(2.0f));
+  // xlogy: x's gradient is log(y) where x is 0 too, unless y <= 0; a number operand takes the
+  // result's floating dtype.
+  const Tensor x = make<float>({0, 0, 1}).requires_grad_(), y = make<float>({2, 0, 3});
+  xlogy(x, y).sum().backward();
+  const Floats gx = values<float>(x.grad());
+  EXPECT_NEAR(gx[0], std::log(2.0), 1e-6);
+  EXPECT_EQ(gx[1], 0.0f);
+  EXPECT_NEAR(gx[2], std::log(3.0), 1e-6);
+  EXPECT_NEAR(xlogy(full({2}, 2, kChar), 1000).to_vector<float>()[0], 13.8155, 1e-3);
+  EXPECT_TRUE(std::isnan(xlogy(full({2}, 2, kByte), -1).to_vector<float>()[0]));
+  EXPECT_NEAR(xlogy(-1, full({2}, 2, kByte)).to_vector<float>()[0], -0.6931, 1e-4);
+  // addr: ATen's checks of beta and alpha against the result's dtype.
+  EXPECT_THAT(error_of([] { (void)addr(zeros({2, 2}), ones({2}), ones({2}), true); }),
+              HasSubstr("Boolean beta only supported for Boolean results."));
+  EXPECT_THAT(error_of([] { (void)addr(zeros({2, 2}, kLong), ones({2}, kLong), ones({2}, kLong), 1, true); }),
+              HasSubstr("Boolean alpha only supported for Boolean results."));
+  EXPECT_THAT(error_of([] { (void)addr(zeros({2, 2}, kBool), ones({2}, kBool), ones({2}, kBool), 0.5); }),
+              HasSubstr("For integral input tensors, argument beta must not be a floating point number."));
+  EXPECT_EQ(values<bool>(addr(zeros({2, 2}, kBool), ones({2}, kBool), ones({2}, kBool), true, true)),
+            (std::vector<bool>{true, true, true, true}));
+  // tensordot sums a dim contracted against size 1 in the operand's own dtype.
+  const Tensor t = tensordot(ones({2, 3}, kInt), ones({1, 4}, kInt), {1}, {0});
+  EXPECT_EQ(t.dtype(), kInt);
+  EXPECT_EQ(t.to_vector<int64_t>(), std::vector<int64_t>(8, 3));
+  // isclose compares integers in the default float dtype (uint8 0 - 1 does not wrap).
+  EXPECT_TRUE(isclose(zeros({1}, kByte), ones({1}, kByte), 1e-5, 2).item<bool>());
+  // A negative ord: a zero element makes the norm 0 and the gradient 0.
+  const Tensor z = make<float>({0, 1, 2}).requires_grad_();
+  EXPECT_EQ(linalg_vector_norm(z, -1).item<float>(), 0.0f);
+  linalg_vector_norm(z, -1).backward();
+  EXPECT_EQ(values<float>(z.grad()), (Floats{0, 0, 0}));
+  const Tensor w = make<float>({0.5, 1, 2}).requires_grad_();
+  linalg_vector_norm(w, -1).backward();
+  EXPECT_NEAR(w.grad().to_vector<float>()[0], 0.3265, 1e-4);
+  EXPECT_THAT(error_of([] { (void)linalg_vector_norm(zeros({2, 0}), -1, {1}); }),
+              HasSubstr("cannot compute the -1 norm on the dimension 1because this dimension is empty"));
+  // cosine_similarity's clamp is outside autograd: the gradient is the unclamped norm's.
+  const Tensor a = make<float>({1e-9f, 0, 0}, {1, 3}).requires_grad_(), b = make<float>({1, 2, 3}, {1, 3});
+  cosine_similarity(a, b).sum().backward();
+  const Floats ga = values<float>(a.grad());
+  EXPECT_NEAR(ga[0], 24053512, 30);
+  EXPECT_NEAR(ga[1], 53452248, 60);
+  EXPECT_NEAR(ga[2], 80178368, 90);
+  // logit's clamp: below lo gives lo first (eps 0.6: lo 0.6 > hi 0.4).
+  EXPECT_NEAR(logit(make<float>({0.3}), 0.6).item<float>(), 0.4055, 1e-4);
+  EXPECT_THAT(error_of([] { (void)nanmean(zeros({2}), {}, false, kLong); }),
+              HasSubstr("could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: Long"));
+  EXPECT_THAT(error_of([] { (void)aminmax(zeros({2, 0}), 1); }), HasSubstr("aminmax: Expected reduction dim 1 to have non-zero size."));
+  EXPECT_THAT(error_of([] { (void)mv(scalar_tensor(1.0), zeros({2})); }), HasSubstr("Dimension specified as 0 but tensor has no dimensions"));
+  EXPECT_THAT(error_of([] { (void)meshgrid({zeros({2, 2}), zeros({3}, kDouble)}); }), HasSubstr("meshgrid expects all tensors to have the same dtype"));
+  // The value is checked last: constant_pad_nd's pad length, scatter's index dtype come first.
+  EXPECT_THAT(error_of([] { (void)constant_pad_nd(zeros({3}, kHalf), {1, 1, 1, 1}, 1e10); }),
+              HasSubstr("Length of pad should be no more than twice the number of dimensions"));
+  EXPECT_THAT(error_of([] { (void)zeros({3}, kHalf).scatter(0, zeros({1}), 1e10); }),
+              HasSubstr("scatter(): Expected dtype int32/int64 for index"));
+}
+
 TEST(LibraryMethods, InPlaceAndNewTensors) {
   Tensor x = make<float>({-1, 4});
   x.relu_().sqrt_();

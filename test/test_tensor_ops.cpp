@@ -465,6 +465,18 @@ TEST(Matmul, MmAndBmm) {
   EXPECT_EQ(error_of([&] { (void)bmm(ba, zeros({3, 2, 2})); }),
             "[bmm] Expected size for first two dimensions of batch2 tensor to be: [2, 2] but got: [3, 2].");
   EXPECT_EQ(error_of([&] { (void)bmm(a, a); }), "[bmm] batch1 must be a 3D tensor");
+  // The rest of the matrix-product family's dtype and bool wording, torch 2.15's (CPU).
+  const Tensor f32 = zeros({2, 2}), f64 = zeros({2, 2}, kDouble), b32 = zeros({1, 2, 2}), b64 = zeros({1, 2, 2}, kDouble);
+  EXPECT_EQ(error_of([&] { (void)bmm(b64, b32); }), "[bmm] expected scalar type Double but found Float");
+  EXPECT_EQ(error_of([&] { (void)addmm(f32, f32, f64); }), "[addmm] self and mat2 must have the same dtype, but got Float and Double");
+  EXPECT_EQ(error_of([&] { (void)addmm(f64, f32, f64); }), "[addmm] mat1 and mat2 must have the same dtype, but got Float and Double");
+  EXPECT_EQ(error_of([&] { (void)baddbmm(b64, b32, b32); }),
+            "[baddbmm] Input dtypes must be the same, got: input double, batch1: float, batch2: float");
+  EXPECT_EQ(error_of([&] { (void)baddbmm(b32, b32, b64); }), "[baddbmm] expected scalar type Float but found Double");
+  const Tensor bools = zeros({1, 2, 2}, kBool);
+  EXPECT_EQ(error_of([&] { (void)bmm(bools, bools); }), "[bmm] \"bmm\" not implemented for 'Bool'");
+  EXPECT_EQ(error_of([&] { (void)baddbmm(bools, bools, bools); }), "[baddbmm] \"baddbmm\" not implemented for 'Bool'");
+  EXPECT_EQ(error_of([&] { (void)addmm(bools[0], bools[0], bools[0]); }), "[addmm] \"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
 TEST(Matmul, AllTorchMatmulCases) {

@@ -153,7 +153,9 @@ void add_linear(std::vector<OpEntry>& db) {
   db.push_back({"tensordot:lists", "linear",
                 two([](const Tensor& a, const Tensor& b) { return tensordot(a, b, {0, 2}, {1, 0}); }),
                 "torch.tensordot(a0, a1, dims=([0, 2], [1, 0]))",
-                {{seq({2, 3, 4}), seq({4, 2, 5}, kFloat, 1.0, -0.25)}, {seq({2, 3, 1}), seq({4, 2, 5})}}});
+                {{seq({2, 3, 4}), seq({4, 2, 5}, kFloat, 1.0, -0.25)},
+                 {seq({2, 3, 1}), seq({4, 2, 5})},
+                 {ints({2, 3, 1}).to(kInt), ints({4, 2, 5}).to(kInt)}}});  // int32, a size 1 against 4: summed in int32
   db.push_back({"kron", "linear", two([](const Tensor& a, const Tensor& b) { return kron(a, b); }), "torch.kron(a0, a1)",
                 {{seq({2, 3}), seq({2, 2})}, {seq({2, 3}), seq({3})}, {ints({2}), seq({2, 1, 2})}}});
 
@@ -246,6 +248,7 @@ void add_linear(std::vector<OpEntry>& db) {
                  {seq({2, 3}), seq({3}, kFloat, 0.25)},
                  {f32({0, 0, 0, 1, 2, 3}, {2, 3}), seq({2, 3})},
                  {seq({2, 3}, kDouble), ints({2, 3}, 1)},
+                 {seq({2, 3}, kHalf), seq({2, 3}, kFloat, 1.0, -0.5)},  // the f16 operand's norm stays f16
                  {ints({2, 3}), ints({2, 3}, 1)}}});  // raises: integers
   db.push_back({"cosine_similarity:dim", "linear",
                 one([](const std::vector<Tensor>& in) { return cosine_similarity(in[0], in[1], 0, 0.5); }),

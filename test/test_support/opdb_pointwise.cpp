@@ -62,13 +62,15 @@ void add_pointwise(std::vector<OpEntry>& db) {
   db.push_back({"xlogy", "pointwise", binary([](const Tensor& a, const Tensor& b) { return xlogy(a, b); }),
                 "torch.xlogy(a0, a1)",
                 {{seq({2, 3}), seq({2, 3}, kFloat, 0.25, 0.5)},
-                 {f32({0, 0, 1, 2, 0, -1}), f32({0, NAN, 0, 3, -1, 2})},
+                 {f32({0, 0, 1, 2, 0, -1, 0}), f32({0, NAN, 0, 3, -1, 2, 0.5})},  // x = 0, y > 0: x's gradient is log y
                  {ints({2, 3}), ints({3}, 0)},
                  {seq({3}, kHalf), seq({3}, kHalf, 0.5)}}});
   db.push_back({"logit", "pointwise", unary([](const Tensor& a) { return logit(a); }), "torch.logit(a0)",
                 {{seq({2, 3}, kFloat, 0.05, 0.15)}, {f32({0, 1, 0.5, -1, 2})}, {ints({3}, 0)}, {seq({4}, kBFloat16, 0.1, 0.2)}}});
   db.push_back({"logit:eps", "pointwise", unary([](const Tensor& a) { return logit(a, 0.1); }), "torch.logit(a0, eps=0.1)",
                 {{seq({2, 4}, kFloat, -0.5, 0.25)}, {seq({3}, kDouble, 0.05, 0.45)}}});
+  db.push_back({"logit:wide_eps", "pointwise", unary([](const Tensor& a) { return logit(a, 0.6); }), "torch.logit(a0, eps=0.6)",
+                {{seq({5}, kFloat, 0.1, 0.2)}}});  // lo 0.6 > hi 0.4: below lo gives lo
   db.push_back({"sinc", "pointwise", unary([](const Tensor& a) { return sinc(a); }), "torch.sinc(a0)",
                 {{seq({2, 3})}, {f32({0, 0.5, -1, 2.25, 1e-3})}, {ints({4})}, {seq({3, 2}, kDouble).t()}}});
   db.push_back({"deg2rad", "pointwise", unary([](const Tensor& a) { return deg2rad(a); }), "torch.deg2rad(a0)",
@@ -88,6 +90,7 @@ void add_pointwise(std::vector<OpEntry>& db) {
   const std::vector<Sample> close_samples = {
       {f32({1, 1, INFINITY, NAN, 0, 1e-9, -INFINITY}), f32({1.000001, 1.1, INFINITY, NAN, 1e-9, 0, INFINITY})},
       {ints({2, 3}), ints({3}, -2)},
+      {seq({3}, kByte, 0, 1), seq({3}, kByte, 1, 0)},  // integers compare in float: 0 - 1 does not wrap
       {seq({2}, kBool), seq({2}, kBool, 1.0)},
       {seq({3}), seq({3}, kDouble)}};  // raises: dtypes
   db.push_back({"isclose", "pointwise", binary([](const Tensor& a, const Tensor& b) { return isclose(a, b); }),
@@ -95,6 +98,8 @@ void add_pointwise(std::vector<OpEntry>& db) {
   db.push_back({"isclose:tolerances", "pointwise",
                 binary([](const Tensor& a, const Tensor& b) { return isclose(a, b, 0.1, 0.01, true); }),
                 "torch.isclose(a0, a1, rtol=0.1, atol=0.01, equal_nan=True)", {close_samples[0], close_samples[1]}});
+  db.push_back({"isclose:atol", "pointwise", binary([](const Tensor& a, const Tensor& b) { return isclose(a, b, 0, 2); }),
+                "torch.isclose(a0, a1, rtol=0, atol=2)", {close_samples[2]}});
   auto tri = [](ScalarType dt) {
     return std::vector<Sample>{{seq({3, 4}, dt)}, {seq({4, 3}, dt).t()}, {seq({2, 3, 2}, dt)}, {seq({0, 3}, dt)}, {seq({5}, dt)}};
   };

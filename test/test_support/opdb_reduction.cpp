@@ -87,7 +87,7 @@ void add_reduction(std::vector<OpEntry>& db) {
              one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 0); }), {{zero_row}, {seq({0})}});
   norm_entry("linalg_vector_norm:neg", "torch.linalg.vector_norm(a0, ord=-1, dim=[1])",
              one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], -1, {1}); }),
-             {{seq({2, 3})}, {seq({2, 0})}});  // the last raises: no identity
+             {{seq({2, 3})}, {zero_row}, {seq({2, 0})}});  // a zero makes its row's norm 0; the last raises
   norm_entry("linalg_vector_norm:one_dtype", "torch.linalg.vector_norm(a0, ord=1, dim=[0], dtype=torch.float64)",
              one([](const std::vector<Tensor>& in) { return linalg_vector_norm(in[0], 1, {0}, false, kDouble); }),
              {{seq({2, 3})}, {zero_row}, {seq({2, 3}, kDouble)}});
