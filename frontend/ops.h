@@ -64,6 +64,34 @@ Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);  
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode);
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode);
 
+// libtorch's other names (frontend/ops_unary_aliases.cpp, ops_binary_aliases.cpp): the NumPy
+// spellings arccos ... arctanh and arctan2; absolute, negative, positive (self; bool refused),
+// fix (trunc), sgn (sign); isposinf / isneginf; divide, multiply, subtract, greater,
+// greater_equal, less, less_equal, not_equal.
+Tensor arccos(const Tensor& self);
+Tensor arcsin(const Tensor& self);
+Tensor arctan(const Tensor& self);
+Tensor arccosh(const Tensor& self);
+Tensor arcsinh(const Tensor& self);
+Tensor arctanh(const Tensor& self);
+Tensor absolute(const Tensor& self);
+Tensor positive(const Tensor& self);
+Tensor fix(const Tensor& self);
+Tensor sgn(const Tensor& self);
+Tensor isposinf(const Tensor& self);
+Tensor isneginf(const Tensor& self);
+Tensor divide(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor divide(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor subtract(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor subtract(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+#define KILN_DECLARE_BINARY_ALIAS(name)                  \
+  Tensor name(const Tensor& self, const Tensor& other);  \
+  Tensor name(const Tensor& self, const Scalar& other);
+KILN_DECLARE_BINARY_ALIAS(multiply) KILN_DECLARE_BINARY_ALIAS(greater) KILN_DECLARE_BINARY_ALIAS(greater_equal)
+KILN_DECLARE_BINARY_ALIAS(less) KILN_DECLARE_BINARY_ALIAS(less_equal) KILN_DECLARE_BINARY_ALIAS(not_equal)
+KILN_DECLARE_BINARY_ALIAS(arctan2)
+#undef KILN_DECLARE_BINARY_ALIAS
+
 // ---- ternary --------------------------------------------------------------------------------
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
@@ -246,6 +274,14 @@ Tensor rot90(const Tensor& self, int64_t k = 1, IntArrayRef dims = {0, 1});
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, std::string_view indexing = "ij");
 Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor);
+// tile: repeat with the repeats left-padded by 1s to self's rank. fliplr / flipud: flip dim 1
+// (at least 2-D) / dim 0 (at least 1-D).
+Tensor tile(const Tensor& self, IntArrayRef reps);
+Tensor fliplr(const Tensor& self);
+Tensor flipud(const Tensor& self);
+// cat's other names.
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor concatenate(const std::vector<Tensor>& tensors, int64_t dim = 0);
 
 // ---- linear algebra ------------------------------------------------------------------------------
 Tensor mm(const Tensor& self, const Tensor& mat2);

@@ -61,6 +61,8 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
 Tensor tensordot(const Tensor& self, const Tensor& other, int64_t dims = 2);
 // The Kronecker product.
 Tensor kron(const Tensor& self, const Tensor& other);
+// The inner product over the last dims (a 0-dim operand multiplies): tensordot of both last dims.
+Tensor inner(const Tensor& self, const Tensor& other);
 
 // ---- distances (frontend/ops_linear_distances.cpp) ---------------------------------------------
 

@@ -1,5 +1,5 @@
 // kiln/frontend/ops_linear_products.cpp — the vector and tensor products of libtorch that record
-// other ops (frontend/ops_linear.h): dot, vdot, mv, addmv, outer (ger), addr, tensordot, kron.
+// other ops (frontend/ops_linear.h): dot, vdot, mv, addmv, outer (ger), addr, tensordot, inner, kron.
 //
 // Each checks what PyTorch 2.15 checks, in its order and with its wording (measured against
 // torch), then records ops that already exist: dot and mv are one matrix product, addmv is an
@@ -183,6 +183,14 @@ Tensor tensordot(const Tensor& self, const Tensor& other, int64_t dims) {
   std::iota(da.begin(), da.end(), -dims);  // self's last dims, named from the end as PyTorch names them
   std::iota(db.begin(), db.end(), 0);
   return tensordot(self, other, da, db);
+}
+
+Tensor inner(const Tensor& self, const Tensor& other) {
+  if (self.dim() == 0 || other.dim() == 0) return mul(self, other);
+  if (self.size(-1) != other.size(-1))
+    fail("inner", "inner() the last dimension must match on both input tensors but got shapes {} and {}",
+         shape_str(self.sizes()), shape_str(other.sizes()));
+  return tensordot(self, other, {-1}, {-1});
 }
 
 // The Kronecker product: the operands' dims right-aligned (leading 1s), each pair of sizes

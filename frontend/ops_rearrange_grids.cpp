@@ -1,5 +1,6 @@
 // kiln/frontend/ops_rearrange_grids.cpp — libtorch's rearrangements into and out of grids
-// (frontend/ops.h): diag, diag_embed, rot90, meshgrid, pixel_shuffle and pixel_unshuffle. Each
+// (frontend/ops.h): diag, diag_embed, rot90, meshgrid, pixel_shuffle and pixel_unshuffle; and
+// tile, fliplr, flipud, concat and concatenate, other spellings of repeat, flip and cat. Each
 // records views, pads, flips and a select: nothing new to lower or differentiate.
 //
 // Checks, their order and wording are PyTorch 2.15's (measured). Sizes are read as integers (a
@@ -14,6 +15,7 @@
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -148,5 +150,24 @@ Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
   const Tensor split = self.reshape(with_batch(batch, {c, h / r, r, w / r, r}));
   return split.permute(keep_batch(batch.size(), {0, 2, 4, 1, 3})).reshape(with_batch(batch, {c * r * r, h / r, w / r}));
 }
+
+Tensor tile(const Tensor& self, IntArrayRef reps) {
+  std::vector<int64_t> full(static_cast<size_t>(std::max<int64_t>(self.dim() - static_cast<int64_t>(reps.size()), 0)), 1);
+  full.insert(full.end(), reps.begin(), reps.end());
+  return repeat(self, full);
+}
+
+Tensor fliplr(const Tensor& self) {
+  if (self.dim() < 2) fail("fliplr", "Input must be >= 2-d.");
+  return flip(self, {1});
+}
+
+Tensor flipud(const Tensor& self) {
+  if (self.dim() < 1) fail("flipud", "Input must be >= 1-d.");
+  return flip(self, {0});
+}
+
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }
+Tensor concatenate(const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }
 
 }  // namespace kiln

@@ -93,5 +93,8 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
 Tensor moveaxis(const Tensor& self, IntArrayRef source, IntArrayRef destination);
 std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t dim = 0);
 std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_t dim = 0);
+// ravel: reshape(-1); broadcast_to: expand.
+Tensor ravel(const Tensor& self);
+Tensor broadcast_to(const Tensor& self, IntArrayRef size);
 
 }  // namespace kiln

@@ -1,6 +1,6 @@
 // kiln/frontend/ops_view_aliases.cpp — libtorch's views spelled through other views
 // (frontend/ops_view.h): swapaxes and swapdims (transpose), moveaxis and movedim with dim lists
-// (permute), tensor_split (narrow).
+// (permute), tensor_split (narrow), ravel (reshape) and broadcast_to (expand).
 //
 // Checks and wording are PyTorch 2.15's (measured): movedim refuses a repeated dim and lists of
 // different lengths; tensor_split takes a section count (the first size % sections pieces one
@@ -86,5 +86,8 @@ std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_
   out.push_back(narrow(self, d, start, size - start));
   return out;
 }
+
+Tensor ravel(const Tensor& self) { return reshape(self, {-1}); }
+Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return expand(self, size); }
 
 }  // namespace kiln

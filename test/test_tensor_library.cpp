@@ -254,6 +254,32 @@ TEST(LibraryFunctions, ReviewedEdgesMatchPyTorch) {
               HasSubstr("scatter(): Expected dtype int32/int64 for index"));
 }
 
+TEST(LibraryFunctions, OtherNamesAreTheSameOps) {
+  const Tensor x = make<float>({-1.5, 0.25, 2}), y = make<float>({0.5, 0.25, -1});
+  EXPECT_EQ(values<float>(arccos(make<float>({0.5}))), values<float>(acos(make<float>({0.5}))));
+  EXPECT_EQ(values<float>(arctan2(x, y)), values<float>(atan2(x, y)));
+  EXPECT_EQ(values<float>(fix(x)), (Floats{-1, 0, 2}));
+  EXPECT_EQ(values<float>(negative(x)), (Floats{1.5, -0.25, -2}));
+  EXPECT_EQ(values<float>(divide(x, y, "floor")), values<float>(div(x, y, "floor")));
+  EXPECT_EQ(values<float>(subtract(x, y, 2)), (Floats{-2.5, -0.25, 4}));
+  EXPECT_EQ(values<bool>(greater_equal(x, y)), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(values<bool>(isposinf(make<float>({INFINITY, -INFINITY, NAN}))), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(values<bool>(isneginf(arange(2))), (std::vector<bool>{false, false}));
+  EXPECT_THAT(error_of([] { (void)positive(zeros({2}, kBool)); }), HasSubstr("The `+` operator, on a bool tensor is not supported."));
+  EXPECT_EQ(tile(arange(3), {2}).sizes().vec(), (std::vector<int64_t>{6}));
+  EXPECT_EQ(tile(zeros({2, 3}), {2}).sizes().vec(), (std::vector<int64_t>{2, 6}));  // torch 2.15
+  EXPECT_EQ(values<float>(fliplr(make<float>({1, 2, 3, 4}, {2, 2}))), (Floats{2, 1, 4, 3}));
+  EXPECT_THAT(error_of([] { (void)fliplr(zeros({3})); }), HasSubstr("Input must be >= 2-d."));
+  EXPECT_THAT(error_of([] { (void)flipud(scalar_tensor(1.0)); }), HasSubstr("Input must be >= 1-d."));
+  EXPECT_EQ(concatenate({x, y}).numel(), 6);
+  EXPECT_EQ(ravel(zeros({2, 3}).t()).sizes().vec(), (std::vector<int64_t>{6}));
+  EXPECT_EQ(broadcast_to(x, {2, 3}).sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<float>(inner(make<float>({1, 2, 3, 4}, {2, 2}), make<float>({1, 1}))), (Floats{3, 7}));
+  EXPECT_EQ(values<float>(inner(scalar_tensor(2.0f), ones({3}))), (Floats{2, 2, 2}));
+  EXPECT_THAT(error_of([] { (void)inner(zeros({2, 3}), zeros({4})); }),
+              HasSubstr("inner() the last dimension must match on both input tensors but got shapes [2, 3] and [4]"));
+}
+
 TEST(LibraryMethods, InPlaceAndNewTensors) {
   Tensor x = make<float>({-1, 4});
   x.relu_().sqrt_();
