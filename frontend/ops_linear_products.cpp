@@ -204,7 +204,10 @@ Tensor kron(const Tensor& self, const Tensor& other) {
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
     a_shape.insert(a_shape.end(), {sa[d], 1});
     b_shape.insert(b_shape.end(), {1, sb[d]});
-    out.push_back(sa[d] * sb[d]);
+    int64_t both = 0;
+    if (__builtin_mul_overflow(sa[d], sb[d], &both))
+      fail("kron", "the result's size {} x {} in dim {} does not fit in int64", sa[d], sb[d], d);
+    out.push_back(both);
   }
   return mul(self.reshape(a_shape), other.reshape(b_shape)).reshape(out);
 }

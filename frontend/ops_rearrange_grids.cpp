@@ -16,6 +16,7 @@
 #include "frontend/ops_view.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
   const int64_t rank = self.dim() + 1;
   const int64_t d1 = normalize_dim(op, dim1, rank), d2 = normalize_dim(op, dim2, rank);
   if (d1 == d2) fail(op, "diagonal dimensions cannot be identical {}, {}", dim1, dim2);
-  const int64_t n = self.size(-1) + std::abs(offset);
-  const Tensor padded = constant_pad_nd(self, {0, std::abs(offset)}, 0);
+  int64_t n = 0;
+  if (offset == INT64_MIN || __builtin_add_overflow(self.size(-1), std::abs(offset), &n))
+    fail(op, "offset {} makes a diagonal of more than 2^63 elements", offset);
+  const Tensor padded = constant_pad_nd(self, {0, n - self.size(-1)}, 0);
   const TensorOptions index = TensorOptions(ScalarType::Int64).device(self.device());
   const Tensor rows = arange(n, index).unsqueeze(1), cols = arange(n, index).unsqueeze(0);
   const Tensor on_diagonal = eq(sub(cols, rows), offset);
@@ -55,7 +58,9 @@ Tensor rot90(const Tensor& self, int64_t k, IntArrayRef dims) {
   if (dims.size() != 2) fail(op, "expected total rotation dims == 2, but got dims = {}", dims.size());
   const int64_t rank = self.dim();
   if (rank < 2) fail(op, "expected total dims >= 2, but got total dims = {}", rank);
-  if (dims[0] == dims[1] || std::abs(dims[0] - dims[1]) == rank)
+  int64_t apart = 0;  // dims rank apart name the same dim (d and d - rank)
+  const bool same = dims[0] == dims[1] || (!__builtin_sub_overflow(dims[0], dims[1], &apart) && (apart == rank || apart == -rank));
+  if (same)
     fail(op, "expected rotation dims to be different, but got dim0 = {} and dim1 = {}", dims[0], dims[1]);
   const int64_t d0 = normalize_dim(op, dims[0], rank), d1 = normalize_dim(op, dims[1], rank);
   switch (((k % 4) + 4) % 4) {

@@ -280,6 +280,14 @@ TEST(LibraryFunctions, OtherNamesAreTheSameOps) {
               HasSubstr("inner() the last dimension must match on both input tensors but got shapes [2, 3] and [4]"));
 }
 
+TEST(LibraryFunctions, HostileSizesAreErrors) {
+  EXPECT_THAT(error_of([] { (void)diag_embed(zeros({2}), INT64_MIN); }), HasSubstr("[diag_embed] offset"));
+  EXPECT_THAT(error_of([] { (void)diag_embed(zeros({2}), INT64_MAX); }), HasSubstr("more than 2^63 elements"));
+  EXPECT_THAT(error_of([] { (void)rot90(zeros({2, 2}), 1, {INT64_MIN, 1}); }), HasSubstr("Dimension out of range"));
+  const Tensor wide = zeros({1}).expand({int64_t{1} << 40});
+  EXPECT_THAT(error_of([&] { (void)kron(wide, wide); }), HasSubstr("does not fit in int64"));
+}
+
 TEST(LibraryMethods, InPlaceAndNewTensors) {
   Tensor x = make<float>({-1, 4});
   x.relu_().sqrt_();
