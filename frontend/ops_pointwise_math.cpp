@@ -9,6 +9,7 @@
 // formula cannot take (sinc at 0, xlogy's log 0), that point's operand is replaced first, so
 // that the gradient through the discarded branch is 0 and not NaN (the `where` gradient rule).
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/promotion.h"
@@ -21,11 +22,6 @@ namespace kiln {
 
 namespace {
 
-bool low_precision(ScalarType dt) { return dt == ScalarType::Half || dt == ScalarType::BFloat16; }
-
-// The dtype computed in for a result of dtype dt: f32 for f16 and bf16.
-ScalarType opmath(ScalarType dt) { return low_precision(dt) ? ScalarType::Float : dt; }
-
 // dt when it is floating, else the default float dtype (integer and bool inputs).
 ScalarType float_result(ScalarType dt) { return is_floating_point(dt) ? dt : get_default_dtype(); }
 
@@ -34,7 +30,7 @@ ScalarType float_result(ScalarType dt) { return is_floating_point(dt) ? dt : get
 Tensor log_add_exp(std::string_view op, const Tensor& self, const Tensor& other, bool base2) {
   const ScalarType dt = result_type(self, other);
   if (!is_floating_point(dt)) fail(op, "\"{}_cpu\" not implemented for '{}'", op, c10_type_name(dt));
-  const Tensor a = self.to(opmath(dt)), b = other.to(opmath(dt));
+  const Tensor a = self.to(decomp::opmath_dtype(dt)), b = other.to(decomp::opmath_dtype(dt));
   const Tensor m = maximum(a, b), d = abs(sub(a, b));
   const Tensor tail = base2 ? div(log1p(exp2(neg(d))), std::numbers::ln2) : log1p(exp(neg(d)));
   const Tensor same_inf = logical_and(isinf(a), eq(a, b));
@@ -51,7 +47,7 @@ Tensor logaddexp2(const Tensor& self, const Tensor& other) { return log_add_exp(
 // where x is 0 and y <= 0 (torch's is 0 / 0 at y = 0).
 Tensor xlogy(const Tensor& self, const Tensor& other) {
   const ScalarType dt = float_result(result_type(self, other));
-  const Tensor x = self.to(opmath(dt)), y = other.to(opmath(dt));
+  const Tensor x = self.to(decomp::opmath_dtype(dt)), y = other.to(decomp::opmath_dtype(dt));
   const Tensor dropped = logical_and(eq(x, 0), le(y, 0));
   const Tensor product = where(dropped, 0.0, mul(x, log(where(dropped, 1.0, y))));
   return where(isnan(y), NAN, product).to(dt);
@@ -70,7 +66,7 @@ Tensor xlogy(const Tensor& self, const Scalar& other) {
 // log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
 Tensor logit(const Tensor& self, std::optional<double> eps) {
   const ScalarType dt = float_result(self.dtype());
-  Tensor x = self.to(opmath(dt));
+  Tensor x = self.to(decomp::opmath_dtype(dt));
   if (eps) {  // as ATen: below lo gives lo, else above hi gives hi (lo wins when eps > 0.5)
     const double lo = *eps, hi = 1.0 - *eps;
     x = where(lt(x, lo), lo, where(gt(x, hi), hi, x));
@@ -81,7 +77,7 @@ Tensor logit(const Tensor& self, std::optional<double> eps) {
 // sin(pi x) / (pi x), 1 at 0.
 Tensor sinc(const Tensor& self) {
   const ScalarType dt = float_result(self.dtype());
-  const Tensor x = self.to(opmath(dt));
+  const Tensor x = self.to(decomp::opmath_dtype(dt));
   const Tensor zero = eq(x, 0);
   const Tensor px = mul(where(zero, 1.0, x), std::numbers::pi);
   return where(zero, 1.0, div(sin(px), px)).to(dt);

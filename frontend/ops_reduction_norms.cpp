@@ -12,6 +12,7 @@
 // which passes 0 back for the branch it drops. inf and -inf share their gradient among the
 // elements at the extreme, as amax and amin do.
 #include "base/error.h"
+#include "frontend/decompositions_detail.h"
 #include "frontend/ops.h"
 #include "frontend/ops_reduction.h"
 #include "frontend/promotion.h"
@@ -70,7 +71,7 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, IntArrayRef dim
              ord_text(p), d);
   }
   const ScalarType out = dtype.value_or(self.dtype());
-  const ScalarType compute = out == ScalarType::Half || out == ScalarType::BFloat16 ? ScalarType::Float : out;
+  const ScalarType compute = decomp::opmath_dtype(out);
   const Tensor a = abs(self.to(compute));
   Tensor r;
   if (std::isinf(p)) {
