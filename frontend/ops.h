@@ -131,6 +131,8 @@ Tensor heaviside(const Tensor& self, const Tensor& values);
 Tensor float_power(const Tensor& self, const Tensor& exponent);
 Tensor float_power(const Tensor& self, const Scalar& exponent);
 Tensor float_power(const Scalar& self, const Tensor& exponent);
+// self * 2^other (torch.ldexp: pow(2., other) times self, so integers give the default float).
+Tensor ldexp(const Tensor& self, const Tensor& other);
 // |self - other| <= atol + |rtol * other| elementwise, or equal (bool result; torch.isclose).
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
@@ -173,6 +175,9 @@ Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2, IntArrayRef
                           std::optional<ScalarType> dtype = std::nullopt);
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dims, bool keepdim = false);
 Tensor norm(const Tensor& self, const Scalar& p = 2);
+// Each slice self.select(dim, i) whose p-norm exceeds maxnorm scaled to norm maxnorm (the norm
+// plus 1e-7 in the divisor, as torch's).
+Tensor renorm(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& maxnorm);
 
 // ---- scans -------------------------------------------------------------------------------------
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
@@ -210,6 +215,11 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
                       bool include_self = true);
 // self with source's slices (times alpha) added at the positions index (1-D) names along dim.
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+// index_reduce: scatter_reduce ("prod", "mean", "amax", "amin") of source's slices into the
+// positions index names along dim; index_copy writes them (scatter; each index in [0, size)).
+Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                    bool include_self = true);
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
 // self with src written over self.slice(dim, start, end, step) / self.select(dim, index).
 Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                      std::optional<int64_t> end = std::nullopt, int64_t step = 1);
@@ -245,6 +255,14 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
 Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optional<Tensor>& offsets = std::nullopt,
                      std::string_view mode = "mean", const std::optional<Tensor>& per_sample_weights = std::nullopt,
                      bool include_last_offset = false, std::optional<int64_t> padding_idx = std::nullopt);
+// self with value at the positions index (1-D or 0-dim; negative counts from the end) names
+// along dim (frontend/ops_index.cpp, as the next three).
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value);  // a 0-dim value
+// The elements of the flattened self at index (int64, any shape; negative from the end), and the
+// flattened self with source's elements written (accumulate: added) there, in self's shape.
+Tensor take(const Tensor& self, const Tensor& index);
+Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate = false);
 // gather with the non-dim dims broadcast between self and indices; no dim: over the flattened self.
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
 // frontend/ops_rearrange.cpp, as torch's: Tensor.repeat, roll, flip, diff.
@@ -282,6 +300,22 @@ Tensor flipud(const Tensor& self);
 // cat's other names.
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor concatenate(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// block_diag: the inputs (0-D, 1-D as one row, or 2-D) on the diagonal of a matrix of zeros, in
+// their promoted dtype. diagflat: the flattened input on the offset diagonal. vander: the columns
+// x^(N-1) ... x^0 of a 1-D x (increasing: x^0 first; N defaults to x's length; integers give int64).
+Tensor block_diag(const std::vector<Tensor>& tensors);
+Tensor diagflat(const Tensor& self, int64_t offset = 0);
+Tensor vander(const Tensor& x, std::optional<int64_t> N = std::nullopt, bool increasing = false);
+// Index tuples (frontend/ops_rearrange_combinations.cpp). cartesian_prod: the rows of the product
+// of 1-D inputs, the last fastest (one input is returned as it is). combinations: the r-element
+// combinations of a 1-D input's elements (with_replacement: repeats allowed) as rows, in
+// lexicographic order of positions ([0] when r = 0). tril_indices / triu_indices: the [2, N]
+// coordinates of a row x col matrix's lower (c <= r + offset) / upper (c >= r + offset)
+// triangle, row-major, in int64 or int32.
+Tensor cartesian_prod(const std::vector<Tensor>& tensors);
+Tensor combinations(const Tensor& self, int64_t r = 2, bool with_replacement = false);
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0, TensorOptions opts = {});
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset = 0, TensorOptions opts = {});
 
 // ---- linear algebra ------------------------------------------------------------------------------
 Tensor mm(const Tensor& self, const Tensor& mat2);

@@ -1,12 +1,13 @@
-// kiln/frontend/ops_factory.cpp — tensor factories: empty, zeros, ones, full, arange, linspace, eye,
-// *_like, random tensors and tensors from data.
+// kiln/frontend/ops_factory.cpp — tensor factories: empty, zeros, ones, full, arange, linspace,
+// logspace, eye, *_like, random tensors and tensors from data.
 //
 // Factories dispatch the prims full, iota, uniform and normal (so that they have one
 // implementation per backend); empty/empty_strided and tensors from data allocate a StorageImpl
 // directly. arange and linspace reproduce PyTorch's CPU arithmetic: arange's length is
 // computed in double (int64 arithmetic for int64 results) and linspace evaluates start + i*step
 // for the first half and end - (steps-1-i)*step for the second half, in the result dtype
-// (in double for integral results). Random factories take (seed, offset) from a Generator.
+// (in double for integral results); logspace raises base to the same exponents, in double.
+// Random factories take (seed, offset) from a Generator.
 #include "frontend/ops_factory.h"
 
 #include "frontend/arg_checks.h"
@@ -101,6 +102,27 @@ LinspaceConsts linspace_consts(const Scalar& start, const Scalar& end, int64_t s
     T step = T(static_cast<float>(diff) / static_cast<float>(den));
     return {static_cast<float>(s), static_cast<float>(e), static_cast<float>(step)};
   }
+}
+
+// logspace's exponents: start and end read in T, their difference taken in T for floating T
+// (in f32 for f16 and bf16, then rounded) and in double for integers, over steps - 1 in double.
+struct LogspaceConsts {
+  double start, end, step;
+};
+
+template <typename T>
+LogspaceConsts logspace_consts(const Scalar& start, const Scalar& end, int64_t steps) {
+  constexpr bool plain = std::is_integral_v<T> || std::is_same_v<T, double> || std::is_same_v<T, float>;
+  auto as_double = [](T v) {
+    if constexpr (plain) return static_cast<double>(v);
+    else return static_cast<double>(static_cast<float>(v));  // Half, BFloat16
+  };
+  const T s = start.to<T>(), e = end.to<T>();
+  double diff = 0;
+  if constexpr (std::is_integral_v<T>) diff = as_double(e) - as_double(s);
+  else if constexpr (plain) diff = static_cast<double>(T(e - s));
+  else diff = as_double(T(static_cast<float>(e) - static_cast<float>(s)));
+  return {as_double(s), as_double(e), diff / static_cast<double>(steps - 1)};
 }
 
 }  // namespace
@@ -222,6 +244,33 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOpt
   Tensor hi = dispatch1(OpKind::sub, {c(k.end), dispatch1(OpKind::mul, {c(k.step), rev})});
   Tensor first_half = lt(iota_prim(steps, 0, 1, ScalarType::Int64, device), Scalar(steps / 2));
   return to(dispatch1(OpKind::where, {first_half, lo, hi}), dtype);
+}
+
+// ATen's logspace: base ^ e in f64, e = start + step i for the first half and end - step
+// (steps - 1 - i) for the rest, start and end first read in the result's dtype (an integer
+// result truncates); one step is base ^ start, start unrounded. All on the host, as linspace's
+// constants, so a traced logspace records only iotas and pointwise ops.
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, TensorOptions opts) {
+  if (steps < 0) fail("logspace", "number of steps must be non-negative");
+  const ScalarType dtype = opts.dtype_or(get_default_dtype());
+  const Device device = opts.device_or();
+  if (dtype == ScalarType::Bool) fail("logspace", "\"logspace_cpu\" not implemented for 'Bool'");
+  if (steps <= 1) return full({steps}, std::pow(base, start.to_double()), ScalarType::Double).to(TensorOptions(dtype).device(device));
+  const LogspaceConsts k = dispatch_dtype(dtype, [&](auto tag) -> LogspaceConsts {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return {0, 0, 0};  // rejected above
+    } else {
+      return logspace_consts<T>(start, end, steps);
+    }
+  });
+  const double b = base, s = k.start, e = k.end, step = k.step;
+  auto c = [&](double v) { return wrapped_number(v, ScalarType::Double, device).expand({steps}); };
+  const Tensor idx = iota_prim(steps, 0, 1, ScalarType::Double, device), rev = iota_prim(steps, steps - 1, -1, ScalarType::Double, device);
+  const Tensor lo = dispatch1(OpKind::add, {c(s), dispatch1(OpKind::mul, {c(step), idx})});
+  const Tensor hi = dispatch1(OpKind::sub, {c(e), dispatch1(OpKind::mul, {c(step), rev})});
+  const Tensor first_half = lt(iota_prim(steps, 0, 1, ScalarType::Int64, device), Scalar(steps / 2));
+  return to(pow(Scalar(b), dispatch1(OpKind::where, {first_half, lo, hi})), dtype);
 }
 
 Tensor eye(int64_t n, TensorOptions opts) { return eye(n, n, opts); }

@@ -21,6 +21,8 @@ Tensor full(IntArrayRef size, const Scalar& value, TensorOptions opts = {});
 Tensor arange(const Scalar& end, TensorOptions opts = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, TensorOptions opts = {});
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions opts = {});
+// base ^ linspace(start, end, steps).
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base = 10.0, TensorOptions opts = {});
 Tensor eye(int64_t n, TensorOptions opts = {});
 Tensor eye(int64_t n, int64_t m, TensorOptions opts = {});
 

@@ -1,6 +1,6 @@
-// kiln/frontend/ops_index.cpp — indexing conveniences over the prims: masked_fill, one_hot,
-// embedding, embedding_bag, take_along_dim; and the data-dependent selections nonzero, argwhere and
-// masked_select.
+// kiln/frontend/ops_index.cpp — indexing conveniences over the prims: masked_fill, index_fill,
+// one_hot, embedding, embedding_bag, take_along_dim, take and put; and the data-dependent
+// selections nonzero, argwhere and masked_select.
 //
 // Each records existing prims (where, scatter, index_select, gather, views), as PyTorch's own
 // decompositions of these ops do, after PyTorch's checks and with its wording. Index values are
@@ -294,6 +294,79 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
   self_to[static_cast<size_t>(d)] = si[static_cast<size_t>(d)];
   idx_to[static_cast<size_t>(d)] = ii[static_cast<size_t>(d)];
   return sym_expand(self, self_to).gather(d, sym_expand(indices, idx_to));
+}
+
+namespace {
+
+// index_fill's checks before the value's, in PyTorch's order: the index is int64, the dim fits
+// (a 0-dim self counts as one element along dim 0), the index is 1-D or 0-dim.
+int64_t check_index_fill(const Tensor& self, int64_t dim, const Tensor& index) {
+  if (index.dtype() != ScalarType::Int64) fail("index_fill", "index_fill_(): Expected dtype int64 for index.");
+  const int64_t d = normalize_dim("index_fill", dim, std::max<int64_t>(self.dim(), 1));
+  if (index.dim() > 1) fail("index_fill", "Index has to be a vector/scalar");
+  return d;
+}
+
+// where(the slices along d that index names, value, self). A negative index counts from the end;
+// one below -size stays as it is, so that the scatter reports it as it was given.
+Tensor index_fill_impl(const Tensor& self, int64_t d, const Tensor& index, const Tensor& value) {
+  const Tensor s = self.dim() == 0 ? self.reshape({1}) : self;
+  const int64_t n = s.size(d);
+  const Tensor idx = index.reshape({-1});
+  const Tensor wrapped = where(logical_and(lt(idx, 0), ge(idx, -n)), add(idx, n), idx);
+  const Tensor hit = zeros({n}, TensorOptions(ScalarType::Bool).device(self.device())).scatter(0, wrapped, Scalar(true));
+  std::vector<int64_t> shape(static_cast<size_t>(s.dim()), 1);
+  shape[static_cast<size_t>(d)] = n;
+  const Tensor out = where(hit.reshape(shape), value.to(self.dtype()), s);
+  return self.dim() == 0 ? out.reshape({}) : out;
+}
+
+}  // namespace
+
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  const int64_t d = check_index_fill(self, dim, index);
+  check_scalar_fits("index_fill", value, self.dtype());
+  return index_fill_impl(self, d, index, wrapped_number(value, self.dtype(), self.device()));
+}
+
+// PyTorch fills with value.item(): the value may have any dtype; it is checked as a number where
+// it has one (a traced value converts as `to` does) and keeps its gradient.
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  if (value.dim() != 0)
+    fail("index_fill", "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+         value.dim());
+  const int64_t d = check_index_fill(self, dim, index);
+  if (!value.is_traced()) check_scalar_fits("index_fill", value.item(), self.dtype());
+  return index_fill_impl(self, d, index, value);
+}
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  if (index.dtype() != ScalarType::Int64)
+    fail("take", "take(): Expected a long tensor for index, but got {}", c10_type_name(index.dtype()));
+  if (ir::sym_eq(sym_numel(self), ir::Expr(0)) && !ir::sym_eq(sym_numel(index), ir::Expr(0)))
+    fail("take", "take(): tried to take from an empty tensor");
+  // Advanced indexing of the flattened self: negative positions count from the end, and one out
+  // of range is index's error.
+  return kiln::index(sym_reshape(self, {sym_numel(self)}), {index});
+}
+
+Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  constexpr std::string_view op = "put";
+  if (index.dtype() != ScalarType::Int64)
+    fail(op, "put_(): Expected a long tensor for index, but got {}", c10_type_name(index.dtype()));
+  if (self.dtype() != source.dtype())
+    fail(op, "put_(): self and source expected to have the same dtype, but got self.dtype = {} and source.dtype = {}",
+         c10_type_name(self.dtype()), c10_type_name(source.dtype()));
+  if (!ir::sym_eq(sym_numel(source), sym_numel(index)))
+    fail(op, "put_(): Expected source and index to have the same number of elements, but got source.numel() = {}, "
+             "index.numel() = {}",
+         source.numel(), index.numel());
+  if (ir::sym_eq(sym_numel(self), ir::Expr(0)) && !ir::sym_eq(sym_numel(index), ir::Expr(0)))
+    fail(op, "put_(): Tried to put elements into an empty tensor");
+  const Tensor flat = sym_reshape(self, {sym_numel(self)});
+  const Tensor written = index_put(flat, {sym_reshape(index, {sym_numel(index)})}, sym_reshape(source, {sym_numel(source)}),
+                                   accumulate);
+  return sym_reshape(written, sym_sizes(self));
 }
 
 }  // namespace kiln

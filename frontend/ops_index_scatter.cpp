@@ -1,10 +1,13 @@
 // kiln/frontend/ops_index_scatter.cpp — the Index family's positional reads and writes: gather,
-// index_select, scatter, scatter_add, scatter_reduce, index_add, slice_scatter, select_scatter,
+// index_select, scatter, scatter_add, scatter_reduce, index_add, index_reduce, index_copy,
+// slice_scatter, select_scatter,
 // masked_scatter, index_put; and reading by advanced indexing: index. (masked_fill, nonzero,
 // embedding and take_along_dim are frontend/ops_index.cpp.)
 //
 // gather, index_select, scatter, scatter_add and scatter_reduce are prims; the rest record prims, as PyTorch's decompositions do:
 //   index_add        scatter_add along dim with the index spread over the other dims;
+//   index_reduce     scatter_reduce, and index_copy scatter, spread the same way (so an index out
+//                    of [0, size) is the scatter's error: neither wraps negative positions);
 //   slice/select_scatter  scatter of src at start + step * i;
 //   masked_scatter   where(mask, source's k-th element for the k-th true position, self),
 //                    k from a running count of the mask (traceable: no value decides a size);
@@ -162,6 +165,80 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const Tensor spread = sym_expand(along(index, d, self.dim()), sym_sizes(scaled.dim() == 0 ? scaled.reshape({1}) : scaled));
   if (self.dim() == 0) return scatter_add(self.reshape({1}), 0, spread, scaled.reshape({1})).reshape({});
   return scatter_add(self, d, spread, scaled.to(self.dtype()));
+}
+
+Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                    bool include_self) {
+  constexpr std::string_view op = "index_reduce";
+  if (reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")
+    fail(op, "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}.", reduce);
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  if (index.dim() > 1)
+    fail(op, "index_reduce_(): Index is supposed to be a vector, but got dim: {} with type: {} and size: {}", index.dim(),
+         c10_type_name(index.dtype()), shape_str(index.sizes()));
+  if (index.dtype() != ScalarType::Int64 && index.dtype() != ScalarType::Int32)
+    fail(op, "index_reduce_(): Expected dtype int32/int64 for index but got: {}", c10_type_name(index.dtype()));
+  if (self.dtype() != source.dtype())
+    fail(op, "index_reduce_(): self ({}) and source ({}) must have the same scalar type", c10_type_name(self.dtype()),
+         c10_type_name(source.dtype()));
+  const int64_t n = index.numel(), along_d = source.dim() == 0 ? 1 : source.size(d);
+  if (n != along_d)
+    fail(op, "index_reduce_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}", n, along_d, d);
+  // A 0-dim operand must match the other's shape whole; otherwise the ranks agree and the sizes
+  // outside dim.
+  bool shapes_match = self.dim() == source.dim();
+  for (int64_t k = 0; shapes_match && k < self.dim(); ++k)
+    shapes_match = (k == d && self.dim() > 0 && source.dim() > 0) || sym_eq(sym_size(self, k), sym_size(source, k));
+  if (!shapes_match)
+    fail(op, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} "
+             "source.shape = {}",
+         shape_str(self.sizes()), shape_str(source.sizes()));
+  if (self.dtype() == ScalarType::Bool) fail(op, "\"index_func_\" not implemented for 'Bool'");
+  const Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
+  const Tensor spread = sym_expand(along(index, d, self.dim()), sym_sizes(src));
+  if (self.dim() == 0) return scatter_reduce(self.reshape({1}), 0, spread, src, reduce, include_self).reshape({});
+  return scatter_reduce(self, d, spread, src, reduce, include_self);
+}
+
+namespace {
+
+// Sizes without dim d, as ATen prints a slice shape: space-separated, no brackets.
+std::string slice_shape_text(IntArrayRef sizes, int64_t d) {
+  std::string out;
+  for (int64_t k = 0; k < static_cast<int64_t>(sizes.size()); ++k)
+    if (k != d) out += (out.empty() ? "" : " ") + std::to_string(sizes[static_cast<size_t>(k)]);
+  return out;
+}
+
+}  // namespace
+
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  constexpr std::string_view op = "index_copy";
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  if (index.dim() >= 2) fail(op, "index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim());
+  const int64_t n = index.numel();
+  if (source.dim() == 0 && n != 1)
+    fail(op, "index_copy_(): When source is scalar, index should have one element (got {})", n);
+  if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0)
+    fail(op, "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
+             "dimensionality ({}), destination dimensionality ({})",
+         source.dim(), self.dim());
+  if (index.dtype() != ScalarType::Int64)
+    fail(op, "index_copy_(): Expected a long tensor for index, but got {}", c10_type_name(index.dtype()));
+  if (self.dtype() != source.dtype())
+    fail(op, "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+         c10_type_name(self.dtype()), c10_type_name(source.dtype()));
+  const std::string self_slice = slice_shape_text(self.sizes(), d), source_slice = slice_shape_text(source.sizes(), d);
+  if (self_slice != source_slice)
+    fail(op, "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at "
+             "dimension {} and source slice shape: {} at dimension 0.",
+         self_slice, d, source_slice);
+  if (source.dim() != 0 && n != source.size(d))
+    fail(op, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", n, source.size(d));
+  const Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
+  const Tensor spread = sym_expand(along(index, d, self.dim()), sym_sizes(src));
+  if (self.dim() == 0) return scatter(self.reshape({1}), 0, spread, src).reshape({});
+  return scatter(self, d, spread, src);
 }
 
 namespace {

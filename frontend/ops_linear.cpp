@@ -51,7 +51,9 @@ Tensor add_product(ir::OpKind kind, std::string_view op, const Tensor& self, con
   Tensor s = product_self(kind, op, self, a, b);
   check_scalar_fits(op, beta, a.dtype());
   check_scalar_fits(op, alpha, a.dtype());
-  return dispatch1(kind, {s, a, b}, {beta, alpha});
+  // PyTorch converts beta and alpha to an integer product's dtype: 0.5 truncates to 0.
+  auto in_dtype = [&](const Scalar& v) { return is_integral(a.dtype(), false) ? Scalar(v.to_int()) : v; };
+  return dispatch1(kind, {s, a, b}, {in_dtype(beta), in_dtype(alpha)});
 }
 
 }  // namespace

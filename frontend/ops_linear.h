@@ -63,6 +63,24 @@ Tensor tensordot(const Tensor& self, const Tensor& other, int64_t dims = 2);
 Tensor kron(const Tensor& self, const Tensor& other);
 // The inner product over the last dims (a 0-dim operand multiplies): tensordot of both last dims.
 Tensor inner(const Tensor& self, const Tensor& other);
+// The cross product along dim (size 3 in both; other dims broadcast, one dtype). cross without a
+// dim takes the first dim of size 3.
+Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim = -1);
+Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim = std::nullopt);
+
+// ---- products of several matrices (frontend/ops_linear_chains.cpp) -----------------------------
+
+// The product of a chain of matrices in its cheapest order; the first may be 1-D (a row) and
+// the last 1-D (a column), and their dims are dropped from the result. chain_matmul: 2-D only,
+// one matrix is copied.
+Tensor linalg_multi_dot(const std::vector<Tensor>& tensors);
+Tensor chain_matmul(const std::vector<Tensor>& matrices);
+// A^n for square (batches of) matrices, n >= 0 (n = 0: the identity).
+Tensor linalg_matrix_power(const Tensor& self, int64_t n);
+Tensor matrix_power(const Tensor& self, int64_t n);
+// beta * self + alpha * the sum over b of batch1[b] @ batch2[b].
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+              const Scalar& alpha = 1);
 
 // ---- distances (frontend/ops_linear_distances.cpp) ---------------------------------------------
 

@@ -1,10 +1,12 @@
 // kiln/frontend/ops_linear_products.cpp — the vector and tensor products of libtorch that record
-// other ops (frontend/ops_linear.h): dot, vdot, mv, addmv, outer (ger), addr, tensordot, inner, kron.
+// other ops (frontend/ops_linear.h): dot, vdot, mv, addmv, outer (ger), addr, tensordot, inner, kron,
+// linalg_cross (cross).
 //
 // Each checks what PyTorch 2.15 checks, in its order and with its wording (measured against
 // torch), then records ops that already exist: dot and mv are one matrix product, addmv is an
 // addmm of a column, outer and kron are broadcast multiplies, tensordot is a permute, reshape
-// and mm. So each is traced, compiled and differentiated through ops that have their own rules.
+// and mm, and the cross product is three differences of products of its operands' components,
+// stacked. So each is traced, compiled and differentiated through ops that have their own rules.
 // Sizes are read as integers (a symbolic size is pinned by a guard), as einsum reads them.
 #include "frontend/ops_linear.h"
 
@@ -210,6 +212,37 @@ Tensor kron(const Tensor& self, const Tensor& other) {
     out.push_back(both);
   }
   return mul(self.reshape(a_shape), other.reshape(b_shape)).reshape(out);
+}
+
+// The cross product along `dim`, whose size is 3 in both operands; the other dims broadcast.
+// Component i is a[i+1] b[i+2] - a[i+2] b[i+1] (indices mod 3), in the operands' dtype. (ATen's
+// f32/f64 kernel fuses the first product into the subtraction, so a result that cancels can
+// differ from it by an ulp of the products.)
+Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {
+  constexpr std::string_view op = "linalg.cross";
+  if (self.dim() != other.dim()) fail(op, "linalg.cross: inputs must have the same number of dimensions.");
+  const int64_t d = normalize_dim(op, dim, self.dim(), /*allow_scalar=*/false);
+  if (self.size(d) != 3 || other.size(d) != 3)
+    fail(op, "linalg.cross: inputs dimension {} must have length 3. Got {} and {}", dim, self.size(d), other.size(d));
+  const std::vector<int64_t> shape = broadcast_shapes(op, self.sizes(), other.sizes());
+  if (self.dtype() != other.dtype())
+    fail(op, "expected scalar type {} but found {}", c10_type_name(self.dtype()), c10_type_name(other.dtype()));
+  if (self.dtype() == ScalarType::Bool) fail(op, "\"cross\" not implemented for 'Bool'");
+  const Tensor a = self.expand(shape), b = other.expand(shape);
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t j = (i + 1) % 3, k = (i + 2) % 3;
+    parts.push_back(sub(mul(a.select(d, j), b.select(d, k)), mul(a.select(d, k), b.select(d, j))));
+  }
+  return stack(parts, d);
+}
+
+// linalg_cross along `dim`, or along the first dim of size 3 when none is named.
+Tensor cross(const Tensor& self, const Tensor& other, std::optional<int64_t> dim) {
+  if (dim) return linalg_cross(self, other, *dim);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.size(d) == 3) return linalg_cross(self, other, d);
+  fail("cross", "no dimension of size 3 in input");
 }
 
 }  // namespace kiln

@@ -1,6 +1,6 @@
 // kiln/frontend/ops_pointwise_math.cpp — libtorch's pointwise functions that record other
 // pointwise ops (frontend/ops.h): logaddexp, logaddexp2, xlogy, logit, sinc, deg2rad, rad2deg,
-// heaviside, float_power and isclose.
+// heaviside, float_power, isclose and ldexp.
 //
 // Dtypes follow PyTorch 2.15 (measured): logaddexp refuses integers; xlogy, logit, sinc,
 // deg2rad and rad2deg give integer and bool inputs the default float dtype; float_power computes
@@ -126,6 +126,29 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
   const Tensor a = self.to(dt), b = other.to(dt);
   const Tensor allowed = add(abs(mul(b, rtol)), atol), actual = abs(sub(a, b));
   return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)));
+}
+
+// self * 2^other. A floating self with an integer exponent scales exactly, as std::ldexp (and
+// ATen's kernel) does: f16, bf16 and f32 in f64 (2^e for |e| <= 1000 is exact there, and past
+// that the result is 0 or inf in the narrower dtype anyway), f64 by three powers of 2 of the
+// same sign (each finite, so only the last product rounds unless the result is subnormal).
+// Otherwise ATen's decomposition: a 0-dim 2 in self's floating dtype (the default float dtype
+// for integers and bool) raised to other, times self.
+Tensor ldexp(const Tensor& self, const Tensor& other) {
+  if (other.dtype() == ScalarType::Bool) fail("ldexp", "\"ldexp_cpu_exp\" not implemented for 'Bool'");
+  const TensorOptions f64 = TensorOptions(ScalarType::Double).device(self.device());
+  if (is_floating_point(self.dtype()) && is_integral(other.dtype(), /*include_bool=*/false)) {
+    const ScalarType dt = promote_types(self.dtype(), other.dtype());
+    const Tensor two = full({}, 2.0, f64);
+    if (self.dtype() != ScalarType::Double)
+      return mul(self.to(ScalarType::Double), pow(two, clamp(other, Scalar(-1000), Scalar(1000)).to(ScalarType::Double))).to(dt);
+    const Tensor e = clamp(other, Scalar(-2200), Scalar(2200)).to(ScalarType::Int64);
+    const Tensor third = div(e, Scalar(3), "trunc"), rest = sub(e, mul(third, Scalar(2)));
+    const Tensor step = pow(two, third.to(ScalarType::Double));
+    return mul(mul(mul(self, step), step), pow(two, rest.to(ScalarType::Double)));
+  }
+  const ScalarType two_dtype = is_floating_point(self.dtype()) ? self.dtype() : get_default_dtype();
+  return mul(self, pow(full({}, 2.0, TensorOptions(two_dtype).device(self.device())), other));
 }
 
 }  // namespace kiln

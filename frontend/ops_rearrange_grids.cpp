@@ -1,7 +1,8 @@
 // kiln/frontend/ops_rearrange_grids.cpp — libtorch's rearrangements into and out of grids
 // (frontend/ops.h): diag, diag_embed, rot90, meshgrid, pixel_shuffle and pixel_unshuffle; and
-// tile, fliplr, flipud, concat and concatenate, other spellings of repeat, flip and cat. Each
-// records views, pads, flips and a select: nothing new to lower or differentiate.
+// tile, fliplr, flipud, concat and concatenate, other spellings of repeat, flip and cat; and the
+// matrices built from pieces: block_diag, diagflat and vander. Each records views, pads, flips,
+// cats, a select or a running product: nothing new to lower or differentiate.
 //
 // Checks, their order and wording are PyTorch 2.15's (measured). Sizes are read as integers (a
 // symbolic size is pinned by a guard).
@@ -9,11 +10,16 @@
 //               n = size + |offset| each: a [n, n] mask picks x[i] (offset >= 0) or x[j];
 //   rot90       k quarter turns from dims[0] towards dims[1]: flip, then transpose;
 //   meshgrid    each 0-D or 1-D input expanded along its own dim ("xy" swaps the first two);
-//   pixel_shuffle [..., C r^2, H, W] <-> [..., C, H r, W r] (pixel_unshuffle the inverse).
+//   pixel_shuffle [..., C r^2, H, W] <-> [..., C, H r, W r] (pixel_unshuffle the inverse);
+//   block_diag  each operand as a 2-D block (0-D [1, 1], 1-D one row), padded with zeros to the
+//               result's width at its column offset, the rows concatenated;
+//   vander      the columns 1, x, x^2, ... as ATen makes them: a running product of x (so an
+//               integer x gives int64), highest power first unless increasing.
 #include "base/error.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
+#include "frontend/promotion.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -174,5 +180,48 @@ Tensor flipud(const Tensor& self) {
 
 Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }
 Tensor concatenate(const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }
+
+Tensor block_diag(const std::vector<Tensor>& tensors) {
+  constexpr std::string_view op = "block_diag";
+  if (tensors.empty()) return empty({1, 0});
+  for (const Tensor& t : tensors)
+    if (t.device() != tensors[0].device())
+      fail(op, "torch.block_diag: input tensors must all be on the same device. Input 0 is on device {} and input {} "
+               "is on device {}",
+           tensors[0].device().str(), &t - tensors.data(), t.device().str());
+  std::vector<TensorOrScalar> operands(tensors.begin(), tensors.end());
+  const ScalarType dtype = result_type(operands);
+  std::vector<Tensor> blocks;
+  int64_t width = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (t.dim() > 2)
+      fail(op, "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {} has {} dimensions", i, t.dim());
+    blocks.push_back(t.dim() == 2 ? t : t.reshape({1, t.dim() == 1 ? t.size(0) : 1}));
+    if (__builtin_add_overflow(width, blocks.back().size(1), &width))
+      fail(op, "torch.block_diag: the result has more than 2^63 columns");
+  }
+  int64_t left = 0;
+  for (Tensor& b : blocks) {
+    const int64_t w = b.size(1);
+    b = constant_pad_nd(b.to(dtype), {left, width - left - w}, 0);
+    left += w;
+  }
+  return cat(blocks, 0);
+}
+
+Tensor diagflat(const Tensor& self, int64_t offset) { return diag(self.reshape({-1}), offset); }
+
+Tensor vander(const Tensor& x, std::optional<int64_t> N, bool increasing) {
+  constexpr std::string_view op = "vander";
+  if (x.dim() != 1) fail(op, "x must be a one-dimensional tensor.");
+  const int64_t n = N.value_or(x.size(0));
+  if (n < 0) fail(op, "N must be non-negative.");
+  const ScalarType dtype = promote_types(x.dtype(), ScalarType::Int64);  // cumprod's integer result
+  const int64_t rows = x.size(0);
+  Tensor result = ones({rows, std::min<int64_t>(n, 1)}, x.options().dtype(dtype));
+  if (n > 1) result = cat({result, cumprod(x.unsqueeze(1).expand({rows, n - 1}), 1, dtype)}, 1);
+  return increasing ? result : flip(result, {1});
+}
 
 }  // namespace kiln

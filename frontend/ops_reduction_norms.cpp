@@ -1,5 +1,5 @@
 // kiln/frontend/ops_reduction_norms.cpp — vector norms (frontend/ops.h): linalg_vector_norm and
-// norm, which record other reductions.
+// norm, which record other reductions; and renorm, which scales slices by their norms.
 //
 //   ord 2     sqrt(sum(x^2))         ord inf   amax(|x|)       ord 0   the number of nonzeros
 //   ord 1     sum(|x|)               ord -inf  amin(|x|)       other   sum(|x|^ord)^(1/ord)
@@ -15,6 +15,7 @@
 #include "frontend/decompositions_detail.h"
 #include "frontend/ops.h"
 #include "frontend/ops_reduction.h"
+#include "frontend/ops_view.h"
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"
 #include "ir/shape_env.h"
@@ -100,5 +101,24 @@ Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dims
 }
 
 Tensor norm(const Tensor& self, const Scalar& p) { return linalg_vector_norm(self, p); }
+
+// ATen's renorm: each slice along dim scaled by maxnorm / (norm + 1e-7) where its norm exceeds
+// maxnorm, the norm and the factor in f32 for f16 and bf16 (the factor then rounded to self's dtype).
+Tensor renorm(const Tensor& self, const Scalar& p, int64_t dim, const Scalar& maxnorm) {
+  constexpr std::string_view op = "renorm";
+  if (!(p.to_double() > 0)) fail(op, "renorm: non-positive-norm not supported");
+  if (!(maxnorm.to_double() >= 0)) fail(op, "renorm: expected maxnorm to be >= 0 but got {:g}", maxnorm.to_double());
+  if (self.dim() <= 1) fail(op, "renorm: input needs at least 2 dimensions, got {} dimensions", self.dim());
+  const int64_t d = normalize_dim(op, dim, self.dim());
+  std::vector<int64_t> others;
+  for (int64_t k = 0; k < self.dim(); ++k)
+    if (k != d) others.push_back(k);
+  const ScalarType compute = decomp::opmath_dtype(self.dtype());
+  const Tensor norms = compute == self.dtype() ? linalg_vector_norm(self, p.to_double(), others, /*keepdim=*/true)
+                                               : linalg_vector_norm(self, p.to_double(), others, /*keepdim=*/true, compute);
+  const double limit = maxnorm.to_double();
+  const Tensor factor = where(gt(norms, limit), div(Scalar(limit), add(norms, 1e-7)), Scalar(1.0));
+  return mul(self, factor.to(self.dtype()));
+}
 
 }  // namespace kiln

@@ -214,6 +214,15 @@ class Tensor {
   Tensor& pow_(const Scalar& exponent);
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor& index_fill_(int64_t d, const Tensor& index, const Scalar& value);
+  Tensor& index_fill_(int64_t d, const Tensor& index, const Tensor& value);
+  Tensor& index_copy_(int64_t d, const Tensor& index, const Tensor& source);
+  Tensor& index_reduce_(int64_t d, const Tensor& index, const Tensor& source, std::string_view reduce,
+                        bool include_self = true);
+  Tensor& put_(const Tensor& index, const Tensor& source, bool accumulate = false);
+  Tensor& addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1);
+  Tensor& renorm_(const Scalar& p, int64_t d, const Scalar& maxnorm);
+  Tensor& ldexp_(const Tensor& other);
 
   // ---- more of libtorch's methods, forwarding to the free functions (tensor_methods_library.cpp)
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
@@ -268,6 +277,32 @@ class Tensor {
   Tensor nonzero() const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor index_add(int64_t d, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor index_fill(int64_t d, const Tensor& index, const Scalar& value) const;
+  Tensor index_fill(int64_t d, const Tensor& index, const Tensor& value) const;
+  Tensor index_copy(int64_t d, const Tensor& index, const Tensor& source) const;
+  Tensor index_reduce(int64_t d, const Tensor& index, const Tensor& source, std::string_view reduce,
+                      bool include_self = true) const;
+  Tensor take(const Tensor& index) const;
+  Tensor put(const Tensor& index, const Tensor& source, bool accumulate = false) const;
+  Tensor cross(const Tensor& other, std::optional<int64_t> d = std::nullopt) const;
+  Tensor diagflat(int64_t offset = 0) const;
+  Tensor matrix_power(int64_t n) const;
+  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor cov(int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+             const std::optional<Tensor>& aweights = std::nullopt) const;
+  Tensor corrcoef() const;
+  Tensor quantile(const Tensor& q, std::optional<int64_t> d = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor quantile(double q, std::optional<int64_t> d = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<int64_t> d = std::nullopt, bool keepdim = false,
+                     std::string_view interpolation = "linear") const;
+  Tensor nanquantile(double q, std::optional<int64_t> d = std::nullopt, bool keepdim = false,
+                     std::string_view interpolation = "linear") const;
+  Tensor histc(int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0) const;
+  Tensor bincount(const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0) const;
+  Tensor renorm(const Scalar& p, int64_t d, const Scalar& maxnorm) const;
+  Tensor ldexp(const Tensor& other) const;
   Tensor type_as(const Tensor& other) const;  // to(other's dtype and device)
   // New tensors with this one's dtype and device unless `opts` says otherwise.
   Tensor new_zeros(IntArrayRef size, TensorOptions opts = {}) const;

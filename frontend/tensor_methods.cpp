@@ -10,6 +10,7 @@
 #include "frontend/dispatch.h"
 #include "base/error.h"
 #include "frontend/ops.h"
+#include "frontend/ops_linear.h"
 #include "frontend/promotion.h"
 #include "frontend/symbolic.h"
 #include "frontend/tensor.h"
@@ -233,6 +234,29 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
   return assign_result("masked_fill_", *this, kiln::masked_fill(*this, mask, value));
 }
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& index, const Scalar& value) {
+  return assign_result("index_fill_", *this, kiln::index_fill(*this, d, index, value));
+}
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& index, const Tensor& value) {
+  return assign_result("index_fill_", *this, kiln::index_fill(*this, d, index, value));
+}
+Tensor& Tensor::index_copy_(int64_t d, const Tensor& index, const Tensor& source) {
+  return assign_result("index_copy_", *this, kiln::index_copy(*this, d, index, source));
+}
+Tensor& Tensor::index_reduce_(int64_t d, const Tensor& index, const Tensor& source, std::string_view reduce,
+                              bool include_self) {
+  return assign_result("index_reduce_", *this, kiln::index_reduce(*this, d, index, source, reduce, include_self));
+}
+Tensor& Tensor::put_(const Tensor& index, const Tensor& source, bool accumulate) {
+  return assign_result("put_", *this, kiln::put(*this, index, source, accumulate));
+}
+Tensor& Tensor::addbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
+  return assign_result("addbmm_", *this, kiln::addbmm(*this, batch1, batch2, beta, alpha));
+}
+Tensor& Tensor::renorm_(const Scalar& p, int64_t d, const Scalar& maxnorm) {
+  return assign_result("renorm_", *this, kiln::renorm(*this, p, d, maxnorm));
+}
+Tensor& Tensor::ldexp_(const Tensor& other) { return assign_result("ldexp_", *this, kiln::ldexp(*this, other)); }
 
 // ---- reductions, scans ------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // kiln/frontend/tensor_methods_library.cpp — more of libtorch's Tensor methods: masked_fill,
-// where, lerp, norms, sorting, the vector products, grids and views, and the new_* factories,
+// where, lerp, norms, sorting, the vector and matrix products, grids and views, positional
+// fills and copies, statistics, and the new_* factories,
 // each forwarding to its free function (frontend/ops*.h), so that code written against at::Tensor
 // ports by changing the namespace.
 #include "frontend/ops.h"
@@ -7,6 +8,7 @@
 #include "frontend/ops_linear.h"
 #include "frontend/ops_moments.h"
 #include "frontend/ops_sort.h"
+#include "frontend/ops_statistics.h"
 #include "frontend/ops_view.h"
 #include "frontend/tensor.h"
 
@@ -115,5 +117,51 @@ Tensor Tensor::new_full(IntArrayRef size, const Scalar& value, TensorOptions opt
   return kiln::full(size, value, like(*this, opts));
 }
 Tensor Tensor::new_empty(IntArrayRef size, TensorOptions opts) const { return kiln::empty(size, like(*this, opts)); }
+
+Tensor Tensor::index_fill(int64_t d, const Tensor& index, const Scalar& value) const {
+  return kiln::index_fill(*this, d, index, value);
+}
+Tensor Tensor::index_fill(int64_t d, const Tensor& index, const Tensor& value) const {
+  return kiln::index_fill(*this, d, index, value);
+}
+Tensor Tensor::index_copy(int64_t d, const Tensor& index, const Tensor& source) const {
+  return kiln::index_copy(*this, d, index, source);
+}
+Tensor Tensor::index_reduce(int64_t d, const Tensor& index, const Tensor& source, std::string_view reduce,
+                            bool include_self) const {
+  return kiln::index_reduce(*this, d, index, source, reduce, include_self);
+}
+Tensor Tensor::take(const Tensor& index) const { return kiln::take(*this, index); }
+Tensor Tensor::put(const Tensor& index, const Tensor& source, bool accumulate) const {
+  return kiln::put(*this, index, source, accumulate);
+}
+Tensor Tensor::cross(const Tensor& other, std::optional<int64_t> d) const { return kiln::cross(*this, other, d); }
+Tensor Tensor::diagflat(int64_t offset) const { return kiln::diagflat(*this, offset); }
+Tensor Tensor::matrix_power(int64_t n) const { return kiln::matrix_power(*this, n); }
+Tensor Tensor::addbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
+  return kiln::addbmm(*this, batch1, batch2, beta, alpha);
+}
+Tensor Tensor::cov(int64_t correction, const std::optional<Tensor>& fweights, const std::optional<Tensor>& aweights) const {
+  return kiln::cov(*this, correction, fweights, aweights);
+}
+Tensor Tensor::corrcoef() const { return kiln::corrcoef(*this); }
+Tensor Tensor::quantile(const Tensor& q, std::optional<int64_t> d, bool keepdim, std::string_view interpolation) const {
+  return kiln::quantile(*this, q, d, keepdim, interpolation);
+}
+Tensor Tensor::quantile(double q, std::optional<int64_t> d, bool keepdim, std::string_view interpolation) const {
+  return kiln::quantile(*this, q, d, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(const Tensor& q, std::optional<int64_t> d, bool keepdim, std::string_view interpolation) const {
+  return kiln::nanquantile(*this, q, d, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(double q, std::optional<int64_t> d, bool keepdim, std::string_view interpolation) const {
+  return kiln::nanquantile(*this, q, d, keepdim, interpolation);
+}
+Tensor Tensor::histc(int64_t bins, const Scalar& min, const Scalar& max) const { return kiln::histc(*this, bins, min, max); }
+Tensor Tensor::bincount(const std::optional<Tensor>& weights, int64_t minlength) const {
+  return kiln::bincount(*this, weights, minlength);
+}
+Tensor Tensor::renorm(const Scalar& p, int64_t d, const Scalar& maxnorm) const { return kiln::renorm(*this, p, d, maxnorm); }
+Tensor Tensor::ldexp(const Tensor& other) const { return kiln::ldexp(*this, other); }
 
 }  // namespace kiln

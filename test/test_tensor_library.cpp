@@ -1,6 +1,6 @@
 // kiln/test/test_tensor_library.cpp — libtorch functions and methods that record other ops
-// (dot, mv, tensordot, norms, cosine_similarity, meshgrid, tensor_split, the in-place and new_*
-// methods...): PyTorch 2.15's error wording, results worked out by hand or measured in torch,
+// (dot, mv, tensordot, norms, cosine_similarity, meshgrid, tensor_split, multi_dot, combinations,
+// index_fill, quantile, cov, histc, the in-place and new_* methods...): PyTorch 2.15's error wording, results worked out by hand or measured in torch,
 // gradients where PyTorch defines them at a point its formula does not (a zero norm), and that
 // a trace records only existing ops. Their outputs and gradients on the op database's samples are
 // checked against torch in every mode by the OpDbGolden and GoldenGrad suites.
@@ -22,6 +22,13 @@ using ::testing::HasSubstr;
 using namespace kiln::test;
 
 using Floats = std::vector<float>;
+
+// A deterministic float tensor of `shape` without ties: sin(0.37 i + phase).
+Tensor wave_like(std::vector<int64_t> shape, double phase) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return sin(arange(n, kFloat) * 0.37 + phase).reshape(shape);
+}
 
 TEST(LibraryFunctions, ProductsCheckWhatPyTorchChecks) {
   EXPECT_THAT(error_of([] { (void)dot(zeros({2, 2}), zeros({2})); }), HasSubstr("[dot] 1D tensors expected, but got 2D and 1D tensors"));
@@ -288,6 +295,168 @@ TEST(LibraryFunctions, HostileSizesAreErrors) {
   EXPECT_THAT(error_of([&] { (void)kron(wide, wide); }), HasSubstr("does not fit in int64"));
 }
 
+TEST(LibraryFunctions, ChainsPowersAndCrossCheckWhatPyTorchChecks) {
+  EXPECT_THAT(error_of([] { (void)linalg_multi_dot({zeros({2, 2})}); }), HasSubstr("multi_dot(): expected at least 2 tensors but got 1"));
+  EXPECT_THAT(error_of([] { (void)linalg_multi_dot({zeros({2, 2}), zeros({2}), zeros({2, 2})}); }),
+              HasSubstr("multi_dot(): tensor 1 must be 2D but got 1D"));
+  EXPECT_THAT(error_of([] { (void)linalg_multi_dot({zeros({2, 3}), zeros({3, 2}, kDouble)}); }),
+              HasSubstr("multi_dot(): all tensors must have be the same dtype but tensor 0 is float and tensor 1 double"));
+  EXPECT_THAT(error_of([] { (void)linalg_multi_dot({zeros({3}), zeros({4, 4})}); }),
+              HasSubstr("multi_dot(): tensors 0 and 1 with shapes [3] and [4, 4] cannot be multiplied"));
+  EXPECT_THAT(error_of([] { (void)chain_matmul({zeros({2})}); }), HasSubstr("Tensor dimension is 1, expected 2 instead."));
+  EXPECT_THAT(error_of([] { (void)matrix_power(zeros({2, 3}), 2); }),
+              HasSubstr("linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"));
+  EXPECT_THAT(error_of([] { (void)matrix_power(eye(2), -1); }), HasSubstr("needs the matrix inverse"));
+  const Tensor a = ones({2, 2}).requires_grad_();
+  matrix_power(a, 0).sum().backward();
+  EXPECT_EQ(values<float>(a.grad()), (Floats{0, 0, 0, 0}));
+  EXPECT_THAT(error_of([] { (void)addbmm(zeros({2, 4}), zeros({3, 2, 5}), zeros({2, 5, 4})); }),
+              HasSubstr("batch1 and batch2 must have same number of batches, got 3 and 2"));
+  EXPECT_THAT(error_of([] { (void)linalg_cross(zeros({2, 4}), zeros({2, 4})); }),
+              HasSubstr("linalg.cross: inputs dimension -1 must have length 3. Got 4 and 4"));
+  EXPECT_THAT(error_of([] { (void)cross(zeros({2, 2}), zeros({2, 2})); }), HasSubstr("no dimension of size 3 in input"));
+  // An integer product takes beta and alpha truncated to its dtype, as PyTorch's addmm does.
+  const Tensor one = ones({2, 2}, kLong);
+  const Tensor product = addmm(one, one, one, 0.5, 2);
+  EXPECT_EQ(product.dtype(), kLong);
+  EXPECT_EQ(product.to_vector<int64_t>(), (std::vector<int64_t>{4, 4, 4, 4}));
+  EXPECT_EQ(addbmm(one, one.unsqueeze(0), one.unsqueeze(0), 0.5, 1.5).to_vector<int64_t>(), (std::vector<int64_t>{2, 2, 2, 2}));
+}
+
+TEST(LibraryFunctions, MultiDotMultipliesInTheCheapestOrder) {
+  // [10, 2] [2, 10] [10, 2] [2, 10]: the dynamic program picks A ((B C) D), as ATen's does; a
+  // different order rounds these values differently.
+  const Tensor a = wave_like({10, 2}, 0.1), b = wave_like({2, 10}, 0.7), c = wave_like({10, 2}, 1.3), d = wave_like({2, 10}, 2.1);
+  EXPECT_TRUE(equal(linalg_multi_dot({a, b, c, d}), mm(a, mm(mm(b, c), d))));
+  auto f = compile([](const Tensor& p, const Tensor& q, const Tensor& r) { return linalg_multi_dot({p, q, r}); });
+  const Tensor p = wave_like({3}, 0.2), q = wave_like({3, 4}, 0.5), r = wave_like({4}, 0.9);
+  EXPECT_EQ(f(p, q, r).dim(), 0);  // a row and a column at the ends: a 0-dim result
+  EXPECT_EQ(f.explain(p, q, r).find("= multi_dot("), std::string::npos);
+}
+
+TEST(LibraryFunctions, IndexTuplesAndTriangles) {
+  EXPECT_EQ(combinations(arange(4), 2).to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 0, 2, 0, 3, 1, 2, 1, 3, 2, 3}));
+  EXPECT_EQ(combinations(arange(3), 2, true).sizes().vec(), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(combinations(arange(3), 0).sizes().vec(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(combinations(arange(2), 3).sizes().vec(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(combinations(zeros({0}), 2, true).sizes().vec(), (std::vector<int64_t>{0, 2}));
+  const Tensor v = arange(3);
+  EXPECT_EQ(cartesian_prod({v}).impl(), v.impl());  // one input is returned as it is
+  // The coordinates are tril / triu's nonzero positions, row-major, for every size and offset.
+  for (int64_t rows = 0; rows <= 4; ++rows)
+    for (int64_t cols = 0; cols <= 4; ++cols)
+      for (int64_t offset = -6; offset <= 6; ++offset) {
+        const Tensor full_matrix = ones({rows, cols});
+        EXPECT_TRUE(equal(tril_indices(rows, cols, offset), nonzero(tril(full_matrix, offset)).t())) << rows << cols << offset;
+        EXPECT_TRUE(equal(triu_indices(rows, cols, offset), nonzero(triu(full_matrix, offset)).t())) << rows << cols << offset;
+      }
+  EXPECT_EQ(tril_indices(2, 2, 0, kInt).dtype(), kInt);
+  EXPECT_THAT(error_of([] { (void)tril_indices(-1, 2); }), HasSubstr("row must be non-negative, got-1"));
+  EXPECT_THAT(error_of([] { (void)triu_indices(2, 2, 0, kFloat); }), HasSubstr("\"triu_indices\" not implemented for 'Float'"));
+  EXPECT_THAT(error_of([] { (void)combinations(zeros({2, 2})); }), HasSubstr("Expect a 1D vector, but got shape [2, 2]"));
+  // Hostile sizes: counted in closed form, so neither a hang nor an overflow.
+  EXPECT_EQ(tril_indices(INT64_MAX, 0).size(1), 0);
+  EXPECT_EQ(tril_indices(INT64_MAX, 2, INT64_MIN + 3).size(1), 3);  // only the last rows hold elements
+  EXPECT_EQ(triu_indices(3, 3, INT64_MIN).size(1), 9);
+  EXPECT_THAT(error_of([] { (void)tril_indices(int64_t{1} << 40, int64_t{1} << 40); }), HasSubstr("more than 2^62 elements"));
+  EXPECT_THAT(error_of([] { (void)combinations(arange(100), 60); }), HasSubstr("number more than 2^63"));
+  EXPECT_THAT(error_of([] { (void)combinations(arange(3), INT64_MAX, true); }), HasSubstr("number more than 2^63"));
+}
+
+TEST(LibraryFunctions, PositionalFillsCopiesAndReductions) {
+  EXPECT_EQ(values<float>(index_fill(zeros({2, 3}), 1, make<int64_t>({-1, 0}), 5)), (Floats{5, 0, 5, 5, 0, 5}));
+  EXPECT_THAT(error_of([] { (void)index_fill(zeros({3}), 0, make<int32_t>({0}), 1); }),
+              HasSubstr("index_fill_(): Expected dtype int64 for index."));
+  EXPECT_THAT(error_of([] { (void)index_fill(zeros({3}), 0, make<int64_t>({-4}), 1); }), HasSubstr("index -4 is out of bounds"));
+  EXPECT_THAT(error_of([] { (void)index_fill(zeros({3}), 0, make<int64_t>({0}), zeros({1})); }),
+              HasSubstr("index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)."));
+  // The value tensor's gradient counts each filled position once, however often it is named.
+  const Tensor value = full({}, 2.0).requires_grad_();
+  index_fill(zeros({3}), 0, make<int64_t>({1, 1}), value).sum().backward();
+  EXPECT_EQ(value.grad().item<float>(), 1.0f);
+  EXPECT_EQ(values<float>(index_copy(zeros({3}), 0, make<int64_t>({2, 0}), make<float>({7, 8}))), (Floats{8, 0, 7}));
+  EXPECT_THAT(error_of([] { (void)index_copy(zeros({3}), 0, make<int64_t>({-1}), make<float>({7})); }),
+              HasSubstr("out of bounds"));  // no negative positions, as PyTorch
+  EXPECT_THAT(error_of([] { (void)index_copy(zeros({3, 4}), 1, make<int64_t>({0, 1}), zeros({2, 5})); }),
+              HasSubstr("Destination slice shape: 3 at dimension 1 and source slice shape: 2 at dimension 0."));
+  // Integer means divide with floor: (-1 - 2 - 2) / 3 = -2.
+  const Tensor mean_of = index_reduce(make<int64_t>({-1, 0}), 0, make<int64_t>({0, 0}), make<int64_t>({-2, -2}), "mean");
+  EXPECT_EQ(mean_of.to_vector<int64_t>(), (std::vector<int64_t>{-2, 0}));
+  EXPECT_THAT(error_of([] { (void)index_reduce(zeros({3}), 0, make<int64_t>({0}), zeros({}), "amax"); }),
+              HasSubstr("source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = [3] source.shape = []"));
+  EXPECT_THAT(error_of([] { (void)index_reduce(zeros({2}), 0, make<int64_t>({0}), zeros({1}), "sum"); }),
+              HasSubstr("index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got sum."));
+  EXPECT_EQ(values<float>(take(make<float>({1, 2, 3, 4}, {2, 2}).t(), make<int64_t>({-1, 1}))), (Floats{4, 3}));
+  EXPECT_THAT(error_of([] { (void)take(zeros({0}), make<int64_t>({0})); }), HasSubstr("take(): tried to take from an empty tensor"));
+  EXPECT_EQ(values<float>(put(zeros({2, 2}), make<int64_t>({-1, 3}), make<float>({1, 2}), true)), (Floats{0, 0, 0, 3}));
+  EXPECT_THAT(error_of([] { (void)put(zeros({2}), make<int64_t>({0, 1}), zeros({1})); }),
+              HasSubstr("put_(): Expected source and index to have the same number of elements"));
+}
+
+TEST(LibraryFunctions, StatisticsAsPyTorchComputesThem) {
+  // The rank q (n - 1) is a double: f32 0.1 times 10 is just above 1, so "higher" picks 2.
+  EXPECT_EQ(quantile(arange(11, kFloat), 0.1, std::nullopt, false, "higher").item<float>(), 2.0f);
+  EXPECT_EQ(quantile(arange(4, kFloat), 0.5, std::nullopt, false, "nearest").item<float>(), 2.0f);  // half to even
+  EXPECT_TRUE(std::isnan(quantile(make<float>({1, NAN, 3}), 0.5).item<float>()));
+  EXPECT_EQ(nanquantile(make<float>({1, NAN, 3}), 0.5).item<float>(), 2.0f);
+  EXPECT_TRUE(std::isnan(nanquantile(make<float>({NAN, NAN}), 0.5).item<float>()));
+  EXPECT_THAT(error_of([] { (void)quantile(zeros({2}, kLong), 1.5); }), HasSubstr("quantile() q must be in the range [0, 1] but got 1.5"));
+  EXPECT_THAT(error_of([] { (void)quantile(zeros({2}, kHalf), 0.5); }),
+              HasSubstr("quantile() input tensor must be either float or double dtype"));
+  // A q that is an input of a compiled function is checked where it is read.
+  auto f = compile([](const Tensor& x, const Tensor& q) { return quantile(x, q); });
+  EXPECT_FLOAT_EQ(f(arange(5, kFloat), full({}, 0.5)).item<float>(), 2.0f);
+  EXPECT_THAT(error_of([&] { (void)f(arange(5, kFloat), full({}, 1.5)); }), HasSubstr("out of bounds"));
+
+  EXPECT_THAT(error_of([] { (void)cov(zeros({2, 2, 2})); }),
+              HasSubstr("cov(): expected input to have two or fewer dimensions but got an input with 3 dimensions"));
+  EXPECT_THAT(error_of([] { (void)cov(zeros({3}), 1, make<int64_t>({1, -1, 1})); }), HasSubstr("cov(): fweights cannot be negative"));
+  EXPECT_THAT(error_of([] { (void)cov(zeros({2}), 1, std::nullopt, make<float>({0, 0})); }),
+              HasSubstr("cov(): weights sum to zero, can't be normalized"));
+  EXPECT_EQ(cov(make<int64_t>({1, 2, 3})).dtype(), kFloat);
+  EXPECT_FLOAT_EQ(cov(make<float>({1, 2, 3})).item<float>(), 1.0f);
+  // Weights that are inputs of a compiled function are checked eagerly (the function runs eagerly).
+  auto g = compile([](const Tensor& x, const Tensor& w) { return cov(x, 1, std::nullopt, w); });
+  const Tensor x = make<float>({1, 2, 4, 7}), w = make<float>({1, 2, 1, 0.5});
+  EXPECT_TRUE(allclose(g(x, w), cov(x, 1, std::nullopt, w)));
+  const Tensor r = corrcoef(make<float>({1, 2, 3, 2, 2, 2, 3, 2, 1}, {3, 3}));
+  EXPECT_EQ(values<float>(r)[2], -1.0f);
+  EXPECT_TRUE(std::isnan(values<float>(r)[1]));  // a constant row: 0 / 0
+
+  EXPECT_EQ(values<float>(histc(make<float>({0, 1, 2, 3, 3, -1, NAN}), 3, 0, 3)), (Floats{1, 1, 3}));  // 3 itself in the last bin
+  EXPECT_EQ(values<float>(histc(make<float>({2, 2, 2}), 4)), (Floats{0, 0, 3, 0}));  // range [1, 3]
+  EXPECT_THAT(error_of([] { (void)histc(make<float>({1, INFINITY}), 2); }), HasSubstr("torch.histc: range of [1, inf] is not finite"));
+  EXPECT_THAT(error_of([] { (void)histc(arange(3), 2, 0, 1); }), HasSubstr("\"histogram_cpu\" not implemented for 'Long'"));
+  EXPECT_EQ(bincount(make<int64_t>({1, 3, 1})).to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ(bincount(make<int64_t>({0}), make<float>({0.5})).dtype(), kFloat);
+  EXPECT_EQ(bincount(make<int64_t>({0}), zeros({1}, kHalf)).dtype(), kDouble);
+  EXPECT_EQ(bincount(zeros({0}, kLong), zeros({3}), 2).dtype(), kLong);  // empty: int64 zeros, the weights unread
+  EXPECT_THAT(error_of([] { (void)bincount(make<int64_t>({1, -1})); }), HasSubstr("bincount only supports 1-d non-negative integral inputs."));
+
+  EXPECT_FLOAT_EQ(trapezoid(make<float>({1, 2, 4}), make<float>({0, 1, 3})).item<float>(), 7.5f);
+  EXPECT_EQ(trapezoid(zeros({2, 0}, kLong)).dtype(), kLong);  // no samples: zeros of y's dtype
+  EXPECT_EQ(values<float>(cumulative_trapezoid(make<float>({1, 2, 4}), 2)), (Floats{3, 9}));
+  EXPECT_THAT(error_of([] { (void)renorm(zeros({2, 2}), 0, 0, 1); }), HasSubstr("renorm: non-positive-norm not supported"));
+  EXPECT_TRUE(allclose(renorm(make<float>({3, 4, 0.3f, 0.4f}, {2, 2}), 2, 0, 1), make<float>({0.6f, 0.8f, 0.3f, 0.4f}, {2, 2})));
+  EXPECT_EQ(logspace(0, 2, 5, 10, kLong).to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 10, 31, 100}));
+  EXPECT_EQ(logspace(0, 3, 7, 2, kLong).to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 2, 2, 4, 5, 8}));
+  EXPECT_EQ(ldexp(zeros({2}, kHalf), make<int64_t>({1, 2})).dtype(), kHalf);
+  EXPECT_EQ(values<float>(ldexp(make<int64_t>({3}), make<int64_t>({2}))), (Floats{12}));
+  // A floating self scales exactly: 2^-10 * 2^20 is 1024 in f16, although 2^20 is not an f16.
+  EXPECT_EQ(values<float>(ldexp(make<float>({0x1p-10f, 0, 1e4f}).to(kHalf), make<int64_t>({20, 30, -30})).to(kFloat)),
+            (Floats{1024, 0, static_cast<float>(Half(1e4f * 0x1p-30f))}));
+  EXPECT_EQ(ldexp(full({}, 0x1p-100, kDouble), full({}, int64_t{1100})).item<double>(), 0x1p1000);
+  EXPECT_EQ(ldexp(full({}, 0x1p-100), full({}, int64_t{200})).item<float>(), 0x1p100f);
+  // logspace takes the base as a double and the range in double for integers (int8: no wrap).
+  EXPECT_EQ(logspace(190, 200, 2, 1.1, kLong).to_vector<int64_t>(), (std::vector<int64_t>{73216704, 189905276}));
+  EXPECT_EQ(logspace(-100, 100, 3, 1.01, kChar).to_vector<int8_t>(), (std::vector<int8_t>{0, 1, 2}));
+  auto spaced = compile([](const Tensor& t) { return t + logspace(0, 1, 3); });
+  (void)spaced(zeros({3}));
+  EXPECT_EQ(spaced.stats().compiles, 1);  // traced and compiled, not run eagerly
+  // An f16 position past 65504 counts in bin 0, as PyTorch's does.
+  EXPECT_EQ(values<float>(histc(make<float>({1000, 700, 656}).to(kHalf), 100, 0, 1000).narrow(0, 0, 1).to(kFloat)), (Floats{3}));
+}
+
 TEST(LibraryMethods, InPlaceAndNewTensors) {
   Tensor x = make<float>({-1, 4});
   x.relu_().sqrt_();
@@ -307,6 +476,31 @@ TEST(LibraryMethods, InPlaceAndNewTensors) {
   auto [values_sorted, order] = make<float>({3, 1, 2}).sort();
   EXPECT_EQ(order.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0}));
   EXPECT_EQ(std::get<1>(make<float>({3, 1, 2}).max(0)).item<int64_t>(), 0);
+}
+
+TEST(LibraryMethods, PositionalAndStatisticalMethods) {
+  Tensor x = zeros({2, 3});
+  x.index_fill_(1, make<int64_t>({0}), 1).index_copy_(0, make<int64_t>({1}), full({1, 3}, 2.0));
+  x.put_(make<int64_t>({2}), make<float>({3}), true).index_reduce_(1, make<int64_t>({2}), full({2, 1}, 4.0), "amax");
+  EXPECT_EQ(values<float>(x), (Floats{1, 0, 4, 2, 2, 4}));
+  EXPECT_EQ(values<float>(x.take(make<int64_t>({5}))), (Floats{4}));
+  EXPECT_EQ(values<float>(x.index_fill(0, make<int64_t>({0}), 9).put(make<int64_t>({0}), make<float>({8}))),
+            (Floats{8, 9, 9, 2, 2, 4}));
+  EXPECT_TRUE(equal(x.narrow(1, 0, 2).matrix_power(0), eye(2)));
+  EXPECT_THAT(error_of([&] { (void)x.matrix_power(2); }), HasSubstr("square"));
+  EXPECT_EQ(x.diagflat().size(0), 6);
+  EXPECT_EQ(x.quantile(0.5, 1).sizes().vec(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(x.nanquantile(make<float>({0.5, 1}), 0, true).sizes().vec(), (std::vector<int64_t>{2, 1, 3}));
+  EXPECT_EQ(x.cov().sizes().vec(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(x.corrcoef().sizes().vec(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(values<float>(x.histc(2, 0, 4)), (Floats{2, 4}));
+  EXPECT_EQ(make<int64_t>({2}).bincount().to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(make<float>({1, 0, 0}).cross(make<float>({0, 1, 0})).to_vector<float>(), (Floats{0, 0, 1}));
+  Tensor m = ones({2, 2});
+  m.addbmm_(ones({3, 2, 1}), ones({3, 1, 2}), 1, 2).renorm_(1, 0, 4).ldexp_(full({}, 1.0));
+  EXPECT_TRUE(allclose(m, full({2, 2}, 4.0)));  // 7 each: rows of norm 14 scaled to norm 4, then doubled
+  Tensor i = arange(2);
+  EXPECT_THAT(error_of([&] { i.ldexp_(arange(2)); }), HasSubstr("can't be cast to the desired output type Long"));
 }
 
 }  // namespace

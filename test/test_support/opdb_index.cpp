@@ -1,6 +1,7 @@
 // kiln/test/test_support/opdb_index.cpp — op database entries: reading and writing at
 // positions (gather, scatter, index_select, scatter_reduce, index_add, slice_scatter,
-// select_scatter, masked_scatter, index, index_put), the masked ops, one_hot, take_along_dim,
+// select_scatter, masked_scatter, index, index_put, index_copy, index_reduce), the masked ops,
+// index_fill, take, put, one_hot, take_along_dim,
 // embedding and embedding_bag, and the data-dependent selections (nonzero, argwhere,
 // masked_select).
 #include "test_support/opdb.h"
@@ -216,6 +217,60 @@ void add_index(std::vector<OpEntry>& db) {
   entry("embedding_bag:errors", "torch.nn.functional.embedding_bag(a1, a0, mode='max', per_sample_weights=a2)",
         one([](const std::vector<Tensor>& in) { return embedding_bag(in[0], in[1], std::nullopt, "max", in[2]); }),
         {{seq({5, 3}), i64({1, 2}, {1, 2}), seq({1, 2})}});  // raises: weights with max
+
+  // index_fill, take, put (frontend/ops_index.cpp); index_copy, index_reduce (ops_index_scatter.cpp).
+  const Tensor fill_at = i64({2, -3, 2});
+  entry("index_fill", "a0.index_fill(1, " + py_tensor(fill_at) + ", -1.5)",
+        one([fill_at](const std::vector<Tensor>& in) { return index_fill(in[0], 1, fill_at, -1.5); }),
+        {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({2, 3}, kHalf)}, {seq({2, 2})}});  // the last raises: 2 is out of range
+  entry("index_fill:ints", "a0.index_fill(0, a1, 7)",
+        one([](const std::vector<Tensor>& in) { return index_fill(in[0], 0, in[1], 7); }),
+        {{ints({3, 2}), i64({0, 2})}, {seq({3}, kBool), i64({1})}, {ints({3, 2}), i64({}, {0})}, {ints({3, 2}), i64({-4})},
+         {ints({3, 2}), test::make<int32_t>({1})}});  // the last two raise: -4 of 3, an int32 index
+  entry("index_fill:tensor", "a0.index_fill(-1, " + py_tensor(i64({0})) + ", a1)",
+        one([](const std::vector<Tensor>& in) { return index_fill(in[0], -1, i64({0}), in[1]); }),
+        {{seq({2, 3}), seq({}, kDouble, 4.25)}, {seq({}), seq({}, kFloat, 2)}, {seq({2, 3}), seq({1})}});  // the last raises
+  const Tensor copy_at = i64({2, 0});
+  entry("index_copy", "a0.index_copy(0, " + py_tensor(copy_at) + ", a1)",
+        one([copy_at](const std::vector<Tensor>& in) { return index_copy(in[0], 0, copy_at, in[1]); }),
+        {{seq({3, 2}), seq({2, 2}, kFloat, 10, 1)},
+         {seq({2, 3}).t(), seq({2, 2}, kFloat, 10, 1)},
+         {seq({3}, kBool), seq({2}, kBool, 0.0, 1.0)},
+         {seq({3, 2}), seq({2, 3})},                // raises: slice shapes
+         {seq({3, 2}), seq({2, 2}, kDouble)},       // raises: dtypes
+         {seq({1, 2}), seq({2, 2})}});              // raises: index 2 of 1
+  entry("index_copy:negative", "a0.index_copy(1, " + py_tensor(i64({-1})) + ", a1)",
+        one([](const std::vector<Tensor>& in) { return index_copy(in[0], 1, i64({-1}), in[1]); }),
+        {{seq({2, 3}), seq({2, 1})}});  // raises: index_copy takes no negative index
+  const Tensor reduce_at = i64({0, 2, 0, 2});
+  for (const char* r : {"prod", "mean", "amax", "amin"})
+    for (bool self_in : {true, false}) {
+      const std::string name = std::string("index_reduce:") + r + (self_in ? "" : "_noself");
+      entry(name,
+            "a0.index_reduce(0, " + py_tensor(reduce_at) + ", a1, '" + r + "', include_self=" + (self_in ? "True" : "False") + ")",
+            one([reduce_at, r, self_in](const std::vector<Tensor>& in) { return index_reduce(in[0], 0, reduce_at, in[1], r, self_in); }),
+            {{seq({3, 2}), seq({4, 2}, kFloat, 1.0, -0.5)}, {ints({3, 2}), ints({4, 2}, -2)}});
+    }
+  entry("index_reduce:errors", "a0.index_reduce(0, a1, a2, 'prod')",
+        one([](const std::vector<Tensor>& in) { return index_reduce(in[0], 0, in[1], in[2], "prod"); }),
+        {{seq({3, 2}), i64({0, 3}), seq({2, 2})},         // raises: index 3 of 3
+         {seq({3, 2}), i64({0, -1}), seq({2, 2})},        // raises: no negative index
+         {seq({3, 2}), i64({0, 1}), seq({2, 3})},         // raises: shapes
+         {seq({3}, kBool), i64({0}), seq({1}, kBool)}});  // raises: bool
+  const Tensor taken = i64({5, -1, 0, 2}, {2, 2});
+  entry("take", "torch.take(a0, " + py_tensor(taken) + ")",
+        one([taken](const std::vector<Tensor>& in) { return take(in[0], taken); }),
+        {{seq({2, 3})}, {seq({3, 2}).t()}, {ints({6})}, {seq({2, 2})}, {seq({0, 3})}});  // the last two raise
+  entry("take:input", "torch.take(a0, a1)", one([](const std::vector<Tensor>& in) { return take(in[0], in[1]); }),
+        {{seq({2, 3}), seq({}, kLong, 3)}, {seq({}), i64({0, -1, 0})}, {seq({2, 3}), test::make<int32_t>({1})}});  // the last raises
+  const Tensor put_at = i64({1, -1, 1});
+  entry("put", "a0.put(" + py_tensor(put_at) + ", a1, accumulate=True)",
+        one([put_at](const std::vector<Tensor>& in) { return put(in[0], put_at, in[1], true); }),
+        {{seq({2, 3}), seq({3}, kFloat, 10, 1)}, {seq({3, 2}).t(), seq({1, 3})}, {ints({2, 2}), ints({3})},
+         {seq({2, 3}), seq({2})}, {seq({2, 3}), seq({3}, kDouble)}});  // the last two raise
+  entry("put:write", "a0.put(" + py_tensor(i64({4, 0}, {1, 2})) + ", a1)",
+        one([](const std::vector<Tensor>& in) { return put(in[0], i64({4, 0}, {1, 2}), in[1]); }),
+        {{seq({5}), seq({2}, kFloat, 10, 1)}, {seq({2, 2}), seq({2})}});  // the second raises: 4 of 4
 }
 
 }  // namespace kiln::opdb

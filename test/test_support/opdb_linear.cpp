@@ -1,6 +1,7 @@
 // kiln/test/test_support/opdb_linear.cpp — op database entries: linear, cross_entropy,
 // matmul, addmm, baddbmm, einsum, cdist and pdist; dot, vdot, mv, addmv, outer, addr, tensordot
-// and kron; cosine_similarity and pairwise_distance (frontend/ops_linear.h).
+// and kron; cosine_similarity and pairwise_distance; linalg_cross and cross; linalg_multi_dot,
+// chain_matmul, linalg_matrix_power and addbmm (frontend/ops_linear.h).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -267,6 +268,68 @@ void add_linear(std::vector<OpEntry>& db) {
                 one([](const std::vector<Tensor>& in) { return pairwise_distance(in[0], in[1], 1.0, 0.0, true); }),
                 "torch.nn.functional.pairwise_distance(a0, a1, p=1.0, eps=0.0, keepdim=True)",
                 {{seq({2, 3}), seq({3}, kFloat, 1.0, 0.5)}}});
+
+  // The cross product (frontend/ops_linear_products.cpp).
+  db.push_back({"linalg_cross", "linear", two([](const Tensor& a, const Tensor& b) { return linalg_cross(a, b); }),
+                "torch.linalg.cross(a0, a1)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, -0.5)},
+                 {seq({1, 3}), seq({4, 3}, kFloat, 0.5, 0.25)},  // broadcast
+                 {ints({2, 3}), ints({2, 3}, 1)},
+                 {seq({3, 2}).t(), seq({2, 3}, kDouble)},       // raises: dtypes
+                 {seq({2, 4}), seq({2, 4})},                    // raises: not 3
+                 {seq({3}), seq({2, 3})}}});                    // raises: ranks
+  db.push_back({"linalg_cross:dim", "linear", two([](const Tensor& a, const Tensor& b) { return linalg_cross(a, b, 0); }),
+                "torch.linalg.cross(a0, a1, dim=0)",
+                {{seq({3, 2}), seq({3, 2}, kFloat, 2.0, -0.75)}, {seq({3, 2}, kHalf), seq({3, 1}, kHalf, 1.0)}}});
+  db.push_back({"cross", "linear", two([](const Tensor& a, const Tensor& b) { return cross(a, b); }),
+                "torch.cross(a0, a1)",
+                {{seq({2, 3, 3}), seq({2, 3, 3}, kFloat, 1.0, -0.25)}, {seq({2, 2}), seq({2, 2})}}});  // the second raises
+
+  // Products of several matrices (frontend/ops_linear_chains.cpp): a row and a column at the
+  // ends, three matrices (ATen's closed-form order), four (the chain's dynamic program).
+  db.push_back({"linalg_multi_dot", "linear", one([](const std::vector<Tensor>& in) { return linalg_multi_dot(in); }),
+                "torch.linalg.multi_dot([a0, a1, a2])",
+                {{seq({3}), seq({3, 4}, kFloat, -1.0, 0.25), seq({4})},
+                 {seq({2, 3}), seq({3, 4}, kFloat, 1.0, -0.25), seq({4, 5}, kFloat, -0.5, 0.125)},
+                 {seq({5, 2}), seq({2, 5}, kFloat, 1.0, -0.25), seq({5, 2}).t()},
+                 {ints({2, 2}), ints({2, 2}, 1), ints({2})},
+                 {seq({2, 3}), seq({4, 4}), seq({4})},           // raises: sizes
+                 {seq({2, 3}), seq({3, 2}, kDouble), seq({2})},  // raises: dtypes
+                 {seq({2, 3, 1}), seq({1, 2}), seq({2})}}});     // raises: the first is 3-D
+  db.push_back({"linalg_multi_dot:four", "linear", one([](const std::vector<Tensor>& in) { return linalg_multi_dot(in); }),
+                "torch.linalg.multi_dot([a0, a1, a2, a3])",
+                {{seq({5, 2}), seq({2, 5}, kFloat, 1.0, -0.25), seq({5, 2}, kFloat, 0.5, -0.125), seq({2, 5})},
+                 {seq({2}), seq({2, 3}), seq({3, 1}), seq({1})},
+                 {seq({2, 2}), seq({2}), seq({2, 2}), seq({2, 2})}}});  // raises: a 1-D middle
+  db.push_back({"chain_matmul", "linear", one([](const std::vector<Tensor>& in) { return chain_matmul(in); }),
+                "torch.chain_matmul(a0, a1)",
+                {{seq({2, 3}), seq({3, 4}, kFloat, 1.0, -0.25)}, {seq({2, 3}), seq({3})}}});  // the second raises
+  db.push_back({"linalg_matrix_power", "linear", one([](const std::vector<Tensor>& in) { return linalg_matrix_power(in[0], 5); }),
+                "torch.linalg.matrix_power(a0, 5)",
+                {{seq({3, 3}, kFloat, -0.5, 0.125)},
+                 {seq({2, 2, 2}, kDouble, -1.0, 0.25)},
+                 {ints({2, 2})},
+                 {seq({2, 3})},   // raises: not square
+                 {seq({3})}}});   // raises: 1-D
+  for (int64_t n : {0, 1, 3, 4}) {
+    const std::string ns = std::to_string(n);
+    db.push_back({"linalg_matrix_power:" + ns, "linear",
+                  one([n](const std::vector<Tensor>& in) { return linalg_matrix_power(in[0], n); }),
+                  "torch.linalg.matrix_power(a0, " + ns + ")", {{seq({3, 3}, kFloat, -0.5, 0.125)}, {seq({2, 2}, kBool)}}});
+  }
+  db.push_back({"addbmm", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& c) { return addbmm(a, b, c, 0.5, 2); }),
+                "torch.addbmm(a0, a1, a2, beta=0.5, alpha=2)",
+                {{seq({2, 4}), seq({3, 2, 5}), seq({3, 5, 4}, kFloat, 1.0, -0.125)},
+                 {seq({4}), seq({2, 2, 3}, kFloat, 0.5, 0.25), seq({2, 3, 4})},   // self broadcast
+                 {seq({2, 4}), seq({0, 2, 5}), seq({0, 5, 4})},                   // no batches
+                 {ints({2, 2}), ints({2, 2, 3}), ints({2, 3, 2}, 1)},
+                 {seq({2, 4}), seq({3, 2, 5}), seq({2, 5, 4})},                   // raises: batches
+                 {seq({2, 4}), seq({3, 2, 5}), seq({3, 6, 4})}}});                // raises: inner sizes
+  db.push_back({"addbmm:beta0", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& c) { return addbmm(a, b, c, 0, 1); }),
+                "torch.addbmm(a0, a1, a2, beta=0, alpha=1)",
+                {{f32({std::nan(""), 1, 2, 3}, {2, 2}), seq({2, 2, 3}), seq({2, 3, 2})}}});
 }
 
 }  // namespace kiln::opdb

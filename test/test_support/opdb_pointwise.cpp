@@ -109,6 +109,10 @@ void add_pointwise(std::vector<OpEntry>& db) {
   db.push_back({"triu", "pointwise", one([](const std::vector<Tensor>& in) { return triu(in[0]); }), "torch.triu(a0)", tri(kBool)});
   db.push_back({"triu:diag", "pointwise", one([](const std::vector<Tensor>& in) { return triu(in[0], 2); }), "torch.triu(a0, 2)",
                 tri(kDouble)});
+
+  db.push_back({"ldexp", "pointwise", binary([](const Tensor& a, const Tensor& b) { return ldexp(a, b); }), "torch.ldexp(a0, a1)",
+                {{seq({2, 3}), ints({2, 3})}, {ints({3}), ints({3}, -1)}, {seq({2, 2}, kHalf), seq({2}, kHalf, 1.0, 2.0)},
+                 {seq({2, 3}, kDouble), seq({3}, kFloat, -1.5, 0.5)}}});
 }
 
 }  // namespace kiln::opdb

@@ -1,6 +1,7 @@
 // kiln/test/test_support/opdb_rearrange.cpp — op database entries: repeat, roll, flip, diff
 // and repeat_interleave (frontend/ops_rearrange.cpp); diag, diag_embed, rot90, meshgrid,
-// pixel_shuffle and pixel_unshuffle (frontend/ops_rearrange_grids.cpp).
+// pixel_shuffle, pixel_unshuffle, block_diag, diagflat and vander (frontend/ops_rearrange_grids.cpp);
+// cartesian_prod and combinations (frontend/ops_rearrange_combinations.cpp).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -86,6 +87,38 @@ void add_rearrange(std::vector<OpEntry>& db) {
                 {{seq({1, 8, 2, 3})}, {seq({2, 1, 4, 1, 2})}, {seq({1, 3, 2, 2})}}});  // the last raises
   db.push_back({"pixel_unshuffle", "rearrange", one([](const std::vector<Tensor>& in) { return pixel_unshuffle(in[0], 2); }),
                 "torch.nn.functional.pixel_unshuffle(a0, 2)", {{seq({1, 2, 4, 6})}, {seq({1, 1, 3, 2})}}});  // the last raises
+
+  // Matrices from pieces (frontend/ops_rearrange_grids.cpp).
+  db.push_back({"block_diag", "rearrange", one([](const std::vector<Tensor>& in) { return block_diag(in); }),
+                "torch.block_diag(a0, a1, a2)",
+                {{seq({2, 3}), seq({2}), seq({})},
+                 {ints({1, 2}), seq({2, 2}, kHalf), seq({0})},     // promoted to f16; an empty 1-D adds a row
+                 {seq({2, 2}), seq({}, kDouble), ints({2, 1})},    // a 0-dim f64 does not widen f32
+                 {seq({2, 2}), seq({2, 2, 1}), seq({1})}}});       // raises: 3-D
+  db.push_back({"diagflat", "rearrange", one([](const std::vector<Tensor>& in) { return diagflat(in[0], -1); }),
+                "torch.diagflat(a0, -1)", {{seq({2, 2})}, {seq({3, 2}).t()}, {seq({}, kBool)}, {seq({0})}}});
+  db.push_back({"vander", "rearrange", one([](const std::vector<Tensor>& in) { return vander(in[0]); }), "torch.vander(a0)",
+                {{seq({4}, kFloat, -1.5, 0.75)}, {ints({3})}, {seq({3}, kBool)}, {seq({3}, kDouble, 0.5, 1.25)}, {seq({2, 2})}}});  // the last raises
+  db.push_back({"vander:increasing", "rearrange", one([](const std::vector<Tensor>& in) { return vander(in[0], 3, true); }),
+                "torch.vander(a0, 3, True)", {{seq({4}, kFloat, -1.5, 0.75)}, {seq({0})}}});
+  db.push_back({"vander:empty", "rearrange", one([](const std::vector<Tensor>& in) { return vander(in[0], 0); }),
+                "torch.vander(a0, 0)", {{seq({3})}}});
+
+  // Index tuples (frontend/ops_rearrange_combinations.cpp).
+  db.push_back({"cartesian_prod", "rearrange", one([](const std::vector<Tensor>& in) { return cartesian_prod(in); }),
+                "torch.cartesian_prod(a0, a1)",
+                {{seq({2}), seq({3}, kFloat, 5, 1)}, {ints({3}), ints({0})}, {seq({2}), seq({2}, kDouble)}, {seq({2, 1}), seq({2})}}});  // the last two raise
+  db.push_back({"cartesian_prod:one", "rearrange", one([](const std::vector<Tensor>& in) { return cartesian_prod(in) * 1; }),
+                "torch.cartesian_prod(a0) * 1", {{seq({3})}, {seq({})}}});  // the second raises
+  for (int64_t r : {0, 1, 2, 3})
+    for (bool repeats : {false, true}) {
+      const std::string name = "combinations:r" + std::to_string(r) + (repeats ? "_repeats" : "");
+      db.push_back({name, "rearrange", one([r, repeats](const std::vector<Tensor>& in) { return combinations(in[0], r, repeats); }),
+                    "torch.combinations(a0, " + std::to_string(r) + ", " + (repeats ? "True" : "False") + ")",
+                    {{seq({4})}, {ints({2})}, {seq({0})}}});
+    }
+  db.push_back({"combinations:errors", "rearrange", one([](const std::vector<Tensor>& in) { return combinations(in[0]); }),
+                "torch.combinations(a0)", {{seq({2, 2})}, {seq({})}}});  // both raise
 }
 
 }  // namespace kiln::opdb

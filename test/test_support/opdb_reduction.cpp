@@ -93,6 +93,39 @@ void add_reduction(std::vector<OpEntry>& db) {
              {{seq({2, 3})}, {zero_row}, {seq({2, 3}, kDouble)}});
   norm_entry("norm", "torch.norm(a0, p=2, dim=[0])",
              one([](const std::vector<Tensor>& in) { return norm(in[0], Scalar(2), {0}); }), {{seq({2, 3})}, {zero_row}});
+
+  // Histograms, integrals (frontend/ops_statistics.cpp) and renorm (ops_reduction_norms.cpp).
+  db.push_back({"histc", "reduction", one([](const std::vector<Tensor>& in) { return histc(in[0], 4, -1, 1); }),
+                "torch.histc(a0, 4, -1, 1)",
+                {{f32({-1, -0.5, 0, 0.5, 1, 1.5, -2, NAN, 0.25, -0.75}, {2, 5})}, {wave({3, 4}, kDouble)}, {seq({0})},
+                 {ints({3})}}});  // integers raise
+  db.push_back({"histc:data_range", "reduction", one([](const std::vector<Tensor>& in) { return histc(in[0], 5); }),
+                "torch.histc(a0, 5)", {{wave({3, 7})}, {f32({2, 2, 2})}, {f32({1, INFINITY})}},  // the last raises: not finite
+                std::nullopt, false, /*data_dependent=*/true});  // the range is read from the values
+  db.push_back({"histc:errors", "reduction", one([](const std::vector<Tensor>& in) { return histc(in[0], 0); }),
+                "torch.histc(a0, 0)", {{wave({3})}}});  // raises
+  db.push_back({"bincount", "reduction", one([](const std::vector<Tensor>& in) { return bincount(in[0]); }), "torch.bincount(a0)",
+                {{i64({1, 4, 1, 0, 4, 4})}, {test::make<int32_t>({2, 2})}, {i64({1, -1})}, {seq({3})}},
+                std::nullopt, false, /*data_dependent=*/true});  // the last two raise
+  db.push_back({"bincount:empty", "reduction", one([](const std::vector<Tensor>& in) { return bincount(in[0], in[1], 3); }),
+                "torch.bincount(a0, a1, 3)", {{i64({}, {0}), seq({2})}}});  // int64 zeros: nothing read, not even the weights
+  db.push_back({"bincount:weights", "reduction",
+                one([](const std::vector<Tensor>& in) { return bincount(in[0], in[1], 7); }), "torch.bincount(a0, a1, 7)",
+                {{i64({1, 4, 1}), seq({3}, kFloat, 0.5, 0.25)}, {i64({1, 8}), seq({2}, kHalf)}, {i64({1, 4}), seq({3})}},
+                std::nullopt, false, /*data_dependent=*/true});  // the last raises
+  db.push_back({"trapezoid", "reduction", one([](const std::vector<Tensor>& in) { return trapezoid(in[0]); }),
+                "torch.trapezoid(a0)", {{wave({2, 5})}, {seq({4, 3}).t()}, {seq({2, 0})}, {ints({2, 3})}, {seq({3}, kBool)}}});  // bool raises
+  db.push_back({"trapezoid:dx", "reduction", one([](const std::vector<Tensor>& in) { return trapezoid(in[0], 0.25, 0); }),
+                "torch.trapezoid(a0, dx=0.25, dim=0)", {{wave({4, 2})}, {seq({3}, kHalf)}}});
+  db.push_back({"trapezoid:x", "reduction", one([](const std::vector<Tensor>& in) { return trapezoid(in[0], in[1]); }),
+                "torch.trapezoid(a0, a1)",
+                {{wave({2, 4}), f32({0, 0.5, 2, 2.25})}, {wave({2, 3}), wave({2, 3}, kFloat, 0.3)}, {wave({2, 3}), seq({3}, kDouble)},
+                 {wave({2, 3}), seq({2})}}});  // the last raises: one x per sample
+  db.push_back({"renorm", "reduction", one([](const std::vector<Tensor>& in) { return renorm(in[0], 2, 0, 1.5); }),
+                "torch.renorm(a0, 2, 0, 1.5)",
+                {{wave({3, 4}, kFloat, 0.0, 0.9)}, {seq({2, 3, 2}, kHalf)}, {seq({4, 3}).t()}, {seq({3})}, {ints({2, 2})}}});  // the last two raise
+  db.push_back({"renorm:p1_dim1", "reduction", one([](const std::vector<Tensor>& in) { return renorm(in[0], 1, -1, 0.5); }),
+                "torch.renorm(a0, 1, -1, 0.5)", {{wave({2, 3}, kDouble)}}});
 }
 
 }  // namespace kiln::opdb

@@ -1,5 +1,5 @@
 // kiln/test/test_support/opdb_scan.cpp — op database entries: scans (cumsum, cumprod, cummax,
-// cummin, logcumsumexp).
+// cummin, logcumsumexp, cumulative_trapezoid).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -31,6 +31,14 @@ void add_scan(std::vector<OpEntry>& db) {
                 "torch.logcumsumexp(a0, -1)",
                 {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {specials().reshape({3, 4})}, {seq({2, 5}, kBFloat16)},
                  {seq({2, 3}, kDouble, 300.0, 100.0)}, {seq({2, 3}, kFloat, -200.0, 50.0)}, {ints({2, 3})}}});
+
+  // The running trapezoidal rule (frontend/ops_statistics.cpp).
+  db.push_back({"cumulative_trapezoid", "scan", one([](const std::vector<Tensor>& in) { return cumulative_trapezoid(in[0]); }),
+                "torch.cumulative_trapezoid(a0)", {{seq({2, 5})}, {seq({4, 3}).t()}, {seq({2, 0})}, {ints({2, 3})}}});
+  db.push_back({"cumulative_trapezoid:x", "scan",
+                one([](const std::vector<Tensor>& in) { return cumulative_trapezoid(in[0], in[1], 0); }),
+                "torch.cumulative_trapezoid(a0, a1, dim=0)",
+                {{seq({3, 2}), f32({0, 0.5, 2})}, {seq({3, 2}), seq({3, 2}, kFloat, 1.0, 0.25)}, {seq({3, 2}), seq({2})}}});  // the last raises
 }
 
 }  // namespace kiln::opdb

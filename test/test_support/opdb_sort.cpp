@@ -168,6 +168,29 @@ void add_sort(std::vector<OpEntry>& db) {
         {{probes, bounds}, {i64({0, 3, 8}), i64({1, 3, 5})}, {probes, bounds.reshape({1, 5})}});  // the last raises
   entry("bucketize:right", "torch.bucketize(a0, a1, right=True)",
         one([](const std::vector<Tensor>& in) { return bucketize(in[0], in[1], false, true); }), {{probes, bounds}});
+
+  // ---- quantile, nanquantile (frontend/ops_statistics.cpp) ----
+  const Tensor qs = f32({0.0, 0.1, 0.5, 0.75, 1.0});
+  for (const char* mode : {"linear", "lower", "higher", "midpoint", "nearest"}) {
+    entry(std::string("quantile:") + mode, "torch.quantile(a0, " + py_tensor(qs) + ", dim=1, interpolation='" + mode + "')",
+          one([qs, mode](const std::vector<Tensor>& in) { return quantile(in[0], qs, 1, false, mode); }),
+          {{wave({2, 11})}, {wave({6, 2}).t()}, {f32({1, NAN, 3, 4, 5, 6}, {2, 3})}});
+    entry(std::string("nanquantile:") + mode, "torch.nanquantile(a0, 0.3, dim=0, keepdim=True, interpolation='" + std::string(mode) + "')",
+          one([mode](const std::vector<Tensor>& in) { return nanquantile(in[0], 0.3, 0, true, mode); }),
+          {{wave({7, 2})}, {f32({1, NAN, NAN, NAN, 5, 2, NAN, NAN}, {4, 2})}});
+  }
+  entry("quantile:all", "torch.quantile(a0, a1)", one([](const std::vector<Tensor>& in) { return quantile(in[0], in[1]); }),
+        {{wave({3, 4}, kDouble), seq({2}, kDouble, 0.25, 0.5)},
+         {wave({5}), seq({}, kFloat, 0.9)},
+         {wave({5}), f32({0.5, 1.5})},                 // raises: q past 1
+         {wave({5}), seq({2}, kDouble, 0.25, 0.5)},    // raises: q's dtype
+         {seq({0}), f32({0.5})},                       // raises: empty
+         {seq({3}, kHalf), seq({1}, kHalf, 0.3)}});    // raises: f16 (gradcheck, in f64, differentiates q off an integer rank)
+  entry("quantile:keepdim_all", "torch.quantile(a0, " + py_tensor(f32({0.2, 0.8})) + ", keepdim=True)",
+        one([](const std::vector<Tensor>& in) { return quantile(in[0], f32({0.2, 0.8}), std::nullopt, true); }),
+        {{wave({2, 3, 2})}, {seq({})}});
+  entry("quantile:scalar_range", "torch.quantile(a0, 1.5)", one([](const std::vector<Tensor>& in) { return quantile(in[0], 1.5); }),
+        {{wave({4})}});  // raises
 }
 
 }  // namespace kiln::opdb
