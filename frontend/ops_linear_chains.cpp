@@ -79,12 +79,18 @@ Tensor linalg_multi_dot(const std::vector<Tensor>& tensors) {
   std::vector<Tensor> m(tensors);
   std::vector<int64_t> out_shape;
   const Tensor &first = tensors.front(), &last = tensors.back();
-  if (first.dim() == 1) m.front() = first.unsqueeze(0);
-  else if (first.dim() == 2) out_shape.push_back(first.size(0));
-  else fail(op, "multi_dot(): the first tensor must be 1D or 2D but got {}D", first.dim());
-  if (last.dim() == 1) m.back() = last.unsqueeze(-1);
-  else if (last.dim() == 2) out_shape.push_back(last.size(1));
-  else fail(op, "multi_dot(): the last tensor must be 1D or 2D but got {}D", last.dim());
+  if (first.dim() == 1)
+    m.front() = first.unsqueeze(0);
+  else if (first.dim() == 2)
+    out_shape.push_back(first.size(0));
+  else
+    fail(op, "multi_dot(): the first tensor must be 1D or 2D but got {}D", first.dim());
+  if (last.dim() == 1)
+    m.back() = last.unsqueeze(-1);
+  else if (last.dim() == 2)
+    out_shape.push_back(last.size(1));
+  else
+    fail(op, "multi_dot(): the last tensor must be 1D or 2D but got {}D", last.dim());
   for (size_t i = 1; i + 1 < n; ++i)
     if (tensors[i].dim() != 2) fail(op, "multi_dot(): tensor {} must be 2D but got {}D", i, tensors[i].dim());
   for (size_t i = 1; i < n; ++i) {
@@ -124,15 +130,16 @@ Tensor linalg_matrix_power(const Tensor& self, int64_t n) {
   constexpr std::string_view op = "linalg.matrix_power";
   if (self.dim() < 2) fail(op, "linalg.matrix_power: The input tensor A must have at least 2 dimensions.");
   if (self.size(-1) != self.size(-2))
-    fail(op, "linalg.matrix_power: A must be batches of square matrices, but they are {} by {} matrices",
-         self.size(-2), self.size(-1));
+    fail(op, "linalg.matrix_power: A must be batches of square matrices, but they are {} by {} matrices", self.size(-2),
+         self.size(-1));
   if (n == 0) {  // the identity, selected over self so that self's gradient is 0, not missing
     const Tensor identity = eye(self.size(-2), self.size(-1), self.options());
     return where(zeros({}, TensorOptions(ScalarType::Bool).device(self.device())), self, identity);
   }
   if (n < 0)
-    fail(op, "linalg.matrix_power: a negative power ({}) needs the matrix inverse (linalg.inv), which kiln does not "
-             "have; raise the inverse to -n yourself",
+    fail(op,
+         "linalg.matrix_power: a negative power ({}) needs the matrix inverse (linalg.inv), which kiln does not "
+         "have; raise the inverse to -n yourself",
          n);
   if (n == 1) return self.clone();
   if (n == 2) return matmul(self, self);

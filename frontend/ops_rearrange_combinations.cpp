@@ -11,8 +11,8 @@
 #include "frontend/ops_view.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -25,8 +25,7 @@ void check_vector(std::string_view op, const Tensor& t) {
 
 // Calls visit(i_0, ..., i_{r-1}) for each index tuple into [0, n) that increases (strictly, or
 // not with `repeats`), the last position fastest.
-template <typename Visit>
-void for_each_tuple(int64_t n, int64_t r, bool repeats, Visit visit) {
+template <typename Visit> void for_each_tuple(int64_t n, int64_t r, bool repeats, Visit visit) {
   std::vector<int64_t> t(static_cast<size_t>(r));
   for (int64_t k = 0; k < r; ++k) t[static_cast<size_t>(k)] = repeats ? 0 : k;
   if (!repeats && r > n) return;
@@ -37,7 +36,8 @@ void for_each_tuple(int64_t n, int64_t r, bool repeats, Visit visit) {
     while (k >= 0 && t[static_cast<size_t>(k)] == (repeats ? n - 1 : n - r + k)) --k;
     if (k < 0) return;
     ++t[static_cast<size_t>(k)];
-    for (int64_t j = k + 1; j < r; ++j) t[static_cast<size_t>(j)] = repeats ? t[static_cast<size_t>(k)] : t[static_cast<size_t>(j - 1)] + 1;
+    for (int64_t j = k + 1; j < r; ++j)
+      t[static_cast<size_t>(j)] = repeats ? t[static_cast<size_t>(k)] : t[static_cast<size_t>(j - 1)] + 1;
   }
 }
 
@@ -119,7 +119,9 @@ Tensor combinations(const Tensor& self, int64_t r, bool with_replacement) {
   const int64_t n = self.size(0), count = tuple_count(op, n, r, with_replacement);
   const Tensor index = empty({count * r}, ScalarType::Int64);
   int64_t* next = index.data_ptr<int64_t>();
-  if (count > 0) for_each_tuple(n, r, with_replacement, [&](const std::vector<int64_t>& t) { next = std::copy(t.begin(), t.end(), next); });
+  if (count > 0)
+    for_each_tuple(n, r, with_replacement,
+                   [&](const std::vector<int64_t>& t) { next = std::copy(t.begin(), t.end(), next); });
   return index_select(self, 0, index.to(self.device())).reshape({count, r});
 }
 

@@ -8,7 +8,7 @@
 #include "frontend/ops_linear.h"
 #include "frontend/ops_moments.h"
 #include "frontend/ops_sort.h"
-#include "frontend/ops_statistics.h"
+#include "frontend/ops_moments_statistics.h"
 #include "frontend/ops_view.h"
 #include "frontend/tensor.h"
 

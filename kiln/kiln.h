@@ -20,7 +20,7 @@
 #include "frontend/ops_dropout.h"
 #include "frontend/ops_linear.h"
 #include "frontend/ops_moments.h"
-#include "frontend/ops_statistics.h"
+#include "frontend/ops_moments_statistics.h"
 #include "frontend/ops_norm.h"
 #include "frontend/ops_pool.h"
 #include "frontend/ops_resample.h"

@@ -32,7 +32,7 @@ void add_moments(std::vector<OpEntry>& db) {
   rows("var", "a0.var(-1, keepdim=True)", one([](const std::vector<Tensor>& in) { return in[0].var({-1}, std::nullopt, true); }));
   rows("var:all_c0", "torch.var(a0, unbiased=False)", one([](const std::vector<Tensor>& in) { return var(in[0], false); }));
 
-  // Covariance and correlation (frontend/ops_statistics.cpp).
+  // Covariance and correlation (frontend/ops_moments_statistics.cpp).
   db.push_back({"cov", "moments", one([](const std::vector<Tensor>& in) { return cov(in[0]); }), "torch.cov(a0)",
                 {{wave({3, 5})}, {wave({5, 3}).t()}, {seq({5}, kDouble)}, {seq({2, 4}, kLong)}, {seq({2, 1})},
                  {seq({2, 2, 2})}, {seq({2}, kBool)}}});  // one observation: inf and NaN; the last two raise

@@ -94,7 +94,7 @@ void add_reduction(std::vector<OpEntry>& db) {
   norm_entry("norm", "torch.norm(a0, p=2, dim=[0])",
              one([](const std::vector<Tensor>& in) { return norm(in[0], Scalar(2), {0}); }), {{seq({2, 3})}, {zero_row}});
 
-  // Histograms, integrals (frontend/ops_statistics.cpp) and renorm (ops_reduction_norms.cpp).
+  // Histograms, integrals (frontend/ops_moments_statistics.cpp) and renorm (ops_reduction_norms.cpp).
   db.push_back({"histc", "reduction", one([](const std::vector<Tensor>& in) { return histc(in[0], 4, -1, 1); }),
                 "torch.histc(a0, 4, -1, 1)",
                 {{f32({-1, -0.5, 0, 0.5, 1, 1.5, -2, NAN, 0.25, -0.75}, {2, 5})}, {wave({3, 4}, kDouble)}, {seq({0})},

@@ -32,7 +32,7 @@ void add_scan(std::vector<OpEntry>& db) {
                 {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 0})}, {specials().reshape({3, 4})}, {seq({2, 5}, kBFloat16)},
                  {seq({2, 3}, kDouble, 300.0, 100.0)}, {seq({2, 3}, kFloat, -200.0, 50.0)}, {ints({2, 3})}}});
 
-  // The running trapezoidal rule (frontend/ops_statistics.cpp).
+  // The running trapezoidal rule (frontend/ops_moments_statistics.cpp).
   db.push_back({"cumulative_trapezoid", "scan", one([](const std::vector<Tensor>& in) { return cumulative_trapezoid(in[0]); }),
                 "torch.cumulative_trapezoid(a0)", {{seq({2, 5})}, {seq({4, 3}).t()}, {seq({2, 0})}, {ints({2, 3})}}});
   db.push_back({"cumulative_trapezoid:x", "scan",

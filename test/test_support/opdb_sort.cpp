@@ -169,7 +169,7 @@ void add_sort(std::vector<OpEntry>& db) {
   entry("bucketize:right", "torch.bucketize(a0, a1, right=True)",
         one([](const std::vector<Tensor>& in) { return bucketize(in[0], in[1], false, true); }), {{probes, bounds}});
 
-  // ---- quantile, nanquantile (frontend/ops_statistics.cpp) ----
+  // ---- quantile, nanquantile (frontend/ops_moments_statistics.cpp) ----
   const Tensor qs = f32({0.0, 0.1, 0.5, 0.75, 1.0});
   for (const char* mode : {"linear", "lower", "higher", "midpoint", "nearest"}) {
     entry(std::string("quantile:") + mode, "torch.quantile(a0, " + py_tensor(qs) + ", dim=1, interpolation='" + mode + "')",

@@ -1,8 +1,8 @@
-// kiln/frontend/ops_statistics.h — libtorch's statistics over samples (frontend/ops_statistics.cpp):
-// cov and corrcoef, quantile and nanquantile, histc and bincount, trapezoid and
-// cumulative_trapezoid. Each records existing ops (sums, products, sorts, gathers, scatters), so
-// it is traced, compiled and differentiated through their rules. Names, defaults, dtypes, check
-// order and messages are PyTorch 2.15's.
+// kiln/frontend/ops_moments_statistics.h — libtorch's statistics over samples (the Moments family's
+// file for them, frontend/ops_moments_statistics.cpp): cov and corrcoef, quantile and nanquantile,
+// histc and bincount, trapezoid and cumulative_trapezoid. Each records existing ops (sums,
+// products, sorts, gathers, scatters), so it is traced, compiled and differentiated through their
+// rules. Names, defaults, dtypes, check order and messages are PyTorch 2.15's.
 #pragma once
 
 #include "frontend/tensor.h"

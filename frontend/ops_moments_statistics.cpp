@@ -1,4 +1,4 @@
-// kiln/frontend/ops_statistics.cpp — statistics over samples (frontend/ops_statistics.h).
+// kiln/frontend/ops_moments_statistics.cpp — statistics over samples (frontend/ops_moments_statistics.h).
 //
 // Each follows ATen's own composition step by step (measured in PyTorch 2.15 to agree bit for bit
 // where the steps are the same ops), recording ops kiln already has:
@@ -14,7 +14,7 @@
 //   bincount   scatter_add of ones (or the weights) at each value (eager: the length is a value);
 //   trapezoid  sum(y) - (y_first + y_last) / 2, times dx; with points, dx_i (y_i + y_i+1) / 2
 //              summed (cumulative_trapezoid: the running sum of the same terms).
-#include "frontend/ops_statistics.h"
+#include "frontend/ops_moments_statistics.h"
 
 #include "base/error.h"
 #include "frontend/arg_checks.h"
@@ -41,8 +41,7 @@ namespace {
 // The values of `t`, read on the host. While a function is traced there are none to read (a
 // captured tensor is read by reference on every run, so its values at trace time would go
 // stale): the op raises DataDependentError, and compile() runs the function eagerly.
-template <typename T = double>
-std::vector<T> host_values(std::string_view op, const Tensor& t, std::string_view why) {
+template <typename T = double> std::vector<T> host_values(std::string_view op, const Tensor& t, std::string_view why) {
   if (t.is_traced() || Tracer::current())
     fail_data_dependent(op, "{}, which a traced function does not have; compile() runs such a function eagerly", why);
   return t.to_vector<T>();
@@ -52,15 +51,17 @@ std::vector<T> host_values(std::string_view op, const Tensor& t, std::string_vie
 // Returns their values.
 std::vector<double> check_weights(const Tensor& w, const char* name, bool integral, int64_t observations) {
   if (w.dim() > 1)
-    fail("cov", "cov(): expected {} to have one or fewer dimensions but got {} with {} dimensions", name, name, w.dim());
+    fail("cov", "cov(): expected {} to have one or fewer dimensions but got {} with {} dimensions", name, name,
+         w.dim());
   const bool ok = integral ? is_integral(w.dtype(), /*include_bool=*/false) : is_floating_point(w.dtype());
   if (!ok)
-    fail("cov", "cov(): expected {} to have {} dtype but got {} with {} dtype", name, integral ? "integral" : "floating point",
-         name, c10_type_name(w.dtype()));
+    fail("cov", "cov(): expected {} to have {} dtype but got {} with {} dtype", name,
+         integral ? "integral" : "floating point", name, c10_type_name(w.dtype()));
   if (w.numel() != observations)
-    fail("cov", "cov(): expected {} to have the same numel as there are observations in the input but got {} != {}", name,
-         w.numel(), observations);
-  const std::vector<double> v = host_values("cov", w, "cov() checks its weights' values (non-negative, not summing to zero)");
+    fail("cov", "cov(): expected {} to have the same numel as there are observations in the input but got {} != {}",
+         name, w.numel(), observations);
+  const std::vector<double> v =
+      host_values("cov", w, "cov() checks its weights' values (non-negative, not summing to zero)");
   for (double x : v)
     if (!(x >= 0)) fail("cov", "cov(): {} cannot be negative", name);
   return v;
@@ -159,9 +160,12 @@ Tensor quantile_impl(const Tensor& self, const Tensor& q, std::optional<int64_t>
     const int64_t last = sorted.size(-1) - 1;
     rank = where(any(isnan(sorted), {-1}, /*keepdim=*/true), Scalar(static_cast<double>(last)), mul(q64, Scalar(last)));
   }
-  if (mode == Interpolation::lower) rank = floor(rank);
-  else if (mode == Interpolation::higher) rank = ceil(rank);
-  else if (mode == Interpolation::nearest) rank = round(rank);
+  if (mode == Interpolation::lower)
+    rank = floor(rank);
+  else if (mode == Interpolation::higher)
+    rank = ceil(rank);
+  else if (mode == Interpolation::nearest)
+    rank = round(rank);
   // q is checked again where it is read (a traced q has no values above; a captured one may
   // change between calls): a rank of -1 for a q outside [0, 1] (or NaN) makes the gather raise.
   rank = where(logical_and(ge(q64, 0), le(q64, 1)), rank, Scalar(-1.0));
@@ -197,7 +201,8 @@ Tensor quantile(const Tensor& self, const Tensor& q, std::optional<int64_t> dim,
   return quantile_impl(self, q, dim, keepdim, interpolation, /*ignore_nan=*/false);
 }
 
-Tensor quantile(const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim, std::string_view interpolation) {
+Tensor quantile(const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim,
+                std::string_view interpolation) {
   return quantile_impl(self, scalar_q(self, q), dim, keepdim, interpolation, /*ignore_nan=*/false);
 }
 
@@ -233,10 +238,12 @@ Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& 
   }
   // Numbers as PyTorch's stream prints them (6 significant digits; a NaN as -nan).
   auto text = [](double v) { return std::isnan(v) ? std::string("-nan") : fmt::format("{:g}", v); };
-  if (!std::isfinite(lo) || !std::isfinite(hi)) fail(op, "torch.histc: range of [{}, {}] is not finite", text(lo), text(hi));
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    fail(op, "torch.histc: range of [{}, {}] is not finite", text(lo), text(hi));
   if (lo > hi) fail(op, "torch.histc: max must be larger than min");
   if (self.dtype() == ScalarType::Bool) fail(op, "\"linspace_cpu\" not implemented for 'Bool'");
-  if (!is_floating_point(self.dtype())) fail(op, "\"histogram_cpu\" not implemented for '{}'", c10_type_name(self.dtype()));
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"histogram_cpu\" not implemented for '{}'", c10_type_name(self.dtype()));
   // In self's dtype, in ATen's order: (x - L) * bins / (H - L), truncated; H itself in the last
   // bin; values outside [L, H] (NaN included) into the spare slot `bins`, dropped at the end.
   const Tensor x = self.reshape({-1});
@@ -244,7 +251,8 @@ Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& 
   const Tensor inside = logical_and(ge(x, L), le(x, H));
   const Tensor pos = div(mul(sub(x, L), Scalar(bins)), sub(H, L));
   // A position that overflows (an f16 product past 65504) counts in bin 0, as PyTorch's does.
-  const Tensor bin = clamp_max(where(logical_and(inside, isfinite(pos)), pos, Scalar(0.0)).to(ScalarType::Int64), Scalar(bins - 1));
+  const Tensor bin =
+      clamp_max(where(logical_and(inside, isfinite(pos)), pos, Scalar(0.0)).to(ScalarType::Int64), Scalar(bins - 1));
   const Tensor slot = where(inside, bin, Scalar(bins));
   const Tensor counts = zeros({bins + 1}, x.options()).scatter_add(0, slot, ones_like(x));
   return counts.narrow(0, 0, bins);
@@ -252,9 +260,11 @@ Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& 
 
 Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
   constexpr std::string_view op = "bincount";
-  if (!is_integral(self.dtype(), /*include_bool=*/false)) fail(op, "\"bincount_cpu\" not implemented for '{}'", c10_type_name(self.dtype()));
+  if (!is_integral(self.dtype(), /*include_bool=*/false))
+    fail(op, "\"bincount_cpu\" not implemented for '{}'", c10_type_name(self.dtype()));
   if (minlength < 0) fail(op, "minlength should be >= 0");
-  if (self.dim() == 1 && self.numel() == 0) return zeros({minlength}, TensorOptions(ScalarType::Int64).device(self.device()));
+  if (self.dim() == 1 && self.numel() == 0)
+    return zeros({minlength}, TensorOptions(ScalarType::Int64).device(self.device()));
   if (self.dim() != 1) fail(op, "bincount only supports 1-d non-negative integral inputs.");
   const std::vector<int64_t> v = host_values<int64_t>(op, self, "bincount's result is as long as its largest value");
   if (*std::min_element(v.begin(), v.end()) < 0) fail(op, "bincount only supports 1-d non-negative integral inputs.");
@@ -263,7 +273,9 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
   const int64_t largest = *std::max_element(v.begin(), v.end());
   if (largest == INT64_MAX) fail(op, "bincount of the value {} needs more than 2^63 bins", largest);
   const int64_t length = std::max(largest + 1, minlength);
-  const ScalarType dtype = !weights ? ScalarType::Int64 : weights->dtype() == ScalarType::Float ? ScalarType::Float : ScalarType::Double;
+  const ScalarType dtype = !weights                                ? ScalarType::Int64
+                           : weights->dtype() == ScalarType::Float ? ScalarType::Float
+                                                                   : ScalarType::Double;
   const Tensor added = weights ? weights->to(dtype) : ones({self.size(0)}, TensorOptions(dtype).device(self.device()));
   return zeros({length}, added.options()).scatter_add(0, self.to(ScalarType::Int64), added);
 }
