@@ -42,6 +42,47 @@ Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
 // 25, 1 always does, 2 never does.
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0, std::optional<int64_t> compute_mode = std::nullopt);
 
+// ---- losses beside cross_entropy (frontend/ops_linear_losses.cpp) ------------------------------
+// torch.nn.functional's, with a reduction of "mean", "sum" or "none" ("batchmean" for kl_div:
+// the sum over the first dim's size). Arguments follow at::'s order, as cross_entropy's do.
+Tensor mse_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean");
+Tensor l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean");
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean", double beta = 1.0);
+Tensor huber_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean", double delta = 1.0);
+// -self[target] along the class dim (1; 0 for a 1-D self), weighted; ignore_index contributes
+// nothing, and "mean" divides by the weights of the targets that count.
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                std::string_view reduction = "mean", int64_t ignore_index = -100);
+// log(sigmoid(x)) without overflow (F.logsigmoid).
+Tensor log_sigmoid(const Tensor& self);
+// self holds probabilities in [0, 1] (checked where the values are at hand); with logits the
+// positive class of each element weighs pos_weight (broadcast over the last dims).
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                            std::string_view reduction = "mean");
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::optional<Tensor>& pos_weight = std::nullopt,
+                                        std::string_view reduction = "mean");
+// self holds log-probabilities; target probabilities (log_target: log-probabilities).
+Tensor kl_div(const Tensor& self, const Tensor& target, std::string_view reduction = "mean", bool log_target = false);
+Tensor soft_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean");
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                           std::string_view reduction = "mean");
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin = 1.0,
+                            std::string_view reduction = "mean");
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                             std::string_view reduction = "mean");
+Tensor poisson_nll_loss(const Tensor& self, const Tensor& target, bool log_input = true, bool full = false,
+                        double eps = 1e-8, std::string_view reduction = "mean");
+// var: self's shape, or one dim short of it (or a last dim of 1); its entries must not be
+// negative, which is read from its values (traced, DataDependentError: compile() runs eagerly).
+Tensor gaussian_nll_loss(const Tensor& self, const Tensor& target, const Tensor& var, bool full = false,
+                         double eps = 1e-6, std::string_view reduction = "mean");
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin = 1.0,
+                           double p = 2.0, double eps = 1e-6, bool swap = false, std::string_view reduction = "mean");
+Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target,
+                                   const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
+
 // ---- vector and tensor products (frontend/ops_linear_products.cpp) ----------------------------
 
 // The inner product of two 1-D tensors of one dtype and length (vdot: the same for real dtypes).

@@ -16,6 +16,22 @@
 namespace kiln::nn::functional {
 
 using kiln::batch_norm;
+using kiln::binary_cross_entropy;
+using kiln::binary_cross_entropy_with_logits;
+using kiln::cosine_embedding_loss;
+using kiln::gaussian_nll_loss;
+using kiln::hinge_embedding_loss;
+using kiln::huber_loss;
+using kiln::kl_div;
+using kiln::l1_loss;
+using kiln::margin_ranking_loss;
+using kiln::mse_loss;
+using kiln::multilabel_soft_margin_loss;
+using kiln::nll_loss;
+using kiln::poisson_nll_loss;
+using kiln::smooth_l1_loss;
+using kiln::soft_margin_loss;
+using kiln::triplet_margin_loss;
 using kiln::conv1d;
 using kiln::conv2d;
 using kiln::cross_entropy;
@@ -28,6 +44,8 @@ using kiln::layer_norm;
 using kiln::leaky_relu;
 using kiln::linear;
 using kiln::log_softmax;
+// F.logsigmoid
+inline Tensor logsigmoid(const Tensor& x) { return kiln::log_sigmoid(x); }
 using kiln::mish;
 using kiln::relu;
 using kiln::rms_norm;

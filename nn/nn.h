@@ -11,6 +11,7 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/linear.h"
+#include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/ordered_dict.h"

@@ -1,7 +1,8 @@
 // kiln/test/test_support/opdb_linear.cpp — op database entries: linear, cross_entropy,
 // matmul, addmm, baddbmm, einsum, cdist and pdist; dot, vdot, mv, addmv, outer, addr, tensordot
 // and kron; cosine_similarity and pairwise_distance; linalg_cross and cross; linalg_multi_dot,
-// chain_matmul, linalg_matrix_power and addbmm (frontend/ops_linear.h).
+// chain_matmul, linalg_matrix_power and addbmm; and the losses of frontend/ops_linear_losses.cpp
+// (frontend/ops_linear.h).
 #include "test_support/opdb.h"
 
 #include "test_support/make.h"
@@ -330,6 +331,135 @@ void add_linear(std::vector<OpEntry>& db) {
                 three([](const Tensor& a, const Tensor& b, const Tensor& c) { return addbmm(a, b, c, 0, 1); }),
                 "torch.addbmm(a0, a1, a2, beta=0, alpha=1)",
                 {{f32({std::nan(""), 1, 2, 3}, {2, 2}), seq({2, 2, 3}), seq({2, 3, 2})}}});
+
+  // Losses beside cross_entropy (frontend/ops_linear_losses.cpp).
+  auto pair_loss = [&](std::string name, std::string torch, auto f) {
+    db.push_back({name, "linear", two(f), torch,
+                  {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, -0.5)},
+                   {seq({2, 3}), seq({3}, kFloat, 0.25, 0.5)},            // broadcast
+                   {seq({2, 3}, kHalf), seq({2, 3}, kHalf, 1.0, -0.5)},
+                   {seq({2, 3}), seq({2, 3}, kDouble, 1.0, -0.25)},       // mixed dtypes
+                   {seq({0, 3}), seq({0, 3})},                            // empty: NaN mean
+                   {seq({2, 3}), seq({4})}}});                            // raises: sizes
+  };
+  pair_loss("mse_loss", "torch.nn.functional.mse_loss(a0, a1)", [](const Tensor& a, const Tensor& b) { return mse_loss(a, b); });
+  pair_loss("mse_loss:sum", "torch.nn.functional.mse_loss(a0, a1, reduction='sum')",
+            [](const Tensor& a, const Tensor& b) { return mse_loss(a, b, "sum"); });
+  pair_loss("l1_loss", "torch.nn.functional.l1_loss(a0, a1)", [](const Tensor& a, const Tensor& b) { return l1_loss(a, b); });
+  pair_loss("l1_loss:none", "torch.nn.functional.l1_loss(a0, a1, reduction='none')",
+            [](const Tensor& a, const Tensor& b) { return l1_loss(a, b, "none"); });
+  pair_loss("smooth_l1_loss", "torch.nn.functional.smooth_l1_loss(a0, a1, beta=0.6)",
+            [](const Tensor& a, const Tensor& b) { return smooth_l1_loss(a, b, "mean", 0.6); });
+  pair_loss("smooth_l1_loss:beta0", "torch.nn.functional.smooth_l1_loss(a0, a1, reduction='sum', beta=0.0)",
+            [](const Tensor& a, const Tensor& b) { return smooth_l1_loss(a, b, "sum", 0.0); });
+  pair_loss("huber_loss", "torch.nn.functional.huber_loss(a0, a1, delta=0.8)",
+            [](const Tensor& a, const Tensor& b) { return huber_loss(a, b, "mean", 0.8); });
+  pair_loss("soft_margin_loss", "torch.nn.functional.soft_margin_loss(a0, a1, reduction='none')",
+            [](const Tensor& a, const Tensor& b) { return soft_margin_loss(a, b, "none"); });
+  db.push_back({"mse_loss:ints", "linear", two([](const Tensor& a, const Tensor& b) { return mse_loss(a, b); }),
+                "torch.nn.functional.mse_loss(a0, a1)", {{seq({3}), ints({3})}, {seq({3}), seq({3}, kBool)}, {ints({3}), ints({3})}}});  // the last raises
+  const Tensor classes = i64({2, 0, 3});
+  db.push_back({"nll_loss", "linear", two([](const Tensor& a, const Tensor& b) { return nll_loss(a, b); }),
+                "torch.nn.functional.nll_loss(a0, a1)",
+                {{seq({3, 4}), classes},
+                 {seq({4, 3}).t(), i64({2, -100, 1})},                   // an ignored target
+                 {seq({2, 3, 2}), i64({0, 2, 1, 1}, {2, 2})},           // spatial
+                 {seq({4}), seq({}, kLong, 2.0)},                        // one sample
+                 {seq({3, 4}, kDouble), classes.to(kByte)},
+                 {seq({3, 4}), classes.to(kInt)},                        // raises: int32 target
+                 {seq({3, 4}), i64({2, 0})},                             // raises: batch sizes
+                 {seq({3, 4}), i64({2, 0, 4})}}});                       // raises: class 4 of 4
+  const Tensor nll_weight = f32({0.5, 2.0, 1.0, 0.25});
+  db.push_back({"nll_loss:weight", "linear",
+                two([nll_weight](const Tensor& a, const Tensor& b) { return nll_loss(a, b, nll_weight, "mean", 0); }),
+                "torch.nn.functional.nll_loss(a0, a1, " + py_tensor(nll_weight) + ", ignore_index=0)",
+                {{seq({3, 4}), classes}, {seq({3, 4}), i64({0, 0, 0})}, {seq({3, 4}), i64({1, 3, 2})}}});  // all ignored: NaN
+  db.push_back({"nll_loss:sum", "linear",
+                two([nll_weight](const Tensor& a, const Tensor& b) { return nll_loss(a, b, nll_weight, "sum"); }),
+                "torch.nn.functional.nll_loss(a0, a1, " + py_tensor(nll_weight) + ", reduction='sum')",
+                {{seq({3, 4}), classes}, {seq({3, 4}, kDouble), classes}}});  // the second raises: the weight's dtype
+  const Tensor probs = f32({0.1, 0.5, 0.9, 0.3, 0.75, 0.2}, {2, 3}), labels = f32({0.05, 0.95, 0.9, 0.1, 0.5, 0.8}, {2, 3});
+  db.push_back({"binary_cross_entropy", "linear",
+                two([](const Tensor& a, const Tensor& b) { return binary_cross_entropy(a, b); }),
+                "torch.nn.functional.binary_cross_entropy(a0, a1)",
+                {{probs, labels}, {probs.to(kDouble), labels.to(kDouble)},
+                 {probs, labels.to(kDouble)},                       // raises: dtypes
+                 {probs, f32({0, 1, 1})}}});                        // raises: sizes
+  db.push_back({"binary_cross_entropy:weight", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& w) { return binary_cross_entropy(a, b, w, "none"); }),
+                "torch.nn.functional.binary_cross_entropy(a0, a1, a2, reduction='none')",
+                {{probs, labels, f32({0.5, 1.0, 2.0})}}});
+  db.push_back({"binary_cross_entropy_with_logits", "linear",
+                two([](const Tensor& a, const Tensor& b) { return binary_cross_entropy_with_logits(a, b); }),
+                "torch.nn.functional.binary_cross_entropy_with_logits(a0, a1)",
+                {{seq({2, 3}, kFloat, -30.0, 12.0), labels},            // far into both tails
+                 {seq({2, 3}, kHalf), labels.to(kHalf)},
+                 {seq({2, 3}), labels.reshape({6})}}});                 // raises: sizes
+  const Tensor pos = f32({3.0, 0.5, 1.0});
+  db.push_back({"binary_cross_entropy_with_logits:pos_weight", "linear",
+                three([pos](const Tensor& a, const Tensor& b, const Tensor& w) {
+                  return binary_cross_entropy_with_logits(a, b, w, pos, "sum");
+                }),
+                "torch.nn.functional.binary_cross_entropy_with_logits(a0, a1, a2, reduction='sum', pos_weight=" + py_tensor(pos) + ")",
+                {{seq({2, 3}), labels, f32({2.0, 1.0}, {2, 1})}}});
+  db.push_back({"log_sigmoid", "linear", one([](const std::vector<Tensor>& in) { return log_sigmoid(in[0]); }),
+                "torch.nn.functional.logsigmoid(a0)",
+                {{seq({2, 4}, kFloat, -30.0, 9.0)}, {seq({3}, kHalf)}, {specials()}, {ints({3})}}});  // integers raise
+  const Tensor logp = seq({2, 3}, kFloat, -2.5, 0.4), q = f32({0.2, 0.3, 0.5, 0.1, 0.6, 0.3}, {2, 3});
+  for (const char* r : {"mean", "sum", "batchmean", "none"})
+    db.push_back({std::string("kl_div:") + r, "linear",
+                  two([r](const Tensor& a, const Tensor& b) { return kl_div(a, b, r); }),
+                  std::string("torch.nn.functional.kl_div(a0, a1, reduction='") + r + "')",
+                  {{logp, q}, {logp, q.to(kDouble)}, {logp, ints({2, 3}, 1)}}});  // integers raise
+  db.push_back({"kl_div:log_target", "linear",
+                two([](const Tensor& a, const Tensor& b) { return kl_div(a, b, "sum", true); }),
+                "torch.nn.functional.kl_div(a0, a1, reduction='sum', log_target=True)", {{logp, log(q)}}});
+  const Tensor signs = f32({1, -1, 1}), sign_grid = f32({1, -1, -1, 1, 1, -1}, {2, 3});
+  db.push_back({"margin_ranking_loss", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& t) { return margin_ranking_loss(a, b, t, 0.3); }),
+                "torch.nn.functional.margin_ranking_loss(a0, a1, a2, margin=0.3)",
+                {{seq({3}), seq({3}, kFloat, 1.0, -1.1), signs}, {seq({3}), seq({3}), seq({1, 3})}}});  // the second raises: ranks
+  db.push_back({"hinge_embedding_loss", "linear",
+                two([](const Tensor& a, const Tensor& t) { return hinge_embedding_loss(a, t, 0.7, "none"); }),
+                "torch.nn.functional.hinge_embedding_loss(a0, a1, margin=0.7, reduction='none')",
+                {{seq({2, 3}, kFloat, -1.05, 0.45), sign_grid}, {seq({2, 3}, kFloat, -1.05, 0.45), sign_grid.to(kDouble)}}});
+  db.push_back({"cosine_embedding_loss", "linear",
+                three([](const Tensor& a, const Tensor& b, const Tensor& t) { return cosine_embedding_loss(a, b, t, 0.2); }),
+                "torch.nn.functional.cosine_embedding_loss(a0, a1, a2, margin=0.2)",
+                {{wave({3, 4}), wave({3, 4}, kFloat, 0.7), signs},
+                 {wave({4}), wave({4}, kFloat, 0.4), seq({}, kFloat, -1.0)},
+                 {wave({4}), wave({4}), signs}}});  // raises: a 1-D target wants 2-D inputs
+  db.push_back({"poisson_nll_loss", "linear",
+                two([](const Tensor& a, const Tensor& t) { return poisson_nll_loss(a, t); }),
+                "torch.nn.functional.poisson_nll_loss(a0, a1)", {{seq({2, 3}, kFloat, -1.0, 0.4), f32({0, 1, 2, 3, 0.5, 4}, {2, 3})}}});
+  db.push_back({"poisson_nll_loss:full", "linear",
+                two([](const Tensor& a, const Tensor& t) { return poisson_nll_loss(a, t, false, true, 1e-8, "none"); }),
+                "torch.nn.functional.poisson_nll_loss(a0, a1, log_input=False, full=True, reduction='none')",
+                {{seq({2, 3}, kFloat, 0.5, 0.4), f32({0.25, 1, 2, 3, 0.5, 4}, {2, 3})}}});
+  db.push_back({"gaussian_nll_loss", "linear",
+                three([](const Tensor& a, const Tensor& t, const Tensor& v) { return gaussian_nll_loss(a, t, v); }),
+                "torch.nn.functional.gaussian_nll_loss(a0, a1, a2)",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, -0.5), f32({0.5, 1.0, 2.0, 0.75, 0.25, 3.0}, {2, 3})},
+                 {seq({2, 3}), seq({2, 3}, kFloat, 1.0, -0.5), f32({0.5, 2.0})},       // one variance per row
+                 {seq({2, 3}), seq({2, 3}), f32({0.5, -1.0})},                         // raises: negative
+                 {seq({2, 3}), seq({2, 3}), f32({0.5, 1.0, 2.0})}},                    // raises: var's size
+                std::nullopt, false, /*data_dependent=*/true});  // var's values are checked
+  db.push_back({"gaussian_nll_loss:full", "linear",
+                three([](const Tensor& a, const Tensor& t, const Tensor& v) { return gaussian_nll_loss(a, t, v, true, 1e-6, "sum"); }),
+                "torch.nn.functional.gaussian_nll_loss(a0, a1, a2, full=True, reduction='sum')",
+                {{seq({2, 3}), seq({2, 3}, kFloat, 1.0, -0.5), f32({0.5, 2.0}, {2, 1})}}, std::nullopt, false,
+                /*data_dependent=*/true});
+  for (bool swap : {false, true})
+    db.push_back({std::string("triplet_margin_loss") + (swap ? ":swap" : ""), "linear",
+                  three([swap](const Tensor& a, const Tensor& p, const Tensor& n) { return triplet_margin_loss(a, p, n, 1.5, 2.0, 1e-6, swap); }),
+                  std::string("torch.nn.functional.triplet_margin_loss(a0, a1, a2, margin=1.5, swap=") + (swap ? "True" : "False") + ")",
+                  {{wave({3, 4}), wave({3, 4}, kFloat, 0.9), wave({3, 4}, kFloat, 2.1)},
+                   {wave({3, 4}), wave({1, 4}, kFloat, 0.9), wave({3, 4}, kFloat, 2.1)},
+                   {wave({3, 4}), wave({3, 4}), wave({4})}}});  // raises: ranks
+  db.push_back({"multilabel_soft_margin_loss", "linear",
+                three([](const Tensor& a, const Tensor& t, const Tensor& w) { return multilabel_soft_margin_loss(a, t, w); }),
+                "torch.nn.functional.multilabel_soft_margin_loss(a0, a1, a2)",
+                {{seq({2, 3}), f32({1, 0, 1, 0, 0, 1}, {2, 3}), f32({0.5, 1.0, 2.0})}, {seq({}), seq({}), seq({})}}});  // 0-dim raises
 }
 
 }  // namespace kiln::opdb

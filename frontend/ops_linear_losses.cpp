@@ -1,0 +1,345 @@
+// kiln/frontend/ops_linear_losses.cpp — torch.nn.functional's losses beside cross_entropy
+// (frontend/ops_linear.h): mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss,
+// binary_cross_entropy, binary_cross_entropy_with_logits (and log_sigmoid), kl_div,
+// soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
+// poisson_nll_loss, gaussian_nll_loss, triplet_margin_loss and multilabel_soft_margin_loss.
+//
+// Each is ATen's (or torch.nn.functional's) formula written with kiln's ops, in its order (measured
+// against torch 2.15 to agree bit for bit where the steps are the same ops), then reduced: "mean",
+// "sum" or "none". So each is traced, fused, compiled and differentiated through existing rules.
+// Dtypes follow PyTorch's kernels: most compute in the operands' promoted dtype; huber,
+// soft_margin, hinge_embedding and cosine_embedding write into their input's dtype, and
+// binary_cross_entropy_with_logits into its target's, as ATen's in-place steps do.
+#include "frontend/ops_linear.h"
+
+#include "base/error.h"
+#include "frontend/arg_checks.h"
+#include "frontend/decompositions_detail.h"
+#include "frontend/ops.h"
+#include "frontend/ops_factory.h"
+#include "frontend/ops_view.h"
+#include "frontend/promotion.h"
+#include "frontend/tracer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+void check_reduction(std::string_view op, std::string_view reduction) {
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    fail(op, "{} is not a valid value for reduction", reduction);
+}
+
+Tensor reduce(const Tensor& loss, std::string_view reduction) {
+  if (reduction == "mean") return loss.mean();
+  if (reduction == "sum") return loss.sum();
+  return loss;
+}
+
+// The operands' promoted dtype, which a floating kernel needs ("mse_cpu" has no integer one).
+ScalarType floating_result(std::string_view op, const char* kernel, const Tensor& a, const Tensor& b) {
+  const ScalarType dt = promote_types(a.dtype(), b.dtype());
+  if (!is_floating_point(dt)) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(dt));
+  return dt;
+}
+
+// `value` as ATen's in-place step leaves it: in `like`'s dtype, which the value's must cast to.
+Tensor in_dtype_of(std::string_view op, const Tensor& value, const Tensor& like) {
+  if (!can_cast(value.dtype(), like.dtype()))
+    fail(op, "result type {} can't be cast to the desired output type {}", c10_type_name(value.dtype()),
+         c10_type_name(like.dtype()));
+  return value.to(like.dtype());
+}
+
+std::string torch_size(const Tensor& t) { return "torch.Size(" + shape_str(t.sizes()) + ")"; }
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
+  broadcast_shapes("mse_loss", self.sizes(), target.sizes());
+  check_reduction("mse_loss", reduction);
+  const ScalarType dt = floating_result("mse_loss", "mse_cpu", self, target);
+  const Tensor d = sub(self.to(dt), target.to(dt));
+  return reduce(mul(d, d), reduction);
+}
+
+Tensor l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
+  broadcast_shapes("l1_loss", self.sizes(), target.sizes());
+  check_reduction("l1_loss", reduction);
+  return reduce(abs(sub(self, target)), reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction, double beta) {
+  constexpr std::string_view op = "smooth_l1_loss";
+  broadcast_shapes(op, self.sizes(), target.sizes());
+  check_reduction(op, reduction);
+  if (beta < 0) fail(op, "smooth_l1_loss does not support negative values for beta.");
+  if (beta == 0) return l1_loss(self, target, reduction);
+  const ScalarType dt = floating_result(op, "smooth_l1_cpu", self, target);
+  const Tensor z = abs(sub(self.to(dt), target.to(dt)));
+  return reduce(where(lt(z, beta), div(mul(mul(z, 0.5), z), beta), sub(z, 0.5 * beta)), reduction);
+}
+
+Tensor huber_loss(const Tensor& self, const Tensor& target, std::string_view reduction, double delta) {
+  constexpr std::string_view op = "huber_loss";
+  broadcast_shapes(op, self.sizes(), target.sizes());
+  check_reduction(op, reduction);
+  if (!(delta > 0)) fail(op, "huber_loss does not support non-positive values for delta.");
+  const ScalarType dt = promote_types(self.dtype(), target.dtype());
+  if (is_floating_point(dt) && !is_floating_point(self.dtype()))
+    fail(op, "result type {} can't be cast to the desired output type {}", c10_type_name(dt),
+         c10_type_name(self.dtype()));
+  if (!is_floating_point(dt)) fail(op, "\"huber_cpu\" not implemented for '{}'", c10_type_name(dt));
+  const Tensor z = abs(sub(self.to(dt), target.to(dt)));
+  const Tensor loss = where(lt(z, delta), mul(mul(z, 0.5), z), mul(sub(z, 0.5 * delta), delta));
+  return reduce(loss.to(self.dtype()), reduction);
+}
+
+// -input[target] (times weight[target]) per element along the class dim (1, or 0 for a 1-D
+// input), 0 where target == ignore_index; "mean" divides by the summed weights of the targets
+// that count (NaN when none do).
+Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                std::string_view reduction, int64_t ignore_index) {
+  constexpr std::string_view op = "nll_loss";
+  check_reduction(op, reduction);
+  if (self.dim() < 1) fail(op, "Expected 1 or more dimensions (got {})", self.dim());
+  const int64_t target_batch = target.dim() == 0 ? 0 : target.size(0);
+  if (self.dim() != 1 && self.size(0) != target_batch)
+    fail(op, "Expected input batch_size ({}) to match target batch_size ({}).", self.size(0), target_batch);
+  if (target.dtype() != ScalarType::Int64 && target.dtype() != ScalarType::UInt8)
+    fail(op, "expected target dtype to be Long or Byte, but got {}", c10_type_name(target.dtype()));
+  const int64_t class_dim = self.dim() == 1 ? 0 : 1, classes = self.size(class_dim);
+  std::vector<int64_t> want;  // the target's sizes: the input's without the class dim
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (d != class_dim) want.push_back(self.size(d));
+  if (self.dim() <= 2 && target.dim() > 1) fail(op, "0D or 1D target tensor expected, multi-target not supported");
+  // A 1-D input takes a 0-D target or one of one element; a K-d input a target of its other sizes.
+  if (self.dim() == 1 && target.numel() != 1)
+    fail(op, "size mismatch (got input: {}, target: {})", shape_str(self.sizes()), shape_str(target.sizes()));
+  if (self.dim() > 2 && target.sizes().vec() != want)
+    fail(op, "Expected target size {}, got {}", shape_str(want), shape_str(target.sizes()));
+  if (weight) {
+    if (weight->dim() != 1 || weight->size(0) != classes)
+      fail(op,
+           "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {}",
+           classes, shape_str(weight->sizes()));
+    if (weight->dtype() != self.dtype())
+      fail(op, "expected scalar type {} but found {}", c10_type_name(self.dtype()), c10_type_name(weight->dtype()));
+  }
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"nll_loss_out_frame\" not implemented for '{}'", c10_type_name(self.dtype()));
+  const Tensor t = self.dim() == 1 ? target.to(ScalarType::Int64).reshape({}) : target.to(ScalarType::Int64);
+  const Tensor valid = ne(t, Scalar(ignore_index));
+  const Tensor safe = where(valid, t, Scalar(int64_t{0}));
+  const Tensor picked = self.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim);
+  const Tensor zero = zeros({}, self.options());
+  Tensor loss, total;
+  if (weight) {
+    const Tensor w = where(valid, weight->index_select(0, safe.reshape({-1})).reshape(safe.sizes()), zero);
+    loss = where(valid, neg(mul(picked, w)), zero);
+    total = w.sum();
+  } else {
+    loss = where(valid, neg(picked), zero);
+    total = valid.sum().to(self.dtype());
+  }
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return loss.sum();
+  return div(loss.sum(), total);
+}
+
+// ATen's log_sigmoid: min(x, 0) - log1p(exp(-|x|)), in f32 for f16 and bf16. Each branch is
+// written on its own side of 0 (the other side's operand replaced by 0), so that the gradient is
+// sigmoid(-x) everywhere, 1/2 at 0, and never 0 * inf.
+Tensor log_sigmoid(const Tensor& self) {
+  if (!is_floating_point(self.dtype()))
+    fail("log_sigmoid", "\"log_sigmoid_cpu\" not implemented for '{}'", c10_type_name(self.dtype()));
+  const Tensor x = self.to(decomp::opmath_dtype(self.dtype()));
+  const Tensor negative = lt(x, 0);
+  const Tensor below = where(negative, x, Scalar(0.0)), above = where(negative, Scalar(0.0), x);
+  const Tensor out = where(negative, sub(below, log1p(exp(below))), neg(log1p(exp(neg(above)))));
+  return out.to(self.dtype());
+}
+
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                            std::string_view reduction) {
+  constexpr std::string_view op = "binary_cross_entropy";
+  check_reduction(op, reduction);
+  if (target.sizes().vec() != self.sizes().vec())
+    fail(op,
+         "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have "
+         "the same size.",
+         torch_size(target), torch_size(self));
+  if (target.dtype() != self.dtype())
+    fail(op, "Found dtype {} but expected {}", c10_type_name(target.dtype()), c10_type_name(self.dtype()));
+  if (!is_floating_point(self.dtype()))
+    fail(op, "\"binary_cross_entropy\" not implemented for '{}'", c10_type_name(self.dtype()));
+  // PyTorch's CPU kernel checks the values; a traced input has none here (out of [0, 1] gives NaN).
+  for (const auto& [t, name] : {std::pair<const Tensor&, const char*>{self, "input"}, {target, "target"}})
+    if (!t.is_traced() && !Tracer::current())
+      for (double v : t.to_vector<double>())
+        if (!(v >= 0 && v <= 1)) fail(op, "all elements of {} should be between 0 and 1", name);
+  // (t - 1) max(log1p(-x), -100) - t max(log x, -100): a log that reaches -inf is clamped.
+  const Tensor low = full({}, -100.0, self.options());
+  Tensor loss = sub(mul(sub(target, 1), maximum(log1p(neg(self)), low)), mul(target, maximum(log(self), low)));
+  if (weight) loss = mul(loss, *weight);
+  return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                        const std::optional<Tensor>& pos_weight, std::string_view reduction) {
+  constexpr std::string_view op = "binary_cross_entropy_with_logits";
+  check_reduction(op, reduction);
+  if (target.sizes().vec() != self.sizes().vec())
+    fail(op, "Target size ({}) must be the same as input size ({})", torch_size(target), torch_size(self));
+  // (1 - t) x - lw log_sigmoid(x), lw = (pos_weight - 1) t + 1; ATen writes into (1 - t), so
+  // the result has the target's dtype.
+  Tensor log_sig = log_sigmoid(self);
+  if (pos_weight) log_sig = mul(log_sig, add(mul(sub(*pos_weight, 1), target), 1));
+  Tensor loss = in_dtype_of(op, sub(mul(rsub(target, 1), self), log_sig), target);
+  if (weight) loss = mul(loss, *weight);
+  return reduce(loss, reduction);
+}
+
+// "batchmean" is the sum over the first dim's size.
+Tensor kl_div(const Tensor& self, const Tensor& target, std::string_view reduction, bool log_target) {
+  constexpr std::string_view op = "kl_div";
+  if (reduction != "batchmean") check_reduction(op, reduction);
+  if (is_integral(self.dtype(), /*include_bool=*/true) || is_integral(target.dtype(), /*include_bool=*/true))
+    fail(op, "kl_div: Integral inputs not supported.");
+  const Tensor loss = log_target ? mul(exp(target), sub(target, self)) : sub(xlogy(target, target), mul(target, self));
+  if (reduction != "batchmean") return reduce(loss, reduction);
+  const Tensor total = loss.sum();
+  return self.dim() == 0 ? total : div(total, Scalar(self.size(0)));
+}
+
+Tensor soft_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
+  constexpr std::string_view op = "soft_margin_loss";
+  check_reduction(op, reduction);
+  const std::vector<int64_t> shape = broadcast_shapes(op, self.sizes(), target.sizes());
+  if (shape != self.sizes().vec())
+    fail(op, "output with shape {} doesn't match the broadcast shape {}", shape_str(self.sizes()), shape_str(shape));
+  return reduce(in_dtype_of(op, log1p(exp(mul(neg(self), target))), self), reduction);
+}
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           std::string_view reduction) {
+  check_reduction("margin_ranking_loss", reduction);
+  if (input1.dim() != input2.dim() || input1.dim() != target.dim())
+    fail("margin_ranking_loss",
+         "margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
+         "{}, input2: {}, target: {} ",
+         torch_size(input1), torch_size(input2), torch_size(target));
+  return reduce(clamp_min(add(mul(neg(target), sub(input1, input2)), margin), 0), reduction);
+}
+
+Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double margin, std::string_view reduction) {
+  constexpr std::string_view op = "hinge_embedding_loss";
+  check_reduction(op, reduction);
+  const Tensor zero = zeros({}, self.options());
+  const Tensor margin_part = where(ne(target, 1), clamp_min(rsub(self, margin), 0), zero);
+  const Tensor self_part = where(ne(target, -1), self, zero);
+  return reduce(in_dtype_of(op, add(margin_part, self_part), self), reduction);
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             std::string_view reduction) {
+  constexpr std::string_view op = "cosine_embedding_loss";
+  check_reduction(op, reduction);
+  const int64_t t = target.dim();
+  if (t != 0 && t != 1) fail(op, "0D or 1D target tensor expected, multi-target not supported");
+  if (t == 1 && (input1.dim() != 2 || input2.dim() != 2))
+    fail(op, "1D target tensor expects 2D input tensors, but found inputs with sizes {} and {}.",
+         shape_str(input1.sizes()), shape_str(input2.sizes()));
+  if (t == 0 && (input1.dim() != 1 || input2.dim() != 1))
+    fail(op, "0D target tensor expects 1D input tensors, but found inputs with sizes {} and {}.",
+         shape_str(input1.sizes()), shape_str(input2.sizes()));
+  constexpr double eps = 1e-12;  // ATen's EPSILON
+  const Tensor product = mul(input1, input2).sum({t});
+  const Tensor square1 = add(mul(input1, input1).sum({t}), eps), square2 = add(mul(input2, input2).sum({t}), eps);
+  const Tensor cos = div(product, sqrt(mul(square1, square2)));
+  const Tensor zero = zeros_like(cos);
+  const Tensor loss =
+      add(where(eq(target, 1), rsub(cos, 1), zero), where(eq(target, -1), clamp_min(sub(cos, margin), 0), zero));
+  return reduce(in_dtype_of(op, loss, cos), reduction);
+}
+
+Tensor poisson_nll_loss(const Tensor& self, const Tensor& target, bool log_input, bool full, double eps,
+                        std::string_view reduction) {
+  check_reduction("poisson_nll_loss", reduction);
+  Tensor loss = log_input ? sub(exp(self), mul(target, self)) : sub(self, mul(target, log(add(self, eps))));
+  if (full) {  // Stirling's term for targets above 1
+    const Tensor stirling =
+        add(sub(mul(target, log(target)), target), mul(log(mul(target, 2 * std::numbers::pi)), 0.5));
+    loss = add(loss, masked_fill(stirling, le(target, 1), 0));
+  }
+  return reduce(loss, reduction);
+}
+
+Tensor gaussian_nll_loss(const Tensor& self, const Tensor& target, const Tensor& var, bool full, double eps,
+                         std::string_view reduction) {
+  constexpr std::string_view op = "gaussian_nll_loss";
+  Tensor v = var;
+  if (var.sizes().vec() != self.sizes().vec()) {
+    // One dim short of the input (or a last dim of 1): the same variance across that dim.
+    const std::vector<int64_t> in = self.sizes().vec(), vs = var.sizes().vec();
+    const std::vector<int64_t> lead(in.begin(), in.end() - (in.empty() ? 0 : 1));
+    if (!in.empty() && vs == lead)
+      v = var.unsqueeze(-1);
+    else if (!in.empty() && !vs.empty() && vs.back() == 1 && std::vector<int64_t>(vs.begin(), vs.end() - 1) == lead)
+      v = var;
+    else
+      fail(op, "var is of incorrect size");
+  }
+  if (reduction != "none" && reduction != "mean" && reduction != "sum") fail(op, "{} is not valid", reduction);
+  if (v.is_traced() || Tracer::current())
+    fail_data_dependent(op,
+                        "gaussian_nll_loss checks that var has no negative entry, which a traced function does not "
+                        "have; compile() runs such a function eagerly");
+  for (double x : v.to_vector<double>())
+    if (x < 0) fail(op, "var has negative entry/entries");
+  // Clamped at eps outside autograd, as PyTorch clamps under no_grad: the gradient is var's.
+  const Tensor clamped = add(v, sub(clamp_min(v, eps), v).detach());
+  const Tensor d = sub(self, target);
+  Tensor loss = mul(add(log(clamped), div(mul(d, d), clamped)), 0.5);
+  if (full) loss = add(loss, 0.5 * std::log(2 * std::numbers::pi));
+  return reduce(loss, reduction);
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
+                           double p, double eps, bool swap, std::string_view reduction) {
+  constexpr std::string_view op = "triplet_margin_loss";
+  if (!(margin > 0))  // Python's float text: 0.0, -1.0, 0.5
+    fail(op, "margin must be greater than 0, got {}",
+         margin == std::floor(margin) ? fmt::format("{:.1f}", margin) : fmt::format("{}", margin));
+  check_reduction(op, reduction);
+  if (anchor.dim() != positive.dim() || positive.dim() != negative.dim())
+    fail(op,
+         "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: "
+         "anchor {}D, positive {}D, and negative {}D inputs",
+         anchor.dim(), positive.dim(), negative.dim());
+  const Tensor to_positive = pairwise_distance(anchor, positive, p, eps);
+  Tensor to_negative = pairwise_distance(anchor, negative, p, eps);
+  if (swap) to_negative = minimum(to_negative, pairwise_distance(positive, negative, p, eps));
+  return reduce(clamp_min(sub(add(to_positive, margin), to_negative), 0), reduction);
+}
+
+Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                   std::string_view reduction) {
+  constexpr std::string_view op = "multilabel_soft_margin_loss";
+  Tensor loss = neg(add(mul(target, log_sigmoid(self)), mul(rsub(target, 1), log_sigmoid(neg(self)))));
+  if (weight) loss = mul(loss, *weight);
+  const int64_t class_dim = normalize_dim(op, -1, self.dim(), /*allow_scalar=*/false);
+  loss = div(loss.sum({class_dim}), Scalar(self.size(class_dim)));
+  if (reduction != "none" && reduction != "mean" && reduction != "sum") fail(op, "{} is not valid", reduction);
+  return reduce(loss, reduction);
+}
+
+}  // namespace kiln

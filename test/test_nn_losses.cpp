@@ -1,0 +1,178 @@
+// kiln/test/test_nn_losses.cpp — the loss functions (frontend/ops_linear_losses.cpp) and modules
+// (nn/loss.h): PyTorch 2.15's wording, dtypes and edge values (measured in torch), gradients at the
+// points where a formula has a kink or a clamp, and that a compiled training step records only
+// existing ops. Outputs and gradients on the op database's samples are checked against torch in
+// every mode by the OpDbGolden and GoldenGrad suites.
+#include "kiln/kiln.h"
+#include "test_support/check.h"
+#include "test_support/make.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace kiln::test;
+namespace F = kiln::nn::functional;
+
+using Floats = std::vector<float>;
+
+TEST(LossFunctions, CheckWhatPyTorchChecks) {
+  EXPECT_THAT(error_of([] { (void)mse_loss(zeros({2}), zeros({2}), "avg"); }),
+              HasSubstr("avg is not a valid value for reduction"));
+  EXPECT_THAT(error_of([] { (void)mse_loss(zeros({3}), zeros({4}), "avg"); }), HasSubstr("must match"));  // sizes first
+  EXPECT_THAT(error_of([] { (void)mse_loss(arange(2), arange(2)); }),
+              HasSubstr("\"mse_cpu\" not implemented for 'Long'"));
+  EXPECT_THAT(error_of([] { (void)smooth_l1_loss(zeros({2}), zeros({2}), "mean", -1); }),
+              HasSubstr("smooth_l1_loss does not support negative values for beta."));
+  EXPECT_THAT(error_of([] { (void)huber_loss(zeros({2}), zeros({2}), "mean", 0); }),
+              HasSubstr("huber_loss does not support non-positive values for delta."));
+  EXPECT_THAT(error_of([] {
+                (void)nll_loss(zeros({4, 3}), make<int64_t>({0, 1, 2}));
+              }),
+              HasSubstr("Expected input batch_size (4) to match target batch_size (3)."));
+  EXPECT_THAT(error_of([] {
+                (void)nll_loss(zeros({3, 3}), make<int32_t>({0, 1, 2}));
+              }),
+              HasSubstr("expected target dtype to be Long or Byte, but got Int"));
+  EXPECT_THAT(error_of([] {
+                (void)nll_loss(zeros({3, 3}), make<int64_t>({0, 1, 2}), zeros({4}));
+              }),
+              HasSubstr("weight tensor should be defined either for all 3 classes or no classes but got weight tensor "
+                        "of shape: [4]"));
+  EXPECT_THAT(error_of([] {
+                (void)nll_loss(zeros({2, 3, 5}), zeros({2, 4}, kLong));
+              }),
+              HasSubstr("Expected target size [2, 5], got [2, 4]"));
+  EXPECT_THAT(error_of([] { (void)nll_loss(zeros({3, 3}), make<int64_t>({0, 3, 1})); }), HasSubstr("out of bounds"));
+  EXPECT_THAT(error_of([] { (void)binary_cross_entropy(full({2}, 1.5), zeros({2})); }),
+              HasSubstr("all elements of input should be between 0 and 1"));
+  EXPECT_THAT(error_of([] { (void)binary_cross_entropy(full({2}, 0.5), full({2}, -1.0)); }),
+              HasSubstr("all elements of target should be between 0 and 1"));
+  EXPECT_THAT(error_of([] { (void)binary_cross_entropy(zeros({2}), zeros({2}, kDouble)); }),
+              HasSubstr("Found dtype Double but expected Float"));
+  EXPECT_THAT(error_of([] {
+                (void)binary_cross_entropy(zeros({3, 4}), zeros({4}));
+              }),
+              HasSubstr("Using a target size (torch.Size([4])) that is different to the input size (torch.Size([3, "
+                        "4])) is deprecated."));
+  EXPECT_THAT(error_of([] {
+                (void)binary_cross_entropy_with_logits(zeros({3, 4}), zeros({4}));
+              }),
+              HasSubstr("Target size (torch.Size([4])) must be the same as input size (torch.Size([3, 4]))"));
+  EXPECT_THAT(error_of([] { (void)kl_div(zeros({2}), arange(2)); }),
+              HasSubstr("kl_div: Integral inputs not supported."));
+  EXPECT_THAT(error_of([] {
+                (void)soft_margin_loss(zeros({4}), zeros({3, 4}));
+              }),
+              HasSubstr("output with shape [4] doesn't match the broadcast shape [3, 4]"));
+  EXPECT_THAT(error_of([] { (void)cosine_embedding_loss(zeros({5}), zeros({5}), zeros({1})); }),
+              HasSubstr("1D target tensor expects 2D input tensors, but found inputs with sizes [5] and [5]."));
+  EXPECT_THAT(error_of([] { (void)triplet_margin_loss(zeros({2}), zeros({2}), zeros({2}), 0); }),
+              HasSubstr("margin must be greater than 0, got 0.0"));
+  EXPECT_THAT(error_of([] {
+                (void)gaussian_nll_loss(zeros({3, 4}), zeros({3, 4}), ones({4}));
+              }),
+              HasSubstr("var is of incorrect size"));
+  EXPECT_THAT(error_of([] { (void)gaussian_nll_loss(zeros({2}), zeros({2}), full({2}, -1.0)); }),
+              HasSubstr("var has negative entry/entries"));
+  EXPECT_THAT(error_of([] { (void)multilabel_soft_margin_loss(zeros({}), zeros({})); }),
+              HasSubstr("Dimension specified as -1"));
+}
+
+TEST(LossFunctions, ValuesAndDtypesAsPyTorch) {
+  const Tensor x = make<float>({0.5f, -1.0f, 2.0f}), t = make<float>({1.0f, 1.0f, 0.0f});
+  EXPECT_FLOAT_EQ(mse_loss(x, t).item<float>(), (0.25f + 4.0f + 4.0f) / 3);
+  EXPECT_FLOAT_EQ(l1_loss(x, t, "sum").item<float>(), 0.5f + 2.0f + 2.0f);
+  EXPECT_EQ(values<float>(smooth_l1_loss(x, t, "none", 1.0)), (Floats{0.125f, 1.5f, 1.5f}));
+  EXPECT_EQ(values<float>(huber_loss(x, t, "none", 1.0)), (Floats{0.125f, 1.5f, 1.5f}));
+  EXPECT_TRUE(std::isnan(mse_loss(zeros({0}), zeros({0})).item<float>()));  // the mean of nothing
+  // Dtypes: promoted, except huber (the input's) and BCE with logits (the target's).
+  EXPECT_EQ(mse_loss(zeros({2}), zeros({2}, kDouble)).dtype(), kDouble);
+  EXPECT_EQ(huber_loss(zeros({2}), zeros({2}, kDouble)).dtype(), kFloat);
+  EXPECT_EQ(binary_cross_entropy_with_logits(zeros({2}, kDouble), zeros({2})).dtype(), kFloat);
+  EXPECT_EQ(mse_loss(zeros({2}), make<bool>({true, false})).dtype(), kFloat);
+  // BCE clamps its logs at -100: x = 0 with t = 1 costs 100.
+  EXPECT_EQ(
+      values<float>(binary_cross_entropy(make<float>({0, 1, 0, 1}), make<float>({0, 0, 1, 1}), std::nullopt, "none")),
+      (Floats{0, 100, 100, 0}));
+  // nll_loss: weights and ignore_index; the mean divides by the weights of the counted targets.
+  const Tensor logp = make<float>({-1, -2, -3, -4, -5, -6}, {2, 3});
+  EXPECT_FLOAT_EQ(nll_loss(logp, make<int64_t>({2, 0}), make<float>({1, 1, 3})).item<float>(), (9.0f + 4.0f) / 4.0f);
+  EXPECT_FLOAT_EQ(nll_loss(logp, make<int64_t>({2, -100})).item<float>(), 3.0f);
+  EXPECT_TRUE(std::isnan(nll_loss(logp, make<int64_t>({-100, -100})).item<float>()));
+  EXPECT_FLOAT_EQ(nll_loss(make<float>({-1, -2}), full({}, int64_t{1})).item<float>(), 2.0f);  // one sample
+  // kl_div: xlogy(t, t) - t x, 0 where t is 0; batchmean divides the sum by the batch.
+  EXPECT_EQ(values<float>(kl_div(make<float>({-1, -2}), make<float>({0, 1}), "none")), (Floats{0, 2}));
+  EXPECT_FLOAT_EQ(kl_div(make<float>({-1, -2}, {2, 1}), make<float>({1, 1}, {2, 1}), "batchmean").item<float>(), 1.5f);
+  // log_sigmoid far into both tails, without overflow.
+  EXPECT_EQ(values<float>(log_sigmoid(make<float>({-200, 0, 200}))), (Floats{-200, -std::log(2.0f), 0}));
+  EXPECT_FLOAT_EQ(hinge_embedding_loss(make<float>({0.3f, 2.0f}), make<float>({-1, 1}), 1.0, "sum").item<float>(),
+                  0.7f + 2.0f);
+  EXPECT_FLOAT_EQ(margin_ranking_loss(make<float>({1}), make<float>({2}), make<float>({1}), 0.5).item<float>(), 1.5f);
+  EXPECT_FLOAT_EQ(cosine_embedding_loss(make<float>({1, 0}), make<float>({1, 0}), full({}, 1.0)).item<float>(), 0.0f);
+  EXPECT_EQ(values<float>(poisson_nll_loss(zeros({2}), make<float>({1, 0}), true, false, 1e-8, "none")),
+            (Floats{1, 1}));
+}
+
+TEST(LossFunctions, GradientsAtKinksAndClamps) {
+  // log_sigmoid's slope is sigmoid(-x): 1/2 at 0, where min(x, 0) has its kink.
+  const Tensor x = zeros({1}).requires_grad_();
+  log_sigmoid(x).sum().backward();
+  EXPECT_FLOAT_EQ(x.grad().item<float>(), 0.5f);
+  // gaussian_nll_loss clamps var at eps outside autograd, as PyTorch: the gradient is var's own.
+  const Tensor var = full({1}, 1e-9).requires_grad_();
+  gaussian_nll_loss(zeros({1}), zeros({1}), var).backward();
+  EXPECT_NEAR(var.grad().item<float>(), 0.5f / 1e-6f, 1.0f);  // d/dv of 0.5 log(v) at the clamped v = 1e-6
+  // BCE with logits stays finite for large logits, and its gradient is sigmoid(x) - t.
+  const Tensor z = make<float>({-100, 100}).requires_grad_();
+  const Tensor loss = binary_cross_entropy_with_logits(z, make<float>({1, 0}), std::nullopt, std::nullopt, "sum");
+  EXPECT_FLOAT_EQ(loss.item<float>(), 200.0f);
+  loss.backward();
+  EXPECT_EQ(values<float>(z.grad()), (Floats{-1, 1}));
+}
+
+TEST(LossFunctions, ATrainingStepCompilesThemToExistingOps) {
+  const Tensor w = make<float>({0.5f, -0.25f, 1.0f, 0.75f}, {2, 2}).requires_grad_();
+  auto step = compile([&](const Tensor& x, const Tensor& y) {
+    return add(binary_cross_entropy_with_logits(matmul(x, w), y), mse_loss(matmul(x, w), y));
+  });
+  const Tensor x = make<float>({1, 2, 3, 4}, {2, 2}), y = make<float>({0, 1, 1, 0}, {2, 2});
+  const Tensor eager = add(binary_cross_entropy_with_logits(matmul(x, w), y), mse_loss(matmul(x, w), y));
+  EXPECT_TRUE(allclose(step(x, y), eager));
+  const std::string graph = step.explain(x, y);
+  EXPECT_EQ(graph.find("= mse_loss("), std::string::npos);
+  EXPECT_EQ(graph.find("= binary_cross_entropy"), std::string::npos);
+}
+
+TEST(LossModules, HoldTheirOptionsAndWeights) {
+  nn::MSELoss mse;
+  EXPECT_FLOAT_EQ(mse(make<float>({1, 3}), make<float>({0, 0})).item<float>(), 5.0f);
+  nn::L1Loss l1("sum");
+  EXPECT_FLOAT_EQ(l1(make<float>({1, -3}), make<float>({0, 0})).item<float>(), 4.0f);
+  nn::CrossEntropyLoss ce(make<float>({1, 2}), -100, "mean", 0.0);
+  EXPECT_EQ(ce->named_buffers().size(), 1u);
+  EXPECT_TRUE(allclose(ce(make<float>({0, 0}, {1, 2}), make<int64_t>({1})), full({}, std::log(2.0))));
+  nn::NLLLoss nll(std::nullopt, 0);
+  EXPECT_FLOAT_EQ(nll(make<float>({-1, -2, -3, -4}, {2, 2}), make<int64_t>({0, 1})).item<float>(), 4.0f);
+  nn::BCEWithLogitsLoss bce(std::nullopt, "none", make<float>({2}));
+  EXPECT_EQ(bce->named_buffers().size(), 1u);
+  EXPECT_TRUE(allclose(bce(zeros({1}), ones({1})), full({1}, 2 * std::log(2.0))));
+  nn::TripletMarginLoss triplet(1.0, 2.0, 0.0);
+  EXPECT_FLOAT_EQ(triplet(zeros({1, 2}), zeros({1, 2}), make<float>({3, 4}, {1, 2})).item<float>(), 0.0f);
+  nn::HuberLoss huber("mean", 0.5);
+  EXPECT_FLOAT_EQ(huber(make<float>({2}), make<float>({0})).item<float>(), 0.5f * (2 - 0.25f));
+  EXPECT_FLOAT_EQ(F::logsigmoid(zeros({})).item<float>(), -std::log(2.0f));
+  EXPECT_FLOAT_EQ(F::kl_div(make<float>({-1}), make<float>({1}), "sum", false).item<float>(), 1.0f);
+  std::ostringstream printed;
+  printed << *nn::KLDivLoss();
+  EXPECT_THAT(printed.str(), HasSubstr("KLDivLoss"));
+}
+
+}  // namespace
+}  // namespace kiln
