@@ -19,7 +19,9 @@
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
 #include "frontend/promotion.h"
+#include "frontend/symbolic.h"
 #include "frontend/tracer.h"
+#include "ir/shape_env.h"
 
 #include <fmt/format.h>
 
@@ -59,12 +61,31 @@ Tensor in_dtype_of(std::string_view op, const Tensor& value, const Tensor& like)
   return value.to(like.dtype());
 }
 
-std::string torch_size(const Tensor& t) { return "torch.Size(" + shape_str(t.sizes()) + ")"; }
+// Sizes for messages: the hints, without a guard.
+std::string torch_size(const Tensor& t) { return "torch.Size(" + shape_str(t.impl()->sizes()) + ")"; }
+
+// Whether a and b have one shape (decided with guards where sizes are symbolic).
+bool same_shape(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (!ir::sym_eq(sym_size(a, d), sym_size(b, d))) return false;
+  return true;
+}
+
+// A weight (or pos_weight) multiplied into `loss` in place, as ATen's mul_: it must broadcast to
+// the loss's shape without growing it, and the loss keeps its dtype.
+Tensor weighted(std::string_view op, const Tensor& loss, const Tensor& weight) {
+  const std::vector<ir::Expr> shape = sym_broadcast_shapes(op, sym_sizes(loss), sym_sizes(weight));
+  if (shape.size() != static_cast<size_t>(loss.dim()) || !ir::sym_eq(sym_product(shape), sym_numel(loss)))
+    fail(op, "output with shape {} doesn't match the broadcast shape {}", shape_str(loss.impl()->sizes()),
+         shape_str(broadcast_shapes(op, loss.impl()->sizes(), weight.impl()->sizes())));
+  return in_dtype_of(op, mul(loss, weight), loss);
+}
 
 }  // namespace
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
-  broadcast_shapes("mse_loss", self.sizes(), target.sizes());
+  sym_broadcast_shapes("mse_loss", sym_sizes(self), sym_sizes(target));
   check_reduction("mse_loss", reduction);
   const ScalarType dt = floating_result("mse_loss", "mse_cpu", self, target);
   const Tensor d = sub(self.to(dt), target.to(dt));
@@ -72,14 +93,14 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, std::string_view reduc
 }
 
 Tensor l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
-  broadcast_shapes("l1_loss", self.sizes(), target.sizes());
+  sym_broadcast_shapes("l1_loss", sym_sizes(self), sym_sizes(target));
   check_reduction("l1_loss", reduction);
   return reduce(abs(sub(self, target)), reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, std::string_view reduction, double beta) {
   constexpr std::string_view op = "smooth_l1_loss";
-  broadcast_shapes(op, self.sizes(), target.sizes());
+  sym_broadcast_shapes(op, sym_sizes(self), sym_sizes(target));
   check_reduction(op, reduction);
   if (beta < 0) fail(op, "smooth_l1_loss does not support negative values for beta.");
   if (beta == 0) return l1_loss(self, target, reduction);
@@ -90,7 +111,7 @@ Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, std::string_view
 
 Tensor huber_loss(const Tensor& self, const Tensor& target, std::string_view reduction, double delta) {
   constexpr std::string_view op = "huber_loss";
-  broadcast_shapes(op, self.sizes(), target.sizes());
+  sym_broadcast_shapes(op, sym_sizes(self), sym_sizes(target));
   check_reduction(op, reduction);
   if (!(delta > 0)) fail(op, "huber_loss does not support non-positive values for delta.");
   const ScalarType dt = promote_types(self.dtype(), target.dtype());
@@ -114,16 +135,14 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
   const int64_t target_batch = target.dim() == 0 ? 0 : target.size(0);
   if (self.dim() != 1 && self.size(0) != target_batch)
     fail(op, "Expected input batch_size ({}) to match target batch_size ({}).", self.size(0), target_batch);
-  if (target.dtype() != ScalarType::Int64 && target.dtype() != ScalarType::UInt8)
-    fail(op, "expected target dtype to be Long or Byte, but got {}", c10_type_name(target.dtype()));
   const int64_t class_dim = self.dim() == 1 ? 0 : 1, classes = self.size(class_dim);
   std::vector<int64_t> want;  // the target's sizes: the input's without the class dim
   for (int64_t d = 0; d < self.dim(); ++d)
     if (d != class_dim) want.push_back(self.size(d));
   if (self.dim() <= 2 && target.dim() > 1) fail(op, "0D or 1D target tensor expected, multi-target not supported");
   // A 1-D input takes a 0-D target or one of one element; a K-d input a target of its other sizes.
-  if (self.dim() == 1 && target.numel() != 1)
-    fail(op, "size mismatch (got input: {}, target: {})", shape_str(self.sizes()), shape_str(target.sizes()));
+  if (self.dim() == 1 && target.dim() == 1 && target.size(0) != 1)
+    fail(op, "For 1D input, 1D target must have size 1, but got target size: {}", target.size(0));
   if (self.dim() > 2 && target.sizes().vec() != want)
     fail(op, "Expected target size {}, got {}", shape_str(want), shape_str(target.sizes()));
   if (weight) {
@@ -134,6 +153,8 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
     if (weight->dtype() != self.dtype())
       fail(op, "expected scalar type {} but found {}", c10_type_name(self.dtype()), c10_type_name(weight->dtype()));
   }
+  if (target.dtype() != ScalarType::Int64 && target.dtype() != ScalarType::UInt8)
+    fail(op, "expected target dtype to be Long or Byte, but got {}", c10_type_name(target.dtype()));
   if (!is_floating_point(self.dtype()))
     fail(op, "\"nll_loss_out_frame\" not implemented for '{}'", c10_type_name(self.dtype()));
   const Tensor t = self.dim() == 1 ? target.to(ScalarType::Int64).reshape({}) : target.to(ScalarType::Int64);
@@ -172,7 +193,7 @@ Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std:
                             std::string_view reduction) {
   constexpr std::string_view op = "binary_cross_entropy";
   check_reduction(op, reduction);
-  if (target.sizes().vec() != self.sizes().vec())
+  if (!same_shape(target, self))
     fail(op,
          "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have "
          "the same size.",
@@ -181,15 +202,24 @@ Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std:
     fail(op, "Found dtype {} but expected {}", c10_type_name(target.dtype()), c10_type_name(self.dtype()));
   if (!is_floating_point(self.dtype()))
     fail(op, "\"binary_cross_entropy\" not implemented for '{}'", c10_type_name(self.dtype()));
-  // PyTorch's CPU kernel checks the values; a traced input has none here (out of [0, 1] gives NaN).
+  // PyTorch's CPU kernel checks the values (its GPU kernel asserts on the device). kiln checks a
+  // CPU tensor whose values are at hand; a traced value outside [0, 1] gives NaN.
   for (const auto& [t, name] : {std::pair<const Tensor&, const char*>{self, "input"}, {target, "target"}})
-    if (!t.is_traced() && !Tracer::current())
+    if (t.is_cpu() && !t.is_traced() && !Tracer::current())
       for (double v : t.to_vector<double>())
         if (!(v >= 0 && v <= 1)) fail(op, "all elements of {} should be between 0 and 1", name);
-  // (t - 1) max(log1p(-x), -100) - t max(log x, -100): a log that reaches -inf is clamped.
+  // (t - 1) max(log1p(-x), -100) - t max(log x, -100): a log that reaches -inf is clamped. The
+  // input's gradient is ATen's (x - t) / max(x (1 - x), 1e-12), finite at 0 and 1 where the
+  // clamped logs' own would be 0/0; it enters as g * (x - x), which adds 0 to the value (always:
+  // a traced input does not say whether the compiled step will differentiate it).
+  const Tensor x = self.detach();
   const Tensor low = full({}, -100.0, self.options());
-  Tensor loss = sub(mul(sub(target, 1), maximum(log1p(neg(self)), low)), mul(target, maximum(log(self), low)));
-  if (weight) loss = mul(loss, *weight);
+  Tensor loss = sub(mul(sub(target, 1), maximum(log1p(neg(x)), low)), mul(target, maximum(log(x), low)));
+  // (In f32 for f16 and bf16, whose 1e-12 would be 0: an infinite slope times 0 is NaN.)
+  const ScalarType acc = decomp::opmath_dtype(self.dtype());
+  const Tensor xa = x.to(acc), slope = div(sub(xa, target.detach().to(acc)), clamp_min(mul(rsub(xa, 1), xa), 1e-12));
+  loss = add(loss, mul(slope, sub(self, x)).to(loss.dtype()));
+  if (weight) loss = weighted(op, loss, *weight);
   return reduce(loss, reduction);
 }
 
@@ -197,14 +227,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
                                         const std::optional<Tensor>& pos_weight, std::string_view reduction) {
   constexpr std::string_view op = "binary_cross_entropy_with_logits";
   check_reduction(op, reduction);
-  if (target.sizes().vec() != self.sizes().vec())
+  if (!same_shape(target, self))
     fail(op, "Target size ({}) must be the same as input size ({})", torch_size(target), torch_size(self));
-  // (1 - t) x - lw log_sigmoid(x), lw = (pos_weight - 1) t + 1; ATen writes into (1 - t), so
-  // the result has the target's dtype.
+  // (1 - t) x - lw log_sigmoid(x), lw = (pos_weight - 1) t + 1, then the weight; ATen writes
+  // into (1 - t), so the result has the target's dtype and shape.
   Tensor log_sig = log_sigmoid(self);
-  if (pos_weight) log_sig = mul(log_sig, add(mul(sub(*pos_weight, 1), target), 1));
+  if (pos_weight) log_sig = weighted(op, log_sig, add(mul(sub(*pos_weight, 1), target), 1));
   Tensor loss = in_dtype_of(op, sub(mul(rsub(target, 1), self), log_sig), target);
-  if (weight) loss = mul(loss, *weight);
+  if (weight) loss = weighted(op, loss, *weight);
   return reduce(loss, reduction);
 }
 
@@ -223,10 +253,9 @@ Tensor kl_div(const Tensor& self, const Tensor& target, std::string_view reducti
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
   constexpr std::string_view op = "soft_margin_loss";
   check_reduction(op, reduction);
-  const std::vector<int64_t> shape = broadcast_shapes(op, self.sizes(), target.sizes());
-  if (shape != self.sizes().vec())
-    fail(op, "output with shape {} doesn't match the broadcast shape {}", shape_str(self.sizes()), shape_str(shape));
-  return reduce(in_dtype_of(op, log1p(exp(mul(neg(self), target))), self), reduction);
+  // ATen multiplies into a tensor of the input's shape and dtype, then takes log1p(exp(.)) there.
+  const Tensor product = weighted(op, neg(self), target);
+  return reduce(log1p(exp(product)), reduction);
 }
 
 Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
@@ -286,27 +315,31 @@ Tensor poisson_nll_loss(const Tensor& self, const Tensor& target, bool log_input
 Tensor gaussian_nll_loss(const Tensor& self, const Tensor& target, const Tensor& var, bool full, double eps,
                          std::string_view reduction) {
   constexpr std::string_view op = "gaussian_nll_loss";
-  Tensor v = var;
-  if (var.sizes().vec() != self.sizes().vec()) {
-    // One dim short of the input (or a last dim of 1): the same variance across that dim.
-    const std::vector<int64_t> in = self.sizes().vec(), vs = var.sizes().vec();
-    const std::vector<int64_t> lead(in.begin(), in.end() - (in.empty() ? 0 : 1));
-    if (!in.empty() && vs == lead)
-      v = var.unsqueeze(-1);
-    else if (!in.empty() && !vs.empty() && vs.back() == 1 && std::vector<int64_t>(vs.begin(), vs.end() - 1) == lead)
-      v = var;
-    else
-      fail(op, "var is of incorrect size");
-  }
-  if (reduction != "none" && reduction != "mean" && reduction != "sum") fail(op, "{} is not valid", reduction);
-  if (v.is_traced() || Tracer::current())
+  if (var.is_traced() || Tracer::current())
     fail_data_dependent(op,
                         "gaussian_nll_loss checks that var has no negative entry, which a traced function does not "
                         "have; compile() runs such a function eagerly");
-  for (double x : v.to_vector<double>())
+  for (double x : var.to_vector<double>())
     if (x < 0) fail(op, "var has negative entry/entries");
-  // Clamped at eps outside autograd, as PyTorch clamps under no_grad: the gradient is var's.
-  const Tensor clamped = add(v, sub(clamp_min(v, eps), v).detach());
+  Tensor v = var;
+  if (var.sizes().vec() != self.sizes().vec()) {
+    const std::vector<int64_t> in = self.sizes().vec(), vs = var.sizes().vec();
+    if (!in.empty() && vs == std::vector<int64_t>(in.begin(), in.end() - 1)) {
+      v = var.unsqueeze(-1);  // one dim short: the same variance across the last dim
+    } else {
+      // Same rank, and the sizes where var differs from the input sum to 1 (var is 1 along
+      // exactly the dims it shares: PyTorch's rule).
+      int64_t differing = 0;
+      bool ok = vs.size() == in.size();
+      for (size_t d = 0; ok && d < in.size(); ++d)
+        if (vs[d] != in[d]) differing += vs[d];
+      if (!ok || differing != 1) fail(op, "var is of incorrect size");
+    }
+  }
+  if (reduction != "none" && reduction != "mean" && reduction != "sum") fail(op, "{} is not valid", reduction);
+  // Clamped at eps outside autograd, as PyTorch clamps under no_grad: the value is the clamped
+  // one and the gradient var's own.
+  const Tensor clamped = add(clamp_min(v, eps).detach(), sub(v, v.detach()));
   const Tensor d = sub(self, target);
   Tensor loss = mul(add(log(clamped), div(mul(d, d), clamped)), 0.5);
   if (full) loss = add(loss, 0.5 * std::log(2 * std::numbers::pi));
@@ -316,10 +349,10 @@ Tensor gaussian_nll_loss(const Tensor& self, const Tensor& target, const Tensor&
 Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
                            double p, double eps, bool swap, std::string_view reduction) {
   constexpr std::string_view op = "triplet_margin_loss";
+  check_reduction(op, reduction);
   if (!(margin > 0))  // Python's float text: 0.0, -1.0, 0.5
     fail(op, "margin must be greater than 0, got {}",
          margin == std::floor(margin) ? fmt::format("{:.1f}", margin) : fmt::format("{}", margin));
-  check_reduction(op, reduction);
   if (anchor.dim() != positive.dim() || positive.dim() != negative.dim())
     fail(op,
          "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: "

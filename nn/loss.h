@@ -28,7 +28,7 @@ class LossImpl : public Module {
   // A weight kept as a buffer (moved with the module), or none.
   std::optional<Tensor> buffer(const char* name, const std::optional<Tensor>& t) {
     if (!t) return std::nullopt;
-    return register_buffer(name, *t);
+    return register_buffer(name, t->detach());  // the module's own handle: to() leaves the caller's tensor alone
   }
 };
 

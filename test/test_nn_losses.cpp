@@ -97,6 +97,15 @@ TEST(LossFunctions, ValuesAndDtypesAsPyTorch) {
   EXPECT_EQ(huber_loss(zeros({2}), zeros({2}, kDouble)).dtype(), kFloat);
   EXPECT_EQ(binary_cross_entropy_with_logits(zeros({2}, kDouble), zeros({2})).dtype(), kFloat);
   EXPECT_EQ(mse_loss(zeros({2}), make<bool>({true, false})).dtype(), kFloat);
+  // A weight multiplies in place: the loss keeps its dtype and shape.
+  EXPECT_EQ(binary_cross_entropy(full({2}, 0.5), full({2}, 0.5), zeros({2}, kDouble)).dtype(), kFloat);
+  EXPECT_THAT(error_of([] {
+                (void)binary_cross_entropy_with_logits(zeros({3}), zeros({3}), ones({2, 3}));
+              }),
+              HasSubstr("output with shape [3] doesn't match the broadcast shape [2, 3]"));
+  // var of the input's rank is 1 along the dims where it differs (PyTorch's rule).
+  EXPECT_EQ(gaussian_nll_loss(zeros({2, 3}), zeros({2, 3}), ones({1, 3}), false, 1e-6, "none").sizes().vec(),
+            (std::vector<int64_t>{2, 3}));
   // BCE clamps its logs at -100: x = 0 with t = 1 costs 100.
   EXPECT_EQ(
       values<float>(binary_cross_entropy(make<float>({0, 1, 0, 1}), make<float>({0, 0, 1, 1}), std::nullopt, "none")),
@@ -135,6 +144,20 @@ TEST(LossFunctions, GradientsAtKinksAndClamps) {
   EXPECT_FLOAT_EQ(loss.item<float>(), 200.0f);
   loss.backward();
   EXPECT_EQ(values<float>(z.grad()), (Floats{-1, 1}));
+  // BCE's input gradient is ATen's (x - t) / max(x (1 - x), 1e-12): finite at 0 and 1, where the
+  // clamped logs' own derivatives would be 0/0 (a sigmoid that saturates to 1.0 in f32).
+  const Tensor p = make<float>({0, 1, 0, 1, 0.5f}).requires_grad_();
+  binary_cross_entropy(p, make<float>({0, 1, 1, 0, 0.5f}), std::nullopt, "sum").backward();
+  const Floats g = values<float>(p.grad());
+  EXPECT_EQ(g[0], 0.0f);
+  EXPECT_EQ(g[1], 0.0f);
+  EXPECT_FLOAT_EQ(g[2], -1e12f);
+  EXPECT_FLOAT_EQ(g[3], 1e12f);
+  EXPECT_EQ(g[4], 0.0f);
+  // In f16 the value stays finite at 0 and 1 too.
+  const Tensor h =
+      binary_cross_entropy(make<float>({0, 1}).to(kHalf), make<float>({1, 0}).to(kHalf), std::nullopt, "none");
+  EXPECT_EQ(values<float>(h.to(kFloat)), (Floats{100, 100}));
 }
 
 TEST(LossFunctions, ATrainingStepCompilesThemToExistingOps) {
@@ -160,6 +183,11 @@ TEST(LossModules, HoldTheirOptionsAndWeights) {
   EXPECT_TRUE(allclose(ce(make<float>({0, 0}, {1, 2}), make<int64_t>({1})), full({}, std::log(2.0))));
   nn::NLLLoss nll(std::nullopt, 0);
   EXPECT_FLOAT_EQ(nll(make<float>({-1, -2, -3, -4}, {2, 2}), make<int64_t>({0, 1})).item<float>(), 4.0f);
+  const Tensor w = make<float>({1, 1});
+  nn::NLLLoss weighted(w);
+  weighted->to(kDouble);  // the module's buffer converts; the caller's tensor stays f32
+  EXPECT_EQ(w.dtype(), kFloat);
+  EXPECT_EQ(weighted->weight->dtype(), kDouble);
   nn::BCEWithLogitsLoss bce(std::nullopt, "none", make<float>({2}));
   EXPECT_EQ(bce->named_buffers().size(), 1u);
   EXPECT_TRUE(allclose(bce(zeros({1}), ones({1})), full({1}, 2 * std::log(2.0))));
