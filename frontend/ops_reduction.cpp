@@ -129,6 +129,10 @@ static Tensor arg_reduce(OpKind kind, std::string_view op, const Tensor& self, s
   } else {
     check_nonempty(op, self);
   }
+  // A 0-dim input is reduced as its one-element vector (the index is 0 either way): the fuser's
+  // group walk and the kernel builder disagreed on a reduction over no dims inside a row kernel
+  // (fuzz seed 7420031: "kernel ... computes other nodes than its fusion group").
+  if (self.dim() == 0) return dispatch1(kind, {self.reshape({1})}, {int64_t{0}, false});
   return dispatch1(kind, {self}, {d, keepdim});
 }
 

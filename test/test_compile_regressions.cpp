@@ -345,5 +345,22 @@ TEST(Regression, APadOfAnEmptyGatherReadsNoIndex) {
   EXPECT_EQ(compile(padded).explain(a, idx).find(" = check "), std::string::npos);  // the kernel checks no index
 }
 
+// Fuzz seed 7420031: argmax of a 0-dim logsumexp, added into the input in place, joined the
+// logsumexp's row kernel while the walk that checks a group and the kernel builder disagreed on
+// a reduction over no dims: "kernel ... computes other nodes than its fusion group".
+TEST(Regression, ArgmaxOfAZeroDimReductionJoinsNoRowKernel) {
+  auto f = compile([](Tensor x) {
+    const Tensor index = argmax(logsumexp(x, {0, 1}));
+    const Tensor before = acos(x);
+    x.add_(index);
+    return std::make_tuple(before, x);
+  });
+  const Tensor x = make<float>({0.5f, -0.25f, 0.75f, 0.1f}, {2, 2});
+  const auto [before, after] = f(x.clone());
+  EXPECT_TRUE(allclose(before, acos(x)));
+  EXPECT_TRUE(equal(after, x));  // the index of a 0-dim tensor is 0
+  EXPECT_EQ(argmin(full({}, NAN)).item<int64_t>(), 0);
+}
+
 }  // namespace
 }  // namespace kiln
