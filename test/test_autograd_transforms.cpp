@@ -18,7 +18,7 @@ using test::make;
 
 Tensor f64(std::vector<double> v, std::vector<int64_t> shape) { return make<double>(v, shape); }
 
-std::vector<double> values(const Tensor& t) { return t.contiguous().to(kDouble).to_vector<double>(); }
+std::vector<double> double_values(const Tensor& t) { return t.contiguous().to(kDouble).to_vector<double>(); }
 
 // An MLP layer's loss, the same function for the transforms and the eager tape.
 Tensor mlp_loss(const Tensor& x, const Tensor& w, const Tensor& b) {
@@ -45,9 +45,9 @@ TEST(AutogradTransforms, ValueAndGradMatchesTheEagerTape) {
   Tensor wl = w.clone().requires_grad_(), bl = b.clone().requires_grad_();
   Tensor loss = mlp_loss(x, wl, bl);
   loss.backward();
-  expect_close(r[0], values(loss), 1e-14);
-  expect_close(r[1], values(wl.grad()), 1e-12, 1e-14);
-  expect_close(r[2], values(bl.grad()), 1e-12, 1e-14);
+  expect_close(r[0], double_values(loss), 1e-14);
+  expect_close(r[1], double_values(wl.grad()), 1e-12, 1e-14);
+  expect_close(r[2], double_values(bl.grad()), 1e-12, 1e-14);
 }
 
 TEST(AutogradTransforms, VjpOfTwoOutputs) {
@@ -97,7 +97,7 @@ TEST(AutogradTransforms, CompiledValueAndGradIsOneGraph) {
     std::vector<Tensor> got = step(x, w, b);
     std::vector<Tensor> want = vg({x, w, b});
     ASSERT_EQ(got.size(), want.size());
-    for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], values(want[k]), 1e-12, 1e-14);
+    for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], double_values(want[k]), 1e-12, 1e-14);
   }
   EXPECT_GE(step.stats().compiles, 1);
   EXPECT_GE(step.stats().kernels, 1);
@@ -116,7 +116,7 @@ TEST(AutogradTransforms, DynamicShapesServeEveryBatch) {
     Tensor x = arange(rows * 3, TensorOptions(kDouble)).reshape({rows, 3}) * 0.05;
     std::vector<Tensor> got = step(x, w);
     std::vector<Tensor> want = vg({x, w});
-    for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], values(want[k]), 1e-12, 1e-14);
+    for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], double_values(want[k]), 1e-12, 1e-14);
   }
   EXPECT_EQ(step.stats().compiles, 1);
 }

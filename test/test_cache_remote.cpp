@@ -136,7 +136,7 @@ rt::Config config_with(const std::string& dir, const std::string& remote, const 
   return c;
 }
 
-const std::string kKey(64, 'e');
+const std::string kRemoteKey(64, 'e');
 
 TEST(RedisUrl, Parses) {
   auto a = rt::parse_redis_url("redis://cache.internal:7000/3");
@@ -175,7 +175,7 @@ TEST(RedisUrl, ParsesCredentials) {
 }
 
 TEST(CacheAuth, SealsBindTheKeyAndTheName) {
-  const std::string entry = rt::encode_cache_entry(kKey, "object code");
+  const std::string entry = rt::encode_cache_entry(kRemoteKey, "object code");
   const std::string sealed = rt::seal_remote_entry(kFleetKey, "kiln:obj:a", entry);
   std::string why;
   EXPECT_EQ(rt::open_remote_entry(kFleetKey, "kiln:obj:a", sealed, &why), entry);
@@ -217,13 +217,13 @@ TEST(CacheAuth, KeyFilesMustBePrivateAndLongEnough) {
 TEST_F(RedisTest, AnEntryOneCacheSavedReachesAnother) {
   const std::string a = temp_dir(), b = temp_dir();
   rt::CompileCache first(config_with(a, url())), second(config_with(b, url()));
-  first.save(kKey, "object code");
+  first.save(kRemoteKey, "object code");
   CodeSource from = CodeSource::Compiled;
-  EXPECT_EQ(second.load(kKey, from), "object code");
+  EXPECT_EQ(second.load(kRemoteKey, from), "object code");
   EXPECT_EQ(from, CodeSource::Remote);
   // Copied to the second disk: read from there next time.
-  EXPECT_TRUE(fs::exists(second.disk()->path_of(kKey)));
-  EXPECT_EQ(second.load(kKey, from), "object code");
+  EXPECT_TRUE(fs::exists(second.disk()->path_of(kRemoteKey)));
+  EXPECT_EQ(second.load(kRemoteKey, from), "object code");
   EXPECT_EQ(from, CodeSource::Disk);
   fs::remove_all(a);
   fs::remove_all(b);
@@ -232,32 +232,32 @@ TEST_F(RedisTest, AnEntryOneCacheSavedReachesAnother) {
 TEST_F(RedisTest, ACorruptedValueIsIgnoredAndRemoved) {
   const std::string dir = temp_dir();
   rt::CompileCache cache(config_with(dir, url()));
-  cache.save(kKey, "object code");
-  fs::remove(cache.disk()->path_of(kKey));
-  std::string bad = command({"GET", "kiln:obj:" + kKey});
+  cache.save(kRemoteKey, "object code");
+  fs::remove(cache.disk()->path_of(kRemoteKey));
+  std::string bad = command({"GET", "kiln:obj:" + kRemoteKey});
   ASSERT_GT(bad.size(), 10u);
   bad[bad.size() - 2] ^= 1;
-  command({"SET", "kiln:obj:" + kKey, bad});
+  command({"SET", "kiln:obj:" + kRemoteKey, bad});
   CodeSource from = CodeSource::Compiled;
-  EXPECT_FALSE(cache.load(kKey, from));
+  EXPECT_FALSE(cache.load(kRemoteKey, from));
   EXPECT_FALSE(cache.remote()->down());  // a bad value is not an outage
-  EXPECT_EQ(command({"EXISTS", "kiln:obj:" + kKey}), "0");  // removed
-  EXPECT_FALSE(fs::exists(cache.disk()->path_of(kKey)));
+  EXPECT_EQ(command({"EXISTS", "kiln:obj:" + kRemoteKey}), "0");  // removed
+  EXPECT_FALSE(fs::exists(cache.disk()->path_of(kRemoteKey)));
   fs::remove_all(dir);
 }
 
 TEST_F(RedisTest, APausedServerTimesOutAndTheCacheGoesLocal) {
   rt::RemoteCache remote(url(), kFleetKey, {.timeout = milliseconds(200)});
-  remote.set(kKey, "bytes");
-  ASSERT_EQ(remote.get(kKey), "bytes");
+  remote.set(kRemoteKey, "bytes");
+  ASSERT_EQ(remote.get(kRemoteKey), "bytes");
   std::thread sleeper([this] { command({"DEBUG", "SLEEP", "2"}); });
   std::this_thread::sleep_for(milliseconds(200));  // the server is asleep now
   LogCapture log;
   const auto t0 = Clock::now();
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_LT(seconds_since(t0), 1.0);  // the 200 ms timeout, not the 2 s pause
   EXPECT_TRUE(remote.down());
-  EXPECT_FALSE(remote.get(kKey));  // backing off: no second wait
+  EXPECT_FALSE(remote.get(kRemoteKey));  // backing off: no second wait
   EXPECT_NE(log.text().find("GET failed"), std::string::npos) << log.text();
   EXPECT_NE(log.text().find("local cache only"), std::string::npos) << log.text();
   sleeper.join();
@@ -387,21 +387,21 @@ TEST_F(RedisTest, WithoutAFleetKeyTheRemoteTierIsOff) {
 
 TEST_F(RedisTest, AWrongTypeKeyIsAnHonestMiss) {
   rt::RemoteCache remote(url(), kFleetKey);
-  command({"LPUSH", "kiln:obj:" + kKey, "x"});
+  command({"LPUSH", "kiln:obj:" + kRemoteKey, "x"});
   LogCapture log;
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_FALSE(remote.down());
   EXPECT_NE(log.text().find("WRONGTYPE"), std::string::npos) << log.text();
-  remote.set(kKey, "bytes");  // SET replaces the list
-  EXPECT_EQ(remote.get(kKey), "bytes");
+  remote.set(kRemoteKey, "bytes");  // SET replaces the list
+  EXPECT_EQ(remote.get(kRemoteKey), "bytes");
 }
 
 TEST_F(RedisTest, AHundredMegabyteValueIsRefusedUnread) {
   rt::RemoteCache remote(url(), kFleetKey, {.timeout = milliseconds(2000)});
-  command({"SET", "kiln:obj:" + kKey, std::string(size_t{100} << 20, 'x')});
+  command({"SET", "kiln:obj:" + kRemoteKey, std::string(size_t{100} << 20, 'x')});
   LogCapture log;
   const auto t0 = Clock::now();
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_LT(seconds_since(t0), 0.5);
   EXPECT_NE(log.text().find("declares 104857600 bytes"), std::string::npos) << log.text();
 }
@@ -416,18 +416,18 @@ class RedisAuthTest : public RedisTest {
 
 TEST_F(RedisAuthTest, AuthenticatesWithThePasswordInTheUrl) {
   rt::RemoteCache good(url_with(":hunter2-hunter2"), kFleetKey);
-  good.set(kKey, "bytes");
-  EXPECT_EQ(good.get(kKey), "bytes");
+  good.set(kRemoteKey, "bytes");
+  EXPECT_EQ(good.get(kRemoteKey), "bytes");
   rt::RemoteCache named(url_with("default:hunter2-hunter2"), kFleetKey);  // Redis 6 ACL form
-  EXPECT_EQ(named.get(kKey), "bytes");
+  EXPECT_EQ(named.get(kRemoteKey), "bytes");
   LogCapture log;
   rt::RemoteCache bad(url_with(":wrong"), kFleetKey);
-  EXPECT_FALSE(bad.get(kKey));
+  EXPECT_FALSE(bad.get(kRemoteKey));
   EXPECT_TRUE(bad.down());
   EXPECT_NE(log.text().find("AUTH failed"), std::string::npos) << log.text();
   EXPECT_EQ(log.text().find("hunter2"), std::string::npos) << "a password reached the log";
   rt::RemoteCache none(url(), kFleetKey);  // no password: the server refuses every command
-  EXPECT_FALSE(none.get(kKey));
+  EXPECT_FALSE(none.get(kRemoteKey));
 }
 
 // ---- hostile servers -------------------------------------------------------------------------
@@ -460,7 +460,7 @@ TEST(RemoteCacheHostile, ASlowDripIsCutAtTheDeadlineAndBlocksNoOtherLookup) {
     other_took = seconds_since(t1);
   });
   LogCapture log;
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   const double took = seconds_since(t0);
   other.join();
   EXPECT_LT(took, 1.0) << "the drip (5 s) outlived the deadline";
@@ -480,7 +480,7 @@ TEST(RemoteCacheHostile, AFourGigabyteReplyIsRefusedAtItsHeader) {
   rt::RemoteCache remote(stub.url(), kFleetKey);
   LogCapture log;
   const auto t0 = Clock::now();
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_LT(seconds_since(t0), 0.5);
   EXPECT_NE(log.text().find("declares 4000000000 bytes"), std::string::npos) << log.text();
 }
@@ -492,7 +492,7 @@ TEST(RemoteCacheHostile, JunkIsAFailureNotACrash) {
   });
   rt::RemoteCache remote(stub.url(), kFleetKey);
   LogCapture log;
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_TRUE(remote.down());
   EXPECT_NE(log.text().find("malformed"), std::string::npos) << log.text();
 }
@@ -506,14 +506,14 @@ TEST(RemoteCacheHostile, TheTierComesBackAfterAnOutage) {
   });
   rt::RemoteCache remote(stub.url(), kFleetKey, {.first_backoff = milliseconds(100)});
   LogCapture log;
-  EXPECT_FALSE(remote.get(kKey));
+  EXPECT_FALSE(remote.get(kRemoteKey));
   EXPECT_TRUE(remote.down());
   std::this_thread::sleep_for(milliseconds(150));
   EXPECT_FALSE(remote.down());
-  EXPECT_FALSE(remote.get(kKey));  // the second outage: the back-off doubles
+  EXPECT_FALSE(remote.get(kRemoteKey));  // the second outage: the back-off doubles
   EXPECT_TRUE(remote.down());
   std::this_thread::sleep_for(milliseconds(250));
-  EXPECT_FALSE(remote.get(kKey));  // a real miss now
+  EXPECT_FALSE(remote.get(kRemoteKey));  // a real miss now
   EXPECT_FALSE(remote.down());
   EXPECT_EQ(stub.connections(), 3);
   // One warning for the first outage; the second only under KILN_LOG=cache.

@@ -18,6 +18,8 @@
 #include "runtime/pipeline.h"
 #include "runtime/program.h"
 
+#include "test_support/make.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,7 +147,7 @@ TEST(CudaAttention, TheCudaBackendKeepsTheBackwardWholeToo) {
 #define KILN_SKIP_WITHOUT_GPU() \
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
 
-const Device kGpu(kCUDA, 0);
+using test::kGpu;
 
 // "" when got (on any device) matches want within atol + rtol * |want|, NaN for NaN; else the
 // first element that does not.

@@ -23,11 +23,11 @@
 namespace kiln::test {
 namespace {
 
-constexpr const char* kToolkitLibrary = "/usr/local/cuda/lib64/libcudnn.so.9";
+constexpr const char* kToolkitCudnn = "/usr/local/cuda/lib64/libcudnn.so.9";
 
 // A well-formed 1-D problem: x [2, 4, 10], w [6, 2, 3] (groups 2), y [2, 6, 5] (stride 2,
 // padding 1, dilation 1), on pointers that are never dereferenced.
-cuda::DnnConv valid_problem() {
+cuda::DnnConv valid_convolution() {
   static float storage[256];
   cuda::DnnConv p;
   p.x_sizes = {2, 4, 10};
@@ -49,21 +49,21 @@ cuda::DnnConv valid_problem() {
 TEST(CudaCudnn, LoaderBindsEveryEntryPointOrSaysWhy) {
   std::string why;
   const bool ok = cuda::cudnn_available(&why);
-  if (std::filesystem::exists(kToolkitLibrary)) {
+  if (std::filesystem::exists(kToolkitCudnn)) {
     EXPECT_TRUE(ok) << why;
     EXPECT_TRUE(why.empty()) << why;
     EXPECT_EQ(cuda::cudnn_version().rfind("9.", 0), 0u) << cuda::cudnn_version();
   }
   if (!ok) {
     EXPECT_NE(why.find("libcudnn.so.9"), std::string::npos) << why;
-    const std::string e = error_of([] { cuda::cudnn_convolution(valid_problem()); });
+    const std::string e = error_of([] { cuda::cudnn_convolution(valid_convolution()); });
     EXPECT_NE(e.find("[convolution] cuDNN is not available"), std::string::npos) << e;
     EXPECT_NE(e.find("libcudnn.so.9"), std::string::npos) << e;
   }
 }
 
 TEST(CudaCudnn, OneSpatialDimGainsAUnitDim) {
-  const cuda::DnnConv p = cuda::with_two_spatial_dims(valid_problem());
+  const cuda::DnnConv p = cuda::with_two_spatial_dims(valid_convolution());
   EXPECT_EQ(p.x_sizes, (std::vector<int64_t>{2, 4, 1, 10}));
   EXPECT_EQ(p.x_strides, (std::vector<int64_t>{40, 10, 10, 1}));
   EXPECT_EQ(p.w_sizes, (std::vector<int64_t>{6, 2, 1, 3}));
@@ -72,14 +72,14 @@ TEST(CudaCudnn, OneSpatialDimGainsAUnitDim) {
   EXPECT_EQ(p.padding, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(p.stride, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(p.dilation, (std::vector<int64_t>{1, 1}));
-  cuda::DnnConv two = valid_problem();
+  cuda::DnnConv two = valid_convolution();
   two.x_sizes = {2, 4, 5, 5};
   EXPECT_EQ(cuda::with_two_spatial_dims(two).x_sizes, two.x_sizes);  // 2-D: as given
 }
 
 TEST(CudaCudnn, BadArgumentsAreErrorsBeforeTheLibrary) {
   auto broken = [](auto change) {
-    cuda::DnnConv p = valid_problem();
+    cuda::DnnConv p = valid_convolution();
     change(p);
     return error_of([&] { cuda::cudnn_convolution(p); });
   };

@@ -9,6 +9,7 @@
 #include "kiln/kiln.h"
 #include <cmath>
 
+#include "test_support/make.h"
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ namespace {
 #define KILN_SKIP_WITHOUT_GPU() \
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
 
-const Device kGpu(kCUDA, 0);
+using test::kGpu;
 
 using test::error_of;
 

@@ -17,6 +17,8 @@
 #include "runtime/extend.h"
 #include "runtime/pipeline.h"
 
+#include "test_support/make.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -61,7 +63,7 @@ TEST(CudaGraphs, WhichPlansAGraphReplays) {
 #define KILN_SKIP_WITHOUT_GPU() \
   if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason()
 
-const Device kGpu(kCUDA, 0);
+using test::kGpu;
 
 // Warm calls replay; each result is what the program computes, and stays so after later calls.
 TEST(CudaGpu, CudaGraphsReplayWarmCalls) {

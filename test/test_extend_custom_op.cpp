@@ -19,7 +19,7 @@ namespace {
 
 using test::error_of;
 
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+bool mentions(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
 Tensor softclip_math(const Tensor& x, double t) { return tanh(x / t) * t; }
 
@@ -62,8 +62,8 @@ TEST(CustomOp, TracesIntoOneNodeAndRoundTripsAsText) {
   TracedProgram p = trace([](const std::vector<Tensor>& in) { return std::vector<Tensor>{program(in[0], in[1])}; },
                           {randn({2, 3}), randn({2, 3})});
   const std::string text = ir::print_graph(*p.graph);
-  EXPECT_TRUE(has(text, "= testlib::clipsum(")) << text;
-  EXPECT_TRUE(has(text, "= testlib::softclip(")) << text;
+  EXPECT_TRUE(mentions(text, "= testlib::clipsum(")) << text;
+  EXPECT_TRUE(mentions(text, "= testlib::softclip(")) << text;
   std::unique_ptr<ir::Graph> parsed = ir::parse_graph(text);
   EXPECT_EQ(ir::print_graph(*parsed), text);
 }
@@ -82,9 +82,9 @@ TEST(CustomOp, CompilesOnEveryBackendStaticAndDynamic) {
   // On cpu, softclip decomposes into the fused kernels; clipsum is an extern call.
   auto f = compile(program, CompileOptions{.backend = "cpu"});
   const std::string s = f.explain(randn({4, 6}), randn({4, 6}));
-  EXPECT_TRUE(has(s, "extern testlib::clipsum [custom op](")) << s;
+  EXPECT_TRUE(mentions(s, "extern testlib::clipsum [custom op](")) << s;
   const std::string optimized = s.substr(s.find("--- optimized graph ---"));
-  EXPECT_FALSE(has(optimized.substr(0, optimized.find("--- plan")), "testlib::softclip")) << s;
+  EXPECT_FALSE(mentions(optimized.substr(0, optimized.find("--- plan")), "testlib::softclip")) << s;
 }
 
 TEST(CustomOp, UserBackendsSeeTheNode) {
@@ -101,9 +101,9 @@ TEST(CustomOp, UserBackendsSeeTheNode) {
   auto f = compile(program, CompileOptions{.backend = "test_custom_seer"});
   Tensor x = randn({2, 3}), y = randn({2, 3});
   EXPECT_TRUE(allclose(f(x, y), program(x, y), 1e-5, 1e-6));
-  EXPECT_TRUE(has(seen, "testlib::clipsum(")) << seen;   // no decomposition: kept
-  EXPECT_FALSE(has(seen, "testlib::softclip(")) << seen; // composite: decomposed
-  EXPECT_TRUE(has(seen, "tanh(")) << seen;
+  EXPECT_TRUE(mentions(seen, "testlib::clipsum(")) << seen;   // no decomposition: kept
+  EXPECT_FALSE(mentions(seen, "testlib::softclip(")) << seen; // composite: decomposed
+  EXPECT_TRUE(mentions(seen, "tanh(")) << seen;
 }
 
 TEST(CustomOp, ErrorsNameTheOpAndTheColumn) {
@@ -112,20 +112,20 @@ TEST(CustomOp, ErrorsNameTheOpAndTheColumn) {
             "[schema] unknown argument type 'flot' (expected Tensor, Tensor?, Tensor[], int, int?, int[], float, bool, "
             "str, str?, ScalarType, Scalar, SymInt, SymInt[] or Device) at column 24 of 'testlib::bad(Tensor x, flot t) "
             "-> Tensor'");
-  EXPECT_TRUE(has(error_of([&] { register_op("testlib::bad(Tensor x -> Tensor", {.eager = eager}); }),
+  EXPECT_TRUE(mentions(error_of([&] { register_op("testlib::bad(Tensor x -> Tensor", {.eager = eager}); }),
                   "[schema] expected ',' or ')' at column 23"));
-  EXPECT_TRUE(has(error_of([&] { register_op("softclip2(Tensor x) -> Tensor", {.eager = eager}); }),
+  EXPECT_TRUE(mentions(error_of([&] { register_op("softclip2(Tensor x) -> Tensor", {.eager = eager}); }),
                   "[register_op] 'softclip2' needs a namespace"));
   softclip();
-  EXPECT_TRUE(has(error_of([&] { register_op("testlib::softclip(Tensor x) -> Tensor", {.eager = eager}); }),
+  EXPECT_TRUE(mentions(error_of([&] { register_op("testlib::softclip(Tensor x) -> Tensor", {.eager = eager}); }),
                   "[register_op] testlib::softclip is already registered"));
-  EXPECT_TRUE(has(error_of([&] { register_op("testlib::noimpl(Tensor x) -> Tensor", {}); }),
+  EXPECT_TRUE(mentions(error_of([&] { register_op("testlib::noimpl(Tensor x) -> Tensor", {}); }),
                   "needs an eager implementation"));
   Tensor x = randn({2});
-  EXPECT_TRUE(has(error_of([&] { softclip()(x, std::string("wide")); }),
+  EXPECT_TRUE(mentions(error_of([&] { softclip()(x, std::string("wide")); }),
                   "[testlib::softclip] attribute 't' expects float, got str"));
-  EXPECT_TRUE(has(error_of([&] { softclip()(x, x, 0.5); }), "[testlib::softclip] expected 1 tensor argument"));
-  EXPECT_TRUE(has(error_of([&] { clipsum()(x, x.to(kDouble), 0.5); }), "[testlib::clipsum] x and y must have one dtype"));
+  EXPECT_TRUE(mentions(error_of([&] { softclip()(x, x, 0.5); }), "[testlib::softclip] expected 1 tensor argument"));
+  EXPECT_TRUE(mentions(error_of([&] { clipsum()(x, x.to(kDouble), 0.5); }), "[testlib::clipsum] x and y must have one dtype"));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace {
 
 using test::error_of;
 
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+bool names(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
 std::atomic<int> gelu_calls{0}, silu_rewrites{0};
 
@@ -49,9 +49,9 @@ TEST(CustomLowering, ExternGeluReplacesTheKernelOnCpu) {
   EXPECT_TRUE(allclose(f(x * -1), fn(x * -1), 1e-6, 1e-6));
   EXPECT_EQ(gelu_calls.load() - before, 2);  // once per call: the plan calls it
   const std::string s = f.explain(x);
-  EXPECT_TRUE(has(s, "extern gelu [lowering test_gelu](")) << s;
+  EXPECT_TRUE(names(s, "extern gelu [lowering test_gelu](")) << s;
   // The multiply before and the add after are kernels of their own: nothing fuses across.
-  EXPECT_TRUE(has(s, "--- plan: 2 kernels ---")) << s;
+  EXPECT_TRUE(names(s, "--- plan: 2 kernels ---")) << s;
   // Dynamic shapes: the same lowering, symbolic buffers.
   auto g = compile(fn, CompileOptions{.backend = "cpu", .dynamic = Dynamic::True});
   for (int64_t n : {5, 9}) {
@@ -87,7 +87,7 @@ TEST(CustomLowering, ExternCallOfAPrimThatWouldFuse) {
   EXPECT_TRUE(allclose(f(x, y), fn(x, y), 1e-5, 1e-6));
   EXPECT_EQ(calls.load() - before, 1);
   const std::string s = f.explain(x, y);
-  EXPECT_TRUE(has(s, "extern hypot [lowering my_hypot](")) << s;
+  EXPECT_TRUE(names(s, "extern hypot [lowering my_hypot](")) << s;
 }
 
 TEST(CustomLowering, RewriteOnTheInterpreter) {
@@ -104,19 +104,19 @@ TEST(CustomLowering, RewriteOnTheInterpreter) {
 
 TEST(CustomLowering, BadRegistrationsAreErrors) {
   auto noop = [](const std::vector<Tensor>&, const ir::AttrList&, const std::vector<Tensor>&) {};
-  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "no_such_op", Lowering::extern_call("x", noop)); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("cpu", "no_such_op", Lowering::extern_call("x", noop)); }),
                   "[register_lowering] unknown op 'no_such_op'"));
-  EXPECT_TRUE(has(error_of([&] { register_lowering("gpu9", "exp", Lowering::extern_call("x", noop)); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("gpu9", "exp", Lowering::extern_call("x", noop)); }),
                   "unknown backend 'gpu9'; registered backends: "));
-  EXPECT_TRUE(has(error_of([&] { register_lowering("interpreter", "exp", Lowering::extern_call("x", noop)); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("interpreter", "exp", Lowering::extern_call("x", noop)); }),
                   "backend 'interpreter' cannot run extern calls"));
   auto same = [](const std::vector<Tensor>& in, const ir::AttrList&) { return in; };
-  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "exp", Lowering{"both", noop, same}); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("cpu", "exp", Lowering{"both", noop, same}); }),
                   "must have exactly one of an extern call and a rewrite"));
-  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "exp", Lowering{"neither", nullptr, nullptr}); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("cpu", "exp", Lowering{"neither", nullptr, nullptr}); }),
                   "must have exactly one of an extern call and a rewrite"));
   register_once();
-  EXPECT_TRUE(has(error_of([&] { register_lowering("cpu", "gelu", Lowering::extern_call("again", noop)); }),
+  EXPECT_TRUE(names(error_of([&] { register_lowering("cpu", "gelu", Lowering::extern_call("again", noop)); }),
                   "gelu already has a lowering on 'cpu'"));
 }
 

@@ -77,7 +77,7 @@ bool run_pass(const Spec& spec, ir::Kernel& k) {
   throw std::invalid_argument("unknown pass '" + pass + "'");
 }
 
-std::vector<std::string> corpus_files() {
+std::vector<std::string> schedule_files() {
   std::vector<std::string> names;
   for (const fs::path& p : test::files_with_extension(fs::path(KILN_TEST_DATA_DIR) / "schedule_corpus", ".kk"))
     names.push_back(p.filename().string());
@@ -103,7 +103,7 @@ TEST_P(ScheduleCorpus, PassMatchesItsChecks) {
   for (ir::Kernel& k : kernels) EXPECT_FALSE(run_pass(spec, k)) << k.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, ScheduleCorpus, ::testing::ValuesIn(corpus_files()),
+INSTANTIATE_TEST_SUITE_P(Files, ScheduleCorpus, ::testing::ValuesIn(schedule_files()),
                          [](const ::testing::TestParamInfo<std::string>& i) {
                            std::string n = i.param.substr(0, i.param.find('.'));
                            for (char& c : n)
@@ -113,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Files, ScheduleCorpus, ::testing::ValuesIn(corpus_files
 
 TEST(SchedulePasses, EveryPassIsInTheCorpus) {
   std::string all;
-  for (const std::string& f : corpus_files())
+  for (const std::string& f : schedule_files())
     all += test::read_file(fs::path(KILN_TEST_DATA_DIR) / "schedule_corpus" / f);
   for (const char* pass : {"simplify_indices", "schedule_tiles", "schedule_loops", "schedule_launch"})
     EXPECT_NE(all.find(std::string("# PASS: ") + pass), std::string::npos) << pass << " has no text test";

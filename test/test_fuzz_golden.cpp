@@ -24,7 +24,7 @@
 namespace kiln::fuzz {
 namespace {
 
-constexpr uint64_t kGoldenSeed = 900000;
+constexpr uint64_t kForwardGoldenSeed = 900000;
 
 // The emitter: KILN_FUZZ_EMIT=path [KILN_FUZZ_ITERS=n] [KILN_FUZZ_SEED=s] writes n programs
 // (seeds s, s + 1, ...; 900000 by default, the committed files' seeds) for fuzz_golden.py.
@@ -33,7 +33,7 @@ TEST(FuzzGolden, Emit) {
   if (!path) GTEST_SKIP() << "set KILN_FUZZ_EMIT=<file> to write programs for tools/fuzz_golden.py";
   GenOptions o;
   o.max_steps = 6;
-  write_golden_heads(path, env_u64("KILN_FUZZ_SEED", kGoldenSeed), env_u64("KILN_FUZZ_ITERS", 300), o);
+  write_golden_heads(path, env_u64("KILN_FUZZ_SEED", kForwardGoldenSeed), env_u64("KILN_FUZZ_ITERS", 300), o);
 }
 
 // KILN_FUZZ_GOLDEN_DIR=dir checks another directory of golden files (a longer campaign against

@@ -29,7 +29,7 @@ Tensor arg(ir::OpKind op, const Tensor& a, std::optional<int64_t> dim, bool keep
   return run(op, {a}, {d, keepdim});
 }
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kNaNF = std::numeric_limits<float>::quiet_NaN();
 
 TEST(InterpReduce, SumOverEachDim) {
   Tensor a = make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
@@ -63,7 +63,7 @@ TEST(InterpReduce, EmptyDimsIsACopy) {
   EXPECT_EQ(sizes_of(s), (Ints{2, 3}));
   EXPECT_FALSE(s.is_alias_of(a));
   EXPECT_EQ(values<float>(s), (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  Tensor b = red(ir::OpKind::any, make<float>({0, 2, kNaN}), {});
+  Tensor b = red(ir::OpKind::any, make<float>({0, 2, kNaNF}), {});
   EXPECT_EQ(values<bool>(b), (std::vector<bool>{false, true, true}));
   Tensor scalar = red(ir::OpKind::prod, make<double>({2.5}, {}), {});
   EXPECT_EQ(sizes_of(scalar), (Ints{}));
@@ -131,7 +131,7 @@ TEST(InterpReduce, EmptyExtents) {
 }
 
 TEST(InterpReduce, NaNPropagates) {
-  Tensor a = make<float>({1, kNaN, 3, 4, 5, 6}, {2, 3});
+  Tensor a = make<float>({1, kNaNF, 3, 4, 5, 6}, {2, 3});
   std::vector<float> mx = values<float>(red(ir::OpKind::amax, a, {1}));
   EXPECT_TRUE(std::isnan(mx[0]));
   EXPECT_EQ(mx[1], 6);
@@ -195,7 +195,7 @@ TEST(InterpArgReduce, StridedInput) {
 }
 
 TEST(InterpArgReduce, NaNWinsBoth) {
-  Tensor a = make<float>({1, kNaN, 5, kNaN});
+  Tensor a = make<float>({1, kNaNF, 5, kNaNF});
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmax, a, 0)), (std::vector<int64_t>{1}));
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmin, a, 0)), (std::vector<int64_t>{1}));
   EXPECT_EQ(values<int64_t>(arg(ir::OpKind::argmax, a, std::nullopt)), (std::vector<int64_t>{1}));

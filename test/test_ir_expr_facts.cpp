@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kiln::ir {
+namespace kiln::ir::expr_facts {
 namespace {
 
 const Expr s0 = Expr::symbol("s0");
@@ -205,4 +205,4 @@ TEST(ExprFactsSmallIndex, DivisionAndModByALargerConstant) {
 }
 
 }  // namespace
-}  // namespace kiln::ir
+}  // namespace kiln::ir::expr_facts

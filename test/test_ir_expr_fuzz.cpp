@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::ir {
+namespace kiln::ir::expr_fuzz {
 namespace {
 
 struct FuzzConfig {
@@ -415,4 +415,4 @@ TEST(ExprTreeFuzz, FactsKeepValuesBoundsContainThemAndDecisionsAgree) {
 }
 
 }  // namespace
-}  // namespace kiln::ir
+}  // namespace kiln::ir::expr_fuzz

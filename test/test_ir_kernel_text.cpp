@@ -23,13 +23,13 @@ namespace {
 
 using test::read_file;
 
-std::vector<std::filesystem::path> corpus_files() {
+std::vector<std::filesystem::path> kernel_corpus_files() {
   return test::files_with_extension(KILN_TEST_DATA_DIR "/ir_corpus", ".kk");
 }
 
 std::vector<Kernel> corpus() {
   std::vector<Kernel> all;
-  for (const auto& f : corpus_files())
+  for (const auto& f : kernel_corpus_files())
     for (Kernel& k : parse_kernels(read_file(f))) all.push_back(std::move(k));
   return all;
 }
@@ -37,7 +37,7 @@ std::vector<Kernel> corpus() {
 // ---- corpus ------------------------------------------------------------------------------
 
 TEST(KernelCorpus, EveryFileRoundTripsExactly) {
-  auto files = corpus_files();
+  auto files = kernel_corpus_files();
   ASSERT_GE(files.size(), 7u);
   for (const auto& f : files) {
     SCOPED_TRACE(f.filename().string());

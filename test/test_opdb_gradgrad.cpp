@@ -18,7 +18,7 @@
 namespace kiln {
 namespace {
 
-constexpr double kAtol = 1e-5, kRtol = 1e-3;
+constexpr double kGradGradAtol = 1e-5, kGradGradRtol = 1e-3;
 constexpr int64_t kProbes = 10;
 
 const std::set<std::string> kOps = {
@@ -97,10 +97,10 @@ TEST(GradGradCheck, SecondDerivativesMatchFiniteDifferences) {
           const double mid = probe(e, sample, *r, u, i, k, 0);
           const double num = (up - down) / (2 * h);
           const double coarse = (probe(e, sample, *r, u, i, k, 1e-4) - probe(e, sample, *r, u, i, k, -1e-4)) / 2e-4;
-          auto apart = [&](double p, double q) { return std::abs(p - q) > kAtol + kRtol * std::abs(num); };
+          auto apart = [&](double p, double q) { return std::abs(p - q) > kGradGradAtol + kGradGradRtol * std::abs(num); };
           if (!std::isfinite(num) || apart(num, coarse) || apart((up - mid) / h, (mid - down) / h)) continue;
           const double got = a.data_ptr<double>()[k];
-          EXPECT_LE(std::abs(got - num), kAtol + kRtol * std::abs(num))
+          EXPECT_LE(std::abs(got - num), kGradGradAtol + kGradGradRtol * std::abs(num))
               << "input " << i << " element " << k << ": H u " << got << ", finite differences " << num;
           ++elements;
         }

@@ -18,10 +18,10 @@ namespace {
 
 using test::error_of;
 
-std::string fixture(const std::string& name) { return std::string(KILN_TEST_DATA_DIR) + "/optim_fixtures/" + name; }
+std::string rules_fixture(const std::string& name) { return std::string(KILN_TEST_DATA_DIR) + "/optim_fixtures/" + name; }
 
 const std::map<std::string, Tensor>& steps_file() {
-  static const auto* t = new std::map<std::string, Tensor>(load_safetensors(fixture("steps.safetensors")));
+  static const auto* t = new std::map<std::string, Tensor>(load_safetensors(rules_fixture("steps.safetensors")));
   return *t;
 }
 const Tensor& at(const std::map<std::string, Tensor>& m, const std::string& key) {
@@ -150,7 +150,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, OptimRules,
 // fused=True optimizers, which (as kiln) compute each update in f32 and round what they store:
 // within one unit in the last place of the dtype after four steps.
 TEST(OptimStep, ReducedAndDoublePrecisionMatchTorch) {
-  const auto file = load_safetensors(fixture("dtypes.safetensors"));
+  const auto file = load_safetensors(rules_fixture("dtypes.safetensors"));
   const std::vector<std::tuple<std::string, double>> dtypes = {{"float64", 1e-12}, {"bfloat16", 4e-3}, {"float16", 1e-3}};
   for (const auto& [dt, rtol] : dtypes) {
     for (const std::string opt_name : {"adamw", "sgd"}) {
@@ -240,7 +240,7 @@ TEST(OptimErrors, OptionsAndGroups) {
 
 TEST(OptimSchedulers, MatchTorch) {
   using namespace optim;
-  const auto file = load_safetensors(fixture("schedulers.safetensors"));
+  const auto file = load_safetensors(rules_fixture("schedulers.safetensors"));
   auto run = [&](const std::string& name, Optimizer& opt, const std::function<std::unique_ptr<LRScheduler>()>& make) {
     auto sched = make();
     const Tensor want = at(file, name + ".lr");
@@ -311,7 +311,7 @@ TEST(OptimSchedulers, MatchTorch) {
 
 TEST(OptimSchedulers, PlateauChainedAndSequentialMatchTorch) {
   using namespace optim;
-  const auto file = load_safetensors(fixture("plateau.safetensors"));
+  const auto file = load_safetensors(rules_fixture("plateau.safetensors"));
   const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.91, 0.92, 0.9, 0.89, 0.93, 0.94,
                                        0.95, 0.96, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1};
   auto sgd = [] { return std::make_unique<SGD>(std::vector<Tensor>{zeros({1}).requires_grad_()}, SGDOptions(0.1).momentum(0.9)); };
@@ -383,7 +383,7 @@ TEST(OptimSchedulers, PlateauChainedAndSequentialMatchTorch) {
 // ---- clipping
 
 TEST(OptimClip, GradNormMatchesTorch) {
-  const auto file = load_safetensors(fixture("clip.safetensors"));
+  const auto file = load_safetensors(rules_fixture("clip.safetensors"));
   const std::map<std::string, double> norms = {{"2", 2.0}, {"1", 1.0}, {"inf", optim::kInfNorm}, {"3", 3.0}};
   for (const auto& [key, p] : norms) {
     std::vector<Tensor> params = initial_params();

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "frontend/ops_factory.h"
 #include "runtime/config.h"
+#include "test_support/scoped_env.h"
 
 #include <gtest/gtest.h>
 
@@ -21,26 +22,7 @@
 namespace kiln::rt {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-    reload_config_for_testing();
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-    reload_config_for_testing();
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 #define SKIP_WITHOUT_CACHING()                                 \
   do {                                                         \

@@ -4,6 +4,7 @@
 // variable family. Logging is captured through set_log_sink_for_testing.
 #include "runtime/config.h"
 #include "runtime/log.h"
+#include "test_support/scoped_env.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -53,31 +54,7 @@ class Capture {
   std::vector<std::string> lines_;
 };
 
-// Sets (or unsets, for nullptr) one variable for the scope, then restores it and reloads.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-    reload_config_for_testing();
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-    reload_config_for_testing();
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 TEST(RuntimeConfig, Defaults) {
   std::vector<std::string> w;

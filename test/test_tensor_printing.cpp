@@ -29,7 +29,7 @@ std::vector<T> iota_values(int64_t n, double scale = 1.0) {
 }
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfF = std::numeric_limits<float>::infinity();
 
 TEST(TensorPrinting, Integers) {
   EXPECT_EQ(make<int64_t>({1, 2, 3}).str(), "tensor([1, 2, 3])");
@@ -73,8 +73,8 @@ TEST(TensorPrinting, FloatScientific) {
 }
 
 TEST(TensorPrinting, NanAndInf) {
-  EXPECT_EQ(make<float>({kNan, kInf, -kInf, 1.5f}).str(), "tensor([   nan,    inf,   -inf, 1.5000])");
-  EXPECT_EQ(make<float>({kNan, kInf, -kInf, 1.f}).str(), "tensor([nan, inf, -inf, 1.])");
+  EXPECT_EQ(make<float>({kNan, kInfF, -kInfF, 1.5f}).str(), "tensor([   nan,    inf,   -inf, 1.5000])");
+  EXPECT_EQ(make<float>({kNan, kInfF, -kInfF, 1.f}).str(), "tensor([nan, inf, -inf, 1.])");
   EXPECT_EQ(make<float>({kNan, 0.f}).str(), "tensor([nan, 0.])");
   EXPECT_EQ(make<float>({-kNan, -2.5f}).str(), "tensor([    nan, -2.5000])");  // no "-nan"
   EXPECT_EQ(make<float>({1e-10f, 1e10f, kNan}).str(), "tensor([1.0000e-10, 1.0000e+10,        nan])");

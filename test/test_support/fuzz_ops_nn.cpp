@@ -9,7 +9,7 @@ namespace kiln::fuzz {
 namespace {
 
 std::array<int64_t, 2> same(int64_t v) { return {v, v}; }
-int64_t norm_dim(int64_t d, int64_t r) { return d < 0 ? d + r : d; }
+int64_t nn_dim(int64_t d, int64_t r) { return d < 0 ? d + r : d; }
 ScalarType index_dtype(GenCtx& c) { return c.rng.chance(0.05) ? kInt : kLong; }  // int32: known bug 6
 TensorOptions opts_of(const Attrs& a) { return a.has("dtype") ? TensorOptions(a.dt("dtype")) : TensorOptions(); }
 
@@ -33,9 +33,9 @@ void add_nn_ops(std::vector<OpSpec>& t) {
   t.push_back({"gather", 2, kExact, [](GenCtx& c, Node& n) {
                  int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
                  if (a < 0) return false;
-                 int64_t r = c.rank(a), d = random_dim(c, r), m = c.min_size(a, norm_dim(d, r));
+                 int64_t r = c.rank(a), d = random_dim(c, r), m = c.min_size(a, nn_dim(d, r));
                  if (m < 1) return false;
-                 int idx = c.add_input(index_dtype(c), index_dims(c, a, norm_dim(d, r), c.rng.range(1, 3)),
+                 int idx = c.add_input(index_dtype(c), index_dims(c, a, nn_dim(d, r), c.rng.range(1, 3)),
                                        "idx:" + std::to_string(m), Layout::Contiguous);
                  n.args = {a, idx};
                  n.attrs.set("dim", std::to_string(d));
@@ -47,7 +47,7 @@ void add_nn_ops(std::vector<OpSpec>& t) {
     t.push_back({add ? "scatter_add" : "scatter", 2, add ? kReduces : kExact, [add](GenCtx& c, Node& n) {
                    int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
                    if (a < 0) return false;
-                   int64_t r = c.rank(a), d = random_dim(c, r), nd = norm_dim(d, r), m = c.min_size(a, nd);
+                   int64_t r = c.rank(a), d = random_dim(c, r), nd = nn_dim(d, r), m = c.min_size(a, nd);
                    int64_t len = add ? c.rng.range(std::min<int64_t>(m, 1), 3) : c.rng.range(0, m);
                    if (add && m < 1) len = 0;
                    std::string vals = add ? "idx:" + std::to_string(std::max<int64_t>(m, 1))
@@ -74,7 +74,7 @@ void add_nn_ops(std::vector<OpSpec>& t) {
   t.push_back({"scatter_reduce", 1, kReduces | kFragile, [](GenCtx& c, Node& n) {
                  int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
                  if (a < 0) return false;
-                 int64_t r = c.rank(a), d = random_dim(c, r), nd = norm_dim(d, r), m = c.min_size(a, nd);
+                 int64_t r = c.rank(a), d = random_dim(c, r), nd = nn_dim(d, r), m = c.min_size(a, nd);
                  const int64_t len = m < 1 ? 0 : c.rng.range(1, 3);
                  Dims idims = index_dims(c, a, nd, len);
                  int idx = c.add_input(index_dtype(c), idims, "idx:" + std::to_string(std::max<int64_t>(m, 1)), Layout::Contiguous);
@@ -97,7 +97,7 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                  int a = c.pick();
                  if (a < 0) return false;
                  int64_t r = std::max<int64_t>(1, c.rank(a)), d = random_dim(c, r);
-                 int64_t m = c.rank(a) == 0 ? 1 : c.min_size(a, norm_dim(d, r));
+                 int64_t m = c.rank(a) == 0 ? 1 : c.min_size(a, nn_dim(d, r));
                  int64_t len = m < 1 ? 0 : c.rng.range(0, 4);
                  int idx = c.add_input(index_dtype(c), {same(len)}, "idx:" + std::to_string(std::max<int64_t>(m, 1)), Layout::Contiguous);
                  n.args = {a, idx};
@@ -319,10 +319,10 @@ void add_nn_ops(std::vector<OpSpec>& t) {
   t.push_back({"narrow_copy_", 0, kExact, [](GenCtx& c, Node& n) {
                  int a = c.pick([](const GenValue& g) { return !g.dims.empty(); });
                  if (a < 0) return false;
-                 int64_t r = c.rank(a), d = random_dim(c, r), m = c.min_size(a, norm_dim(d, r));
+                 int64_t r = c.rank(a), d = random_dim(c, r), m = c.min_size(a, nn_dim(d, r));
                  int64_t s = c.rng.range(0, m), l = c.rng.range(0, m - s);
                  Dims dims = c.vals[static_cast<size_t>(a)].dims;
-                 dims[static_cast<size_t>(norm_dim(d, r))] = same(l);
+                 dims[static_cast<size_t>(nn_dim(d, r))] = same(l);
                  n.args = {a, c.broadcast_input(dims, c.rng.chance(0.7) ? c.vals[static_cast<size_t>(a)].dtype : c.random_dtype())};
                  n.attrs.set("dim", std::to_string(d));
                  n.attrs.set("start", std::to_string(s));

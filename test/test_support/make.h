@@ -19,6 +19,9 @@
 
 namespace kiln::test {
 
+// The first GPU, for the tests that run on one.
+inline const Device kGpu(kCUDA, 0);
+
 // The device make() puts its tensors on: the cpu, unless a MadeOn scope of this thread says.
 inline Device& made_device() {
   static thread_local Device d;
