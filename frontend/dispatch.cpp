@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "frontend/autograd_record.h"
 #include "frontend/grad_mode.h"
+#include "frontend/ops_view.h"
 #include "frontend/tracer.h"
 #include "ir/shape_fns.h"
 #include "frontend/custom_op.h"
@@ -26,6 +27,23 @@ CopyKernel g_copy_kernel = nullptr;
 
 ir::TensorType type_of(const Tensor& t) {
   return ir::TensorType(t.dtype(), ir::to_exprs(t.impl()->sizes()), t.device());
+}
+
+// An op's eager result is never one of its inputs itself. A decomposition may leave its input
+// as it is (logsumexp of a 0-dim f64 tensor is that tensor), and autograd would then write the
+// op's history into the input: a leaf stopped being one and lost the gradients of its other
+// uses. A view op gives a fresh view of the input; any other op a copy, as PyTorch's would.
+std::vector<Tensor> run_eager(OpCall& call);  // below: the op on its inputs, no trace and no history
+
+void distinct_from_inputs(const OpCall& call, std::vector<Tensor>& out) {
+  const bool view = ir::op_info(call.op).has(ir::traits::View);
+  for (Tensor& o : out)
+    for (const Tensor& in : call.inputs)
+      if (o.defined() && o.is_same(in)) {
+        NoGradGuard no_grad;
+        o = view ? as_strided(in, in.sizes(), in.strides(), in.impl()->storage_offset()) : in.clone();
+        break;
+      }
 }
 
 }  // namespace
@@ -53,6 +71,15 @@ std::vector<Tensor> dispatch(OpCall call) {
   if (tracer) return tracer->record(call);
   // An input that requires grad, under grad mode: the op runs and records its history.
   if (GradMode::is_enabled() && autograd::any_requires_grad(call.inputs)) return autograd::record(call);
+  std::vector<Tensor> out = run_eager(call);
+  distinct_from_inputs(call, out);
+  return out;
+}
+
+namespace {
+
+std::vector<Tensor> run_eager(OpCall& call) {
+  const std::string_view name = ir::op_name(call.op);
   if (g_eager_fast_path) {
     std::vector<Tensor> out;
     if (g_eager_fast_path(call.op, call.inputs, call.attrs, out)) return out;
@@ -92,6 +119,8 @@ std::vector<Tensor> dispatch(OpCall call) {
   if (!g_eager_executor) internal_fail("{}: no eager executor is installed (the runtime installs it at load)", name);
   return g_eager_executor(call.op, call.inputs, call.attrs);
 }
+
+}  // namespace
 
 std::vector<Tensor> run_composite_eager(const OpCall& call) {
   return run_decomposition(call.op, call.inputs, call.attrs);

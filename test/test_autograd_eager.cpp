@@ -348,6 +348,26 @@ TEST(AutogradEager, BackwardIntoNamedInputsOnly) {
   EXPECT_FALSE(x.grad().defined());
 }
 
+// logsumexp of a 0-dim f64 tensor decomposes to the tensor itself. Its eager result was the
+// input's own TensorImpl, and recording the op's history there made the leaf a non-leaf, so the
+// gradient of its earlier use (x1 * x3) was lost (fuzz seed 20261376: 1.5 instead of 1.376).
+TEST(AutogradEager, AnOpWhoseDecompositionIsItsInputReturnsANewTensor) {
+  const Tensor x1 = full({}, 0.5, kDouble).requires_grad_(), x3 = full({}, 2.5, kDouble).requires_grad_();
+  const Tensor m = x1 * x3;
+  const Tensor l = logsumexp(x3, {0});
+  EXPECT_FALSE(l.is_same(x3));
+  EXPECT_NE(l.data_ptr(), x3.data_ptr());  // not a view either: logsumexp is no view op
+  EXPECT_TRUE(x3.is_leaf());
+  const Tensor loss = m * -0.25 + remainder(l, l) * -1.5 + l * 2;
+  const std::vector<Tensor> g = autograd::grad({loss}, {x1, x3});
+  expect_close(g[0], {-0.625}, 1e-15);       // -0.25 * x3
+  expect_close(g[1], {-0.125 + 0 + 2}, 1e-15);  // -0.25 * x1 + remainder's 1 - floor(l / l) + 2
+  // Without grad, too: an in-place write into the result leaves the input alone.
+  Tensor r = logsumexp(x3.detach(), {0});
+  r.add_(1);
+  expect_close(x3.detach(), {2.5}, 0);
+}
+
 TEST(AutogradEager, GradModesAndFloatDtypes) {
   EXPECT_TRUE(GradMode::is_enabled());
   {
