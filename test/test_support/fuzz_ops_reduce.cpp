@@ -221,6 +221,94 @@ void add_reduction_ops(std::vector<OpSpec>& t) {
                  return "torch.nn.functional.cross_entropy(" + o[0] + ", " + o[1] +
                         (o.size() > 2 ? ", weight=" + o[2] : std::string()) + py_kwargs(a) + ")";
                }});
+  // The trapezoidal rule along a dim (frontend/ops_moments_statistics.cpp), with a spacing or
+  // the running integral; integer samples integrate to the default float dtype.
+  for (bool cumulative : {false, true}) {
+    t.push_back({cumulative ? "cumulative_trapezoid" : "trapezoid", 1, R,
+                 [](GenCtx& c, Node& n) {
+                   int a = pick_pref(c, Pref::NonBool);
+                   if (a < 0 || c.rank(a) == 0) return false;
+                   n.args = {a};
+                   n.attrs.set("dim", std::to_string(random_dim(c, c.rank(a))));
+                   if (c.rng.chance(0.5)) n.attrs.set("dx", fmt_double(c.rng.chance(0.5) ? 0.5 : -2.0));
+                   return true;
+                 },
+                 [cumulative](const std::vector<Tensor>& in, const Attrs& a) {
+                   const Scalar dx = a.has("dx") ? a.f("dx") : 1.0;
+                   return cumulative ? kiln::cumulative_trapezoid(in[0], dx, a.i("dim")) : kiln::trapezoid(in[0], dx, a.i("dim"));
+                 },
+                 torch_fn(cumulative ? "torch.cumulative_trapezoid" : "torch.trapezoid")});
+  }
+  // torch.nn's losses of an input and targets of its shape (frontend/ops_linear_losses.cpp).
+  // Smooth ones compare values in every mode; those with kinks (|x - t|, margins, clamps) are
+  // fragile. binary_cross_entropy reads fresh inputs and targets in (0, 1), since a value outside
+  // raises eagerly and is NaN once traced, as on PyTorch's GPU.
+  for (bool kinked : {false, true}) {
+    t.push_back({kinked ? "kinked_loss" : "smooth_loss", 2, R | (kinked ? kFragile : 0u),
+                 [kinked](GenCtx& c, Node& n) {
+                   static const std::vector<std::string> smooth = {"mse_loss", "soft_margin_loss",
+                                                                   "binary_cross_entropy_with_logits", "binary_cross_entropy",
+                                                                   "kl_div", "poisson_nll_loss", "logsigmoid"};
+                   static const std::vector<std::string> kinks = {"l1_loss", "smooth_l1_loss", "huber_loss",
+                                                                  "hinge_embedding_loss", "margin_ranking_loss"};
+                   const std::string fn = c.rng.pick(kinked ? kinks : smooth);
+                   int a = c.pick([](const GenValue& g) { return is_floating_point(g.dtype); });
+                   if (fn == "binary_cross_entropy") {
+                     const ScalarType dt = a >= 0 ? c.vals[static_cast<size_t>(a)].dtype : kFloat;
+                     a = c.add_input(dt, a >= 0 ? c.vals[static_cast<size_t>(a)].dims : c.random_dims(), "unit");
+                   }
+                   if (a < 0) return false;
+                   const Dims adims = c.vals[static_cast<size_t>(a)].dims;
+                   const ScalarType adt = c.vals[static_cast<size_t>(a)].dtype;
+                   n.args = {a};
+                   n.attrs.set("fn", fn);
+                   if (fn == "logsigmoid") return true;
+                   // Targets: the input's dtype, sometimes f32 or f64 (promoted where PyTorch promotes).
+                   auto target = [&](std::string vals) {
+                     const ScalarType dt = fn == "binary_cross_entropy" || c.rng.chance(0.85) ? adt : (c.rng.chance(0.5) ? kFloat : kDouble);
+                     return c.add_input(dt, adims, std::move(vals));
+                   };
+                   if (fn == "margin_ranking_loss") n.args.push_back(target(""));
+                   n.args.push_back(target(fn == "binary_cross_entropy" ? "unit" : fn == "kl_div" || fn == "poisson_nll_loss" ? "pos" : ""));
+                   static const std::vector<std::string> red = {"mean", "sum", "none"};
+                   n.attrs.set("reduction", c.rng.pick(red));
+                   if (fn == "smooth_l1_loss" && c.rng.chance(0.5)) n.attrs.set("beta", fmt_double(c.rng.chance(0.5) ? 0.5 : 2.0));
+                   if (fn == "huber_loss" && c.rng.chance(0.5)) n.attrs.set("delta", fmt_double(c.rng.chance(0.5) ? 0.5 : 2.0));
+                   if ((fn == "hinge_embedding_loss" || fn == "margin_ranking_loss") && c.rng.chance(0.5))
+                     n.attrs.set("margin", fmt_double(0.5));
+                   if (fn == "kl_div" && c.rng.chance(0.5)) n.attrs.set("log_target", "True");
+                   if (fn == "poisson_nll_loss") {
+                     if (c.rng.chance(0.3)) n.attrs.set("log_input", "False");
+                     if (c.rng.chance(0.3)) n.attrs.set("full", "True");
+                   }
+                   return true;
+                 },
+                 [](const std::vector<Tensor>& in, const Attrs& a) {
+                   const std::string fn = a.raw("fn");
+                   if (fn == "logsigmoid") return kiln::log_sigmoid(in[0]);
+                   const std::string r = a.raw("reduction");
+                   auto f = [&](std::string_view k, double d) { return a.has(k) ? a.f(k) : d; };
+                   if (fn == "mse_loss") return kiln::mse_loss(in[0], in[1], r);
+                   if (fn == "l1_loss") return kiln::l1_loss(in[0], in[1], r);
+                   if (fn == "smooth_l1_loss") return kiln::smooth_l1_loss(in[0], in[1], r, f("beta", 1.0));
+                   if (fn == "huber_loss") return kiln::huber_loss(in[0], in[1], r, f("delta", 1.0));
+                   if (fn == "soft_margin_loss") return kiln::soft_margin_loss(in[0], in[1], r);
+                   if (fn == "binary_cross_entropy") return kiln::binary_cross_entropy(in[0], in[1], std::nullopt, r);
+                   if (fn == "binary_cross_entropy_with_logits")
+                     return kiln::binary_cross_entropy_with_logits(in[0], in[1], std::nullopt, std::nullopt, r);
+                   if (fn == "kl_div") return kiln::kl_div(in[0], in[1], r, a.has("log_target") && a.b("log_target"));
+                   if (fn == "poisson_nll_loss")
+                     return kiln::poisson_nll_loss(in[0], in[1], !a.has("log_input") || a.b("log_input"), a.has("full") && a.b("full"),
+                                                   1e-8, r);
+                   if (fn == "hinge_embedding_loss") return kiln::hinge_embedding_loss(in[0], in[1], f("margin", 1.0), r);
+                   return kiln::margin_ranking_loss(in[0], in[1], in[2], f("margin", 0.0), r);
+                 },
+                 [](const std::vector<std::string>& o, const Attrs& a) {
+                   std::string s = "torch.nn.functional." + a.raw("fn") + "(" + o[0];
+                   for (size_t i = 1; i < o.size(); ++i) s += ", " + o[i];
+                   return s + py_kwargs(a, {"fn"}) + ")";
+                 }});
+  }
 }
 
 }  // namespace kiln::fuzz

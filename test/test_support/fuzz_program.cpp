@@ -237,6 +237,7 @@ std::vector<double> gen_values(const Program& p, int id, int variant) {
     else if (dt == kByte) x = static_cast<double>(r.range(0, 12));
     else if (!is_floating_point(dt)) x = static_cast<double>(r.range(-6, 6));
     else if (kind == "pos") x = 0.25 + 3 * r.real();
+    else if (kind == "unit") x = 0.05 + 0.9 * r.real();  // a probability: binary_cross_entropy
     else if (kind == "special" && r.chance(0.3)) {
       static const double sp[] = {0.0, -0.0, 1.0, -1.0, 0.5, NAN, INFINITY, -INFINITY, 2.0, -2.5};
       x = sp[r.range(0, 9)];

@@ -49,6 +49,11 @@ double maxabs(const Tensor& t) {
 }
 
 bool is_matmul(const std::string& op) { return op == "mm" || op == "bmm" || op == "matmul" || op == "linear"; }
+bool adds_a_product(const std::string& op) { return op == "addmm" || op == "baddbmm"; }  // self + mat1 @ mat2
+// Ops whose output's relative error is their input's absolute error (d exp(x) = exp(x) dx).
+bool is_exponential(const std::string& op) {
+  return op == "exp" || op == "exp2" || op == "expm1" || op == "sinh" || op == "cosh";
+}
 
 template <typename F> Outcome guarded(F&& f) {
   Outcome o;
@@ -150,10 +155,18 @@ std::vector<OutputInfo> output_info(const Program& p, const std::vector<Tensor>&
     random[i] = flags & kRandom;
     exact[i] = all_exact && ((flags & kExact) || (all_nonfloat && !out_float));
     fragile[i] = any_fragile || ((flags & kFragile) && inexact_float) || (!out_float && inexact_float);
+    // An exponential of an inexact value whose absolute error may pass 1e-3 (its dtype's
+    // tolerance times the magnitude it accumulated) is ill-conditioned: shape and dtype only.
+    if (is_exponential(node.op) && inexact_float && tol[i] * s > 1e-3) fragile[i] = true;
     if (is_matmul(node.op) && node.args.size() >= 2) {
       const Tensor& a = all[static_cast<size_t>(node.args[0])];
       s = scale[static_cast<size_t>(node.args[0])] * scale[static_cast<size_t>(node.args[1])] *
           static_cast<double>(std::max<int64_t>(1, a.dim() ? a.size(-1) : 1));
+    } else if (adds_a_product(node.op) && node.args.size() >= 3) {
+      const Tensor& m1 = all[static_cast<size_t>(node.args[1])];
+      s = std::max(scale[static_cast<size_t>(node.args[0])],
+                   scale[static_cast<size_t>(node.args[1])] * scale[static_cast<size_t>(node.args[2])] *
+                       static_cast<double>(std::max<int64_t>(1, m1.dim() ? m1.size(-1) : 1)));
     } else if ((flags & kReduces) && !node.args.empty()) {
       const Tensor& a = all[static_cast<size_t>(node.args[0])];
       const double ratio = static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(1, all[i].numel()));
