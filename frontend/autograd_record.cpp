@@ -49,7 +49,9 @@ std::vector<Tensor> record(const OpCall& call) {
   const Derivative* d = derivative(call.op);
   if (!d) {
     if (info.level == ir::OpLevel::Prim) internal_fail("prim {} has no derivative entry", info.name);
-    return run_composite_eager(call);
+    std::vector<Tensor> outs = run_composite_eager(call);  // its ops record their own history
+    distinct_from_inputs(call, outs);
+    return outs;
   }
   std::vector<Tensor> outs;
   {

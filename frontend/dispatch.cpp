@@ -29,24 +29,19 @@ ir::TensorType type_of(const Tensor& t) {
   return ir::TensorType(t.dtype(), ir::to_exprs(t.impl()->sizes()), t.device());
 }
 
-// An op's eager result is never one of its inputs itself. A decomposition may leave its input
-// as it is (logsumexp of a 0-dim f64 tensor is that tensor), and autograd would then write the
-// op's history into the input: a leaf stopped being one and lost the gradients of its other
-// uses. A view op gives a fresh view of the input; any other op a copy, as PyTorch's would.
 std::vector<Tensor> run_eager(OpCall& call);  // below: the op on its inputs, no trace and no history
+
+}  // namespace
 
 void distinct_from_inputs(const OpCall& call, std::vector<Tensor>& out) {
   const bool view = ir::op_info(call.op).has(ir::traits::View);
   for (Tensor& o : out)
     for (const Tensor& in : call.inputs)
       if (o.defined() && o.is_same(in)) {
-        NoGradGuard no_grad;
-        o = view ? as_strided(in, in.sizes(), in.strides(), in.impl()->storage_offset()) : in.clone();
+        o = view ? alias(in) : in.clone();
         break;
       }
 }
-
-}  // namespace
 
 std::vector<Tensor> dispatch(OpCall call) {
   const std::string_view name = ir::op_name(call.op);

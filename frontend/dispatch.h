@@ -26,6 +26,12 @@ struct OpCall {
 };
 
 std::vector<Tensor> dispatch(OpCall call);
+// An op's result is never one of its inputs itself. A decomposition may leave its input as it
+// is (logsumexp of a 0-dim f64 tensor is that tensor), and autograd would then write the op's
+// history into the input: a leaf stopped being one and lost the gradients of its other uses.
+// Replaces such an output with a copy (a fresh view, alias(), for a view op), as PyTorch's op
+// would give; under grad mode the copy records its own history.
+void distinct_from_inputs(const OpCall& call, std::vector<Tensor>& out);
 // The eager path of a composite (non-prim) op on eager, already validated inputs: runs its
 // decomposition (frontend/decompositions.h), each prim of which dispatches as usual.
 std::vector<Tensor> run_composite_eager(const OpCall& call);

@@ -36,7 +36,11 @@ static Tensor repeat_prims(const Tensor& self, IntArrayRef repeats) {
     out.push_back(r * s);
   }
   Tensor r = sym_reshape(sym_expand(sym_reshape(self, split), expanded), out);
-  return std::all_of(repeats.begin(), repeats.end(), [](int64_t k) { return k == 1; }) ? r.clone() : r;  // never a view
+  // Never a view: all repeats 1 leave self's own layout, and an eager reshape of the expansion
+  // may be a view of self with a 0 stride (x[1, 3].repeat({5, 1})), which an in-place write
+  // would then refuse.
+  const bool all_ones = std::all_of(repeats.begin(), repeats.end(), [](int64_t k) { return k == 1; });
+  return all_ones || r.is_alias_of(self) ? r.clone() : r;
 }
 
 Tensor repeat_interleave(const Tensor& self, int64_t repeats, std::optional<int64_t> dim,

@@ -655,6 +655,24 @@ TEST(ViewOverflow, SplitAndChunkWithHugeSizes) {
 
 // ---- as_strided: storage semantics eagerly, the input's elements under tracing ----------------
 
+// repeat is never a view of its input (PyTorch copies): an eager reshape of the expansion was
+// one where a repeated dim had size 1, with a 0 stride, so an in-place write refused it.
+TEST(Views, RepeatNeverSharesItsInputsMemory) {
+  for (const std::vector<int64_t>& reps : {std::vector<int64_t>{5, 1}, std::vector<int64_t>{1, 1}}) {
+    const Tensor x = tensor(std::vector<float>{1, 2, 3}).reshape({1, 3});
+    Tensor r = x.repeat(reps);
+    EXPECT_FALSE(r.is_alias_of(x));
+    r.add_(1);
+    expect_exact(x, kFloat, {1, 2, 3});
+    expect_exact(r.select(0, 0), kFloat, {2, 3, 4});
+  }
+  const Tensor y = tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}).reshape({2, 1, 4});
+  Tensor r = y.repeat({1, 3, 1});
+  EXPECT_FALSE(r.is_alias_of(y));
+  r.add_(1);
+  expect_exact(y.flatten(), kFloat, {1, 2, 3, 4, 5, 6, 7, 8});
+}
+
 TEST(Views, AsStridedEagerAddressesStorageTracedAddressesElements) {
   Tensor x = arange_f({10});
   Tensor s = slice(x, 0, 5);
