@@ -34,11 +34,10 @@ std::vector<Tensor> run_eager(OpCall& call);  // below: the op on its inputs, no
 }  // namespace
 
 void distinct_from_inputs(const OpCall& call, std::vector<Tensor>& out) {
-  const bool view = ir::op_info(call.op).has(ir::traits::View);
   for (Tensor& o : out)
     for (const Tensor& in : call.inputs)
-      if (o.defined() && o.is_same(in)) {
-        o = view ? alias(in) : in.clone();
+      if (o.defined() && o.is_same(in)) {  // rare: the op's table is read only then
+        o = ir::op_info(call.op).has(ir::traits::View) ? alias(in) : in.clone();
         break;
       }
 }

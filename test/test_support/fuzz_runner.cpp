@@ -162,15 +162,16 @@ std::vector<OutputInfo> output_info(const Program& p, const std::vector<Tensor>&
     // the magnitude the input accumulated: past 50 times the tolerance the comparison allows,
     // the output is ill-conditioned and compared by shape and dtype only.
     if (exponential(node) && inexact_float && s > 50) fragile[i] = true;
+    // A product of values a and b sums K terms of the operands' scales.
+    auto product_scale = [&](int a, int b) {
+      const Tensor& t = all[static_cast<size_t>(a)];
+      return scale[static_cast<size_t>(a)] * scale[static_cast<size_t>(b)] *
+             static_cast<double>(std::max<int64_t>(1, t.dim() ? t.size(-1) : 1));
+    };
     if (is_matmul(node.op) && node.args.size() >= 2) {
-      const Tensor& a = all[static_cast<size_t>(node.args[0])];
-      s = scale[static_cast<size_t>(node.args[0])] * scale[static_cast<size_t>(node.args[1])] *
-          static_cast<double>(std::max<int64_t>(1, a.dim() ? a.size(-1) : 1));
+      s = product_scale(node.args[0], node.args[1]);
     } else if (adds_a_product(node.op) && node.args.size() >= 3) {
-      const Tensor& m1 = all[static_cast<size_t>(node.args[1])];
-      s = std::max(scale[static_cast<size_t>(node.args[0])],
-                   scale[static_cast<size_t>(node.args[1])] * scale[static_cast<size_t>(node.args[2])] *
-                       static_cast<double>(std::max<int64_t>(1, m1.dim() ? m1.size(-1) : 1)));
+      s = std::max(scale[static_cast<size_t>(node.args[0])], product_scale(node.args[1], node.args[2]));
     } else if ((flags & kReduces) && !node.args.empty()) {
       const Tensor& a = all[static_cast<size_t>(node.args[0])];
       const double ratio = static_cast<double>(a.numel()) / static_cast<double>(std::max<int64_t>(1, all[i].numel()));
