@@ -187,6 +187,18 @@ std::vector<Workload> build() {
                         fused_linear_bias_relu(fp(in[0]), fp(in[1]), fp(in[2]), out, 512, 1024, 1024);
                       });
                 }});
+  // A short K: the bias and relu pass is a large share of the product's cost, so it shows
+  // what folding them into the product's call saves (docs/compiler.md, "Products with their
+  // bias and relu"); the fused loop makes that pass after the whole GEMM.
+  ws.push_back({"linear_relu/8192x128x1024", "relu(linear) [8192,128]x[1024,128]", 0, 2.0 * 8192 * 1024 * 128,
+                Target::None, 1e-4, [] {
+                  return instance<3>(
+                      [](const Tensor& x, const Tensor& w, const Tensor& b) { return relu(linear(x, w, b)); },
+                      {randn({8192, 128}), randn({1024, 128}), randn({1024})}, {8192, 1024},
+                      [](const Inputs& in, float* out) {
+                        fused_linear_bias_relu(fp(in[0]), fp(in[1]), fp(in[2]), out, 8192, 1024, 128);
+                      });
+                }});
   // A linear layer on a 3-D input, as a transformer's projections are: the batch folds into
   // the rows of one GEMM (the limit: the same GEMM on the flattened input).
   ws.push_back({"linear3d/2x64x128x384", "linear [2,64,128]x[384,128]", 0, 2.0 * 128 * 384 * 128, Target::None, 1e-4,

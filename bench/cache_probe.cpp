@@ -1,7 +1,7 @@
 // kiln/bench/cache_probe.cpp — a fresh process that compiles a few functions and
 // runs a few eager ops, for the compile cache tests and benchmarks (test_cache_disk.cpp,
 // bench/bench_cache.cpp). Prints one line per workload:
-//   <name> code=<compiled|memory|disk|remote> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
+//   <name> code=<compiled|memory|disk|remote|none> first_call_ms=<t> second_call_ms=<t> sum=<checksum>
 // and last a line `llvm compiler_started=<0|1>`: whether LLVM was loaded into the process at all.
 // `cubin_key` (only when named) prints `cubin_key key=<k> nvrtc_loaded=<0|1> ms=<t>`: the cache
 // key of a small CUDA module for sm_90 (no device needed), whether NVRTC was loaded to make it,
@@ -35,6 +35,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 std::string source_of(const CompileStats& s) {
+  if (s.kernels == 0) return "none";  // library calls only (the MLP: two products with their epilogues)
   if (s.code_from_remote) return "remote";
   if (s.code_from_disk) return "disk";
   if (s.code_from_memory) return "memory";

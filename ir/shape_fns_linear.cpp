@@ -125,22 +125,24 @@ TensorType infer_linear(OpKind op, const Types& in, const AttrList& attrs) {
     }
     case LinearOp::matmul: return infer_matmul_composite(op, x, in[1], device);
     case LinearOp::addmm:
+    case LinearOp::addmm_activation:
     case LinearOp::baddbmm: {
-      const int64_t r = op == OpKind::addmm ? 2 : 3;
+      const int64_t r = op == OpKind::baddbmm ? 3 : 2;
       const TensorType& a = in[1];
       const TensorType& b = in[2];
       if (a.rank() != r || b.rank() != r)
-        fail(op_name(op), "{} must be {}-D tensors, got {}-D and {}-D", op == OpKind::addmm ? "mat1 and mat2" : "batch1 and batch2",
+        fail(op_name(op), "{} must be {}-D tensors, got {}-D and {}-D", r == 2 ? "mat1 and mat2" : "batch1 and batch2",
              r, a.rank(), b.rank());
       check_same_dtype(op, a, b);
       check_same_dtype(op, x, a);
       if (a.dtype == ScalarType::Bool) fail(op_name(op), "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+      if (op == OpKind::addmm_activation && !is_floating_point(a.dtype))
+        fail(op_name(op), "expected floating-point operands, got {}", c10_type_name(a.dtype));
       TensorType out = infer_matmul_composite(op, a, b, device);
       if (!same_sizes(broadcast_batch(op, out.sizes, x.sizes), out.sizes))
         fail(op_name(op), "self of shape {} does not broadcast to the product's shape {}", sizes_str(x), sizes_str(out));
       return out;
     }
-    case LinearOp::addmm_activation:
     case LinearOp::cdist:
     case LinearOp::pdist:
       break;  // shaped by their decomposition (infer_types never asks)

@@ -118,10 +118,34 @@ bool rounds_to(Value* v, ScalarType dt) {
   return c && c->op() == OpKind::convert_element_type && c->output()->type().dtype == dt;
 }
 
-// The activations cuBLASLt's epilogues compute as the op does. relu is not one of them: its
-// RELU epilogue gives 0 for a NaN, where torch.relu (and kiln's maximum) gives NaN, so relu
-// stays a pointwise kernel after the folded product and bias.
-std::optional<Activation> match_activation(Value* x) { return match_gelu_tanh(x); }
+// relu as it reaches the backend: maximum(x, 0), x first (maximum(-0.0, 0) is -0.0, as
+// std::max gives; the other order gives +0.0 and does not fold), 0 a full of x's shape or an
+// expanded one.
+std::optional<Activation> match_relu(Value* x) {
+  Node* m = only_user(x);
+  if (!m || m->op() != OpKind::maximum || m->input(0) != x || m->input(1) == x) return std::nullopt;
+  Value* zero = m->input(1);
+  if (Node* e = producer_of(zero, OpKind::expand)) zero = e->input(0);
+  if (!is_full(zero, 0.0) || zero->type().dtype != x->type().dtype) return std::nullopt;
+  return Activation{"relu", m->output(), {m}};
+}
+
+// Whether the user lowers one of `ops` on the backend (its nodes stay as they are).
+bool user_lowered(const MatmulEpilogues& can, std::initializer_list<OpKind> ops) {
+  for (OpKind k : ops)
+    if (can.user_lowered && can.user_lowered(k)) return true;
+  return false;
+}
+
+// The activation of x that the backend's epilogue computes as the op does. relu folds only on
+// an f32 sum: after a rounding to f16/bf16 its -0.0 could come from a negative sum, which the
+// epilogue's relu of the wide sum makes +0.0.
+std::optional<Activation> match_activation(Value* x, const MatmulEpilogues& can) {
+  if (can.gelu_tanh && !user_lowered(can, {OpKind::mul, OpKind::add, OpKind::sigmoid}))
+    if (std::optional<Activation> a = match_gelu_tanh(x)) return a;
+  if (can.relu && x->type().dtype == ScalarType::Float && !user_lowered(can, {OpKind::maximum})) return match_relu(x);
+  return std::nullopt;
+}
 
 // The bias a broadcast operand e of the sum [..., n] stands for: e = expand(bias) with bias
 // [n] or [1, ..., 1, n]; when `widened`, of dtype lp under a convert, taken before the expand
@@ -142,9 +166,10 @@ Value* row_bias(Value* e, Expr n, bool widened, ScalarType lp) {
 }
 
 // Folds the product `mm` when it heads the pattern; whether it did.
-bool fold_one(ir::Graph& g, Node* mm) {
+bool fold_one(ir::Graph& g, Node* mm, const MatmulEpilogues& can) {
   const ir::TensorType& pt = mm->output()->type();
   if (pt.dtype != ScalarType::Float || pt.rank() != 2) return false;
+  if (user_lowered(can, {OpKind::mm, OpKind::add, OpKind::convert_element_type})) return false;
   // The operands: f32 ones, or f16/bf16 ones both widened to f32.
   Narrow a{mm->input(0)}, b{mm->input(1)};
   ScalarType dt = ScalarType::Float;
@@ -174,8 +199,8 @@ bool fold_one(ir::Graph& g, Node* mm) {
   Value* y = user->output();
   std::string act = "none";
   if (!widened) {
-    if (std::optional<Activation> f = match_activation(y)) act = f->name, y = f->result;
-  } else if (std::optional<Activation> f = match_activation(y); f && rounds_to(f->result, dt)) {
+    if (std::optional<Activation> f = match_activation(y, can)) act = f->name, y = f->result;
+  } else if (std::optional<Activation> f = match_activation(y, can); f && rounds_to(f->result, dt)) {
     act = f->name, y = only_user(f->result)->output();  // the activation, then one rounding
   } else {
     if (!rounds_to(y, dt)) return false;
@@ -183,8 +208,9 @@ bool fold_one(ir::Graph& g, Node* mm) {
     if (Node* up = only_user(y); up && up->op() == OpKind::convert_element_type &&
                                  up->output()->type().dtype == ScalarType::Float) {
       // gelu widens the rounded sum again and rounds its result: it folds with the sum, which
-      // then rounds once.
-      if (std::optional<Activation> f = match_activation(up->output()); f && rounds_to(f->result, dt))
+      // then rounds once. Not relu: relu of the rounded sum keeps a -0.0 that relu of the
+      // wide sum makes +0.0.
+      if (std::optional<Activation> f = match_activation(up->output(), {.gelu_tanh = can.gelu_tanh}); f && rounds_to(f->result, dt))
         act = f->name, y = only_user(f->result)->output();
     }
   }
@@ -203,12 +229,12 @@ bool fold_one(ir::Graph& g, Node* mm) {
 
 }  // namespace
 
-bool fold_matmul_epilogues(ir::Graph& g) {
+bool fold_matmul_epilogues(ir::Graph& g, const MatmulEpilogues& epilogues) {
   std::vector<Node*> products;
   for (Node* n : g.nodes())
     if (n->op() == OpKind::mm) products.push_back(n);
   bool changed = false;
-  for (Node* mm : products) changed |= fold_one(g, mm);
+  for (Node* mm : products) changed |= fold_one(g, mm, epilogues);
   if (changed) dce(g);  // what computed the folded values
   return changed;
 }

@@ -1,6 +1,7 @@
 // kiln/passes/matmul_epilogues.h — fold_matmul_epilogues: a matrix product, its bias and its
 // activation become one addmm_activation node, which a GEMM library computes in one call (the
-// cuda backend: cuBLASLt's bias and activation epilogues).
+// cuda backend: cuBLASLt's bias and activation epilogues; the cpu: the bias and relu applied to
+// each thread's block of the product as it is finished, runtime/cpu/parallel_gemm.h).
 //
 // Before and after: prims, plus addmm_activation nodes after. The forms folded are what linear,
 // gelu(approximate="tanh") and addmm_activation decompose into (frontend/decompositions_*.cpp):
@@ -11,9 +12,11 @@
 //                                   the operands are
 //   y = convert(y, f16/bf16)        the low-precision form (then the activation, if any, comes
 //                                   as convert(act(convert(y, f32)), f16/bf16))
-//   y = act(y)                      optional: gelu's tanh form. Not relu: cuBLASLt's RELU
-//                                   epilogue gives 0 for a NaN (torch.relu gives NaN), so relu
-//                                   stays a pointwise kernel reading the folded result.
+//   y = act(y)                      optional, the activations the backend's epilogue computes
+//                                   as the op does (MatmulEpilogues): gelu's tanh form (cuda),
+//                                   relu = maximum(y, 0) of an f32 sum (cpu). cuBLASLt's RELU
+//                                   epilogue gives 0 for a NaN (torch.relu gives NaN), so on
+//                                   cuda relu stays a pointwise kernel reading the folded result.
 //
 // becomes y = addmm_activation(bias [n], a, b, act) (reshaped back when p was), in the operands'
 // dtype. The bias stays one row, which the library reads in place and broadcasts; an expand
@@ -33,9 +36,19 @@
 
 #include "ir/graph.h"
 
+#include <functional>
+
 namespace kiln::passes {
 
+// The activations a backend's epilogue computes exactly as the ops they replace, and the ops
+// a user lowers on that backend (register_lowering): a node of such an op is never folded away.
+struct MatmulEpilogues {
+  bool gelu_tanh = false;  // gelu(approximate="tanh"), f32 and f16/bf16 forms
+  bool relu = false;       // maximum(y, 0) of the f32 sum, NaN propagating, -0.0 kept as std::max keeps it
+  std::function<bool(ir::OpKind)> user_lowered{};  // null: none
+};
+
 // Returns whether the graph changed.
-bool fold_matmul_epilogues(ir::Graph& g);
+bool fold_matmul_epilogues(ir::Graph& g, const MatmulEpilogues& epilogues);
 
 }  // namespace kiln::passes

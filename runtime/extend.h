@@ -64,6 +64,9 @@ void register_lowering(std::string_view backend, std::string_view op, Lowering l
 namespace rt {
 // The lowering registered for (backend, op), or nullptr. The pointer stays valid.
 const Lowering* find_lowering(std::string_view backend, ir::OpKind op);
+// Whether a user registered an extern call for an op on `backend` (always false when `use` is
+// false: a compilation that ignores lowerings); for passes that must leave such nodes alone.
+std::function<bool(ir::OpKind)> users_call_lowerings(bool use, std::string backend);
 }  // namespace rt
 
 }  // namespace kiln

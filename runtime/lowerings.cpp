@@ -51,6 +51,13 @@ const Lowering* find_lowering(std::string_view backend, ir::OpKind op) {
   return it == r.by_key.end() ? nullptr : it->second;
 }
 
+std::function<bool(ir::OpKind)> users_call_lowerings(bool use, std::string backend) {
+  return [use, backend = std::move(backend)](ir::OpKind op) {
+    const Lowering* l = use ? find_lowering(backend, op) : nullptr;
+    return l != nullptr && static_cast<bool>(l->call);
+  };
+}
+
 }  // namespace rt
 
 }  // namespace kiln

@@ -125,10 +125,10 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   EXPECT_EQ(subdirs[0].filename().string().find("dumped_fn"), 0u) << subdirs[0];
   // One numbering names every stage's dump: NN_<stage>.<ext> in pipeline order.
   for (const char* file : {"00_traced.kir", "01_lowerings.kir", "02_decompose.kir", "05_fold_constants.kir",
-                           "08_dce.kir", "09_fuse.kir", "10_build_kernels.kk", "11_simplify_indices.kk",
-                           "12_schedule_tiles.kk", "13_schedule_loops.kk", "14_plan.kk", "15_llvm_ir.ll",
-                           "16_assembly.s", "guards.txt",
-                           "00_traced.dot", "02_decompose.dot", "09_fuse.dot"}) {
+                           "08_dce.kir", "09_fold_matmul_epilogues.kir", "10_fuse.kir", "11_build_kernels.kk",
+                           "12_simplify_indices.kk", "13_schedule_tiles.kk", "14_schedule_loops.kk", "15_plan.kk",
+                           "16_llvm_ir.ll", "17_assembly.s", "guards.txt",
+                           "00_traced.dot", "02_decompose.dot", "10_fuse.dot"}) {
     for (const fs::path& d : subdirs) {
       EXPECT_TRUE(fs::exists(d / file)) << d / file;
       EXPECT_GT(fs::file_size(d / file), 0u) << d / file;
@@ -139,11 +139,11 @@ TEST(CompileDebugDir, DumpsEveryStage) {
   const std::string traced = slurp(d0 / "00_traced.kir");
   EXPECT_NO_THROW(ir::parse_graph(traced)) << traced;
   EXPECT_TRUE(has(traced, "f32[2, 2]")) << traced;
-  EXPECT_TRUE(has(slurp(d0 / "14_plan.kk"), "reduce sum")) << slurp(d0 / "14_plan.kk");
-  EXPECT_TRUE(has(slurp(d0 / "15_llvm_ir.ll"), "define ")) << slurp(d0 / "15_llvm_ir.ll");
+  EXPECT_TRUE(has(slurp(d0 / "15_plan.kk"), "reduce sum")) << slurp(d0 / "15_plan.kk");
+  EXPECT_TRUE(has(slurp(d0 / "16_llvm_ir.ll"), "define ")) << slurp(d0 / "16_llvm_ir.ll");
   // The fusion groups: every node of the sum's kernel is marked; the .dot files are Graphviz.
-  EXPECT_TRUE(has(slurp(d0 / "09_fuse.kir"), "  # k0")) << slurp(d0 / "09_fuse.kir");
-  EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "09_fuse.kir")));
+  EXPECT_TRUE(has(slurp(d0 / "10_fuse.kir"), "  # k0")) << slurp(d0 / "10_fuse.kir");
+  EXPECT_NO_THROW(ir::parse_graph(slurp(d0 / "10_fuse.kir")));
   EXPECT_EQ(slurp(d0 / "00_traced.dot").rfind("digraph", 0), 0u) << slurp(d0 / "00_traced.dot");
   EXPECT_TRUE(has(slurp(d0 / "guards.txt"), "arg0.size(0) == 2\n")) << slurp(d0 / "guards.txt");
   EXPECT_TRUE(has(slurp(subdirs[1] / "guards.txt"), "arg0.size(0) == 1\n")) << slurp(subdirs[1] / "guards.txt");
@@ -174,7 +174,7 @@ TEST(CompileDebugDir, ADynamicTracesDumpsParseAgainUnderItsGuards) {
     ir::ShapeEnv env;
     std::string printed;
     EXPECT_NO_THROW(printed = ir::print_graph(*ir::parse_graph(text, &env), &env)) << p << "\n" << text;
-    if (p.filename() != "09_fuse.kir") {
+    if (p.filename() != "10_fuse.kir") {
       EXPECT_EQ(printed, text) << p;  // (the fusion marks are comments)
     }
   }
@@ -187,7 +187,7 @@ TEST(CompileDebugDir, ADynamicTracesDumpsParseAgainUnderItsGuards) {
 
 TEST(CompilePerfMap, NamesEveryKernelOfTheFunction) {
   // KILN_PERF_MAP=1: the kernels a compiled function links are named in perf's map file as
-  // "kiln <function>/<kernel>", the kernel as 14_plan.kk names it.
+  // "kiln <function>/<kernel>", the kernel as 15_plan.kk names it.
   test::EnvScope on("KILN_PERF_MAP", "1");
   test::EnvScope fresh("KILN_DISABLE_CACHE", "1");  // a module linked earlier keeps its first name
   CompileOptions o;

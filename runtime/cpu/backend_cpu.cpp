@@ -12,6 +12,7 @@
 #include "codegen_cpu/kernel_codegen.h"
 #include "passes/lower.h"
 #include "passes/lower_index.h"
+#include "passes/matmul_epilogues.h"
 #include "passes/row_domain.h"
 #include "runtime/backend.h"
 #include "runtime/cache/compile_cache.h"
@@ -65,8 +66,9 @@ constexpr size_t kMaxConcatKernelInputs = 256;
 // (gemm() makes the same choice at run time).
 std::string product_library(const ir::Node& n) {
   const ScalarType dt = n.output()->type().dtype;
-  const auto& a = n.input(0)->type().sizes;
-  const auto& b = n.input(1)->type().sizes;
+  const size_t first = n.op() == ir::OpKind::addmm_activation ? 1 : 0;  // after the bias
+  const auto& a = n.input(first)->type().sizes;
+  const auto& b = n.input(first + 1)->type().sizes;
   if (dt == ScalarType::Double || a.size() < 2 || b.size() < 2) return gemm_library(dt, INT64_MAX, 1, 1);
   const std::optional<int64_t> m = a[a.size() - 2].maybe_const(), k = a.back().maybe_const(), cols = b.back().maybe_const();
   if (!m || !k || !cols) return "gemm by shape";
@@ -109,10 +111,15 @@ class CpuBackend final : public Backend {
       if (n.info().family == ir::OpFamily::Random) return "";  // Philox draws computed inline (ir::KOp::Random)
       // Integer products, which BLAS has no type for: a generated kernel (a Matmul group).
       if (passes::matmul_kernelable(&n) && !is_floating_point(n.output()->type().dtype)) return "";
-      // Floating products: the library gemm() runs them on, by dtype (runtime/cpu/parallel_gemm.h).
-      if (n.info().family == ir::OpFamily::Matmul) return product_library(n);
+      // Floating products, and those folded with their bias and relu: the library gemm() runs
+      // them on, by dtype (runtime/cpu/parallel_gemm.h).
+      if (n.info().family == ir::OpFamily::Matmul || n.op() == ir::OpKind::addmm_activation) return product_library(n);
       return std::string(builtin_extern_name(n.op()));
     };
+    // A product's bias and relu applied to each block of it as a thread finishes it (one library
+    // call, no pointwise kernel after it; runtime/cpu/parallel_gemm.h GemmEpilogue).
+    passes::MatmulEpilogues epilogues{.relu = true, .user_lowered = users_call_lowerings(c.opts.use_lowerings, kCpu)};
+    c.stage("fold_matmul_epilogues", [&](ir::Graph& g) { return passes::fold_matmul_epilogues(g, epilogues); });
     passes::ScheduleTarget target;
     target.l1d_bytes = host_l1d_bytes();
     target.vector_bits = host_vector_bits();  // base/host_cpu.h: CPUID, no LLVM

@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "base/tensor_impl.h"
+#include "frontend/decompositions.h"
 #include "frontend/ops_factory.h"
 #include "runtime/cpu/blas_library.h"
 #include "runtime/cpu/parallel_gemm.h"
@@ -70,7 +71,8 @@ MatArg blas_operand(Tensor& t, int r, int64_t rows, int64_t cols) {
   return m;
 }
 
-template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor& out, bool batched) {
+template <typename T>
+void run(const Tensor& a0, const Tensor& b0, const Tensor& out, bool batched, const GemmEpilogue* epilogue = nullptr) {
   Tensor a = a0, b = b0;
   const int r = batched ? 1 : 0;
   const TensorImpl* ai = a.impl();
@@ -81,6 +83,7 @@ template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor&
   if (M == 0 || N == 0 || batch == 0) return;
   if (K == 0) {
     std::memset(c, 0, static_cast<size_t>(batch * M * N) * sizeof(T));
+    if (epilogue) internal_fail("[addmm_activation] an epilogue on a product with k = 0");
     return;
   }
   // cblas takes int sizes and leading dimensions; larger problems are refused, never truncated.
@@ -92,7 +95,7 @@ template <typename T> void run(const Tensor& a0, const Tensor& b0, const Tensor&
   auto product = [&](int64_t i, bool parallel) {
     const T* x = static_cast<const T*>(ma.data) + (batched ? i * ai->strides()[0] : 0);
     const T* y = static_cast<const T*>(mb.data) + (batched ? i * bi->strides()[0] : 0);
-    gemm<T>(ma.trans, mb.trans, M, N, K, x, ma.ld, y, mb.ld, c + i * M * N, N, parallel);
+    gemm<T>(ma.trans, mb.trans, M, N, K, x, ma.ld, y, mb.ld, c + i * M * N, N, parallel, epilogue);
   };
   // A batch that shares out evenly (or nearly: several products per thread) is split by
   // products; otherwise each product is split.
@@ -145,7 +148,41 @@ template <typename T> void integer_matmul(const Tensor& a, const Tensor& w, cons
 
 }  // namespace
 
-void extern_matmul(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList&, const Tensor& out) {
+namespace {
+
+// addmm_activation(self, mat1, mat2, act) in one product whose blocks get the bias and relu as
+// they are finished (GemmEpilogue, parallel_gemm.h), as passes/matmul_epilogues.h folds a
+// linear and its relu: f32, f16 and bf16 (computed in f32 and rounded once), self one row of
+// the product's columns. False when it cannot: another activation (gelu's tanh form is a
+// generated kernel's work on the cpu), another self, k = 0, operands BLAS has no type for.
+bool blas_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
+                           const Tensor& out) {
+  const ScalarType dt = out.dtype();
+  if (act != "none" && act != "relu") return false;
+  if (dt != ScalarType::Float && dt != ScalarType::Half && dt != ScalarType::BFloat16) return false;
+  if (a.dim() != 2 || b.dim() != 2 || a.dtype() != dt || b.dtype() != dt || a.size(1) == 0) return false;
+  if (self.dim() != 1 || self.size(0) != b.size(1) || !is_floating_point(self.dtype())) return false;
+  const Tensor bias = self.to(ScalarType::Float).contiguous();
+  const GemmEpilogue epilogue{static_cast<const float*>(bias.data_ptr()), act == "relu"};
+  if (dt == ScalarType::Float) {
+    run<float>(a, b, out, false, &epilogue);
+    return true;
+  }
+  const Tensor wide = empty(out.sizes(), TensorOptions(ScalarType::Float));
+  run<float>(a.to(ScalarType::Float), b.to(ScalarType::Float), wide, false, &epilogue);
+  Tensor(out).copy_(wide);
+  return true;
+}
+
+}  // namespace
+
+void extern_matmul(ir::OpKind op, const std::vector<Tensor>& ins, const ir::AttrList& attrs, const Tensor& out) {
+  if (op == ir::OpKind::addmm_activation) {
+    const std::string& act = attrs.get<std::string>(op, "activation");
+    if (!blas_addmm_activation(ins.at(0), ins.at(1), ins.at(2), act, out))
+      Tensor(out).copy_(run_decomposition(op, ins, attrs).at(0));
+    return;
+  }
   const Tensor& a = ins.at(0);
   const Tensor& b = ins.at(1);
   if (blas_matmul(op, a, b, out)) return;

@@ -14,6 +14,9 @@ struct Library {
 
 Library library_of(ir::OpKind op) {
   const ir::OpInfo& info = ir::op_info(op);
+  // addmm_activation decomposes, but the backend folds a product, its bias and relu back into
+  // one after (passes/matmul_epilogues.h), and the library computes that.
+  if (op == ir::OpKind::addmm_activation) return {&extern_matmul, "blas"};
   // The Core ops of a family (index's embedding, sort's topk) decompose, unless the cpu runs
   // them whole (trait Extern).
   if (info.level != ir::OpLevel::Prim && !info.has(ir::traits::Extern)) return {};

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <type_traits>
 
 namespace kiln::rt {
@@ -60,6 +61,25 @@ void call(Library lib, int ta, int tb, int64_t M, int64_t N, int64_t K, const T*
   }
 }
 
+// The epilogue on C's block [rows, cols), whose first column is column col0 of the product.
+void apply_epilogue(const GemmEpilogue& e, int64_t rows, int64_t cols, float* c, int64_t ldc, int64_t col0) {
+  const float* bias = e.bias ? e.bias + col0 : nullptr;
+  constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = c + i * ldc;
+    if (bias && e.relu) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const float v = row[j] + bias[j];
+        row[j] = v != v ? nan : v < 0.0f ? 0.0f : v;
+      }
+    } else if (bias) {
+      for (int64_t j = 0; j < cols; ++j) row[j] += bias[j];
+    } else if (e.relu) {
+      for (int64_t j = 0; j < cols; ++j) row[j] = row[j] != row[j] ? nan : row[j] < 0.0f ? 0.0f : row[j];
+    }
+  }
+}
+
 }  // namespace
 
 const char* gemm_library(ScalarType dt, int64_t M, int64_t N, int64_t K) {
@@ -84,26 +104,35 @@ int64_t gemm_cost(int64_t M, int64_t N, int64_t K) {
 
 template <typename T>
 void gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
-          int64_t ldc, bool parallel) {
+          int64_t ldc, bool parallel, const GemmEpilogue* epilogue) {
   const Library lib = library_of(std::is_same_v<T, float> ? ScalarType::Float : ScalarType::Double, M, N, K);
+  // The block [rows) x [cols) of C, starting at row r0 and column c0: the product, then the epilogue.
+  auto block = [&](int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+    const T* ab = a + (ta == BlasLibrary::kNoTrans ? r0 * lda : r0);
+    const T* bb = b + (tb == BlasLibrary::kNoTrans ? c0 : c0 * ldb);
+    T* cb = c + r0 * ldc + c0;
+    call(lib, ta, tb, rows, cols, K, ab, lda, bb, ldb, cb, ldc);
+    if (epilogue) {
+      if constexpr (std::is_same_v<T, float>) apply_epilogue(*epilogue, rows, cols, cb, ldc, c0);
+      else internal_fail("[mm] a product epilogue on a {}x{}x{} f64 product", M, N, K);
+    }
+  };
   if (!parallel || num_threads() == 1 || gemm_cost(M, N, K) < kParallelGemmWork) {
-    call(lib, ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
+    block(0, M, 0, N);
     return;
   }
   if (M >= N) {  // blocks of rows: of A's rows (columns of a transposed A) and of C's
-    parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(1, N, K)), [&](int64_t lo, int64_t hi) {
-      call(lib, ta, tb, hi - lo, N, K, a + (ta == BlasLibrary::kNoTrans ? lo * lda : lo), lda, b, ldb, c + lo * ldc, ldc);
-    });
+    parallel_for(M, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(1, N, K)),
+                 [&](int64_t lo, int64_t hi) { block(lo, hi - lo, 0, N); });
   } else {  // blocks of columns: of B's columns (rows of a transposed B) and of C's
-    parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(M, 1, K)), [&](int64_t lo, int64_t hi) {
-      call(lib, ta, tb, M, hi - lo, K, a, lda, b + (tb == BlasLibrary::kNoTrans ? lo : lo * ldb), ldb, c + lo, ldc);
-    });
+    parallel_for(N, std::max<int64_t>(16, kParallelGemmWork / gemm_cost(M, 1, K)),
+                 [&](int64_t lo, int64_t hi) { block(0, M, lo, hi - lo); });
   }
 }
 
 template void gemm<float>(int, int, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*,
-                          int64_t, bool);
+                          int64_t, bool, const GemmEpilogue*);
 template void gemm<double>(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t,
-                           double*, int64_t, bool);
+                           double*, int64_t, bool, const GemmEpilogue*);
 
 }  // namespace kiln::rt

@@ -18,14 +18,24 @@
 
 namespace kiln::rt {
 
+// What gemm() does to each block of C as soon as a thread has computed it, while the block is
+// still in that thread's cache: adds the bias (one row of N values, broadcast over the rows),
+// then relu (std::max(v, 0) with NaN propagating, as kiln's maximum). It saves the pass over C
+// that a pointwise kernel after the product would make, and that kernel's parallel region
+// (addmm_activation, passes/matmul_epilogues.h). f32 only.
+struct GemmEpilogue {
+  const float* bias = nullptr;  // N values, or null
+  bool relu = false;
+};
+
 // C = op(A) op(B), row-major: C is M x N with leading dimension ldc; op(A) is M x K and op(B)
 // K x N, each transposed when its flag is BlasLibrary::kTrans (CBLAS's conventions, leading
 // dimensions of the matrices as stored). `parallel` false: one call on the calling thread
-// (for callers that already split their work across the pool). T is float or double. Sizes
-// and leading dimensions must fit in an int (the caller checks).
+// (for callers that already split their work across the pool). T is float or double; an
+// epilogue only for float. Sizes and leading dimensions must fit in an int (the caller checks).
 template <typename T>
 void gemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb,
-          T* c, int64_t ldc, bool parallel = true);
+          T* c, int64_t ldc, bool parallel = true, const GemmEpilogue* epilogue = nullptr);
 
 // The library gemm() calls for a product computed in `dt` of M x K by K x N (f16 and bf16 are
 // computed in f32):

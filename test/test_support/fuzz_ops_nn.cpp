@@ -160,6 +160,27 @@ void add_nn_ops(std::vector<OpSpec>& t) {
                  },
                  torch_fn(batched ? "torch.baddbmm" : "torch.addmm")});
   }
+  // addmm_activation: act(self + mat1 @ mat2), self [m] (a linear's bias, what the backends fold
+  // into their products' epilogues) or [n, m]; PyTorch's spelling of each activation composed
+  // (torch._addmm_activation's gelu is erf on the CPU and tanh on cuBLASLt).
+  t.push_back({"addmm_activation", 1, kReduces, [](GenCtx& c, Node& n) {
+                 int a = c.pick([&](const GenValue& g) { return is_floating_point(g.dtype) && g.dims.size() == 2; });
+                 if (a < 0) return false;
+                 const ScalarType dt = c.vals[static_cast<size_t>(a)].dtype;
+                 const Dims da = c.vals[static_cast<size_t>(a)].dims;
+                 const auto m = same(c.rng.range(1, 4));
+                 const Dims self = c.rng.chance(0.7) ? Dims{m} : Dims{da[0], m};
+                 n.args = {c.add_input(dt, self), a, fresh(c, dt, Dims{da[1], m})};
+                 n.attrs.set("activation", c.rng.pick(std::vector<std::string>{"none", "relu", "gelu_tanh"}));
+                 return true;
+               },
+               [](const std::vector<Tensor>& in, const Attrs& a) { return kiln::addmm_activation(in[0], in[1], in[2], a.raw("activation")); },
+               [](const std::vector<std::string>& o, const Attrs& a) {
+                 const std::string sum = "torch.addmm(" + o[0] + ", " + o[1] + ", " + o[2] + ")";
+                 if (a.raw("activation") == "relu") return "torch.relu(" + sum + ")";
+                 if (a.raw("activation") == "gelu_tanh") return "torch.nn.functional.gelu(" + sum + ", approximate='tanh')";
+                 return sum;
+               }});
   // tril / triu of the trailing matrices, diagonal in [-2, 2].
   for (bool lower : {true, false}) {
     t.push_back({lower ? "tril" : "triu", 1, kExact, [](GenCtx& c, Node& n) {

@@ -49,7 +49,9 @@ double maxabs(const Tensor& t) {
 }
 
 bool is_matmul(const std::string& op) { return op == "mm" || op == "bmm" || op == "matmul" || op == "linear"; }
-bool adds_a_product(const std::string& op) { return op == "addmm" || op == "baddbmm"; }  // self + mat1 @ mat2
+bool adds_a_product(const std::string& op) {  // self + mat1 @ mat2
+  return op == "addmm" || op == "baddbmm" || op == "addmm_activation";
+}
 // Ops whose output's relative error is their input's absolute error (d exp(x) = exp(x) dx).
 // (poisson_nll_loss takes exp of its input unless log_input=False.)
 bool exponential(const Node& n) {
