@@ -3,7 +3,8 @@
 // An in-place op (x.add_(y), x.copy_(v), x.fill_(c)) computes the new value out of place with
 // history (add(x, y) reads x's old history), then Tensor::assign_ writes it into x. Here that
 // write becomes x's history:
-//   - x a plain tensor: x := CopyBackwards(value), the identity into what was written;
+//   - x a plain tensor: x := CopyBackwards(value), the identity into what was written, and
+//     zeros into x's old contents when the value was not computed from them (copy_, fill_);
 //   - x a view of a base B that requires grad (or the value does): B's contents changed, so
 //     B := CopySlices(B_old, value), whose backward gives the value the gradient of the view's
 //     region and B_old the rest (zeros over the region); x := a view of the new B again.
@@ -15,6 +16,7 @@
 #include "frontend/autograd_node.h"
 #include "frontend/dispatch.h"
 #include "frontend/grad_mode.h"
+#include "frontend/ops_factory.h"
 
 namespace kiln::autograd {
 
@@ -106,9 +108,29 @@ void after_inplace(const Tensor& self, const Tensor& value) {
     set_history(self, as_view, 0);
     return;
   }
-  auto copy = std::make_shared<FunctionNode>("CopyBackwards",
-                                             [](std::vector<Tensor> grads) { return std::vector<Tensor>{grads.at(0)}; });
-  copy->mutable_next_edges() = {gradient_edge(value)};
+  // The old contents, when the value was not computed from them (copy_ of another tensor,
+  // fill_, a random draw): overwritten, they get a gradient of zeros, as PyTorch's CopyBackwards
+  // gives them. Their history still leads to inputs, whose .grad is then zeros rather than
+  // undefined (`y = x * 2; y.fill_(3); y.sum().backward()` gives x.grad zeros), which an
+  // optimizer's weight decay or momentum treats differently. An in-place op's value reads them
+  // directly (add_: add(self, other)), and its own node passes their gradient on.
+  const Edge old = gradient_edge(self);
+  const Edge from = gradient_edge(value);
+  bool reads_old = false;
+  if (old.valid() && from.valid())
+    for (const Edge& e : from.fn->next_edges()) reads_old = reads_old || (e.fn == old.fn && e.input_nr == old.input_nr);
+  if (!old.valid() || reads_old) {
+    auto copy = std::make_shared<FunctionNode>("CopyBackwards",
+                                               [](std::vector<Tensor> grads) { return std::vector<Tensor>{grads.at(0)}; });
+    copy->mutable_next_edges() = {from};
+    copy->set_output_meta({self_meta});
+    set_history(self, copy, 0);
+    return;
+  }
+  auto copy = std::make_shared<FunctionNode>("CopyBackwards", [](std::vector<Tensor> grads) {
+    return std::vector<Tensor>{grads.at(0), zeros_like(grads.at(0))};
+  });
+  copy->mutable_next_edges() = {from, old};
   copy->set_output_meta({self_meta});
   set_history(self, copy, 0);
 }

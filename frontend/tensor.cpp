@@ -164,6 +164,15 @@ bool has_internal_overlap(const Tensor& t) {
   return false;
 }
 
+// Whether traced t is computed by a node that reads v itself.
+bool reads_directly(const Tensor& t, const ir::Value* v) {
+  const ir::Node* p = t.impl()->value()->producer();
+  if (!p) return false;
+  for (const ir::Value* in : p->inputs())
+    if (in == v) return true;
+  return false;
+}
+
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
@@ -212,9 +221,21 @@ Tensor& Tensor::assign_(const Tensor& src) {
         fail("copy_", "in-place update of a traced tensor that has views ({}) cannot be recorded; "
                       "compute the new tensor out of place instead", op_name(u.user->op()));
     // Under NoGradGuard in a function being differentiated, the tensor keeps its place for the
-    // gradient across the write (frontend/grad_mode.h).
-    Tensor fresh = TracingForGrad::stops_gradients() ? dispatch1(ir::OpKind::no_grad_copy, {old, tracer->lift(value)})
-                                                     : tracer->lift(value).clone();
+    // gradient across the write (frontend/grad_mode.h). Otherwise, when the value was not
+    // computed from the old one (copy_ of another tensor, fill_), the old value is overwritten
+    // and its gradient is zeros, as eager mode gives it (frontend/autograd_inplace.cpp):
+    // where(true, value, old) keeps it in the function being differentiated, and the
+    // simplifier folds the where away after differentiation (passes/simplify.cpp).
+    const Tensor lifted = tracer->lift(value);
+    Tensor fresh;
+    if (TracingForGrad::stops_gradients()) {
+      fresh = dispatch1(ir::OpKind::no_grad_copy, {old, lifted});
+    } else if (TracingForGrad::is_enabled() && is_floating_point() && !reads_directly(lifted, v)) {
+      const Tensor yes = dispatch1(ir::OpKind::full, {}, {std::vector<ir::Expr>{}, Scalar(true), ScalarType::Bool, device()});
+      fresh = kiln::where(yes, lifted, old);
+    } else {
+      fresh = lifted.clone();
+    }
     if (is_traced()) impl()->rebind(fresh.impl()->value());
     else tracer->update_lifted(*this, fresh);
     return *this;

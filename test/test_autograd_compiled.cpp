@@ -333,6 +333,51 @@ TEST(AutogradCompiled, NoGradScopesInsideATrainingStepMatchEager) {
             std::string::npos) << err;
 }
 
+// A value computed from an input that requires grad and then overwritten (fill_, copy_ of
+// another tensor) gives that input a gradient of zeros, compiled as eagerly: the result
+// requires grad even when only the overwritten value reaches it, and nothing of the old value
+// is computed in the forward program (the where(true, value, old) that keeps its place for the
+// gradient folds away after differentiation).
+TEST(AutogradCompiled, OverwrittenValuesGetZeroGradients) {
+  auto only_filled = [](const Tensor& x) {
+    Tensor y = x * 2;
+    y.fill_(3.0);
+    return y;
+  };
+  auto mixed = [](const Tensor& x, const Tensor& w) {
+    Tensor y = x.sin();  // sin saves x, not y: the write leaves nothing it needs modified
+    y.fill_(3.0);
+    Tensor z = x * w;
+    z.copy_(w.square());
+    return y * z + x;  // 3 w^2 + x: dx = 1, dw = 6 w
+  };
+  const Tensor x0 = ramp({4}, 0.3, 0.1), w0 = ramp({4}, 0.7, -0.2);
+  for (bool compiled : {false, true}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    Tensor x = x0.clone().requires_grad_(), w = w0.clone().requires_grad_();
+    auto f = compile(only_filled);
+    const Tensor y = compiled ? f(x) : only_filled(x);
+    EXPECT_TRUE(y.requires_grad());
+    y.sum().backward();
+    ASSERT_TRUE(x.grad().defined());
+    expect_close(x.grad(), {0, 0, 0, 0}, 0);
+    x.mutable_grad() = Tensor();
+    auto g = compile(mixed);
+    const Tensor r = compiled ? g(x, w) : mixed(x, w);
+    r.sum().backward();
+    expect_close(x.grad(), {1, 1, 1, 1}, 0);
+    expect_close(w.grad(), values(w0 * 6), 1e-12);
+    if (compiled) {
+      const std::string text = g.explain(x, w);
+      const size_t fwd = text.find("--- forward program: optimized graph"), bwd = text.find("--- backward program");
+      ASSERT_TRUE(fwd != std::string::npos && bwd != std::string::npos) << text;
+      const std::string forward = text.substr(fwd, bwd - fwd);
+      EXPECT_EQ(forward.find("where"), std::string::npos) << forward;
+      EXPECT_EQ(forward.find(" sin("), std::string::npos) << forward;
+    }
+  }
+}
+
 // The transforms too: grad of x * stop_gradient(3x) is 3x, not 6x; a NoGradGuard around the
 // transform is ignored (as torch.func.grad ignores an enclosing no_grad); a view taken under
 // NoGradGuard cannot be written in place in a trace (its base would not see the write).

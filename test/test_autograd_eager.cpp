@@ -161,6 +161,33 @@ TEST(AutogradEager, InPlaceOpsRecordHistory) {
             "[inplace] a view of a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+// As in PyTorch, copy_ and fill_ overwrite: the old contents get a zero gradient, so an input
+// reached only through them has a gradient of zeros, not an undefined one (an optimizer's
+// weight decay and momentum tell the two apart). An in-place op that reads the old contents
+// passes their gradient on as before.
+TEST(AutogradEager, OverwrittenValuesGetZeroGradients) {
+  Tensor x = leaf({1, 2, 3});
+  Tensor y = x * 2;
+  y.fill_(3.0);
+  EXPECT_TRUE(y.requires_grad());
+  y.sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  expect_exact(x.grad(), kDouble, {0, 0, 0});
+  Tensor u = leaf({1, 2, 3}), v = leaf({4, 5, 6});
+  Tensor z = u * 1;
+  z.copy_(v * v);
+  (z * 2).sum().backward();
+  ASSERT_TRUE(u.grad().defined());
+  expect_exact(u.grad(), kDouble, {0, 0, 0});
+  expect_exact(v.grad(), kDouble, {16, 20, 24});
+  // A copy into a tensor that did not require grad has only the value's history.
+  Tensor plain = zeros({3}, kDouble);
+  Tensor w = leaf({1, 2, 3});
+  plain.copy_(w * 3);
+  plain.sum().backward();
+  expect_exact(w.grad(), kDouble, {3, 3, 3});
+}
+
 // As in PyTorch, a view knows its base whether or not either required grad when it was made:
 // writing a value that requires grad into a view of a plain buffer gives the buffer history.
 TEST(AutogradEager, WritesIntoViewsOfPlainTensorsReachTheBase) {
