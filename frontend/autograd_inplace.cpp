@@ -47,6 +47,14 @@ Tensor view_in(const Tensor& layout, const ViewInfo& v) {
   return Tensor(make_intrusive<TensorImpl>(i.storage(), i.dtype(), v.sizes, v.strides, v.storage_offset));
 }
 
+// Whether the history behind edge `from` reaches edge `to` within `depth` nodes.
+bool reads_within(const Edge& from, const Edge& to, int depth) {
+  if (!from.valid() || depth == 0) return false;
+  for (const Edge& e : from.fn->next_edges())
+    if ((e.fn == to.fn && e.input_nr == to.input_nr) || reads_within(e, to, depth - 1)) return true;
+  return false;
+}
+
 }  // namespace
 
 void check_inplace(const Tensor& self) {
@@ -113,13 +121,11 @@ void after_inplace(const Tensor& self, const Tensor& value) {
   // gives them. Their history still leads to inputs, whose .grad is then zeros rather than
   // undefined (`y = x * 2; y.fill_(3); y.sum().backward()` gives x.grad zeros), which an
   // optimizer's weight decay or momentum treats differently. An in-place op's value reads them
-  // directly (add_: add(self, other)), and its own node passes their gradient on.
+  // within two steps (add_: add(self, other); mul_: mul(clone(self), other)), and its nodes pass
+  // their gradient on: no zeros to add.
   const Edge old = gradient_edge(self);
   const Edge from = gradient_edge(value);
-  bool reads_old = false;
-  if (old.valid() && from.valid())
-    for (const Edge& e : from.fn->next_edges()) reads_old = reads_old || (e.fn == old.fn && e.input_nr == old.input_nr);
-  if (!old.valid() || reads_old) {
+  if (!old.valid() || reads_within(from, old, 2)) {
     auto copy = std::make_shared<FunctionNode>("CopyBackwards",
                                                [](std::vector<Tensor> grads) { return std::vector<Tensor>{grads.at(0)}; });
     copy->mutable_next_edges() = {from};

@@ -164,12 +164,13 @@ bool has_internal_overlap(const Tensor& t) {
   return false;
 }
 
-// Whether traced t is computed by a node that reads v itself.
-bool reads_directly(const Tensor& t, const ir::Value* v) {
-  const ir::Node* p = t.impl()->value()->producer();
-  if (!p) return false;
+// Whether traced value t is computed from v within `depth` nodes (add_: add(x, y); mul_ of a
+// cloned x: mul(clone(x), y)).
+bool computed_from(const ir::Value* t, const ir::Value* v, int depth) {
+  const ir::Node* p = t->producer();
+  if (!p || depth == 0) return false;
   for (const ir::Value* in : p->inputs())
-    if (in == v) return true;
+    if (in == v || computed_from(in, v, depth - 1)) return true;
   return false;
 }
 
@@ -199,7 +200,10 @@ Tensor& Tensor::assign_(const Tensor& src) {
     if (IntArrayRef(bshape) != sizes())
       fail("copy_", "source of shape {} cannot be broadcast to the destination shape {}", shape_str(src.sizes()),
            shape_str(sizes()));
-    value = src.to(dtype()).expand(sizes());
+    value = src.to(dtype());
+    // Expanded only when the shapes differ: an in-place op's value is then its op's own result,
+    // which the write's history recognizes as reading the old contents (autograd_inplace.cpp).
+    if (value.sizes() != sizes()) value = value.expand(sizes());
   }
   Tracer* tracer = is_traced() ? impl()->tracer() : Tracer::current();
   if (tracer) {
@@ -230,7 +234,7 @@ Tensor& Tensor::assign_(const Tensor& src) {
     Tensor fresh;
     if (TracingForGrad::stops_gradients()) {
       fresh = dispatch1(ir::OpKind::no_grad_copy, {old, lifted});
-    } else if (TracingForGrad::is_enabled() && is_floating_point() && !reads_directly(lifted, v)) {
+    } else if (TracingForGrad::is_enabled() && is_floating_point() && !computed_from(lifted.impl()->value(), v, 2)) {
       const Tensor yes = dispatch1(ir::OpKind::full, {}, {std::vector<ir::Expr>{}, Scalar(true), ScalarType::Bool, device()});
       fresh = kiln::where(yes, lifted, old);
     } else {

@@ -4,6 +4,7 @@
 #include "ir/op.h"
 #include "passes/simplify.h"
 
+#include <cmath>
 #include <numbers>
 #include <optional>
 #include <set>
@@ -126,7 +127,10 @@ std::optional<Activation> match_relu(Value* x) {
   if (!m || m->op() != OpKind::maximum || m->input(0) != x || m->input(1) == x) return std::nullopt;
   Value* zero = m->input(1);
   if (Node* e = producer_of(zero, OpKind::expand)) zero = e->input(0);
-  if (!is_full(zero, 0.0) || zero->type().dtype != x->type().dtype) return std::nullopt;
+  // +0.0 only: maximum(y, -0.0) gives -0.0 for a negative y, the epilogue +0.0.
+  if (!is_full(zero, 0.0) || std::signbit(zero->producer()->attr<Scalar>("value").to_double()) ||
+      zero->type().dtype != x->type().dtype)
+    return std::nullopt;
   return Activation{"relu", m->output(), {m}};
 }
 
@@ -170,10 +174,12 @@ bool fold_one(ir::Graph& g, Node* mm, const MatmulEpilogues& can) {
   const ir::TensorType& pt = mm->output()->type();
   if (pt.dtype != ScalarType::Float || pt.rank() != 2) return false;
   if (user_lowered(can, {OpKind::mm, OpKind::add, OpKind::convert_element_type})) return false;
-  // The operands: f32 ones, or f16/bf16 ones both widened to f32.
+  // The operands: f32 ones, or (where the backend's library takes them) f16/bf16 ones both
+  // widened to f32.
   Narrow a{mm->input(0)}, b{mm->input(1)};
   ScalarType dt = ScalarType::Float;
   for (ScalarType lp : {ScalarType::Half, ScalarType::BFloat16}) {
+    if (!can.low_precision_operands) break;
     std::optional<Narrow> la = narrowed(mm->input(0), lp), lb = narrowed(mm->input(1), lp);
     if (la && lb) a = *la, b = *lb, dt = lp;
   }
@@ -194,6 +200,12 @@ bool fold_one(ir::Graph& g, Node* mm, const MatmulEpilogues& can) {
   if (!user || user->op() != OpKind::add || !(user->output()->type().sizes == p->type().sizes)) return false;
   Value* bias = row_bias(other_operand(user, p), pt.sizes[1], widened, dt);
   if (!bias || (!widened && bias->type().dtype != dt)) return false;
+  // Without low-precision operands, an f32 sum that is only rounded (an f16/bf16 linear) has its
+  // bias added by the rounding kernel for free: folding would only add a kernel widening it.
+  if (!can.low_precision_operands) {
+    Node* c = only_user(user->output());
+    if (c && c->op() == OpKind::convert_element_type) return false;
+  }
   // The result: the sum, then the activation if it folds, rounded to the operands' dtype when
   // widened.
   Value* y = user->output();
@@ -210,7 +222,8 @@ bool fold_one(ir::Graph& g, Node* mm, const MatmulEpilogues& can) {
       // gelu widens the rounded sum again and rounds its result: it folds with the sum, which
       // then rounds once. Not relu: relu of the rounded sum keeps a -0.0 that relu of the
       // wide sum makes +0.0.
-      if (std::optional<Activation> f = match_activation(up->output(), {.gelu_tanh = can.gelu_tanh}); f && rounds_to(f->result, dt))
+      if (std::optional<Activation> f = match_activation(up->output(), {.gelu_tanh = can.gelu_tanh, .low_precision_operands = true, .user_lowered = can.user_lowered});
+          f && rounds_to(f->result, dt))
         act = f->name, y = only_user(f->result)->output();
     }
   }

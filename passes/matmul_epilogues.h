@@ -44,7 +44,11 @@ namespace kiln::passes {
 // a user lowers on that backend (register_lowering): a node of such an op is never folded away.
 struct MatmulEpilogues {
   bool gelu_tanh = false;  // gelu(approximate="tanh"), f32 and f16/bf16 forms
-  bool relu = false;       // maximum(y, 0) of the f32 sum, NaN propagating, -0.0 kept as std::max keeps it
+  bool relu = false;       // maximum(y, +0.0) of the f32 sum, NaN propagating, -0.0 kept as std::max keeps it
+  // f16/bf16 products of widened operands fold to their low-precision operands (cuBLASLt runs
+  // them on tensor cores). Without it (the cpu, whose libraries compute them in f32 anyway) such
+  // a product does not fold: the kernel that rounds its sum adds the bias for free.
+  bool low_precision_operands = false;
   std::function<bool(ir::OpKind)> user_lowered{};  // null: none
 };
 

@@ -228,7 +228,13 @@ bool simplify_algebra(ir::Graph& g) {
       case OpFamily::Ternary:
         // where with a constant condition is the branch it picks (a traced copy_ records
         // where(true, value, old) so that the old value keeps a zero gradient, frontend/tensor.cpp).
-        if (n->op() == OpKind::where && is_full(n->input(0))) repl = n->input(full_value(n->input(0)).to_bool() ? 1 : 2);
+        if (n->op() == OpKind::where && is_full(n->input(0))) {
+          repl = n->input(full_value(n->input(0)).to_bool() ? 1 : 2);
+          // A graph input returned as an output is copied (below, such an output keeps its
+          // node): a clone of it, which reads nothing of the other branch.
+          if (feeds_output(out) && graph_inputs.count(repl) && repl->type() == out->type())
+            repl = g.create_before(n, OpKind::clone, {repl}, ir::AttrList())->output();
+        }
         // clamp with a bound at the dtype's extreme (a one-sided clamp with a scalar bound,
         // frontend/ops_ternary.cpp) is maximum / minimum, NaN propagating alike.
         if (n->op() == OpKind::clamp) {

@@ -367,6 +367,25 @@ TEST(AutogradCompiled, OverwrittenValuesGetZeroGradients) {
     r.sum().backward();
     expect_close(x.grad(), {1, 1, 1, 1}, 0);
     expect_close(w.grad(), values(w0 * 6), 1e-12);
+    // The written tensor returned as it is: a copy of w, computing nothing of x * 2.
+    auto copied = [](const Tensor& a, const Tensor& b) {
+      Tensor y = a * 2;
+      y.copy_(b);
+      return y;
+    };
+    x.mutable_grad() = Tensor();
+    w.mutable_grad() = Tensor();
+    auto h = compile(copied);
+    (compiled ? h(x, w) : copied(x, w)).sum().backward();
+    expect_close(x.grad(), {0, 0, 0, 0}, 0);
+    expect_close(w.grad(), {1, 1, 1, 1}, 0);
+    if (compiled) {
+      const std::string text = h.explain(x, w);
+      const std::string forward = text.substr(text.find("--- forward program"), text.find("--- backward program") -
+                                                                                   text.find("--- forward program"));
+      EXPECT_EQ(forward.find("mul("), std::string::npos) << forward;
+      EXPECT_EQ(forward.find("where"), std::string::npos) << forward;
+    }
     if (compiled) {
       const std::string text = g.explain(x, w);
       const size_t fwd = text.find("--- forward program: optimized graph"), bwd = text.find("--- backward program");

@@ -180,6 +180,16 @@ TEST(AutogradEager, OverwrittenValuesGetZeroGradients) {
   ASSERT_TRUE(u.grad().defined());
   expect_exact(u.grad(), kDouble, {0, 0, 0});
   expect_exact(v.grad(), kDouble, {16, 20, 24});
+  // An in-place op whose value reads the old contents passes their gradient on through its own
+  // node: its CopyBackwards has one edge (no zeros to add); a copy_ of another tensor has two.
+  Tensor r = leaf({1, 2, 3});
+  Tensor acc = r * 1;
+  acc.add_(r);
+  EXPECT_EQ(acc.grad_fn()->next_edges().size(), 1u);
+  acc.mul_(r);  // mul(clone(acc), r): the old contents two steps back
+  EXPECT_EQ(acc.grad_fn()->next_edges().size(), 1u);
+  acc.copy_(r * 2);
+  EXPECT_EQ(acc.grad_fn()->next_edges().size(), 2u);
   // A copy into a tensor that did not require grad has only the value's history.
   Tensor plain = zeros({3}, kDouble);
   Tensor w = leaf({1, 2, 3});

@@ -3,9 +3,9 @@
 //
 // The plan shows one extern addmm_activation step where the product, the bias's kernel and
 // relu's were; what the epilogue cannot compute as the ops do stays as it was (gelu's tanh form
-// is a kernel on the cpu, relu of an f16/bf16 sum is relu of the rounded value). Results equal
-// the interpreter's exactly: the same f32 sum and the same maximum, NaN and -0.0 included, on
-// every split of the product across threads.
+// is a kernel on the cpu, relu of an f16/bf16 sum is relu of the rounded value, a maximum with
+// -0.0 is not relu). Results equal the interpreter's exactly: the same f32 sum and the same
+// maximum, NaN and infinities included, on every split of the product across threads.
 #include "kiln/kiln.h"
 #include "frontend/tracer.h"
 #include "ir/text.h"
@@ -93,6 +93,10 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
   const Fn zero_first = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{maximum(zeros({6, 5}), linear(in[0], in[1], in[2]))};
   };
+  // A maximum with -0.0 gives -0.0 for a negative sum, where relu's epilogue gives +0.0.
+  const Fn negative_zero = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{maximum(linear(in[0], in[1], in[2]), full({6, 5}, -0.0))};
+  };
   struct Case {
     const char* name;
     Fn fn;
@@ -107,11 +111,14 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
       {"addmm_activation relu f32", explicit_relu, kFloat, {6, 8}, {"relu"}, 0},
       {"linear of [2, 3, 8] f32", kReluLinear, kFloat, {2, 3, 8}, {"relu"}, 0},
       {"gelu_tanh(linear) f32: gelu is a kernel", gelu_tanh_linear, kFloat, {6, 8}, {"none"}, 1},
-      {"relu(linear) f16: relu of the rounded sum is a kernel", kReluLinear, kHalf, {6, 8}, {"none"}, 1},
-      {"linear bf16", plain, kBFloat16, {6, 8}, {"none"}, 0},
+      // f16/bf16: the sum is rounded by a kernel, which adds the bias (and applies relu) for
+      // free; nothing folds, and the widening kernels stay.
+      {"relu(linear) f16", kReluLinear, kHalf, {6, 8}, {}, 3},
+      {"linear bf16", plain, kBFloat16, {6, 8}, {}, 3},
       {"pre-activation also returned", saved, kFloat, {6, 8}, {"none"}, 1},
       {"product also returned", shared, kFloat, {6, 8}, {}, 1},
       {"maximum(0, linear)", zero_first, kFloat, {6, 8}, {"none"}, 1},
+      {"maximum(linear, -0.0)", negative_zero, kFloat, {6, 8}, {"none"}, 1},
       {"relu(linear) f64: no epilogue", kReluLinear, kDouble, {6, 8}, {}, 1},
   };
   for (const Case& k : cases) {
@@ -178,8 +185,8 @@ TEST(CompileMatmulEpilogues, EverySplitMatchesTheInterpreterBitForBit) {
         rt::set_num_threads(threads);
         manual_seed(m + n);
         Tensor x = randn({m, k}), w = randn({n, k}), b = randn({n});
-        // A zero row of x and zero biases give sums of +0 and -0 (-0.0 + -0.0); a NaN bias, an
-        // infinite one and an infinite input give NaN and infinite sums.
+        // A zero row of x and a -0.0 bias (a library's sums start from +0.0: the sum is +0.0);
+        // a NaN bias, an infinite one and an infinite input give NaN and infinite sums.
         x.narrow(0, 1, 1).zero_();
         b.narrow(0, 0, 1).fill_(-0.0);
         b.narrow(0, 1, 1).fill_(nan);

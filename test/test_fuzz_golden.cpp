@@ -66,7 +66,7 @@ TEST(FuzzGolden, MatchesTorch) {
           expected.push_back(tensor_of(dt, shape, vals));
         }
       }
-      for (const Failure& f : run_against(p, inputs, expected, error, stats)) {
+      for (const Failure& f : run_against(p, inputs, expected, error, stats, error ? r.results[0] : std::string())) {
         if (reported++ < 10)
           ADD_FAILURE() << "[fuzz golden] " << entry.path().filename().string() << ", " << mode_name(f.mode) << ": " << f.message
                         << "\n" << r.program << (error ? r.results[0] : "");

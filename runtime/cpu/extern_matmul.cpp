@@ -152,25 +152,18 @@ namespace {
 
 // addmm_activation(self, mat1, mat2, act) in one product whose blocks get the bias and relu as
 // they are finished (GemmEpilogue, parallel_gemm.h), as passes/matmul_epilogues.h folds a
-// linear and its relu: f32, f16 and bf16 (computed in f32 and rounded once), self one row of
-// the product's columns. False when it cannot: another activation (gelu's tanh form is a
-// generated kernel's work on the cpu), another self, k = 0, operands BLAS has no type for.
+// linear and its relu: f32, self one row of the product's columns. False when it cannot:
+// another activation (gelu's tanh form is a generated kernel's work on the cpu), another self
+// or dtype (the cpu folds f32 products only), k = 0.
 bool blas_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
                            const Tensor& out) {
-  const ScalarType dt = out.dtype();
+  constexpr ScalarType f32 = ScalarType::Float;
   if (act != "none" && act != "relu") return false;
-  if (dt != ScalarType::Float && dt != ScalarType::Half && dt != ScalarType::BFloat16) return false;
-  if (a.dim() != 2 || b.dim() != 2 || a.dtype() != dt || b.dtype() != dt || a.size(1) == 0) return false;
-  if (self.dim() != 1 || self.size(0) != b.size(1) || !is_floating_point(self.dtype())) return false;
-  const Tensor bias = self.to(ScalarType::Float).contiguous();
+  if (out.dtype() != f32 || a.dtype() != f32 || b.dtype() != f32 || self.dtype() != f32) return false;
+  if (a.dim() != 2 || b.dim() != 2 || a.size(1) == 0 || self.dim() != 1 || self.size(0) != b.size(1)) return false;
+  const Tensor bias = self.contiguous();
   const GemmEpilogue epilogue{static_cast<const float*>(bias.data_ptr()), act == "relu"};
-  if (dt == ScalarType::Float) {
-    run<float>(a, b, out, false, &epilogue);
-    return true;
-  }
-  const Tensor wide = empty(out.sizes(), TensorOptions(ScalarType::Float));
-  run<float>(a.to(ScalarType::Float), b.to(ScalarType::Float), wide, false, &epilogue);
-  Tensor(out).copy_(wide);
+  run<float>(a, b, out, false, &epilogue);
   return true;
 }
 

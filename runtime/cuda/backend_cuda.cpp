@@ -323,7 +323,8 @@ class CudaBackend final : public Backend {
     // Few results with long rows: partials first, so that the grid fills the device.
     const passes::ScheduleTarget& t = c.opts.schedule_target ? *c.opts.schedule_target : target;
     // A product's bias and activation into cuBLASLt's epilogue (one call, no pointwise kernel).
-    passes::MatmulEpilogues epilogues{.gelu_tanh = true, .user_lowered = users_call_lowerings(c.opts.use_lowerings, kCuda)};
+    passes::MatmulEpilogues epilogues{.gelu_tanh = true, .low_precision_operands = true,
+                                       .user_lowered = users_call_lowerings(c.opts.use_lowerings, kCuda)};
     c.stage("fold_matmul_epilogues", [&](ir::Graph& g) { return passes::fold_matmul_epilogues(g, epilogues); });
     c.stage("split_reductions", [&](ir::Graph& g) { return passes::split_reductions(g, t); });
     lower_to_kernels(c, std::move(lo), target,

@@ -203,9 +203,11 @@ struct RunStats {
 std::vector<Failure> run_program(const Program& p, RunStats& stats, bool dynamic = true);
 
 // Runs every mode on explicit inputs (variant 0 only) and compares with `expected`
-// (torch's outputs) or expects kiln::Error when `expected` is empty and expect_error.
+// (torch's outputs) or expects kiln::Error when `expected` is empty and expect_error
+// (`torch_error`: torch's message, which decides the exceptions, e.g. a view traced modes allow).
 std::vector<Failure> run_against(const Program& p, const std::vector<Tensor>& inputs,
-                                 const std::vector<Tensor>& expected, bool expect_error, RunStats& stats);
+                                 const std::vector<Tensor>& expected, bool expect_error, RunStats& stats,
+                                 const std::string& torch_error = {});
 
 uint64_t env_u64(const char* name, uint64_t fallback);
 
