@@ -161,6 +161,19 @@ TEST(AutogradEager, InPlaceOpsRecordHistory) {
             "[inplace] a view of a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+// hardsigmoid's gradient is PyTorch's hardsigmoid_backward: 0 at the bounds, beyond them and for
+// NaN, and inside 1/6 rounded to f32, in f64 too (the values torch 2.x gives), eager and compiled.
+TEST(AutogradEager, HardsigmoidGradientFollowsPyTorch) {
+  const std::vector<double> want = {0, 0.1666666716337204, 0.1666666716337204, 0, 0, 0};
+  for (bool compiled : {false, true}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    Tensor x = leaf({-3, -1, 0, 3, 4, std::numeric_limits<double>::quiet_NaN()});
+    auto f = compile([](const Tensor& t) { return hardsigmoid(t).sum(); });
+    (compiled ? f(x) : hardsigmoid(x).sum()).backward();
+    expect_exact(x.grad(), kDouble, want);
+  }
+}
+
 // As in PyTorch, copy_ and fill_ overwrite: the old contents get a zero gradient, so an input
 // reached only through them has a gradient of zeros, not an undefined one (an optimizer's
 // weight decay and momentum tell the two apart). An in-place op that reads the old contents

@@ -13,6 +13,7 @@
 #include "runtime/config.h"
 #include "runtime/debug/run_graph.h"
 #include "runtime/thread_pool.h"
+#include "test_support/linear_epilogues.h"
 #include "test_support/plan.h"
 
 #include <gtest/gtest.h>
@@ -31,7 +32,7 @@ namespace kiln {
 namespace {
 
 using test::plan_of;
-using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+using test::epilogues::Fn;
 
 // fn traced on `in` and run on `backend` ("cpu": compiled; "interpreter": the reference).
 std::vector<Tensor> run_on(const Fn& fn, const std::vector<Tensor>& in, const char* backend) {
@@ -69,25 +70,12 @@ void expect_same_floats(const Tensor& got, const Tensor& want) {
   }
 }
 
-const Fn kReluLinear = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(linear(in[0], in[1], in[2]))}; };
+using test::epilogues::relu_linear;
 
 TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
-  const Fn plain = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1], in[2])}; };
-  const Fn gelu_tanh_linear = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{gelu(linear(in[0], in[1], in[2]), "tanh")};
-  };
+  using test::epilogues::gelu_tanh_linear, test::epilogues::plain, test::epilogues::saved, test::epilogues::shared;
   const Fn explicit_relu = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{addmm_activation(in[2], in[0], in[1].t(), "relu")};
-  };
-  // The sum before relu is also a result (as a backward pass saves it): the bias only.
-  const Fn saved = [](const std::vector<Tensor>& in) {
-    const Tensor y = linear(in[0], in[1], in[2]);
-    return std::vector<Tensor>{relu(y), y};
-  };
-  // The product itself is a result: nothing folds.
-  const Fn shared = [](const std::vector<Tensor>& in) {
-    const Tensor p = in[0].matmul(in[1].t());
-    return std::vector<Tensor>{relu(p + in[2]), p};
   };
   // relu written with its operands the other way round: max(0, -0.0) is +0.0, not the epilogue's.
   const Fn zero_first = [](const std::vector<Tensor>& in) {
@@ -106,20 +94,20 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
     int kernels;
   };
   const std::vector<Case> cases = {
-      {"relu(linear) f32", kReluLinear, kFloat, {6, 8}, {"relu"}, 0},
+      {"relu(linear) f32", relu_linear, kFloat, {6, 8}, {"relu"}, 0},
       {"linear f32", plain, kFloat, {6, 8}, {"none"}, 0},
       {"addmm_activation relu f32", explicit_relu, kFloat, {6, 8}, {"relu"}, 0},
-      {"linear of [2, 3, 8] f32", kReluLinear, kFloat, {2, 3, 8}, {"relu"}, 0},
+      {"linear of [2, 3, 8] f32", relu_linear, kFloat, {2, 3, 8}, {"relu"}, 0},
       {"gelu_tanh(linear) f32: gelu is a kernel", gelu_tanh_linear, kFloat, {6, 8}, {"none"}, 1},
       // f16/bf16: the sum is rounded by a kernel, which adds the bias (and applies relu) for
       // free; nothing folds, and the widening kernels stay.
-      {"relu(linear) f16", kReluLinear, kHalf, {6, 8}, {}, 3},
+      {"relu(linear) f16", relu_linear, kHalf, {6, 8}, {}, 3},
       {"linear bf16", plain, kBFloat16, {6, 8}, {}, 3},
       {"pre-activation also returned", saved, kFloat, {6, 8}, {"none"}, 1},
       {"product also returned", shared, kFloat, {6, 8}, {}, 1},
       {"maximum(0, linear)", zero_first, kFloat, {6, 8}, {"none"}, 1},
       {"maximum(linear, -0.0)", negative_zero, kFloat, {6, 8}, {"none"}, 1},
-      {"relu(linear) f64: no epilogue", kReluLinear, kDouble, {6, 8}, {}, 1},
+      {"relu(linear) f64: no epilogue", relu_linear, kDouble, {6, 8}, {}, 1},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
@@ -193,10 +181,10 @@ TEST(CompileMatmulEpilogues, EverySplitMatchesTheInterpreterBitForBit) {
         b.narrow(0, 2, 1).fill_(-inf);
         x.narrow(0, 2, 1).narrow(1, 0, 1).fill_(inf);
         const std::vector<Tensor> in{x, w, b};
-        const ir::ExecPlan plan = plan_of(kReluLinear, in);
+        const ir::ExecPlan plan = plan_of(relu_linear, in);
         EXPECT_EQ(folded_steps(plan).first, std::vector<std::string>{"relu"}) << plan.str();
-        const std::vector<Tensor> got = run_on(kReluLinear, in, "cpu");
-        expect_same_floats(got.at(0), run_on(kReluLinear, in, "interpreter").at(0));
+        const std::vector<Tensor> got = run_on(relu_linear, in, "cpu");
+        expect_same_floats(got.at(0), run_on(relu_linear, in, "interpreter").at(0));
         // A transposed operand (read in place) and the bias alone.
         const Fn transposed = [](const std::vector<Tensor>& v) {
           return std::vector<Tensor>{linear(v[0].t().contiguous().t(), v[1], v[2])};

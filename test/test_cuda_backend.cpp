@@ -11,6 +11,7 @@
 #include "ir/text.h"
 #include "runtime/debug/run_graph.h"
 #include "runtime/pipeline.h"
+#include "test_support/linear_epilogues.h"
 
 #include <gtest/gtest.h>
 
@@ -182,12 +183,7 @@ TEST(CudaBackend, FewLongReductionsSplitIntoPartials) {
 // lowered graph computes what the function does (run here on the interpreter, which decomposes
 // addmm_activation again).
 TEST(CudaBackend, LinearBiasAndActivationFoldIntoTheCublasLtCall) {
-  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-  const Fn relu_linear = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{relu(linear(in[0], in[1], in[2]))}; };
-  const Fn gelu_tanh_linear = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{gelu(linear(in[0], in[1], in[2]), "tanh")};
-  };
-  const Fn plain = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{linear(in[0], in[1], in[2])}; };
+  using namespace test::epilogues;
   const Fn explicit_op = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{addmm_activation(in[2], in[0], in[1].t(), "gelu_tanh")};
   };
@@ -196,16 +192,6 @@ TEST(CudaBackend, LinearBiasAndActivationFoldIntoTheCublasLtCall) {
   };
   // gelu's erf form has no epilogue: the bias folds and gelu is a kernel.
   const Fn gelu_erf = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{gelu(linear(in[0], in[1], in[2]))}; };
-  // The sum before the activation is also a result (as a backward pass saves it): the bias only.
-  const Fn saved = [](const std::vector<Tensor>& in) {
-    const Tensor y = linear(in[0], in[1], in[2]);
-    return std::vector<Tensor>{relu(y), y};
-  };
-  // The product itself is a result: nothing folds.
-  const Fn shared = [](const std::vector<Tensor>& in) {
-    const Tensor p = in[0].matmul(in[1].t());
-    return std::vector<Tensor>{relu(p + in[2]), p};
-  };
   // A bias along the columns (one value per row) is no epilogue's.
   const Fn column = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{relu(in[0].matmul(in[1].t()) + in[0].narrow(1, 0, 1))};
