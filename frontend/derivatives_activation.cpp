@@ -11,6 +11,7 @@
 // gradient was g / 6 exactly, about 3e-8 relative from PyTorch's; the backward fuzzer met it at
 // seed 6510885).
 // The other activations are differentiated through their decompositions.
+#include "frontend/decompositions_detail.h"
 #include "frontend/derivatives_detail.h"
 
 namespace kiln::autograd {
@@ -29,7 +30,9 @@ std::vector<Tensor> d_hardsigmoid(const GradArgs& a) {
   const Tensor& x = a.in(0);
   const Tensor inside = logical_and(gt(x, Scalar(-3.0)), lt(x, Scalar(3.0)));
   constexpr double kOneSixth = static_cast<double>(1.0f / 6.0f);
-  return one(where(inside, g * Scalar(kOneSixth), Scalar(0.0)).to(g.dtype()));
+  // f16/bf16 in f32, rounded once (a Scalar operand would take g's dtype and round 1/6 to it).
+  const Tensor wide = g.to(decomp::opmath_dtype(g.dtype()));
+  return one(where(inside, wide * Scalar(kOneSixth), Scalar(0.0)).to(g.dtype()));
 }
 
 }  // namespace

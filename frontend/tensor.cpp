@@ -164,13 +164,16 @@ bool has_internal_overlap(const Tensor& t) {
   return false;
 }
 
-// Whether traced value t is computed from v within `depth` nodes (add_: add(x, y); mul_ of a
-// cloned x: mul(clone(x), y)).
+// Whether traced value t is computed from v within `depth` nodes through floating values, the
+// ones a gradient flows through (add_: add(x, y); mul_ of a cloned x: mul(clone(x), y); not
+// copy_(x > 0): a comparison passes no gradient back to x).
 bool computed_from(const ir::Value* t, const ir::Value* v, int depth) {
   const ir::Node* p = t->producer();
   if (!p || depth == 0) return false;
-  for (const ir::Value* in : p->inputs())
+  for (const ir::Value* in : p->inputs()) {
+    if (!is_floating_point(in->type().dtype)) continue;
     if (in == v || computed_from(in, v, depth - 1)) return true;
+  }
   return false;
 }
 

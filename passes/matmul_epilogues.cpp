@@ -200,12 +200,13 @@ bool fold_one(ir::Graph& g, Node* mm, const MatmulEpilogues& can) {
   if (!user || user->op() != OpKind::add || !(user->output()->type().sizes == p->type().sizes)) return false;
   Value* bias = row_bias(other_operand(user, p), pt.sizes[1], widened, dt);
   if (!bias || (!widened && bias->type().dtype != dt)) return false;
-  // Without low-precision operands, an f32 sum that is only rounded (an f16/bf16 linear) has its
-  // bias added by the rounding kernel for free: folding would only add a kernel widening it.
-  if (!can.low_precision_operands) {
-    Node* c = only_user(user->output());
-    if (c && c->op() == OpKind::convert_element_type) return false;
-  }
+  // Without low-precision operands, an f16/bf16 linear (widened operands, a sum only rounded)
+  // has its bias added by the rounding kernel for free: folding would only add a kernel that
+  // widens the bias. (An f32 linear whose result is then converted folds.)
+  for (ScalarType lp : {ScalarType::Half, ScalarType::BFloat16})
+    if (!can.low_precision_operands && rounds_to(user->output(), lp) && narrowed(mm->input(0), lp) &&
+        narrowed(mm->input(1), lp))
+      return false;
   // The result: the sum, then the activation if it folds, rounded to the operands' dtype when
   // widened.
   Value* y = user->output();

@@ -367,6 +367,18 @@ TEST(AutogradCompiled, OverwrittenValuesGetZeroGradients) {
     r.sum().backward();
     expect_close(x.grad(), {1, 1, 1, 1}, 0);
     expect_close(w.grad(), values(w0 * 6), 1e-12);
+    // Overwritten by a comparison of itself, which passes no gradient back: zeros too.
+    auto compared = [](const Tensor& a) {
+      Tensor y = a * 2;
+      y.copy_(gt(y, 0.5));
+      return y;
+    };
+    x.mutable_grad() = Tensor();
+    auto k = compile(compared);
+    const Tensor c = compiled ? k(x) : compared(x);
+    EXPECT_TRUE(c.requires_grad());
+    c.sum().backward();
+    expect_close(x.grad(), {0, 0, 0, 0}, 0);
     // The written tensor returned as it is: a copy of w, computing nothing of x * 2.
     auto copied = [](const Tensor& a, const Tensor& b) {
       Tensor y = a * 2;

@@ -172,6 +172,12 @@ TEST(AutogradEager, HardsigmoidGradientFollowsPyTorch) {
     (compiled ? f(x) : hardsigmoid(x).sum()).backward();
     expect_exact(x.grad(), kDouble, want);
   }
+  // f16 and bf16: g * (1/6 in f32) rounded once (torch: 0.83349609375 and 0.83203125 for g = 5).
+  for (const auto& [dt, v] : {std::pair{kHalf, 0.83349609375}, std::pair{kBFloat16, 0.83203125}}) {
+    Tensor x = make<double>({-1, 0, 3}, {3}).to(dt).requires_grad_();
+    (hardsigmoid(x) * 5).sum().backward();
+    expect_exact(x.grad(), dt, {v, v, 0});
+  }
 }
 
 // As in PyTorch, copy_ and fill_ overwrite: the old contents get a zero gradient, so an input

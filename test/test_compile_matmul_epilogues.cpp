@@ -81,6 +81,10 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
   const Fn zero_first = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{maximum(zeros({6, 5}), linear(in[0], in[1], in[2]))};
   };
+  // An f32 linear whose result is then rounded folds (only a widened f16/bf16 product does not).
+  const Fn then_half = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{linear(in[0], in[1], in[2]).to(kHalf)};
+  };
   // A maximum with -0.0 gives -0.0 for a negative sum, where relu's epilogue gives +0.0.
   const Fn negative_zero = [](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{maximum(linear(in[0], in[1], in[2]), full({6, 5}, -0.0))};
@@ -107,6 +111,7 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
       {"product also returned", shared, kFloat, {6, 8}, {}, 1},
       {"maximum(0, linear)", zero_first, kFloat, {6, 8}, {"none"}, 1},
       {"maximum(linear, -0.0)", negative_zero, kFloat, {6, 8}, {"none"}, 1},
+      {"linear f32, then f16", then_half, kFloat, {6, 8}, {"none"}, 1},
       {"relu(linear) f64: no epilogue", relu_linear, kDouble, {6, 8}, {}, 1},
   };
   for (const Case& k : cases) {
@@ -127,7 +132,7 @@ TEST(CompileMatmulEpilogues, TheBiasAndReluFoldIntoTheProductsCall) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].dtype(), want[i].dtype());
-      if (k.dt == kFloat) expect_same_floats(got[i], want[i]);
+      if (want[i].dtype() == kFloat) expect_same_floats(got[i], want[i]);
       else EXPECT_TRUE(allclose(got[i].to(kDouble), want[i].to(kDouble), 1e-2, 1e-2)) << got[i] << want[i];
     }
   }
