@@ -65,7 +65,7 @@ std::string places_from_here() {
 void* open_library() {
   std::lock_guard<std::mutex> lock(g_policy_mutex);
   g_loaded = true;
-  if (void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return lib;  // its choice is made
+  if (void* lib = dlopen_if_loaded(kLibrary)) return lib;  // its choice is made
   std::vector<const char*> set;
   const std::string spin = std::to_string(std::max(g_policy.spin_count, 0));
   if (!user_set({"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})) setenv("GOMP_SPINCOUNT", spin.c_str(), 0), set.push_back("GOMP_SPINCOUNT");
@@ -113,7 +113,7 @@ const OpenMp* openmp() {
 
 bool set_openmp_policy(const OpenMpPolicy& policy) {
   std::lock_guard<std::mutex> lock(g_policy_mutex);
-  if (g_loaded || dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) return false;
+  if (g_loaded || dlopen_if_loaded(kLibrary)) return false;
   g_policy = policy;
   return true;
 }

@@ -28,7 +28,7 @@ constexpr const char* kLibrary = "libopenblas.so.0";
 BlasLibrary load() {
   BlasLibrary b;
   // An OpenBLAS the process has already loaded made its choice in its constructor.
-  void* lib = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  void* lib = dlopen_if_loaded(kLibrary);
   if (!lib) {
     (void)openmp();  // an OpenMP build of OpenBLAS finds libgomp opened with kiln's wait (openmp.h)
     const std::string core = blas_core_for_host();
