@@ -184,7 +184,7 @@ bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval) {
   return changed;
 }
 
-bool simplify_algebra(ir::Graph& g) {
+bool simplify_algebra(ir::Graph& g, const std::function<bool(const ir::Node&)>& keep) {
   std::set<const Value*> graph_inputs(g.inputs().begin(), g.inputs().end());
   auto feeds_output = [&](const Value* v) {
     for (const ir::Use& u : v->uses())
@@ -198,7 +198,7 @@ bool simplify_algebra(ir::Graph& g) {
   };
   bool changed = false;
   for (Node* n : g.nodes()) {
-    if (n->outputs().size() != 1) continue;
+    if (n->outputs().size() != 1 || (keep && keep(*n))) continue;
     Value* out = n->output();
     Value* repl = nullptr;
     const bool integral = !is_floating_point(out->type().dtype);

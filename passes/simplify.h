@@ -13,6 +13,8 @@
 //   casts to the same dtype, reshape/expand to the same shape, identity permutes, clamp with a
 //   bound at the dtype's extreme (maximum / minimum, or x for both). A rewrite
 //   that would make a graph output alias a graph input is skipped (eager never aliases).
+//   Nodes `keep` accepts (ops the backend lowers itself: a user's extern lowering of clamp,
+//   which relu's clamp(x, 0, inf) would otherwise never reach) are left as they are.
 // Each returns whether it changed the graph.
 #pragma once
 
@@ -31,6 +33,6 @@ bool cse(ir::Graph& g);
 // when evaluating fails (integer division by zero).
 using ConstantEvaluator = std::function<std::optional<Scalar>(const ir::Node& n, const std::vector<Scalar>& inputs)>;
 bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval);
-bool simplify_algebra(ir::Graph& g);
+bool simplify_algebra(ir::Graph& g, const std::function<bool(const ir::Node&)>& keep = {});
 
 }  // namespace kiln::passes

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,37 @@ TEST(CustomLowering, RewriteOnTheInterpreter) {
   EXPECT_EQ(silu_rewrites.load() - before, 1);  // traced once, at compile time
   f(x);
   EXPECT_EQ(silu_rewrites.load() - before, 1);
+}
+
+TEST(CustomLowering, AnExternClampReceivesTheClampsSimplificationWouldRewrite) {
+  // relu decomposes to clamp(x, 0, inf), which the algebra pass turns into maximum(x, 0): a
+  // user's clamp lowering never ran for it. A node the backend lowers is left as it is.
+  static std::atomic<int> calls{0};
+  static const bool done = [] {
+    register_lowering("cpu", "clamp",
+                      Lowering::extern_call("my_clamp", [](const std::vector<Tensor>& in, const ir::AttrList&,
+                                                           const std::vector<Tensor>& out) {
+                        calls.fetch_add(1);
+                        Tensor o = out.at(0);
+                        o.copy_(clamp(in.at(0), in.at(1), in.at(2)));  // the eager op
+                      }));
+    return true;
+  }();
+  ASSERT_TRUE(done);
+  manual_seed(3);
+  Tensor x = randn({6, 5});
+  for (const auto& fn : std::vector<std::function<Tensor(const Tensor&)>>{
+           [](const Tensor& a) { return relu(a * 2) + 1; },
+           [](const Tensor& a) { return clamp(a * 2, Scalar(0.0), std::nullopt) + 1; },
+           [](const Tensor& a) { return clamp(a * 2, std::nullopt, Scalar(0.5)) + 1; }}) {
+    auto f = compile(fn, CompileOptions{.backend = "cpu"});
+    const int before = calls.load();
+    EXPECT_TRUE(equal(f(x), fn(x)));
+    EXPECT_EQ(calls.load() - before, 1);
+    const std::string s = f.explain(x);
+    EXPECT_TRUE(names(s, "extern clamp [lowering my_clamp](")) << s;
+    EXPECT_FALSE(names(s, "maximum") || names(s, "minimum")) << s;
+  }
 }
 
 TEST(CustomLowering, BadRegistrationsAreErrors) {
