@@ -321,7 +321,8 @@ std::vector<Tensor> make_inputs(const Program& p, int variant) {
   return out;
 }
 
-std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, std::vector<Tensor>* all) {
+std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, std::vector<Tensor>* all,
+                           bool functional_views) {
   std::vector<Tensor> vals;
   size_t next_input = 0;
   for (const Node& n : p.nodes) {
@@ -331,7 +332,7 @@ std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, 
     }
     std::vector<Tensor> args;
     for (int a : n.args) args.push_back(vals.at(static_cast<size_t>(a)));
-    vals.push_back(find_op(n.op)->run(args, n.attrs));
+    vals.push_back(find_op(functional_views && n.op == "view" ? "reshape" : n.op)->run(args, n.attrs));
   }
   std::vector<Tensor> outs;
   for (int o : p.outputs) outs.push_back(vals.at(static_cast<size_t>(o)));

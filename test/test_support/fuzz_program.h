@@ -162,8 +162,11 @@ std::vector<Tensor> make_inputs(const Program& p, int variant);
 Tensor input_tensor(const Program& p, int id, int variant);
 // Builds one input with its layout from row-major logical values.
 Tensor build_input(const Program& p, int id, int variant, const std::vector<double>& logical);
-// Replays the program on the inputs (in id order); returns the outputs.
-std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, std::vector<Tensor>* all = nullptr);
+// Replays the program on the inputs (in id order); returns the outputs. With functional_views,
+// `view` runs as `reshape`, as a trace records it (traced views are functional): the eager
+// values the traced modes compute where eager `view` raises.
+std::vector<Tensor> replay(const Program& p, const std::vector<Tensor>& inputs, std::vector<Tensor>* all = nullptr,
+                           bool functional_views = false);
 
 // Per-output facts the comparison needs: random (shape/dtype only), fragile (shape/dtype only),
 // and the error scale (typical magnitude of the values an output accumulates).
