@@ -15,8 +15,10 @@
 #include "frontend/symbolic.h"
 #include "frontend/ops_view.h"
 #include "frontend/decompositions_detail.h"
+#include "ir/shape_env.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace kiln::decomp {
@@ -121,6 +123,28 @@ Tensor linear(const DecompArgs& args) {
 
 namespace {
 
+// smoothing / classes for a symbolic class count, as a 0-dim tensor of `compute` dtype: the
+// quotient in f64 from the size read at run time, then rounded as a Scalar operand of an op
+// computing in `compute` is (reading the count as an integer pinned the class dim: a compile per
+// number of classes).
+Tensor share(double smoothing, const ir::Expr& classes, ScalarType compute, Device device) {
+  return (Scalar(smoothing) / sym_scalar_tensor(classes, kDouble, device)).to(compute);
+}
+
+// t * (smoothing / classes), as ATen multiplies by that double.
+Tensor times_share(const Tensor& t, double smoothing, const ir::Expr& classes) {
+  if (const std::optional<int64_t> c = classes.maybe_const()) return t * (smoothing / static_cast<double>(*c));
+  const ScalarType compute = opmath_dtype(t.dtype());
+  return (t.to(compute) * share(smoothing, classes, compute, t.device())).to(t.dtype());
+}
+
+// The weight (one per class) as a tensor of x's rank that broadcasts along the class dim.
+Tensor class_weight(const Tensor& weight, const Tensor& x, int64_t class_dim) {
+  std::vector<ir::Expr> shape(static_cast<size_t>(x.dim()), ir::Expr(1));
+  shape[static_cast<size_t>(class_dim)] = sym_size(weight, 0);
+  return sym_reshape(weight, shape);
+}
+
 // Class probabilities (a floating target of the input's shape):
 // loss_i = -sum_c w[c] q_ic log_softmax(x_i)[c], q = (1 - eps) target + eps / C; the mean
 // divides by the number of rows, not by the weights.
@@ -130,12 +154,14 @@ Tensor cross_entropy_probabilities(const Tensor& x, const Tensor& target, const 
   const ScalarType out = promote_types(x.dtype(), target.dtype());
   const Tensor logp = kiln::log_softmax(x, class_dim).to(out);
   Tensor q = target.to(out);
-  if (smoothing > 0.0) q = q * (1.0 - smoothing) + smoothing / static_cast<double>(x.size(class_dim));
-  if (weight) {
-    std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
-    wshape[static_cast<size_t>(class_dim)] = x.size(class_dim);
-    q = q * weight->reshape(wshape).to(out);
+  if (smoothing > 0.0) {
+    const ir::Expr classes = sym_size(x, class_dim);
+    q = q * (1.0 - smoothing);
+    const ScalarType compute = opmath_dtype(out);
+    if (const std::optional<int64_t> c = classes.maybe_const()) q = q + smoothing / static_cast<double>(*c);
+    else q = (q.to(compute) + share(smoothing, classes, compute, q.device())).to(out);
   }
+  if (weight) q = q * class_weight(*weight, x, class_dim).to(out);
   const Tensor loss = -(logp * q).sum({class_dim});
   if (reduction == "none") return loss;
   return reduction == "sum" ? loss.sum() : loss.mean();
@@ -155,14 +181,14 @@ Tensor cross_entropy(const DecompArgs& args) {
   const double smoothing = args.attr<double>("label_smoothing");
   if (is_floating_point(target.dtype())) return cross_entropy_probabilities(x, target, weight, reduction, smoothing);
   const int64_t class_dim = x.dim() == 1 ? 0 : 1;
-  const int64_t classes = x.size(class_dim);
+  const ir::Expr classes = sym_size(x, class_dim);
 
   Tensor ignored = eq(target, Scalar(ignore_index));
   Tensor valid = logical_not(ignored);
   Tensor safe_target = where(ignored, Scalar(int64_t{0}), target);
   const Tensor index = safe_target.unsqueeze(class_dim);
   Tensor logp, picked;  // logp: the whole log_softmax, written only for label smoothing
-  if (smoothing > 0.0 || classes == 0) {
+  if (smoothing > 0.0 || ir::sym_eq(classes, ir::Expr(0))) {
     logp = kiln::log_softmax(x, class_dim);
     picked = logp.gather(class_dim, index).squeeze(class_dim);
   } else {
@@ -177,7 +203,7 @@ Tensor cross_entropy(const DecompArgs& args) {
 
   Tensor nll, weight_sum;
   if (weight) {
-    Tensor w_t = weight->index_select(0, safe_target.flatten()).reshape_as(target);
+    Tensor w_t = sym_reshape(weight->index_select(0, safe_target.flatten()), sym_sizes(target));
     nll = where(valid, -(picked * w_t), Scalar(0.0));
     weight_sum = where(valid, w_t, Scalar(0.0)).sum();
   } else {
@@ -194,14 +220,12 @@ Tensor cross_entropy(const DecompArgs& args) {
 
   Tensor smooth;
   if (weight) {
-    std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
-    wshape[static_cast<size_t>(class_dim)] = classes;
-    smooth = -(logp * weight->reshape(wshape)).sum({class_dim});
+    smooth = -(logp * class_weight(*weight, x, class_dim)).sum({class_dim});
   } else {
     smooth = -logp.sum({class_dim});
   }
   smooth = where(ignored, Scalar(0.0), smooth);
-  return loss * (1.0 - smoothing) + reduce(smooth) * (smoothing / static_cast<double>(classes));
+  return loss * (1.0 - smoothing) + times_share(reduce(smooth), smoothing, classes);
 }
 
 }  // namespace kiln::decomp

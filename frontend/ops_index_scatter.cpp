@@ -57,16 +57,18 @@ void check_index_dtype_32_64(std::string_view op, const Tensor& index) {
 void scatter_gather_shape_check(std::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
                                 const Tensor* src) {
   auto nonempty_dim = [](const Tensor& t) { return std::max<int64_t>(t.dim(), 1); };
-  auto nonempty_size = [](const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); };
+  // Sizes as expressions: a traced index and self of one symbolic size compare without a guard
+  // (reading integer sizes pinned each to its trace-time value: one compile per batch size).
+  auto nonempty_size = [](const Tensor& t, int64_t d) { return t.dim() == 0 ? ir::Expr(1) : sym_size(t, d); };
   int64_t rank = nonempty_dim(self);
   if (nonempty_dim(index) != rank) {
     fail(op, "Index tensor must have the same number of dimensions as {} tensor", src ? "self" : "input");
   }
   if (src && nonempty_dim(*src) != rank) fail(op, "Index tensor must have the same number of dimensions as src tensor");
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t isz = nonempty_size(index, d);
-    bool bad = d != dim && isz > nonempty_size(self, d);
-    if (src) bad = bad || isz > nonempty_size(*src, d);
+    const ir::Expr isz = nonempty_size(index, d);
+    bool bad = d != dim && ir::sym_lt(nonempty_size(self, d), isz);
+    if (src) bad = bad || ir::sym_lt(nonempty_size(*src, d), isz);
     if (!bad) continue;
     if (src) {
       fail(op, "Expected index {} to be smaller than self {} apart from dimension {} and to be smaller size than src {}",
@@ -107,7 +109,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
   scatter_gather_shape_check("scatter", self, d, index, nullptr);
   if (sym_numel(index).maybe_const() != 0) check_scalar_fits("scatter", value, self.dtype());
   Tensor src = wrapped_number(value, self.dtype(), self.device());
-  if (index.dim() > 0) src = src.expand(index.sizes());
+  if (index.dim() > 0) src = sym_expand(src, sym_sizes(index));
   return scatter_impl(OpKind::scatter, "scatter", self, dim, index, src);
 }
 

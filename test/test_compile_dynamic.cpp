@@ -383,6 +383,39 @@ TEST(DynamicGuards, CommonOpsStayDynamic) {
   }
 }
 
+TEST(DynamicGuards, LossesAndIndexOpsStayDynamic) {
+  // A training step's loss and the indexing ops read the batch and class counts as expressions:
+  // reading them as integers pinned both (one compile per batch size: a smaller last batch, a
+  // sequence of another length), which CommonOpsStayDynamic did not cover.
+  using F = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, F>> fns{
+      {"cross_entropy", [](const Tensor& x, const Tensor& t) { return cross_entropy(x, t); }},
+      {"cross_entropy smoothed, weighted",
+       [](const Tensor& x, const Tensor& t) { return cross_entropy(x, t, x.sum({0}) / 8, "sum", -100, 0.1); }},
+      {"cross_entropy on probabilities",
+       [](const Tensor& x, const Tensor&) { return cross_entropy(x, softmax(x * 2, 1), std::nullopt, "mean", -100, 0.2); }},
+      {"nll_loss", [](const Tensor& x, const Tensor& t) { return nll_loss(log_softmax(x, 1), t); }},
+      {"nll_loss weighted",
+       [](const Tensor& x, const Tensor& t) { return nll_loss(log_softmax(x, 1), t, x.sum({0}) / 8, "none"); }},
+      {"gather", [](const Tensor& x, const Tensor& t) { return x.gather(1, t.unsqueeze(1)); }},
+      {"scatter_add",
+       [](const Tensor& x, const Tensor& t) { return zeros_like(x).scatter_add(1, t.unsqueeze(1), x.narrow(1, 0, 1)); }},
+      {"scatter value", [](const Tensor& x, const Tensor& t) { return x.scatter(1, t.unsqueeze(1), 2.5); }},
+      {"topk", [](const Tensor& x, const Tensor&) { return std::get<0>(topk(x, 2, 1)); }},
+      {"sort", [](const Tensor& x, const Tensor&) { return std::get<1>(sort(x, 0)).to(kFloat); }},
+      {"one_hot", [](const Tensor&, const Tensor& t) { return one_hot(t, 20).to(kFloat); }},
+  };
+  for (const auto& [name, fn] : fns) {
+    auto f = compile(fn, dyn(Dynamic::True));
+    auto ref = compile(fn, reference());
+    for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{{6, 10}, {7, 11}, {9, 13}}) {
+      Tensor x = values({r, c}, 1), t = remainder(arange(r) * 5, Scalar(int64_t{6}));
+      expect_near_all(f(x, t), ref(x, t), 1e-5, fmt::format("{} at [{}, {}]", name, r, c));
+    }
+    EXPECT_EQ(f.stats().compiles, 1) << name << ":\n" << f.explain(values({6, 10}, 1), arange(6)).substr(0, 1500);
+  }
+}
+
 // ---- mark_dynamic / mark_static ----------------------------------------------------------------------
 
 TEST(DynamicMarks, MarkDynamicOverridesFalse) {
