@@ -153,10 +153,10 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
          c10_type_name(source.dtype()));
   if (source.dim() != self.dim() && !(source.dim() <= 1 && self.dim() <= 1))
     fail(op, "index_add_(): Index is supposed to be a vector");  // PyTorch's wording for a rank mismatch
-  const int64_t n = index.numel();
-  if ((source.dim() == 0 ? 1 : source.size(d)) != n)
-    fail(op, "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})", n,
-         source.dim() == 0 ? 1 : source.size(d));
+  // Counts as expressions: a traced index and source of one symbolic length compare without a guard.
+  const ir::Expr n = sym_numel(index), along_d = source.dim() == 0 ? ir::Expr(1) : sym_size(source, d);
+  if (!sym_eq(along_d, n))
+    fail(op, "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})", n.str(), along_d.str());
   for (int64_t k = 0; k < self.dim(); ++k)
     if (k != d && !sym_eq(sym_size(self, k), sym_size(source, k)))
       fail(op, "index_add_(): self and source must have the same size at dimension {}; self size = {}, source size = {}",
@@ -183,9 +183,10 @@ Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const 
   if (self.dtype() != source.dtype())
     fail(op, "index_reduce_(): self ({}) and source ({}) must have the same scalar type", c10_type_name(self.dtype()),
          c10_type_name(source.dtype()));
-  const int64_t n = index.numel(), along_d = source.dim() == 0 ? 1 : source.size(d);
-  if (n != along_d)
-    fail(op, "index_reduce_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}", n, along_d, d);
+  const ir::Expr n = sym_numel(index), along_d = source.dim() == 0 ? ir::Expr(1) : sym_size(source, d);
+  if (!sym_eq(n, along_d))
+    fail(op, "index_reduce_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}", n.str(),
+         along_d.str(), d);
   // A 0-dim operand must match the other's shape whole; otherwise the ranks agree and the sizes
   // outside dim.
   bool shapes_match = self.dim() == source.dim();
@@ -204,11 +205,18 @@ Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const 
 
 namespace {
 
+// The sizes of t without dim d (expressions: compared without pinning symbolic sizes).
+std::vector<ir::Expr> slice_sizes(const Tensor& t, int64_t d) {
+  std::vector<ir::Expr> out;
+  for (int64_t k = 0; k < t.dim(); ++k)
+    if (k != d) out.push_back(sym_size(t, k));
+  return out;
+}
+
 // Sizes without dim d, as ATen prints a slice shape: space-separated, no brackets.
-std::string slice_shape_text(IntArrayRef sizes, int64_t d) {
+std::string slice_shape_text(const Tensor& t, int64_t d) {
   std::string out;
-  for (int64_t k = 0; k < static_cast<int64_t>(sizes.size()); ++k)
-    if (k != d) out += (out.empty() ? "" : " ") + std::to_string(sizes[static_cast<size_t>(k)]);
+  for (const ir::Expr& e : slice_sizes(t, d)) out += (out.empty() ? "" : " ") + e.str();
   return out;
 }
 
@@ -218,9 +226,9 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
   constexpr std::string_view op = "index_copy";
   const int64_t d = normalize_dim(op, dim, self.dim());
   if (index.dim() >= 2) fail(op, "index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim());
-  const int64_t n = index.numel();
-  if (source.dim() == 0 && n != 1)
-    fail(op, "index_copy_(): When source is scalar, index should have one element (got {})", n);
+  const ir::Expr n = sym_numel(index);
+  if (source.dim() == 0 && !sym_eq(n, ir::Expr(1)))
+    fail(op, "index_copy_(): When source is scalar, index should have one element (got {})", n.str());
   if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0)
     fail(op, "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
              "dimensionality ({}), destination dimensionality ({})",
@@ -230,13 +238,13 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
   if (self.dtype() != source.dtype())
     fail(op, "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
          c10_type_name(self.dtype()), c10_type_name(source.dtype()));
-  const std::string self_slice = slice_shape_text(self.sizes(), d), source_slice = slice_shape_text(source.sizes(), d);
-  if (self_slice != source_slice)
+  if (!sym_same_sizes(slice_sizes(self, d), slice_sizes(source, d)))
     fail(op, "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at "
              "dimension {} and source slice shape: {} at dimension 0.",
-         self_slice, d, source_slice);
-  if (source.dim() != 0 && n != source.size(d))
-    fail(op, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", n, source.size(d));
+         slice_shape_text(self, d), d, slice_shape_text(source, d));
+  if (source.dim() != 0 && !sym_eq(n, sym_size(source, d)))
+    fail(op, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", n.str(),
+         sym_size(source, d).str());
   const Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
   const Tensor spread = sym_expand(along(index, d, self.dim()), sym_sizes(src));
   if (self.dim() == 0) return scatter(self.reshape({1}), 0, spread, src).reshape({});

@@ -251,7 +251,11 @@ Tensor kl_div(const Tensor& self, const Tensor& target, std::string_view reducti
   const Tensor loss = log_target ? mul(exp(target), sub(target, self)) : sub(xlogy(target, target), mul(target, self));
   if (reduction != "batchmean") return reduce(loss, reduction);
   const Tensor total = loss.sum();
-  return self.dim() == 0 ? total : div(total, Scalar(self.size(0)));
+  if (self.dim() == 0) return total;
+  // The batch as an expression: a symbolic batch is read at run time (an integer read pinned it).
+  const ir::Expr batch = sym_size(self, 0);
+  if (const std::optional<int64_t> b = batch.maybe_const()) return div(total, Scalar(*b));
+  return div(total, sym_scalar_tensor(batch, total.dtype(), total.device()));
 }
 
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {

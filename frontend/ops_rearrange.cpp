@@ -121,7 +121,15 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = normalize_dim("roll", dims[i], self.dim());
-    const int64_t size = self.size(d);  // the shift modulo the size: a static size (guarded)
+    const std::optional<int64_t> known = sym_size(self, d).maybe_const();
+    if (!known) {  // a symbolic size: out[j] = self[(j - shift) mod size], the positions read at run time
+      const ir::Expr n = sym_size(out, d);
+      const Tensor from = remainder(sym_iota(n, ScalarType::Int64, self.device()) - Scalar(shifts[i]),
+                                    sym_scalar_tensor(n, ScalarType::Int64, self.device()));
+      out = out.index_select(d, from);
+      continue;
+    }
+    const int64_t size = *known;
     if (size == 0) continue;
     const int64_t s = ((shifts[i] % size) + size) % size;
     if (s == 0) continue;
@@ -138,8 +146,13 @@ static Tensor flip_prims(const Tensor& self, IntArrayRef dims) {
     if (seen[static_cast<size_t>(d)]) fail("flip", "dims has duplicates, original flip dims size={}", dims.size());
     seen[static_cast<size_t>(d)] = true;
     if (self.dim() == 0) continue;
-    const int64_t n = self.size(d);
-    out = out.index_select(d, arange(n - 1, -1, -1, TensorOptions(ScalarType::Int64).device(self.device())));
+    const ir::Expr n = sym_size(self, d);
+    if (const std::optional<int64_t> c = n.maybe_const()) {
+      out = out.index_select(d, arange(*c - 1, -1, -1, TensorOptions(ScalarType::Int64).device(self.device())));
+    } else {  // a symbolic size: the positions n - 1, ..., 0 computed at run time
+      out = out.index_select(d, sym_scalar_tensor(n - ir::Expr(1), ScalarType::Int64, self.device()) -
+                                    sym_iota(n, ScalarType::Int64, self.device()));
+    }
   }
   return out.is_same(self) ? self.clone() : out;
 }
@@ -163,9 +176,9 @@ Tensor diff(const Tensor& self, int64_t n, int64_t dim, const std::optional<Tens
   if (append && append->defined()) parts.push_back(*append);
   Tensor x = parts.size() > 1 ? cat(parts, d) : self;
   for (int64_t k = 0; k < n; ++k) {
-    const int64_t len = x.size(d);
-    if (len == 0) break;
-    Tensor hi = x.slice(d, 1, len), lo = x.slice(d, 0, len - 1);
+    const ir::Expr len = sym_size(x, d);  // an expression: a symbolic length stays symbolic
+    if (ir::sym_eq(len, ir::Expr(0))) break;
+    Tensor hi = x.slice(d, 1), lo = x.slice(d, 0, -1);
     x = x.dtype() == ScalarType::Bool ? logical_xor(hi, lo) : sub(hi, lo);
   }
   return n == 0 ? x.clone() : x;

@@ -404,6 +404,14 @@ TEST(DynamicGuards, LossesAndIndexOpsStayDynamic) {
       {"topk", [](const Tensor& x, const Tensor&) { return std::get<0>(topk(x, 2, 1)); }},
       {"sort", [](const Tensor& x, const Tensor&) { return std::get<1>(sort(x, 0)).to(kFloat); }},
       {"one_hot", [](const Tensor&, const Tensor& t) { return one_hot(t, 20).to(kFloat); }},
+      {"kl_div batchmean",
+       [](const Tensor& x, const Tensor&) { return kl_div(log_softmax(x, 1), softmax(x * 2, 1), "batchmean"); }},
+      {"index_add", [](const Tensor& x, const Tensor& t) { return x.index_add(0, t, x * 2); }},
+      {"index_copy", [](const Tensor& x, const Tensor& t) { return x.index_copy(0, t, x * 2); }},
+      {"index_reduce", [](const Tensor& x, const Tensor& t) { return x.index_reduce(0, t, x * 2, "amax"); }},
+      {"flip, roll, diff", [](const Tensor& x, const Tensor&) {
+         return x.flip({0}) + x.roll({2}, {0}) - x.roll({-1}, {1}) + diff(x, 1, 0).sum({0}, true);
+       }},
   };
   for (const auto& [name, fn] : fns) {
     auto f = compile(fn, dyn(Dynamic::True));
