@@ -29,7 +29,10 @@ template <size_t N> void* dlopen_first(const char* const (&paths)[N], std::strin
 // question, but for a library not yet loaded it searches the library path and opens the file to
 // compare it with the loaded ones: 0.02-0.05 ms each on the test VM, twice in each `kiln run`
 // (runtime/openmp.cpp). The loaded objects are matched by their file's name up to ".so"
-// ("libgomp.so.1.0.0" too); dlopen(RTLD_NOLOAD) then gives the handle.
+// ("libgomp.so.1.0.0" too); dlopen(RTLD_NOLOAD) then gives the handle. Unlike dlopen, this
+// does not see the library loaded under another file name with the same soname or inode (an
+// LLVM libomp reached through a libgomp.so.1 link): kiln then opens it as if it were not
+// loaded, which finds the loaded copy, and a policy set for it (openmp.h) has no effect.
 inline void* dlopen_if_loaded(const char* soname) {
   const char* so = std::strstr(soname, ".so");
   const std::string stem(soname, so ? static_cast<size_t>(so - soname) + 3 : std::strlen(soname));

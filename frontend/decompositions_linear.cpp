@@ -123,19 +123,18 @@ Tensor linear(const DecompArgs& args) {
 
 namespace {
 
-// smoothing / classes for a symbolic class count, as a 0-dim tensor of `compute` dtype: the
-// quotient in f64 from the size read at run time, then rounded as a Scalar operand of an op
-// computing in `compute` is (reading the count as an integer pinned the class dim: a compile per
-// number of classes).
-Tensor share(double smoothing, const ir::Expr& classes, ScalarType compute, Device device) {
-  return (Scalar(smoothing) / sym_scalar_tensor(classes, kDouble, device)).to(compute);
+// smoothing / classes for a symbolic class count, as a 0-dim tensor of `dtype`: the quotient in
+// f64 from the size read at run time, then converted as a Scalar operand is (wrapped_number: to
+// the other operand's dtype), so that a symbolic count computes what a constant one does
+// (reading the count as an integer pinned the class dim: a compile per number of classes).
+Tensor share(double smoothing, const ir::Expr& classes, ScalarType dtype, Device device) {
+  return (Scalar(smoothing) / sym_scalar_tensor(classes, kDouble, device)).to(dtype);
 }
 
 // t * (smoothing / classes), as ATen multiplies by that double.
 Tensor times_share(const Tensor& t, double smoothing, const ir::Expr& classes) {
   if (const std::optional<int64_t> c = classes.maybe_const()) return t * (smoothing / static_cast<double>(*c));
-  const ScalarType compute = opmath_dtype(t.dtype());
-  return (t.to(compute) * share(smoothing, classes, compute, t.device())).to(t.dtype());
+  return t * share(smoothing, classes, t.dtype(), t.device());
 }
 
 // The weight (one per class) as a tensor of x's rank that broadcasts along the class dim.
@@ -157,9 +156,8 @@ Tensor cross_entropy_probabilities(const Tensor& x, const Tensor& target, const 
   if (smoothing > 0.0) {
     const ir::Expr classes = sym_size(x, class_dim);
     q = q * (1.0 - smoothing);
-    const ScalarType compute = opmath_dtype(out);
     if (const std::optional<int64_t> c = classes.maybe_const()) q = q + smoothing / static_cast<double>(*c);
-    else q = (q.to(compute) + share(smoothing, classes, compute, q.device())).to(out);
+    else q = q + share(smoothing, classes, out, q.device());
   }
   if (weight) q = q * class_weight(*weight, x, class_dim).to(out);
   const Tensor loss = -(logp * q).sum({class_dim});

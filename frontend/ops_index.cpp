@@ -209,20 +209,21 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optio
   if (weighted && per_sample_weights->sizes().vec() != input.sizes().vec())
     fail(op, "expected per_sample_weights.shape to be the same as input.shape, but got {} and {}",
          shape_str(per_sample_weights->sizes()), shape_str(input.sizes()));
-  const int64_t V = weight.size(0);
   int64_t pad = -1;
-  if (padding_idx) {
-    if (*padding_idx < -V || *padding_idx >= V) fail(op, "Padding_idx must be within num_embeddings");
-    pad = *padding_idx < 0 ? *padding_idx + V : *padding_idx;
+  if (padding_idx) {  // the rows are counted only here (a negative padding_idx is resolved against them)
+    const ir::Expr V = sym_size(weight, 0);
+    if (ir::sym_lt(ir::Expr(*padding_idx), -V) || ir::sym_le(V, ir::Expr(*padding_idx)))
+      fail(op, "Padding_idx must be within num_embeddings");
+    pad = *padding_idx < 0 ? *padding_idx + weight.size(0) : *padding_idx;
   }
   // A 2-D input is B bags of equal length: flat indices with offsets 0, L, 2L, ... (as ATen
   // reads it), so the node sees one form.
   std::vector<Tensor> in{weight};
   bool last_offset = include_last_offset;
   if (input.dim() == 2) {
-    const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(input.device());
     in.push_back(input.reshape({-1}));
-    in.push_back(arange(input.size(0), i64) * input.size(1));
+    in.push_back(sym_iota(sym_size(input, 0), ScalarType::Int64, input.device()) *
+                 sym_scalar_tensor(sym_size(input, 1), ScalarType::Int64, input.device()));
     last_offset = false;
   } else {
     in.push_back(input);
@@ -243,32 +244,39 @@ std::vector<Tensor> embedding_bag(const DecompArgs& a) {
     fail(op, "expected a 2-D weight, 1-D indices and offsets and a mode of 0 (sum), 1 (mean) or 2 (max), but got weight "
              "{}, indices {}, offsets {} and mode {}", shape_str(weight.sizes()), shape_str(a.in(1).sizes()),
          shape_str(a.in(2).sizes()), mode);
-  const TensorOptions i64 = TensorOptions(ScalarType::Int64).device(weight.device());
+  // Counts are expressions (frontend/symbolic.h): traced with symbolic sizes, the bags, rows
+  // and width stay symbolic instead of being pinned to their trace-time values.
+  const Device dev = weight.device();
   const Tensor ids = a.in(1).to(ScalarType::Int64);
   const Tensor off = a.in(2).to(ScalarType::Int64);
-  const int64_t n = ids.size(0);
-  const int64_t B = off.size(0) - (a.attr<bool>("include_last_offset") ? 1 : 0);
-  if (B < 0) fail(op, "offsets has to have at least one element when include_last_offset is true");
+  const ir::Expr n = sym_size(ids, 0), D = sym_size(weight, 1);
+  const ir::Expr B = sym_size(off, 0) - ir::Expr(a.attr<bool>("include_last_offset") ? 1 : 0);
+  if (ir::sym_lt(B, ir::Expr(0))) fail(op, "offsets has to have at least one element when include_last_offset is true");
   // The bag of index i counts the bag starts offsets[1..B) at or before i (the last bag runs
   // to the end of the input, whatever include_last_offset's extra entry holds): the starts
   // marked on [0, n] and summed as they run. padding_idx entries go to an extra bag B,
   // dropped at the end.
-  Tensor bag = zeros({n}, i64);
-  if (B > 1) {
-    const Tensor starts = clamp(off.narrow(0, 1, B - 1), Scalar(0), Scalar(n));
-    bag = cumsum(zeros({n + 1}, i64).scatter_add(0, starts, ones({B - 1}, i64)), 0).narrow(0, 0, n);
+  Tensor bag = sym_full({n}, Scalar(int64_t{0}), ScalarType::Int64, dev);
+  if (ir::sym_lt(ir::Expr(1), B)) {
+    const bool last = a.attr<bool>("include_last_offset");  // offsets[1..B): all but the first (and the extra last)
+    const Tensor starts = minimum(clamp_min(off.slice(0, 1, last ? std::optional<int64_t>(-1) : std::nullopt), Scalar(int64_t{0})),
+                                  sym_scalar_tensor(n, ScalarType::Int64, dev));
+    const Tensor marks = sym_full({n + ir::Expr(1)}, Scalar(int64_t{0}), ScalarType::Int64, dev)
+                             .scatter_add(0, starts, sym_full({B - ir::Expr(1)}, Scalar(int64_t{1}), ScalarType::Int64, dev));
+    bag = cumsum(marks, 0).slice(0, 0, -1);  // [0, n)
   }
-  if (pad >= 0) bag = where(eq(ids, pad), Scalar(B), bag);
+  if (pad >= 0) bag = where(eq(ids, pad), sym_scalar_tensor(B, ScalarType::Int64, dev), bag);
   Tensor rows = weight.index_select(0, ids);  // [n, D]
-  if (const Tensor* psw = a.opt(3)) rows = rows * psw->reshape({n, 1});
-  const int64_t D = weight.size(1);
-  const TensorOptions wopts = TensorOptions(weight.dtype()).device(weight.device());
-  const Tensor spread = bag.unsqueeze(1).expand({n, D});
-  if (mode == 2)
-    return {scatter_reduce(zeros({B + 1, D}, wopts), 0, spread, rows, "amax", /*include_self=*/false).narrow(0, 0, B)};
-  const Tensor sums = zeros({B + 1, D}, wopts).scatter_add(0, spread, rows.to(weight.dtype())).narrow(0, 0, B);
+  if (const Tensor* psw = a.opt(3)) rows = rows * psw->unsqueeze(1);
+  const Tensor spread = sym_expand(bag.unsqueeze(1), {n, D});
+  const Tensor bins = sym_full({B + ir::Expr(1), D}, Scalar(0.0), weight.dtype(), dev);
+  // The bins' last row is padding_idx's extra bag, dropped.
+  if (mode == 2) return {scatter_reduce(bins, 0, spread, rows, "amax", /*include_self=*/false).slice(0, 0, -1)};
+  const Tensor sums = bins.scatter_add(0, spread, rows.to(weight.dtype())).slice(0, 0, -1);
   if (mode == 0) return {sums};
-  const Tensor counts = zeros({B + 1}, i64).scatter_add(0, bag, ones({n}, i64)).narrow(0, 0, B);
+  const Tensor counts = sym_full({B + ir::Expr(1)}, Scalar(int64_t{0}), ScalarType::Int64, dev)
+                            .scatter_add(0, bag, sym_full({n}, Scalar(int64_t{1}), ScalarType::Int64, dev))
+                            .slice(0, 0, -1);
   return {sums / clamp_min(counts, 1).unsqueeze(1).to(weight.dtype())};
 }
 

@@ -156,7 +156,8 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   // Counts as expressions: a traced index and source of one symbolic length compare without a guard.
   const ir::Expr n = sym_numel(index), along_d = source.dim() == 0 ? ir::Expr(1) : sym_size(source, d);
   if (!sym_eq(along_d, n))
-    fail(op, "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})", n.str(), along_d.str());
+    fail(op, "index_add_(): Number of indices ({}) should be equal to source.size(dim) ({})", index.numel(),
+         source.dim() == 0 ? 1 : source.size(d));  // integers read only to report: the trace fails anyway
   for (int64_t k = 0; k < self.dim(); ++k)
     if (k != d && !sym_eq(sym_size(self, k), sym_size(source, k)))
       fail(op, "index_add_(): self and source must have the same size at dimension {}; self size = {}, source size = {}",
@@ -185,8 +186,8 @@ Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const 
          c10_type_name(source.dtype()));
   const ir::Expr n = sym_numel(index), along_d = source.dim() == 0 ? ir::Expr(1) : sym_size(source, d);
   if (!sym_eq(n, along_d))
-    fail(op, "index_reduce_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}", n.str(),
-         along_d.str(), d);
+    fail(op, "index_reduce_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}",
+         index.numel(), source.dim() == 0 ? 1 : source.size(d), d);
   // A 0-dim operand must match the other's shape whole; otherwise the ranks agree and the sizes
   // outside dim.
   bool shapes_match = self.dim() == source.dim();
@@ -213,10 +214,12 @@ std::vector<ir::Expr> slice_sizes(const Tensor& t, int64_t d) {
   return out;
 }
 
-// Sizes without dim d, as ATen prints a slice shape: space-separated, no brackets.
+// Sizes without dim d, as ATen prints a slice shape: space-separated, no brackets (read as
+// integers: only an error message prints them).
 std::string slice_shape_text(const Tensor& t, int64_t d) {
   std::string out;
-  for (const ir::Expr& e : slice_sizes(t, d)) out += (out.empty() ? "" : " ") + e.str();
+  for (int64_t k = 0; k < t.dim(); ++k)
+    if (k != d) out += (out.empty() ? "" : " ") + std::to_string(t.size(k));
   return out;
 }
 
@@ -228,7 +231,7 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
   if (index.dim() >= 2) fail(op, "index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim());
   const ir::Expr n = sym_numel(index);
   if (source.dim() == 0 && !sym_eq(n, ir::Expr(1)))
-    fail(op, "index_copy_(): When source is scalar, index should have one element (got {})", n.str());
+    fail(op, "index_copy_(): When source is scalar, index should have one element (got {})", index.numel());
   if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0)
     fail(op, "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
              "dimensionality ({}), destination dimensionality ({})",
@@ -243,8 +246,8 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
              "dimension {} and source slice shape: {} at dimension 0.",
          slice_shape_text(self, d), d, slice_shape_text(source, d));
   if (source.dim() != 0 && !sym_eq(n, sym_size(source, d)))
-    fail(op, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", n.str(),
-         sym_size(source, d).str());
+    fail(op, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", index.numel(),
+         source.size(d));
   const Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
   const Tensor spread = sym_expand(along(index, d, self.dim()), sym_sizes(src));
   if (self.dim() == 0) return scatter(self.reshape({1}), 0, spread, src).reshape({});

@@ -136,8 +136,8 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
   // guard only what they must decide, so a batch of another size reuses the compiled program.
   const ir::Expr target_batch = target.dim() == 0 ? ir::Expr(0) : sym_size(target, 0);
   if (self.dim() != 1 && !ir::sym_eq(sym_size(self, 0), target_batch))
-    fail(op, "Expected input batch_size ({}) to match target batch_size ({}).", sym_size(self, 0).str(),
-         target_batch.str());
+    fail(op, "Expected input batch_size ({}) to match target batch_size ({}).", self.size(0),
+         target.dim() == 0 ? 0 : target.size(0));  // integers read only to report
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const ir::Expr classes = sym_size(self, class_dim);
   std::vector<ir::Expr> want;  // the target's sizes: the input's without the class dim
@@ -146,14 +146,18 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
   if (self.dim() <= 2 && target.dim() > 1) fail(op, "0D or 1D target tensor expected, multi-target not supported");
   // A 1-D input takes a 0-D target or one of one element; a K-d input a target of its other sizes.
   if (self.dim() == 1 && target.dim() == 1 && !ir::sym_eq(sym_size(target, 0), ir::Expr(1)))
-    fail(op, "For 1D input, 1D target must have size 1, but got target size: {}", sym_size(target, 0).str());
-  if (self.dim() > 2 && !sym_same_sizes(sym_sizes(target), want))
-    fail(op, "Expected target size {}, got {}", ir::str(want), ir::str(sym_sizes(target)));
+    fail(op, "For 1D input, 1D target must have size 1, but got target size: {}", target.size(0));
+  if (self.dim() > 2 && !sym_same_sizes(sym_sizes(target), want)) {
+    std::vector<int64_t> want_sizes;  // integers read only to report
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (d != class_dim) want_sizes.push_back(self.size(d));
+    fail(op, "Expected target size {}, got {}", shape_str(want_sizes), shape_str(target.sizes()));
+  }
   if (weight) {
     if (weight->dim() != 1 || !ir::sym_eq(sym_size(*weight, 0), classes))
       fail(op,
            "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {}",
-           classes.str(), ir::str(sym_sizes(*weight)));
+           self.size(class_dim), shape_str(weight->sizes()));
     if (weight->dtype() != self.dtype())
       fail(op, "expected scalar type {} but found {}", c10_type_name(self.dtype()), c10_type_name(weight->dtype()));
   }

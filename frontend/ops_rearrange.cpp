@@ -124,8 +124,9 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     const std::optional<int64_t> known = sym_size(self, d).maybe_const();
     if (!known) {  // a symbolic size: out[j] = self[(j - shift) mod size], the positions read at run time
       const ir::Expr n = sym_size(out, d);
-      const Tensor from = remainder(sym_iota(n, ScalarType::Int64, self.device()) - Scalar(shifts[i]),
-                                    sym_scalar_tensor(n, ScalarType::Int64, self.device()));
+      const Tensor count = sym_scalar_tensor(n, ScalarType::Int64, self.device());
+      const Tensor shift = remainder(sym_full({}, Scalar(shifts[i]), ScalarType::Int64, self.device()), count);
+      const Tensor from = remainder(sym_iota(n, ScalarType::Int64, self.device()) - shift, count);  // no overflow
       out = out.index_select(d, from);
       continue;
     }

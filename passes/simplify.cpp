@@ -77,7 +77,7 @@ bool only_use_is(const Value* v, const Node* user) {
 // by nothing else and the reshape only drops the kept 1s, is the reduction without keepdim (a
 // lone reduction as a kernel's root gets the column-sum schedule, passes/lower.cpp: the bias
 // gradient of a linear on a 3-D input is one). Null when neither applies.
-Value* simplify_reshape(ir::Graph& g, Node* n) {
+Value* simplify_reshape(ir::Graph& g, Node* n, const Keep& keep) {
   Value* in = n->input(0);
   if (in->is_input()) return nullptr;
   Node* p = in->producer();
@@ -87,7 +87,8 @@ Value* simplify_reshape(ir::Graph& g, Node* n) {
     r->output()->set_type(t);
     return r->output();
   }
-  if (p->info().family != OpFamily::Reduction || p->outputs().size() != 1 || !only_use_is(in, n)) return nullptr;
+  if (p->info().family != OpFamily::Reduction || p->outputs().size() != 1 || !only_use_is(in, n) || (keep && keep(*p)))
+    return nullptr;
   const ir::OpInfo& info = p->info();
   const int keepdim = info.schema.attr_index("keepdim");
   const int dims = info.schema.attr_index("dims");
@@ -124,13 +125,14 @@ Value* swap_last_two(ir::Graph& g, Node* pos, Value* x) {
 // The transpose of a matrix product read by nothing else, (a b)^T, is b^T a^T: the library
 // reads transposed operands in place, where the transpose of its result is a copy (a linear's
 // weight gradient is one). Null when n is not such a transpose.
-Value* transpose_of_product(ir::Graph& g, Node* n, const std::vector<int64_t>& d) {
+Value* transpose_of_product(ir::Graph& g, Node* n, const std::vector<int64_t>& d, const Keep& keep) {
   Value* src = n->input(0);
   if (src->is_input() || !only_use_is(src, n)) return nullptr;
   const OpKind op = src->producer()->op();
   const std::vector<int64_t> swap2 = {1, 0}, swap3 = {0, 2, 1};
   if (!(op == OpKind::mm && d == swap2) && !(op == OpKind::bmm && d == swap3)) return nullptr;
   Node* mm = src->producer();
+  if (keep && keep(*mm)) return nullptr;
   Value* bt = swap_last_two(g, n, mm->input(1));
   Value* at = swap_last_two(g, n, mm->input(0));
   Node* r = g.create_before(n, op, {bt, at}, mm->attrs());
@@ -140,9 +142,9 @@ Value* transpose_of_product(ir::Graph& g, Node* n, const std::vector<int64_t>& d
 
 // permute(permute(x)) is one permute of x, or x itself when the two cancel; the identity
 // permute is x; the transpose of a matrix product is transpose_of_product's. Null otherwise.
-Value* simplify_permute(ir::Graph& g, Node* n) {
+Value* simplify_permute(ir::Graph& g, Node* n, const Keep& keep) {
   std::vector<int64_t> d = n->attr<std::vector<int64_t>>("dims");
-  if (Value* t = transpose_of_product(g, n, d)) return t;
+  if (Value* t = transpose_of_product(g, n, d, keep)) return t;
   Value* src = n->input(0);
   if (!src->is_input() && src->producer()->op() == OpKind::permute) {
     const auto& inner = src->producer()->attr<std::vector<int64_t>>("dims");
@@ -160,10 +162,10 @@ Value* simplify_permute(ir::Graph& g, Node* n) {
 
 }  // namespace
 
-bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval) {
+bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval, const Keep& keep) {
   bool changed = false;
   for (Node* n : g.nodes()) {
-    if (n->inputs().empty() || n->outputs().size() != 1) continue;
+    if (n->inputs().empty() || n->outputs().size() != 1 || (keep && keep(*n))) continue;
     bool all_full = true;
     for (const Value* in : n->inputs()) all_full = all_full && is_full(in);
     if (!all_full) continue;
@@ -184,7 +186,7 @@ bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval) {
   return changed;
 }
 
-bool simplify_algebra(ir::Graph& g, const std::function<bool(const ir::Node&)>& keep) {
+bool simplify_algebra(ir::Graph& g, const Keep& keep) {
   std::set<const Value*> graph_inputs(g.inputs().begin(), g.inputs().end());
   auto feeds_output = [&](const Value* v) {
     for (const ir::Use& u : v->uses())
@@ -268,9 +270,9 @@ bool simplify_algebra(ir::Graph& g, const std::function<bool(const ir::Node&)>& 
       case OpFamily::View:
         if (n->op() == OpKind::reshape || n->op() == OpKind::expand) {
           if (n->input(0)->type().sizes == out->type().sizes) repl = n->input(0);
-          else if (n->op() == OpKind::reshape) repl = simplify_reshape(g, n);
+          else if (n->op() == OpKind::reshape) repl = simplify_reshape(g, n, keep);
         } else if (n->op() == OpKind::permute) {
-          repl = simplify_permute(g, n);
+          repl = simplify_permute(g, n, keep);
         }
         break;
       default: break;

@@ -13,8 +13,10 @@
 //   casts to the same dtype, reshape/expand to the same shape, identity permutes, clamp with a
 //   bound at the dtype's extreme (maximum / minimum, or x for both). A rewrite
 //   that would make a graph output alias a graph input is skipped (eager never aliases).
-//   Nodes `keep` accepts (ops the backend lowers itself: a user's extern lowering of clamp,
-//   which relu's clamp(x, 0, inf) would otherwise never reach) are left as they are.
+// fold_constants and simplify_algebra leave the nodes `keep` accepts as they are (ops the
+// backend lowers itself: a user's extern lowering of clamp, which relu's clamp(x, 0, inf) would
+// otherwise never reach, of a constant's op, or of a reduction or product a reshape or
+// transpose would rebuild).
 // Each returns whether it changed the graph.
 #pragma once
 
@@ -32,7 +34,8 @@ bool cse(ir::Graph& g);
 // The value of elementwise node n on inputs of these values (in its input dtypes), or nullopt
 // when evaluating fails (integer division by zero).
 using ConstantEvaluator = std::function<std::optional<Scalar>(const ir::Node& n, const std::vector<Scalar>& inputs)>;
-bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval);
-bool simplify_algebra(ir::Graph& g, const std::function<bool(const ir::Node&)>& keep = {});
+using Keep = std::function<bool(const ir::Node&)>;  // null: every node may be rewritten
+bool fold_constants(ir::Graph& g, const ConstantEvaluator& eval, const Keep& keep = {});
+bool simplify_algebra(ir::Graph& g, const Keep& keep = {});
 
 }  // namespace kiln::passes

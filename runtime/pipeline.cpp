@@ -225,7 +225,7 @@ Compilation compile_graph(std::shared_ptr<ir::Graph> graph, const Backend& backe
 
   c.stage("dce", passes::dce);
   c.stage("cse", passes::cse);
-  c.stage("fold_constants", [](ir::Graph& g) { return passes::fold_constants(g, evaluate_constant); });
+  c.stage("fold_constants", [&](ir::Graph& g) { return passes::fold_constants(g, evaluate_constant, dopts.keep); });
   c.stage("simplify_algebra", [&](ir::Graph& g) { return passes::simplify_algebra(g, dopts.keep); });
   c.stage("cse", passes::cse);
   c.stage("dce", passes::dce);
