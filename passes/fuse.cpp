@@ -14,6 +14,7 @@
 #include "passes/fuse.h"
 
 #include "base/error.h"
+#include "passes/equality_operands.h"
 #include "passes/lower_index.h"
 #include "passes/row_domain.h"
 
@@ -515,7 +516,9 @@ void Fuser::mark_shared_values() {
     std::vector<const void*> groups;
     for (const Value* o : n->outputs()) {
       std::vector<const void*>& r = reached[o];
-      if (r.size() >= 2 && is_inlinable(n) && reads[o].size() >= kSharedReads && !outputs.count(o)) {
+      // A value compared for equality is computed once whatever it reads (equality_operands.h).
+      if (r.size() >= 2 && is_inlinable(n) && !outputs.count(o) &&
+          (reads[o].size() >= kSharedReads || compared_for_equality(o))) {
         shared_.insert(o);
         r = {o};
       }

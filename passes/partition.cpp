@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "ir/op.h"
+#include "passes/equality_operands.h"
 
 #include <fmt/format.h>
 
@@ -105,10 +106,13 @@ class MaxFlow {
 };
 
 // Ops the backward may run again instead of loading a saved result: cheap per element, and
-// deterministic.
+// deterministic. Not a value compared for equality: run again in another kernel it may differ
+// in its last bits from the forward's (equality_operands.h).
 bool recomputable(const ir::Node& n) {
   const ir::OpInfo& info = n.info();
   if (info.has(ir::traits::Random) || info.has(ir::traits::Extern)) return false;
+  for (const ir::Value* o : n.outputs())
+    if (passes::compared_for_equality(o)) return false;
   // An activation kept whole for its derivative rule (relu) is elementwise too.
   if (info.family == ir::OpFamily::Activation) return true;
   if (info.level != ir::OpLevel::Prim) return false;
