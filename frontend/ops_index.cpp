@@ -206,7 +206,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const std::optio
     fail(op, "Expected tensor for argument #2 'offsets' to have one of the following scalar types: Long, Int; but got {} "
              "instead (while checking arguments for embedding_bag)",
          c10_type_name(offsets->dtype()));
-  if (weighted && per_sample_weights->sizes().vec() != input.sizes().vec())
+  if (weighted && !sym_same_sizes(sym_sizes(*per_sample_weights), sym_sizes(input)))
     fail(op, "expected per_sample_weights.shape to be the same as input.shape, but got {} and {}",
          shape_str(per_sample_weights->sizes()), shape_str(input.sizes()));
   int64_t pad = -1;

@@ -125,7 +125,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     if (!known) {  // a symbolic size: out[j] = self[(j - shift) mod size], the positions read at run time
       const ir::Expr n = sym_size(out, d);
       const Tensor count = sym_scalar_tensor(n, ScalarType::Int64, self.device());
-      const Tensor shift = remainder(sym_full({}, Scalar(shifts[i]), ScalarType::Int64, self.device()), count);
+      // clamp_min: a size that is 0 at run time (x[2:] traced at 2) rolls nothing, and divides by nothing.
+      const Tensor shift = remainder(sym_full({}, Scalar(shifts[i]), ScalarType::Int64, self.device()), clamp_min(count, 1));
       const Tensor from = remainder(sym_iota(n, ScalarType::Int64, self.device()) - shift, count);  // no overflow
       out = out.index_select(d, from);
       continue;

@@ -7,16 +7,27 @@
 // recomputed cos(x) in the count's kernel, or the partitioner recomputed it in the backward,
 // every comparison could fail (the count 0, the gradient NaN or 0 where PyTorch's is -sin).
 // So fusion materializes such a value once instead of recomputing it in each kernel that reads
-// it (passes/fuse.cpp), and the partitioner saves it instead of recomputing it
-// (passes/partition.cpp).
+// it, a row kernel's two passes included, and a forward program's saved output that amax or
+// amin reduces is read by the reduction rather than recomputed (passes/fuse.cpp); the
+// partitioner saves such a value instead of recomputing it (passes/partition.cpp).
 #pragma once
 
 #include "ir/graph.h"
 
 namespace kiln::passes {
 
-// Whether v, directly or through views of it, is an operand of eq or ne whose other operand is
-// not a constant (`full`).
+// Whether n computes a value that another kernel might compute with other last bits: any node
+// but a view, a cast or a constant (their results are exact everywhere).
+bool computes_inexactly(const ir::Node& n);
+
+// Whether v is a floating value that, directly or through views and casts of it, is an operand
+// of eq or ne whose other operand is not a constant (`full`, through views and casts) nor the
+// same value. Integer and bool values are exact in every kernel and never count.
 bool compared_for_equality(const ir::Value* v);
+
+// Whether v is a floating value that, directly or through views and casts of it, amax or amin
+// reduces: their gradient compares v with the result, in the same graph or, for a value a
+// training step's forward program saves, in the backward program.
+bool reduced_to_extremum(const ir::Value* v);
 
 }  // namespace kiln::passes

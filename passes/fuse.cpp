@@ -516,9 +516,13 @@ void Fuser::mark_shared_values() {
     std::vector<const void*> groups;
     for (const Value* o : n->outputs()) {
       std::vector<const void*>& r = reached[o];
-      // A value compared for equality is computed once whatever it reads (equality_operands.h).
-      if (r.size() >= 2 && is_inlinable(n) && !outputs.count(o) &&
-          (reads[o].size() >= kSharedReads || compared_for_equality(o))) {
+      // A value compared for equality is computed once whatever it reads, even by one group (a
+      // row kernel's two passes), and so is a saved output that amax or amin reduces: the
+      // backward compares the two (equality_operands.h).
+      const bool once = is_inlinable(n) && computes_inexactly(*n) &&
+                        (compared_for_equality(o) || (outputs.count(o) && reduced_to_extremum(o)));
+      if ((once && !r.empty()) ||
+          (r.size() >= 2 && is_inlinable(n) && reads[o].size() >= kSharedReads && !outputs.count(o))) {
         shared_.insert(o);
         r = {o};
       }

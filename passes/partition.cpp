@@ -111,8 +111,9 @@ class MaxFlow {
 bool recomputable(const ir::Node& n) {
   const ir::OpInfo& info = n.info();
   if (info.has(ir::traits::Random) || info.has(ir::traits::Extern)) return false;
-  for (const ir::Value* o : n.outputs())
-    if (passes::compared_for_equality(o)) return false;
+  if (passes::computes_inexactly(n))
+    for (const ir::Value* o : n.outputs())
+      if (passes::compared_for_equality(o)) return false;
   // An activation kept whole for its derivative rule (relu) is elementwise too.
   if (info.family == ir::OpFamily::Activation) return true;
   if (info.level != ir::OpLevel::Prim) return false;

@@ -487,9 +487,11 @@ TEST(AutogradCompiled, AMinimumOfRecomputedMathGetsItsGradient) {
          return amin(as_strided(cos(a), {3, 3}, {0, 1}, 0).unsqueeze(-1), {1, 0, 2}, false);
        }},
       {"max(tan) == max", [](const Tensor& a) { return where(tan(a) == tan(a).max(), a, a * 0).sum(); }},
+      {"amin(cos) of long rows", [](const Tensor& a) { return amin(cos(a.reshape({5, -1})), {1}, false).sum(); }},
+      {"amax(sin) of one row", [](const Tensor& a) { return amax(sin(a.reshape({1, -1}) * 2), {1}, false).sum(); }},
   };
   for (const auto& [name, fn] : fns) {
-    const Tensor x0 = ramp({37, 19}, 0.37, -0.2).to(kFloat);
+    const Tensor x0 = ramp({37, 20}, 0.37, -0.2).to(kFloat);
     const Tensor xe = x0.clone().requires_grad_(), xc = x0.clone().requires_grad_();
     fn(xe).backward();
     auto f = compile(fn);
@@ -498,6 +500,12 @@ TEST(AutogradCompiled, AMinimumOfRecomputedMathGetsItsGradient) {
     EXPECT_TRUE(isfinite(xc.grad()).all().item<bool>()) << name << ": " << xc.grad().sum().item<double>();
     EXPECT_TRUE(equal(xc.grad() != 0, xe.grad() != 0)) << name << ": the gradient reaches other elements";
     expect_close(xc.grad(), values(xe.grad()), 1e-5, 1e-6);
+  }
+  // Forward only: a hard one-hot of each row's maximum marks at least one element per row.
+  auto onehot = compile([](const Tensor& a) { return (sin(a) == amax(sin(a), {1}, true)).to(kFloat).sum({1}); });
+  for (int64_t w : {19, 200, 1000}) {
+    const Tensor counts = onehot(ramp({3, w}, 0.37, -0.2).to(kFloat));
+    EXPECT_TRUE((counts >= 1).all().item<bool>()) << "rows of " << w << ": " << counts.str();
   }
 }
 

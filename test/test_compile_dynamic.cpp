@@ -410,6 +410,12 @@ TEST(DynamicGuards, LossesAndIndexOpsStayDynamic) {
       {"index_copy",  // a permutation: PyTorch leaves repeated indices undefined
        [](const Tensor& x, const Tensor&) { return x.index_copy(0, std::get<1>(sort(x.select(1, 0))), x * 2); }},
       {"index_reduce", [](const Tensor& x, const Tensor& t) { return x.index_reduce(0, t, x * 2, "amax"); }},
+      {"embedding_bag", [](const Tensor& x, const Tensor& t) {
+         const Tensor bags = t.reshape({-1, 1}).expand({-1, 3});  // [r, 3]: r bags of three rows
+         return embedding_bag(x, bags, std::nullopt, "mean") +
+                embedding_bag(x, bags, std::nullopt, "sum", x.narrow(1, 0, 3), false, 2) +
+                embedding_bag(x, t, arange(3), "max", std::nullopt, true).sum();
+       }},
       {"flip, roll, diff", [](const Tensor& x, const Tensor&) {
          return x.flip({0}) + x.roll({2}, {0}) - x.roll({-1}, {1}) + x.roll({-25}, {1}) + diff(x, 1, 0).sum({0}, true);
        }},
