@@ -42,8 +42,7 @@ Tensor canonical_nan(const Tensor& q) {
 // t / n in t's dtype; a symbolic count is read at run time. An empty count gives NaN (0/0).
 Tensor divide_by_count(const Tensor& t, const ir::Expr& n) {
   const std::optional<int64_t> c = n.maybe_const();
-  if (c && *c != 0) return t / Scalar(*c);
-  return canonical_nan(c ? t / Scalar(int64_t{0}) : t / sym_scalar_tensor(n, t.dtype(), t.device()));
+  return c && *c != 0 ? sym_div(t, n) : canonical_nan(sym_div(t, n));
 }
 
 // The mean of x over `dims` and the sum of squared deviations from it, both keepdim. An f32 x

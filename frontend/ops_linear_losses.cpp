@@ -256,10 +256,7 @@ Tensor kl_div(const Tensor& self, const Tensor& target, std::string_view reducti
   if (reduction != "batchmean") return reduce(loss, reduction);
   const Tensor total = loss.sum();
   if (self.dim() == 0) return total;
-  // The batch as an expression: a symbolic batch is read at run time (an integer read pinned it).
-  const ir::Expr batch = sym_size(self, 0);
-  if (const std::optional<int64_t> b = batch.maybe_const()) return div(total, Scalar(*b));
-  return div(total, sym_scalar_tensor(batch, total.dtype(), total.device()));
+  return sym_div(total, sym_size(self, 0));  // a symbolic batch read at run time (an integer read pinned it)
 }
 
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {

@@ -4,6 +4,7 @@
 
 #include "frontend/dispatch.h"
 #include "base/error.h"
+#include "frontend/ops.h"
 #include "frontend/ops_view.h"
 #include "ir/graph.h"
 #include "ir/shape_env.h"
@@ -165,6 +166,11 @@ Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device)
   Tensor ramp = sym_iota(value + 1, dtype, device);
   Tensor one = dispatch1(ir::OpKind::slice, {ramp}, {int64_t{0}, value, value + 1, ir::Expr(1)});
   return sym_reshape(one, {});
+}
+
+Tensor sym_div(const Tensor& t, const ir::Expr& n) {
+  if (const std::optional<int64_t> c = n.maybe_const()) return div(t, Scalar(*c));
+  return div(t, sym_scalar_tensor(n, t.dtype(), t.device()));
 }
 
 }  // namespace kiln

@@ -53,5 +53,8 @@ Tensor sym_positions(const Tensor& t, int64_t dim);
 // A 0-dim tensor holding the value of a size expression (mean's element count): a constant
 // for static sizes, else read from the sizes at run time.
 Tensor sym_scalar_tensor(const ir::Expr& value, ScalarType dtype, Device device);
+// t / n in t's dtype: a Scalar divisor for a constant n, else n read at run time
+// (sym_scalar_tensor), so a symbolic count divides as a constant one does without pinning it.
+Tensor sym_div(const Tensor& t, const ir::Expr& n);
 
 }  // namespace kiln
