@@ -453,6 +453,9 @@ void KernelGen::emit_stage(const ir::KStage& st) {
     stage_nest(st, [] {}, hint_for(st));
     return;
   }
+  if (st.sum_exp >= 0)  // passes/online_softmax.cpp runs for GPUs only
+    internal_fail("cpu: kernel {}: reduce %{} folds sum_exp %{}, a GPU schedule the cpu backend does not lower", k_.name,
+                  st.result, st.sum_exp);
   if (st.vectorize.partials > 0) return emit_partial_sum(st);
   const bool arg = st.reduce_op == ir::ReductionOp::argmax || st.reduce_op == ir::ReductionOp::argmin;
   llvm::Type* ty = compute_type(C_, st.acc_dtype);

@@ -286,7 +286,12 @@ struct Emitter {
   void stage(const ir::KStage& st, size_t s) {
     const bool reduce = st.kind == ir::StageKind::Reduce;
     if (block && loads_stored_arg(st)) line("__syncthreads();  // this stage reads what an earlier stage stored");
-    if (reduce)
+    // An amax that also folds the sum of exponentials (online softmax) keeps a (max, sum) pair.
+    const bool sum_exp = reduce && st.sum_exp >= 0;
+    if (sum_exp)
+      line(fmt::format("// %{} = reduce amax {} : {} sum_exp %{} : {}", st.result, nest_comment(st),
+                       dtype_short_name(st.acc_dtype), st.sum_exp, dtype_short_name(st.sum_exp_dtype)));
+    else if (reduce)
       line(fmt::format("// %{} = reduce {} {} : {}", st.result, ir::reduction_name(st.reduce_op), nest_comment(st),
                        dtype_short_name(st.acc_dtype)));
     else
@@ -300,6 +305,10 @@ struct Emitter {
       const ScalarType ydt = yield_dtype(st);
       acc_type = arg_op ? fmt::format("KilnArg<{}>", compute_type(ydt)) : compute_type(st.acc_dtype);
       ident = arg_op ? fmt::format("{}{{{}, -1}}", acc_type, literal(Scalar(0), ydt)) : identity(st.reduce_op, st.acc_dtype);
+      if (sum_exp) {
+        acc_type = fmt::format("KilnMaxExp<{}, {}>", compute_type(st.acc_dtype), compute_type(st.sum_exp_dtype));
+        ident = fmt::format("{}{{{}, {}}}", acc_type, ident, literal(Scalar(0), st.sum_exp_dtype));
+      }
       line(fmt::format("{} {} = {};", acc_type, acc, ident));
     }
 
@@ -346,7 +355,8 @@ struct Emitter {
       const ScalarType ydt = type_of(st.yield);
       const std::string x = arg_op ? fmt::format("{}{{{}, kiln_t}}", acc_type, v(st.yield))
                                    : convert(v(st.yield), ydt, ir::compute_dtype(st.acc_dtype));
-      line(fmt::format("{0} = {1}()({0}, {2});", acc, functor(st.reduce_op), x));
+      if (sum_exp) line(fmt::format("{0} = kiln_max_exp_add({0}, {1});", acc, x));
+      else line(fmt::format("{0} = {1}()({0}, {2});", acc, functor(st.reduce_op), x));
     }
     if (in_items) close();  // the bound check of the items loop
     in_items = false;
@@ -354,7 +364,8 @@ struct Emitter {
     dtype_of = std::move(outer);  // values of a stage do not escape it
 
     if (reduce && split > 1 && !st.extents.empty()) {
-      if (arg_op) internal_fail("cuda: kernel {}: an arg reduction cannot split its rows", k.name);
+      if (arg_op || sum_exp)
+        internal_fail("cuda: kernel {}: an arg reduction or a sum_exp cannot split its rows", k.name);
       // The row groups' partials of each column, combined in a fixed order.
       const std::string part = fmt::format("kiln_part{}", st.result);
       line(fmt::format("__shared__ {} {}[{}][{}];", acc_type, part, split, cols));
@@ -365,7 +376,16 @@ struct Emitter {
                        functor(st.reduce_op), acc, part));
       line(fmt::format("__syncthreads();  // the next tile writes {} again", part));
     }
-    if (reduce) {
+    if (sum_exp) {
+      std::string r = acc;
+      if (block && !st.extents.empty()) r = fmt::format("kiln_block_reduce({}, KilnMaxExpJoin(), {})", acc, ident);
+      line(fmt::format("const {} kiln_pair{} = {};", acc_type, st.result, r));
+      line(fmt::format("const {} {} = kiln_pair{}.m;", compute_type(st.acc_dtype), v(st.result), st.result));
+      line(fmt::format("const {} {} = kiln_max_exp_sum(kiln_pair{});", compute_type(st.sum_exp_dtype), v(st.sum_exp),
+                       st.result));
+      dtype_of[st.result] = st.acc_dtype;
+      dtype_of[st.sum_exp] = st.sum_exp_dtype;
+    } else if (reduce) {
       std::string r = acc;
       if (block && !st.extents.empty()) r = fmt::format("kiln_block_reduce({}, {}(), {})", acc, functor(st.reduce_op), ident);
       // An arg reduction's result is the i64 position (acc_dtype is the compared values' dtype).
@@ -562,7 +582,7 @@ bool uses_dtype(const ir::Kernel& k, ScalarType t) {
   for (const ir::KernelArg& a : k.args)
     if (a.dtype == t) return true;
   for (const ir::KStage& st : k.stages) {
-    if (st.kind == ir::StageKind::Reduce && st.acc_dtype == t) return true;
+    if (st.kind == ir::StageKind::Reduce && (st.acc_dtype == t || (st.sum_exp >= 0 && st.sum_exp_dtype == t))) return true;
     for (const ir::KInst& in : st.body)
       if (in.dtype == t) return true;
   }

@@ -224,6 +224,45 @@ template <bool IsMax> struct KilnArgExt {
 };
 typedef KilnArgExt<true> KilnArgMax;
 typedef KilnArgExt<false> KilnArgMin;
+// The online softmax (ir::KStage::sum_exp): a row's max m and the sum s of exp(x - m), in one
+// pass. Each term's exp is computed in T, as a separate sum stage computes it; the rescaling
+// exp(m_old - m_new) in the sum's type A. While the max is -inf, s counts the -inf values, so
+// that a nonempty row of them ends with a NaN sum, as exp(-inf - (-inf)) gives in two passes;
+// a +inf max makes the sum NaN (exp(inf - inf)); a NaN makes both NaN.
+template <class T, class A> struct KilnMaxExp { T m; A s; };
+KILN_D float kiln_exp_of(float x) { return expf(x); }
+KILN_D double kiln_exp_of(double x) { return exp(x); }
+template <class T, class A> KILN_D KilnMaxExp<T, A> kiln_max_exp_add(KilnMaxExp<T, A> a, T x) {
+  KilnMaxExp<T, A> r = a;
+  if (x > a.m) {
+    r.m = x;
+    r.s = x == kiln_inf(x) ? kiln_qnan(a.s) : a.s * kiln_exp_of((A)a.m - (A)x) + (A)1;
+  } else if (x <= a.m) {
+    r.s = a.m == -kiln_inf(x) ? a.s + (A)1 : a.s + (A)kiln_exp_of((T)(x - a.m));
+  } else {  // x or the max is NaN
+    r.m = kiln_isnan(a.m) ? a.m : x;
+    r.s = kiln_qnan(a.s);
+  }
+  return r;
+}
+struct KilnMaxExpJoin {
+  template <class T, class A> __device__ KilnMaxExp<T, A> operator()(KilnMaxExp<T, A> a, KilnMaxExp<T, A> b) const {
+    KilnMaxExp<T, A> r;
+    if (kiln_isnan(a.m) || kiln_isnan(b.m)) {
+      r.m = kiln_isnan(a.m) ? a.m : b.m;
+      r.s = kiln_qnan(a.s);
+      return r;
+    }
+    r.m = a.m < b.m ? b.m : a.m;
+    if (r.m == -kiln_inf(r.m)) r.s = a.s + b.s;  // counts of -inf values
+    else if (r.m == kiln_inf(r.m)) r.s = kiln_qnan(a.s);
+    else r.s = a.s * kiln_exp_of((A)a.m - (A)r.m) + b.s * kiln_exp_of((A)b.m - (A)r.m);
+    return r;
+  }
+};
+template <class T, class A> KILN_D A kiln_max_exp_sum(KilnMaxExp<T, A> a) {
+  return a.m == -kiln_inf(a.m) && a.s > (A)0 ? kiln_qnan(a.s) : a.s;
+}
 
 KILN_D int kiln_shfl(int v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
 KILN_D unsigned kiln_shfl(unsigned v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
@@ -238,6 +277,11 @@ KILN_D kiln_i16 kiln_shfl(kiln_i16 v, int o) { return (kiln_i16)__shfl_down_sync
 template <class T> KILN_D KilnArg<T> kiln_shfl(KilnArg<T> a, int o) {
   a.v = kiln_shfl(a.v, o);
   a.i = kiln_shfl(a.i, o);
+  return a;
+}
+template <class T, class A> KILN_D KilnMaxExp<T, A> kiln_shfl(KilnMaxExp<T, A> a, int o) {
+  a.m = kiln_shfl(a.m, o);
+  a.s = kiln_shfl(a.s, o);
   return a;
 }
 

@@ -336,7 +336,9 @@ std::string Kernel::str() const {
       out += fmt::format("  %{} = reduce {} {}{} {{\n", st.result, reduction_name(st.reduce_op),
                          loop_nest(st.extents, stage_var), vectorize_str(st.vectorize));
       for (const KInst& in : st.body) print_inst(out, *this, in, "    ");
-      out += fmt::format("    yield %{}\n  }} : {}\n", st.yield, dtype_short_name(st.acc_dtype));
+      out += fmt::format("    yield %{}\n  }} : {}", st.yield, dtype_short_name(st.acc_dtype));
+      if (st.sum_exp >= 0) out += fmt::format(" sum_exp %{} : {}", st.sum_exp, dtype_short_name(st.sum_exp_dtype));
+      out += "\n";
     }
   }
   out += "}\n";
@@ -483,6 +485,17 @@ struct KernelChecker {
         outer.insert(st.result);
         types[st.result] = st.reduce_op == ReductionOp::argmax || st.reduce_op == ReductionOp::argmin ? ScalarType::Int64 : st.acc_dtype;
         if (defined.count(st.result)) bad(fmt::format("reduce result %{} is defined twice", st.result));
+        if (st.sum_exp >= 0) {
+          const ScalarType y = types.count(st.yield) ? types.at(st.yield) : st.acc_dtype;
+          if (st.reduce_op != ReductionOp::amax || !is_floating_point(y) || !is_floating_point(st.sum_exp_dtype) ||
+              element_size(st.sum_exp_dtype) < element_size(compute_dtype(y)))
+            bad(fmt::format("sum_exp %{} needs an amax of a float and a sum dtype at least as wide as its compute dtype",
+                            st.sum_exp));
+          if (defined.count(st.sum_exp) || outer.count(st.sum_exp) || st.sum_exp == st.result)
+            bad(fmt::format("reduce result %{} is defined twice", st.sum_exp));
+          outer.insert(st.sum_exp);
+          types[st.sum_exp] = st.sum_exp_dtype;
+        }
       }
       defined = std::move(outer);  // values inside a stage do not escape it
     }

@@ -133,6 +133,18 @@ struct KStage {
   int yield = -1;                            // id of the value folded
   int result = -1;                           // id under which later stages read the result
   ScalarType acc_dtype = ScalarType::Float;  // accumulator / result dtype
+  // amax stages of a float only (set by passes/online_softmax.cpp for a GPU): the stage also
+  // folds, in the same pass over its nest, sum(exp(x - max)) of its yielded values x against
+  // the final max, as the result `sum_exp` of dtype `sum_exp_dtype` (a float at least as wide
+  // as the yield), each exp computed in the yield's compute dtype. The online softmax
+  // (Milakov and Gimelshein, 2018): (max, sum) pairs combine as
+  //   M = max(m1, m2),  s = s1 * exp(m1 - M) + s2 * exp(m2 - M),
+  // and the results are those of an amax stage followed by a sum stage over the same values,
+  // up to rounding: a NaN makes both NaN, a +inf max makes the sum NaN (exp(inf - inf)), as
+  // does a max of -inf over a nonempty nest; an empty nest gives -inf and 0. -1: none.
+  // Printed after the accumulator dtype: `} : f32 sum_exp %14 : f64`.
+  int sum_exp = -1;
+  ScalarType sum_exp_dtype = ScalarType::Double;
   KVectorize vectorize;                      // set by passes/schedule_loops.cpp (CPU)
   bool operator==(const KStage&) const = default;
 };

@@ -282,6 +282,13 @@ class KernelParser {
     // argmax/argmin give the i64 position (ir/kernel.h), whatever they compare.
     const bool arg = st.reduce_op == ReductionOp::argmax || st.reduce_op == ReductionOp::argmin;
     types_.emplace(st.result, arg ? ScalarType::Int64 : st.acc_dtype);
+    if (lex_.at_ident("sum_exp")) {
+      lex_.next();
+      st.sum_exp = parse_id("the sum_exp result %N");
+      lex_.expect(Tok::Colon, "':' and the dtype after the sum_exp result");
+      st.sum_exp_dtype = parse_dtype();
+      types_.emplace(st.sum_exp, st.sum_exp_dtype);
+    }
     return st;
   }
 

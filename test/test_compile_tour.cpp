@@ -192,8 +192,11 @@ std::string generate() {
   gpu_target.sms = 132;
   const rt::Compilation g = run(graph, "cuda", gpu_target, /*code=*/false);
   md += "## The cuda backend\n\n" + say("cuda");
-  md += "### `schedule_launch`\n\n" + say("schedule_launch") + "What changed against the cpu backend's `schedule_tiles` plan:\n\n" +
-        block("diff", diff(stable_names(c.text("schedule_tiles"), c.prefix), stable_names(g.text("schedule_launch"), g.prefix))) +
+  md += "### `online_softmax`\n\n" + say("online_softmax") + "What changed against the cpu backend's `schedule_tiles` plan:\n\n" +
+        block("diff", diff(stable_names(c.text("schedule_tiles"), c.prefix), stable_names(g.text("online_softmax"), g.prefix))) +
+        "\n";
+  md += "### `schedule_launch`\n\n" + say("schedule_launch") + "What changed:\n\n" +
+        block("diff", diff(stable_names(g.text("online_softmax"), g.prefix), stable_names(g.text("schedule_launch"), g.prefix))) +
         "\n";
   md += "### CUDA C\n\n" + say("cuda_source");
   for (const ir::Kernel* k : g.plan.kernels())

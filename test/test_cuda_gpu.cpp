@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -203,6 +204,63 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   expect_close(u, du.cpu(), 0, 0);
   expect_close(inv, dinv.cpu(), 0, 0);
   expect_close(counts, dcounts.cpu(), 0, 0);
+}
+
+// A row's max and sum of exponentials in one pass (passes/online_softmax.h): cross_entropy and
+// log_softmax and softmax agree with the cpu's two passes on rows of every kind the pairs must combine
+// right: a NaN, a +inf, rows of -inf (whole, leading, all but one), rising values (a new max
+// at every element, each rescaling the sum), falling ones, large magnitudes; at widths that
+// leave several items per thread, and 32000 (32 per thread, no row kept in registers).
+TEST(CudaGpu, OnePassRowsAgreeWithTwoPasses) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(3);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  for (int64_t width : {3000, 32000}) {
+    SCOPED_TRACE(width);
+    std::vector<Tensor> rows;
+    const Tensor r = randn({width}, kDouble);
+    const Tensor pos = arange(width, kDouble);
+    rows.push_back(r);
+    rows.push_back(r.index_fill(0, tensor({100}, kInt64), nan));
+    rows.push_back(r.index_fill(0, tensor({5}, kInt64), inf));
+    rows.push_back(full({width}, -inf, kDouble));
+    rows.push_back(where(pos < 700, full({width}, -inf, kDouble), r));
+    rows.push_back(where(pos < width - 1, full({width}, -inf, kDouble), r));
+    rows.push_back(pos * 0.01);
+    rows.push_back(pos * -0.01);
+    rows.push_back(r * 80);
+    rows.push_back(r.index_fill(0, tensor({1, 9}, kInt64), -inf).index_fill(0, tensor({2}, kInt64), inf));
+    const Tensor x = stack(rows).to(kFloat);
+    const int64_t n = x.size(0);
+    const Tensor target = randint(0, width, {n});
+    const Tensor dx = x.cuda(), dt = target.cuda();
+
+    auto ce = compile([](const Tensor& l, const Tensor& t) { return cross_entropy(l, t, std::nullopt, "none"); });
+    expect_close(cross_entropy(x, target, std::nullopt, "none"), ce(dx, dt).cpu(), 1e-5, 1e-5);
+    EXPECT_NE(ce.explain(dx, dt).find("sum_exp"), std::string::npos) << "one pass over each row";
+    auto ls = compile([](const Tensor& l) { return log_softmax(l, -1); });
+    expect_close(log_softmax(x, -1), ls(dx).cpu(), 1e-5, 1e-5);
+    // f16 results: the max stage stores the rounded inputs, which both stages then read.
+    auto lh = compile([](const Tensor& l) { return log_softmax(l.to(kHalf), -1); });
+    expect_close(log_softmax(x.to(kHalf), -1), lh(dx).cpu(), 1e-3, 1e-3);
+    EXPECT_NE(lh.explain(dx).find("sum_exp"), std::string::npos);
+    // softmax computes its exponentials again in the normalizing stage, in f32 and f16.
+    auto sm = compile([](const Tensor& l) { return softmax(l, -1); });
+    expect_close(softmax(x, -1), sm(dx).cpu(), 1e-5, 1e-7);
+    EXPECT_NE(sm.explain(dx).find("sum_exp"), std::string::npos);
+    auto sh = compile([](const Tensor& l) { return softmax(l.to(kHalf), -1); });
+    expect_close(softmax(x.to(kHalf), -1), sh(dx).cpu(), 1e-3, 1e-4);
+    EXPECT_NE(sh.explain(dx).find("sum_exp"), std::string::npos);
+    // bf16 logits, and the loss's gradient, whose softmax keeps its two passes.
+    const Tensor xb = x.narrow(0, 0, 1).to(kBFloat16), tb = target.narrow(0, 0, 1);
+    expect_close(cross_entropy(xb, tb), ce(xb.cuda(), tb.cuda()).cpu().reshape({}), 1e-2, 1e-2);
+    const Tensor xg = x.narrow(0, 0, 1).clone().requires_grad_(true);
+    const Tensor dxg = xg.detach().cuda().requires_grad_(true);
+    auto loss = compile([](const Tensor& l, const Tensor& t) { return cross_entropy(l, t); });
+    cross_entropy(xg, tb).backward();
+    loss(dxg, tb.cuda()).backward();
+    expect_close(xg.grad(), dxg.grad().cpu(), 1e-5, 1e-7);
+  }
 }
 
 TEST(CudaGpu, CatTakesALegacyEmptyTensorFromAnotherDevice) {

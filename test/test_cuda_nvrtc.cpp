@@ -166,6 +166,15 @@ ir::Kernel all_reductions_kernel(ScalarType t) {
     stores.push_back(st(to_bool ? 2 : to_index ? 3 : 1, P(0), id + 1, acc));
     id += 2;
   }
+  if (is_floating_point(t)) {  // an amax that also folds the sum of exponentials (passes/online_softmax.h)
+    ir::KStage pair = reduce(ReductionOp::amax, {S("s1")}, {ld(id, 0, at, t)}, id, id + 1, t);
+    pair.sum_exp = id + 2;
+    pair.sum_exp_dtype = kDouble;
+    k.stages.push_back(pair);
+    stores.push_back(st(1, P(0), id + 1, t));
+    stores.push_back(op(id + 3, OpKind::convert_element_type, {id + 2}, t, to_dtype(t)));
+    stores.push_back(st(1, P(0), id + 3, t));
+  }
   k.stages.push_back(loop({}, std::move(stores)));
   return k;
 }
@@ -177,6 +186,9 @@ TEST(CudaNvrtc, EveryReductionCompilesForEveryDtype) {
     const ir::Kernel k = all_reductions_kernel(t);
     const std::string src = emit_scheduled(k);
     EXPECT_NE(src.find("kiln_block_reduce(kiln_acc15, KilnArgMin()"), std::string::npos) << src;
+    if (is_floating_point(t)) {
+      EXPECT_NE(src.find("kiln_block_reduce(kiln_acc17, KilnMaxExpJoin()"), std::string::npos);
+    }
     EXPECT_TRUE(compile_ptx(k, src));
     for (int sm : kCubinArchs) EXPECT_TRUE(compile_cubin(k, src, sm));
   }

@@ -8,6 +8,7 @@
 // same kernels and that a second run of the pass changes nothing. The pipeline runs the
 // same passes (runtime/pipeline.cpp), and the fusion corpus checks the plans they end in.
 #include "ir/kernel_text.h"
+#include "passes/online_softmax.h"
 #include "passes/schedule.h"
 #include "passes/simplify_indices.h"
 #include "test_fusion_check.h"
@@ -74,6 +75,7 @@ bool run_pass(const Spec& spec, ir::Kernel& k) {
   if (pass == "schedule_tiles") return passes::schedule_tiles(k, t);
   if (pass == "schedule_loops") return passes::schedule_loops(k, t);
   if (pass == "schedule_launch") return passes::schedule_launch(k, t);
+  if (pass == "online_softmax") return passes::online_softmax(k, t);
   throw std::invalid_argument("unknown pass '" + pass + "'");
 }
 
@@ -115,7 +117,7 @@ TEST(SchedulePasses, EveryPassIsInTheCorpus) {
   std::string all;
   for (const std::string& f : schedule_files())
     all += test::read_file(fs::path(KILN_TEST_DATA_DIR) / "schedule_corpus" / f);
-  for (const char* pass : {"simplify_indices", "schedule_tiles", "schedule_loops", "schedule_launch"})
+  for (const char* pass : {"simplify_indices", "schedule_tiles", "schedule_loops", "schedule_launch", "online_softmax"})
     EXPECT_NE(all.find(std::string("# PASS: ") + pass), std::string::npos) << pass << " has no text test";
 }
 

@@ -10,6 +10,7 @@
 #include "test_support/check.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 namespace kiln::ir {
 namespace {
@@ -180,6 +181,26 @@ TEST(KernelVerifyError, YieldAndResultIds) {
             "[parse] 1:1: kernel k: reduce result %1 is defined twice");
   EXPECT_EQ(parse_error(in_loop("    %0 = load in0[r0] : f32\n    %0 = exp %0 : f32")),
             "[parse] 1:1: kernel k: result id %0 is missing or defined twice");
+}
+
+// An amax's sum of exponentials (passes/online_softmax.h): a second result, of a float reduction
+// of floats to a sum at least as wide as their compute dtype.
+TEST(KernelVerifyError, SumExpResults) {
+  const auto stage = [](const char* op, const char* y, const char* acc, const char* sum) {
+    return fmt::format("kernel k(in0: {1}, out0: out f32) grid[p0 < 4] {{\n  %0 = reduce {0} [r0 < 4] {{\n"
+                       "    %1 = load in0[r0] : {1}\n    yield %1\n  }} : {2} sum_exp {3}\n}}\n",
+                       op, y, acc, sum);
+  };
+  EXPECT_NO_THROW(parse_kernels(stage("amax", "f32", "f32", "%2 : f64")));
+  EXPECT_NO_THROW(parse_kernels(stage("amax", "f16", "f16", "%2 : f32")));
+  const std::string needs = "[parse] 1:1: kernel k: sum_exp %2 needs an amax of a float and a sum dtype at least as "
+                            "wide as its compute dtype";
+  EXPECT_EQ(parse_error(stage("sum", "f32", "f32", "%2 : f64")), needs);
+  EXPECT_EQ(parse_error(stage("amax", "i32", "i32", "%2 : f64")), needs);
+  EXPECT_EQ(parse_error(stage("amax", "f64", "f64", "%2 : f32")), needs);
+  EXPECT_EQ(parse_error(stage("amax", "f32", "f32", "%0 : f64")), "[parse] 1:1: kernel k: reduce result %0 is defined twice");
+  EXPECT_EQ(parse_error(stage("amax", "f32", "f32", "%1 : f64")), "[parse] 1:1: kernel k: reduce result %1 is defined twice");
+  EXPECT_EQ(parse_error(stage("amax", "f32", "f32", "%2 f64")), "[parse] 5:22: expected ':' and the dtype after the sum_exp result, got 'f64'");
 }
 
 TEST(KernelVerifyError, OperandCountAndTileShape) {

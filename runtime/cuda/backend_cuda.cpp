@@ -26,6 +26,7 @@
 #include "passes/lower.h"
 #include "passes/lower_index.h"
 #include "passes/matmul_epilogues.h"
+#include "passes/online_softmax.h"
 #include "passes/row_domain.h"
 #include "passes/split_reductions.h"
 #include "runtime/backend.h"
@@ -327,8 +328,13 @@ class CudaBackend final : public Backend {
                                        .user_lowered = users_call_lowerings(c.opts.use_lowerings, kCuda)};
     c.stage("fold_matmul_epilogues", [&](ir::Graph& g) { return passes::fold_matmul_epilogues(g, epilogues); });
     c.stage("split_reductions", [&](ir::Graph& g) { return passes::split_reductions(g, t); });
+    // A row's max and sum of exponentials in one pass (before the launch: it changes what a
+    // row kernel keeps in registers).
     lower_to_kernels(c, std::move(lo), target,
-                     {{"schedule_launch", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
+                     {{"online_softmax", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
+                         return passes::online_softmax(p, t);
+                       }},
+                      {"schedule_launch", [](ir::ExecPlan& p, const passes::ScheduleTarget& t) {
                          return passes::schedule_launch(p, t);
                        }}});
   }
