@@ -195,8 +195,11 @@ struct Emitter {
         const ir::KernelArg& arg = k.args.at(static_cast<size_t>(in.arg));
         const int value = in.operands.at(0);
         const int slot = in_items ? ir::row_cached_slot(cached, k.stages[cur_stage], in) : -1;
-        if (slot >= 0) {  // a stored row: the registers hold it; memory gets the last stage's stores
-          line(fmt::format("kiln_row{}[kiln_i] = {};", slot, v(value)));
+        if (slot >= 0) {  // a stored row: the registers hold it, rounded as memory would; memory gets the last stage's stores
+          const std::string held = arg.dtype == ScalarType::Half || arg.dtype == ScalarType::BFloat16
+                                       ? convert(v(value), ScalarType::Float, arg.dtype)
+                                       : v(value);
+          line(fmt::format("kiln_row{}[kiln_i] = {};", slot, held));
           stored_args.insert(in.arg);
           if (cached[static_cast<size_t>(slot)].last_store != cur_stage) return;
         }

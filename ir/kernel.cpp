@@ -244,7 +244,6 @@ IndexNames names_in(const Expr& e, const KStage& st) {
 // do not qualify.
 std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
   const ScalarType dt = k.args.at(static_cast<size_t>(arg)).dtype;
-  if (compute_dtype(dt) != dt) return std::nullopt;  // f16/bf16 round on the way to memory
   std::optional<RowCachedLoad> row;
   bool loaded = false;
   for (size_t s = 0; s < k.stages.size(); ++s) {
@@ -480,6 +479,7 @@ struct KernelChecker {
       for (const auto& [id, c] : carries)
         if (!c.second) bad(fmt::format("carry %{} is never updated", id));
       for (size_t i = 0; i < st.extents.size(); ++i) vars.erase(stage_var(i));
+      if (st.kind == StageKind::Loop && st.sum_exp >= 0) bad(fmt::format("a loop stage has sum_exp %{}", st.sum_exp));
       if (st.kind == StageKind::Reduce) {
         if (!defined.count(st.yield)) bad(fmt::format("reduce yields %{}, which its body does not define", st.yield));
         outer.insert(st.result);

@@ -253,10 +253,11 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
 //   extents, at the same index (that uses a stage variable) in the same dtype: read in `first`,
 //   the first of those stages, and from registers after;
 // - a stored row (`stored`): every store and load of the argument are at one index over the
-//   same extents, in an argument dtype computed as stored (not f16, bf16), and every load comes
-//   after the first store (`first`): loads read the last stored value from registers, and only
-//   the stores of stage `last_store` reach memory (softmax's exp, stored and read back before
-//   its normalized value overwrites it, stays in registers).
+//   same extents, in the argument's dtype, and every load comes after the first store
+//   (`first`): loads read the last stored value from registers (an f16 or bf16 value rounded
+//   to its dtype first, as the memory would hold it), and only the stores of stage
+//   `last_store` reach memory (softmax's exp, stored and read back before its normalized value
+//   overwrites it, stays in registers).
 struct RowCachedLoad {
   int arg = 0;
   ScalarType dtype = ScalarType::Float;

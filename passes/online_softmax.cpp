@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::passes {
@@ -23,7 +24,8 @@ bool reads_values(const ir::Expr& index) {
 // same instructions (loads of the same element, the same ops, constants and attributes) over
 // the same values from outside the stages. Only loads, constants, index values and elementwise
 // computes count; anything else (a check, a draw, a carry) is not repeated.
-bool same_value(const ir::KStage& sa, int a, const ir::KStage& sb, int b) {
+bool same_value(const ir::KStage& sa, int a, const ir::KStage& sb, int b, std::set<std::pair<int, int>>& equal) {
+  if (equal.count({a, b})) return true;  // a DAG: each pair is compared once
   const ir::KInst* ia = ir::body_inst(sa, a);
   const ir::KInst* ib = ir::body_inst(sb, b);
   if (!ia || !ib) return !ia && !ib && a == b;
@@ -51,7 +53,8 @@ bool same_value(const ir::KStage& sa, int a, const ir::KStage& sb, int b) {
       return false;
   }
   for (size_t i = 0; i < ia->operands.size(); ++i)
-    if (!same_value(sa, ia->operands[i], sb, ib->operands[i])) return false;
+    if (!same_value(sa, ia->operands[i], sb, ib->operands[i], equal)) return false;
+  equal.insert({a, b});
   return true;
 }
 
@@ -76,13 +79,15 @@ bool sums_exponentials_of(const ir::KStage& a, const ir::KStage& b) {
       e->dtype != x->dtype || element_size(b.acc_dtype) < element_size(ir::compute_dtype(x->dtype)))
     return false;
   const ir::KInst* d = ir::body_inst(b, e->operands.at(0));
+  std::set<std::pair<int, int>> equal;
   if (!d || d->kind != ir::KOp::Compute || d->op != ir::OpKind::sub || d->dtype != x->dtype ||
-      d->operands.at(1) != a.result || !same_value(a, a.yield, b, d->operands.at(0)))
+      d->operands.at(1) != a.result || !same_value(a, a.yield, b, d->operands.at(0), equal))
     return false;
   for (const ir::KInst& in : b.body) {
     const bool plain = in.kind == ir::KOp::Load || in.kind == ir::KOp::Const || in.kind == ir::KOp::Index ||
                        in.kind == ir::KOp::Compute || in.kind == ir::KOp::Store;
-    if (!plain || ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) && reads_values(in.index))) return false;
+    const bool indexed = in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index;
+    if (!plain || (indexed && reads_values(in.index))) return false;
   }
   return true;
 }
@@ -100,9 +105,13 @@ std::set<int> args_of(const ir::KStage& st, ir::KOp kind) {
 // False when nothing is stored.
 bool keep_stores(ir::KStage& b) {
   std::set<int> needed;
+  bool stores = false;
   for (const ir::KInst& in : b.body)
-    if (in.kind == ir::KOp::Store) inputs_of(b, in.operands.at(0), needed);
-  if (needed.empty()) return false;
+    if (in.kind == ir::KOp::Store) {
+      stores = true;
+      inputs_of(b, in.operands.at(0), needed);
+    }
+  if (!stores) return false;
   std::vector<ir::KInst> body;
   for (ir::KInst& in : b.body)
     if (in.kind == ir::KOp::Store || needed.count(in.id)) body.push_back(std::move(in));
@@ -120,7 +129,7 @@ bool keep_stores(ir::KStage& b) {
 // reads the exponentials back), and a store of `b` that `c` overwrites at the same element is
 // dropped. Each thread walks the same iterations of both stages, so no iteration reads
 // another's store.
-bool join_into_next(ir::KStage& b, ir::KStage& c) {
+bool join_into_next(const ir::Kernel& k, ir::KStage& b, ir::KStage& c) {
   if (c.kind != ir::StageKind::Loop || c.ordered || c.extents != b.extents || !(c.vectorize == ir::KVectorize{}))
     return false;
   // c's stores would land before b's later iterations read: b may not read what c stores.
@@ -134,14 +143,20 @@ bool join_into_next(ir::KStage& b, ir::KStage& c) {
     it->second = &in;
   }
   std::map<int, int> forwarded;  // c's load -> the value b stored there
+  std::set<int> stored_by_c;     // arguments c has stored so far, in body order
   for (const ir::KInst& in : c.body) {
-    if (in.kind == ir::KOp::Load && stored.count(in.arg)) {
-      const ir::KInst& s = *stored.at(in.arg);
-      if (!(s.index == in.index) || s.dtype != in.dtype) return false;
-      forwarded[in.id] = s.operands.at(0);
-    }
-    if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index) && reads_values(in.index))
-      return false;
+    const bool indexed = in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index;
+    if (indexed && reads_values(in.index)) return false;
+    const auto by_b = stored.find(in.arg);
+    if (in.kind == ir::KOp::Store && by_b != stored.end() && !(by_b->second->index == in.index))
+      return false;  // a later iteration's b would overwrite what c stored at another element
+    if (in.kind == ir::KOp::Store) stored_by_c.insert(in.arg);
+    if (in.kind != ir::KOp::Load || by_b == stored.end()) continue;
+    // The element b stored in this iteration, in the argument's dtype, not yet stored again by c.
+    const ir::KInst& s = *by_b->second;
+    const ScalarType dt = k.args.at(static_cast<size_t>(in.arg)).dtype;
+    if (!(s.index == in.index) || s.dtype != in.dtype || s.dtype != dt || stored_by_c.count(in.arg)) return false;
+    forwarded[in.id] = s.operands.at(0);
   }
   std::set<int> overwritten;
   for (const ir::KInst& in : c.body)
@@ -173,13 +188,16 @@ bool online_softmax(ir::Kernel& k, const ScheduleTarget&) {
     for (size_t j = i + 1; j < k.stages.size(); ++j) {
       ir::KStage& b = k.stages[j];
       if (sums_exponentials_of(a, b)) {
+        // B's values must be A's: B may not read what A, a stage between or B itself stores.
+        const std::set<int> by_a = args_of(a, ir::KOp::Store), by_b = args_of(b, ir::KOp::Store);
         bool clash = false;
-        for (int arg : args_of(b, ir::KOp::Load)) clash |= stored_between.count(arg) > 0;
+        for (int arg : args_of(b, ir::KOp::Load))
+          clash |= stored_between.count(arg) > 0 || by_a.count(arg) > 0 || by_b.count(arg) > 0;
         if (clash) break;
         a.sum_exp = b.result;
         a.sum_exp_dtype = b.acc_dtype;
         if (!keep_stores(b)) k.stages.erase(k.stages.begin() + static_cast<std::ptrdiff_t>(j));
-        else if (j + 1 < k.stages.size() && join_into_next(b, k.stages[j + 1]))
+        else if (j + 1 < k.stages.size() && join_into_next(k, b, k.stages[j + 1]))
           k.stages.erase(k.stages.begin() + static_cast<std::ptrdiff_t>(j));
         changed = true;
         break;

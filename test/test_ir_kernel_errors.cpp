@@ -258,6 +258,15 @@ TEST(KernelVerify, BuiltKernelsThrowInternalErrors) {
   } catch (const InternalError& e) {
     EXPECT_STREQ(e.what(), "internal error: kernel k: buffer argument 5 is out of range");
   }
+  // A sum of exponentials belongs to an amax stage; the text cannot say it of a loop, a built kernel can.
+  Kernel l = parse_kernel(in_loop("    %0 = load in0[r0] : f32\n    store out0[r0], %0"));
+  l.stages[0].sum_exp = 7;
+  try {
+    verify_kernel(l);
+    ADD_FAILURE() << "a loop stage with sum_exp verified";
+  } catch (const InternalError& e) {
+    EXPECT_STREQ(e.what(), "internal error: kernel k: a loop stage has sum_exp %7");
+  }
 }
 
 }  // namespace
