@@ -411,7 +411,8 @@ struct Emitter {
     return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
   }
   bool contiguous(const ir::KInst& in) const {
-    return ir::lane_access(k, in.index, lanes) == ir::LaneAccess::Contiguous;
+    std::vector<ir::Expr> runtime;  // tested once, before the vector path (vector_path)
+    return ir::lane_access(k, in.index, lanes, &runtime) == ir::LaneAccess::Contiguous;
   }
 
   void vector_inst(const ir::KInst& in) {
@@ -488,22 +489,35 @@ struct Emitter {
     dtype_of[in.id] = in.dtype;
   }
 
-  // The vector path: taken when every buffer accessed contiguously is aligned for its KilnVec;
-  // otherwise the kernel falls through to the one-point-per-thread loop below it.
+  // The vector path: taken when every buffer accessed contiguously is aligned for its KilnVec,
+  // and a symbolic last extent and the symbolic strides and offsets of those accesses are
+  // multiples of the lanes (ir::lane_access); otherwise the kernel falls through to the
+  // one-point-per-thread loop below it.
   void vector_path() {
     std::set<int> vec_args;
+    std::vector<std::string> multiples;  // each must be a multiple of the lanes
     for (const ir::KStage& st : k.stages)
-      for (const ir::KInst& in : st.body)
-        if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) && contiguous(in)) vec_args.insert(in.arg);
+      for (const ir::KInst& in : st.body) {
+        std::vector<ir::Expr> runtime;
+        if ((in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) ||
+            ir::lane_access(k, in.index, lanes, &runtime) != ir::LaneAccess::Contiguous)
+          continue;
+        vec_args.insert(in.arg);
+        for (const ir::Expr& e : runtime)
+          if (const std::string r = render_expr(e); std::find(multiples.begin(), multiples.end(), r) == multiples.end())
+            multiples.push_back(r);
+      }
     std::string aligned;
     for (int a : vec_args) {
       const ir::KernelArg& arg = k.args.at(static_cast<size_t>(a));
       aligned += fmt::format("{}(reinterpret_cast<unsigned long long>({}) % {} == 0)", aligned.empty() ? "" : " && ",
                              arg.name, element_size(arg.dtype) * static_cast<size_t>(lanes));
     }
-    // A symbolic extent (a 1-D grid): the vector path needs a whole number of vectors.
+    // A symbolic last extent: the vector path needs a whole number of vectors a row.
     if (!k.grid.back().maybe_const())
-      aligned += fmt::format("{}(grid0 % {} == 0)", aligned.empty() ? "" : " && ", lanes);
+      multiples.insert(multiples.begin(), k.grid.size() == 1 ? "grid0" : fmt::format("kiln_grid{}", k.grid.size() - 1));
+    for (const std::string& m : multiples)
+      aligned += fmt::format("{}({} % {} == 0)", aligned.empty() ? "" : " && ", m, lanes);
     open(fmt::format("if ({})", aligned.empty() ? "true" : aligned));
     open(fmt::format("for (kiln_i64 kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * {0}; kiln_q < grid0; "
                      "kiln_q += (kiln_i64)gridDim.x * blockDim.x * {0})", lanes));

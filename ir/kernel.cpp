@@ -175,23 +175,34 @@ int64_t blocks_for(const KLaunch& l, int64_t points, int64_t threads, int64_t sm
 
 namespace {
 
-// Whether `e` is a sum of constant multiples of the grid variables and a constant.
-bool affine_in_grid(const Expr& e, size_t grid_dims) {
+// Whether every symbol of `e` is one of the kernel's parameters (no grid, stage or value symbol).
+bool params_only(const Kernel& k, const Expr& e) {
+  std::vector<std::string> symbols;
+  e.collect_symbols(symbols);
+  for (const std::string& s : symbols)
+    if (std::find(k.params.begin(), k.params.end(), s) == k.params.end()) return false;
+  return true;
+}
+
+// Whether `e` is a sum of multiples of the grid variables and a term of parameters alone,
+// each multiple's factor a constant or an expression of the parameters.
+bool affine_in_grid(const Kernel& k, const Expr& e, size_t grid_dims) {
+  if (params_only(k, e)) return true;
   switch (e.kind()) {
-    case ExprKind::Const: return true;
     case ExprKind::Symbol:
       for (size_t d = 0; d < grid_dims; ++d)
         if (e.symbol_name() == grid_var(d)) return true;
       return false;
     case ExprKind::Add:
       for (const Expr& o : e.operands())
-        if (!affine_in_grid(o, grid_dims)) return false;
+        if (!affine_in_grid(k, o, grid_dims)) return false;
       return true;
     case ExprKind::Mul: {
       int variable = 0;
       for (const Expr& o : e.operands()) {
-        if (!affine_in_grid(o, grid_dims)) return false;
-        variable += o.is_const() ? 0 : 1;
+        if (params_only(k, o)) continue;
+        if (!affine_in_grid(k, o, grid_dims)) return false;
+        ++variable;
       }
       return variable <= 1;
     }
@@ -201,23 +212,37 @@ bool affine_in_grid(const Expr& e, size_t grid_dims) {
 
 }  // namespace
 
-LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes) {
+LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::vector<Expr>* runtime) {
   if (k.grid.empty()) return LaneAccess::Uniform;
   const size_t n = k.grid.size();
   std::vector<std::string> symbols;
   index.collect_symbols(symbols);
   if (std::find(symbols.begin(), symbols.end(), grid_var(n - 1)) == symbols.end()) return LaneAccess::Uniform;
-  if (!affine_in_grid(index, n)) return LaneAccess::PerLane;
-  std::map<std::string, int64_t> at;
-  for (size_t d = 0; d < n; ++d) at[grid_var(d)] = 0;
-  const int64_t c0 = index.evaluate(at);
-  if (c0 % lanes != 0) return LaneAccess::PerLane;
+  if (!affine_in_grid(k, index, n)) return LaneAccess::PerLane;
+  std::map<std::string, Expr> at;
+  for (size_t d = 0; d < n; ++d) at[grid_var(d)] = Expr(0);
+  const Expr c0 = index.substitute(at);
+  std::vector<Expr> terms = {c0};  // what must be a multiple of `lanes`
   for (size_t d = 0; d < n; ++d) {
-    at[grid_var(d)] = 1;
-    const int64_t coef = index.evaluate(at) - c0;
-    at[grid_var(d)] = 0;
-    if (d + 1 == n ? coef != 1 : coef % lanes != 0) return LaneAccess::PerLane;
+    at[grid_var(d)] = Expr(1);
+    const Expr coef = index.substitute(at) - c0;
+    at[grid_var(d)] = Expr(0);
+    if (d + 1 == n) {
+      if (coef.maybe_const() != std::optional<int64_t>(1)) return LaneAccess::PerLane;
+    } else {
+      terms.push_back(coef);
+    }
   }
+  std::vector<Expr> symbolic;
+  for (const Expr& t : terms) {
+    if (const std::optional<int64_t> c = t.maybe_const()) {
+      if (*c % lanes != 0) return LaneAccess::PerLane;
+    } else {
+      symbolic.push_back(t);
+    }
+  }
+  if (!symbolic.empty() && !runtime) return LaneAccess::PerLane;
+  if (runtime) runtime->insert(runtime->end(), symbolic.begin(), symbolic.end());
   return LaneAccess::Contiguous;
 }
 
@@ -441,12 +466,12 @@ struct KernelChecker {
     for (const std::string& p : k.params) vars.insert(p);
     for (const Expr& e : k.grid) check_expr(e, "grid");
     if (const KLaunch& l = k.schedule.launch; l.vector != 1) {
-      // A symbolic extent of a 1-D grid (an eager kernel's flat view) is checked at run time.
+      // A symbolic last extent (an eager kernel's) is checked at run time.
       const std::optional<int64_t> last = k.grid.empty() ? std::nullopt : k.grid.back().maybe_const();
-      const bool sized = last ? *last % l.vector == 0 : k.grid.size() == 1;
+      const bool sized = !k.grid.empty() && (!last || *last % l.vector == 0);
       if (l.vector < 1 || l.kind != LaunchKind::ThreadPerPoint || !sized || has_checks(k))
-        bad(fmt::format("vector={} needs a thread_per_point launch without checks and a constant last grid "
-                        "extent it divides, or a 1-D grid", l.vector));
+        bad(fmt::format("vector={} needs a thread_per_point launch without checks and a last grid extent it "
+                        "divides, or one of symbolic size", l.vector));
       for (const KStage& st : k.stages)
         if (st.kind != StageKind::Loop || !st.extents.empty()) bad("vector= needs stages without loops");
     }

@@ -161,9 +161,10 @@ struct KLaunch {
   Expr work = 0;    // BlockPerPoint: the largest stage's iterations per grid point
   int64_t sms = 0;  // the device's multiprocessor count the grid is sized for (0: read at launch)
   // ThreadPerPoint: each thread takes this many consecutive points of the last grid dimension
-  // (a divisor of its extent; or, for a 1-D grid of symbolic size, whenever the size is a
+  // (a divisor of its extent; or, for an extent of symbolic size, whenever the size is a
   // multiple at run time), loading and storing the contiguous accesses (lane_access) as one
-  // vector of up to 16 bytes where the buffers are aligned at run time. 1: one point.
+  // vector of up to 16 bytes where the buffers are aligned and the symbolic strides and
+  // offsets of those accesses are multiples at run time. 1: one point.
   int64_t vector = 1;
   // ThreadPerPoint outer reductions (column sums): the threads that share one point's reduce
   // stage, each taking every row_split-th row, combined in shared memory in a fixed order. A
@@ -240,12 +241,16 @@ std::string_view reduction_name(ReductionOp op);
 // How the index of a load or store moves across the lanes of a vectorized thread (consecutive
 // points of the last grid dimension, the first at a multiple of `lanes`), a fact of the index:
 //   Uniform     it does not depend on the last grid variable: one element for every lane;
-//   Contiguous  affine in the grid variables alone, with coefficient 1 for the last and every
-//               other coefficient and the constant a multiple of `lanes`: the lanes' elements
+//   Contiguous  affine in the grid variables, with coefficient 1 for the last and every other
+//               coefficient and the constant term a multiple of `lanes`: the lanes' elements
 //               are consecutive and the first is `lanes`-aligned;
 //   PerLane     anything else: each lane computes its own index.
+// The other coefficients and the constant term may depend on the kernel's parameters (an eager
+// kernel's symbolic strides and offset): where they do, the index is Contiguous when they are
+// multiples at run time, and they are appended to `runtime` for the kernel to test; without
+// `runtime`, such an index is PerLane.
 enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
-LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes);
+LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::vector<Expr>* runtime = nullptr);
 
 // An element of each thread's items that a row_cache kernel keeps in registers
 // (KLaunch::row_cache), one of two kinds:

@@ -6,7 +6,8 @@
 //                      repeated positions fold as on the CPU): 256 threads per block, grid-stride,
 //                      at most 16 blocks per multiprocessor. A pointwise kernel whose accesses
 //                      are contiguous along the last grid dimension gives each thread the
-//                      consecutive points that fill a 16-byte vector (vector=N; 4 for f32).
+//                      consecutive points that fill a 16-byte vector (vector=N; 4 for f32),
+//                      taken at run time where symbolic sizes, strides and offsets allow.
 //                      A column sum whose columns cannot fill the device splits each
 //                      column's rows among row_split threads (up to 8) of its block.
 //   block_per_point    kernels with a stage loop (a row reduction, a softmax row): one block per
@@ -27,6 +28,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::passes {
 
@@ -53,12 +55,12 @@ ir::Expr stage_work(const ir::Kernel& k) {
 // A pointwise kernel's lanes per thread: as many consecutive points of the last grid dimension
 // as fill a 16-byte vector of its widest contiguously accessed element (ir::lane_access), where
 // that count divides the last extent, the kernel has no checks (a fault names one site) and
-// some access is contiguous; else 1. A 1-D grid of symbolic size (an eager op on flat views)
-// takes lanes too: its kernel takes the vector path when the size is a multiple at run time.
+// some access is contiguous; else 1. A last extent of symbolic size, or accesses whose strides
+// and offsets are symbolic (an eager op's kernel, flat or broadcast), take lanes too: the
+// kernel takes the vector path when the size, strides and offsets are multiples at run time.
 int64_t vector_lanes(const ir::Kernel& k) {
   if (k.grid.empty() || ir::has_checks(k)) return 1;
   const std::optional<int64_t> last = k.grid.back().maybe_const();
-  if (!last && k.grid.size() != 1) return 1;
   for (const ir::KStage& st : k.stages)
     if (st.kind != ir::StageKind::Loop || !st.extents.empty()) return 1;
   for (int64_t lanes = 16; lanes >= 2; lanes /= 2) {
@@ -66,8 +68,8 @@ int64_t vector_lanes(const ir::Kernel& k) {
     int64_t widest = 0;
     for (const ir::KStage& st : k.stages)
       for (const ir::KInst& in : st.body)
-        if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
-            ir::lane_access(k, in.index, lanes) == ir::LaneAccess::Contiguous)
+        if (std::vector<ir::Expr> runtime; (in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
+                                           ir::lane_access(k, in.index, lanes, &runtime) == ir::LaneAccess::Contiguous)
           widest = std::max<int64_t>(widest, static_cast<int64_t>(element_size(k.args.at(static_cast<size_t>(in.arg)).dtype)));
     if (widest > 0 && widest * lanes <= 16) return lanes;
   }

@@ -112,10 +112,25 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
   const std::string flat_src = emit_scheduled(kf);
   EXPECT_HAS(flat_src, "(reinterpret_cast<unsigned long long>(out0) % 16 == 0) && (grid0 % 4 == 0))");
   EXPECT_HAS(flat_src, "const float v1 = (-v0);");  // the one-point loop for other sizes
+  // An eager broadcast: symbolic sizes, a symbolic row stride and offset. The vector path also
+  // needs the row length, the stride and the offset to be multiples of the lanes at run time.
+  ir::Kernel kb;
+  kb.name = "k_bcast";
+  kb.args = {in_arg("in0", kFloat), in_arg("in1", kFloat), out_arg("out0", kFloat)};
+  kb.params = {"s0", "s1", "t0", "o0"};
+  kb.grid = {S("s0"), S("s1")};
+  kb.stages = {loop({}, {ld(0, 0, S("t0") * P(0) + P(1) + S("o0"), kFloat), ld(1, 1, P(1), kFloat),
+                         op(2, OpKind::add, {0, 1}, kFloat), st(2, S("s1") * P(0) + P(1), 2, kFloat)})};
+  const std::string bcast_src = emit_scheduled(kb);
+  EXPECT_HAS(bcast_src, "(reinterpret_cast<unsigned long long>(out0) % 16 == 0) && (kiln_grid1 % 4 == 0) && "
+                        "(o0 % 4 == 0) && (t0 % 4 == 0) && (s1 % 4 == 0))");
+  EXPECT_HAS(bcast_src, "const KilnVec<float, 4> kiln_l0 = *reinterpret_cast<const KilnVec<float, 4>*>(&in0[");
+  EXPECT_HAS(bcast_src, "const float v2 = (v0 + v1);");  // the one-point loop otherwise
   KILN_SKIP_WITHOUT_NVRTC();
   EXPECT_TRUE(compile_ptx(k, src));
   EXPECT_TRUE(compile_ptx(k, strided));
   EXPECT_TRUE(compile_ptx(kf, flat_src));
+  EXPECT_TRUE(compile_ptx(kb, bcast_src));
 }
 
 // A column sum of [8192, 8192] on a device of 132 multiprocessors: 8192 columns are too few to
@@ -291,6 +306,23 @@ TEST(CudaEmit, StaticRowKernelReadsItsRowOnce) {
   for (ir::KStage& st : in_place.stages)
     for (ir::KInst& in : st.body) in.arg = 0;
   EXPECT_TRUE(ir::row_cached_loads(in_place).empty());
+  // An f16 output row stored and read back stays in registers too, rounded to f16 as memory
+  // would hold it.
+  ir::Kernel half = sm;
+  half.args[1].dtype = kHalf;
+  half.stages[1].body = {ld(2, 0, at, kFloat), op(3, OpKind::sub, {2, 1}, kFloat), op(4, OpKind::exp, {3}, kFloat),
+                         op(10, OpKind::convert_element_type, {4}, kHalf, to_dtype(kHalf)), st(1, at, 10, kHalf)};
+  half.stages[2].body = {ld(6, 1, at, kHalf), op(11, OpKind::convert_element_type, {6}, kFloat, to_dtype(kFloat)),
+                         op(9, OpKind::div, {11, 5}, kFloat, div_mode(nullptr)),
+                         op(12, OpKind::convert_element_type, {9}, kHalf, to_dtype(kHalf)), st(1, at, 12, kHalf)};
+  ir::verify_kernel(half);
+  const std::vector<ir::RowCachedLoad> half_rows = ir::row_cached_loads(half);
+  ASSERT_FALSE(half_rows.empty());
+  EXPECT_TRUE(half_rows[0].stored);
+  EXPECT_EQ(half_rows[0].dtype, kHalf);
+  const std::string half_src = emit_scheduled(half);
+  EXPECT_HAS(half_src, "kiln_row0[kiln_i] = __half2float(__float2half_rn((float)(v10)));");
+  EXPECT_EQ(half_src.find("out0[((8192LL * p0) + r0)] = __float2half_rn(v10);"), std::string::npos) << half_src;
   // Rows too long for 32 items a thread keep their stage loops.
   ir::Kernel longer = k;
   for (ir::KStage& st : longer.stages) st.extents = {Expr(65536)};
