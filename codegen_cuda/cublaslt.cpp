@@ -62,11 +62,13 @@ constexpr cublasStatus_t kSuccess = 0;  // CUBLAS_STATUS_SUCCESS (cublas_api.h)
 
 // cudaDataType_t (library_types.h)
 constexpr int kCudaR32F = 0;    // CUDA_R_32F
+constexpr int kCudaR64F = 1;    // CUDA_R_64F
 constexpr int kCudaR16F = 2;    // CUDA_R_16F
 constexpr int kCudaR16BF = 14;  // CUDA_R_16BF
 // cublasComputeType_t (cublas_api.h)
 constexpr int kCompute32F = 68;          // CUBLAS_COMPUTE_32F
 constexpr int kCompute32FFastTF32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+constexpr int kCompute64F = 70;          // CUBLAS_COMPUTE_64F
 // cublasOperation_t (cublas_api.h)
 constexpr int32_t kOpN = 0;  // CUBLAS_OP_N
 constexpr int32_t kOpT = 1;  // CUBLAS_OP_T
@@ -203,6 +205,7 @@ const char* dtype_name(LtDtype d) {
     case LtDtype::F32: return "f32";
     case LtDtype::F16: return "f16";
     case LtDtype::BF16: return "bf16";
+    case LtDtype::F64: return "f64";
   }
   return "?";
 }
@@ -266,7 +269,7 @@ void validate(const LtMatmul& p) {
   if (p.batch > kMax || p.m > kMax || p.n > kMax || p.k > kMax)
     fail("matmul", "cuBLASLt: batch, m, n and k must fit in int32, got batch {}, m {}, n {}, k {}", p.batch, p.m, p.n,
          p.k);
-  if (p.dtype != LtDtype::F32 && p.dtype != LtDtype::F16 && p.dtype != LtDtype::BF16)
+  if (p.dtype != LtDtype::F32 && p.dtype != LtDtype::F16 && p.dtype != LtDtype::BF16 && p.dtype != LtDtype::F64)
     fail("matmul", "cuBLASLt: unknown dtype value {}", static_cast<int>(p.dtype));
   if (p.epilogue != LtEpilogue::None && p.epilogue != LtEpilogue::Relu && p.epilogue != LtEpilogue::GeluTanh)
     fail("matmul", "cuBLASLt: unknown epilogue value {}", static_cast<int>(p.epilogue));
@@ -352,10 +355,15 @@ void cublaslt_matmul(const LtMatmul& p) {
   };
   const cublasLtHandle_t handle = handle_for(l, p);
 
-  const int type = p.dtype == LtDtype::F32 ? kCudaR32F : p.dtype == LtDtype::F16 ? kCudaR16F : kCudaR16BF;
-  const int compute = p.dtype == LtDtype::F32 && p.allow_tf32 ? kCompute32FFastTF32 : kCompute32F;
+  const bool f64 = p.dtype == LtDtype::F64;
+  const int type = f64                        ? kCudaR64F
+                   : p.dtype == LtDtype::F32 ? kCudaR32F
+                   : p.dtype == LtDtype::F16 ? kCudaR16F
+                                             : kCudaR16BF;
+  const int compute = f64 ? kCompute64F : p.dtype == LtDtype::F32 && p.allow_tf32 ? kCompute32FFastTF32 : kCompute32F;
   Descriptors desc(l);
-  check(l.desc_create(&desc.op, compute, kCudaR32F), "cublasLtMatmulDescCreate");
+  // alpha and beta are of the scale type: f64 for an f64 product, f32 otherwise.
+  check(l.desc_create(&desc.op, compute, f64 ? kCudaR64F : kCudaR32F), "cublasLtMatmulDescCreate");
   check(l.desc_set(desc.op, kDescTransA, &sa.op, sizeof(sa.op)), "cublasLtMatmulDescSetAttribute(TRANSA)");
   check(l.desc_set(desc.op, kDescTransB, &sb.op, sizeof(sb.op)), "cublasLtMatmulDescSetAttribute(TRANSB)");
   uint32_t epilogue = kEpilogueDefault;
@@ -407,8 +415,10 @@ void cublaslt_matmul(const LtMatmul& p) {
   check(result.state, "cublasLtMatmulAlgoGetHeuristic (its result's state)");
 
   const float alpha = 1.0f, beta = 0.0f;
-  check(l.matmul(handle, desc.op, &alpha, p.b, desc.a, p.a, desc.b, &beta, p.c, desc.d, p.c, desc.d, &result.algo,
-                 p.workspace, p.workspace_bytes, p.stream),
+  const double alpha64 = 1.0, beta64 = 0.0;
+  check(l.matmul(handle, desc.op, f64 ? static_cast<const void*>(&alpha64) : &alpha, p.b, desc.a, p.a, desc.b,
+                 f64 ? static_cast<const void*>(&beta64) : &beta, p.c, desc.d, p.c, desc.d, &result.algo, p.workspace,
+                 p.workspace_bytes, p.stream),
         "cublasLtMatmul");
 }
 

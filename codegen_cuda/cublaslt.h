@@ -4,7 +4,7 @@
 // use, and a machine without it is not an error until a matmul is asked of it
 // (cublaslt_available() says why). No CUDA header is needed to include this. One call is one
 // cublasLtMatmul on row-major operands, C[b] = epilogue(A[b] * B[b] + bias), with f32
-// accumulation; A and B may be row-major or transposed views (one of their two strides is 1), C
+// accumulation (f64 for f64); A and B may be row-major or transposed views (one of their two strides is 1), C
 // is contiguous. Each device gets one cuBLASLt handle, created lazily on first use (thread-safe)
 // and kept for the life of the process; nothing else is cached (cuBLASLt keeps its own cache of
 // heuristic results). Failures, including argument errors and "no algorithm", throw
@@ -21,9 +21,10 @@ namespace kiln::cuda {
 // epilogue, the tanh approximation (PyTorch's gelu(approximate="tanh")).
 enum class LtEpilogue { None, Relu, GeluTanh };
 
-// The dtype of A, B, C and bias alike. Accumulation is always f32 (CUBLAS_COMPUTE_32F; for F32
-// with allow_tf32, CUBLAS_COMPUTE_32F_FAST_TF32).
-enum class LtDtype { F32, F16, BF16 };
+// The dtype of A, B, C and bias alike. f32, f16 and bf16 accumulate in f32 (CUBLAS_COMPUTE_32F;
+// for F32 with allow_tf32, CUBLAS_COMPUTE_32F_FAST_TF32); f64 in f64 (CUBLAS_COMPUTE_64F, the
+// FP64 tensor cores of an A100 or H100).
+enum class LtDtype { F32, F16, BF16, F64 };
 
 // One (batched) matmul on ROW-MAJOR operands: C[b] = A[b] (m x k) * B[b] (k x n), plus bias[n]
 // broadcast over the rows (and the batch), then the epilogue.

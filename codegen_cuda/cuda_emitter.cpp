@@ -411,8 +411,7 @@ struct Emitter {
     return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
   }
   bool contiguous(const ir::KInst& in) const {
-    std::vector<ir::Expr> runtime;  // tested once, before the vector path (vector_path)
-    return ir::lane_access(k, in.index, lanes, &runtime) == ir::LaneAccess::Contiguous;
+    return ir::kernel_lane_access(k, in, lanes) == ir::LaneAccess::Contiguous;  // run-time terms: vector_path
   }
 
   void vector_inst(const ir::KInst& in) {
@@ -500,7 +499,7 @@ struct Emitter {
       for (const ir::KInst& in : st.body) {
         std::vector<ir::Expr> runtime;
         if ((in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) ||
-            ir::lane_access(k, in.index, lanes, &runtime) != ir::LaneAccess::Contiguous)
+            ir::kernel_lane_access(k, in, lanes, &runtime) != ir::LaneAccess::Contiguous)
           continue;
         vec_args.insert(in.arg);
         for (const ir::Expr& e : runtime)

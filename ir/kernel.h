@@ -251,6 +251,12 @@ std::string_view reduction_name(ReductionOp op);
 // `runtime`, such an index is PerLane.
 enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
 LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::vector<Expr>* runtime = nullptr);
+// The lane access of load or store `in` of kernel `k` vectorized by `lanes`, decided for the
+// whole kernel: without run-time terms when the last grid extent is a constant and some
+// access is contiguous without them, so that a kernel that vectorizes on constants alone never
+// depends on a run-time test (its other accesses are read lane by lane); with them otherwise.
+// `runtime` receives the terms to test.
+LaneAccess kernel_lane_access(const Kernel& k, const KInst& in, int64_t lanes, std::vector<Expr>* runtime = nullptr);
 
 // An element of each thread's items that a row_cache kernel keeps in registers
 // (KLaunch::row_cache), one of two kinds:

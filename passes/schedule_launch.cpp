@@ -68,8 +68,8 @@ int64_t vector_lanes(const ir::Kernel& k) {
     int64_t widest = 0;
     for (const ir::KStage& st : k.stages)
       for (const ir::KInst& in : st.body)
-        if (std::vector<ir::Expr> runtime; (in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
-                                           ir::lane_access(k, in.index, lanes, &runtime) == ir::LaneAccess::Contiguous)
+        if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
+            ir::kernel_lane_access(k, in, lanes) == ir::LaneAccess::Contiguous)
           widest = std::max<int64_t>(widest, static_cast<int64_t>(element_size(k.args.at(static_cast<size_t>(in.arg)).dtype)));
     if (widest > 0 && widest * lanes <= 16) return lanes;
   }

@@ -126,11 +126,23 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
                         "(o0 % 4 == 0) && (t0 % 4 == 0) && (s1 % 4 == 0))");
   EXPECT_HAS(bcast_src, "const KilnVec<float, 4> kiln_l0 = *reinterpret_cast<const KilnVec<float, 4>*>(&in0[");
   EXPECT_HAS(bcast_src, "const float v2 = (v0 + v1);");  // the one-point loop otherwise
+  // A constant last extent with a store contiguous on constants (a dynamic compile's x[:, :64]):
+  // the kernel vectorizes without testing its symbolic row stride, which it reads lane by lane.
+  ir::Kernel ks;
+  ks.name = "k_narrow";
+  ks.args = {in_arg("in0", kFloat), out_arg("out0", kFloat)};
+  ks.params = {"s0", "s1"};
+  ks.grid = {S("s0"), Expr(64)};
+  ks.stages = {loop({}, {ld(0, 0, S("s1") * P(0) + P(1), kFloat), st(1, Expr(64) * P(0) + P(1), 0, kFloat)})};
+  const std::string narrow_src = emit_scheduled(ks);
+  EXPECT_HAS(narrow_src, "if ((reinterpret_cast<unsigned long long>(out0) % 16 == 0))");
+  EXPECT_FALSE(has(narrow_src, "s1 % 4")) << narrow_src;
   KILN_SKIP_WITHOUT_NVRTC();
   EXPECT_TRUE(compile_ptx(k, src));
   EXPECT_TRUE(compile_ptx(k, strided));
   EXPECT_TRUE(compile_ptx(kf, flat_src));
   EXPECT_TRUE(compile_ptx(kb, bcast_src));
+  EXPECT_TRUE(compile_ptx(ks, narrow_src));
 }
 
 // A column sum of [8192, 8192] on a device of 132 multiprocessors: 8192 columns are too few to

@@ -323,14 +323,24 @@ TEST(CudaGpu, MatmulThroughCublasLt) {
   expect_close(a.t().matmul(a), a.cuda().t().matmul(a.cuda()).cpu(), 1e-4, 1e-3);
   const Tensor x = randn({4, 33, 20}), y = randn({4, 20, 9});
   expect_close(x.matmul(y), x.cuda().matmul(y.cuda()).cpu(), 1e-4, 1e-4);
-  // Operands cuBLASLt cannot read in place (an expanded row) run on the host.
+  // Operands cuBLASLt cannot read in place (an expanded row, a batch walked backwards) are
+  // copied on the device first.
   const Tensor row = randn({1, 130});
   expect_close(row.expand({65, 130}).matmul(b), row.cuda().expand({65, 130}).matmul(b.cuda()).cpu(), 1e-4, 1e-4);
-  // f16 and bf16 with f32 accumulation, f64 on the host.
+  expect_close(x.flip({0}).matmul(y), x.cuda().flip({0}).matmul(y.cuda()).cpu(), 1e-4, 1e-4);
+  // f16 and bf16 with f32 accumulation; f64 on cuBLASLt's f64 path, eager and compiled, batched
+  // and with an expanded operand.
   expect_close(a.to(kHalf).matmul(b.to(kHalf)), a.to(kHalf).cuda().matmul(b.to(kHalf).cuda()).cpu(), 2e-3, 2e-2);
   expect_close(a.to(kBFloat16).matmul(b.to(kBFloat16)), a.to(kBFloat16).cuda().matmul(b.to(kBFloat16).cuda()).cpu(),
                1.6e-2, 1e-1);
-  expect_close(a.to(kDouble).matmul(b.to(kDouble)), a.to(kDouble).cuda().matmul(b.to(kDouble).cuda()).cpu(), 1e-12, 1e-12);
+  const Tensor a64 = a.to(kDouble), b64 = b.to(kDouble), x64 = x.to(kDouble), y64 = y.to(kDouble);
+  expect_close(a64.matmul(b64), a64.cuda().matmul(b64.cuda()).cpu(), 1e-12, 1e-12);
+  expect_close(x64.matmul(y64), x64.cuda().matmul(y64.cuda()).cpu(), 1e-12, 1e-12);
+  expect_close(row.to(kDouble).expand({65, 130}).matmul(b64),
+               row.to(kDouble).cuda().expand({65, 130}).matmul(b64.cuda()).cpu(), 1e-12, 1e-12);
+  auto mm64 = compile([](const Tensor& p, const Tensor& q) { return p.matmul(q) * 2; });
+  expect_close(a64.matmul(b64) * 2, mm64(a64.cuda(), b64.cuda()).cpu(), 1e-12, 1e-12);
+  EXPECT_NE(mm64.explain(a64.cuda(), b64.cuda()).find("[cublaslt]"), std::string::npos);
   // linear with bias and gelu, compiled.
   const Tensor w = randn({64, 130}), bias = randn({64});
   auto mlp = compile([](const Tensor& x, const Tensor& w, const Tensor& b) { return gelu(linear(x, w, b)); });

@@ -174,7 +174,7 @@ ExternKernelFn staged_step(const ir::PlanStep& st) {
 }
 
 // The function of every non-kernel step: a user's lowering or custom op (on the device),
-// cuBLASLt for mm and bmm in f32/f16/bf16, else the step staged through the host.
+// cuBLASLt for mm and bmm in f32/f16/bf16/f64, else the step staged through the host.
 std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vector<ExternKernelFn> fns) {
   fns.resize(plan.steps.size());
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -184,7 +184,7 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
     if (st.kind == ir::StepKind::Extern && (st.op == ir::OpKind::mm || st.op == ir::OpKind::bmm)) {
       fns[i] = [op = st.op, staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs,
                                     const std::vector<Tensor>& outs) {
-        if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // f64, integers
+        if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // integers (eager only)
       };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::convolution) {
       fns[i] = [staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
@@ -300,7 +300,8 @@ class CudaBackend final : public Backend {
       if (n.op() == ir::OpKind::addmm_activation) return "cublaslt";  // folded f32, f16 and bf16 products
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) {
         const ScalarType dt = n.output()->type().dtype;
-        const bool lt = dt == ScalarType::Float || dt == ScalarType::Half || dt == ScalarType::BFloat16;
+        const bool lt = dt == ScalarType::Float || dt == ScalarType::Half || dt == ScalarType::BFloat16 ||
+                        dt == ScalarType::Double;
         return lt || !passes::matmul_kernelable(&n) ? "cublaslt" : "";
       }
       if (n.op() == ir::OpKind::convolution && cudnn_convolution_dtype(n.output()->type().dtype)) return "cudnn";

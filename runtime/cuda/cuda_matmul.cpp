@@ -14,7 +14,7 @@ namespace {
 
 // Whether dims (r, c) of `t` are a matrix cuBLASLt can read in place: row-major (unit column
 // stride, rows at least a row apart) or transposed (unit row stride, columns at least a
-// column apart). An expanded operand (a zero stride) is neither and goes to the host.
+// column apart). An expanded operand (a zero stride) is neither: lt_readable copies it.
 bool lt_layout(const TensorImpl& t, size_t r, size_t c) {
   const int64_t rows = t.sizes()[r], cols = t.sizes()[c], rs = t.strides()[r], cs = t.strides()[c];
   const bool row_major = (cols == 1 || cs == 1) && (rows == 1 || rs >= cols);
@@ -28,7 +28,8 @@ bool lt_dtype(ScalarType t, cuda::LtDtype& d) {
     case ScalarType::Float: d = cuda::LtDtype::F32; return true;
     case ScalarType::Half: d = cuda::LtDtype::F16; return true;
     case ScalarType::BFloat16: d = cuda::LtDtype::BF16; return true;
-    default: return false;  // f64 and integers: the host
+    case ScalarType::Double: d = cuda::LtDtype::F64; return true;
+    default: return false;  // integers: a generated kernel (compiled), or the host
   }
 }
 
@@ -49,6 +50,15 @@ bool lt_operands(const TensorImpl& ai, const TensorImpl& bi, size_t o, cuda::LtM
     p.c_bs = p.m * p.n;
   }
   return true;
+}
+
+// `t`, or a contiguous copy of it made on its device when cuBLASLt cannot read its matrices
+// (dims o, o + 1) in place: an expanded operand (a zero stride) or a negative batch stride. The
+// copy's memory returns to the stream's free list after the call, ordered before later work.
+Tensor lt_readable(const Tensor& t, size_t o) {
+  const TensorImpl& i = *t.impl();
+  const bool batch = o == 0 || i.sizes()[0] == 1 || i.strides()[0] >= 0;
+  return batch && lt_layout(i, o, o + 1) ? t : t.contiguous();
 }
 
 // Runs p into out (contiguous) on its device's current stream, with a workspace from the
@@ -87,7 +97,8 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
                     cuda::current_stream(device).handle());
     return true;
   }
-  if (!lt_operands(ai, bi, o, p)) return false;
+  const Tensor ar = lt_readable(a, o), br = lt_readable(b, o);
+  if (!lt_operands(*ar.impl(), *br.impl(), o, p)) return false;
   run_lt(p, out);
   return true;
 }
@@ -108,7 +119,8 @@ bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b,
   const size_t r = si.sizes().size();
   if (r < 1 || r > 2 || si.sizes()[r - 1] != p.n || (p.n > 1 && si.strides()[r - 1] != 1)) return false;
   if (r == 2 && p.m > 1 && si.strides()[0] != 0) return false;
-  if (!lt_operands(ai, bi, 0, p)) return false;
+  const Tensor ar = lt_readable(a, 0), br = lt_readable(b, 0);
+  if (!lt_operands(*ar.impl(), *br.impl(), 0, p)) return false;
   p.bias = si.data();
   // relu by parts: cuBLASLt's RELU epilogue gives 0 for a NaN, where the op gives NaN.
   if (act == "gelu_tanh") p.epilogue = cuda::LtEpilogue::GeluTanh;

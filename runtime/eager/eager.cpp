@@ -67,10 +67,9 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
     case ir::OpFamily::Scan: break;    // a Scan group's kernel, on both devices
     case ir::OpFamily::Index: break;   // gather, index_select, the scatters: duck-sized (size_classes)
     case ir::OpFamily::Matmul: {       // products a Matmul kernel computes (the backends' choice:
-                                       // integers; f64 too on cuda, which cuBLASLt is not asked for)
+                                       // integers; floats go to BLAS or cuBLASLt)
       const ScalarType dt = inputs.empty() ? ScalarType::Float : inputs[0].dtype();
-      const bool kernel = is_integral(dt, /*include_bool=*/false) || (dt == ScalarType::Double && inputs[0].is_cuda());
-      if (!kernel) return false;
+      if (!is_integral(dt, /*include_bool=*/false)) return false;
       break;
     }
     case ir::OpFamily::Shape:          // constant_pad; cat on cuda (the cpu's library copies slices)

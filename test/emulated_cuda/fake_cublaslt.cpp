@@ -5,7 +5,8 @@
 // batch count and a strided batch offset; D = alpha op(A) op(B) + beta C, op transposing when
 // TRANSA/TRANSB say; the BIAS epilogue adds bias[r] to row r of D, then RELU (max with 0) or
 // GELU (the tanh form) applies. f32, f16 and bf16 operands, computed in double and rounded
-// once to D's type (the library accumulates in f32: within every tolerance the tests use); with
+// once to D's type (the library accumulates in f32: within every tolerance the tests use), and
+// f64 operands with the 64F compute type and f64 alpha and beta, summed in double; with
 // the TF32 compute type, f32 operands are first rounded to TF32 as tensor cores read them.
 // Device memory is host memory on the emulated device (fake_cuda.cpp), so the pointers are read
 // directly. Test infrastructure, beside the emulated driver.
@@ -23,7 +24,8 @@ namespace {
 
 using Status = int;
 constexpr Status kSuccess = 0, kInvalidValue = 7, kNotSupported = 15;
-constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;
+constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;
+constexpr int kCompute32F = 68, kCompute64F = 70, kCompute32FFastTF32 = 77;
 
 struct Layout {
   int type = kR32F;
@@ -34,6 +36,7 @@ struct Layout {
 };
 struct Desc {
   bool tf32 = false;  // CUBLAS_COMPUTE_32F_FAST_TF32: f32 operands rounded to 10 mantissa bits
+  bool f64 = false;   // CUBLAS_COMPUTE_64F: f64 operands, alpha and beta
   int32_t trans_a = 0, trans_b = 0;
   uint32_t epilogue = 1;
   const void* bias = nullptr;
@@ -45,15 +48,19 @@ struct Pref {
   uint64_t workspace = 0;
 };
 
-size_t size_of(int type) { return type == kR32F ? 4 : 2; }
 
 double get(const void* base, int type, int64_t i) {
+  if (type == kR64F) return static_cast<const double*>(base)[i];
   if (type == kR32F) return static_cast<const float*>(base)[i];
   if (type == kR16F) return __half2float(static_cast<const __half*>(base)[i]);
   return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
 }
 
 void put(void* base, int type, int64_t i, double v) {
+  if (type == kR64F) {
+    static_cast<double*>(base)[i] = v;
+    return;
+  }
   const float f = static_cast<float>(v);
   if (type == kR32F) static_cast<float*>(base)[i] = f;
   else if (type == kR16F) static_cast<__half*>(base)[i] = __float2half_rn(f);
@@ -81,9 +88,11 @@ Status cublasLtDestroy(Handle* h) {
   return kSuccess;
 }
 Status cublasLtMatmulDescCreate(Desc** d, int compute, int scale) {
-  if ((compute != 68 && compute != 77) || scale != kR32F) return kNotSupported;
+  const bool f32 = (compute == kCompute32F || compute == kCompute32FFastTF32) && scale == kR32F;
+  if (!f32 && !(compute == kCompute64F && scale == kR64F)) return kNotSupported;
   *d = new Desc;
-  (*d)->tf32 = compute == 77;
+  (*d)->tf32 = compute == kCompute32FFastTF32;
+  (*d)->f64 = compute == kCompute64F;
   return kSuccess;
 }
 Status cublasLtMatmulDescDestroy(Desc* d) {
@@ -100,7 +109,7 @@ Status cublasLtMatmulDescSetAttribute(Desc* d, int attr, const void* v, size_t n
   }
 }
 Status cublasLtMatrixLayoutCreate(Layout** l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-  if (type != kR32F && type != kR16F && type != kR16BF) return kNotSupported;
+  if (type != kR32F && type != kR64F && type != kR16F && type != kR16BF) return kNotSupported;
   if (ld < static_cast<int64_t>(rows > 0 ? rows : 1)) return kInvalidValue;  // column-major: ld >= rows
   *l = new Layout{type, rows, cols, ld, 1, 0};
   return kSuccess;
@@ -155,9 +164,20 @@ Status cublasLtMatmul(Handle*, Desc* dp, const void* alpha_p, const void* A, Lay
       lc->rows != m || lc->cols != n)
     return kInvalidValue;
   if (la->batch != ld->batch || lb->batch != ld->batch || lc->batch != ld->batch) return kInvalidValue;
-  float alpha = 0, beta = 0;
-  std::memcpy(&alpha, alpha_p, 4);
-  std::memcpy(&beta, beta_p, 4);
+  // The 64F compute type takes f64 operands only, and the others none.
+  for (const Layout* l : {la, lb, lc, ld})
+    if ((l->type == kR64F) != d->f64) return kNotSupported;
+  double alpha = 0, beta = 0;
+  if (d->f64) {
+    std::memcpy(&alpha, alpha_p, 8);
+    std::memcpy(&beta, beta_p, 8);
+  } else {
+    float a32 = 0, b32 = 0;
+    std::memcpy(&a32, alpha_p, 4);
+    std::memcpy(&b32, beta_p, 4);
+    alpha = a32;
+    beta = b32;
+  }
   const uint32_t ep = d->epilogue;
   const bool bias = ep == 4 || ep == 6 || ep == 36, relu = ep == 2 || ep == 6, gelu = ep == 32 || ep == 36;
   if (bias && !d->bias) return kInvalidValue;
