@@ -425,6 +425,7 @@ int main(int argc, char** argv) {
   };
   mm_row("matmul f32 4096", kFloat, 4096);
   mm_row("matmul f16 8192", kHalf, 8192);
+  mm_row("matmul f64 4096", kDouble, 4096);  // cuBLASLt's 64F compute type (a generated kernel before 2026-12-07)
   {  // A transformer block's MLP half: layer_norm -> linear -> gelu -> linear, plus the residual.
     const Tensor h = randn({8192, 1024}).cuda();
     const Tensor w1 = (randn({4096, 1024}) * 0.03).cuda(), b1 = randn({4096}).cuda();

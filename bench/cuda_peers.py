@@ -199,7 +199,8 @@ def main():
     x8 = torch.randn(8, 256, device=dev)
     both("small mlp block [8, 256]", 0, block, x8)
     add("small mlp block, cuda graphs", "torch.compile", torch.compile(block, mode="reduce-overhead"), (x8,), 0)
-    for name, dt, n in (("matmul f32 4096", torch.float32, 4096), ("matmul f16 8192", torch.float16, 8192)):
+    for name, dt, n in (("matmul f32 4096", torch.float32, 4096), ("matmul f16 8192", torch.float16, 8192),
+                        ("matmul f64 4096", torch.float64, 4096)):
         a = torch.randn(n, n, device=dev, dtype=dt)
         b = torch.randn(n, n, device=dev, dtype=dt)
         us = median_us(lambda: a @ b)
