@@ -404,6 +404,9 @@ struct Emitter {
   // is printed once per lane (v<id>_<lane>), except that a contiguous load or store
   // (ir::lane_access) moves all lanes as one KilnVec.
   int64_t lanes = k.schedule.launch.vector;
+  // Whether the accesses are classified on constants alone (ir::lanes_on_constants), as the
+  // schedule classified them; else their run-time terms are tested before the vector path.
+  bool lanes_constant = lanes > 1 && ir::lanes_on_constants(k, lanes);
   static std::string lv(int id, int64_t lane) { return fmt::format("v{}_{}", id, lane); }
   std::string lane_index(const ir::Expr& index, int64_t lane) const {
     if (lane == 0) return render_expr(index);
@@ -411,7 +414,8 @@ struct Emitter {
     return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
   }
   bool contiguous(const ir::KInst& in) const {
-    return ir::kernel_lane_access(k, in, lanes) == ir::LaneAccess::Contiguous;  // run-time terms: vector_path
+    std::vector<ir::Expr> runtime;  // tested in vector_path
+    return ir::lane_access(k, in.index, lanes, lanes_constant ? nullptr : &runtime) == ir::LaneAccess::Contiguous;
   }
 
   void vector_inst(const ir::KInst& in) {
@@ -499,7 +503,7 @@ struct Emitter {
       for (const ir::KInst& in : st.body) {
         std::vector<ir::Expr> runtime;
         if ((in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) ||
-            ir::kernel_lane_access(k, in, lanes, &runtime) != ir::LaneAccess::Contiguous)
+            ir::lane_access(k, in.index, lanes, lanes_constant ? nullptr : &runtime) != ir::LaneAccess::Contiguous)
           continue;
         vec_args.insert(in.arg);
         for (const ir::Expr& e : runtime)

@@ -246,18 +246,13 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::v
   return LaneAccess::Contiguous;
 }
 
-LaneAccess kernel_lane_access(const Kernel& k, const KInst& in, int64_t lanes, std::vector<Expr>* runtime) {
-  // A constant last extent and some access contiguous without run-time terms: the kernel
-  // vectorizes without a run-time test of its sizes, and keeps doing so.
-  bool on_constants = !k.grid.empty() && k.grid.back().maybe_const().has_value();
-  bool contiguous = false;
+bool lanes_on_constants(const Kernel& k, int64_t lanes) {
+  if (k.grid.empty() || !k.grid.back().maybe_const()) return false;
   for (const KStage& st : k.stages)
     for (const KInst& x : st.body)
-      contiguous = contiguous || ((x.kind == KOp::Load || x.kind == KOp::Store) &&
-                                  lane_access(k, x.index, lanes) == LaneAccess::Contiguous);
-  if (on_constants && contiguous) return lane_access(k, in.index, lanes);
-  std::vector<Expr> scratch;
-  return lane_access(k, in.index, lanes, runtime ? runtime : &scratch);
+      if ((x.kind == KOp::Load || x.kind == KOp::Store) && lane_access(k, x.index, lanes) == LaneAccess::Contiguous)
+        return true;
+  return false;
 }
 
 namespace {

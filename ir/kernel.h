@@ -251,12 +251,13 @@ std::string_view reduction_name(ReductionOp op);
 // `runtime`, such an index is PerLane.
 enum class LaneAccess : uint8_t { Uniform, Contiguous, PerLane };
 LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::vector<Expr>* runtime = nullptr);
-// The lane access of load or store `in` of kernel `k` vectorized by `lanes`, decided for the
-// whole kernel: without run-time terms when the last grid extent is a constant and some
-// access is contiguous without them, so that a kernel that vectorizes on constants alone never
-// depends on a run-time test (its other accesses are read lane by lane); with them otherwise.
-// `runtime` receives the terms to test.
-LaneAccess kernel_lane_access(const Kernel& k, const KInst& in, int64_t lanes, std::vector<Expr>* runtime = nullptr);
+// Whether kernel `k` vectorized by `lanes` classifies its accesses on constants alone (callers
+// then pass no `runtime` to lane_access): its last grid extent is a constant and some load or
+// store is contiguous without run-time terms. Such a kernel vectorizes without any run-time
+// test of its sizes and reads its other accesses lane by lane; any other kernel takes the
+// run-time terms. Decided once per kernel and lane count, so that the schedule and the code
+// generator agree.
+bool lanes_on_constants(const Kernel& k, int64_t lanes);
 
 // An element of each thread's items that a row_cache kernel keeps in registers
 // (KLaunch::row_cache), one of two kinds:

@@ -65,11 +65,13 @@ int64_t vector_lanes(const ir::Kernel& k) {
     if (st.kind != ir::StageKind::Loop || !st.extents.empty()) return 1;
   for (int64_t lanes = 16; lanes >= 2; lanes /= 2) {
     if (last && *last % lanes != 0) continue;
+    const bool constants = ir::lanes_on_constants(k, lanes);
+    std::vector<ir::Expr> runtime;
     int64_t widest = 0;
     for (const ir::KStage& st : k.stages)
       for (const ir::KInst& in : st.body)
         if ((in.kind == ir::KOp::Load || in.kind == ir::KOp::Store) &&
-            ir::kernel_lane_access(k, in, lanes) == ir::LaneAccess::Contiguous)
+            ir::lane_access(k, in.index, lanes, constants ? nullptr : &runtime) == ir::LaneAccess::Contiguous)
           widest = std::max<int64_t>(widest, static_cast<int64_t>(element_size(k.args.at(static_cast<size_t>(in.arg)).dtype)));
     if (widest > 0 && widest * lanes <= 16) return lanes;
   }

@@ -184,7 +184,7 @@ std::vector<ExternKernelFn> device_step_fns(const ir::ExecPlan& plan, std::vecto
     if (st.kind == ir::StepKind::Extern && (st.op == ir::OpKind::mm || st.op == ir::OpKind::bmm)) {
       fns[i] = [op = st.op, staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs,
                                     const std::vector<Tensor>& outs) {
-        if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // integers (eager only)
+        if (!cuda_matmul(op, ins.at(0), ins.at(1), outs.at(0))) staged(ins, attrs, outs);  // integers a kernel does not compute
       };
     } else if (st.kind == ir::StepKind::Extern && st.op == ir::OpKind::convolution) {
       fns[i] = [staged](const std::vector<Tensor>& ins, const ir::AttrList& attrs, const std::vector<Tensor>& outs) {
@@ -296,7 +296,7 @@ class CudaBackend final : public Backend {
     lo.extern_lowering = [use = c.opts.use_lowerings](const ir::Node& n) -> std::string {
       if (const Lowering* l = use ? find_lowering(kCuda, n.op()) : nullptr; l && l->call)
         return fmt::format("lowering {}", l->name);
-      // cuBLASLt for f32, f16 and bf16; a generated kernel (a Matmul group) for f64 and integers.
+      // cuBLASLt for f32, f16, bf16 and f64; a generated kernel (a Matmul group) for integers.
       if (n.op() == ir::OpKind::addmm_activation) return "cublaslt";  // folded f32, f16 and bf16 products
       if (n.op() == ir::OpKind::mm || n.op() == ir::OpKind::bmm) {
         const ScalarType dt = n.output()->type().dtype;

@@ -106,7 +106,7 @@ bool cuda_matmul(ir::OpKind op, const Tensor& a, const Tensor& b, const Tensor& 
 bool cuda_addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, const std::string& act,
                            const Tensor& out) {
   cuda::LtMatmul p;
-  if (!lt_dtype(a.dtype(), p.dtype) || self.dtype() != a.dtype()) return false;
+  if (!lt_dtype(a.dtype(), p.dtype) || p.dtype == cuda::LtDtype::F64 || self.dtype() != a.dtype()) return false;
   const TensorImpl& si = *self.impl();
   const TensorImpl& ai = *a.impl();
   const TensorImpl& bi = *b.impl();

@@ -48,7 +48,6 @@ struct Pref {
   uint64_t workspace = 0;
 };
 
-
 double get(const void* base, int type, int64_t i) {
   if (type == kR64F) return static_cast<const double*>(base)[i];
   if (type == kR32F) return static_cast<const float*>(base)[i];
