@@ -196,10 +196,7 @@ struct Emitter {
         const int value = in.operands.at(0);
         const int slot = in_items ? ir::row_cached_slot(cached, k.stages[cur_stage], in) : -1;
         if (slot >= 0) {  // a stored row: the registers hold it, rounded as memory would; memory gets the last stage's stores
-          const std::string held = arg.dtype == ScalarType::Half || arg.dtype == ScalarType::BFloat16
-                                       ? convert(v(value), ScalarType::Float, arg.dtype)
-                                       : v(value);
-          line(fmt::format("kiln_row{}[kiln_i] = {};", slot, held));
+          line(fmt::format("kiln_row{}[kiln_i] = {};", slot, convert(v(value), ir::compute_dtype(arg.dtype), arg.dtype)));
           stored_args.insert(in.arg);
           if (cached[static_cast<size_t>(slot)].last_store != cur_stage) return;
         }
@@ -413,9 +410,12 @@ struct Emitter {
     const std::string last = ir::grid_var(k.grid.size() - 1);
     return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
   }
-  bool contiguous(const ir::KInst& in) const {
-    std::vector<ir::Expr> runtime;  // tested in vector_path
-    return ir::lane_access(k, in.index, lanes, lanes_constant ? nullptr : &runtime) == ir::LaneAccess::Contiguous;
+  // Whether load or store `in` moves as one KilnVec; the run-time terms that requires are added
+  // to `runtime` (vector_path tests them).
+  bool contiguous(const ir::KInst& in, std::vector<ir::Expr>* runtime = nullptr) const {
+    std::vector<ir::Expr> scratch;
+    return ir::lane_access(k, in.index, lanes, lanes_constant ? nullptr : runtime ? runtime : &scratch) ==
+           ir::LaneAccess::Contiguous;
   }
 
   void vector_inst(const ir::KInst& in) {
@@ -502,9 +502,7 @@ struct Emitter {
     for (const ir::KStage& st : k.stages)
       for (const ir::KInst& in : st.body) {
         std::vector<ir::Expr> runtime;
-        if ((in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) ||
-            ir::lane_access(k, in.index, lanes, lanes_constant ? nullptr : &runtime) != ir::LaneAccess::Contiguous)
-          continue;
+        if ((in.kind != ir::KOp::Load && in.kind != ir::KOp::Store) || !contiguous(in, &runtime)) continue;
         vec_args.insert(in.arg);
         for (const ir::Expr& e : runtime)
           if (const std::string r = render_expr(e); std::find(multiples.begin(), multiples.end(), r) == multiples.end())

@@ -94,6 +94,14 @@ std::optional<int> value_symbol_id(std::string_view name) {
   return id;
 }
 
+bool reads_values(const Expr& index) {
+  std::vector<std::string> symbols;
+  index.collect_symbols(symbols);
+  for (const std::string& s : symbols)
+    if (value_symbol_id(s)) return true;
+  return false;
+}
+
 const KInst* body_inst(const KStage& st, int id) {
   for (const KInst& in : st.body)
     if (in.kind != KOp::Store && in.id == id) return &in;

@@ -228,6 +228,8 @@ struct Kernel {
 // other name.
 Expr value_expr(int id);
 std::optional<int> value_symbol_id(std::string_view name);
+// Whether an index names such a value (a position read from data).
+bool reads_values(const Expr& index);
 
 // The loop variable names: grid_var(0) == "p0", stage_var(1) == "r1".
 std::string grid_var(size_t i);

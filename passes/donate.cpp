@@ -82,10 +82,9 @@ bool writes_over(const ir::PlanStep& st, int in_arg, int out_arg) {
   if (!store) return false;
   // Each iteration writes its own element: the store's position names every loop variable of the
   // stage and no loaded value (a scatter's `v<id>`).
+  if (ir::reads_values(store->index)) return false;
   std::vector<std::string> names;
   store->index.collect_symbols(names);
-  for (const std::string& n : names)
-    if (ir::value_symbol_id(n)) return false;
   for (size_t r = 0; r < k.stages[0].extents.size(); ++r)
     if (std::find(names.begin(), names.end(), "r" + std::to_string(r)) == names.end()) return false;
   bool stored = false;

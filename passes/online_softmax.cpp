@@ -11,15 +11,6 @@ namespace kiln::passes {
 
 namespace {
 
-// Whether an index names values of its stage (a gather's v<id>).
-bool reads_values(const ir::Expr& index) {
-  std::vector<std::string> symbols;
-  index.collect_symbols(symbols);
-  for (const std::string& s : symbols)
-    if (ir::value_symbol_id(s)) return true;
-  return false;
-}
-
 // Whether value `a` of stage `sa` and value `b` of stage `sb` are computed the same way: the
 // same instructions (loads of the same element, the same ops, constants and attributes) over
 // the same values from outside the stages. Only loads, constants, index values and elementwise
@@ -33,7 +24,7 @@ bool same_value(const ir::KStage& sa, int a, const ir::KStage& sb, int b, std::s
   switch (ia->kind) {
     case ir::KOp::Load: {
       // An index that names values of the stage (a gather's, v<id>) would need them matched too.
-      if (reads_values(ia->index) || ia->arg != ib->arg || !(ia->index == ib->index)) return false;
+      if (ir::reads_values(ia->index) || ia->arg != ib->arg || !(ia->index == ib->index)) return false;
       break;
     }
     case ir::KOp::Const:
@@ -87,7 +78,7 @@ bool sums_exponentials_of(const ir::KStage& a, const ir::KStage& b) {
     const bool plain = in.kind == ir::KOp::Load || in.kind == ir::KOp::Const || in.kind == ir::KOp::Index ||
                        in.kind == ir::KOp::Compute || in.kind == ir::KOp::Store;
     const bool indexed = in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index;
-    if (!plain || (indexed && reads_values(in.index))) return false;
+    if (!plain || (indexed && ir::reads_values(in.index))) return false;
   }
   return true;
 }
@@ -133,8 +124,9 @@ bool join_into_next(const ir::Kernel& k, ir::KStage& b, ir::KStage& c) {
   if (c.kind != ir::StageKind::Loop || c.ordered || c.extents != b.extents || !(c.vectorize == ir::KVectorize{}))
     return false;
   // c's stores would land before b's later iterations read: b may not read what c stores.
+  const std::set<int> read_by_b = args_of(b, ir::KOp::Load);
   for (int arg : args_of(c, ir::KOp::Store))
-    if (args_of(b, ir::KOp::Load).count(arg)) return false;
+    if (read_by_b.count(arg)) return false;
   std::map<int, const ir::KInst*> stored;  // argument -> b's store of it
   for (const ir::KInst& in : b.body) {
     if (in.kind != ir::KOp::Store) continue;
@@ -146,7 +138,7 @@ bool join_into_next(const ir::Kernel& k, ir::KStage& b, ir::KStage& c) {
   std::set<int> stored_by_c;     // arguments c has stored so far, in body order
   for (const ir::KInst& in : c.body) {
     const bool indexed = in.kind == ir::KOp::Load || in.kind == ir::KOp::Store || in.kind == ir::KOp::Index;
-    if (indexed && reads_values(in.index)) return false;
+    if (indexed && ir::reads_values(in.index)) return false;
     const auto by_b = stored.find(in.arg);
     if (in.kind == ir::KOp::Store && by_b != stored.end() && !(by_b->second->index == in.index))
       return false;  // a later iteration's b would overwrite what c stored at another element
