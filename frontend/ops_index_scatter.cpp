@@ -71,10 +71,10 @@ void scatter_gather_shape_check(std::string_view op, const Tensor& self, int64_t
     if (src) bad = bad || ir::sym_lt(nonempty_size(*src, d), isz);
     if (!bad) continue;
     if (src) {
-      fail(op, "Expected index {} to be smaller than self {} apart from dimension {} and to be smaller size than src {}",
+      fail(op, "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger size than src {}",
            shape_str(index.sizes()), shape_str(self.sizes()), dim, shape_str(src->sizes()));
     }
-    fail(op, "Size does not match at dimension {} expected index {} to be smaller than self {} apart of dimension {}", d,
+    fail(op, "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}", d,
          shape_str(index.sizes()), shape_str(self.sizes()), dim);
   }
 }

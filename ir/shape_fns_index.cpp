@@ -23,13 +23,14 @@ void check_index_dtype(OpKind op, const TensorType& index) {
          op == OpKind::index_select ? "int32 or int64" : "int32/int64", dtype_name(index.dtype));
 }
 
-// index.size(d) <= other.size(d) where known (d != skip_dim; skip_dim -1 checks every d).
-bool index_fits(const TensorType& index, const TensorType& other, int64_t skip_dim) {
+// The first dim d (d != skip_dim; skip_dim -1 checks every d) where index.size(d) is known to
+// exceed other.size(d), or -1.
+int64_t index_misfit(const TensorType& index, const TensorType& other, int64_t skip_dim) {
   for (int64_t d = 0; d < nonempty_rank(index); ++d) {
     if (d == skip_dim) continue;
-    if (known_lt(size_or_one(other, d), size_or_one(index, d))) return false;
+    if (known_lt(size_or_one(other, d), size_or_one(index, d))) return d;
   }
-  return true;
+  return -1;
 }
 
 }  // namespace
@@ -48,10 +49,10 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs) {
     case IndexOp::gather: {
       if (nonempty_rank(index) != nonempty_rank(self))
         fail(op_name(op), "Index tensor must have the same number of dimensions as input tensor");
-      if (!index_fits(index, self, dim))
+      if (const int64_t d = index_misfit(index, self, dim); d >= 0)
         fail(op_name(op),
-             "Size does not match at dimension {} expected index {} to be smaller than self {} apart from dimension {}",
-             dim, sizes_str(index), sizes_str(self), dim);
+             "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}",
+             d, sizes_str(index), sizes_str(self), dim);
       TensorType out = self;
       out.sizes = index.sizes;
       return out;
@@ -70,9 +71,9 @@ TensorType infer_index(OpKind op, const Types& in, const AttrList& attrs) {
              dtype_short_name(src.dtype));
       if (nonempty_rank(index) != nonempty_rank(self) || nonempty_rank(src) != nonempty_rank(self))
         fail(op_name(op), "Index tensor must have the same number of dimensions as self tensor");
-      if (!index_fits(index, self, dim) || !index_fits(index, src, -1))
+      if (index_misfit(index, self, dim) >= 0 || index_misfit(index, src, -1) >= 0)
         fail(op_name(op),
-             "Expected index {} to be smaller than self {} apart from dimension {} and to be smaller size than src {}",
+             "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger size than src {}",
              sizes_str(index), sizes_str(self), dim, sizes_str(src));
       return self;
     }

@@ -193,6 +193,15 @@ class KernelBuilder {
     in.value = Scalar(dim);
     return emit_check(std::move(in));
   }
+  // Replaces coordinate d of `at` by itself checked against sizes[d], for each d of `dims`: the
+  // coordinates of an operand an index op reads or writes that its shapes do not prove in
+  // bounds (passes/lower_index.h).
+  void checked_coordinates(std::vector<Expr>& at, const std::vector<int64_t>& dims, const std::vector<Expr>& sizes, OpKind op) {
+    for (int64_t d : dims) {
+      const auto u = static_cast<size_t>(d);
+      at.at(u) = ir::value_expr(check_in_bounds(index_value(ScalarType::Int64, at.at(u)), ScalarType::Int64, op, sizes.at(u), d));
+    }
+  }
   // A check the current stage already makes of the same value (a gather read at two columns of
   // one row: a norm's element and its shift) is that check, and a check of a constant that
   // holds (a remainder by 30) is none: each site costs the code generator a flag, a range and

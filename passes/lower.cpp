@@ -178,7 +178,9 @@ int KernelBuilder::eval_node(const Node* n, const Value* v, const std::vector<Ex
       // error (and the load reads position 0 instead).
       const IndexedRead r = indexed_read(n, idx);
       const int picked = check_in_bounds(eval(n->input(1), r.index_at), n->input(1)->type().dtype, n->op(), r.bound, r.dim);
-      return eval(n->input(0), indexed_source(r, idx, ir::value_expr(picked)));
+      std::vector<Expr> src = indexed_source(r, idx, ir::value_expr(picked));
+      checked_coordinates(src, r.unproven, n->input(0)->type().sizes, n->op());
+      return eval(n->input(0), src);
     }
     case OpFamily::Random: {
       // Element idx (row-major) of this call's draw number l_.draw(n) (ir/exec_plan.h).

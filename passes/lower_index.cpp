@@ -2,6 +2,7 @@
 #include "passes/lower_index.h"
 
 #include "base/error.h"
+#include "ir/shape_env.h"
 #include "passes/lower.h"
 
 #include <algorithm>
@@ -297,22 +298,26 @@ bool split_supported(ir::ReductionOp op) {
 
 bool tile_supported(ir::ReductionOp op) { return split_supported(op); }
 
+std::vector<int64_t> unproven_dims(const std::vector<ir::Expr>& index, const std::vector<ir::Expr>& other,
+                                   int64_t skip_dim) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < index.size() && d < other.size(); ++d) {
+    if (static_cast<int64_t>(d) == skip_dim) continue;
+    const std::optional<int64_t> ic = index[d].maybe_const(), oc = other[d].maybe_const();
+    // Under a trace, what its guards (ShapeEnv::current(), index_fits' guard) say counts too.
+    if (!(index[d] == other[d] || (ic && oc && *ic <= *oc) || ir::known_true(ir::le(index[d], other[d]))))
+      out.push_back(static_cast<int64_t>(d));
+  }
+  return out;
+}
+
 bool indexed_read_inlinable(const ir::Node* n) {
   if (n->op() != ir::OpKind::gather && n->op() != ir::OpKind::index_select) return false;
   const ir::TensorType& self = n->input(0)->type();
   const ir::TensorType& index = n->input(1)->type();
   if (self.rank() == 0) return false;  // PyTorch's 0-dim operands: left to the library
   if (n->op() == ir::OpKind::index_select) return index.rank() == 1;
-  if (index.rank() != self.rank()) return false;
-  const auto dim = n->attr<int64_t>("dim");
-  for (int64_t d = 0; d < self.rank(); ++d) {
-    if (d == dim) continue;
-    const ir::Expr& i = index.sizes[static_cast<size_t>(d)];
-    const ir::Expr& s = self.sizes[static_cast<size_t>(d)];
-    const std::optional<int64_t> ic = i.maybe_const(), sc = s.maybe_const();
-    if (!(i == s || (ic && sc && *ic <= *sc))) return false;
-  }
-  return true;
+  return index.rank() == self.rank();
 }
 
 IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx) {
@@ -321,6 +326,7 @@ IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx) {
   const auto d = static_cast<size_t>(r.dim);
   r.bound = n->input(0)->type().sizes.at(d);
   r.index_at = n->op() == ir::OpKind::gather ? idx : std::vector<ir::Expr>{idx.at(d)};
+  if (n->op() == ir::OpKind::gather) r.unproven = unproven_dims(n->input(1)->type().sizes, n->input(0)->type().sizes, r.dim);
   return r;
 }
 
@@ -337,17 +343,7 @@ bool indexed_write_kernelable(const ir::Node* n) {
   const ir::TensorType& index = n->input(1)->type();
   const ir::TensorType& src = n->input(2)->type();
   // PyTorch's 0-dim operands act as 1-element 1-D ones: left to the library.
-  if (self.rank() == 0 || index.rank() != self.rank() || src.rank() != self.rank()) return false;
-  const auto dim = n->attr<int64_t>("dim");
-  auto at_most = [](const ir::Expr& i, const ir::Expr& s) {
-    const std::optional<int64_t> ic = i.maybe_const(), sc = s.maybe_const();
-    return i == s || (ic && sc && *ic <= *sc);
-  };
-  for (size_t d = 0; d < self.sizes.size(); ++d) {
-    if (!at_most(index.sizes[d], src.sizes[d])) return false;
-    if (static_cast<int64_t>(d) != dim && !at_most(index.sizes[d], self.sizes[d])) return false;
-  }
-  return true;
+  return self.rank() > 0 && index.rank() == self.rank() && src.rank() == self.rank();
 }
 
 LineWalk line_walk(const std::vector<ir::Expr>& sizes, int64_t dim, int64_t tile) {
@@ -373,6 +369,8 @@ IndexedWrite indexed_write(const ir::Node* n, int64_t tile) {
   for (size_t d = 0; d < index.size(); ++d) w.whole_lines = w.whole_lines && (d == dim || index[d] == self[d]);
   w.length = index.at(dim);
   w.bound = self.at(dim);
+  w.unproven_src = unproven_dims(index, n->input(2)->type().sizes, -1);
+  w.unproven_self = unproven_dims(index, self, w.dim);
   return w;
 }
 

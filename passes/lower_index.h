@@ -48,27 +48,36 @@ std::vector<PieceIndex> shape_source_pieces(const ir::Node* n, const std::vector
 // gather and index_select read one element of self per output element, at a position taken
 // from the index tensor: out[i] = self[i with dim replaced by index[...]]. A kernel computes
 // them inline (a load of the index, a bounds check that raises the op's error, a load of self
-// at the checked position, ir::value_expr), when the shapes make every other coordinate of
-// self provably in bounds: gather's index no larger than self outside `dim` (static or equal
-// sizes), index_select's index 1-D. Otherwise they stay library calls.
+// at the checked position, ir::value_expr): index_select's index 1-D, gather's of self's rank.
+// gather's other coordinates are the output's own; where the shapes do not prove the index no
+// larger than self along a dim (static or equal sizes), that coordinate is checked against
+// self's size too (`unproven`), so that a graph whose sizes break the rule raises the op's error
+// instead of reading outside self. 0-dim operands stay library calls.
 bool indexed_read_inlinable(const ir::Node* n);
 struct IndexedRead {
   std::vector<ir::Expr> index_at;  // the element of the index tensor read for output element idx
   int64_t dim = 0;                 // the dim of self the index picks
   ir::Expr bound;                  // self's size along dim
+  std::vector<int64_t> unproven;   // gather: the other dims of self whose coordinate is checked
 };
 IndexedRead indexed_read(const ir::Node* n, const std::vector<ir::Expr>& idx);
 // The element of self read for output element idx when the index holds `picked`.
 std::vector<ir::Expr> indexed_source(const IndexedRead& r, const std::vector<ir::Expr>& idx, const ir::Expr& picked);
+// The dims d (other than skip_dim; -1: none) along which index.size(d) <= other.size(d) is not
+// proven: by the sizes themselves (equal, or constants in order) or, under a trace, by its
+// ShapeEnv (a guard the shape function recorded).
+std::vector<int64_t> unproven_dims(const std::vector<ir::Expr>& index, const std::vector<ir::Expr>& other,
+                                   int64_t skip_dim);
 
 // scatter, scatter_add and scatter_reduce write into a copy of self: for every element i of the
 // index, out[i with dim replaced by index[i]] = src[i] (or folds it in). Kernels compute them
-// (passes/lower.cpp, the Scatter group) when the shapes make every other coordinate provably
-// in bounds: the index no larger than src anywhere and than self outside `dim` (static or
-// equal sizes), every operand of rank >= 1. One grid point walks one line of the index along
-// `dim` in order (an ordered stage), so that repeated positions end as the interpreter's do:
-// the last write wins, and folds run in row-major order. scatter_reduce's "mean" also counts
-// the values each position receives (a temporary beside the output) and divides at the end.
+// (passes/lower.cpp, the Scatter group) when every operand has rank >= 1. One grid point walks
+// one line of the index along `dim` in order (an ordered stage), so that repeated positions end
+// as the interpreter's do: the last write wins, and folds run in row-major order.
+// scatter_reduce's "mean" also counts the values each position receives (a temporary beside the
+// output) and divides at the end. Where the shapes do not prove the index no larger than src
+// (along a dim) or than self (outside `dim`), that coordinate of the src read or of the write is
+// checked (IndexedWrite::unproven_src, unproven_self), as gather's are.
 bool indexed_write_kernelable(const ir::Node* n);
 // The lines along `dim` of a tensor of some sizes, one per grid point, walked in order (a
 // scatter's index lines, a scan's lines): the grid is the sizes without `dim`. With a tile
@@ -95,6 +104,7 @@ struct IndexedWrite : LineWalk {
   // (tile) before writing into it, and one kernel does everything. Otherwise a first kernel
   // copies self.
   bool whole_lines = false;
+  std::vector<int64_t> unproven_src, unproven_self;
 };
 IndexedWrite indexed_write(const ir::Node* n, int64_t tile = 0);
 

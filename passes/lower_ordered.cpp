@@ -133,9 +133,11 @@ void Lowerer::build_scatter(const ir::FusionGroup& grp, int out_buffer) {
   auto pass = [&](const auto& body) {
     const std::vector<Expr> at = open(w.length, true);
     const int picked = kb.check_in_bounds(kb.eval(n->input(1), at), n->input(1)->type().dtype, n->op(), w.bound, w.dim);
-    std::vector<Expr> dst = at;
+    std::vector<Expr> dst = at, from = at;
     dst.at(static_cast<size_t>(w.dim)) = ir::value_expr(picked);
-    body(at, dst);
+    kb.checked_coordinates(dst, w.unproven_self, v->type().sizes, n->op());
+    kb.checked_coordinates(from, w.unproven_src, n->input(2)->type().sizes, n->op());
+    body(from, dst);
     kb.close_stage();
   };
   if (fold.reset)

@@ -12,6 +12,8 @@
 // index in order (an ordered stage), so repeated positions end as in eager mode — the last
 // write wins, folds run in order — and self, the index and src are computed inline.
 #include "kiln/kiln.h"
+#include "ir/text.h"
+#include "runtime/debug/run_graph.h"
 #include "runtime/eager/eager.h"
 #include "runtime/pipeline.h"
 #include "test_support/check.h"
@@ -188,15 +190,16 @@ TEST(CompileIndexed, AWriteOutOfBoundsRaisesTheEagerError) {
 }
 
 // Eager index prims are duck-sized programs (runtime/eager/eager_key.h, size_classes): one
-// symbol per distinct size among the inputs' dims, so a gather whose index has self's sizes is
-// one kernel reading inside it, reused for every call with the same pattern of equal sizes; an
-// index smaller than self calls the library inside its program. Results equal the reference
-// interpreter's exactly, and errors are the ops' own.
+// symbol per distinct size among the inputs' dims, so a gather is one kernel reading inside
+// it, reused for every call with the same pattern of equal sizes. An index smaller than self
+// is a kernel too: its sizes do not prove the other coordinates in bounds, so the kernel checks
+// them (the shape check at the call already did). Results equal the reference interpreter's
+// exactly, and errors are the ops' own.
 TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
   using ir::OpKind;
   manual_seed(8);
   // Each op eagerly, against the interpreter's prim; returns the kernels built for them.
-  auto check = [](int64_t rows, int64_t cols, int64_t irows, int64_t icols, bool kernels) {
+  auto check = [](int64_t rows, int64_t cols, int64_t irows, int64_t icols) {
     SCOPED_TRACE(testing::Message() << rows << "x" << cols << " index " << irows << "x" << icols);
     const Tensor x = randn({rows, cols}, kDouble), src = randn({irows, icols}, kDouble);
     const Tensor pos = randint(0, cols, {irows, icols}), rowpos = randint(0, rows, {irows, icols});
@@ -206,10 +209,8 @@ TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
     const char* folds[] = {"sum", "amax", "mean"};
     for (const char* r : folds) got.push_back(scatter_reduce(x, 1, pos, src, r, false));
     const rt::EagerStats after = rt::eager_stats();
-    // Kernels alone (the library's scatter copies self with an eager copy_).
-    if (kernels) {
-      EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
-    }
+    // Kernels alone: no library call, no interpreted step.
+    EXPECT_EQ(after.interpreted_calls, before.interpreted_calls);
     std::vector<Tensor> want = {test::run(OpKind::gather, {x, pos}, {int64_t{1}}),
                                 test::run(OpKind::index_select, {x, ids}, {int64_t{1}}),
                                 test::run(OpKind::scatter_add, {x, rowpos, src}, {int64_t{0}}),
@@ -218,16 +219,76 @@ TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i].to_vector<double>(), want[i].to_vector<double>()) << i;
     return after.kernels_compiled - before.kernels_compiled;
   };
-  EXPECT_GT(check(6, 9, 6, 9, true), 0);   // the index spans self: kernels
-  EXPECT_EQ(check(11, 5, 11, 5, true), 0);  // the same pattern of equal sizes: the same programs
-  check(6, 9, 4, 3, false);                 // a smaller index: the library inside the program
-  check(5, 5, 5, 5, true);                  // one size for every dim
+  EXPECT_GT(check(6, 9, 6, 9), 0);   // the index spans self: kernels
+  EXPECT_EQ(check(11, 5, 11, 5), 0);  // the same pattern of equal sizes: the same programs
+  EXPECT_GT(check(6, 9, 4, 3), 0);    // a smaller index: kernels checking self's other coordinates
+  EXPECT_EQ(check(7, 8, 3, 2), 0);    // ... reused for the same pattern
+  check(5, 5, 5, 5);                  // one size for every dim
   // Errors are the ops' own.
   const Tensor x = randn({4, 5});
   EXPECT_EQ(error_of([&] { (void)x.gather(1, tensor({0, 5, 1, 2}, kInt64).reshape({4, 1})); }),
             "[gather] index 5 is out of bounds for dimension 1 with size 5");
   EXPECT_EQ(error_of([&] { (void)x.index_select(0, tensor({-1}, kInt64)); }),
             error_of([&] { (void)test::run(OpKind::index_select, {x, tensor({-1}, kInt64)}, {int64_t{0}}); }));
+}
+
+// A graph whose sizes do not prove an index op's other coordinates in bounds (here one read
+// from text, compiled for its symbols, which no trace related) reads and writes inside kernels
+// that check those coordinates: sizes that break the rule raise the op's error instead of
+// reading or writing outside a tensor. Under a trace, the shape function guards the relation
+// instead, so a later call whose index outgrows self traces again and fails with PyTorch's
+// message, and the kernel needs no check.
+TEST(CompileIndexed, UnprovenCoordinatesAreCheckedInTheKernel) {
+  // The graph compiled for the cpu with every size a parameter read off its inputs.
+  auto compile_symbolic = [](const char* text, std::string* plan) {
+    std::shared_ptr<ir::Graph> g = ir::parse_graph(text);
+    rt::DriverOptions o;
+    o.name = "unproven";
+    for (size_t i = 0; i < g->inputs().size(); ++i)
+      for (size_t d = 0; d < 2; ++d)
+        o.params.emplace(g->inputs()[i]->type().sizes[d].symbol_name(), rt::ParamSource{static_cast<int>(i), static_cast<int>(d), false});
+    rt::Compilation c = rt::compile_graph(std::move(g), *rt::find_backend("cpu"), o);
+    EXPECT_TRUE(c.status.ok()) << c.status.error;
+    *plan = c.plan.str();
+    return std::shared_ptr<rt::Executable>(std::move(c.status.exe));
+  };
+  std::string gather_plan, scatter_plan;
+  const auto gather = compile_symbolic(R"(graph(%in0 : f64[s0, s1], %in1 : i64[s2, s3]) {
+  %0 : f64[s2, s3] = gather(%in0, %in1, dim=1)
+  return (%0)
+})", &gather_plan);
+  const auto scatter = compile_symbolic(R"(graph(%in0 : f64[s0, s1], %in1 : i64[s2, s3], %in2 : f64[s4, s5]) {
+  %0 : f64[s0, s1] = scatter_add(%in0, %in1, %in2, dim=0)
+  return (%0)
+})", &scatter_plan);
+  EXPECT_NE(gather_plan.find("for gather dim 0"), std::string::npos) << gather_plan;
+  EXPECT_NE(scatter_plan.find("for scatter_add dim 1"), std::string::npos) << scatter_plan;
+  EXPECT_EQ(gather_plan.find("extern"), std::string::npos) << gather_plan;
+  EXPECT_EQ(scatter_plan.find("extern"), std::string::npos) << scatter_plan;
+  manual_seed(2);
+  const Tensor x = randn({5, 4}, kDouble), small = randint(0, 4, {3, 2}), tall = randint(0, 4, {6, 2});
+  EXPECT_EQ(gather->run({x, small}).at(0).to_vector<double>(), x.gather(1, small).to_vector<double>());
+  // Index rows 5 past self's 5: an error, not a read past self.
+  EXPECT_EQ(error_of([&] { (void)gather->run({x, tall}); }), "[gather] index 5 is out of bounds for dimension 0 with size 5");
+  const Tensor rows = randint(0, 5, {2, 3}), src = randn({2, 4}, kDouble), narrow_src = randn({2, 2}, kDouble);
+  EXPECT_EQ(scatter->run({x, rows, src}).at(0).to_vector<double>(), x.scatter_add(0, rows, src).to_vector<double>());
+  // The index is 3 wide, src 2: src's column 2 does not exist; self's dim 1 (4) is not passed.
+  EXPECT_EQ(error_of([&] { (void)scatter->run({x, rows, narrow_src}); }),
+            "[scatter_add] index 2 is out of bounds for dimension 1 with size 2");
+  EXPECT_EQ(error_of([&] { (void)scatter->run({x.slice(1, 0, 2).contiguous(), rows, src}); }),
+            "[scatter_add] index 2 is out of bounds for dimension 1 with size 2");
+
+  // Under a trace the relation is a guard, and the kernel has no check of it.
+  CompileOptions dyn;
+  dyn.dynamic = Dynamic::True;
+  auto f = compile([](const Tensor& a, const Tensor& i) { return a.gather(1, i) * 2; }, dyn);
+  EXPECT_EQ(f(x, small).to_vector<double>(), (x.gather(1, small) * 2).to_vector<double>());
+  const std::string explained = f.explain(x, small);
+  EXPECT_NE(explained.find("arg1.size(0) <= arg0.size(0)"), std::string::npos) << explained;
+  EXPECT_EQ(explained.find("for gather dim 0"), std::string::npos) << explained;
+  const Tensor wide = randint(0, 4, {7, 3});
+  EXPECT_EQ(error_of([&] { (void)f(x, wide); }),
+            error_of([&] { (void)x.gather(1, wide); }) + "\n  (while tracing compiled function 'fn' called with (f64[5, 4], i64[7, 3]))");
 }
 
 // Eager constant_pad is a duck-sized program too (one kernel per pad and pattern of equal

@@ -312,7 +312,7 @@ TEST(ShapeFnIndex, Gather) {
   EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt64, {2})}, {int64_t{0}}),
             "[gather] Index tensor must have the same number of dimensions as input tensor");
   EXPECT_EQ(infer_error(OpKind::gather, {T(kFloat, {3, 4}), T(kInt64, {2, 5})}, {int64_t{0}}),
-            "[gather] Size does not match at dimension 0 expected index [2, 5] to be smaller than self [3, 4] apart "
+            "[gather] Size does not match at dimension 1 expected index [2, 5] to be no larger than self [3, 4] apart "
             "from dimension 0");
 }
 
@@ -323,8 +323,8 @@ TEST(ShapeFnIndex, ScatterAndIndexSelect) {
   EXPECT_EQ(infer_error(OpKind::scatter, {self, T(kInt64, {2, 4}), T(kDouble, {2, 4})}, {int64_t{0}}),
             "[scatter] Expected self.dtype to be equal to src.dtype, got f32 and f64");
   EXPECT_EQ(infer_error(OpKind::scatter_add, {self, T(kInt64, {2, 4}), T(kFloat, {2, 3})}, {int64_t{0}}),
-            "[scatter_add] Expected index [2, 4] to be smaller than self [3, 4] apart from dimension 0 and to be "
-            "smaller size than src [2, 3]");
+            "[scatter_add] Expected index [2, 4] to be no larger than self [3, 4] apart from dimension 0 and to be "
+            "no larger size than src [2, 3]");
   EXPECT_EQ(infer(OpKind::index_select, {self, T(kInt64, {5})}, {int64_t{1}}), T(kFloat, {3, 5}));
   EXPECT_EQ(infer(OpKind::index_select, {T(kFloat, {s0, 2}), T(kInt64, {s1})}, {int64_t{0}}), T(kFloat, {s1, 2}));
   EXPECT_EQ(infer(OpKind::index_select, {self, T(kInt64, {})}, {int64_t{0}}), T(kFloat, {1, 4}));

@@ -423,7 +423,7 @@ TEST(Indexing, GatherScatter) {
   EXPECT_EQ(error_of([&] { (void)scatter(x, 1, idx, make<double>({1, 2, 3, 4}, {2, 2})); }),
             "[scatter] Expected self.dtype to be equal to src.dtype");
   EXPECT_EQ(error_of([&] { (void)gather(x, 1, make<int64_t>({0, 0, 0, 0, 0, 0}, {3, 2})); }),
-            "[gather] Size does not match at dimension 0 expected index [3, 2] to be smaller than self [2, 2] apart of "
+            "[gather] Size does not match at dimension 0 expected index [3, 2] to be no larger than self [2, 2] apart from "
             "dimension 1");
   EXPECT_EQ(error_of([&] { (void)gather(x, 0, make<int64_t>({0})); }),
             "[gather] Index tensor must have the same number of dimensions as input tensor");

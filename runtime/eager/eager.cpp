@@ -10,6 +10,7 @@
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
+#include "ir/shape_env.h"
 #include "ir/shape_fns.h"
 #include "runtime/backend.h"
 #include "runtime/pipeline.h"
@@ -163,6 +164,9 @@ std::vector<ir::Value*> symbolic_inputs(const EagerKey& key, const std::vector<T
 
 std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
+  // The key's symbols are its own, not those of a trace this op may run inside: its shape
+  // function decides nothing about them through the trace's ShapeEnv (and records no guard).
+  const ir::ShapeEnvScope no_trace(nullptr);
   DriverOptions opts;
   auto g = std::make_shared<ir::Graph>();
   const std::vector<ir::Value*> ins = symbolic_inputs(key, inputs, *g, opts);
@@ -503,15 +507,14 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     return interpret_op(op, inputs, attrs);
   };
   // A cpu prim with a library kernel calls it, except a duck-sized one (an index prim, an
-  // integer product), which runs as its program: inside a kernel where the sizes allow, and
-  // the same library inside the program where they do not.
+  // integer product), which runs as its program: a kernel (an index prim with 0-dim operands:
+  // the same library inside the program).
   const bool duck = compiled && duck_sized(op);
   if (!compiled || (!d.is_cuda() && !duck && cpu->library_kernel(op))) return uncompiled();
   const EagerKey key = make_eager_key(op, inputs, attrs);
   std::shared_ptr<const Entry> e = lookup(c, key);
   if (!e) e = insert(c, key, build(key, inputs));
-  // No program: the shape function could not judge symbolic sizes (an index no larger than its
-  // source is not provable when their sizes differ).
+  // No program: the shape function refused the key's symbolic sizes (it needs concrete ones).
   if (!e->exe) return uncompiled();
   c.compiled_calls.fetch_add(1, std::memory_order_relaxed);
   const Nested nested;

@@ -89,7 +89,7 @@ Tensor gather(const Tensor& self, const Tensor& index, int64_t dim) {
     for (size_t d = 0; d < s.sizes.size(); ++d)
       if (d != du && ix.sizes[d] > s.sizes[d])
         fail("gather",
-             "Size does not match at dimension {} expected index {} to be smaller than self {} apart from dimension {}",
+             "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}",
              d, fmt::format("[{}]", fmt::join(ix.sizes, ", ")), fmt::format("[{}]", fmt::join(s.sizes, ", ")), dim);
   check_bounds("gather", idx, dim, s.sizes[du]);
 
@@ -123,7 +123,7 @@ Tensor scatter_into(const char* name, const Tensor& self, const Tensor& index, c
     for (size_t d = 0; d < s.sizes.size(); ++d)
       if ((d != du && ix.sizes[d] > s.sizes[d]) || ix.sizes[d] > sr.sizes[d])
         fail(name,
-             "Expected index {} to be smaller than self {} apart from dimension {} and to be smaller size than src {}",
+             "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger size than src {}",
              fmt::format("[{}]", fmt::join(ix.sizes, ", ")), fmt::format("[{}]", fmt::join(s.sizes, ", ")), dim,
              fmt::format("[{}]", fmt::join(sr.sizes, ", ")));
   check_bounds(name, idx, dim, s.sizes[du]);
