@@ -203,8 +203,19 @@ class KernelGen {
   void emit_partial_sum(const ir::KStage& st);
   void emit_grid(size_t d);
   void emit_tiled(llvm::Value* lo, llvm::Value* hi);
+  // The address of element `index` of argument `arg`; where the index uses a checked position
+  // whose check failed (in_bounds_), the scratch cell instead, since a bound of 0 leaves no
+  // position of the argument to read or write.
   llvm::Value* element_ptr(int arg, const Expr& index) {
-    return B_.CreateGEP(storage_type(C_, k_.args[arg].dtype), ptrs_[arg], expr(index));
+    llvm::Value* p = B_.CreateGEP(storage_type(C_, k_.args[arg].dtype), ptrs_[arg], expr(index));
+    if (in_bounds_.empty()) return p;
+    std::vector<std::string> syms;
+    index.collect_symbols(syms);
+    llvm::Value* ok = nullptr;
+    for (const std::string& s : syms)
+      if (const std::optional<int> id = ir::value_symbol_id(s))
+        if (auto it = in_bounds_.find(*id); it != in_bounds_.end()) ok = ok ? B_.CreateAnd(ok, it->second) : it->second;
+    return ok ? B_.CreateSelect(ok, p, scratch_) : p;
   }
 
   llvm::LLVMContext& C_;
@@ -230,6 +241,10 @@ class KernelGen {
   };
   std::map<const ir::KInst*, Site> sites_;
   llvm::Value* fault_ = nullptr;
+  // InBounds checks whose bound may be 0: each one's "holds" flag in the body being emitted, and
+  // a zeroed 16-byte cell that the accesses at their positions use where it does not hold.
+  std::map<int, llvm::Value*> in_bounds_;
+  llvm::AllocaInst* scratch_ = nullptr;
   void open_sites();
   void report_faults();
   llvm::Value* emit_check(const ir::KInst& in);
@@ -347,6 +362,13 @@ void KernelGen::open_sites() {
       s.hi = entry_alloca(i64());
       B_.CreateStore(c64(INT64_MAX), s.lo);
       B_.CreateStore(c64(INT64_MIN), s.hi);
+      const std::optional<int64_t> bound = c->index.maybe_const();
+      if (!scratch_ && !(bound && *bound >= 1)) {
+        llvm::Type* cell = llvm::ArrayType::get(i64(), 2);
+        scratch_ = entry_alloca(cell);
+        scratch_->setAlignment(llvm::Align(16));
+        B_.CreateStore(llvm::Constant::getNullValue(cell), scratch_);
+      }
     }
     sites_.emplace(c, s);
   }
@@ -365,6 +387,7 @@ llvm::Value* KernelGen::emit_check(const ir::KInst& in) {
     llvm::Value* wide = x->getType() == i64() ? x : B_.CreateSExt(x, i64());
     ok = B_.CreateAnd(B_.CreateICmpSGE(wide, c64(0)), B_.CreateICmpSLT(wide, expr(in.index)));
     safe = llvm::Constant::getNullValue(x->getType());
+    if (const std::optional<int64_t> bound = in.index.maybe_const(); !(bound && *bound >= 1)) in_bounds_[in.id] = ok;
     B_.CreateStore(B_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, B_.CreateLoad(i64(), s.lo), wide), s.lo);
     B_.CreateStore(B_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, B_.CreateLoad(i64(), s.hi), wide), s.hi);
   }

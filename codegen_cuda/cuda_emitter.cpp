@@ -102,6 +102,20 @@ struct Emitter {
   std::map<int, ScalarType> dtype_of;  // every SSA value emitted so far
   std::set<int> stored_args;           // args some earlier stage stores to
   int check_site = 0;                  // Check instructions so far (their fault site numbers)
+  std::set<int> may_fail;              // InBounds checks with a kiln_ok<id> flag (a bound that may be 0)
+
+  // "kiln_ok3 && kiln_ok7" for the checked positions of `index` whose checks may fail with no
+  // position to fall back on, or "".
+  std::string checked_positions_hold(const ir::Expr& index) const {
+    if (may_fail.empty()) return "";
+    std::vector<std::string> syms;
+    index.collect_symbols(syms);
+    std::string ok;
+    for (const std::string& s : syms)
+      if (const std::optional<int> id = ir::value_symbol_id(s); id && may_fail.count(*id))
+        ok += fmt::format("{}kiln_ok{}", ok.empty() ? "" : " && ", *id);
+    return ok;
+  }
 
   void line(const std::string& s) {
     out.append(static_cast<size_t>(depth) * 2, ' ');
@@ -186,8 +200,10 @@ struct Emitter {
           break;
         }
         const std::string elem = fmt::format("{}[{}]", arg.name, render_expr(in.index));
+        const std::string value = convert(load_value(elem, arg.dtype), arg.dtype, in.dtype);
+        const std::string ok = checked_positions_hold(in.index);
         line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
-                         convert(load_value(elem, arg.dtype), arg.dtype, in.dtype)));
+                         ok.empty() ? value : fmt::format("{} ? {} : ({})0", ok, value, compute_type(in.dtype))));
         if (slot >= 0) line(fmt::format("kiln_row{}[kiln_i] = {};", slot, v(in.id)));
         break;
       }
@@ -200,7 +216,8 @@ struct Emitter {
           stored_args.insert(in.arg);
           if (cached[static_cast<size_t>(slot)].last_store != cur_stage) return;
         }
-        line(fmt::format("{}[{}] = {};", arg.name, render_expr(in.index),
+        const std::string ok = checked_positions_hold(in.index);
+        line(fmt::format("{}{}[{}] = {};", ok.empty() ? "" : "if (" + ok + ") ", arg.name, render_expr(in.index),
                          store_value(convert(v(value), type_of(value), arg.dtype), arg.dtype)));
         stored_args.insert(in.arg);
         return;
@@ -220,6 +237,14 @@ struct Emitter {
                                compute_type(dt), v(in.id), v(in.operands.at(0)), site)
                  : fmt::format("const {} {} = kiln_check_bounds({}, {}, kiln_fault, kiln_fault_kernel, {});",
                                compute_type(dt), v(in.id), v(in.operands.at(0)), render_expr(in.index), site));
+        // A bound that may be 0 leaves no position to fall back on: the accesses at this
+        // position are skipped where the check fails (checked_positions_hold).
+        if (const std::optional<int64_t> bound = in.index.maybe_const();
+            in.check == ir::CheckKind::InBounds && !(bound && *bound >= 1)) {
+          line(fmt::format("const bool kiln_ok{} = (kiln_i64){} >= 0 && (kiln_i64){} < {};", in.id, v(in.operands.at(0)),
+                           v(in.operands.at(0)), render_expr(in.index)));
+          may_fail.insert(in.id);
+        }
         break;
       }
       case ir::KOp::Random:

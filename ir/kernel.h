@@ -68,12 +68,14 @@ enum class KOp : uint8_t {
 // What a Check instruction asserts about its operand x (an integer value). Where it holds,
 // the result is x; where it fails, the kernel records a fault (ir/kernel_abi.h) that the
 // backend raises as `op`'s error once the launch is over, and the result is a value that
-// keeps the kernel's own arithmetic defined and its memory accesses in bounds:
+// keeps the kernel's own arithmetic defined and its memory accesses in bounds (all but a
+// bound of 0, where position 0 is the one element past an empty dim: docs/compiler.md):
 //   %r = check nonzero %x for div : i64          x != 0, else 1      (ZeroDivisionError)
 //   %r = check %x < s1 for gather dim 1 : i64    0 <= x < bound, else 0  (index out of bounds)
 enum class CheckKind : uint8_t {
   NonZero,   // a divisor of an integer div, remainder or fmod
-  InBounds,  // an index read from data: 0 <= x < `index` (an Expr of the kernel's parameters)
+  InBounds,  // a position read from data, or a coordinate the sizes do not prove: 0 <= x < `index`
+             // (an Expr of the kernel's parameters)
 };
 
 // One scalar instruction. `id` numbers results kernel-wide (stores have id -1).

@@ -113,9 +113,12 @@ class GroupWalk {
         if (!indexed_read_inlinable(n)) break;
         // The position is data: any symbol stands for it here (a reduction reached at it is
         // not at the kernel's row and is materialized first).
+        // So is a coordinate the lowering checks (IndexedRead::unproven).
         const IndexedRead r = indexed_read(n, idx);
         eval(n->input(1), r.index_at);
-        eval(n->input(0), indexed_source(r, idx, Expr::symbol("kiln_indexed")));
+        std::vector<Expr> src = indexed_source(r, idx, Expr::symbol("kiln_indexed"));
+        for (int64_t d : r.unproven) src.at(static_cast<size_t>(d)) = Expr::symbol("kiln_indexed");
+        eval(n->input(0), src);
         return;
       }
       case OpFamily::Scan:

@@ -22,6 +22,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -261,6 +264,15 @@ TEST(CompileIndexed, UnprovenCoordinatesAreCheckedInTheKernel) {
   %0 : f64[s0, s1] = scatter_add(%in0, %in1, %in2, dim=0)
   return (%0)
 })", &scatter_plan);
+  // A gather of a row's sum in the kernel that computes it: fusion sees the checked
+  // coordinate as data, as the lowering does, so the sum is materialized first.
+  std::string reduced_plan;
+  const auto reduced = compile_symbolic(R"(graph(%in0 : f64[s0, s1], %in1 : i64[s2, s3]) {
+  %0 : f64[s0, 1] = sum(%in0, dims=[1], keepdim=true)
+  %1 : f64[s0, s1] = expand(%0, size=[s0, s1])
+  %2 : f64[s2, s3] = gather(%1, %in1, dim=1)
+  return (%2)
+})", &reduced_plan);
   EXPECT_NE(gather_plan.find("for gather dim 0"), std::string::npos) << gather_plan;
   EXPECT_NE(scatter_plan.find("for scatter_add dim 1"), std::string::npos) << scatter_plan;
   EXPECT_EQ(gather_plan.find("extern"), std::string::npos) << gather_plan;
@@ -268,6 +280,8 @@ TEST(CompileIndexed, UnprovenCoordinatesAreCheckedInTheKernel) {
   manual_seed(2);
   const Tensor x = randn({5, 4}, kDouble), small = randint(0, 4, {3, 2}), tall = randint(0, 4, {6, 2});
   EXPECT_EQ(gather->run({x, small}).at(0).to_vector<double>(), x.gather(1, small).to_vector<double>());
+  EXPECT_EQ(reduced->run({x, small}).at(0).to_vector<double>(),
+            x.sum(1, true).expand({5, 4}).gather(1, small).to_vector<double>());
   // Index rows 5 past self's 5: an error, not a read past self.
   EXPECT_EQ(error_of([&] { (void)gather->run({x, tall}); }), "[gather] index 5 is out of bounds for dimension 0 with size 5");
   const Tensor rows = randint(0, 5, {2, 3}), src = randn({2, 4}, kDouble), narrow_src = randn({2, 2}, kDouble);
@@ -289,6 +303,28 @@ TEST(CompileIndexed, UnprovenCoordinatesAreCheckedInTheKernel) {
   const Tensor wide = randint(0, 4, {7, 3});
   EXPECT_EQ(error_of([&] { (void)f(x, wide); }),
             error_of([&] { (void)x.gather(1, wide); }) + "\n  (while tracing compiled function 'fn' called with (f64[5, 4], i64[7, 3]))");
+}
+
+// A failed check of a position along an empty dim has no position to fall back on: the kernel
+// reads zero and writes nothing there instead (the accesses at that position are masked), and
+// raises the op's error. The empty self here lies at the start of a page that cannot be read,
+// so a gather's read at position 0 would fault; the scatters write into fresh outputs.
+TEST(CompileIndexed, AFailedCheckAlongAnEmptyDimTouchesNoMemory) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mem = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  char* guard = static_cast<char*>(mem) + page;
+  ASSERT_EQ(mprotect(guard, static_cast<size_t>(page), PROT_NONE), 0);
+  for (ScalarType dt : {kFloat, kDouble}) {
+    Tensor empty = from_blob(guard, {3, 0}, TensorOptions(dt));
+    const Tensor idx = zeros({3, 1}, kInt64), src = ones({3, 1}, TensorOptions(dt));
+    EXPECT_EQ(error_of([&] { (void)empty.gather(1, idx); }), "[gather] index 0 is out of bounds for dimension 1 with size 0");
+    EXPECT_EQ(error_of([&] { (void)empty.scatter(1, idx, src); }),
+              "[scatter] index 0 is out of bounds for dimension 1 with size 0");
+    EXPECT_EQ(error_of([&] { (void)empty.scatter_add(1, idx, src); }),
+              "[scatter_add] index 0 is out of bounds for dimension 1 with size 0");
+  }
+  munmap(mem, static_cast<size_t>(2 * page));
 }
 
 // Eager constant_pad is a duck-sized program too (one kernel per pad and pattern of equal

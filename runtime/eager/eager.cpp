@@ -100,6 +100,7 @@ bool runs_compiled(ir::OpKind op, const std::vector<Tensor>& inputs) {
 
 // The one-node graph of an eager key compiled for its device.
 std::unique_ptr<Executable> compile_entry(const EagerKey& key, std::shared_ptr<ir::Graph> g, DriverOptions opts) {
+  const ir::ShapeEnvScope no_trace(nullptr);  // the key's symbols are not a trace's (build)
   opts.name = fmt::format("eager_{}", ir::op_name(key.op));
   opts.use_lowerings = false;  // a user's extern call may run this very op eagerly
   opts.device = key.device >= 0 ? Device(kCUDA, key.device) : Device();
@@ -165,7 +166,8 @@ std::vector<ir::Value*> symbolic_inputs(const EagerKey& key, const std::vector<T
 std::unique_ptr<Entry> build(const EagerKey& key, const std::vector<Tensor>& inputs) {
   auto e = std::make_unique<Entry>();
   // The key's symbols are its own, not those of a trace this op may run inside: its shape
-  // function decides nothing about them through the trace's ShapeEnv (and records no guard).
+  // function decides nothing about them through the trace's ShapeEnv (and records no guard),
+  // and the passes learn no facts from it (compile_entry does the same for the other builds).
   const ir::ShapeEnvScope no_trace(nullptr);
   DriverOptions opts;
   auto g = std::make_shared<ir::Graph>();
