@@ -130,6 +130,11 @@ struct Emitter {
     --depth;
     line("}");
   }
+  // A load's or store's index: in 32-bit arithmetic where every value it takes fits
+  // (KLaunch::index32, decided by schedule_launch), else in 64 bits.
+  std::string address(const ir::Expr& index) const {
+    return k.schedule.launch.index32 ? render_expr32(index) : render_expr(index);
+  }
   static std::string v(int id) { return fmt::format("v{}", id); }
   static std::string carry(int id) { return fmt::format("kiln_c{}", id); }
   ScalarType type_of(int id) const {
@@ -199,7 +204,7 @@ struct Emitter {
           line(fmt::format("const {} {} = kiln_row{}[kiln_i];", compute_type(in.dtype), v(in.id), slot));
           break;
         }
-        const std::string elem = fmt::format("{}[{}]", arg.name, render_expr(in.index));
+        const std::string elem = fmt::format("{}[{}]", arg.name, address(in.index));
         const std::string value = convert(load_value(elem, arg.dtype), arg.dtype, in.dtype);
         const std::string ok = checked_positions_hold(in.index);
         line(fmt::format("const {} {} = {};", compute_type(in.dtype), v(in.id),
@@ -217,7 +222,7 @@ struct Emitter {
           if (cached[static_cast<size_t>(slot)].last_store != cur_stage) return;
         }
         const std::string ok = checked_positions_hold(in.index);
-        line(fmt::format("{}{}[{}] = {};", ok.empty() ? "" : "if (" + ok + ") ", arg.name, render_expr(in.index),
+        line(fmt::format("{}{}[{}] = {};", ok.empty() ? "" : "if (" + ok + ") ", arg.name, address(in.index),
                          store_value(convert(v(value), type_of(value), arg.dtype), arg.dtype)));
         stored_args.insert(in.arg);
         return;
@@ -430,11 +435,14 @@ struct Emitter {
   // schedule classified them; else their run-time terms are tested before the vector path.
   bool lanes_constant = lanes > 1 && ir::lanes_on_constants(k, lanes);
   static std::string lv(int id, int64_t lane) { return fmt::format("v{}_{}", id, lane); }
-  std::string lane_index(const ir::Expr& index, int64_t lane) const {
-    if (lane == 0) return render_expr(index);
-    const std::string last = ir::grid_var(k.grid.size() - 1);
-    return render_expr(index.substitute({{last, ir::grid_expr(k.grid.size() - 1) + lane}}));
+  // Index `index` at lane `lane` (the last grid variable moved on by `lane`), as a value; as
+  // the address of a load or store (address()).
+  ir::Expr at_lane(const ir::Expr& index, int64_t lane) const {
+    if (lane == 0) return index;
+    return index.substitute({{ir::grid_var(k.grid.size() - 1), ir::grid_expr(k.grid.size() - 1) + lane}});
   }
+  std::string lane_index(const ir::Expr& index, int64_t lane) const { return render_expr(at_lane(index, lane)); }
+  std::string lane_address(const ir::Expr& index, int64_t lane) const { return address(at_lane(index, lane)); }
   // Whether load or store `in` moves as one KilnVec; the run-time terms that requires are added
   // to `runtime` (vector_path tests them).
   bool contiguous(const ir::KInst& in, std::vector<ir::Expr>* runtime = nullptr) const {
@@ -453,14 +461,14 @@ struct Emitter {
         if (contiguous(in)) {
           const std::string vec = fmt::format("KilnVec<{}, {}>", storage_type(arg.dtype), lanes);
           line(fmt::format("const {0} kiln_l{1} = *reinterpret_cast<const {0}*>(&{2}[{3}]);", vec, in.id, arg.name,
-                           render_expr(in.index)));
+                           address(in.index)));
           each([&](int64_t l) {
             return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
                                convert(load_value(fmt::format("kiln_l{}.v[{}]", in.id, l), arg.dtype), arg.dtype, in.dtype));
           });
         } else {
           each([&](int64_t l) {
-            const std::string elem = fmt::format("{}[{}]", arg.name, lane_index(in.index, l));
+            const std::string elem = fmt::format("{}[{}]", arg.name, lane_address(in.index, l));
             return fmt::format("const {} {} = {};", compute_type(in.dtype), lv(in.id, l),
                                convert(load_value(elem, arg.dtype), arg.dtype, in.dtype));
           });
@@ -476,10 +484,10 @@ struct Emitter {
           open("");
           line(fmt::format("{} kiln_st;", vec));
           each([&](int64_t l) { return fmt::format("kiln_st.v[{}] = {};", l, stored(l)); });
-          line(fmt::format("*reinterpret_cast<{}*>(&{}[{}]) = kiln_st;", vec, arg.name, render_expr(in.index)));
+          line(fmt::format("*reinterpret_cast<{}*>(&{}[{}]) = kiln_st;", vec, arg.name, address(in.index)));
           close();
         } else {
-          each([&](int64_t l) { return fmt::format("{}[{}] = {};", arg.name, lane_index(in.index, l), stored(l)); });
+          each([&](int64_t l) { return fmt::format("{}[{}] = {};", arg.name, lane_address(in.index, l), stored(l)); });
         }
         return;
       }

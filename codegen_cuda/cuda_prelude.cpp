@@ -40,6 +40,17 @@ KILN_D kiln_i64 kiln_mod(kiln_i64 a, kiln_i64 b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 KILN_D kiln_i64 kiln_imin(kiln_i64 a, kiln_i64 b) { return a < b ? a : b; }
+// The same in 32 bits, for kernels whose index values all fit (ir::KLaunch::index32).
+KILN_D int kiln_floordiv32(int a, int b) {
+  const int q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+KILN_D int kiln_mod32(int a, int b) {
+  const int r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+KILN_D int kiln_imin32(int a, int b) { return a < b ? a : b; }
+KILN_D int kiln_imax32(int a, int b) { return a < b ? b : a; }
 // Checks (ir/kernel.h): the first failure of the launch claims the record (ir/kernel_abi.h:
 // site, value, bound, and the kernel's id for the host), later ones leave it alone.
 KILN_D void kiln_fault_at(kiln_i64* f, kiln_i64 kernel, kiln_i64 site, kiln_i64 value, kiln_i64 bound) {

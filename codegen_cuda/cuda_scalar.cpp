@@ -325,21 +325,29 @@ std::string render_compute(const ir::KInst& in, const std::vector<std::string>& 
   internal_fail("cuda: {} is not a scalar op (%{})", info.name, in.id);
 }
 
-std::string render_expr(const ir::Expr& e) {
+namespace {
+
+// render_expr in kiln_i64 (`narrow` false) or in int.
+std::string render_index(const ir::Expr& e, bool narrow) {
+  const char* suffix = narrow ? "32" : "";
   auto join = [&](std::string_view sep) {
     std::string s = "(";
-    for (size_t i = 0; i < e.operands().size(); ++i) s += std::string(i ? sep : "") + render_expr(e.operands()[i]);
+    for (size_t i = 0; i < e.operands().size(); ++i) s += std::string(i ? sep : "") + render_index(e.operands()[i], narrow);
     return s + ")";
   };
   auto call = [&](std::string_view name) {
-    return fmt::format("{}({}, {})", name, render_expr(e.operands().at(0)), render_expr(e.operands().at(1)));
+    return fmt::format("{}{}({}, {})", name, suffix, render_index(e.operands().at(0), narrow),
+                       render_index(e.operands().at(1), narrow));
   };
   auto compare = [&](std::string_view op) {
-    return fmt::format("((kiln_i64)({} {} {}))", render_expr(e.operands().at(0)), op, render_expr(e.operands().at(1)));
+    return fmt::format("(({})({} {} {}))", narrow ? "int" : "kiln_i64", render_index(e.operands().at(0), narrow), op,
+                       render_index(e.operands().at(1), narrow));
   };
   switch (e.kind()) {
-    case ir::ExprKind::Const: return int_literal(e.as_const(), ScalarType::Int64);
-    case ir::ExprKind::Symbol: return e.symbol_name();
+    case ir::ExprKind::Const:
+      if (!narrow) return int_literal(e.as_const(), ScalarType::Int64);
+      return e.as_const() < 0 ? fmt::format("({})", e.as_const()) : fmt::format("{}", e.as_const());
+    case ir::ExprKind::Symbol: return narrow ? fmt::format("((int){})", e.symbol_name()) : e.symbol_name();
     case ir::ExprKind::Add: return join(" + ");
     case ir::ExprKind::Mul: return join(" * ");
     case ir::ExprKind::FloorDiv: return call("kiln_floordiv");
@@ -353,5 +361,11 @@ std::string render_expr(const ir::Expr& e) {
   }
   internal_fail("cuda: unknown expression kind {}", static_cast<int>(e.kind()));
 }
+
+}  // namespace
+
+std::string render_expr(const ir::Expr& e) { return render_index(e, false); }
+
+std::string render_expr32(const ir::Expr& e) { return render_index(e, true); }
 
 }  // namespace kiln::cuda::detail

@@ -46,6 +46,9 @@ std::string render_compute(const ir::KInst& in, const std::vector<std::string>& 
 
 // An index expression as a kiln_i64 C expression (floordiv/mod with Python semantics).
 std::string render_expr(const ir::Expr& e);
+// The same in 32-bit int arithmetic (symbols cast to int), for a kernel whose every value of
+// every subexpression fits (ir::KLaunch::index32, ir::indices_fit_32_bits).
+std::string render_expr32(const ir::Expr& e);
 
 // The device prelude: fixed-width types, helpers, block reduction; the f16/bf16 headers when
 // asked for.

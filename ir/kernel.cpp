@@ -2,6 +2,7 @@
 #include "ir/kernel.h"
 
 #include "base/error.h"
+#include "ir/expr_facts.h"
 #include "ir/text_attr.h"
 
 #include <algorithm>
@@ -147,6 +148,7 @@ std::string schedule_str(const KSchedule& s) {
     if (l.row_split > 1) out += fmt::format(", row_split={}", l.row_split);
     if (l.row_items > 0) out += fmt::format(", row_items={}", l.row_items);
     if (l.row_cache) out += ", row_cache";
+    if (l.index32) out += ", index32";
     out += ")";
   }
   return out;
@@ -311,6 +313,80 @@ std::optional<RowCachedLoad> stored_row(const Kernel& k, int arg) {
 }
 
 }  // namespace
+
+namespace {
+
+// The largest magnitude any subexpression of e takes under `f` (every intermediate of the
+// rendered arithmetic included: a sum's partial sums, a product's partial products), or
+// nullopt when some value may leave [-2^31 + 1, 2^31 - 1].
+std::optional<int64_t> magnitude32(const Expr& e, const ExprFacts& f) {
+  constexpr int64_t kMax = 0x7FFFFFFF;
+  const auto fits = [](int64_t m) { return m <= kMax ? std::optional<int64_t>(m) : std::nullopt; };
+  switch (e.kind()) {
+    case ExprKind::Const: {
+      const int64_t c = e.as_const();
+      return c >= -kMax && c <= kMax ? std::optional<int64_t>(c < 0 ? -c : c) : std::nullopt;
+    }
+    case ExprKind::Symbol: {
+      const Range r = f.range_of(e.symbol_name());
+      if (r.empty() || r.lo < -kMax || r.hi > kMax) return std::nullopt;
+      return std::max(r.lo < 0 ? -r.lo : r.lo, r.hi < 0 ? -r.hi : r.hi);
+    }
+    case ExprKind::Add:
+    case ExprKind::Mul: {
+      const bool add = e.kind() == ExprKind::Add;
+      int64_t m = add ? 0 : 1;
+      for (const Expr& o : e.operands()) {
+        const std::optional<int64_t> x = magnitude32(o, f);
+        if (!x) return std::nullopt;
+        if (add) m += *x;
+        else if (*x != 0 && m > kMax / *x) return std::nullopt;
+        else m *= *x;
+        if (m > kMax) return std::nullopt;
+      }
+      return m;
+    }
+    case ExprKind::FloorDiv:  // |floor(a / b)| <= |a| for b != 0
+    case ExprKind::Mod:       // |a mod b| < |b|
+    case ExprKind::Min:
+    case ExprKind::Max:
+    case ExprKind::Eq:
+    case ExprKind::Ne:
+    case ExprKind::Lt:
+    case ExprKind::Le: {
+      const std::optional<int64_t> a = magnitude32(e.operands().at(0), f), b = magnitude32(e.operands().at(1), f);
+      if (!a || !b) return std::nullopt;
+      return fits(std::max(*a, *b));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool indices_fit_32_bits(const Kernel& k) {
+  ExprFacts grid;
+  for (size_t i = 0; i < k.grid.size(); ++i) {
+    const std::optional<int64_t> n = k.grid[i].maybe_const();
+    if (!n) return false;
+    grid.set_range(grid_var(i), Range{0, *n - 1});
+  }
+  for (const KStage& st : k.stages) {
+    ExprFacts f = grid;
+    for (size_t i = 0; i < st.extents.size(); ++i) {
+      const std::optional<int64_t> n = st.extents[i].maybe_const();
+      if (!n) return false;
+      f.set_range(stage_var(i), Range{0, *n - 1});
+    }
+    for (const KInst& in : st.body) {
+      if (in.kind == KOp::Check && in.check == CheckKind::InBounds)
+        if (const std::optional<int64_t> b = in.index.maybe_const(); b && *b >= 1)
+          f.set_range(value_expr(in.id).symbol_name(), Range{0, *b - 1});
+      if ((in.kind == KOp::Load || in.kind == KOp::Store) && !magnitude32(in.index, f)) return false;
+    }
+  }
+  return true;
+}
 
 std::vector<RowCachedLoad> row_cached_loads(const Kernel& k) {
   std::set<int> stored;
@@ -510,6 +586,8 @@ struct KernelChecker {
                         "covers every stage's constant extent", l.row_items));
     }
     if (k.schedule.launch.row_cache && k.schedule.launch.row_items <= 0) bad("row_cache needs row_items");
+    if (k.schedule.launch.index32 && !indices_fit_32_bits(k))
+      bad("index32 needs every load's and store's index to fit in 32 bits by its variables' constant ranges");
     for (size_t i = 0; i < k.grid.size(); ++i) vars.insert(grid_var(i));
     for (const KStage& st : k.stages) {
       for (const Expr& e : st.extents) check_expr(e, "stage extent");

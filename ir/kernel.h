@@ -179,6 +179,9 @@ struct KLaunch {
   // With row_items: the loads row_cached_loads names are read once and kept in registers for
   // the later stages (a softmax row read once instead of three times).
   bool row_cache = false;
+  // Every load's and store's index, and every value its subexpressions take, fits in 32 bits
+  // (indices_fit_32_bits): the code generator computes the indices in 32-bit arithmetic.
+  bool index32 = false;
   bool operator==(const KLaunch&) const = default;
 };
 
@@ -262,6 +265,12 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::v
 // run-time terms. Decided once per kernel and lane count, so that the schedule and the code
 // generator agree.
 bool lanes_on_constants(const Kernel& k, int64_t lanes);
+
+// Whether every value of every subexpression of every load's and store's index lies within
+// [-2^31 + 1, 2^31 - 1] on every iteration, by the ranges of the kernel's variables: grid and
+// stage variables below their constant extents, a checked position below its constant bound.
+// A parameter, a symbolic extent or an unchecked value makes it false.
+bool indices_fit_32_bits(const Kernel& k);
 
 // An element of each thread's items that a row_cache kernel keeps in registers
 // (KLaunch::row_cache), one of two kinds:

@@ -194,12 +194,15 @@ class KernelParser {
       } else if (lex_.at_ident("row_cache")) {
         lex_.next();
         s.launch.row_cache = true;
+      } else if (lex_.at_ident("index32")) {
+        lex_.next();
+        s.launch.index32 = true;
       } else if (lex_.at_ident("work")) {
         lex_.next();
         lex_.expect(Tok::Equals, "'=' after 'work'");
         s.launch.work = text::parse_expr(lex_);
       } else {
-        lex_.error(lex_.peek(), "expected threads=, work=, sms=, vector=, row_split=, row_items= or row_cache in launch(...), got {}", got());
+        lex_.error(lex_.peek(), "expected threads=, work=, sms=, vector=, row_split=, row_items=, row_cache or index32 in launch(...), got {}", got());
       }
     }
     lex_.expect(Tok::RParen, "')' after the launch fields");

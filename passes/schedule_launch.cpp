@@ -21,6 +21,9 @@
 //                      thread); a kernel that keeps nothing takes blocks of at most 512 threads
 //                      where its items fit. ScheduleTarget::row_threads and row_cache override
 //                      the width and the caching (KILN_CUDA_ROW_THREADS, KILN_CUDA_ROW_CACHE).
+// Either kind computes its loads' and stores' indices in 32-bit arithmetic (index32) where
+// every value they take provably fits (ir::indices_fit_32_bits: constant extents and strides;
+// a 64-bit multiply is several instructions on the GPU, a 32-bit one is one).
 // ir::threads_for_work and ir::blocks_for state the rules; the launcher evaluates them.
 #include "passes/schedule.h"
 
@@ -153,6 +156,7 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
       if (narrow.row_items > 0) l = narrow;
     }
   }
+  l.index32 = ir::indices_fit_32_bits(k);
   k.schedule.launch = l;
   return !(before == l);
 }

@@ -91,16 +91,24 @@ TEST(CudaEmit, VectorizedPointwiseKernel) {
                   "(reinterpret_cast<unsigned long long>(out0) % 16 == 0))");
   EXPECT_HAS(src, "kiln_q = ((kiln_i64)blockIdx.x * blockDim.x + threadIdx.x) * 4; kiln_q < grid0; "
                   "kiln_q += (kiln_i64)gridDim.x * blockDim.x * 4");
-  EXPECT_HAS(src, "const KilnVec<float, 4> kiln_l0 = *reinterpret_cast<const KilnVec<float, 4>*>(&in0[((128LL * p0) + p1)]);");
-  EXPECT_HAS(src, "const KilnVec<__half, 4> kiln_l1 = *reinterpret_cast<const KilnVec<__half, 4>*>(&in1[p1]);");
+  // Every index value fits 32 bits: the addresses are computed in int (KLaunch::index32).
+  EXPECT_TRUE(scheduled.schedule.launch.index32);
+  EXPECT_HAS(src, "const KilnVec<float, 4> kiln_l0 = *reinterpret_cast<const KilnVec<float, 4>*>(&in0[((128 * ((int)p0)) + ((int)p1))]);");
+  EXPECT_HAS(src, "const KilnVec<__half, 4> kiln_l1 = *reinterpret_cast<const KilnVec<__half, 4>*>(&in1[((int)p1)]);");
   EXPECT_HAS(src, "const float v1_3 = ((float)(__half2float(kiln_l1.v[3])));");
   EXPECT_HAS(src, "const float v2_3 = (v0_3 * v1_3);");
-  EXPECT_HAS(src, "*reinterpret_cast<KilnVec<float, 4>*>(&out0[((128LL * p0) + p1)]) = kiln_st;");
+  EXPECT_HAS(src, "*reinterpret_cast<KilnVec<float, 4>*>(&out0[((128 * ((int)p0)) + ((int)p1))]) = kiln_st;");
   EXPECT_HAS(src, "const float v2 = (v0 * v1);");  // the one-point fallback
   // A load strided along the last dimension is read lane by lane.
   k.stages[0].body[1] = ld(1, 1, Expr(64) * P(1), kFloat);
   const std::string strided = emit_scheduled(k);
-  EXPECT_HAS(strided, "const float v1_3 = ((float)(__half2float(in1[(192LL + (64LL * p1))])));");
+  EXPECT_HAS(strided, "const float v1_3 = ((float)(__half2float(in1[(192 + (64 * ((int)p1)))])));");
+  // A stride that takes the index past 2^31 - 1 keeps 64-bit addresses.
+  k.stages[0].body[1] = ld(1, 1, Expr(int64_t{1} << 25) * P(1), kFloat);
+  ir::Kernel wide = k;
+  passes::schedule_launch(wide, passes::ScheduleTarget{});
+  EXPECT_FALSE(wide.schedule.launch.index32);
+  EXPECT_HAS(emit_scheduled(k), "in1[(33554432LL * p1)]");
   // A 1-D grid of symbolic size (an eager op's flat view) vectorizes when the size is a
   // multiple of the lanes at run time.
   ir::Kernel kf;
@@ -308,9 +316,9 @@ TEST(CudaEmit, StaticRowKernelReadsItsRowOnce) {
   EXPECT_EQ(rows[0].last_store, 2u);
   const std::string sm_src = emit_scheduled(sm);
   EXPECT_HAS(sm_src, "kiln_row0[kiln_i] = v4;");
-  EXPECT_EQ(sm_src.find("out0[((8192LL * p0) + r0)] = v4;"), std::string::npos) << "exp reached memory:\n" << sm_src;
+  EXPECT_EQ(sm_src.find("out0[((8192 * ((int)p0)) + ((int)r0))] = v4;"), std::string::npos) << "exp reached memory:\n" << sm_src;
   EXPECT_HAS(sm_src, "const float v6 = kiln_row0[kiln_i];");
-  EXPECT_HAS(sm_src, "out0[((8192LL * p0) + r0)] = v9;");
+  EXPECT_HAS(sm_src, "out0[((8192 * ((int)p0)) + ((int)r0))] = v9;");
   EXPECT_EQ(sm_src.find("this stage reads what an earlier stage stored"), std::string::npos) << sm_src;
   // The output written in place of the input (a donated buffer) is not cached: the loads stay.
   ir::Kernel in_place = k;

@@ -47,7 +47,7 @@ TEST(KernelParseError, Schedule) {
   EXPECT_EQ(parse_error("kernel k() grid[] launch(warp) {}"),
             "[parse] 1:26: unknown launch kind 'warp'; expected thread_per_point or block_per_point");
   EXPECT_EQ(parse_error("kernel k() grid[] launch(thread_per_point, blocks=4) {}"),
-            "[parse] 1:44: expected threads=, work=, sms=, vector=, row_split=, row_items= or row_cache in launch(...), got 'blocks'");
+            "[parse] 1:44: expected threads=, work=, sms=, vector=, row_split=, row_items=, row_cache or index32 in launch(...), got 'blocks'");
   EXPECT_EQ(parse_error("kernel k() grid[] {\n  loop [] vectorize(unroll=2) {\n  }\n}"),
             "[parse] 2:21: expected interleave=, lanes=, masked_tail or partials= in vectorize(...), got 'unroll'");
   // Fields that parse but do not hold together are verifier errors at the kernel.
@@ -62,6 +62,21 @@ TEST(KernelParseError, Schedule) {
                         "    store out0[100*p0 + r0], %0\n  }\n}"),
             "[parse] 1:1: kernel k: row_items=2 needs a block_per_point launch with constant threads whose threads * "
             "row_items covers every stage's constant extent");
+  // index32 must hold: 2^20 rows of 4096 take the index past 2^31 - 1, and a parameter has no
+  // range at all; a checked position counts below its constant bound.
+  const std::string index32 = "[parse] 1:1: kernel k: index32 needs every load's and store's index to fit in 32 bits by "
+                              "its variables' constant ranges";
+  EXPECT_EQ(parse_error("kernel k(in0: f32, out0: out f32) grid[p0 < 1048576, p1 < 4096] launch(thread_per_point, "
+                        "threads=256, index32) {\n  loop [] {\n    %0 = load in0[4096*p0 + p1] : f32\n"
+                        "    store out0[4096*p0 + p1], %0\n  }\n}"),
+            index32);
+  EXPECT_EQ(parse_error("kernel k(in0: f32, out0: out f32) params(s0) grid[p0 < 4] launch(thread_per_point, threads=256, "
+                        "index32) {\n  loop [] {\n    %0 = load in0[s0*p0] : f32\n    store out0[p0], %0\n  }\n}"),
+            index32);
+  EXPECT_EQ(parse_error("kernel k(in0: i64, in1: f32, out0: out f32) grid[p0 < 4] launch(thread_per_point, threads=256, "
+                        "index32) {\n  loop [] {\n    %0 = load in0[p0] : i64\n    %1 = check %0 < 1000 for gather dim 0 : i64\n"
+                        "    %2 = load in1[1000*p0 + v1] : f32\n    store out0[p0], %2\n  }\n}"),
+            "<no error>");
 }
 
 TEST(KernelParseError, LoopNests) {
