@@ -242,7 +242,9 @@ class KernelGen {
   std::map<const ir::KInst*, Site> sites_;
   llvm::Value* fault_ = nullptr;
   // InBounds checks whose bound may be 0: each one's "holds" flag in the body being emitted, and
-  // a zeroed 16-byte cell that the accesses at their positions use where it does not hold.
+  // a 16-byte cell (zeroed at entry; a failed store may leave a value there that a failed load
+  // reads, which the fault then discards) that the accesses at their positions use where it
+  // does not hold.
   std::map<int, llvm::Value*> in_bounds_;
   llvm::AllocaInst* scratch_ = nullptr;
   void open_sites();

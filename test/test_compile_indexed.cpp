@@ -306,9 +306,10 @@ TEST(CompileIndexed, UnprovenCoordinatesAreCheckedInTheKernel) {
 }
 
 // A failed check of a position along an empty dim has no position to fall back on: the kernel
-// reads zero and writes nothing there instead (the accesses at that position are masked), and
-// raises the op's error. The empty self here lies at the start of a page that cannot be read,
-// so a gather's read at position 0 would fault; the scatters write into fresh outputs.
+// does not access the tensor there (the accesses at that position are masked), and raises the
+// op's error. The empty self here lies at the start of a page that cannot be read, so a
+// gather's read at position 0 would fault; the scatters write into fresh outputs, whose
+// storage has room (CpuChecks.AFailedCheckAgainstABoundOfZeroTouchesNoMemory tests the store).
 TEST(CompileIndexed, AFailedCheckAlongAnEmptyDimTouchesNoMemory) {
   const long page = sysconf(_SC_PAGESIZE);
   void* mem = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -13,6 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -158,6 +161,39 @@ TEST(CpuChecks, AScatterChecksEachRowOnceAndItsColumnsVectorize) {
     EXPECT_EQ(ir::kernel_fault_message(k, fault),
               "[scatter_add] index " + std::to_string(bad) + " is out of bounds for dimension 0 with size 4");
   }
+}
+
+// A position checked against a bound that may be 0 has no position to fall back on: where the
+// check fails, the load at it reads the scratch cell and the store writes it, not the argument.
+// Both arguments here start at a page that cannot be read or written (an empty view at the end
+// of its storage), so an access at position 0 would fault. 64 points: the vector body and the
+// tail both take the masked path.
+TEST(CpuChecks, AFailedCheckAgainstABoundOfZeroTouchesNoMemory) {
+  const Compiled c = build(R"(kernel masked(in0: i64, in1: f32, out0: out f32) params(s0, s1) grid[p0 < s0] {
+  loop [] {
+    %0 = load in0[p0] : i64
+    %1 = check %0 < s1 for scatter_add dim 0 : i64
+    %2 = load in1[v1] : f32
+    %3 = const 1.5 : f32
+    %4 = add %2, %3 : f32
+    store out0[v1], %4
+  }
+}
+)");
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mem = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  char* guard = static_cast<char*>(mem) + page;
+  ASSERT_EQ(mprotect(guard, static_cast<size_t>(page), PROT_NONE), 0);
+  for (int64_t n : {int64_t{1}, int64_t{64}}) {
+    std::vector<int64_t> idx(static_cast<size_t>(n), 0);
+    ir::KernelFault fault;
+    void* args[] = {idx.data(), guard, guard, &fault};
+    const int64_t params[] = {n, 0};
+    c.code.kernels[0].fn(args, params, 0, n);
+    EXPECT_EQ(ir::kernel_fault_message(c.kernel, fault), "[scatter_add] index 0 is out of bounds for dimension 0 with size 0");
+  }
+  munmap(mem, static_cast<size_t>(2 * page));
 }
 
 TEST(CpuChecks, AKernelWithoutChecksTakesNoFaultRecord) {

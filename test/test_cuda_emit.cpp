@@ -501,6 +501,46 @@ TEST(CudaEmit, HalfAndBFloat16) {
   EXPECT_TRUE(compile_ptx(k, src));
 }
 
+// A position checked against a bound that may be 0 (a symbolic one) guards the accesses at it
+// with the check's flag: the load gives 0 and the store is skipped where the check fails, since
+// an empty dim has no position to fall back on. A constant bound of 1 or more needs no flag.
+// Index arithmetic in 32 bits covers floor division, remainder, min, max and comparisons too.
+TEST(CudaEmit, AccessesAtAPositionCheckedAgainstABoundOfZeroAreGuarded) {
+  const ir::Kernel k = ir::parse_kernel(R"(kernel k_masked(in0: i64, in1: f32, out0: out f32) params(s0, s1) grid[p0 < s0] {
+  loop [] {
+    %0 = load in0[p0] : i64
+    %1 = check %0 < s1 for scatter_add dim 0 : i64
+    %2 = load in1[v1] : f32
+    store out0[v1], %2
+  }
+}
+)");
+  const std::string src = emit_scheduled(k);
+  EXPECT_HAS(src, "const bool kiln_ok1 = (kiln_i64)v0 >= 0 && (kiln_i64)v0 < s1;");
+  EXPECT_HAS(src, "const float v2 = kiln_ok1 ? in1[v1] : (float)0;");
+  EXPECT_HAS(src, "if (kiln_ok1) out0[v1] = v2;");
+  const ir::Kernel constant = ir::parse_kernel(R"(kernel k_const(in0: i64, in1: f32, out0: out f32) grid[p0 < 64, p1 < 6] {
+  loop [] {
+    %0 = load in0[p0] : i64
+    %1 = check %0 < 10 for gather dim 0 : i64
+    %2 = load in1[v1 + 10*(p1 // 2) + min(p1 % 4, 2) + (p1 < 3)] : f32
+    store out0[6*p0 + p1], %2
+  }
+}
+)");
+  ir::Kernel scheduled = constant;
+  passes::schedule_launch(scheduled, passes::ScheduleTarget{});
+  EXPECT_TRUE(scheduled.schedule.launch.index32);
+  const std::string csrc = emit_scheduled(constant);
+  EXPECT_FALSE(has(csrc, "kiln_ok")) << csrc;
+  EXPECT_HAS(csrc, "kiln_floordiv32(");
+  EXPECT_HAS(csrc, "kiln_imin32(kiln_mod32(");
+  EXPECT_HAS(csrc, "((int)(((int)p1) < 3))");
+  KILN_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(compile_ptx(k, src));
+  EXPECT_TRUE(compile_ptx(constant, csrc));
+}
+
 // Random draws (ir::KOp::Random) in every floating dtype: the prelude's Philox and element
 // formulas, uniform with its step below high, normal rounded through float; and a vectorized
 // dropout whose draw is printed once per lane.

@@ -217,7 +217,9 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   expect_close(x.scatter_add(1, short_idx, wide_src), dx.scatter_add(1, dshort, wide_src.cuda()).cpu(), 1e-6, 1e-6);
   expect_close(x.scatter(0, short_idx.remainder(6), wide_src), dx.scatter(0, dshort.remainder(6), wide_src.cuda()).cpu(), 0, 0);
   EXPECT_EQ(rt::staged_steps(), staged) << "an index op with a smaller index was staged through the host";
-  // Along an empty dim a failed check has no position to fall back on: no access is made there.
+  // Along an empty dim a failed check has no position to fall back on: the op's error, with
+  // the access skipped (CudaEmit.AccessesAtAPositionCheckedAgainstABoundOfZeroAreGuarded shows
+  // the guard; here a 0-byte allocation still has room, so nothing would fault without it).
   const Tensor dempty = zeros({6, 0}).cuda(), dzero = zeros({6, 1}, kInt64).cuda();
   EXPECT_EQ(error_of([&] { (void)dempty.gather(1, dzero).cpu(); }),
             "[gather] index 0 is out of bounds for dimension 1 with size 0 (reported by a cuda kernel at the next synchronization)");
