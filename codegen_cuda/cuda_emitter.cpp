@@ -435,14 +435,10 @@ struct Emitter {
   // schedule classified them; else their run-time terms are tested before the vector path.
   bool lanes_constant = lanes > 1 && ir::lanes_on_constants(k, lanes);
   static std::string lv(int id, int64_t lane) { return fmt::format("v{}_{}", id, lane); }
-  // Index `index` at lane `lane` (the last grid variable moved on by `lane`), as a value; as
-  // the address of a load or store (address()).
-  ir::Expr at_lane(const ir::Expr& index, int64_t lane) const {
-    if (lane == 0) return index;
-    return index.substitute({{ir::grid_var(k.grid.size() - 1), ir::grid_expr(k.grid.size() - 1) + lane}});
-  }
-  std::string lane_index(const ir::Expr& index, int64_t lane) const { return render_expr(at_lane(index, lane)); }
-  std::string lane_address(const ir::Expr& index, int64_t lane) const { return address(at_lane(index, lane)); }
+  // Index `index` at lane `lane` (ir::at_lane), as a value; as the address of a load or store
+  // (address()).
+  std::string lane_index(const ir::Expr& index, int64_t lane) const { return render_expr(ir::at_lane(k, index, lane)); }
+  std::string lane_address(const ir::Expr& index, int64_t lane) const { return address(ir::at_lane(k, index, lane)); }
   // Whether load or store `in` moves as one KilnVec; the run-time terms that requires are added
   // to `runtime` (vector_path tests them).
   bool contiguous(const ir::KInst& in, std::vector<ir::Expr>* runtime = nullptr) const {

@@ -364,6 +364,11 @@ std::optional<int64_t> magnitude32(const Expr& e, const ExprFacts& f) {
 
 }  // namespace
 
+Expr at_lane(const Kernel& k, const Expr& index, int64_t lane) {
+  if (lane == 0 || k.grid.empty()) return index;
+  return index.substitute({{grid_var(k.grid.size() - 1), grid_expr(k.grid.size() - 1) + lane}});
+}
+
 bool indices_fit_32_bits(const Kernel& k) {
   ExprFacts grid;
   for (size_t i = 0; i < k.grid.size(); ++i) {
@@ -382,7 +387,9 @@ bool indices_fit_32_bits(const Kernel& k) {
       if (in.kind == KOp::Check && in.check == CheckKind::InBounds)
         if (const std::optional<int64_t> b = in.index.maybe_const(); b && *b >= 1)
           f.set_range(value_expr(in.id).symbol_name(), Range{0, *b - 1});
-      if ((in.kind == KOp::Load || in.kind == KOp::Store) && !magnitude32(in.index, f)) return false;
+      if (in.kind != KOp::Load && in.kind != KOp::Store) continue;
+      for (int64_t lane = 0; lane < std::max<int64_t>(1, k.schedule.launch.vector); ++lane)
+        if (!magnitude32(at_lane(k, in.index, lane), f)) return false;
     }
   }
   return true;

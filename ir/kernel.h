@@ -266,10 +266,14 @@ LaneAccess lane_access(const Kernel& k, const Expr& index, int64_t lanes, std::v
 // generator agree.
 bool lanes_on_constants(const Kernel& k, int64_t lanes);
 
+// `index` at lane `lane` of a vectorized kernel (KLaunch::vector): its last grid variable moved
+// on by `lane` (and simplified), as the code generator prints each lane's access.
+Expr at_lane(const Kernel& k, const Expr& index, int64_t lane);
 // Whether every value of every subexpression of every load's and store's index lies within
 // [-2^31 + 1, 2^31 - 1] on every iteration, by the ranges of the kernel's variables: grid and
 // stage variables below their constant extents, a checked position below its constant bound.
-// A parameter, a symbolic extent or an unchecked value makes it false.
+// With KLaunch::vector > 1, each lane's form of the index too (at_lane). A parameter, a symbolic
+// extent or an unchecked value makes it false.
 bool indices_fit_32_bits(const Kernel& k);
 
 // An element of each thread's items that a row_cache kernel keeps in registers

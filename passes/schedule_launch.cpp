@@ -156,9 +156,9 @@ bool schedule_launch(ir::Kernel& k, const ScheduleTarget& t) {
       if (narrow.row_items > 0) l = narrow;
     }
   }
-  l.index32 = ir::indices_fit_32_bits(k);
-  k.schedule.launch = l;
-  return !(before == l);
+  k.schedule.launch = l;  // the lanes first: each lane's form of an index must fit too
+  k.schedule.launch.index32 = ir::indices_fit_32_bits(k);
+  return !(before == k.schedule.launch);
 }
 
 bool schedule_launch(ir::ExecPlan& plan, const ScheduleTarget& t) { return for_each_kernel(plan, t, schedule_launch); }
