@@ -60,9 +60,10 @@ void scatter_gather_shape_check(std::string_view op, const Tensor& self, int64_t
   // Sizes as expressions: a traced index and self of one symbolic size compare without a guard
   // (reading integer sizes pinned each to its trace-time value: one compile per batch size).
   auto nonempty_size = [](const Tensor& t, int64_t d) { return t.dim() == 0 ? ir::Expr(1) : sym_size(t, d); };
+  const bool gather = op == "gather";  // scatter's checks name self (with a scalar value too)
   int64_t rank = nonempty_dim(self);
   if (nonempty_dim(index) != rank) {
-    fail(op, "Index tensor must have the same number of dimensions as {} tensor", src ? "self" : "input");
+    fail(op, "Index tensor must have the same number of dimensions as {} tensor", gather ? "input" : "self");
   }
   if (src && nonempty_dim(*src) != rank) fail(op, "Index tensor must have the same number of dimensions as src tensor");
   for (int64_t d = 0; d < rank; ++d) {
@@ -73,6 +74,10 @@ void scatter_gather_shape_check(std::string_view op, const Tensor& self, int64_t
     if (src) {
       fail(op, "Expected index {} to be no larger than self {} apart from dimension {} and to be no larger size than src {}",
            shape_str(index.sizes()), shape_str(self.sizes()), dim, shape_str(src->sizes()));
+    }
+    if (!gather) {
+      fail(op, "Expected index {} to be no larger than self {} apart from dimension {}", shape_str(index.sizes()),
+           shape_str(self.sizes()), dim);
     }
     fail(op, "Size does not match at dimension {} expected index {} to be no larger than self {} apart from dimension {}", d,
          shape_str(index.sizes()), shape_str(self.sizes()), dim);

@@ -427,6 +427,11 @@ TEST(Indexing, GatherScatter) {
             "dimension 1");
   EXPECT_EQ(error_of([&] { (void)gather(x, 0, make<int64_t>({0})); }),
             "[gather] Index tensor must have the same number of dimensions as input tensor");
+  // scatter with a scalar value words its checks as scatter does (PyTorch 2.15).
+  EXPECT_EQ(error_of([&] { (void)x.scatter(1, make<int64_t>({0, 0, 0, 0, 0, 0}, {3, 2}), 1.0); }),
+            "[scatter] Expected index [3, 2] to be no larger than self [2, 2] apart from dimension 1");
+  EXPECT_EQ(error_of([&] { (void)x.scatter(0, make<int64_t>({0}), 1.0); }),
+            "[scatter] Index tensor must have the same number of dimensions as self tensor");
 }
 
 TEST(Indexing, IndexSelect) {
