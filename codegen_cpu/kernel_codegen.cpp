@@ -66,14 +66,13 @@ struct LoopHint {
   bool masked_tail = false;
   bool predicate = false;  // set on the tail loop
   // An ordered stage (ir::KStage::ordered) runs as written, not vectorized, when it carries a
-  // value (a scan's running total) or calls the C library (libmvec's vector variants round
-  // differently from the interpreter's scalar libm): `sequential`, or `sequential_if_calls`
-  // decided once the body is emitted. Otherwise its order is through memory (a scatter
-  // storing at positions read from data), and LLVM's dependence analysis vectorizes only what
-  // it proves independent: the 64 columns of a scatter's or a scan's tile (index_add
-  // [16384, 512] rows into [8192, 512]: 29 -> 4 ms), never a walk along the positions.
+  // value (a scan's running total): `sequential`. Otherwise its order is through memory (a
+  // scatter storing at positions read from data), and LLVM's dependence analysis vectorizes
+  // only what it proves independent: the 64 columns of a scatter's or a scan's tile
+  // (index_add [16384, 512] rows into [8192, 512]: 29 -> 4 ms), never a walk along the
+  // positions. (Math calls need no scalar loop: vector and scalar code compute the same bits,
+  // codegen_cpu/llvm_math.cpp.)
   bool sequential = false;
-  bool sequential_if_calls = false;
 };
 
 // The loop hint a stage's vectorize schedule asks for; stage loops are never unrolled.
@@ -82,7 +81,6 @@ LoopHint hint_for(const ir::KStage& st) {
   LoopHint h{.no_unroll = true};
   h.sequential = st.ordered && std::any_of(st.body.begin(), st.body.end(),
                                            [](const ir::KInst& in) { return in.kind == ir::KOp::Carry; });
-  h.sequential_if_calls = st.ordered;
   h.interleave = static_cast<unsigned>(v.interleave);
   h.width = static_cast<unsigned>(v.lanes);
   h.masked_tail = v.masked_tail;
@@ -132,7 +130,6 @@ class KernelGen {
     llvm::Value* next = B_.CreateAdd(iv, c64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     iv->addIncoming(next, B_.GetInsertBlock());
     llvm::BranchInst* latch = B_.CreateCondBr(B_.CreateICmpSLT(next, hi), head, exit);
-    if (hint.sequential_if_calls && calls_since(head)) hint.sequential = true;
     if (hint.interleave > 0 || hint.width > 0 || hint.no_unroll || hint.predicate || hint.sequential) {
       llvm::SmallVector<llvm::Metadata*, 4> ops{nullptr};
       auto add = [&](const char* name, unsigned v) {
@@ -157,16 +154,6 @@ class KernelGen {
       latch->setMetadata(llvm::LLVMContext::MD_loop, md);
     }
     B_.SetInsertPoint(exit);
-  }
-
-  // Whether a block from `first` to the function's end calls a function that is not an LLVM
-  // intrinsic (a loop's body: its blocks are created after its head).
-  bool calls_since(llvm::BasicBlock* first) const {
-    for (auto b = first->getIterator(); b != F_->end(); ++b)
-      for (const llvm::Instruction& i : *b)
-        if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&i))
-          if (const llvm::Function* f = call->getCalledFunction(); !f || !f->isIntrinsic()) return true;
-    return false;
   }
 
   // Nested loops over extents, binding var(i) to each induction variable; the hint applies to

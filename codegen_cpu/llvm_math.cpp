@@ -1,14 +1,17 @@
-// kiln/codegen_cpu/llvm_math.cpp — libm calls carrying libmvec vector variants, and erfinv.
+// kiln/codegen_cpu/llvm_math.cpp — math calls computed through one libmvec function each, and erfinv.
 //
-// See codegen_cpu/llvm_math.h for the scheme and the accuracy notes. A call to expf gets the
-// attribute "vector-function-abi-variant"="_ZGVbN4v_expf,_ZGVdN8v_expf,_ZGVeN16v_expf" (the
-// AVX-512 variant only on hosts with AVX-512F: the vectorizer does not check the ISA letter),
-// and the three vector declarations are added to llvm.compiler.used.
+// See codegen_cpu/llvm_math.h for the scheme and the accuracy notes. On an AVX-512 host, a
+// call of sinf in a kernel is emitted as `call float @kiln_math_sinf(float %x)` with the
+// attribute "vector-function-abi-variant"="_ZGVbN4v_kiln_math_sinf(kiln_math_sinf_v4),
+// _ZGVdN8v_kiln_math_sinf(kiln_math_sinf_v8),_ZGVeN16v_kiln_math_sinf(_ZGVeN16v_sinf)": every
+// width computes through _ZGVeN16v_sinf. (The vectorizer does not check a variant's ISA
+// letter, so only the widths the target has are listed.)
 #include "codegen_cpu/llvm_math.h"
 
 
 #include "base/error.h"
 
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
@@ -64,6 +67,35 @@ void mark_pure(llvm::Function* f) {
   f->setDoesNotFreeMemory();
 }
 
+// The function `name` of type fty, scalar or a vector narrower than home's, that computes each
+// lane as `home` (a libmvec vector function of the same element type) does: the arguments'
+// lanes fill home's, the lanes left over repeating the first (a value the function is being
+// asked for anyway, so no spare lane takes a special-case path), and the result's lanes are
+// taken back. It is noinline: the loop vectorizer must see the scalar call and widen it to
+// the vector variants, not the call of home after inlining.
+llvm::Function* home_wrapper(llvm::Module& m, llvm::Function* home, const std::string& name, llvm::FunctionType* fty) {
+  if (llvm::Function* f = m.getFunction(name)) return f;
+  auto* f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, m);
+  mark_pure(f);
+  f->addFnAttr(llvm::Attribute::NoInline);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.getContext(), "entry", f));
+  const unsigned home_lanes = llvm::cast<llvm::FixedVectorType>(home->getReturnType())->getNumElements();
+  const auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(fty->getReturnType());
+  const unsigned lanes = vt != nullptr ? vt->getNumElements() : 1;
+  KILN_INTERNAL_ASSERT(lanes < home_lanes);
+  llvm::SmallVector<int, 16> widen, narrow;
+  for (unsigned l = 0; l < home_lanes; ++l) widen.push_back(static_cast<int>(l < lanes ? l : 0));
+  for (unsigned l = 0; l < lanes; ++l) narrow.push_back(static_cast<int>(l));
+  llvm::SmallVector<llvm::Value*, 2> wide_args;
+  for (llvm::Argument& a : f->args())
+    wide_args.push_back(vt != nullptr ? b.CreateShuffleVector(&a, widen) : b.CreateVectorSplat(home_lanes, &a));
+  llvm::CallInst* r = b.CreateCall(home, wide_args);
+  r->setDoesNotAccessMemory();
+  r->setDoesNotThrow();
+  b.CreateRet(vt != nullptr ? b.CreateShuffleVector(r, narrow) : b.CreateExtractElement(r, uint64_t{0}));
+  return f;
+}
+
 }  // namespace
 
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args) {
@@ -77,34 +109,58 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
   const std::string scalar_name = std::string(en.name) + (is_f32 ? "f" : "");
   llvm::SmallVector<llvm::Type*, 2> params(en.arity, t);
   llvm::FunctionType* fty = llvm::FunctionType::get(t, params, false);
-  auto callee = e.m.getOrInsertFunction(scalar_name, fty);
-  auto* f = llvm::cast<llvm::Function>(callee.getCallee());
-  mark_pure(f);
-  llvm::CallInst* call = e.b.CreateCall(callee, args);
-  call->setDoesNotAccessMemory();
-  call->setDoesNotThrow();
-  if (!en.libmvec) return call;
+  if (!en.libmvec) {
+    auto callee = e.m.getOrInsertFunction(scalar_name, fty);
+    mark_pure(llvm::cast<llvm::Function>(callee.getCallee()));
+    llvm::CallInst* call = e.b.CreateCall(callee, args);
+    call->setDoesNotAccessMemory();
+    call->setDoesNotThrow();
+    return call;
+  }
 
-  // Vector variants: (ISA letter, lanes for f32, lanes for f64).
+  // Every evaluation goes through one libmvec function, the widest the target has (its
+  // "home" variant): the scalar form and the vector forms of other widths are small functions
+  // of this module that pad or split their lanes into calls of it (home_wrapper).
   struct Isa { char letter; unsigned f32_lanes, f64_lanes; bool available; };
   const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, e.vector_bits >= 256}, {'e', 16, 8, e.vector_bits >= 512}};
   const std::string vparams(static_cast<size_t>(en.arity), 'v');
+  const Isa* home = &isas[0];
+  for (const Isa& isa : isas)
+    if (isa.available) home = &isa;
+  auto lanes_of = [&](const Isa& isa) { return is_f32 ? isa.f32_lanes : isa.f64_lanes; };
+  auto mangled = [&](const Isa& isa, const std::string& name) {
+    return "_ZGV" + std::string(1, isa.letter) + "N" + std::to_string(lanes_of(isa)) + vparams + "_" + name;
+  };
+  const std::string home_name = mangled(*home, scalar_name);
+  llvm::Function* home_fn = e.m.getFunction(home_name);
+  if (home_fn == nullptr) {
+    llvm::Type* vt = llvm::FixedVectorType::get(t, lanes_of(*home));
+    llvm::SmallVector<llvm::Type*, 2> vparams_t(en.arity, vt);
+    home_fn = llvm::Function::Create(llvm::FunctionType::get(vt, vparams_t, false), llvm::Function::ExternalLinkage,
+                                     home_name, e.m);
+    mark_pure(home_fn);
+    llvm::appendToCompilerUsed(e.m, {home_fn});
+  }
+  const std::string wrapper = "kiln_math_" + scalar_name;
+  llvm::Function* scalar_fn = home_wrapper(e.m, home_fn, wrapper, fty);
   std::string variants;
   for (const Isa& isa : isas) {
     if (!isa.available) continue;
-    const unsigned lanes = is_f32 ? isa.f32_lanes : isa.f64_lanes;
-    const std::string vname = "_ZGV" + std::string(1, isa.letter) + "N" + std::to_string(lanes) + vparams + "_" + scalar_name;
     if (!variants.empty()) variants += ',';
-    variants += vname;
-    if (e.m.getFunction(vname) == nullptr) {
-      llvm::Type* vt = llvm::FixedVectorType::get(t, lanes);
-      llvm::SmallVector<llvm::Type*, 2> vparams_t(en.arity, vt);
-      llvm::Function* vf = llvm::Function::Create(llvm::FunctionType::get(vt, vparams_t, false),
-                                                  llvm::Function::ExternalLinkage, vname, e.m);
-      mark_pure(vf);
-      llvm::appendToCompilerUsed(e.m, {vf});
+    if (&isa == home) {
+      variants += mangled(isa, wrapper) + "(" + home_name + ")";
+      continue;
     }
+    const std::string vname = wrapper + "_v" + std::to_string(lanes_of(isa));
+    llvm::Type* vt = llvm::FixedVectorType::get(t, lanes_of(isa));
+    llvm::SmallVector<llvm::Type*, 2> vparams_t(en.arity, vt);
+    if (e.m.getFunction(vname) == nullptr)
+      llvm::appendToCompilerUsed(e.m, {home_wrapper(e.m, home_fn, vname, llvm::FunctionType::get(vt, vparams_t, false))});
+    variants += mangled(isa, wrapper) + "(" + vname + ")";
   }
+  llvm::CallInst* call = e.b.CreateCall(scalar_fn, args);
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
   call->addFnAttr(llvm::Attribute::get(e.m.getContext(), "vector-function-abi-variant", variants));
   return call;
 }

@@ -3,21 +3,31 @@
 //
 // f32 exp, exp2, expm1, log, log1p, tanh and erf are kiln's own straight-line IR
 // (llvm_vecmath.cpp, with its accuracy table in docs/compiler.md). Other transcendental
-// functions, and every f64 one, are emitted as calls to the C library's scalar functions (expf,
-// tanh, ...) declared `memory(none) nounwind willreturn`, each call site carrying a
-// `vector-function-abi-variant` attribute that names glibc's libmvec variants (SSE _ZGVb,
-// AVX2 _ZGVd and, when the host has AVX-512F, _ZGVe). The loop vectorizer then replaces the
-// scalar calls by calls to the vector variants; the declarations of those variants are kept in
-// `llvm.compiler.used` so that no pass deletes them before the vectorizer runs, and the JIT
-// (codegen_cpu/jit.cpp) makes libmvec.so.1 visible. Functions libmvec lacks (lgamma) stay
-// scalar calls; erfinv is emitted inline (the interpreter's algorithm, branch-free).
+// functions, and every f64 one, compute through one glibc libmvec function per function and
+// type: the widest variant the target has (AVX-512 _ZGVe where the code's level has 512-bit
+// vectors, else AVX2 _ZGVd, else SSE _ZGVb), its "home". A call is emitted to a small module
+// function `kiln_math_<name>` (noinline, `memory(none) nounwind willreturn`) that puts its
+// argument in every lane of the home variant and takes lane 0 back; the call site carries a
+// `vector-function-abi-variant` attribute mapping each vector width to the home function or
+// to a `kiln_math_<name>_v<lanes>` wrapper that pads narrower vectors into it. The loop
+// vectorizer replaces the scalar calls by the vector ones; the declarations are kept in
+// `llvm.compiler.used` so that no pass deletes them before it runs, and the JIT
+// (codegen_cpu/jit.cpp) makes libmvec.so.1 visible.
+//
+// So an element's value never depends on its position: a loop's vector body, its scalar
+// remainder, an unvectorized loop and another kernel recomputing the value all give the same
+// bits for the same input (glibc's libm and its libmvec variants of different widths differ
+// from each other by up to 4 ulp, on up to two thirds of the inputs; an amax over equal inputs
+// then broke its tie by position). The scalar form costs 0.9-1.6x a libm call (AVX-512 host;
+// docs/compiler.md). Functions libmvec lacks (lgamma) are plain libm calls, which are
+// consistent too; erfinv is emitted inline (the interpreter's algorithm, branch-free).
 //
 // Accuracy against the interpreter (which calls scalar libm), measured by
 // test/test_cpu_scalar.cpp on edge inputs plus a ~7000-value sweep, in ulps of the result
 // dtype (AVX-512 libmvec on Zen 4): 4 for erf/log/sigmoid f32; 3 for cos/sin/tan/log10/
 // erfinv/sigmoid f64; 2 or less for every other function and dtype; f16/bf16 at most 1. The
-// test bounds every transcendental op at 4 ulp (glibc's documented libmvec maximum). Scalar
-// code (loop remainders, unvectorized loops) calls the same libm as the interpreter: 0 ulp.
+// test bounds every transcendental op at 4 ulp (glibc's documented libmvec maximum), and
+// requires vector and scalar code to agree bit for bit.
 #pragma once
 
 #include "codegen_cpu/llvm_scalar.h"

@@ -109,7 +109,7 @@ bool decompose(ir::Graph& g, ir::OpLevel level = ir::OpLevel::Prim) {
 void decompose_node(ir::Graph& g, ir::Node* n) { passes::inline_expansion(g, n, *trace_decomposition(*n)); }
 
 // Eager ops (and composite nodes, which the interpreter runs as eager ops) compute exp, erf,
-// tanh, ... with kiln's own vector math, within 4 ulp of the C library the interpreter's prims
+// tanh, sin, ... with kiln's own vector math or libmvec, within 4 ulp of the C library the interpreter's prims
 // call (docs/compiler.md, "Vector math"); everything else must agree exactly.
 bool uses_vector_math(const ir::Graph& g) {
   for (const ir::Node* n : g.nodes())
@@ -118,8 +118,9 @@ bool uses_vector_math(const ir::Graph& g) {
 }
 
 void expect_agree(const Tensor& got, const Tensor& want, bool vector_math) {
-  if (vector_math && want.dtype() == kFloat) {
-    test::expect_close(got, test::doubles(want), 4 * std::numeric_limits<float>::epsilon());
+  if (vector_math && (want.dtype() == kFloat || want.dtype() == kDouble)) {
+    const double eps = want.dtype() == kFloat ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+    test::expect_close(got, test::doubles(want), 4 * eps);
   } else {
     test::expect_exact(got, want.dtype(), test::doubles(want));
   }

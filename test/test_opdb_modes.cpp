@@ -3,8 +3,9 @@
 // Every sample runs eagerly and as a traced graph executed by the interpreter: the two must
 // agree exactly (dtype, sizes, values) unless the result depends on the order of float
 // additions — a library kernel (an Extern op: BLAS, oneDNN) or a float sum or product, which
-// eager kernels vectorize — or on kiln's own f32 vector math (exp, log, tanh, erf, ...; within
-// 4 ulp of the C library the interpreter calls, docs/compiler.md). And each traced graph must verify and survive a
+// eager kernels vectorize — or on a transcendental function (kiln's own f32 exp, log, tanh,
+// erf, ... and libmvec's others, within 4 ulp of the C library the interpreter calls,
+// docs/compiler.md). And each traced graph must verify and survive a
 // print -> parse -> print round trip. Compiled execution (fused, generated kernels), static and
 // Dynamic::True, must agree with the interpreter on the same program within the entry's float
 // tolerance (libmvec's transcendental functions are within 4 ulp; float sums accumulate in a
@@ -38,16 +39,14 @@ bool calls_library(ir::Graph& g) {
 }
 
 // Whether the sample's traced graph adds floats in an order its kernels choose, or computes
-// f32 (f16, bf16) math with kiln's own vector functions.
+// math with kiln's own vector functions or libmvec's.
 bool order_dependent(const opdb::OpEntry& e, const opdb::Sample& in) {
   try {
     TracedProgram p = trace(e.fn, in);
     for (const ir::Node* n : p.graph->nodes()) {
       const bool sums = n->op() == ir::OpKind::sum || n->op() == ir::OpKind::prod;
       if (sums && is_floating_point(n->input(0)->type().dtype)) return true;
-      if (test::uses_vector_math(n->op()) && n->output()->type().dtype != ScalarType::Double &&
-          is_floating_point(n->output()->type().dtype))
-        return true;
+      if (test::uses_vector_math(n->op()) && is_floating_point(n->output()->type().dtype)) return true;
     }
     return calls_library(*p.graph);
   } catch (const Error&) {
