@@ -84,13 +84,27 @@ void scatter_gather_shape_check(std::string_view op, const Tensor& self, int64_t
   }
 }
 
+// PyTorch's 0-dim operands of gather, scatter and index_select act as 1-element 1-D ones (its
+// ensure_nonempty_dim). The prims are recorded on 1-element views of them, and the result is
+// viewed back to PyTorch's shape, so that every index prim the frontend records has operands of
+// one rank, at least 1, and runs as a kernel (passes/lower_index.h), on cuda too.
+Tensor nonempty(const Tensor& t) { return t.dim() == 0 ? sym_reshape(t, {ir::Expr(1)}) : t; }
+Tensor as_0dim_if(bool zero_dim, const Tensor& r) { return zero_dim ? sym_reshape(r, {}) : r; }
+
+// The scatter prims (scatter, scatter_add, scatter_reduce) on nonempty operands; the result has
+// self's shape.
+Tensor record_scatter(OpKind kind, const Tensor& self, const Tensor& index, const Tensor& src,
+                      std::vector<ir::AttrValue> attrs) {
+  return as_0dim_if(self.dim() == 0, dispatch1(kind, {nonempty(self), nonempty(index), nonempty(src)}, std::move(attrs)));
+}
+
 Tensor scatter_impl(OpKind kind, std::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
                     const Tensor& src) {
   int64_t d = normalize_dim(op, dim, self.dim());
   check_index_dtype_32_64(op, index);
   if (self.dtype() != src.dtype()) fail(op, "Expected self.dtype to be equal to src.dtype");
   scatter_gather_shape_check(op, self, d, index, &src);
-  return dispatch1(kind, {self, index, src}, {d});
+  return record_scatter(kind, self, index, src, {d});
 }
 
 }  // namespace
@@ -99,7 +113,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t d = normalize_dim("gather", dim, self.dim());
   check_index_dtype_32_64("gather", index);
   scatter_gather_shape_check("gather", self, d, index, nullptr);
-  return dispatch1(OpKind::gather, {self, index}, {d});
+  return as_0dim_if(index.dim() == 0, dispatch1(OpKind::gather, {nonempty(self), nonempty(index)}, {d}));
 }
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -123,14 +137,16 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 }
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  // PyTorch's order: the dim, the index's rank, its count for a 0-dim self, its dtype.
+  const int64_t d = normalize_dim("index_select", dim, self.dim());
   if (index.dim() > 1) fail("index_select", "index_select(): Index is supposed to be a vector");
+  if (self.dim() == 0 && !ir::sym_eq(sym_numel(index), ir::Expr(1)))
+    fail("index_select", "index_select(): Index to scalar can have only 1 value, got {} value(s)", index.numel());
   if (index.dtype() != ScalarType::Int64 && index.dtype() != ScalarType::Int32) {
     fail("index_select", "index_select(): Expected dtype int32 or int64 for index");
   }
-  int64_t d = normalize_dim("index_select", dim, self.dim());
-  Tensor idx = index.to(ScalarType::Int64);
-  if (idx.dim() == 0) idx = idx.reshape({1});
-  return dispatch1(OpKind::index_select, {self, idx}, {d});
+  const Tensor idx = nonempty(index.to(ScalarType::Int64));
+  return as_0dim_if(self.dim() == 0, dispatch1(OpKind::index_select, {nonempty(self), idx}, {d}));
 }
 
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
@@ -145,7 +161,7 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
     fail(op, "reduce argument must be either sum, prod, mean, amax or amin, got {}", reduce);
   if (r == "mean" && self.dtype() == ScalarType::Bool)  // PyTorch has no bool kernel for a mean
     fail(op, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
-  return dispatch1(OpKind::scatter_reduce, {self, index, src}, {d, r, include_self});
+  return record_scatter(OpKind::scatter_reduce, self, index, src, {d, r, include_self});
 }
 
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {

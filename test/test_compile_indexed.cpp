@@ -235,6 +235,61 @@ TEST(CompileIndexed, EagerIndexPrimsRunAsDuckSizedPrograms) {
             error_of([&] { (void)test::run(OpKind::index_select, {x, tensor({-1}, kInt64)}, {int64_t{0}}); }));
 }
 
+// PyTorch's 0-dim operands act as 1-element 1-D ones: the frontend records the prims on
+// 1-element views of them, so they run as kernels like any other (no library call, none staged
+// through the host on cuda: every step of the cpu's and the cuda backend's plans is a kernel),
+// eager and compiled, with PyTorch's result shapes (torch 2.15). CudaGpu.IndexingOpsOnTheDevice
+// runs them eagerly on the (emulated) device.
+TEST(CompileIndexed, ZeroDimOperandsRunAsKernels) {
+  using In = std::vector<Tensor>;
+  // s: 0-dim, v: [3], i0 and i2: 0-dim positions, one: [1] position, t: 0-dim value.
+  const In in = {scalar_tensor(5.0, kDouble), tensor({1.0, 2.0, 3.0}, kDouble), scalar_tensor(0, kInt64),
+                 scalar_tensor(2, kInt64), tensor({0}, kInt64), scalar_tensor(7.0, kDouble)};
+  struct Case {
+    const char* what;
+    std::function<Tensor(const In&)> fn;
+    std::vector<int64_t> sizes;
+    std::vector<double> values;
+  };
+  const std::vector<Case> cases = {
+      {"gather 0-dim self, 0-dim index", [](const In& a) { return a[0].gather(0, a[2]); }, {}, {5}},
+      {"gather 0-dim self, [1] index", [](const In& a) { return a[0].gather(-1, a[4]); }, {1}, {5}},
+      {"gather [3] self, 0-dim index", [](const In& a) { return a[1].gather(0, a[3]); }, {}, {3}},
+      {"scatter 0-dim", [](const In& a) { return a[0].scatter(0, a[2], a[5]); }, {}, {7}},
+      {"scatter value, 0-dim index", [](const In& a) { return a[1].scatter(0, a[3], 7.0); }, {3}, {1, 2, 7}},
+      {"scatter_add 0-dim index and src", [](const In& a) { return a[1].scatter_add(0, a[3], a[5]); }, {3}, {1, 2, 10}},
+      {"scatter_reduce 0-dim self", [](const In& a) { return scatter_reduce(a[0], 0, a[4], a[5].reshape({1}), "amax"); }, {}, {7}},
+      {"index_select 0-dim self", [](const In& a) { return a[0].index_select(0, a[4]); }, {}, {5}},
+      {"index_select 0-dim index", [](const In& a) { return a[1].index_select(0, a[2] + 1); }, {1}, {2}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Tensor eager = c.fn(in);  // index prims of rank >= 1: duck-sized one-node programs (kernels)
+    EXPECT_EQ(eager.sizes().vec(), c.sizes);
+    EXPECT_EQ(eager.to_vector<double>(), c.values);
+    auto fn = [&](const In& a) { return In{c.fn(a)}; };
+    for (const char* backend : {"cpu", "cuda"})
+      for (const ir::PlanStep& st : plan_of(fn, in, backend).steps)
+        EXPECT_EQ(st.kind, ir::StepKind::Kernel) << backend << ": " << ir::op_name(st.op) << " " << st.lowering;
+    auto f = compile([&](const Tensor& a, const Tensor& b, const Tensor& c0, const Tensor& d, const Tensor& e, const Tensor& t) {
+      return c.fn({a, b, c0, d, e, t});
+    });
+    const Tensor compiled = f(in[0], in[1], in[2], in[3], in[4], in[5]);
+    EXPECT_EQ(compiled.sizes().vec(), c.sizes);
+    EXPECT_EQ(compiled.to_vector<double>(), c.values);
+  }
+  const Tensor s = in[0], i0 = in[2];
+  // The gradient flows through the views (d gather / d self: 1 at the position read).
+  const Tensor x = scalar_tensor(5.0, kDouble).requires_grad_();
+  const Tensor g = autograd::grad({x.gather(0, i0) * 3}, {x}).at(0);
+  EXPECT_EQ(g.dim(), 0);
+  EXPECT_EQ(g.item<double>(), 3.0);
+  EXPECT_EQ(error_of([&] { (void)s.index_select(0, tensor({0, 0}, kInt64)); }),
+            "[index_select] index_select(): Index to scalar can have only 1 value, got 2 value(s)");
+  EXPECT_EQ(error_of([&] { (void)s.gather(0, scalar_tensor(1, kInt64)); }),
+            "[gather] index 1 is out of bounds for dimension 0 with size 1");
+}
+
 // A graph whose sizes do not prove an index op's other coordinates in bounds (here one read
 // from text, compiled for its symbols, which no trace related) reads and writes inside kernels
 // that check those coordinates: sizes that break the rule raise the op's error instead of

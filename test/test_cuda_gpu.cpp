@@ -217,6 +217,13 @@ TEST(CudaGpu, IndexingOpsOnTheDevice) {
   expect_close(x.scatter_add(1, short_idx, wide_src), dx.scatter_add(1, dshort, wide_src.cuda()).cpu(), 1e-6, 1e-6);
   expect_close(x.scatter(0, short_idx.remainder(6), wide_src), dx.scatter(0, dshort.remainder(6), wide_src.cuda()).cpu(), 0, 0);
   EXPECT_EQ(rt::staged_steps(), staged) << "an index op with a smaller index was staged through the host";
+  // PyTorch's 0-dim operands (1-element views, frontend/ops_index_scatter.cpp): kernels too.
+  const Tensor s0 = scalar_tensor(5.0), i0 = scalar_tensor(0, kInt64), ds0 = s0.cuda(), di0 = i0.cuda();
+  expect_close(s0.gather(0, i0), ds0.gather(0, di0).cpu(), 0, 0);
+  expect_close(s0.scatter(0, i0, 7.0), ds0.scatter(0, di0, 7.0).cpu(), 0, 0);
+  expect_close(x.flatten().gather(0, i0), dx.flatten().gather(0, di0).cpu(), 0, 0);
+  expect_close(s0.index_select(0, i0), ds0.index_select(0, di0).cpu(), 0, 0);
+  EXPECT_EQ(rt::staged_steps(), staged) << "an index op with a 0-dim operand was staged through the host";
   // Along an empty dim a failed check has no position to fall back on: the op's error, with
   // the access skipped (CudaEmit.AccessesAtAPositionCheckedAgainstABoundOfZeroAreGuarded shows
   // the guard; here a 0-byte allocation still has room, so nothing would fault without it).

@@ -509,8 +509,9 @@ std::vector<Tensor> eager_execute(ir::OpKind op, const std::vector<Tensor>& inpu
     return interpret_op(op, inputs, attrs);
   };
   // A cpu prim with a library kernel calls it, except a duck-sized one (an index prim, an
-  // integer product), which runs as its program: a kernel (an index prim with 0-dim operands:
-  // the same library inside the program).
+  // integer product), which runs as its program: a kernel (an index prim with 0-dim operands,
+  // which the frontend never records (frontend/ops_index_scatter.cpp): the same library inside
+  // the program).
   const bool duck = compiled && duck_sized(op);
   if (!compiled || (!d.is_cuda() && !duck && cpu->library_kernel(op))) return uncompiled();
   const EagerKey key = make_eager_key(op, inputs, attrs);
