@@ -69,11 +69,15 @@ void mark_pure(llvm::Function* f) {
 
 // The function `name` of type fty, scalar or a vector narrower than home's, that computes each
 // lane as `home` (a libmvec vector function of the same element type) does: the arguments'
-// lanes fill home's, the lanes left over repeating the first (a value the function is being
-// asked for anyway, so no spare lane takes a special-case path), and the result's lanes are
-// taken back. It is noinline: the loop vectorizer must see the scalar call and widen it to
-// the vector variants, not the call of home after inlining.
-llvm::Function* home_wrapper(llvm::Module& m, llvm::Function* home, const std::string& name, llvm::FunctionType* fty) {
+// lanes fill home's first lanes and `spare` (an ordinary argument of the function) the others,
+// and the result's lanes are taken back. libmvec computes each lane on its own (a lane's bits
+// do not depend on its neighbours), but a special value in any lane (a huge sin argument, an
+// exp that underflows) sends the whole vector to a per-lane scalar fallback: spare lanes that
+// copied such a value would make each call of a scalar remainder cost 16 fallbacks. It is
+// noinline: the loop vectorizer must see the scalar call and widen it to the vector variants,
+// not the call of home after inlining.
+llvm::Function* home_wrapper(llvm::Module& m, llvm::Function* home, const std::string& name, llvm::FunctionType* fty,
+                             double spare) {
   if (llvm::Function* f = m.getFunction(name)) return f;
   auto* f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, m);
   mark_pure(f);
@@ -83,12 +87,20 @@ llvm::Function* home_wrapper(llvm::Module& m, llvm::Function* home, const std::s
   const auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(fty->getReturnType());
   const unsigned lanes = vt != nullptr ? vt->getNumElements() : 1;
   KILN_INTERNAL_ASSERT(lanes < home_lanes);
-  llvm::SmallVector<int, 16> widen, narrow;
-  for (unsigned l = 0; l < home_lanes; ++l) widen.push_back(static_cast<int>(l < lanes ? l : 0));
+  llvm::Type* elem = home->getReturnType()->getScalarType();
+  llvm::Constant* spare_lane = llvm::ConstantFP::get(elem, spare);
+  llvm::SmallVector<int, 16> widen, narrow;  // widen: a's lanes, then lane `lanes` (spare's first)
+  for (unsigned l = 0; l < home_lanes; ++l) widen.push_back(static_cast<int>(l < lanes ? l : lanes));
   for (unsigned l = 0; l < lanes; ++l) narrow.push_back(static_cast<int>(l));
   llvm::SmallVector<llvm::Value*, 2> wide_args;
-  for (llvm::Argument& a : f->args())
-    wide_args.push_back(vt != nullptr ? b.CreateShuffleVector(&a, widen) : b.CreateVectorSplat(home_lanes, &a));
+  for (llvm::Argument& a : f->args()) {
+    if (vt == nullptr) {
+      wide_args.push_back(b.CreateInsertElement(llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(home_lanes), spare_lane),
+                                                &a, uint64_t{0}));
+    } else {
+      wide_args.push_back(b.CreateShuffleVector(&a, llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), spare_lane), widen));
+    }
+  }
   llvm::CallInst* r = b.CreateCall(home, wide_args);
   r->setDoesNotAccessMemory();
   r->setDoesNotThrow();
@@ -119,8 +131,9 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
   }
 
   // Every evaluation goes through one libmvec function, the widest the target has (its
-  // "home" variant): the scalar form and the vector forms of other widths are small functions
-  // of this module that pad or split their lanes into calls of it (home_wrapper).
+  // "home" variant): the scalar form and the narrower vector forms are small functions of
+  // this module that pad their lanes into a call of it (home_wrapper). Wider loops (none at
+  // the target's own width) call the scalar form per lane.
   struct Isa { char letter; unsigned f32_lanes, f64_lanes; bool available; };
   const Isa isas[] = {{'b', 4, 2, true}, {'d', 8, 4, e.vector_bits >= 256}, {'e', 16, 8, e.vector_bits >= 512}};
   const std::string vparams(static_cast<size_t>(en.arity), 'v');
@@ -142,7 +155,8 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
     llvm::appendToCompilerUsed(e.m, {home_fn});
   }
   const std::string wrapper = "kiln_math_" + scalar_name;
-  llvm::Function* scalar_fn = home_wrapper(e.m, home_fn, wrapper, fty);
+  const double spare = fn == MathFn::acosh ? 2.0 : 0.5;  // inside every function's domain
+  llvm::Function* scalar_fn = home_wrapper(e.m, home_fn, wrapper, fty, spare);
   std::string variants;
   for (const Isa& isa : isas) {
     if (!isa.available) continue;
@@ -155,7 +169,7 @@ llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*>
     llvm::Type* vt = llvm::FixedVectorType::get(t, lanes_of(isa));
     llvm::SmallVector<llvm::Type*, 2> vparams_t(en.arity, vt);
     if (e.m.getFunction(vname) == nullptr)
-      llvm::appendToCompilerUsed(e.m, {home_wrapper(e.m, home_fn, vname, llvm::FunctionType::get(vt, vparams_t, false))});
+      llvm::appendToCompilerUsed(e.m, {home_wrapper(e.m, home_fn, vname, llvm::FunctionType::get(vt, vparams_t, false), spare)});
     variants += mangled(isa, wrapper) + "(" + vname + ")";
   }
   llvm::CallInst* call = e.b.CreateCall(scalar_fn, args);

@@ -1,5 +1,5 @@
-// kiln/codegen_cpu/llvm_math.h — math functions (kiln's own inline f32 code, else libm calls with
-// vector variants), and IR helpers shared by the scalar emitter's files (private to codegen_cpu).
+// kiln/codegen_cpu/llvm_math.h — math functions (kiln's own inline f32 code, else calls through
+// one libmvec function each), and IR helpers shared by the scalar emitter's files (private to codegen_cpu).
 //
 // f32 exp, exp2, expm1, log, log1p, tanh and erf are kiln's own straight-line IR
 // (llvm_vecmath.cpp, with its accuracy table in docs/compiler.md). Other transcendental
@@ -11,15 +11,17 @@
 // `vector-function-abi-variant` attribute mapping each vector width to the home function or
 // to a `kiln_math_<name>_v<lanes>` wrapper that pads narrower vectors into it. The loop
 // vectorizer replaces the scalar calls by the vector ones; the declarations are kept in
-// `llvm.compiler.used` so that no pass deletes them before it runs, and the JIT
-// (codegen_cpu/jit.cpp) makes libmvec.so.1 visible.
+// `llvm.compiler.used` so that no pass deletes them before it runs, and kiln's loader looks
+// external symbols up in libmvec.so.1 first (codegen_cpu/object_loader.cpp); scalar code needs
+// it too now (glibc 2.35 or later has every variant named here; Debian 12 has 2.36).
 //
-// So an element's value never depends on its position: a loop's vector body, its scalar
-// remainder, an unvectorized loop and another kernel recomputing the value all give the same
-// bits for the same input (glibc's libm and its libmvec variants of different widths differ
+// So within one program an element's value never depends on its position: a loop's vector
+// body, its scalar remainder, an unvectorized loop and another kernel recomputing the value all
+// give the same bits for the same input (glibc's libm and its libmvec variants of different widths differ
 // from each other by up to 4 ulp, on up to two thirds of the inputs; an amax over equal inputs
-// then broke its tie by position). The scalar form costs 0.9-1.6x a libm call (AVX-512 host;
-// docs/compiler.md). Functions libmvec lacks (lgamma) are plain libm calls, which are
+// then broke its tie by position). Code built for another x86-64 level (an exported package's
+// x86-64-v3 code on an AVX-512 host) has another home, and may differ from this host's
+// kernels in the last bits. The scalar form costs 0.8-2x a libm call (docs/compiler.md). Functions libmvec lacks (lgamma) are plain libm calls, which are
 // consistent too; erfinv is emitted inline (the interpreter's algorithm, branch-free).
 //
 // Accuracy against the interpreter (which calls scalar libm), measured by
@@ -44,7 +46,7 @@ enum class MathFn : uint8_t {
 };
 
 // Emits fn(args...) for float or double arguments (the type of args[0]): kiln's own inline
-// code where emit_own_math has it, else a libm call with libmvec variants.
+// code where emit_own_math has it, else a call through the function's libmvec variant (above).
 llvm::Value* emit_math(ScalarEmitter& e, MathFn fn, llvm::ArrayRef<llvm::Value*> args);
 
 // kiln's own branch-free f32 code for exp, exp2, expm1, log, log1p, tanh and erf

@@ -8,8 +8,8 @@
 // floor division and remainder, NaN-propagating maximum/minimum, round half to even, x86-like
 // float->int casts, wrapping integer arithmetic. One deliberate difference: integer division
 // or remainder by zero, which the interpreter reports as an error, yields 0 here (generated
-// code cannot throw). Transcendental functions call libm (vectorized through libmvec); their
-// accuracy is documented in codegen_cpu/llvm_math.h.
+// code cannot throw). Transcendental functions compute through glibc's libmvec (or kiln's own
+// f32 code), scalar and vector code alike; their accuracy is documented in codegen_cpu/llvm_math.h.
 #pragma once
 
 #include "base/dtype.h"

@@ -3,7 +3,7 @@
 // Mirrors runtime/interpreter/interp_unary.cpp: integers wrap (abs and neg of the minimum give it back),
 // round is half to even (llvm.roundeven), sign(NaN) = 0 and sign(-0.0) = +0.0, signbit reads
 // the sign bit (so -0.0 and -NaN are negative), the rounding ops return integers unchanged.
-// Transcendental functions go through emit_math (libm with libmvec variants, llvm_math.h);
+// Transcendental functions go through emit_math (libmvec or kiln's own code, llvm_math.h);
 // sqrt, rsqrt = 1/sqrt, reciprocal, floor, ceil, trunc, round are exact IEEE operations.
 #include "codegen_cpu/llvm_math.h"
 #include "base/error.h"

@@ -127,7 +127,8 @@ struct KStage {
   // Loop stages: the iterations depend on each other, through memory (a store at a position
   // read from data, which a later iteration may read or store again: scatter) or through
   // carried values (KOp::Carry: a scan's running total), so a backend runs them in order in
-  // one thread, never split among threads or vectorized. Printed as `loop ordered [...]`.
+  // one thread, never split among threads (the cpu vectorizes only what LLVM proves
+  // independent, such as a scatter tile's columns). Printed as `loop ordered [...]`.
   bool ordered = false;
   std::vector<KInst> body;
   // Reduce stages only.

@@ -155,6 +155,12 @@ inline constexpr uint32_t BoolOut = 1u << 9;
 // A Core op defined by its decomposition: its result types are those the decomposition gives
 // when traced on the input types (ir/shape_fns.h, install_decomposition_shapes).
 inline constexpr uint32_t ShapeByDecomposition = 1u << 10;
+// A floating result whose last bits depend on the implementation: the transcendental functions
+// (libm, glibc's libmvec, kiln's own f32 code and CUDA's math library differ by a few ulp), and
+// rsqrt (CUDA's rsqrt is not correctly rounded; the cpu's 1/sqrt is exact).
+// Constant folding leaves such a node to the kernels (runtime/pipeline.cpp), so that a program
+// computes each function one way.
+inline constexpr uint32_t Approximate = 1u << 11;
 }  // namespace traits
 
 enum class ArgType : uint8_t {

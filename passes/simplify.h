@@ -5,9 +5,10 @@
 // - cse: merges nodes with the same op, inputs and attributes (random ops included: equal
 //   seed and offset draw equal values).
 // - fold_constants: an elementwise prim whose inputs are all `full` constants becomes one
-//   `full` of the value `eval` computes (the compile driver passes the reference
-//   interpreter's, so folding matches execution bit for bit); views of a `full` become a
-//   `full` of the view's shape. Without an evaluator only views fold.
+//   `full` of the value `eval` computes, where eval gives one (the compile driver passes the
+//   reference interpreter's and gives none for a transcendental function, so folding matches
+//   execution bit for bit); views of a `full` become a `full` of the view's shape. Without an
+//   evaluator only views fold.
 // - simplify_algebra: identities that are exact in IEEE arithmetic: x*1, x/1, x-0 for
 //   integers and x+0 for integers (not floats: -0.0 + 0 is +0.0), neg(neg(x)), clone(x), detach(x) (once traced graphs are differentiated, it is a copy),
 //   casts to the same dtype, reshape/expand to the same shape, identity permutes, clamp with a

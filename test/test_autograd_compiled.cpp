@@ -474,10 +474,12 @@ namespace kiln {
 namespace {
 
 // amin/amax's gradient goes to the elements equal to the result. Recomputing cos(x) in another
-// kernel (the count's, or the backward) could give other last bits than the reduction's kernel
-// saw (libmvec in vectorized bodies, libm in tails), and then no element compared equal: a NaN
-// or zero gradient (backward fuzzer seed 6518773). Values compared for equality are computed
-// once (passes/equality_operands.h). Sizes give kernels a vector body and a scalar tail.
+// kernel (the count's, or the backward) gave other last bits than the reduction's kernel saw
+// (then libmvec in vectorized bodies, libm in tails; now the cpu computes math one way,
+// codegen_cpu/llvm_math.h, but cuda's kernels may contract differently), and no element
+// compared equal: a NaN or zero gradient (backward fuzzer seed 6518773). Values compared for
+// equality are computed once (passes/equality_operands.h). Sizes give kernels a vector body and
+// a scalar tail.
 TEST(AutogradCompiled, AMinimumOfRecomputedMathGetsItsGradient) {
   using F = std::function<Tensor(const Tensor&)>;
   const std::vector<std::pair<std::string, F>> fns{

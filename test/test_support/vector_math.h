@@ -1,8 +1,10 @@
-// kiln/test/test_support/vector_math.h — which prims the cpu computes with kiln's own f32 math
-// (codegen_cpu/llvm_vecmath.cpp) or through glibc's libmvec (codegen_cpu/llvm_math.h), within
-// 4 ulp of the C library the interpreter calls (docs/compiler.md, "Vector math"): tests
+// kiln/test/test_support/vector_math.h — which prims generated kernels compute with other math
+// than the interpreter's libm: the transcendental functions (ir::traits::Approximate), which the
+// cpu computes with kiln's own f32 code or through glibc's libmvec (codegen_cpu/llvm_math.h),
+// within 4 ulp of the C library the interpreter calls (docs/compiler.md, "Vector math"). Tests
 // comparing generated kernels with the interpreter allow that bound for them, in every float
-// dtype, and exactness for everything else. (lgamma is libm's in both.)
+// dtype, and exactness for everything else, lgamma (libm's in both) and rsqrt (1/sqrt, exact on
+// the cpu) included.
 #pragma once
 
 #include "ir/op.h"
@@ -10,17 +12,7 @@
 namespace kiln::test {
 
 inline bool uses_vector_math(ir::OpKind op) {
-  switch (op) {
-    case ir::OpKind::exp: case ir::OpKind::exp2: case ir::OpKind::expm1: case ir::OpKind::log:
-    case ir::OpKind::log2: case ir::OpKind::log10: case ir::OpKind::log1p: case ir::OpKind::sin:
-    case ir::OpKind::cos: case ir::OpKind::tan: case ir::OpKind::asin: case ir::OpKind::acos:
-    case ir::OpKind::atan: case ir::OpKind::sinh: case ir::OpKind::cosh: case ir::OpKind::tanh:
-    case ir::OpKind::asinh: case ir::OpKind::acosh: case ir::OpKind::atanh: case ir::OpKind::erf:
-    case ir::OpKind::erfc: case ir::OpKind::erfinv: case ir::OpKind::sigmoid: case ir::OpKind::pow:
-    case ir::OpKind::atan2: case ir::OpKind::hypot:
-      return true;
-    default: return false;
-  }
+  return ir::op_info(op).has(ir::traits::Approximate) && op != ir::OpKind::lgamma && op != ir::OpKind::rsqrt;
 }
 
 }  // namespace kiln::test
