@@ -335,6 +335,9 @@ Tensor randn(IntArrayRef size, TensorOptions opts) { return randn(size, default_
 Tensor randn(IntArrayRef size, Generator& gen, TensorOptions opts) {
   check_sizes("randn", size);
   ScalarType dtype = opts.dtype_or(get_default_dtype());
+  // PyTorch 2.15 draws nothing for no elements, so an empty integer or bool randn is allowed
+  // (rand checks its dtype first and refuses it).
+  if (!is_floating_point(dtype) && checked_numel("randn", size) == 0) return empty(size, TensorOptions(dtype).device(opts.device_or()));
   check_floating("randn", dtype);
   return random_prim(OpKind::normal, size, 0.0, 1.0, gen, dtype, opts.device_or());
 }

@@ -163,6 +163,12 @@ TEST(Factories, LikeForms) {
   EXPECT_EQ(sizes_of(randn_like(f, kDouble)), (Ints{2}));
   EXPECT_EQ(randn_like(f, kDouble).dtype(), kDouble);
   EXPECT_THAT(error_of([&] { (void)rand_like(t); }), HasSubstr("[rand] rand only produces floating point dtypes, but got Int"));
+  // PyTorch 2.15: an empty randn of any dtype draws nothing and is allowed; rand refuses.
+  const Tensor none = make<bool>({}).reshape({0});
+  EXPECT_EQ(randn_like(none).dtype(), kBool);
+  EXPECT_EQ(sizes_of(randn({3, 0}, kInt64)), (Ints{3, 0}));
+  EXPECT_THAT(error_of([] { (void)randn({2}, kInt64); }), HasSubstr("[randn] randn only produces floating point dtypes, but got Long"));
+  EXPECT_THAT(error_of([&] { (void)rand_like(none); }), HasSubstr("[rand] rand only produces floating point dtypes, but got Bool"));
 }
 
 TEST(Random, RandDrawsFromTheGeneratorStream) {
