@@ -47,10 +47,7 @@ void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want
     EXPECT_EQ(got[i].sizes().vec(), want[i].sizes().vec());
     if (libmvec_last && i + 1 == want.size()) {
       const ScalarType t = want[i].dtype();
-      const double tol = t == kDouble ? 16 * std::numeric_limits<double>::epsilon()
-                         : t == kFloat ? std::numeric_limits<float>::epsilon()
-                         : t == kHalf  ? 0x1p-10
-                                       : 0x1p-7;
+      const double tol = (t == kDouble ? 16 : 1) * finfo_eps(t);
       test::expect_close(got[i], want[i].to(kDouble).to_vector<double>(), tol, tol);
     } else
       EXPECT_EQ(values(got[i]), values(want[i]));

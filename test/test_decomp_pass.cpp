@@ -119,8 +119,7 @@ bool uses_vector_math(const ir::Graph& g) {
 
 void expect_agree(const Tensor& got, const Tensor& want, bool vector_math) {
   if (vector_math && (want.dtype() == kFloat || want.dtype() == kDouble)) {
-    const double eps = want.dtype() == kFloat ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-    test::expect_close(got, test::doubles(want), 4 * eps);
+    test::expect_close(got, test::doubles(want), 4 * finfo_eps(want.dtype()));
   } else {
     test::expect_exact(got, want.dtype(), test::doubles(want));
   }
