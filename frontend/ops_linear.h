@@ -82,6 +82,12 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
                            double p = 2.0, double eps = 1e-6, bool swap = false, std::string_view reduction = "mean");
 Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target,
                                    const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
+// Multi-class hinge losses over [N, C] scores (or one sample [C], or a 0-dim score). multi_margin_loss:
+// target [N] class indices (int64), p 1 or 2, weight [C] per class. multilabel_margin_loss: target
+// [N, C] (or [C]) of class indices, each row's list ending at its first -1.
+Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p = 1.0, double margin = 1.0,
+                         const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
+Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean");
 
 // ---- vector and tensor products (frontend/ops_linear_products.cpp) ----------------------------
 

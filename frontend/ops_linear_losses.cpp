@@ -2,7 +2,8 @@
 // (frontend/ops_linear.h): mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss,
 // binary_cross_entropy, binary_cross_entropy_with_logits (and log_sigmoid), kl_div,
 // soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
-// poisson_nll_loss, gaussian_nll_loss, triplet_margin_loss and multilabel_soft_margin_loss.
+// poisson_nll_loss, gaussian_nll_loss, triplet_margin_loss, multilabel_soft_margin_loss,
+// multi_margin_loss and multilabel_margin_loss.
 //
 // Each is ATen's (or torch.nn.functional's) formula written with kiln's ops, in its order (measured
 // against torch 2.15 to agree bit for bit where the steps are the same ops), then reduced: "mean",
@@ -80,6 +81,25 @@ Tensor weighted(std::string_view op, const Tensor& loss, const Tensor& weight) {
     fail(op, "output with shape {} doesn't match the broadcast shape {}", shape_str(loss.impl()->sizes()),
          shape_str(broadcast_shapes(op, loss.impl()->sizes(), weight.impl()->sizes())));
   return in_dtype_of(op, mul(loss, weight), loss);
+}
+
+// A class-margin loss's input as [N, C] samples (ATen's nframe and dim): a 0-dim input is one
+// sample of one class, a 1-D one a single sample. A sample needs at least one class.
+Tensor as_samples(std::string_view op, const Tensor& self) {
+  const int64_t nd = self.dim();
+  if (nd > 2 || (nd >= 1 && ir::sym_eq(sym_size(self, -1), ir::Expr(0))))
+    fail(op, "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+         shape_str(self.impl()->sizes()));
+  if (nd == 2) return self;
+  return nd == 1 ? self.unsqueeze(0) : self.reshape({1, 1});
+}
+
+// The element dtypes of a class-margin loss: a floating input (f16 and bf16 computed in f32, as
+// PyTorch's CUDA kernels do), an int64 target.
+void check_class_margin_dtypes(std::string_view op, const char* kernel, const Tensor& self, const Tensor& target) {
+  if (!is_floating_point(self.dtype())) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
+  if (target.dtype() != ScalarType::Int64)
+    fail(op, "expected scalar type Long but found {}", c10_type_name(target.dtype()));
 }
 
 }  // namespace
@@ -382,6 +402,70 @@ Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target, con
   loss = div(loss.sum({class_dim}), Scalar(self.size(class_dim)));
   if (reduction != "none" && reduction != "mean" && reduction != "sum") fail(op, "{} is not valid", reduction);
   return reduce(loss, reduction);
+}
+
+// Per sample, the sum over the classes j other than the target y of max(0, margin - x[y] + x[j])^p
+// (times weight[y]), divided by the class count: ATen's loop, as whole-tensor ops. A tie (z == 0)
+// passes no gradient, as ATen's `z > 0` test: relu's rule. A target outside [0, C) is caught by
+// the gather that reads x[y] (its error names gather and the index). Over no samples "mean" is
+// NaN and "sum" 0, as for any mean and sum; PyTorch's cpu kernels leave that output unwritten.
+Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p, double margin,
+                         const std::optional<Tensor>& weight, std::string_view reduction) {
+  constexpr std::string_view op = "multi_margin_loss";
+  check_reduction(op, reduction);
+  if (p != 1 && p != 2) fail(op, "only p == 1 and p == 2 supported");
+  if (weight && weight->dim() != 1) fail(op, "weight must be one-dimensional");
+  const Tensor x = as_samples(op, self);
+  const ir::Expr frames = sym_size(x, 0), classes = sym_size(x, 1);
+  if (target.dim() > 1 || !ir::sym_eq(sym_numel(target), frames))
+    fail(op,
+         "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch size). "
+         "Expected target size [{}], but got {}. Input has shape {}.",
+         x.impl()->sizes()[0], shape_str(target.impl()->sizes()), shape_str(self.impl()->sizes()));
+  if (weight && !ir::sym_eq(sym_numel(*weight), classes))
+    fail(op, "inconsistent weight size, expected {} but got {}", x.impl()->sizes()[1],
+         shape_str(weight->impl()->sizes()));
+  check_class_margin_dtypes(op, "multi_margin_loss_cpu_kernel", self, target);
+  if (weight && weight->dtype() != self.dtype())
+    fail(op, "expected scalar type {} but found {}", c10_type_name(self.dtype()), c10_type_name(weight->dtype()));
+  const ScalarType compute = decomp::opmath_dtype(self.dtype());
+  const Tensor xs = x.to(compute);
+  const Tensor y = sym_reshape(target, {frames}).unsqueeze(1);  // [N, 1]
+  Tensor h = relu(add(rsub(xs.gather(1, y), margin), xs));       // (margin - x[y]) + x[j], ATen's order
+  if (p == 2) h = mul(h, h);
+  if (weight) h = mul(h, weight->to(compute).index_select(0, y.squeeze(1)).unsqueeze(1));
+  const Tensor loss = sym_div(where(ne(sym_positions(xs, 1), y), h, Scalar(0.0)).sum({1}), classes);
+  if (reduction == "none") return (target.dim() == 0 ? loss.reshape({}) : loss).to(self.dtype());
+  return reduce(loss, reduction).to(self.dtype());
+}
+
+// Per sample, with the target's class indices read up to its first -1: the sum over those targets
+// t and the classes d not among them of max(0, 1 - x[t] + x[d]), divided by the class count, as
+// ATen's loops (a target listed twice counts twice). The pairs make an [N, C, C] intermediate,
+// which a compiled program fuses into its sum. Every target entry, the ones past the -1 too, must
+// lie in [-1, C), as PyTorch checks: the gather reading x[t] catches the others. No samples: as
+// multi_margin_loss.
+Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
+  constexpr std::string_view op = "multilabel_margin_loss";
+  check_reduction(op, reduction);
+  const Tensor x = as_samples(op, self);
+  const bool target_fits = self.dim() <= 1 ? target.dim() <= 1 && ir::sym_eq(sym_numel(target), sym_size(x, 1))
+                                           : same_shape(target, self);
+  if (!target_fits)
+    fail(op, "inconsistent target size: {} for input of size: {}", shape_str(target.impl()->sizes()),
+         shape_str(self.impl()->sizes()));
+  check_class_margin_dtypes(op, "multilabel_margin_loss_forward_out_frame", self, target);
+  const Tensor xs = x.to(decomp::opmath_dtype(self.dtype()));
+  const Tensor t = sym_reshape(target, sym_sizes(x));                       // [N, C] class indices
+  const Tensor listed = eq(cumsum(eq(t, -1), 1), 0);                         // before the first -1
+  const Tensor index = masked_fill(t, eq(t, -1), Scalar(int64_t{0}));
+  const Tensor is_target =  // [N, C]: class d is listed
+      ne(scatter_reduce(zeros_like(t), 1, index, listed.to(ScalarType::Int64), "amax"), 0);
+  const Tensor z = add(rsub(xs.gather(1, index).unsqueeze(2), 1), xs.unsqueeze(1));  // [N, t, d]
+  const Tensor pairs = logical_and(listed.unsqueeze(2), logical_not(is_target).unsqueeze(1));
+  const Tensor loss = sym_div(where(pairs, relu(z), Scalar(0.0)).sum({1, 2}), sym_size(x, 1));
+  if (reduction == "none") return (self.dim() == 2 ? loss : loss.reshape({})).to(self.dtype());
+  return reduce(loss, reduction).to(self.dtype());
 }
 
 }  // namespace kiln

@@ -26,6 +26,8 @@ using kiln::kl_div;
 using kiln::l1_loss;
 using kiln::margin_ranking_loss;
 using kiln::mse_loss;
+using kiln::multi_margin_loss;
+using kiln::multilabel_margin_loss;
 using kiln::multilabel_soft_margin_loss;
 using kiln::nll_loss;
 using kiln::poisson_nll_loss;

@@ -6,7 +6,7 @@
 //   pos_weight), KLDivLoss(log_target), SoftMarginLoss, MarginRankingLoss(margin),
 //   HingeEmbeddingLoss(margin), CosineEmbeddingLoss(margin), PoissonNLLLoss(log_input, full, eps),
 //   GaussianNLLLoss(full, eps), TripletMarginLoss(margin, p, eps, swap),
-//   MultiLabelSoftMarginLoss(weight)
+//   MultiLabelSoftMarginLoss(weight), MultiMarginLoss(p, margin, weight), MultiLabelMarginLoss
 #pragma once
 
 #include "frontend/ops_linear.h"
@@ -43,6 +43,7 @@ class LossImpl : public Module {
 KILN_PAIR_LOSS(MSELoss, mse_loss);
 KILN_PAIR_LOSS(L1Loss, l1_loss);
 KILN_PAIR_LOSS(SoftMarginLoss, soft_margin_loss);
+KILN_PAIR_LOSS(MultiLabelMarginLoss, multilabel_margin_loss);
 #undef KILN_PAIR_LOSS
 
 class SmoothL1LossImpl : public LossImpl {
@@ -223,5 +224,20 @@ class MultiLabelSoftMarginLossImpl : public LossImpl {
   std::optional<Tensor> weight;
 };
 KILN_MODULE(MultiLabelSoftMarginLoss);
+
+class MultiMarginLossImpl : public LossImpl {
+ public:
+  explicit MultiMarginLossImpl(double p = 1.0, double margin = 1.0, const std::optional<Tensor>& weight = std::nullopt,
+                               std::string reduction = "mean")
+      : LossImpl("MultiMarginLoss", std::move(reduction)), p(p), margin(margin) {
+    this->weight = buffer("weight", weight);
+  }
+  Tensor forward(const Tensor& input, const Tensor& target) const {
+    return multi_margin_loss(input, target, p, margin, weight, reduction);
+  }
+  double p, margin;
+  std::optional<Tensor> weight;
+};
+KILN_MODULE(MultiMarginLoss);
 
 }  // namespace kiln::nn

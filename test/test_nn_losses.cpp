@@ -50,6 +50,22 @@ TEST(LossFunctions, CheckWhatPyTorchChecks) {
               }),
               HasSubstr("Expected target size [2, 5], got [2, 4]"));
   EXPECT_THAT(error_of([] { (void)nll_loss(zeros({3, 3}), make<int64_t>({0, 3, 1})); }), HasSubstr("out of bounds"));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 1}), 3); }),
+              HasSubstr("only p == 1 and p == 2 supported"));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 1}), 1, 1, ones({1, 3})); }),
+              HasSubstr("weight must be one-dimensional"));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 1, 2})); }),
+              HasSubstr("Expected target size [2], but got [3]. Input has shape [2, 3]."));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 1}), 1, 1, ones({4})); }),
+              HasSubstr("inconsistent weight size, expected 3 but got [4]"));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 3})); }),
+              HasSubstr("[gather] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({2, 3}), make<int64_t>({0, 1, 2})); }),
+              HasSubstr("inconsistent target size: [3] for input of size: [2, 3]"));
+  EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({2, 0}), zeros({2, 0}, kLong)); }),
+              HasSubstr("Expected non-empty vector or matrix with optional 0-dim batch size, but got: [2, 0]"));
+  EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({3}), make<int32_t>({0, 1, 2})); }),
+              HasSubstr("expected scalar type Long but found Int"));
   EXPECT_THAT(error_of([] { (void)binary_cross_entropy(full({2}, 1.5), zeros({2})); }),
               HasSubstr("all elements of input should be between 0 and 1"));
   EXPECT_THAT(error_of([] { (void)binary_cross_entropy(full({2}, 0.5), full({2}, -1.0)); }),
@@ -160,6 +176,22 @@ TEST(LossFunctions, GradientsAtKinksAndClamps) {
   EXPECT_EQ(values<float>(h.to(kFloat)), (Floats{100, 100}));
 }
 
+// multi_margin_loss and multilabel_margin_loss pass no gradient where a hinge sits exactly at its
+// kink (ATen tests z > 0); away from it, value and gradient are the hinge's (torch 2.15:
+// F.multilabel_margin_loss([[0.5, 1, 0.25]], [[1, -1, 0]]) is 0.25, its gradient [1/3, -2/3, 1/3]).
+TEST(LossFunctions, ClassMarginHingesAtTheirKinks) {
+  const Tensor tie = make<float>({0, 1, 0}, {1, 3}).requires_grad_();
+  const Tensor at_kink = add(multi_margin_loss(tie, make<int64_t>({1})), multi_margin_loss(tie, make<int64_t>({1}), 2));
+  EXPECT_FLOAT_EQ(at_kink.item<float>(), 0.0f);
+  add(at_kink, multilabel_margin_loss(tie, make<int64_t>({1, -1, 0}, {1, 3}))).backward();
+  EXPECT_EQ(values<float>(tie.grad()), (Floats{0, 0, 0}));
+  const Tensor x = make<float>({0.5f, 1, 0.25f}, {1, 3}).requires_grad_();
+  const Tensor loss = multilabel_margin_loss(x, make<int64_t>({1, -1, 0}, {1, 3}));
+  EXPECT_FLOAT_EQ(loss.item<float>(), 0.25f);  // (1 - 1 + 0.5) + (1 - 1 + 0.25), over 3 classes
+  loss.backward();
+  EXPECT_THAT(values<float>(x.grad()), ::testing::Pointwise(::testing::FloatEq(), Floats{1.0f / 3, -2.0f / 3, 1.0f / 3}));
+}
+
 TEST(LossFunctions, ATrainingStepCompilesThemToExistingOps) {
   const Tensor w = make<float>({0.5f, -0.25f, 1.0f, 0.75f}, {2, 2}).requires_grad_();
   auto step = compile([&](const Tensor& x, const Tensor& y) {
@@ -197,6 +229,12 @@ TEST(LossModules, HoldTheirOptionsAndWeights) {
   EXPECT_FLOAT_EQ(huber(make<float>({2}), make<float>({0})).item<float>(), 0.5f * (2 - 0.25f));
   EXPECT_FLOAT_EQ(F::logsigmoid(zeros({})).item<float>(), -std::log(2.0f));
   EXPECT_FLOAT_EQ(F::kl_div(make<float>({-1}), make<float>({1}), "sum", false).item<float>(), 1.0f);
+  nn::MultiMarginLoss multi_margin(2, 0.5, make<float>({1, 3}), "sum");
+  EXPECT_EQ(multi_margin->named_buffers().size(), 1u);  // (0.5 - 1 + 2)^2 * 3 / 2 classes
+  EXPECT_FLOAT_EQ(multi_margin(make<float>({2, 1}, {1, 2}), make<int64_t>({1})).item<float>(), 1.5f * 1.5f * 3 / 2);
+  nn::MultiLabelMarginLoss multilabel("none");
+  EXPECT_EQ(values<float>(multilabel(make<float>({1, 0, 0, 1}, {2, 2}), make<int64_t>({0, -1, 0, -1}, {2, 2}))),
+            (Floats{0, 1}));  // row 1: 1 - x[0] + x[1] = 2, over 2 classes
   std::ostringstream printed;
   printed << *nn::KLDivLoss();
   EXPECT_THAT(printed.str(), HasSubstr("KLDivLoss"));

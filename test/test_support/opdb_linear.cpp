@@ -460,6 +460,68 @@ void add_linear(std::vector<OpEntry>& db) {
                 three([](const Tensor& a, const Tensor& t, const Tensor& w) { return multilabel_soft_margin_loss(a, t, w); }),
                 "torch.nn.functional.multilabel_soft_margin_loss(a0, a1, a2)",
                 {{seq({2, 3}), f32({1, 0, 1, 0, 0, 1}, {2, 3}), f32({0.5, 1.0, 2.0})}, {seq({}), seq({}), seq({})}}});  // 0-dim raises
+  // Class-margin losses: int64 class targets; the class weight is captured (PyTorch does not
+  // differentiate it). Scores a multiple of 0.75 apart keep every hinge away from its kink.
+  db.push_back({"multi_margin_loss", "linear",
+                two([](const Tensor& a, const Tensor& t) { return multi_margin_loss(a, t); }),
+                "torch.nn.functional.multi_margin_loss(a0, a1)",
+                {{seq({3, 4}), i64({2, 0, 3})},
+                 {seq({4, 3}).t(), i64({1, 1, 0})},
+                 {seq({4}), i64({1})},
+                 {seq({}), i64({0}).reshape({})},            // one sample of one class: 0
+                 {seq({4}), i64({2}).reshape({})},
+                 {seq({3, 4}, kDouble), i64({3, 3, 1})},
+                 {seq({2, 4}), i64({4, 0})},                 // raises: a class out of range
+                 {seq({2, 4}), i64({-1, 0})},                // raises: negative
+                 {seq({2, 4}), i64({1, 0, 2})},              // raises: one target per sample
+                 {seq({2, 0}), i64({0, 0})},                 // raises: no classes
+                 {seq({2, 3, 4}), i64({0, 0})},              // raises: rank 3
+                 {ints({2, 4}), i64({1, 0})},                // raises: integer scores
+                 {seq({2, 4}), seq({2})}}});                 // raises: a floating target
+  const Tensor class_scale = f32({0.5, 1.0, 2.0, 1.5});
+  db.push_back({"multi_margin_loss:p2_weight", "linear", two([class_scale](const Tensor& a, const Tensor& t) {
+                  return multi_margin_loss(a, t, 2, 0.5, class_scale.to(a.dtype()), "none");
+                }),
+                "torch.nn.functional.multi_margin_loss(a0, a1, p=2, margin=0.5, weight=" + py_tensor(class_scale) +
+                    ".to(a0.dtype), reduction='none')",
+                {{seq({3, 4}), i64({2, 0, 3})}, {seq({4}), i64({3}).reshape({})}, {seq({4}), i64({3})}, {seq({3, 4}, kDouble), i64({0, 1, 2})}}});
+  db.push_back({"multi_margin_loss:refusals", "linear", two([class_scale](const Tensor& a, const Tensor& t) {
+                  return multi_margin_loss(a, t, 1, 1, class_scale, "sum");
+                }),
+                "torch.nn.functional.multi_margin_loss(a0, a1, weight=" + py_tensor(class_scale) + ", reduction='sum')",
+                {{seq({3, 4}), i64({2, 0, 3})},
+                 {seq({3, 4}, kDouble), i64({2, 0, 3})},    // raises: the weight's dtype differs
+                 {seq({3, 5}), i64({2, 0, 3})}}});           // raises: one weight per class
+  db.push_back({"multi_margin_loss:p3", "linear", two([](const Tensor& a, const Tensor& t) { return multi_margin_loss(a, t, 3); }),
+                "torch.nn.functional.multi_margin_loss(a0, a1, p=3)", {{seq({3, 4}), i64({2, 0, 3})}}});  // raises
+  // PyTorch's cpu kernels take no f16 or bf16; its cuda kernels compute them in f32, as kiln does.
+  db.push_back({"multi_margin_loss:half", "linear",
+                two([](const Tensor& a, const Tensor& t) { return multi_margin_loss(a, t, 1, 1, std::nullopt, "sum"); }),
+                "torch.nn.functional.multi_margin_loss(a0.float(), a1, reduction='sum').to(a0.dtype)",
+                {{seq({3, 4}, kHalf), i64({2, 0, 3})}, {seq({3, 4}, kBFloat16), i64({1, 3, 0})}}});
+  const Tensor listed = i64({3, 0, -1, 1, 1, -1, 0, 2}, {2, 4});  // each row's classes end at its first -1
+  db.push_back({"multilabel_margin_loss", "linear",
+                two([](const Tensor& a, const Tensor& t) { return multilabel_margin_loss(a, t); }),
+                "torch.nn.functional.multilabel_margin_loss(a0, a1)",
+                {{seq({2, 4}), listed},
+                 {seq({4, 2}).t(), listed},
+                 {seq({4}), i64({2, 2, -1, 0})},             // a class listed twice counts twice
+                 {seq({}), i64({0}).reshape({})},
+                 {seq({2, 4}, kDouble), i64({-1, 2, 3, 1, 0, 1, 2, 3}, {2, 4})},  // no classes; all classes
+                 {seq({2, 4}), i64({3, 0, -1, 4, 1, -1, 0, 2}, {2, 4})},  // raises: 4 is out of range, past the -1 too
+                 {seq({2, 4}), i64({3, -2, -1, 1, 1, -1, 0, 2}, {2, 4})},  // raises: below -1
+                 {seq({2, 4}), i64({3, 0, -1, 1, 1, -1}, {2, 3})},        // raises: the target's shape
+                 {seq({4}), listed},                                      // raises: a 1-D input takes a 1-D target
+                 {ints({2, 4}), listed},                                  // raises: integer scores
+                 {seq({2, 4}), listed.to(kInt)}}});                       // raises: an int32 target
+  db.push_back({"multilabel_margin_loss:none", "linear",
+                two([](const Tensor& a, const Tensor& t) { return multilabel_margin_loss(a, t, "none"); }),
+                "torch.nn.functional.multilabel_margin_loss(a0, a1, reduction='none')",
+                {{seq({2, 4}), listed}, {seq({4}), i64({1, 3, -1, 0})}, {seq({0, 4}), i64({}, {0, 4})}}});
+  db.push_back({"multilabel_margin_loss:half", "linear",
+                two([](const Tensor& a, const Tensor& t) { return multilabel_margin_loss(a, t, "sum"); }),
+                "torch.nn.functional.multilabel_margin_loss(a0.float(), a1, reduction='sum').to(a0.dtype)",
+                {{seq({2, 4}, kHalf), listed}, {seq({2, 4}, kBFloat16), listed}}});
 }
 
 }  // namespace kiln::opdb
