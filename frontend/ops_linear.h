@@ -88,6 +88,16 @@ Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target,
 Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p = 1.0, double margin = 1.0,
                          const std::optional<Tensor>& weight = std::nullopt, std::string_view reduction = "mean");
 Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction = "mean");
+// The connectionist temporal classification loss (frontend/ops_linear_ctc.cpp). log_probs [T, N, C]
+// (or [T, C], one sample) of log-probabilities; targets [N, S] of labels padded past each length,
+// or 1-D with the samples' labels one after another; input_lengths and target_lengths [N]
+// (integer tensors, or integer lists). "mean" divides each sample's loss by its target length
+// (at least 1) before averaging; zero_infinity makes an impossible alignment's inf loss 0.
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, int64_t blank = 0, std::string_view reduction = "mean",
+                bool zero_infinity = false);
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths, IntArrayRef target_lengths,
+                int64_t blank = 0, std::string_view reduction = "mean", bool zero_infinity = false);
 
 // ---- vector and tensor products (frontend/ops_linear_products.cpp) ----------------------------
 

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "frontend/arg_checks.h"
 #include "frontend/decompositions_detail.h"
+#include "frontend/grad_mode.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
@@ -94,13 +95,17 @@ Tensor as_samples(std::string_view op, const Tensor& self) {
   return nd == 1 ? self.unsqueeze(0) : self.reshape({1, 1});
 }
 
-// The element dtypes of a class-margin loss: a floating input (f16 and bf16 computed in f32, as
-// PyTorch's CUDA kernels do), an int64 target.
+// The element dtypes of a class-margin loss: a floating input (f16 and bf16 computed and summed in
+// f32 and rounded once; PyTorch's CUDA kernels round each hinge), an int64 target.
 void check_class_margin_dtypes(std::string_view op, const char* kernel, const Tensor& self, const Tensor& target) {
   if (!is_floating_point(self.dtype())) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
   if (target.dtype() != ScalarType::Int64)
     fail(op, "expected scalar type Long but found {}", c10_type_name(target.dtype()));
 }
+
+// A class-margin hinge: z where z > 0, else 0, as ATen's loops add only z > 0. Unlike relu, a NaN
+// gives 0 and passes no gradient.
+Tensor hinge(const Tensor& z) { return where(gt(z, 0), z, Scalar(0.0)); }
 
 }  // namespace
 
@@ -405,8 +410,9 @@ Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target, con
 }
 
 // Per sample, the sum over the classes j other than the target y of max(0, margin - x[y] + x[j])^p
-// (times weight[y]), divided by the class count: ATen's loop, as whole-tensor ops. A tie (z == 0)
-// passes no gradient, as ATen's `z > 0` test: relu's rule. A target outside [0, C) is caught by
+// (times weight[y]), divided by the class count: ATen's loop, as whole-tensor ops. A hinge counts
+// where z > 0, as ATen tests it: a tie (z == 0) passes no gradient and a NaN score adds nothing,
+// neither to the loss nor to the gradient. A target outside [0, C) is caught by
 // the gather that reads x[y] (its error names gather and the index). Over no samples "mean" is
 // NaN and "sum" 0, as for any mean and sum; PyTorch's cpu kernels leave that output unwritten.
 Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p, double margin,
@@ -415,6 +421,10 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p, dou
   check_reduction(op, reduction);
   if (p != 1 && p != 2) fail(op, "only p == 1 and p == 2 supported");
   if (weight && weight->dim() != 1) fail(op, "weight must be one-dimensional");
+  if (weight && weight->requires_grad() && GradMode::is_enabled())  // PyTorch has no derivative for it
+    fail(op,
+         "The function 'multi_margin_loss' is not differentiable with respect to argument 'weight'. This input cannot "
+         "have requires_grad True.");
   const Tensor x = as_samples(op, self);
   const ir::Expr frames = sym_size(x, 0), classes = sym_size(x, 1);
   if (target.dim() > 1 || !ir::sym_eq(sym_numel(target), frames))
@@ -431,7 +441,7 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p, dou
   const ScalarType compute = decomp::opmath_dtype(self.dtype());
   const Tensor xs = x.to(compute);
   const Tensor y = sym_reshape(target, {frames}).unsqueeze(1);  // [N, 1]
-  Tensor h = relu(add(rsub(xs.gather(1, y), margin), xs));       // (margin - x[y]) + x[j], ATen's order
+  Tensor h = hinge(add(rsub(xs.gather(1, y), margin), xs));      // (margin - x[y]) + x[j], ATen's order
   if (p == 2) h = mul(h, h);
   if (weight) h = mul(h, weight->to(compute).index_select(0, y.squeeze(1)).unsqueeze(1));
   const Tensor loss = sym_div(where(ne(sym_positions(xs, 1), y), h, Scalar(0.0)).sum({1}), classes);
@@ -441,9 +451,10 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, double p, dou
 
 // Per sample, with the target's class indices read up to its first -1: the sum over those targets
 // t and the classes d not among them of max(0, 1 - x[t] + x[d]), divided by the class count, as
-// ATen's loops (a target listed twice counts twice). The pairs make an [N, C, C] intermediate,
-// which a compiled program fuses into its sum. Every target entry, the ones past the -1 too, must
-// lie in [-1, C), as PyTorch checks: the gather reading x[t] catches the others. No samples: as
+// ATen's loops (a target listed twice counts twice); hinges as multi_margin_loss's. The pairs make
+// an [N, C, C] intermediate, which a compiled program fuses into its sum. Every target entry, the
+// ones past the -1 too, must lie in [-1, C), as PyTorch checks: the gather reading x[t] catches the
+// others (compiled, the scatter that marks the listed classes may catch them first). No samples: as
 // multi_margin_loss.
 Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, std::string_view reduction) {
   constexpr std::string_view op = "multilabel_margin_loss";
@@ -459,11 +470,11 @@ Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, std::str
   const Tensor t = sym_reshape(target, sym_sizes(x));                       // [N, C] class indices
   const Tensor listed = eq(cumsum(eq(t, -1), 1), 0);                         // before the first -1
   const Tensor index = masked_fill(t, eq(t, -1), Scalar(int64_t{0}));
+  const Tensor z = add(rsub(xs.gather(1, index).unsqueeze(2), 1), xs.unsqueeze(1));  // [N, t, d]
   const Tensor is_target =  // [N, C]: class d is listed
       ne(scatter_reduce(zeros_like(t), 1, index, listed.to(ScalarType::Int64), "amax"), 0);
-  const Tensor z = add(rsub(xs.gather(1, index).unsqueeze(2), 1), xs.unsqueeze(1));  // [N, t, d]
   const Tensor pairs = logical_and(listed.unsqueeze(2), logical_not(is_target).unsqueeze(1));
-  const Tensor loss = sym_div(where(pairs, relu(z), Scalar(0.0)).sum({1, 2}), sym_size(x, 1));
+  const Tensor loss = sym_div(where(pairs, hinge(z), Scalar(0.0)).sum({1, 2}), sym_size(x, 1));
   if (reduction == "none") return (self.dim() == 2 ? loss : loss.reshape({})).to(self.dtype());
   return reduce(loss, reduction).to(self.dtype());
 }

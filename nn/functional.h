@@ -19,6 +19,7 @@ using kiln::batch_norm;
 using kiln::binary_cross_entropy;
 using kiln::binary_cross_entropy_with_logits;
 using kiln::cosine_embedding_loss;
+using kiln::ctc_loss;
 using kiln::gaussian_nll_loss;
 using kiln::hinge_embedding_loss;
 using kiln::huber_loss;

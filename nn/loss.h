@@ -6,9 +6,11 @@
 //   pos_weight), KLDivLoss(log_target), SoftMarginLoss, MarginRankingLoss(margin),
 //   HingeEmbeddingLoss(margin), CosineEmbeddingLoss(margin), PoissonNLLLoss(log_input, full, eps),
 //   GaussianNLLLoss(full, eps), TripletMarginLoss(margin, p, eps, swap),
-//   MultiLabelSoftMarginLoss(weight), MultiMarginLoss(p, margin, weight), MultiLabelMarginLoss
+//   MultiLabelSoftMarginLoss(weight), MultiMarginLoss(p, margin, weight), MultiLabelMarginLoss,
+//   CTCLoss(blank, zero_infinity)
 #pragma once
 
+#include "base/error.h"
 #include "frontend/ops_linear.h"
 #include "nn/module.h"
 
@@ -230,6 +232,10 @@ class MultiMarginLossImpl : public LossImpl {
   explicit MultiMarginLossImpl(double p = 1.0, double margin = 1.0, const std::optional<Tensor>& weight = std::nullopt,
                                std::string reduction = "mean")
       : LossImpl("MultiMarginLoss", std::move(reduction)), p(p), margin(margin) {
+    if (p != 1 && p != 2) fail("MultiMarginLoss", "only p == 1 and p == 2 supported");
+    if (weight && weight->dim() != 1)
+      fail("MultiMarginLoss", "MultiMarginLoss: expected weight to be None or 1D tensor, got {}D instead",
+           weight->dim());
     this->weight = buffer("weight", weight);
   }
   Tensor forward(const Tensor& input, const Tensor& target) const {
@@ -239,5 +245,22 @@ class MultiMarginLossImpl : public LossImpl {
   std::optional<Tensor> weight;
 };
 KILN_MODULE(MultiMarginLoss);
+
+class CTCLossImpl : public LossImpl {
+ public:
+  explicit CTCLossImpl(int64_t blank = 0, std::string reduction = "mean", bool zero_infinity = false)
+      : LossImpl("CTCLoss", std::move(reduction)), blank(blank), zero_infinity(zero_infinity) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) const {
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity);
+  }
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
+                 IntArrayRef target_lengths) const {
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity);
+  }
+  int64_t blank;
+  bool zero_infinity;
+};
+KILN_MODULE(CTCLoss);
 
 }  // namespace kiln::nn

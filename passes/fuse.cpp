@@ -42,6 +42,14 @@ namespace {
 // (test_reliability_graphs.cpp compiles a 100,000-node chain on one).
 constexpr int kMaxInlineDepth = 256;
 
+// A value one group would compute inline at more distinct indices than this is materialized
+// (GroupWalk::eval_node): a stencil of a stencil, as a recurrence over shifted rows builds (a
+// dynamic program's step reads the previous step at s, s-1 and s-2), is evaluated at a number of
+// points that grows with each step it is inlined through, so its kernels grew quadratically with
+// the number of steps and their compile time past minutes. Ordinary stencils stay inline: an
+// interpolation reads at most 16 points (bicubic), a pad or a shifted slice a few.
+constexpr int kMaxInlinePoints = 16;
+
 // A pointwise value that two or more kernels would compute inline is materialized once when
 // its inlined computation reads at least this many tensors (passes/fuse.cpp,
 // mark_shared_values).
@@ -55,6 +63,7 @@ constexpr size_t kSharedReads = 4;
 struct Refuse {
   const Node* reduction;
   const Value* row_value = nullptr;
+  const Value* value = nullptr;  // a pointwise value to materialize (kMaxInlinePoints), reduction null
 };
 
 // One group's inlined computation, walked at the indices the kernel builder evaluates it.
@@ -88,7 +97,12 @@ class GroupWalk {
     for (const Expr& e : idx) key.push_back(e.node());
     if (!seen_.insert({n, std::move(key)}).second) return;
     covered_.insert(n);
-    switch (n->info().family) {
+    const OpFamily family = n->info().family;
+    const bool computes = family == OpFamily::Unary || family == OpFamily::Binary || family == OpFamily::Ternary ||
+                          family == OpFamily::Index;
+    if (computes && !path_.empty() && path_.back()->producer() == n && ++points_[n] > kMaxInlinePoints)
+      throw Refuse{nullptr, nullptr, path_.back()};
+    switch (family) {
       case OpFamily::Unary:
       case OpFamily::Binary:
       case OpFamily::Ternary:
@@ -162,6 +176,7 @@ class GroupWalk {
   std::set<std::pair<const Node*, std::vector<const void*>>> seen_;
   std::set<const Node*> reduced_;
   std::set<const Node*> covered_;
+  std::unordered_map<const Node*, int> points_;  // distinct indices each computing node is evaluated at
 };
 
 class Fuser {
@@ -379,7 +394,9 @@ void Fuser::materialize(const Value* v) {
       out_.groups.push_back(try_group(v));
       return;
     } catch (const Refuse& r) {
-      if (r.row_value && r.row_value != v && !mem_.count(r.row_value)) {
+      if (r.value) {
+        materialize(r.value);
+      } else if (r.row_value && r.row_value != v && !mem_.count(r.row_value)) {
         materialize(r.row_value);
       } else {
         force_.insert(r.reduction);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace kiln {
@@ -60,6 +61,10 @@ TEST(LossFunctions, CheckWhatPyTorchChecks) {
               HasSubstr("inconsistent weight size, expected 3 but got [4]"));
   EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 3})); }),
               HasSubstr("[gather] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_THAT(error_of([] { (void)multi_margin_loss(zeros({2, 3}), make<int64_t>({0, 1}), 1, 1, ones({3}).requires_grad_()); }),
+              HasSubstr("not differentiable with respect to argument 'weight'"));
+  EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({2, 3}), make<int64_t>({0, -1, 3, 1, 2, -1}, {2, 3})); }),
+              HasSubstr("[gather] index 3 is out of bounds for dimension 1 with size 3"));  // past the -1 too
   EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({2, 3}), make<int64_t>({0, 1, 2})); }),
               HasSubstr("inconsistent target size: [3] for input of size: [2, 3]"));
   EXPECT_THAT(error_of([] { (void)multilabel_margin_loss(zeros({2, 0}), zeros({2, 0}, kLong)); }),
@@ -192,6 +197,56 @@ TEST(LossFunctions, ClassMarginHingesAtTheirKinks) {
   EXPECT_THAT(values<float>(x.grad()), ::testing::Pointwise(::testing::FloatEq(), Floats{1.0f / 3, -2.0f / 3, 1.0f / 3}));
 }
 
+// ctc_loss on cases counted by hand: two frames of P(blank) = 0.4, P(label) = 0.6 emit the label
+// through "l l", "b l" and "l b" (0.36 + 0.24 + 0.24); its gradient with respect to log_probs is
+// minus each frame's occupancy (PyTorch's backward adds exp(log_probs)).
+TEST(LossFunctions, CtcLossCountsAlignments) {
+  const Tensor lp = log(make<double>({0.4, 0.6, 0.4, 0.6}, {2, 1, 2})).requires_grad_();
+  const Tensor loss = ctc_loss(lp, make<int64_t>({1}, {1, 1}), make<int64_t>({2}), make<int64_t>({1}));
+  EXPECT_NEAR(loss.item<double>(), -std::log(0.84), 1e-15);
+  loss.backward();  // frame 0: "b" in 0.24 of 0.84, "l" in 0.60; frame 1 likewise
+  EXPECT_THAT(values<double>(lp.grad()), ::testing::Pointwise(::testing::DoubleNear(1e-15),
+                                                               std::vector<double>{-0.24 / 0.84, -0.6 / 0.84,
+                                                                                   -0.24 / 0.84, -0.6 / 0.84}));
+  // One frame cannot emit two labels: inf, or 0 with zero_infinity; an empty target costs the blanks.
+  const Tensor one = log(make<float>({0.4f, 0.6f}, {1, 1, 2}));
+  EXPECT_EQ(ctc_loss(one, make<int64_t>({1, 1}, {1, 2}), make<int64_t>({1}), make<int64_t>({2})).item<float>(),
+            std::numeric_limits<float>::infinity());
+  EXPECT_EQ(ctc_loss(one, make<int64_t>({1, 1}, {1, 2}), make<int64_t>({1}), make<int64_t>({2}), 0, "sum", true)
+                .item<float>(),
+            0.0f);
+  EXPECT_NEAR(ctc_loss(lp, make<int64_t>({}, {1, 0}), make<int64_t>({2}), make<int64_t>({0})).item<double>(),
+              -2 * std::log(0.4), 1e-15);
+  // A label outside [0, C) is refused (PyTorch reads past the row), the padding past a length not.
+  EXPECT_THAT(error_of([&] { (void)ctc_loss(one, make<int64_t>({2}, {1, 1}), std::vector<int64_t>{1}, std::vector<int64_t>{1}); }),
+              HasSubstr("[gather] index 2 is out of bounds for dimension 2 with size 2"));
+  EXPECT_NO_THROW((void)ctc_loss(one, make<int64_t>({1, -7}, {1, 2}), std::vector<int64_t>{1}, std::vector<int64_t>{1}));
+  nn::CTCLoss module(0, "sum");
+  EXPECT_NEAR(module(lp.detach(), make<int64_t>({1}), std::vector<int64_t>{2}, std::vector<int64_t>{1}).item<double>(),
+              -std::log(0.84), 1e-15);
+}
+
+// Compiled, padded targets with traced lengths run as kernels (a length past its bound fails the
+// gather that reads it); concatenated targets need the lengths' values, so compile() runs them
+// eagerly, with the same results.
+TEST(LossFunctions, CtcLossCompiles) {
+  manual_seed(5);
+  const Tensor x = randn({6, 3, 5});
+  const Tensor targets = make<int64_t>({1, 2, 3, 4, 4, 0, 2, 0, 0}, {3, 3});
+  const Tensor il = make<int64_t>({6, 5, 3}), tl = make<int64_t>({3, 2, 1});
+  auto padded = compile([](const Tensor& a, const Tensor& t, const Tensor& i, const Tensor& l) {
+    return ctc_loss(log_softmax(a, 2), t, i, l, 0, "none");
+  });
+  const Tensor eager = ctc_loss(log_softmax(x, 2), targets, il, tl, 0, "none");
+  EXPECT_TRUE(allclose(padded(x, targets, il, tl), eager, 1e-5, 1e-6));
+  EXPECT_EQ(padded.stats().compiles, 1);
+  EXPECT_THAT(error_of([&] { (void)padded(x, targets, make<int64_t>({7, 5, 3}), tl); }), HasSubstr("out of bounds"));
+  auto concatenated = compile([](const Tensor& a, const Tensor& t, const Tensor& l) {
+    return ctc_loss(log_softmax(a, 2), t, make<int64_t>({6, 5, 3}), l, 0, "none");
+  });
+  EXPECT_TRUE(allclose(concatenated(x, make<int64_t>({1, 2, 3, 4, 4, 2}), tl), eager, 1e-5, 1e-6));
+}
+
 TEST(LossFunctions, ATrainingStepCompilesThemToExistingOps) {
   const Tensor w = make<float>({0.5f, -0.25f, 1.0f, 0.75f}, {2, 2}).requires_grad_();
   auto step = compile([&](const Tensor& x, const Tensor& y) {
@@ -230,8 +285,12 @@ TEST(LossModules, HoldTheirOptionsAndWeights) {
   EXPECT_FLOAT_EQ(F::logsigmoid(zeros({})).item<float>(), -std::log(2.0f));
   EXPECT_FLOAT_EQ(F::kl_div(make<float>({-1}), make<float>({1}), "sum", false).item<float>(), 1.0f);
   nn::MultiMarginLoss multi_margin(2, 0.5, make<float>({1, 3}), "sum");
-  EXPECT_EQ(multi_margin->named_buffers().size(), 1u);  // (0.5 - 1 + 2)^2 * 3 / 2 classes
-  EXPECT_FLOAT_EQ(multi_margin(make<float>({2, 1}, {1, 2}), make<int64_t>({1})).item<float>(), 1.5f * 1.5f * 3 / 2);
+  EXPECT_EQ(multi_margin->named_buffers().size(), 1u);
+  EXPECT_FLOAT_EQ(multi_margin(make<float>({2, 1}, {1, 2}), make<int64_t>({1})).item<float>(),
+                  1.5f * 1.5f * 3 / 2);  // (0.5 - 1 + 2)^2 * weight 3, over 2 classes
+  EXPECT_THAT(error_of([] { nn::MultiMarginLoss(3); }), HasSubstr("only p == 1 and p == 2 supported"));
+  EXPECT_THAT(error_of([] { nn::MultiMarginLoss(1, 1, ones({1, 2})); }),
+              HasSubstr("MultiMarginLoss: expected weight to be None or 1D tensor, got 2D instead"));
   nn::MultiLabelMarginLoss multilabel("none");
   EXPECT_EQ(values<float>(multilabel(make<float>({1, 0, 0, 1}, {2, 2}), make<int64_t>({0, -1, 0, -1}, {2, 2}))),
             (Floats{0, 1}));  // row 1: 1 - x[0] + x[1] = 2, over 2 classes

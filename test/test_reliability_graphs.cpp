@@ -66,6 +66,36 @@ TEST(ReliabilityScale, AHundredThousandNodeChainCompilesOnASmallStack) {
   EXPECT_GT(f.stats().kernels, 100) << "the chain was cut into groups of bounded depth";
 }
 
+// A recurrence over shifted rows, as a dynamic program (ctc_loss's) builds: each step reads the
+// previous one at s, s-1 and s-2. Fused whole, its first step would be evaluated at 2k+1 points
+// after k steps, and 50 steps took over ten minutes to compile; a value one group would evaluate
+// at more than 16 points is materialized (passes/fuse.cpp, kMaxInlinePoints), so compile time
+// grows with the steps (ten times the steps: about ten times the time, quadratic was a hundred).
+TEST(ReliabilityScale, AShiftedRecurrenceCompilesInTimeLinearInItsSteps) {
+  auto recurrence = [](int steps) {
+    return [steps](const Tensor& x0, const Tensor& w) {
+      Tensor x = x0;
+      for (int i = 0; i < steps; ++i) {
+        const Tensor one_back = constant_pad_nd(x.narrow(0, 0, 63), {1, 0}, 0.0);
+        const Tensor two_back = constant_pad_nd(x.narrow(0, 0, 62), {2, 0}, 0.0);
+        x = tanh(x + one_back * 0.5 + two_back * 0.25) * w;
+      }
+      return x;
+    };
+  };
+  manual_seed(11);
+  const Tensor x = randn({64}), w = randn({64});
+  auto few = compile(recurrence(8)), many = compile(recurrence(80));
+  Tensor got_few, got_many;
+  const double t_few = seconds([&] { got_few = few(x, w); });
+  const double t_many = seconds([&] { got_many = many(x, w); });
+  std::printf("[ perf ] shifted recurrence: 8 steps %.3f s, 80 steps %.3f s, %d kernels\n", t_few, t_many,
+              static_cast<int>(many.stats().kernels));
+  EXPECT_TRUE(allclose(got_few, recurrence(8)(x, w), 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(got_many, recurrence(80)(x, w), 1e-5, 1e-6));
+  EXPECT_LT(t_many, 30 * t_few + 1.0);
+}
+
 TEST(ReliabilityScale, ParsingAndVerifyingAreLinear) {
   test::run_with_stack(size_t{512} << 10, [] {
     const std::string small = chain_text(10000), large = chain_text(100000);

@@ -462,6 +462,7 @@ void add_linear(std::vector<OpEntry>& db) {
                 {{seq({2, 3}), f32({1, 0, 1, 0, 0, 1}, {2, 3}), f32({0.5, 1.0, 2.0})}, {seq({}), seq({}), seq({})}}});  // 0-dim raises
   // Class-margin losses: int64 class targets; the class weight is captured (PyTorch does not
   // differentiate it). Scores a multiple of 0.75 apart keep every hinge away from its kink.
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   db.push_back({"multi_margin_loss", "linear",
                 two([](const Tensor& a, const Tensor& t) { return multi_margin_loss(a, t); }),
                 "torch.nn.functional.multi_margin_loss(a0, a1)",
@@ -470,6 +471,7 @@ void add_linear(std::vector<OpEntry>& db) {
                  {seq({4}), i64({1})},
                  {seq({}), i64({0}).reshape({})},            // one sample of one class: 0
                  {seq({4}), i64({2}).reshape({})},
+                 {f32({0.5, kNaN, 0.25, kNaN, 1.0, -0.5}, {2, 3}), i64({0, 0})},  // a NaN hinge adds nothing
                  {seq({3, 4}, kDouble), i64({3, 3, 1})},
                  {seq({2, 4}), i64({4, 0})},                 // raises: a class out of range
                  {seq({2, 4}), i64({-1, 0})},                // raises: negative
@@ -484,13 +486,16 @@ void add_linear(std::vector<OpEntry>& db) {
                 }),
                 "torch.nn.functional.multi_margin_loss(a0, a1, p=2, margin=0.5, weight=" + py_tensor(class_scale) +
                     ".to(a0.dtype), reduction='none')",
-                {{seq({3, 4}), i64({2, 0, 3})}, {seq({4}), i64({3}).reshape({})}, {seq({4}), i64({3})}, {seq({3, 4}, kDouble), i64({0, 1, 2})}}});
+                {{seq({3, 4}), i64({2, 0, 3})}, {seq({4}), i64({3}).reshape({})}, {seq({4}), i64({3})}, {seq({3, 4}, kDouble), i64({0, 1, 2})},
+                 {seq({0, 4}), i64({}, {0})}}});
   db.push_back({"multi_margin_loss:refusals", "linear", two([class_scale](const Tensor& a, const Tensor& t) {
-                  return multi_margin_loss(a, t, 1, 1, class_scale, "sum");
+                  return multi_margin_loss(a, t, 1, 1, class_scale.to(a.dtype() == kHalf ? kFloat : a.dtype()), "sum");
                 }),
-                "torch.nn.functional.multi_margin_loss(a0, a1, weight=" + py_tensor(class_scale) + ", reduction='sum')",
+                "torch.nn.functional.multi_margin_loss(a0, a1, weight=" + py_tensor(class_scale) +
+                    ".to(torch.float32 if a0.dtype == torch.float16 else a0.dtype), reduction='sum')",
                 {{seq({3, 4}), i64({2, 0, 3})},
-                 {seq({3, 4}, kDouble), i64({2, 0, 3})},    // raises: the weight's dtype differs
+                 {seq({3, 4}, kDouble), i64({2, 0, 3})},
+                 {seq({3, 4}, kHalf), i64({2, 0, 3})},       // raises: the weight's dtype differs
                  {seq({3, 5}), i64({2, 0, 3})}}});           // raises: one weight per class
   db.push_back({"multi_margin_loss:p3", "linear", two([](const Tensor& a, const Tensor& t) { return multi_margin_loss(a, t, 3); }),
                 "torch.nn.functional.multi_margin_loss(a0, a1, p=3)", {{seq({3, 4}), i64({2, 0, 3})}}});  // raises
@@ -506,6 +511,7 @@ void add_linear(std::vector<OpEntry>& db) {
                 {{seq({2, 4}), listed},
                  {seq({4, 2}).t(), listed},
                  {seq({4}), i64({2, 2, -1, 0})},             // a class listed twice counts twice
+                 {f32({0.5, kNaN, 0.25, 1.0}), i64({0, 1, -1, 0})},  // NaN hinges add nothing
                  {seq({}), i64({0}).reshape({})},
                  {seq({2, 4}, kDouble), i64({-1, 2, 3, 1, 0, 1, 2, 3}, {2, 4})},  // no classes; all classes
                  {seq({2, 4}), i64({3, 0, -1, 4, 1, -1, 0, 2}, {2, 4})},  // raises: 4 is out of range, past the -1 too
@@ -522,6 +528,61 @@ void add_linear(std::vector<OpEntry>& db) {
                 two([](const Tensor& a, const Tensor& t) { return multilabel_margin_loss(a, t, "sum"); }),
                 "torch.nn.functional.multilabel_margin_loss(a0.float(), a1, reduction='sum').to(a0.dtype)",
                 {{seq({2, 4}, kHalf), listed}, {seq({2, 4}, kBFloat16), listed}}});
+  // ctc_loss on log_softmax of the scores, as it is used: PyTorch's own backward returns the
+  // gradient with respect to log_probs plus exp(log_probs), a term log_softmax's backward removes
+  // (frontend/ops_linear_ctc.cpp). Lengths are sample inputs (traced when compiled: a length past
+  // its bound fails a gather there, and PyTorch's check eagerly).
+  auto four = [](auto f) { return one([f](const std::vector<Tensor>& in) { return f(in[0], in[1], in[2], in[3]); }); };
+  const Tensor padded = i64({1, 2, 2, 3, 1, 0}, {2, 3}), repeats = i64({1, 1, 1, 3, 3, 0}, {2, 3});
+  db.push_back({"ctc_loss", "linear", four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 2), t, il, tl);
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, a2, a3)",
+                {{wave({5, 2, 4}), padded, i64({5, 4}), i64({3, 2})},
+                 {wave({5, 2, 4}, kDouble, 0.3), padded, i64({5, 3}), i64({3, 1})},
+                 {wave({6, 2, 4}), repeats, i64({6, 4}), i64({3, 2})},                     // a blank between repeats
+                 {wave({5, 2, 4}), padded, i64({0, 4}), i64({0, 2})},                      // no frames, no labels: 0
+                 {wave({5, 2, 3}), i64({}, {2, 0}), i64({5, 2}), i64({0, 0})},              // empty targets
+                 {wave({5, 2, 4}).transpose(0, 1).contiguous().transpose(0, 1), padded, i64({5, 4}), i64({3, 2})},
+                 {wave({5, 2, 4}), padded, i64({6, 4}), i64({3, 2})},                      // raises: 6 frames of 5
+                 {wave({5, 2, 4}), padded, i64({-1, 4}), i64({3, 2})},                     // raises: negative
+                 {wave({5, 2, 4}), padded, i64({5, 4}), i64({4, 2})},                      // raises: 4 labels of 3
+                 {wave({5, 2, 4}), padded, i64({5, 4}), i64({-1, 2})},                     // raises: negative
+                 {wave({5, 2, 4}), padded, i64({5}), i64({3, 2})},                         // raises: one length
+                 {wave({5, 2, 4}), padded, f32({5, 4}), i64({3, 2})},                      // raises: float lengths
+                 {wave({5, 2, 4}), i64({1, 2, 2}, {1, 3}), i64({5, 4}), i64({3, 2})},      // raises: one target row
+                 {wave({5, 2, 4}, kHalf), padded, i64({5, 4}), i64({3, 2})}}});            // raises: f16
+  db.push_back({"ctc_loss:none", "linear", four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 2), t, il, tl, 3, "none");
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, a2, a3, blank=3, reduction='none')",
+                {{wave({5, 2, 4}), i64({1, 2, 2, 0, 1, 0}, {2, 3}), i64({5, 4}), i64({3, 2})},
+                 {wave({4, 1, 4}), repeats.narrow(0, 0, 1), i64({4}), i64({3})},          // too few frames: inf
+                 {wave({5, 2, 4}), padded, i64({5, 4}), i64({3, 2})}}});                  // 3, the blank, as a label
+  db.push_back({"ctc_loss:zero_infinity", "linear",
+                four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 2), t, il, tl, 0, "sum", true);
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, a2, a3, reduction='sum', zero_infinity=True)",
+                {{wave({4, 2, 4}), repeats, i64({4, 4}), i64({3, 2})}}});               // the first is impossible
+  db.push_back({"ctc_loss:blank_range", "linear", four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 2), t, il, tl, 4);
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, a2, a3, blank=4)",
+                {{wave({5, 2, 4}), padded, i64({5, 4}), i64({3, 2})}}});                 // raises
+  // Concatenated targets take their lengths as lists: their longest sets a size.
+  db.push_back({"ctc_loss:concatenated", "linear", two([](const Tensor& x, const Tensor& t) {
+                  return ctc_loss(log_softmax(x, 2), t, std::vector<int64_t>{5, 4}, std::vector<int64_t>{3, 2}, 0, "sum");
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, [5, 4], [3, 2], reduction='sum')",
+                {{wave({5, 2, 4}), i64({1, 2, 2, 3, 1})},
+                 {wave({5, 2, 4}), i64({1, 2, 2, 3, 1, 1})}}});                           // raises: 6 labels, not 5
+  db.push_back({"ctc_loss:unbatched", "linear", four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 1), t, il, tl, 0, "none");
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(1), a1, a2, a3, reduction='none')",
+                {{wave({5, 4}), i64({1, 2, 2}), i64({5}).reshape({}), i64({3}).reshape({})},
+                 {wave({5, 4}), i64({1, 2, 2}, {1, 3}), i64({4}), i64({2})}}});
 }
 
 }  // namespace kiln::opdb
