@@ -14,11 +14,12 @@
 // are only known at run time. Where the lengths' values are at hand (eager, integer lists) they are
 // checked first with PyTorch's wording.
 //
-// The gradient is autograd's through the recursion: the forward-backward occupancies. It is the
-// gradient of the loss with respect to log_probs; PyTorch's own ctc_loss_backward returns
-// exp(log_probs) minus it, which differs by a term that log_softmax's backward removes, so the two
-// agree on anything upstream of a log_softmax (docs/nn.md). The recursion runs for each of T
-// frames, so a compiled function specializes T and the target width.
+// The gradient is autograd's through the recursion: minus the forward-backward occupancies, the
+// gradient of the loss with respect to log_probs. PyTorch's own ctc_loss_backward adds
+// grad * exp(log_probs) on the frames before each input length, a cotangent proportional to the
+// softmax, which log_softmax's backward maps to zero; so the two agree on the scores before a
+// log_softmax, except where PyTorch's backward is itself off (docs/nn.md). The recursion runs
+// for each of T frames, so a compiled function specializes T and the target width.
 #include "frontend/ops_linear.h"
 
 #include "base/error.h"
@@ -64,9 +65,12 @@ struct Lengths {
 };
 
 // `listed`: the values of lengths given as a list (made into `t` by the caller).
+void check_integral(const Tensor& t, const char* name) {
+  if (!is_integral(t.dtype(), /*include_bool=*/false)) fail(kOp, "{} must be integral", name);
+}
+
 Lengths lengths_of(const Tensor& t, const char* name, int64_t batch, Device device,
                    const std::optional<std::vector<int64_t>>& listed) {
-  if (!is_integral(t.dtype(), /*include_bool=*/false)) fail(kOp, "{} must be integral", name);
   const Tensor flat = t.reshape({-1}).to(ScalarType::Int64).to(device);
   if (flat.numel() != batch) fail(kOp, "{} must be of size batch_size", name);
   Lengths out{flat, listed};
@@ -102,9 +106,10 @@ Tensor padded_targets(const Tensor& targets, const Lengths& target_lengths, int6
   }
   if (!target_lengths.values)
     fail_data_dependent(kOp,
-                        "1-D (concatenated) targets are spread into rows as long as the longest target, a size read "
-                        "from target_lengths, which a traced function does not have; pass 2-D padded targets, or the "
-                        "lengths as a list; compile() runs this function eagerly");
+                        "1-D targets (concatenated, or one unbatched sample's) are spread into rows as long as the "
+                        "longest target and checked against target_lengths, whose values a traced function does not "
+                        "have; pass 2-D padded targets, or the lengths as a list; compile() runs this function "
+                        "eagerly");
   const auto& v = *target_lengths.values;
   const int64_t total = std::accumulate(v.begin(), v.end(), int64_t{0});
   if (total != targets.size(0))
@@ -127,25 +132,31 @@ Tensor ctc(const Tensor& log_probs, const Tensor& targets, const Tensor& input_l
            bool zero_infinity) {
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     fail(kOp, "{} is not a valid value for reduction", reduction);
+  // PyTorch's order of checks.
+  check_integral(input_lengths, "input_lengths");
+  check_integral(target_lengths, "target_lengths");
+  if (!is_floating_point(log_probs.dtype()) || log_probs.dtype() == ScalarType::Half ||
+      log_probs.dtype() == ScalarType::BFloat16)
+    fail(kOp, "\"{}\" not implemented for '{}'", log_probs.device().is_cuda() ? "ctc_loss_cuda" : "ctc_loss_cpu",
+         c10_type_name(log_probs.dtype()));
+  if (log_probs.numel() == 0) fail(kOp, "log_probs tensor must not be empty");
   // An unbatched call ([T, C] scores, one target) is a batch of one.
   const bool batched = log_probs.dim() == 3;
   const Tensor lp = batched ? log_probs : log_probs.unsqueeze(1);
   if (lp.dim() != 3)
     fail(kOp, "Expected 3-dimensional tensor, but got {}-dimensional tensor for argument #1 'log_probs'{}", lp.dim(),
          kChecking);
-  if (!is_floating_point(lp.dtype()) || lp.dtype() == ScalarType::Half || lp.dtype() == ScalarType::BFloat16)
-    fail(kOp, "\"ctc_loss_cpu\" not implemented for '{}'", c10_type_name(lp.dtype()));
-  if (lp.numel() == 0) fail(kOp, "log_probs tensor must not be empty");
+  if (targets.dim() < 1 || targets.dim() > 2)
+    fail(kOp, "Expected 1 to 2 dimensions, but got {}-dimensional tensor for argument #2 'targets'{}", targets.dim(),
+         kChecking);
   const int64_t frames = lp.size(0), batch = lp.size(1), classes = lp.size(2);
   if (blank < 0 || blank >= classes) fail(kOp, "blank must be in label range");
   const Lengths inputs = lengths_of(input_lengths, "input_lengths", batch, lp.device(), listed_inputs);
   const Lengths lengths = lengths_of(target_lengths, "target_lengths", batch, lp.device(), listed_targets);
-  const Tensor tg = !batched && targets.dim() == 1 ? targets.unsqueeze(0) : targets;
-  if (tg.dim() < 1 || tg.dim() > 2)
-    fail(kOp, "Expected 1 to 2 dimensions, but got {}-dimensional tensor for argument #2 'targets'{}", tg.dim(),
-         kChecking);
   check_at_least_zero(lengths, "target_lengths");
-  const Tensor labels = padded_targets(tg, lengths, batch);  // [N, S]
+  // The labels on log_probs' device, as [N, S] rows. An unbatched 1-D target is one sample's
+  // labels one after another, as PyTorch reads it: exactly its length.
+  const Tensor labels = padded_targets(targets.to(lp.device()), lengths, batch);  // [N, S]
   check_at_least_zero(inputs, "input_lengths");
   if (inputs.values)
     for (int64_t v : *inputs.values)

@@ -181,6 +181,18 @@ TEST(CudaGpu, EagerOpsMatchTheCpu) {
 
 // Indexing ops with every operand on the device (the op database's entries capture their index
 // tensors on the cpu, which a cuda run refuses as PyTorch does).
+// ctc_loss on the device, its targets and lengths on the host (as PyTorch allows) or the device.
+TEST(CudaGpu, CtcLossTakesHostTargets) {
+  KILN_SKIP_WITHOUT_GPU();
+  manual_seed(8);
+  const Tensor lp = log_softmax(randn({6, 2, 4}), 2);
+  const Tensor targets = tensor({1, 2, 2, 3, 1, 0}, kInt64).reshape({2, 3});
+  const Tensor il = tensor({6, 5}, kInt64), tl = tensor({3, 2}, kInt64);
+  const Tensor want = ctc_loss(lp, targets, il, tl, 0, "none");
+  expect_close(want, ctc_loss(lp.cuda(), targets, il, tl, 0, "none").cpu(), 1e-5, 1e-6);
+  expect_close(want, ctc_loss(lp.cuda(), targets.cuda(), il.cuda(), tl.cuda(), 0, "none").cpu(), 1e-5, 1e-6);
+}
+
 TEST(CudaGpu, IndexingOpsOnTheDevice) {
   KILN_SKIP_WITHOUT_GPU();
   manual_seed(6);

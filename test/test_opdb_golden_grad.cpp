@@ -34,6 +34,9 @@ const std::map<std::string, const char*> kPyTorchDiffers = {
      "with include_self=False, PyTorch still counts a self element equal to the maximum among the ties and "
      "gives the one source value half the gradient; self does not take part, so the source's slope is 1"},
     {"scatter_reduce:amin_exclude#1", "as scatter_reduce:amax_exclude#1"},
+    {"ctc_loss:none#3",
+     "a target whose last label is the blank: ATen's backward assumes the last two states differ and assigns the "
+     "last frame's collected probability instead of adding to it"},
 };
 
 // Entries (by the name before ':') whose gradient needs static sizes, with the reason: under

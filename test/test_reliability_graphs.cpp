@@ -94,6 +94,7 @@ TEST(ReliabilityScale, AShiftedRecurrenceCompilesInTimeLinearInItsSteps) {
   EXPECT_TRUE(allclose(got_few, recurrence(8)(x, w), 1e-5, 1e-6));
   EXPECT_TRUE(allclose(got_many, recurrence(80)(x, w), 1e-5, 1e-6));
   EXPECT_LT(t_many, 30 * t_few + 1.0);
+  EXPECT_GT(many.stats().kernels, 80 / 16) << "each step's rows are evaluated at more points than the bound";
 }
 
 TEST(ReliabilityScale, ParsingAndVerifyingAreLinear) {

@@ -558,7 +558,8 @@ void add_linear(std::vector<OpEntry>& db) {
                 "torch.nn.functional.ctc_loss(a0.log_softmax(2), a1, a2, a3, blank=3, reduction='none')",
                 {{wave({5, 2, 4}), i64({1, 2, 2, 0, 1, 0}, {2, 3}), i64({5, 4}), i64({3, 2})},
                  {wave({4, 1, 4}), repeats.narrow(0, 0, 1), i64({4}), i64({3})},          // too few frames: inf
-                 {wave({5, 2, 4}), padded, i64({5, 4}), i64({3, 2})}}});                  // 3, the blank, as a label
+                 {wave({5, 2, 4}), padded, i64({5, 4}), i64({3, 2})},                     // 3, the blank, as a label
+                 {wave({5, 2, 4}), i64({1, 3, 2, 0, 3, 0}, {2, 3}), i64({5, 4}), i64({2, 2})}}});  // ... and as the last
   db.push_back({"ctc_loss:zero_infinity", "linear",
                 four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
                   return ctc_loss(log_softmax(x, 2), t, il, tl, 0, "sum", true);
@@ -582,7 +583,13 @@ void add_linear(std::vector<OpEntry>& db) {
                 }),
                 "torch.nn.functional.ctc_loss(a0.log_softmax(1), a1, a2, a3, reduction='none')",
                 {{wave({5, 4}), i64({1, 2, 2}), i64({5}).reshape({}), i64({3}).reshape({})},
-                 {wave({5, 4}), i64({1, 2, 2}, {1, 3}), i64({4}), i64({2})}}});
+                 {wave({5, 4}), i64({1, 2, 2}), i64({5}), i64({2})}},  // raises: a 1-D target is exactly its length
+                std::nullopt, false, /*data_dependent=*/true});  // a 1-D target's length is read, as concatenated ones'
+  db.push_back({"ctc_loss:unbatched_row", "linear", four([](const Tensor& x, const Tensor& t, const Tensor& il, const Tensor& tl) {
+                  return ctc_loss(log_softmax(x, 1), t, il, tl, 0, "none");
+                }),
+                "torch.nn.functional.ctc_loss(a0.log_softmax(1), a1, a2, a3, reduction='none')",
+                {{wave({5, 4}), i64({1, 2, 2}, {1, 3}), i64({4}), i64({2})}}});
 }
 
 }  // namespace kiln::opdb
