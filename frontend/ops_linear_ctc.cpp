@@ -64,11 +64,11 @@ struct Lengths {
   std::optional<std::vector<int64_t>> values;
 };
 
-// `listed`: the values of lengths given as a list (made into `t` by the caller).
 void check_integral(const Tensor& t, const char* name) {
   if (!is_integral(t.dtype(), /*include_bool=*/false)) fail(kOp, "{} must be integral", name);
 }
 
+// `listed`: the values of lengths given as a list (made into `t` by the caller).
 Lengths lengths_of(const Tensor& t, const char* name, int64_t batch, Device device,
                    const std::optional<std::vector<int64_t>>& listed) {
   const Tensor flat = t.reshape({-1}).to(ScalarType::Int64).to(device);
@@ -84,11 +84,10 @@ void check_at_least_zero(const Lengths& l, const char* name) {
     if (v < 0) fail(kOp, "Expected {} to have value at least 0, but got value {}{}", name, v, kChecking);
 }
 
-// The targets as [N, S] int64 labels (any dtype converts, as in PyTorch), padded past each sample's
-// length (the padding is never read).
-// A 2-D target is already that; a 1-D one holds the samples' labels one after another, and is
-// spread into rows of the longest length, which needs the lengths' values (traced: a
-// DataDependentError, so compile() runs the function eagerly).
+// The targets as [N, S] int64 labels (any dtype converts, as in PyTorch), padded past each
+// sample's length (the padding is never read). A 2-D target is already that; a 1-D one holds the
+// samples' labels one after another, and is spread into rows of the longest length, which needs
+// the lengths' values (traced: a DataDependentError, so compile() runs the function eagerly).
 Tensor padded_targets(const Tensor& targets, const Lengths& target_lengths, int64_t batch) {
   const Tensor labels = targets.to(ScalarType::Int64);
   if (targets.dim() == 2) {
