@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
         problems.push_back(fmt::format("{}: kiln run failed", run.label));
         break;
       }
-      if (s->fields["llvm"] != "not mapped") problems.push_back(fmt::format("{}: kiln run mapped LLVM", w));
+      if (s->fields["llvm"] != "not loaded") problems.push_back(fmt::format("{}: kiln run loaded LLVM", w));
       load.push_back(std::stod(s->fields["load_ms"]));
       call.push_back(std::stod(s->fields["first_call_ms"]));
       process.push_back(s->process_ms);
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   std::printf("\nA process that loads libkiln and runs nothing (kiln_cache_probe none), start to exit: %s\n",
               cell(median(bare)).c_str());
   std::printf("(load_program and the first call are timed inside `kiln run`; whole processes from posix_spawn to exit, no shell, "
-              "loading libkiln and its libraries included; kiln run never maps LLVM: checked in each sample. The MLP's "
+              "loading libkiln and its libraries included; kiln run never loads LLVM: checked in each sample. The MLP's "
               "compile() process draws its 8 MB of weights with randn before compiling, which its whole-process time includes)\n");
 
   // Warm calls per level, in this process: the median of `reps` calls after a first.

@@ -10,6 +10,7 @@
 // Usage: kiln_cache_probe [softmax] [mlp] [chain20] [eager10] [cubin_key | cubin_confirm] (default:
 // all but those two) or none. The cache is
 // configured by the environment (KILN_CACHE_DIR, KILN_REMOTE_CACHE, KILN_DISABLE_CACHE).
+#include "base/dl_symbol.h"
 #include "codegen_cpu/module_compiler.h"
 #include "codegen_cuda/nvrtc.h"
 #include "kiln/kiln.h"
@@ -20,9 +21,7 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -110,12 +109,10 @@ int main(int argc, char** argv) {
     key_ms = ms_since(t0);
   }
   // Whether libLLVM is in this process at all (libkiln opens it only to compile).
-  std::ifstream maps("/proc/self/maps");
-  const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
   if (!key.empty())
     std::printf("cubin_key key=%s nvrtc_loaded=%d ms=%.3f\n", key.c_str(),
-                cuda::nvrtc_loaded() || mapped.find("libnvrtc") != std::string::npos ? 1 : 0, key_ms);
-  const bool llvm = cpu::module_compiler_loaded() || mapped.find("libLLVM") != std::string::npos;
+                cuda::nvrtc_loaded() || library_loaded("libnvrtc") ? 1 : 0, key_ms);
+  const bool llvm = cpu::module_compiler_loaded() || library_loaded("libLLVM");
   std::printf("llvm compiler_started=%d\n", llvm ? 1 : 0);
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "tools/run_package.h"
 
 #include "kiln/kiln.h"
+#include "base/dl_symbol.h"
 #include "base/read_file.h"
 #include "runtime/openmp.h"
 
@@ -25,14 +26,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Whether a library of LLVM's (libLLVM, or kiln's LLVM half) is mapped into this process.
-bool llvm_mapped() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("libLLVM") != std::string::npos || line.find("libkiln_llvm") != std::string::npos) return true;
-  return false;
-}
+// Whether a library of LLVM's (libLLVM, or kiln's LLVM half) is loaded in this process.
+bool llvm_loaded() { return library_loaded("libLLVM") || library_loaded("libkiln_llvm"); }
 
 // The weights of a package exported without them, viewed in place in the mapped file as a
 // package's own are (kiln run only reads them): load_safetensors would copy them into fresh
@@ -127,7 +122,7 @@ int run_package(int argc, char** argv) {
   }
   if (stats)
     std::cout << "target " << p.target() << "\nload_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\nllvm "
-              << (llvm_mapped() ? "mapped" : "not mapped") << "\n";
+              << (llvm_loaded() ? "loaded" : "not loaded") << "\n";
   return 0;
 }
 
