@@ -44,4 +44,9 @@ void check_same_dtype(std::string_view op, const char* a, const char* b, const T
   }
 }
 
+void check_reduction(std::string_view op, std::string_view reduction) {
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    fail(op, "{} is not a valid value for reduction", reduction);
+}
+
 }  // namespace kiln

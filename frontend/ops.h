@@ -101,6 +101,9 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);
+// torch.clip: clamp by its NumPy name.
+Tensor clip(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clip(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
 // self + weight * (end - self), computed exactly at weight 0 and 1 (floating dtypes only).
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);

@@ -82,8 +82,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 Tensor cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                      std::string_view reduction, int64_t ignore_index, double label_smoothing) {
-  if (reduction != "mean" && reduction != "sum" && reduction != "none")
-    fail("cross_entropy", "{} is not a valid value for reduction", reduction);
+  check_reduction("cross_entropy", reduction);
   std::vector<Tensor> ins{self, target};
   if (present(weight)) ins.push_back(*weight);
   return dispatch1(OpKind::cross_entropy, std::move(ins), {std::string(reduction), ignore_index, label_smoothing});

@@ -23,6 +23,7 @@
 #include "frontend/ops_linear.h"
 
 #include "base/error.h"
+#include "frontend/arg_checks.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
 #include "frontend/ops_view.h"
@@ -129,8 +130,7 @@ Tensor ctc(const Tensor& log_probs, const Tensor& targets, const Tensor& input_l
            const std::optional<std::vector<int64_t>>& listed_inputs,
            const std::optional<std::vector<int64_t>>& listed_targets, int64_t blank, std::string_view reduction,
            bool zero_infinity) {
-  if (reduction != "mean" && reduction != "sum" && reduction != "none")
-    fail(kOp, "{} is not a valid value for reduction", reduction);
+  check_reduction(kOp, reduction);
   // PyTorch's order of checks.
   check_integral(input_lengths, "input_lengths");
   check_integral(target_lengths, "target_lengths");

@@ -37,11 +37,6 @@ namespace kiln {
 
 namespace {
 
-void check_reduction(std::string_view op, std::string_view reduction) {
-  if (reduction != "mean" && reduction != "sum" && reduction != "none")
-    fail(op, "{} is not a valid value for reduction", reduction);
-}
-
 Tensor reduce(const Tensor& loss, std::string_view reduction) {
   if (reduction == "mean") return loss.mean();
   if (reduction == "sum") return loss.sum();

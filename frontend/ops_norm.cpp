@@ -600,4 +600,8 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::op
   return dispatch1(ir::OpKind::rms_norm, std::move(ins), {normalized_shape.vec(), eps.value_or(finfo_eps(compute_dtype(input.dtype())))});
 }
 
+Tensor normalize(const Tensor& input, double p, int64_t dim, double eps) {
+  return div(input, clamp_min(norm(input, Scalar(p), {dim}, /*keepdim=*/true), eps));
+}
+
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // kiln/frontend/ops_norm.h — batch, instance and group normalization, and the native_* forms
-// that also return the statistics, and layer_norm and rms_norm.
+// that also return the statistics, layer_norm and rms_norm, and torch.nn.functional.normalize.
 //
 // Names, argument order, defaults and semantics follow libtorch (at::batch_norm,
 // at::native_batch_norm, at::instance_norm, at::group_norm, at::native_group_norm,
@@ -71,5 +71,8 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
 // eps defaults to torch.finfo(input.dtype).eps.
 Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
                 std::optional<double> eps = std::nullopt);
+// input / max(||input||_p over dim, eps), the norm broadcast back over dim, as
+// torch.nn.functional.normalize writes it (libtorch: F::normalize with NormalizeFuncOptions).
+Tensor normalize(const Tensor& input, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
 
 }  // namespace kiln

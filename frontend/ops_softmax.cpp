@@ -39,6 +39,8 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
   return softmax_like(OpKind::log_softmax, "log_softmax", self, dim, dtype);
 }
 
+Tensor softmin(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return softmax(neg(self), dim, dtype); }
+
 Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
   return dispatch1(OpKind::logsumexp, {self}, {reduce_dims("logsumexp", self, dims), keepdim});
 }

@@ -127,6 +127,14 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::op
   return clamp_impl(operands, has_min, has_max);
 }
 
+Tensor clip(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  return clamp(self, min, max);
+}
+
+Tensor clip(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return clamp(self, min, max);
+}
+
 Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp(self, std::optional<Scalar>(min), std::nullopt); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp(self, std::nullopt, std::optional<Scalar>(max)); }
 

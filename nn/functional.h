@@ -47,6 +47,22 @@ using kiln::layer_norm;
 using kiln::leaky_relu;
 using kiln::linear;
 using kiln::log_softmax;
+using kiln::celu;
+using kiln::glu;
+using kiln::hardshrink;
+using kiln::hardsigmoid;
+using kiln::hardswish;
+using kiln::hardtanh;
+using kiln::normalize;
+using kiln::prelu;
+using kiln::relu6;
+using kiln::rrelu;
+using kiln::selu;
+using kiln::softmin;
+using kiln::softshrink;
+using kiln::softsign;
+using kiln::tanhshrink;
+using kiln::threshold;
 // F.logsigmoid
 inline Tensor logsigmoid(const Tensor& x) { return kiln::log_sigmoid(x); }
 using kiln::mish;

@@ -8,6 +8,7 @@
 // PyTorch rejects.
 #include "test_support/opdb.h"
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -48,6 +49,23 @@ void add_norm(std::vector<OpEntry>& db) {
   db.push_back({"rms_norm:weight", "norm", one([](const std::vector<Tensor>& in) { return rms_norm(in[0], {2, 3}, in[1]); }),
                 "torch.nn.functional.rms_norm(a0, [2, 3], a1)",
                 {{seq({2, 3}), seq({2, 3})}, {seq({4, 2, 3}, kHalf), seq({2, 3}, kHalf)}}});
+
+  // ---- normalize: the p-norm over dim, clamped below by eps ----
+  entry("normalize", F + "normalize(a0)", one([](const std::vector<Tensor>& in) { return normalize(in[0]); }),
+        {{seq({2, 3})}, {seq({3, 2}).t()}, {seq({2, 3, 4})}, {seq({2, 0})}, {seq({0, 3})}, {f32({0, 0, 0, 3, 4, 0}, {2, 3})},
+         {seq({2, 3}, kHalf)}, {seq({2, 3}, kBFloat16)}, {seq({3, 4}, kDouble)}, {specials().reshape({3, 4})},
+         {seq({4})}, {ints({2, 3})}});  // the last two raise: dim 1 of a 1-D input, an integer input
+  entry("normalize:p", F + "normalize(a0, p=1.0, dim=0, eps=0.5)",
+        one([](const std::vector<Tensor>& in) { return normalize(in[0], 1.0, 0, 0.5); }),
+        {{seq({2, 3})}, {seq({4})}, {f32({0.1, -0.2, 0.05})}, {seq({3, 2}, kDouble).t()}});
+  entry("normalize:inf", F + "normalize(a0, p=float('inf'), dim=-1)",
+        one([](const std::vector<Tensor>& in) { return normalize(in[0], INFINITY, -1); }),
+        {{seq({2, 3})}, {seq({3, 4}).t()}, {seq({2, 3}, kHalf)}});
+  // p = 0 counts the nonzero elements; no sample holds a zero, where finite differences would
+  // see the count jump (the zero row's eps clamp is checked with p = 2 above).
+  entry("normalize:zero", F + "normalize(a0, p=0.0, dim=1)",
+        one([](const std::vector<Tensor>& in) { return normalize(in[0], 0.0, 1); }),
+        {{seq({2, 3})}, {seq({3, 2}, kDouble).t()}});
 
   // ---- batch_norm: (input, weight, bias, running_mean, running_var) ----
   entry("batch_norm:eval", F + "batch_norm(a0, a3, a4, a1, a2, False, 0.1, 1e-5)",

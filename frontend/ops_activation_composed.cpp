@@ -1,0 +1,118 @@
+// kiln/frontend/ops_activation_composed.cpp — the activations written with the ops they are
+// made of (frontend/ops_activation.h): softsign, tanhshrink, hardshrink, softshrink, threshold,
+// glu, prelu, rrelu.
+//
+// None is a node of its own: each checks what PyTorch checks, with its wording and in its order,
+// then records (or runs) its parts, which trace, fuse, compile and differentiate through their
+// own rules. The selections are written so that their gradients are ATen's too: hardshrink and
+// softshrink pass the gradient wherever x is outside [-lambd, lambd], NaN included; threshold
+// passes it where x > threshold; prelu's weight receives x * grad where x <= 0, summed over
+// everything but the channel.
+#include "frontend/ops_activation.h"
+
+#include "base/error.h"
+#include "base/scalar.h"
+#include "frontend/ops.h"
+#include "frontend/ops_factory.h"
+#include "frontend/ops_view.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace kiln {
+
+namespace {
+
+// ATen's floating-only kernels name themselves in their dtype error ("hardshrink_cpu").
+void check_floating(std::string_view op, std::string_view kernel, const Tensor& self) {
+  if (!self.is_floating_point()) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
+}
+
+// f(x) with f16 and bf16 computed in f32 and rounded once, as ATen's CPU kernels compute them.
+template <typename F> Tensor in_f32(const Tensor& self, F f) {
+  if (self.dtype() != ScalarType::Half && self.dtype() != ScalarType::BFloat16) return f(self);
+  return f(self.to(ScalarType::Float)).to(self.dtype());
+}
+
+// Where x lies in [-lambd, lambd] (false for NaN).
+Tensor inside(const Tensor& x, const Scalar& lambd) {
+  return logical_and(ge(x, -lambd.to_double()), le(x, lambd.to_double()));
+}
+
+}  // namespace
+
+Tensor softsign(const Tensor& self) { return div(self, add(abs(self), 1)); }
+
+Tensor tanhshrink(const Tensor& self) { return sub(self, tanh(self)); }
+
+Tensor hardshrink(const Tensor& self, const Scalar& lambd) {
+  check_floating("hardshrink", "hardshrink_cpu", self);
+  return where(inside(self, lambd), 0, self);
+}
+
+Tensor softshrink(const Tensor& self, const Scalar& lambd) {
+  check_floating("softshrink", "softshrink_check", self);
+  const double l = lambd.to_double(), max = finfo_max(self.dtype());
+  if (!(l >= 0 && l <= max))
+    fail("softshrink", "lambda must be in range [0, {:g}] for input dtype {}, but found {:g}", max,
+         c10_type_name(self.dtype()), l);
+  // Outside: x shifted toward zero by lambd (NaN stays NaN, with the gradient passing: sign's
+  // gradient is zero); inside: x * 0, a zero of x's sign, as ATen computes it.
+  return in_f32(self, [&](const Tensor& x) { return where(inside(x, lambd), mul(x, 0), sub(x, mul(sign(x), l))); });
+}
+
+Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& value) {
+  if (self.dtype() == ScalarType::Bool) fail("threshold", "\"threshold_cpu\" not implemented for 'Bool'");
+  check_scalar_fits("threshold", threshold, self.dtype());
+  check_scalar_fits("threshold", value, self.dtype());
+  // Both converted to the input's dtype before the comparison, as the kernel does.
+  const Tensor t = scalar_tensor(threshold, self.options()), v = scalar_tensor(value, self.options());
+  return where(le(self, t), v, self);
+}
+
+Tensor glu(const Tensor& self, int64_t dim) {
+  if (self.dim() == 0) fail("glu", "glu does not support scalars because halving size must be even");
+  const int64_t d = normalize_dim("glu", dim, self.dim());
+  const int64_t n = self.size(d);
+  if (n % 2 != 0) fail("glu", "Halving dimension must be even, but dimension {} is size {}", d, n);
+  check_floating("glu", "glu_cpu", self);
+  return in_f32(self, [&](const Tensor& x) { return mul(narrow(x, d, 0, n / 2), sigmoid(narrow(x, d, n / 2, n / 2))); });
+}
+
+Tensor prelu(const Tensor& self, const Tensor& weight) {
+  if (self.dtype() != weight.dtype())
+    fail("prelu", "prelu: Type promoting not supported. Got {} and {}", c10_type_name(self.dtype()),
+         c10_type_name(weight.dtype()));
+  const int64_t channels = self.dim() > 1 ? self.size(1) : 1;
+  if (weight.numel() != 1) {
+    if (self.dim() == 0) fail("prelu", "Not allow zero-dim input tensor.");
+    if (channels != weight.numel())
+      fail("prelu", "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel size = {}.",
+           weight.numel(), channels);
+  }
+  if (weight.dim() > 1)
+    fail("prelu", "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}", weight.dim());
+  check_floating("prelu", "prelu_cpu", self);
+  // The weight along dim 1 (or broadcast whole), with self's rank.
+  Tensor w = weight;
+  if (self.dim() != weight.dim()) {
+    std::vector<int64_t> shape(static_cast<size_t>(self.dim()), 1);
+    if (self.dim() > 1) shape[1] = weight.numel();
+    w = weight.reshape(shape);
+  }
+  return where(gt(self, 0), self, mul(w, self));
+}
+
+Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training) {
+  const double lo = lower.to_double(), hi = upper.to_double();
+  if (!(lo <= hi)) fail("rrelu", "Lower bound should be less than or equal to the upper bound");
+  if (!training) return leaky_relu(self, (lo + hi) / 2);
+  check_floating("rrelu", "rrelu_with_noise_out_cpu", self);
+  // One slope per element, drawn whether or not the element is negative (as ATen draws), used
+  // where x <= 0 (so the gradient at 0 is the slope, as ATen's noise is there).
+  const Tensor slope = add(mul(rand_like(self), hi - lo), lo);
+  return where(le(self, 0), mul(self, slope), self);
+}
+
+}  // namespace kiln
