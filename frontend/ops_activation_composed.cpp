@@ -11,6 +11,7 @@
 #include "frontend/ops_activation.h"
 
 #include "base/error.h"
+#include "base/half.h"
 #include "base/scalar.h"
 #include "frontend/ops.h"
 #include "frontend/ops_factory.h"
@@ -18,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <vector>
 
 namespace kiln {
@@ -35,6 +37,16 @@ template <typename F> Tensor in_f32(const Tensor& self, F f) {
   return f(self.to(ScalarType::Float)).to(self.dtype());
 }
 
+// `v` as an element of `dtype` holds it (lambd.to<scalar_t>() in ATen): f16 and bf16 round it.
+double as_element(double v, ScalarType dtype) {
+  if (dtype == ScalarType::Half) return static_cast<float>(Half(static_cast<float>(v)));
+  if (dtype == ScalarType::BFloat16) return static_cast<float>(BFloat16(static_cast<float>(v)));
+  if (dtype == ScalarType::Float) return static_cast<float>(v);
+  return v;
+}
+
+bool is_reduced(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
+
 // Where x lies in [-lambd, lambd] (false for NaN).
 Tensor inside(const Tensor& x, const Scalar& lambd) {
   return logical_and(ge(x, -lambd.to_double()), le(x, lambd.to_double()));
@@ -48,7 +60,8 @@ Tensor tanhshrink(const Tensor& self) { return sub(self, tanh(self)); }
 
 Tensor hardshrink(const Tensor& self, const Scalar& lambd) {
   check_floating("hardshrink", "hardshrink_cpu", self);
-  return where(inside(self, lambd), 0, self);
+  check_scalar_fits("hardshrink", lambd, self.dtype());
+  return where(inside(self, as_element(lambd.to_double(), self.dtype())), 0, self);
 }
 
 Tensor softshrink(const Tensor& self, const Scalar& lambd) {
@@ -57,18 +70,23 @@ Tensor softshrink(const Tensor& self, const Scalar& lambd) {
   if (!(l >= 0 && l <= max))
     fail("softshrink", "lambda must be in range [0, {:g}] for input dtype {}, but found {:g}", max,
          c10_type_name(self.dtype()), l);
-  // Outside: x shifted toward zero by lambd (NaN stays NaN, with the gradient passing: sign's
-  // gradient is zero); inside: x * 0, a zero of x's sign, as ATen computes it.
-  return in_f32(self, [&](const Tensor& x) { return where(inside(x, lambd), mul(x, 0), sub(x, mul(sign(x), l))); });
+  // lambd as the dtype holds it (f16 and bf16 round it; the comparison and the shift are then
+  // computed in f32, as ATen's kernel). Outside: x shifted toward zero by lambd (NaN stays NaN,
+  // with the gradient passing: sign's gradient is zero); inside: x * 0, a zero of x's sign.
+  const double e = as_element(l, self.dtype());
+  return in_f32(self, [&](const Tensor& x) { return where(inside(x, e), mul(x, 0), sub(x, mul(sign(x), e))); });
 }
 
 Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& value) {
   if (self.dtype() == ScalarType::Bool) fail("threshold", "\"threshold_cpu\" not implemented for 'Bool'");
-  check_scalar_fits("threshold", threshold, self.dtype());
+  // The threshold is converted to the dtype the kernel compares in (f32 for f16 and bf16, whose
+  // elements it widens; the input's own dtype otherwise: for integers, 1.5 is 1), the value to
+  // the input's dtype.
+  const ScalarType compare = is_reduced(self.dtype()) ? ScalarType::Float : self.dtype();
+  check_scalar_fits("threshold", threshold, compare);
   check_scalar_fits("threshold", value, self.dtype());
-  // Both converted to the input's dtype before the comparison, as the kernel does.
-  const Tensor t = scalar_tensor(threshold, self.options()), v = scalar_tensor(value, self.options());
-  return where(le(self, t), v, self);
+  const Tensor t = scalar_tensor(threshold, self.options().dtype(compare)), v = scalar_tensor(value, self.options());
+  return where(le(compare == self.dtype() ? self : self.to(compare), t), v, self);
 }
 
 Tensor glu(const Tensor& self, int64_t dim) {
@@ -84,9 +102,10 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
   if (self.dtype() != weight.dtype())
     fail("prelu", "prelu: Type promoting not supported. Got {} and {}", c10_type_name(self.dtype()),
          c10_type_name(weight.dtype()));
-  const int64_t channels = self.dim() > 1 ? self.size(1) : 1;
   if (weight.numel() != 1) {
     if (self.dim() == 0) fail("prelu", "Not allow zero-dim input tensor.");
+    // The channel count is read (pinning a symbolic size) only when there is a slope per channel.
+    const int64_t channels = self.dim() > 1 ? self.size(1) : 1;
     if (channels != weight.numel())
       fail("prelu", "Mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel size = {}.",
            weight.numel(), channels);
@@ -106,11 +125,14 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
 
 Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training) {
   const double lo = lower.to_double(), hi = upper.to_double();
+  if (!std::isfinite(lo)) fail("rrelu", "rrelu: lower bound must be finite, got {}", lo);
+  if (!std::isfinite(hi)) fail("rrelu", "rrelu: upper bound must be finite, got {}", hi);
   if (!(lo <= hi)) fail("rrelu", "Lower bound should be less than or equal to the upper bound");
   if (!training) return leaky_relu(self, (lo + hi) / 2);
   check_floating("rrelu", "rrelu_with_noise_out_cpu", self);
-  // One slope per element, drawn whether or not the element is negative (as ATen draws), used
-  // where x <= 0 (so the gradient at 0 is the slope, as ATen's noise is there).
+  // One slope per element, used where x <= 0 (so the gradient at 0 is the slope, as ATen's
+  // noise is there). kiln draws one for every element (ATen's CPU kernel only for x <= 0): a
+  // seed gives kiln's Philox slopes, never PyTorch's.
   const Tensor slope = add(mul(rand_like(self), hi - lo), lo);
   return where(le(self, 0), mul(self, slope), self);
 }

@@ -1,5 +1,6 @@
 // kiln/frontend/ops_dropout.cpp — the Dropout family (frontend/ops_dropout.h): dropout and
-// native_dropout, and native_dropout's decomposition (Philox draws, frontend/ops_random.h).
+// native_dropout, native_dropout's decomposition (Philox draws, frontend/ops_random.h), and
+// channel-wise dropout written with dropout's mask.
 #include "frontend/ops_dropout.h"
 
 #include "base/error.h"
@@ -24,10 +25,14 @@ ScalarType compute_dtype_of(ScalarType t) {
   return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
 }
 
+void check_probability(std::string_view op, double p) {
+  if (!(p >= 0 && p <= 1)) fail(op, "dropout probability has to be between 0 and 1, but got {}", p);
+}
+
 }  // namespace
 
 Tensor dropout(const Tensor& input, double p, bool train) {
-  if (!(p >= 0 && p <= 1)) fail("dropout", "dropout probability has to be between 0 and 1, but got {}", p);
+  check_probability("dropout", p);
   if (!is_floating_point(input.dtype()))
     fail("dropout", "expected a floating-point input, but got {}", c10_type_name(input.dtype()));
   if (!train || p == 0) return input;
@@ -35,7 +40,7 @@ Tensor dropout(const Tensor& input, double p, bool train) {
 }
 
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
-  if (!(p >= 0 && p <= 1)) fail("native_dropout", "dropout probability has to be between 0 and 1, but got {}", p);
+  check_probability("native_dropout", p);
   // Evaluation copies any dtype (as PyTorch does); drawing a mask needs a floating input.
   const bool training = train.value_or(true);
   if (training && !is_floating_point(input.dtype()))
@@ -47,6 +52,51 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
   const int64_t offset = training && p > 0 && p < 1 ? static_cast<int64_t>(g.next_offset()) : 0;
   std::vector<Tensor> r = dispatch(OpCall{OpKind::native_dropout, {input}, ir::AttrList({p, training, seed, offset})});
   return {r.at(0), r.at(1)};
+}
+
+namespace {
+
+// ATen's _dropout_impl<feature_dropout = true>: the checks in its order (the rank and the dtype
+// only when a mask is drawn).
+Tensor channel_dropout(std::string_view op, const Tensor& input, double p, bool train) {
+  check_probability(op, p);
+  if (p == 0 || !train || input.numel() == 0) return input;
+  if (input.dim() < 2) fail(op, "Feature dropout requires at least 2 dimensions in the input");
+  if (!is_floating_point(input.dtype()))
+    fail(op, "result type Float can't be cast to the desired output type {}", c10_type_name(input.dtype()));
+  if (p == 1) return input * 0;  // inf and NaN stay NaN
+  std::vector<int64_t> noise(static_cast<size_t>(input.dim()), 1);
+  noise[0] = input.size(0);
+  noise[1] = input.size(1);
+  return input * dropout(ones(noise, input.options()), p, true);
+}
+
+// An unbatched input run as a batch of one.
+Tensor unbatched(std::string_view op, const Tensor& input, double p, bool train) {
+  return channel_dropout(op, input.unsqueeze(0), p, train).squeeze(0);
+}
+
+}  // namespace
+
+Tensor feature_dropout(const Tensor& input, double p, bool train) { return channel_dropout("feature_dropout", input, p, train); }
+
+Tensor dropout1d(const Tensor& input, double p, bool train) {
+  check_probability("dropout1d", p);
+  const int64_t d = input.dim();
+  if (d != 2 && d != 3)
+    fail("dropout1d",
+         "dropout1d: Expected 2D or 3D input, but received a {}D input. Note that dropout1d exists to provide channel-wise "
+         "dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+         "inputs).",
+         d);
+  return d == 3 ? channel_dropout("dropout1d", input, p, train) : unbatched("dropout1d", input, p, train);
+}
+
+Tensor dropout2d(const Tensor& input, double p, bool train) { return channel_dropout("dropout2d", input, p, train); }
+
+Tensor dropout3d(const Tensor& input, double p, bool train) {
+  check_probability("dropout3d", p);
+  return input.dim() == 5 ? channel_dropout("dropout3d", input, p, train) : unbatched("dropout3d", input, p, train);
 }
 
 namespace decomp {

@@ -1,5 +1,5 @@
-// kiln/frontend/ops_shape.cpp — the Shape family's frontend: joining (cat, stack) and constant
-// padding (constant_pad_nd, and pad, which hands the index-based modes to the Resample family's
+// kiln/frontend/ops_shape.cpp — the Shape family's frontend: joining (cat, stack, and NumPy's
+// hstack, vstack, dstack and column_stack over cat) and constant padding (constant_pad_nd, and pad, which hands the index-based modes to the Resample family's
 // pad_by_mode, frontend/ops_resample.cpp).
 //
 // Validation follows PyTorch's checks and messages; cat promotes its inputs with result_type
@@ -144,6 +144,39 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::opti
     return pad_by_mode(self, pad, mode);
   }
   fail("pad", "Unrecognised padding mode {}", mode);
+}
+
+namespace {
+
+void check_not_empty(const char* op, const std::vector<Tensor>& tensors) {
+  if (tensors.empty()) fail(op, "{} expects a non-empty TensorList", op);
+}
+
+}  // namespace
+
+Tensor hstack(const std::vector<Tensor>& tensors) {
+  check_not_empty("hstack", tensors);
+  const std::vector<Tensor> rep = atleast_1d(tensors);
+  return cat(rep, rep[0].dim() == 1 ? 0 : 1);
+}
+
+Tensor vstack(const std::vector<Tensor>& tensors) {
+  check_not_empty("vstack", tensors);
+  return cat(atleast_2d(tensors), 0);
+}
+
+Tensor row_stack(const std::vector<Tensor>& tensors) { return vstack(tensors); }
+
+Tensor dstack(const std::vector<Tensor>& tensors) {
+  check_not_empty("dstack", tensors);
+  return cat(atleast_3d(tensors), 2);
+}
+
+Tensor column_stack(const std::vector<Tensor>& tensors) {
+  check_not_empty("column_stack", tensors);
+  std::vector<Tensor> columns;
+  for (const Tensor& t : tensors) columns.push_back(t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t);
+  return cat(columns, 1);
 }
 
 }  // namespace kiln

@@ -96,5 +96,21 @@ std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_
 // ravel: reshape(-1); broadcast_to: expand.
 Tensor ravel(const Tensor& self);
 Tensor broadcast_to(const Tensor& self, IntArrayRef size);
+// NumPy's splits, tensor_split along dim 1 (dim 0 of a 1-D tensor), 0 and 2: a section count
+// must divide the size (checked with PyTorch's wording), indices as tensor_split's.
+std::vector<Tensor> hsplit(const Tensor& self, int64_t sections);
+std::vector<Tensor> hsplit(const Tensor& self, IntArrayRef indices);
+std::vector<Tensor> vsplit(const Tensor& self, int64_t sections);
+std::vector<Tensor> vsplit(const Tensor& self, IntArrayRef indices);
+std::vector<Tensor> dsplit(const Tensor& self, int64_t sections);
+std::vector<Tensor> dsplit(const Tensor& self, IntArrayRef indices);
+// At least 1, 2 or 3 dims, as NumPy adds them: a 0-dim tensor becomes [1], [1, 1], [1, 1, 1];
+// a 1-D [n] becomes [1, n] and [1, n, 1]; a 2-D [m, n] becomes [m, n, 1]; views.
+Tensor atleast_1d(const Tensor& self);
+Tensor atleast_2d(const Tensor& self);
+Tensor atleast_3d(const Tensor& self);
+std::vector<Tensor> atleast_1d(const std::vector<Tensor>& tensors);
+std::vector<Tensor> atleast_2d(const std::vector<Tensor>& tensors);
+std::vector<Tensor> atleast_3d(const std::vector<Tensor>& tensors);
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 // kiln/frontend/ops_view_aliases.cpp — libtorch's views spelled through other views
 // (frontend/ops_view.h): swapaxes and swapdims (transpose), moveaxis and movedim with dim lists
-// (permute), tensor_split (narrow), ravel (reshape) and broadcast_to (expand).
+// (permute), tensor_split (narrow) and NumPy's hsplit, vsplit and dsplit over it, ravel
+// (reshape), broadcast_to (expand), and atleast_1d/2d/3d (reshape, unsqueeze).
 //
 // Checks and wording are PyTorch 2.15's (measured): movedim refuses a repeated dim and lists of
 // different lengths; tensor_split takes a section count (the first size % sections pieces one
@@ -89,5 +90,67 @@ std::vector<Tensor> tensor_split(const Tensor& self, IntArrayRef indices, int64_
 
 Tensor ravel(const Tensor& self) { return reshape(self, {-1}); }
 Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return expand(self, size); }
+
+namespace {
+
+// torch.hsplit / vsplit / dsplit: at least `min_dim` dims, and a section count dividing the size.
+int64_t numpy_split_dim(const char* op, const Tensor& self, int64_t min_dim, int64_t dim) {
+  if (self.dim() < min_dim)
+    fail(op, "torch.{} requires a tensor with at least {} dimension, but got a tensor with {} dimensions!", op, min_dim,
+         self.dim());
+  return dim;
+}
+
+std::vector<Tensor> numpy_split(const char* op, const Tensor& self, int64_t min_dim, int64_t dim, int64_t sections) {
+  numpy_split_dim(op, self, min_dim, dim);
+  const int64_t size = self.size(dim);
+  if (sections == 0 || size % sections != 0)
+    fail(op, "torch.{} attempted to split along dimension {}, but the size of the dimension {} is not divisible by the split_size {}!",
+         op, dim, size, sections);
+  return tensor_split(self, sections, dim);
+}
+
+}  // namespace
+
+std::vector<Tensor> hsplit(const Tensor& self, int64_t sections) {
+  return numpy_split("hsplit", self, 1, self.dim() == 1 ? 0 : 1, sections);
+}
+std::vector<Tensor> hsplit(const Tensor& self, IntArrayRef indices) {
+  return tensor_split(self, indices, numpy_split_dim("hsplit", self, 1, self.dim() == 1 ? 0 : 1));
+}
+std::vector<Tensor> vsplit(const Tensor& self, int64_t sections) { return numpy_split("vsplit", self, 2, 0, sections); }
+std::vector<Tensor> vsplit(const Tensor& self, IntArrayRef indices) {
+  return tensor_split(self, indices, numpy_split_dim("vsplit", self, 2, 0));
+}
+std::vector<Tensor> dsplit(const Tensor& self, int64_t sections) { return numpy_split("dsplit", self, 3, 2, sections); }
+std::vector<Tensor> dsplit(const Tensor& self, IntArrayRef indices) {
+  return tensor_split(self, indices, numpy_split_dim("dsplit", self, 3, 2));
+}
+
+Tensor atleast_1d(const Tensor& self) { return self.dim() == 0 ? self.reshape({1}) : self; }
+
+Tensor atleast_2d(const Tensor& self) {
+  if (self.dim() == 0) return self.reshape({1, 1});
+  return self.dim() == 1 ? self.unsqueeze(0) : self;
+}
+
+Tensor atleast_3d(const Tensor& self) {
+  if (self.dim() == 0) return self.reshape({1, 1, 1});
+  if (self.dim() == 1) return self.unsqueeze(0).unsqueeze(-1);
+  return self.dim() == 2 ? self.unsqueeze(-1) : self;
+}
+
+namespace {
+template <typename F> std::vector<Tensor> each(const std::vector<Tensor>& tensors, F f) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back(f(t));
+  return out;
+}
+}  // namespace
+
+std::vector<Tensor> atleast_1d(const std::vector<Tensor>& t) { return each(t, [](const Tensor& x) { return atleast_1d(x); }); }
+std::vector<Tensor> atleast_2d(const std::vector<Tensor>& t) { return each(t, [](const Tensor& x) { return atleast_2d(x); }); }
+std::vector<Tensor> atleast_3d(const std::vector<Tensor>& t) { return each(t, [](const Tensor& x) { return atleast_3d(x); }); }
 
 }  // namespace kiln

@@ -2,7 +2,6 @@
 // are defined in the header.
 #include "nn/activation.h"
 
-#include "base/error.h"
 #include "frontend/ops_factory.h"
 #include "nn/init.h"
 
@@ -10,7 +9,6 @@ namespace kiln::nn {
 
 PReLUImpl::PReLUImpl(int64_t num_parameters, double init)
     : Module("PReLU"), num_parameters(num_parameters), init(init) {
-  if (num_parameters < 1) fail("PReLU", "num_parameters must be at least 1, got {}", num_parameters);
   weight = register_parameter("weight", kiln::empty({num_parameters}));
   reset_parameters();
 }

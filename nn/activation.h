@@ -2,8 +2,8 @@
 // Sigmoid, SiLU, LeakyReLU, ELU, SELU, CELU, Hardtanh, ReLU6, Hardswish, Hardsigmoid, Mish,
 // Softplus, Softsign, Tanhshrink, Hardshrink, Softshrink, Threshold, LogSigmoid, GLU, PReLU
 // (a learned slope per channel, or one), RReLU (random slopes in training mode), Softmax,
-// Softmin, LogSoftmax and Dropout (which zeroes with probability p in training mode and passes
-// the input through in evaluation mode). Each prints as libtorch's does, without "torch::nn::".
+// Softmin, LogSoftmax, Dropout (which zeroes with probability p in training mode and passes
+// the input through in evaluation mode) and Dropout1d/2d/3d (whole channels). Each prints as libtorch's does, without "torch::nn::".
 #pragma once
 
 #include "frontend/ops.h"
@@ -156,7 +156,8 @@ class GLUImpl : public Module {
 };
 KILN_MODULE(GLU);
 
-// weight: num_parameters slopes (1, or the input's channels), each `init` at first.
+// weight: num_parameters slopes (1, or the input's channels), each `init` at first (no check, as
+// libtorch's: a weight of another size is refused when called).
 class PReLUImpl : public Module {
  public:
   explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
@@ -169,12 +170,11 @@ class PReLUImpl : public Module {
 };
 KILN_MODULE(PReLU);
 
-// Random slopes in U(lower, upper) in training mode; their mean in evaluation mode.
+// Random slopes in U(lower, upper) in training mode; their mean in evaluation mode. The bounds
+// are checked when called, as libtorch checks them.
 class RReLUImpl : public Module {
  public:
-  explicit RReLUImpl(double lower = 1.0 / 8, double upper = 1.0 / 3) : Module("RReLU"), lower(lower), upper(upper) {
-    if (!(lower <= upper)) fail("RReLU", "Lower bound should be less than or equal to the upper bound");
-  }
+  explicit RReLUImpl(double lower = 1.0 / 8, double upper = 1.0 / 3) : Module("RReLU"), lower(lower), upper(upper) {}
   Tensor forward(const Tensor& x) const { return rrelu(x, lower, upper, is_training()); }
   void pretty_print(std::ostream& os) const override { os << "RReLU(lower=" << lower << ", upper=" << upper << ")"; }
   double lower, upper;
@@ -218,5 +218,23 @@ class DropoutImpl : public Module {
   double p;
 };
 KILN_MODULE(Dropout);
+
+// Channel-wise dropout (frontend/ops_dropout.h): Dropout1d on [N, C, L] or [C, L], Dropout2d
+// on [N, C, H, W], Dropout3d on [N, C, D, H, W] or [C, D, H, W].
+#define KILN_CHANNEL_DROPOUT(Name, fn)                                                                      \
+  class Name##Impl : public Module {                                                                        \
+   public:                                                                                                  \
+    explicit Name##Impl(double p = 0.5) : Module(#Name), p(p) {                                             \
+      if (p < 0 || p > 1) fail(#Name, "dropout probability has to be between 0 and 1, but got {}", p);      \
+    }                                                                                                       \
+    Tensor forward(const Tensor& x) const { return fn(x, p, is_training()); }                               \
+    void pretty_print(std::ostream& os) const override { os << #Name "(p=" << p << ")"; }                   \
+    double p;                                                                                               \
+  };                                                                                                        \
+  KILN_MODULE(Name)
+KILN_CHANNEL_DROPOUT(Dropout1d, dropout1d);
+KILN_CHANNEL_DROPOUT(Dropout2d, dropout2d);
+KILN_CHANNEL_DROPOUT(Dropout3d, dropout3d);
+#undef KILN_CHANNEL_DROPOUT
 
 }  // namespace kiln::nn

@@ -1,6 +1,7 @@
 // kiln/test/test_nn_activation.cpp — the activation modules (nn/activation.h) and the
 // activations kiln writes with the ops they are made of (frontend/ops_activation_composed.cpp):
-// the modules print as libtorch's and call their functions; PReLU learns its slopes; rrelu's
+// the modules print as libtorch's and call their functions; PReLU learns its slopes; channel
+// dropout zeroes whole channels; rrelu's
 // training slopes lie in their range and are what its gradient carries; the shrinks and
 // threshold pass no gradient where they select a constant and all of it elsewhere, NaN included.
 // Values and gradients against PyTorch are the op database's (opdb_activation.cpp).
@@ -82,8 +83,14 @@ TEST(ActivationModules, PrintAsLibtorchAndCallTheirFunctions) {
   EXPECT_TRUE(allclose(softshrink(x), make<float>({-2.7f, -0.7f, 0, 0, 0.2f, 1.7f}, {2, 3}), 1e-6, 0));
   EXPECT_TRUE(allclose(glu(x4), x4.narrow(0, 0, 1) * sigmoid(x4.narrow(0, 1, 1)), 1e-6, 1e-7));
   EXPECT_THAT(error_of([] { nn::Hardtanh(1, 0); }), HasSubstr("max_val must be greater than min_val"));
-  EXPECT_THAT(error_of([] { nn::RReLU(0.5, 0.1); }), HasSubstr("Lower bound should be less than or equal to the upper bound"));
-  EXPECT_THAT(error_of([] { nn::PReLU(0); }), HasSubstr("num_parameters must be at least 1, got 0"));
+  // As libtorch's, RReLU checks its bounds when called, and PReLU the weight's size.
+  nn::RReLU reversed(0.5, 0.1);
+  EXPECT_THAT(error_of([&] { reversed(x); }), HasSubstr("Lower bound should be less than or equal to the upper bound"));
+  EXPECT_THAT(error_of([&] { kiln::rrelu(x, 0.1, INFINITY); }), HasSubstr("rrelu: upper bound must be finite, got inf"));
+  EXPECT_THAT(error_of([&] { kiln::rrelu(x, NAN, INFINITY); }), HasSubstr("rrelu: lower bound must be finite, got nan"));
+  nn::PReLU none(0);
+  EXPECT_EQ(none(zeros({2, 0})).numel(), 0);
+  EXPECT_THAT(error_of([&] { none(x); }), HasSubstr("Found parameter numbers = 0 and channel size = 3."));
 }
 
 // PReLU's weight is a parameter: a slope per channel, 0.25 at first, whose gradient is
@@ -166,9 +173,54 @@ TEST(Activation, SelectionsPassTheGradientWhereTheyPassTheInput) {
   const Tensor s = softshrink(x, 0.5);
   EXPECT_TRUE(std::signbit(s[1].item<float>()));  // -0.5 * 0: a negative zero, as ATen's x * 0
   EXPECT_TRUE(std::isnan(s[6].item<float>()));
+  // f16 and bf16: softshrink's lambd is rounded to the dtype (0.10002 to 0.10004 in f16, so
+  // 0.10004 is inside); threshold compares the widened element with the threshold in f32 (so
+  // 0.10004 > 0.10002 passes); hardshrink's lambd must fit the dtype.
+  const Tensor h = make<float>({0.10003662f}).to(kHalf);
+  EXPECT_EQ(softshrink(h, 0.10002).item<float>(), 0.0f);
+  EXPECT_EQ(threshold(h, 0.10002, 5.0).item<float>(), h.item<float>());
+  EXPECT_TRUE(allclose(threshold(ones({3}, kHalf), 70000.0, 0.0), zeros({3}, kHalf), 0, 0));
+  EXPECT_THAT(error_of([&] { threshold(h, 1e39, 0.0); }), HasSubstr("value cannot be converted to type float without overflow"));
+  EXPECT_THAT(error_of([&] { hardshrink(h, 1e5); }), HasSubstr("value cannot be converted to type c10::Half without overflow"));
   EXPECT_THAT(error_of([&] { softshrink(x.to(kHalf), 70000.0); }),
               HasSubstr("lambda must be in range [0, 65504] for input dtype Half, but found 70000"));
   EXPECT_THAT(error_of([&] { glu(x); }), HasSubstr("Halving dimension must be even, but dimension 0 is size 7"));
+}
+
+// Channel-wise dropout zeroes whole channels (dim 1 of a batch, dim 0 unbatched) and scales the
+// rest by 1 / (1 - p); its gradient is that mask; evaluation passes the input through.
+TEST(ActivationModules, ChannelDropoutZeroesWholeChannels) {
+  manual_seed(3);
+  auto check = [](const Tensor& y, int64_t channels, int64_t per_channel) {
+    const Tensor rows = y.reshape({channels, per_channel});
+    int64_t dropped = 0;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float v = rows[c][0].item<float>();
+      EXPECT_TRUE(v == 0.0f || v == 2.0f) << v;
+      EXPECT_TRUE(allclose(rows[c], full({per_channel}, v), 0, 0)) << "channel " << c;
+      dropped += v == 0.0f;
+    }
+    EXPECT_GT(dropped, channels / 8);
+    EXPECT_LT(dropped, channels - channels / 8);
+  };
+  nn::Dropout2d d2(0.5);
+  EXPECT_EQ(printed(d2), "Dropout2d(p=0.5)");
+  Tensor x = ones({4, 16, 3, 3});
+  x.requires_grad_(true);
+  const Tensor y = d2(x);
+  check(y.detach(), 64, 9);
+  y.sum().backward();
+  EXPECT_TRUE(allclose(x.grad(), y.detach(), 0, 0));
+  nn::Dropout1d d1(0.5);
+  check(d1(ones({40, 5})), 40, 5);  // unbatched [C, L]
+  nn::Dropout3d d3(0.5);
+  check(d3(ones({40, 2, 2, 2})), 40, 8);  // unbatched [C, D, H, W]
+  d2->eval();
+  EXPECT_TRUE(allclose(d2(x.detach()), x.detach(), 0, 0));
+  EXPECT_THAT(error_of([&] { d1(ones({2, 3, 4, 5})); }), HasSubstr("dropout1d: Expected 2D or 3D input, but received a 4D input."));
+  EXPECT_THAT(error_of([] { F::dropout2d(ones({3}), 0.5, true); }),
+              HasSubstr("Feature dropout requires at least 2 dimensions in the input"));
+  EXPECT_THAT(error_of([] { nn::Dropout2d(1.5); }), HasSubstr("dropout probability has to be between 0 and 1, but got 1.5"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// kiln/test/test_support/opdb_dropout.cpp — op database entries: dropout and native_dropout.
+// kiln/test/test_support/opdb_dropout.cpp — op database entries: dropout, native_dropout and
+// channel-wise dropout (dropout1d/2d/3d).
 //
 // Training-mode draws are random (compared by dtype and shape only); evaluation and p = 1 are
 // compared exactly.
@@ -37,6 +38,30 @@ void add_dropout(std::vector<OpEntry>& db) {
         {{wave({4, 5})}, {ints({3})}});
   entry("dropout:bad_p", F + "dropout(a0, 1.5, True)",
         one([](const std::vector<Tensor>& in) { return dropout(in[0], 1.5, true); }), {{wave({2})}});
+
+  // ---- channel-wise: random in training; evaluation and p = 1 exact; ranks each refuses ----
+  struct Channel {
+    const char* name;
+    Tensor (*fn)(const Tensor&, double, bool);
+    std::vector<Sample> training;
+  };
+  const std::vector<Channel> channels = {
+      {"dropout1d", dropout1d, {{wave({2, 3, 4})}, {wave({3, 4})}, {wave({3}, kHalf)}, {wave({2, 3, 4, 5})}}},
+      {"dropout2d", dropout2d, {{wave({2, 3, 4, 5})}, {wave({2, 3, 4}, kDouble)}, {wave({2, 0, 3, 3})}, {wave({3})}, {ints({2, 3})}}},
+      {"dropout3d", dropout3d, {{wave({2, 3, 2, 2, 2})}, {wave({3, 2, 2, 2})}, {wave({3})}, {wave({})}}},
+  };
+  for (const Channel& c : channels) {
+    auto fn = c.fn;
+    const std::string name = c.name;
+    db.push_back({name, "dropout", one([fn](const std::vector<Tensor>& in) { return fn(in[0], 0.5, true); }),
+                  F + name + "(a0, 0.5, True)", c.training, std::nullopt, /*random=*/true});
+    entry(name + ":eval", F + name + "(a0, 0.5, False)",
+          one([fn](const std::vector<Tensor>& in) { return fn(in[0], 0.5, false); }), {{wave({2, 3, 4})}, {ints({2, 3})}});
+    entry(name + ":p1", F + name + "(a0, 1.0, True)", one([fn](const std::vector<Tensor>& in) { return fn(in[0], 1.0, true); }),
+          {{specials().reshape({2, 6, 1})}});
+    entry(name + ":bad_p", F + name + "(a0, -0.5, True)",
+          one([fn](const std::vector<Tensor>& in) { return fn(in[0], -0.5, true); }), {{wave({2, 3, 4})}});
+  }
 }
 
 }  // namespace kiln::opdb

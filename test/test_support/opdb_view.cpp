@@ -1,6 +1,6 @@
 // kiln/test/test_support/opdb_view.cpp — op database entries: views (reshape, transpose, select
 // and narrow, slice, flatten, expand and unsqueeze, diagonal, movedim, squeeze, as_strided),
-// alias, and swapaxes, movedim with lists and tensor_split.
+// alias, and swapaxes, movedim with lists, tensor_split, hsplit, vsplit, dsplit and atleast_1d/2d/3d.
 #include "test_support/opdb.h"
 
 namespace kiln::opdb {
@@ -39,6 +39,31 @@ void add_view(std::vector<OpEntry>& db) {
   db.push_back({"tensor_split:indices", "view",
                 [pieces](const std::vector<Tensor>& in) { return pieces(tensor_split(in[0], {1, 5, 3, 9, -1})); },
                 "tuple(p * 2 for p in torch.tensor_split(a0, [1, 5, 3, 9, -1]))", {{seq({7})}, {seq({3, 2})}}});
+  // NumPy's splits: a section count that does not divide the dim, and too few dims, raise.
+  db.push_back({"hsplit", "view", [pieces](const std::vector<Tensor>& in) { return pieces(hsplit(in[0], 2)); },
+                "tuple(p * 2 for p in torch.hsplit(a0, 2))",
+                {{seq({3, 4})}, {seq({6})}, {seq({4, 3}).t()}, {seq({2, 4, 3})}, {seq({3, 3})}, {seq({})}}});
+  db.push_back({"hsplit:indices", "view", [pieces](const std::vector<Tensor>& in) { return pieces(hsplit(in[0], {1, 3})); },
+                "tuple(p * 2 for p in torch.hsplit(a0, [1, 3]))", {{seq({3, 4})}, {seq({5})}, {seq({})}}});
+  db.push_back({"vsplit", "view", [pieces](const std::vector<Tensor>& in) { return pieces(vsplit(in[0], 2)); },
+                "tuple(p * 2 for p in torch.vsplit(a0, 2))", {{seq({4, 3})}, {seq({3, 4}).t()}, {seq({3, 2})}, {seq({4})}}});
+  db.push_back({"vsplit:indices", "view", [pieces](const std::vector<Tensor>& in) { return pieces(vsplit(in[0], {2})); },
+                "tuple(p * 2 for p in torch.vsplit(a0, [2]))", {{seq({4, 3})}, {seq({4})}}});
+  db.push_back({"dsplit", "view", [pieces](const std::vector<Tensor>& in) { return pieces(dsplit(in[0], 3)); },
+                "tuple(p * 2 for p in torch.dsplit(a0, 3))", {{seq({2, 2, 6})}, {seq({2, 2, 4})}, {seq({2, 6})}, {seq({2, 2, 0})}}});
+  db.push_back({"dsplit:indices", "view", [pieces](const std::vector<Tensor>& in) { return pieces(dsplit(in[0], {1, 3})); },
+                "tuple(p * 2 for p in torch.dsplit(a0, [1, 3]))", {{seq({2, 1, 4})}, {seq({2, 4})}}});
+  for (int n : {1, 2, 3}) {
+    const std::string name = "atleast_" + std::to_string(n) + "d";
+    db.push_back({name, "view",
+                  one([n](const std::vector<Tensor>& in) {
+                    return (n == 1 ? atleast_1d(in[0]) : n == 2 ? atleast_2d(in[0]) : atleast_3d(in[0])) * 2;
+                  }),
+                  "torch." + name + "(a0) * 2", {{seq({})}, {seq({3})}, {seq({2, 3})}, {seq({3, 2}).t()}, {seq({2, 1, 2, 1})}}});
+  }
+  db.push_back({"atleast_3d:list", "view",
+                [pieces](const std::vector<Tensor>& in) { return pieces(atleast_3d(std::vector<Tensor>{in[0], in[1]})); },
+                "tuple(p * 2 for p in torch.atleast_3d([a0, a1]))", {{seq({}), seq({4})}, {seq({2, 3}), seq({2, 1, 2, 1})}}});
 }
 
 }  // namespace kiln::opdb
