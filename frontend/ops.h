@@ -193,8 +193,8 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim);
 // ---- joining, padding, indexing ----------------------------------------------------------------
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-// NumPy's stacks (frontend/ops_shape.cpp): hstack cats along dim 1 (dim 0 when the tensors,
-// at least 1-D, are 1-D), vstack (row_stack) at least 2-D along 0, dstack at least 3-D along 2,
+// NumPy's stacks (frontend/ops_shape.cpp): hstack cats along dim 1 (dim 0 when the first
+// tensor, made at least 1-D, is 1-D), vstack (row_stack) at least 2-D along 0, dstack at least 3-D along 2,
 // column_stack 0-dim and 1-D tensors as columns [n, 1] along 1. An empty list is refused.
 Tensor hstack(const std::vector<Tensor>& tensors);
 Tensor vstack(const std::vector<Tensor>& tensors);

@@ -72,16 +72,17 @@ Tensor softshrink(const Tensor& self, const Scalar& lambd) {
          c10_type_name(self.dtype()), l);
   // lambd as the dtype holds it (f16 and bf16 round it; the comparison and the shift are then
   // computed in f32, as ATen's kernel). Outside: x shifted toward zero by lambd (NaN stays NaN,
-  // with the gradient passing: sign's gradient is zero); inside: x * 0, a zero of x's sign.
+  // with the gradient passing: sign's gradient is zero); inside: x * 0, a zero of x's sign (as
+  // ATen's scalar loop; its vectorized loop gives +0).
   const double e = as_element(l, self.dtype());
   return in_f32(self, [&](const Tensor& x) { return where(inside(x, e), mul(x, 0), sub(x, mul(sign(x), e))); });
 }
 
 Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& value) {
   if (self.dtype() == ScalarType::Bool) fail("threshold", "\"threshold_cpu\" not implemented for 'Bool'");
-  // The threshold is converted to the dtype the kernel compares in (f32 for f16 and bf16, whose
-  // elements it widens; the input's own dtype otherwise: for integers, 1.5 is 1), the value to
-  // the input's dtype.
+  // The threshold is converted to the dtype ATen's CPU kernel compares in (f32 for f16 and bf16,
+  // whose elements it widens; the input's own dtype otherwise: for integers, 1.5 is 1), the value
+  // to the input's dtype.
   const ScalarType compare = is_reduced(self.dtype()) ? ScalarType::Float : self.dtype();
   check_scalar_fits("threshold", threshold, compare);
   check_scalar_fits("threshold", value, self.dtype());

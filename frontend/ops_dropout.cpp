@@ -10,6 +10,7 @@
 #include "frontend/ops_factory.h"
 #include "frontend/ops.h"
 #include "frontend/ops_random.h"
+#include "ir/shape_env.h"
 
 #include <tuple>
 #include <vector>
@@ -56,19 +57,29 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
 
 namespace {
 
-// ATen's _dropout_impl<feature_dropout = true>: the checks in its order (the rank and the dtype
-// only when a mask is drawn).
+// ATen's _dropout_impl<feature_dropout = true>, with its checks in its order: p = 1 returns
+// input * 0 before the rank and the dtype are checked (any dtype), and those are checked only
+// when a mask is drawn. Sizes stay symbolic: the emptiness test is a guard, and the mask is
+// native_dropout's keep-mask over a [N, C, 1, ...] slice of the input (its values are not read),
+// divided by 1 - p in the input's dtype as ATen divides its noise (1.0f / float(1 - p) for f32,
+// where dropout's mask multiplies by float(1 / (1 - p))).
 Tensor channel_dropout(std::string_view op, const Tensor& input, double p, bool train) {
   check_probability(op, p);
-  if (p == 0 || !train || input.numel() == 0) return input;
+  if (p == 0 || !train || ir::sym_eq(sym_numel(input), ir::Expr(0))) return input;
+  if (p == 1) return input * zeros({}, input.options());  // inf and NaN stay NaN
   if (input.dim() < 2) fail(op, "Feature dropout requires at least 2 dimensions in the input");
   if (!is_floating_point(input.dtype()))
     fail(op, "result type Float can't be cast to the desired output type {}", c10_type_name(input.dtype()));
-  if (p == 1) return input * 0;  // inf and NaN stay NaN
-  std::vector<int64_t> noise(static_cast<size_t>(input.dim()), 1);
-  noise[0] = input.size(0);
-  noise[1] = input.size(1);
-  return input * dropout(ones(noise, input.options()), p, true);
+  Tensor slice = input;
+  for (int64_t d = 2; d < input.dim(); ++d) slice = slice.narrow(d, 0, 1);
+  const Tensor keep = std::get<1>(native_dropout(slice, p, true));
+  return input * div(keep.to(input.dtype()), 1 - p);
+}
+
+// PyTorch's Python wrappers test p < 0 or p > 1, which a NaN passes (the rank is checked first,
+// then ATen refuses the NaN).
+void check_wrapper_probability(std::string_view op, double p) {
+  if (p < 0 || p > 1) fail(op, "dropout probability has to be between 0 and 1, but got {}", p);
 }
 
 // An unbatched input run as a batch of one.
@@ -81,7 +92,7 @@ Tensor unbatched(std::string_view op, const Tensor& input, double p, bool train)
 Tensor feature_dropout(const Tensor& input, double p, bool train) { return channel_dropout("feature_dropout", input, p, train); }
 
 Tensor dropout1d(const Tensor& input, double p, bool train) {
-  check_probability("dropout1d", p);
+  check_wrapper_probability("dropout1d", p);
   const int64_t d = input.dim();
   if (d != 2 && d != 3)
     fail("dropout1d",
@@ -95,7 +106,7 @@ Tensor dropout1d(const Tensor& input, double p, bool train) {
 Tensor dropout2d(const Tensor& input, double p, bool train) { return channel_dropout("dropout2d", input, p, train); }
 
 Tensor dropout3d(const Tensor& input, double p, bool train) {
-  check_probability("dropout3d", p);
+  check_wrapper_probability("dropout3d", p);
   return input.dim() == 5 ? channel_dropout("dropout3d", input, p, train) : unbatched("dropout3d", input, p, train);
 }
 
@@ -112,7 +123,9 @@ std::vector<Tensor> native_dropout(const DecompArgs& a) {
                              {sym_sizes(input), 0.0, 1.0, a.attr<int64_t>("seed"), a.attr<int64_t>("offset"), acc,
                               input.device()});
   const Tensor keep = lt(u, 1 - p);
-  return {(input.to(acc) * where(keep, Scalar(1 / (1 - p)), Scalar(0.0))).to(input.dtype()), keep};
+  // The scale in the compute dtype (a Scalar pair would make an f32 mask and round an f64 scale).
+  const Tensor scale = where(keep, scalar_tensor(1 / (1 - p), TensorOptions(acc).device(input.device())), Scalar(0.0));
+  return {(input.to(acc) * scale).to(input.dtype()), keep};
 }
 
 }  // namespace decomp

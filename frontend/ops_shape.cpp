@@ -175,7 +175,7 @@ Tensor dstack(const std::vector<Tensor>& tensors) {
 Tensor column_stack(const std::vector<Tensor>& tensors) {
   check_not_empty("column_stack", tensors);
   std::vector<Tensor> columns;
-  for (const Tensor& t : tensors) columns.push_back(t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t);
+  for (const Tensor& t : tensors) columns.push_back(t.dim() <= 1 ? t.reshape({-1, 1}) : t);
   return cat(columns, 1);
 }
 

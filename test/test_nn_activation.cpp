@@ -171,7 +171,7 @@ TEST(Activation, SelectionsPassTheGradientWhereTheyPassTheInput) {
   EXPECT_TRUE(allclose(grad_of([](const Tensor& v) { return threshold(v, 0.0, 7.0); }), make<float>({0, 0, 0, 0, 1, 1, 1}),
                        0, 0));
   const Tensor s = softshrink(x, 0.5);
-  EXPECT_TRUE(std::signbit(s[1].item<float>()));  // -0.5 * 0: a negative zero, as ATen's x * 0
+  EXPECT_TRUE(std::signbit(s[1].item<float>()));  // -0.5 * 0: a negative zero, as ATen's scalar loop
   EXPECT_TRUE(std::isnan(s[6].item<float>()));
   // f16 and bf16: softshrink's lambd is rounded to the dtype (0.10002 to 0.10004 in f16, so
   // 0.10004 is inside); threshold compares the widened element with the threshold in f32 (so
@@ -221,6 +221,18 @@ TEST(ActivationModules, ChannelDropoutZeroesWholeChannels) {
   EXPECT_THAT(error_of([] { F::dropout2d(ones({3}), 0.5, true); }),
               HasSubstr("Feature dropout requires at least 2 dimensions in the input"));
   EXPECT_THAT(error_of([] { nn::Dropout2d(1.5); }), HasSubstr("dropout probability has to be between 0 and 1, but got 1.5"));
+  // p = 1 returns input * 0 before the rank and the dtype are checked, as ATen.
+  EXPECT_TRUE(allclose(F::dropout2d(make<float>({1, -2, 3}), 1.0, true), zeros({3}), 0, 0));
+  EXPECT_EQ(F::dropout2d(ones({2, 3}, kLong), 1.0, true).dtype(), kLong);
+  // The scale: ATen divides its f32 noise by float(1 - p) (1.0f / 0.85f, one ulp from
+  // float(1 / 0.85)); f64 dropout keeps its scale in f64.
+  const float f32_scale = 1.0f / static_cast<float>(1 - 0.15);
+  const Tensor kept = F::dropout2d(ones({64, 16, 2}), 0.15, true);
+  EXPECT_TRUE(allclose(kept, where(kept == 0, 0.0, f32_scale).to(kFloat), 0, 0));
+  EXPECT_NE(f32_scale, static_cast<float>(1 / (1 - 0.15)));
+  const Tensor d64 = F::dropout(ones({1000}, kDouble), 0.1, true);
+  EXPECT_TRUE(allclose(d64, where(d64 == 0, zeros({1000}, TensorOptions(kDouble)), full({1000}, 1 / (1 - 0.1), TensorOptions(kDouble))), 0, 0));
+  EXPECT_EQ(d64.dtype(), kDouble);
 }
 
 }  // namespace

@@ -57,8 +57,9 @@ void add_dropout(std::vector<OpEntry>& db) {
                   F + name + "(a0, 0.5, True)", c.training, std::nullopt, /*random=*/true});
     entry(name + ":eval", F + name + "(a0, 0.5, False)",
           one([fn](const std::vector<Tensor>& in) { return fn(in[0], 0.5, false); }), {{wave({2, 3, 4})}, {ints({2, 3})}});
+    // p = 1: input * 0 before any rank or dtype check (dropout1d checks its rank first).
     entry(name + ":p1", F + name + "(a0, 1.0, True)", one([fn](const std::vector<Tensor>& in) { return fn(in[0], 1.0, true); }),
-          {{specials().reshape({2, 6, 1})}});
+          {{specials().reshape({2, 6, 1})}, {specials()}, {ints({2, 3, 1})}, {seq({2, 3, 1}, kBool)}});
     entry(name + ":bad_p", F + name + "(a0, -0.5, True)",
           one([fn](const std::vector<Tensor>& in) { return fn(in[0], -0.5, true); }), {{wave({2, 3, 4})}});
   }
