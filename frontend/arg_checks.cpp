@@ -44,6 +44,10 @@ void check_same_dtype(std::string_view op, const char* a, const char* b, const T
   }
 }
 
+void check_floating_kernel(std::string_view op, std::string_view kernel, ScalarType dt) {
+  if (!is_floating_point(dt)) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(dt));
+}
+
 void check_reduction(std::string_view op, std::string_view reduction) {
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     fail(op, "{} is not a valid value for reduction", reduction);

@@ -28,6 +28,10 @@ void check_same_dtype(std::string_view op, const char* a, const char* b, const T
 // rule on every device. A symbolic fill (numel -1) is never one element.
 void check_fill_fits(std::string_view op, const Scalar& value, ScalarType dtype, int64_t numel);
 
+// Fails unless dt is floating, as ATen's floating-only kernels do, naming the kernel:
+// "[hardshrink] \"hardshrink_cpu\" not implemented for 'Long'".
+void check_floating_kernel(std::string_view op, std::string_view kernel, ScalarType dt);
+
 // Fails unless a loss's reduction is "mean", "sum" or "none", as PyTorch words it:
 // "[op] avg is not a valid value for reduction".
 void check_reduction(std::string_view op, std::string_view reduction);

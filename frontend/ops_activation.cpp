@@ -7,23 +7,15 @@
 #include "frontend/ops_activation.h"
 
 #include "base/error.h"
+#include "frontend/arg_checks.h"
 #include "frontend/dispatch.h"
 
 namespace kiln {
 
-namespace {
-
 using ir::OpKind;
 
-// PyTorch's floating-only activation kernels name themselves in their dtype error.
-void check_floating(std::string_view op, std::string_view kernel, const Tensor& self) {
-  if (!self.is_floating_point()) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
-}
-
-}  // namespace
-
 Tensor elu(const Tensor& self, double alpha, double scale, double input_scale) {
-  check_floating("elu", "elu_cpu", self);
+  check_floating_kernel("elu", "elu_cpu", self.dtype());
   return dispatch1(OpKind::elu, {self}, {alpha, scale, input_scale});
 }
 
@@ -39,7 +31,7 @@ Tensor celu(const Tensor& self, double alpha) {
 }
 
 Tensor leaky_relu(const Tensor& self, double negative_slope) {
-  check_floating("leaky_relu", "leaky_relu_cpu", self);
+  check_floating_kernel("leaky_relu", "leaky_relu_cpu", self.dtype());
   return dispatch1(OpKind::leaky_relu, {self}, {negative_slope});
 }
 
@@ -53,22 +45,22 @@ Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val
 Tensor relu6(const Tensor& self) { return hardtanh(self, 0, 6); }
 
 Tensor hardswish(const Tensor& self) {
-  check_floating("hardswish", "hardswish_cpu", self);
+  check_floating_kernel("hardswish", "hardswish_cpu", self.dtype());
   return dispatch1(OpKind::hardswish, {self});
 }
 
 Tensor hardsigmoid(const Tensor& self) {
-  check_floating("hardsigmoid", "hardsigmoid_cpu", self);
+  check_floating_kernel("hardsigmoid", "hardsigmoid_cpu", self.dtype());
   return dispatch1(OpKind::hardsigmoid, {self});
 }
 
 Tensor mish(const Tensor& self) {
-  check_floating("mish", "mish_cpu", self);
+  check_floating_kernel("mish", "mish_cpu", self.dtype());
   return dispatch1(OpKind::mish, {self});
 }
 
 Tensor softplus(const Tensor& self, double beta, double threshold) {
-  check_floating("softplus", "softplus_cpu", self);
+  check_floating_kernel("softplus", "softplus_cpu", self.dtype());
   return dispatch1(OpKind::softplus, {self}, {beta, threshold});
 }
 

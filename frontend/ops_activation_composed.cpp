@@ -11,6 +11,8 @@
 #include "frontend/ops_activation.h"
 
 #include "base/error.h"
+#include "frontend/arg_checks.h"
+#include "frontend/decompositions_detail.h"
 #include "base/half.h"
 #include "base/scalar.h"
 #include "frontend/ops.h"
@@ -26,15 +28,11 @@ namespace kiln {
 
 namespace {
 
-// ATen's floating-only kernels name themselves in their dtype error ("hardshrink_cpu").
-void check_floating(std::string_view op, std::string_view kernel, const Tensor& self) {
-  if (!self.is_floating_point()) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
-}
-
-// f(x) with f16 and bf16 computed in f32 and rounded once, as ATen's CPU kernels compute them.
+// f(x) with f16 and bf16 computed in f32 (opmath_dtype) and rounded once, as ATen's CPU kernels
+// compute them.
 template <typename F> Tensor in_f32(const Tensor& self, F f) {
-  if (self.dtype() != ScalarType::Half && self.dtype() != ScalarType::BFloat16) return f(self);
-  return f(self.to(ScalarType::Float)).to(self.dtype());
+  const ScalarType compute = decomp::opmath_dtype(self.dtype());
+  return compute == self.dtype() ? f(self) : f(self.to(compute)).to(self.dtype());
 }
 
 // `v` as an element of `dtype` holds it (lambd.to<scalar_t>() in ATen): f16 and bf16 round it.
@@ -44,8 +42,6 @@ double as_element(double v, ScalarType dtype) {
   if (dtype == ScalarType::Float) return static_cast<float>(v);
   return v;
 }
-
-bool is_reduced(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 
 // Where x lies in [-lambd, lambd] (false for NaN).
 Tensor inside(const Tensor& x, const Scalar& lambd) {
@@ -59,13 +55,13 @@ Tensor softsign(const Tensor& self) { return div(self, add(abs(self), 1)); }
 Tensor tanhshrink(const Tensor& self) { return sub(self, tanh(self)); }
 
 Tensor hardshrink(const Tensor& self, const Scalar& lambd) {
-  check_floating("hardshrink", "hardshrink_cpu", self);
+  check_floating_kernel("hardshrink", "hardshrink_cpu", self.dtype());
   check_scalar_fits("hardshrink", lambd, self.dtype());
   return where(inside(self, as_element(lambd.to_double(), self.dtype())), 0, self);
 }
 
 Tensor softshrink(const Tensor& self, const Scalar& lambd) {
-  check_floating("softshrink", "softshrink_check", self);
+  check_floating_kernel("softshrink", "softshrink_check", self.dtype());
   const double l = lambd.to_double(), max = finfo_max(self.dtype());
   if (!(l >= 0 && l <= max))
     fail("softshrink", "lambda must be in range [0, {:g}] for input dtype {}, but found {:g}", max,
@@ -83,7 +79,7 @@ Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& valu
   // The threshold is converted to the dtype ATen's CPU kernel compares in (f32 for f16 and bf16,
   // whose elements it widens; the input's own dtype otherwise: for integers, 1.5 is 1), the value
   // to the input's dtype.
-  const ScalarType compare = is_reduced(self.dtype()) ? ScalarType::Float : self.dtype();
+  const ScalarType compare = decomp::opmath_dtype(self.dtype());
   check_scalar_fits("threshold", threshold, compare);
   check_scalar_fits("threshold", value, self.dtype());
   const Tensor t = scalar_tensor(threshold, self.options().dtype(compare)), v = scalar_tensor(value, self.options());
@@ -95,7 +91,7 @@ Tensor glu(const Tensor& self, int64_t dim) {
   const int64_t d = normalize_dim("glu", dim, self.dim());
   const int64_t n = self.size(d);
   if (n % 2 != 0) fail("glu", "Halving dimension must be even, but dimension {} is size {}", d, n);
-  check_floating("glu", "glu_cpu", self);
+  check_floating_kernel("glu", "glu_cpu", self.dtype());
   return in_f32(self, [&](const Tensor& x) { return mul(narrow(x, d, 0, n / 2), sigmoid(narrow(x, d, n / 2, n / 2))); });
 }
 
@@ -113,7 +109,7 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
   }
   if (weight.dim() > 1)
     fail("prelu", "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {}", weight.dim());
-  check_floating("prelu", "prelu_cpu", self);
+  check_floating_kernel("prelu", "prelu_cpu", self.dtype());
   // The weight along dim 1 (or broadcast whole), with self's rank.
   Tensor w = weight;
   if (self.dim() != weight.dim()) {
@@ -130,7 +126,7 @@ Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool 
   if (!std::isfinite(hi)) fail("rrelu", "rrelu: upper bound must be finite, got {}", hi);
   if (!(lo <= hi)) fail("rrelu", "Lower bound should be less than or equal to the upper bound");
   if (!training) return leaky_relu(self, (lo + hi) / 2);
-  check_floating("rrelu", "rrelu_with_noise_out_cpu", self);
+  check_floating_kernel("rrelu", "rrelu_with_noise_out_cpu", self.dtype());
   // One slope per element, used where x <= 0 (so the gradient at 0 is the slope, as ATen's
   // noise is there). kiln draws one for every element (ATen's CPU kernel only for x <= 0): a
   // seed gives kiln's Philox slopes, never PyTorch's.

@@ -21,11 +21,6 @@ namespace {
 
 using ir::OpKind;
 
-// The dtype PyTorch computes f16/bf16 norms in (its opmath type): f32.
-ScalarType compute_dtype_of(ScalarType t) {
-  return (t == ScalarType::Half || t == ScalarType::BFloat16) ? ScalarType::Float : t;
-}
-
 void check_probability(std::string_view op, double p) {
   if (!(p >= 0 && p <= 1)) fail(op, "dropout probability has to be between 0 and 1, but got {}", p);
 }
@@ -118,7 +113,7 @@ std::vector<Tensor> native_dropout(const DecompArgs& a) {
   // Nothing dropped (evaluation or p = 0): a copy and an all-true mask.
   if (!a.attr<bool>("train") || p == 0) return {input.clone(), ones_like(input, TensorOptions(ScalarType::Bool))};
   if (p == 1) return {input * 0, zeros_like(input, TensorOptions(ScalarType::Bool))};  // inf and NaN stay NaN
-  const ScalarType acc = compute_dtype_of(input.dtype());
+  const ScalarType acc = opmath_dtype(input.dtype());
   const Tensor u = dispatch1(OpKind::uniform, {},
                              {sym_sizes(input), 0.0, 1.0, a.attr<int64_t>("seed"), a.attr<int64_t>("offset"), acc,
                               input.device()});

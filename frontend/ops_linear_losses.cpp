@@ -46,7 +46,7 @@ Tensor reduce(const Tensor& loss, std::string_view reduction) {
 // The operands' promoted dtype, which a floating kernel needs ("mse_cpu" has no integer one).
 ScalarType floating_result(std::string_view op, const char* kernel, const Tensor& a, const Tensor& b) {
   const ScalarType dt = promote_types(a.dtype(), b.dtype());
-  if (!is_floating_point(dt)) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(dt));
+  check_floating_kernel(op, kernel, dt);
   return dt;
 }
 
@@ -93,7 +93,7 @@ Tensor as_samples(std::string_view op, const Tensor& self) {
 // The element dtypes of a class-margin loss: a floating input (f16 and bf16 computed and summed in
 // f32 and rounded once; PyTorch's CUDA kernels round each hinge), an int64 target.
 void check_class_margin_dtypes(std::string_view op, const char* kernel, const Tensor& self, const Tensor& target) {
-  if (!is_floating_point(self.dtype())) fail(op, "\"{}\" not implemented for '{}'", kernel, c10_type_name(self.dtype()));
+  check_floating_kernel(op, kernel, self.dtype());
   if (target.dtype() != ScalarType::Int64)
     fail(op, "expected scalar type Long but found {}", c10_type_name(target.dtype()));
 }
@@ -138,7 +138,7 @@ Tensor huber_loss(const Tensor& self, const Tensor& target, std::string_view red
   if (is_floating_point(dt) && !is_floating_point(self.dtype()))
     fail(op, "result type {} can't be cast to the desired output type {}", c10_type_name(dt),
          c10_type_name(self.dtype()));
-  if (!is_floating_point(dt)) fail(op, "\"huber_cpu\" not implemented for '{}'", c10_type_name(dt));
+  check_floating_kernel(op, "huber_cpu", dt);
   const Tensor z = abs(sub(self.to(dt), target.to(dt)));
   const Tensor loss = where(lt(z, delta), mul(mul(z, 0.5), z), mul(sub(z, 0.5 * delta), delta));
   return reduce(loss.to(self.dtype()), reduction);
