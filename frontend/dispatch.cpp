@@ -4,10 +4,14 @@
 // Core op with the Extern trait (its library kernel); any other composite or core op runs as
 // one compiled program where the runtime can (runtime/eager/eager_composite.cpp), else its
 // decomposition (run_composite_eager), whose ops dispatch one by one; a custom op runs its
-// eager implementation.
+// eager implementation. An elementwise op's output takes its inputs' layout, as PyTorch's
+// TensorIterator gives it (frontend/elementwise_layout.h): the op runs on its inputs viewed in
+// that dim order.
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
+
+#include <optional>
 #include "frontend/autograd_record.h"
 #include "frontend/grad_mode.h"
 #include "frontend/ops_view.h"
@@ -15,6 +19,7 @@
 #include "ir/shape_fns.h"
 #include "frontend/custom_op.h"
 #include "frontend/decompositions.h"
+#include "frontend/elementwise_layout.h"
 
 namespace kiln {
 
@@ -30,6 +35,7 @@ ir::TensorType type_of(const Tensor& t) {
 }
 
 std::vector<Tensor> run_eager(OpCall& call);  // below: the op on its inputs, no trace and no history
+std::vector<Tensor> run_eager_as_is(OpCall& call);  // the same, its outputs row-major
 
 }  // namespace
 
@@ -72,7 +78,84 @@ std::vector<Tensor> dispatch(OpCall call) {
 
 namespace {
 
+// The shape the inputs broadcast to; empty when they do not (the op's shape function then
+// names the mismatch).
+std::optional<std::vector<int64_t>> broadcast_sizes(const std::vector<Tensor>& inputs) {
+  std::vector<int64_t> shape;
+  for (const Tensor& t : inputs) {
+    const IntArrayRef s = t.impl()->sizes();
+    if (s.size() > shape.size()) shape.insert(shape.begin(), s.size() - shape.size(), 1);
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = shape[shape.size() - s.size() + i];
+      if (s[i] == o || s[i] == 1) continue;
+      if (o != 1) return std::nullopt;
+      o = s[i];
+    }
+  }
+  return shape;
+}
+
+// An elementwise op whose output is not row-major by TensorIterator's rule runs on its inputs
+// viewed in the output's dim order, outermost first, and its outputs are viewed back with the
+// rule's strides (frontend/elementwise_layout.h). nullopt where the output is row-major: the
+// op runs as it is. clone stays row-major: Tensor::contiguous() is a clone.
+std::optional<std::vector<Tensor>> run_in_input_layout(const OpCall& call) {
+  if (call.op == ir::OpKind::clone || !ir::op_info(call.op).has(ir::traits::Elementwise)) return std::nullopt;
+  std::vector<const TensorImpl*> impls;
+  bool row_major = true;
+  for (const Tensor& t : call.inputs) {
+    const TensorImpl* ti = t.impl();
+    if (!ti || !ti->storage()) return std::nullopt;
+    row_major = row_major && ti->is_contiguous();
+    impls.push_back(ti);
+  }
+  if (row_major) return std::nullopt;
+  const std::optional<std::vector<int64_t>> shape = broadcast_sizes(call.inputs);
+  if (!shape) return std::nullopt;
+  const std::vector<int64_t> strides = elementwise_output_strides(*shape, impls);
+  if (strides.empty()) return std::nullopt;
+  const std::vector<int64_t> order = outer_to_inner(*shape, strides);
+  const size_t n = shape->size();
+  OpCall permuted{call.op, {}, call.attrs};
+  for (const Tensor& t : call.inputs) {
+    const TensorImpl* ti = t.impl();
+    const size_t r = ti->sizes().size();
+    if (r == 0) {  // a 0-dim operand broadcasts whatever the order (and may be a cpu scalar)
+      permuted.inputs.push_back(t);
+      continue;
+    }
+    std::vector<int64_t> sizes(n), st(n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t d = static_cast<size_t>(order[i]);
+      const bool present = d >= n - r;
+      sizes[i] = present ? ti->sizes()[d - (n - r)] : 1;
+      st[i] = present ? ti->strides()[d - (n - r)] : 0;
+    }
+    permuted.inputs.emplace_back(make_intrusive<TensorImpl>(ti->storage(), ti->dtype(), sizes, st, ti->storage_offset()));
+  }
+  std::vector<Tensor> out = run_eager_as_is(permuted);
+  for (Tensor& o : out) {
+    const TensorImpl* oi = o.impl();
+    bool expected = oi && oi->sizes().size() == n;
+    std::vector<int64_t> back(n);
+    for (size_t i = 0; expected && i < n; ++i) {
+      back[static_cast<size_t>(order[i])] = oi->strides()[i];
+      expected = oi->sizes()[i] == (*shape)[static_cast<size_t>(order[i])];
+    }
+    if (!expected) internal_fail("{}: an elementwise op's output is not of its inputs' broadcast shape", ir::op_name(call.op));
+    // Row-major in the order: the rule's strides exactly (they differ only on dims of size 1).
+    o = Tensor(make_intrusive<TensorImpl>(oi->storage(), oi->dtype(), *shape, oi->is_contiguous() ? strides : back,
+                                          oi->storage_offset()));
+  }
+  return out;
+}
+
 std::vector<Tensor> run_eager(OpCall& call) {
+  if (std::optional<std::vector<Tensor>> out = run_in_input_layout(call)) return std::move(*out);
+  return run_eager_as_is(call);
+}
+
+std::vector<Tensor> run_eager_as_is(OpCall& call) {
   const std::string_view name = ir::op_name(call.op);
   if (g_eager_fast_path) {
     std::vector<Tensor> out;

@@ -12,6 +12,7 @@
 
 #include "frontend/arg_checks.h"
 #include "frontend/dispatch.h"
+#include "frontend/elementwise_layout.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
 #include "frontend/ops.h"
@@ -290,15 +291,37 @@ static TensorOptions like(const Tensor& t, TensorOptions opts) {
   return TensorOptions(opts.dtype_or(t.dtype())).device(opts.device_or(t.device()));
 }
 
+// PyTorch's preserve_format: an eager *_like result has `t`'s strides where `t` is dense and
+// non-overlapping, else `t`'s dims' order by TensorIterator's rule (frontend/elementwise_layout.h).
+// `make` makes a row-major tensor of the sizes it is given, outermost dim first in memory; the
+// result is that tensor viewed in `t`'s layout.
+template <typename Make>
+static Tensor in_layout_of(const Tensor& t, Make make) {
+  const TensorImpl* ti = t.impl();
+  if (!ti || ti->is_contiguous()) return make(t.sizes());
+  const std::vector<int64_t> strides = is_non_overlapping_and_dense(ti->sizes(), ti->strides())
+                                           ? ti->strides().vec()
+                                           : elementwise_output_strides(ti->sizes(), {ti});
+  if (strides.empty()) return make(t.sizes());
+  const std::vector<int64_t> order = outer_to_inner(ti->sizes(), strides);
+  std::vector<int64_t> sizes;
+  for (int64_t d : order) sizes.push_back(ti->sizes()[static_cast<size_t>(d)]);
+  const Tensor r = make(IntArrayRef(sizes));
+  const TensorImpl* ri = r.impl();
+  return Tensor(make_intrusive<TensorImpl>(ri->storage(), ri->dtype(), ti->sizes(), strides, ri->storage_offset()));
+}
+
 // A traced tensor with symbolic sizes gives a factory with the same symbolic sizes.
 Tensor empty_like(const Tensor& t, TensorOptions opts) {
   if (is_symbolic(t)) return zeros_like(t, opts);  // traced: contents are never observed uninitialized
-  return empty(t.sizes(), like(t, opts));
+  return in_layout_of(t, [&](IntArrayRef sizes) { return empty(sizes, like(t, opts)); });
 }
 Tensor zeros_like(const Tensor& t, TensorOptions opts) { return full_like(t, 0, opts); }
 Tensor ones_like(const Tensor& t, TensorOptions opts) { return full_like(t, 1, opts); }
 Tensor full_like(const Tensor& t, const Scalar& value, TensorOptions opts) {
-  if (!is_symbolic(t)) return full(t.sizes(), value, like(t, opts));
+  if (!is_symbolic(t)) {
+    return in_layout_of(t, [&](IntArrayRef sizes) { return full(sizes, value, like(t, opts)); });
+  }
   const TensorOptions o = like(t, opts);
   check_fill_fits("full_like", value, o.dtype_or(t.dtype()), -1);  // symbolic: never one element
   return sym_full(sym_sizes(t), value, o.dtype_or(t.dtype()), o.device_or());
@@ -309,6 +332,9 @@ Tensor fill(const Tensor& t, const Tensor& value) {
     fail("fill", "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", value.dim());
   return sym_expand(value.to(t.dtype()), sym_sizes(t)).clone();
 }
+// The random *_like factories stay row-major, unlike PyTorch's: a draw's numbers follow the
+// row-major element order, so an eager draw and a compiled one put the same number at the same
+// element (a traced value has no layout to follow).
 Tensor rand_like(const Tensor& t, TensorOptions opts) { return rand(t.sizes(), like(t, opts)); }
 Tensor randn_like(const Tensor& t, TensorOptions opts) { return randn(t.sizes(), like(t, opts)); }
 

@@ -142,6 +142,9 @@ enum class RearrangeOp : uint16_t {
 
 // Trait flags (combine with |).
 namespace traits {
+// Each output element is a function of the inputs' elements at the same (broadcast) index
+// alone, wherever it sits: the eager dispatcher may run the op on its inputs' dims in any order
+// (frontend/elementwise_layout.h). tril and triu read the index, so they are not.
 inline constexpr uint32_t Elementwise = 1u << 0;
 inline constexpr uint32_t Commutative = 1u << 1;
 inline constexpr uint32_t Reduction = 1u << 2;
