@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 
+#include <algorithm>
 #include <optional>
 #include "frontend/autograd_record.h"
 #include "frontend/grad_mode.h"
@@ -106,7 +107,9 @@ std::optional<std::vector<Tensor>> run_in_input_layout(const OpCall& call) {
   for (const Tensor& t : call.inputs) {
     const TensorImpl* ti = t.impl();
     if (!ti || !ti->storage()) return std::nullopt;
-    row_major = row_major && ti->is_contiguous();
+    // An operand broadcast along every dim (a wrapped scalar: `x * 2`) decides nothing.
+    const bool broadcast = std::all_of(ti->strides().begin(), ti->strides().end(), [](int64_t st) { return st == 0; });
+    row_major = row_major && (ti->is_contiguous() || broadcast);
     impls.push_back(ti);
   }
   if (row_major) return std::nullopt;
@@ -135,17 +138,14 @@ std::optional<std::vector<Tensor>> run_in_input_layout(const OpCall& call) {
   }
   std::vector<Tensor> out = run_eager_as_is(permuted);
   for (Tensor& o : out) {
+    // A composite run op by op (its decomposition) has the layout its last op gave it: make it
+    // row-major in the order, which the rule's strides then describe.
+    if (o.defined() && !o.is_contiguous()) o = o.contiguous();
     const TensorImpl* oi = o.impl();
     bool expected = oi && oi->sizes().size() == n;
-    std::vector<int64_t> back(n);
-    for (size_t i = 0; expected && i < n; ++i) {
-      back[static_cast<size_t>(order[i])] = oi->strides()[i];
-      expected = oi->sizes()[i] == (*shape)[static_cast<size_t>(order[i])];
-    }
+    for (size_t i = 0; expected && i < n; ++i) expected = oi->sizes()[i] == (*shape)[static_cast<size_t>(order[i])];
     if (!expected) internal_fail("{}: an elementwise op's output is not of its inputs' broadcast shape", ir::op_name(call.op));
-    // Row-major in the order: the rule's strides exactly (they differ only on dims of size 1).
-    o = Tensor(make_intrusive<TensorImpl>(oi->storage(), oi->dtype(), *shape, oi->is_contiguous() ? strides : back,
-                                          oi->storage_offset()));
+    o = Tensor(make_intrusive<TensorImpl>(oi->storage(), oi->dtype(), *shape, strides, oi->storage_offset()));
   }
   return out;
 }

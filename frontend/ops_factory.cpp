@@ -15,6 +15,7 @@
 #include "frontend/elementwise_layout.h"
 #include "base/error.h"
 #include "frontend/symbolic.h"
+#include "frontend/tracer.h"
 #include "frontend/ops.h"
 #include "frontend/ops_view.h"
 
@@ -295,10 +296,12 @@ static TensorOptions like(const Tensor& t, TensorOptions opts) {
 // non-overlapping, else `t`'s dims' order by TensorIterator's rule (frontend/elementwise_layout.h).
 // `make` makes a row-major tensor of the sizes it is given, outermost dim first in memory; the
 // result is that tensor viewed in `t`'s layout.
+// Inside a trace (of a captured eager tensor's *_like) the factory records with `t`'s sizes: a
+// traced value has no layout.
 template <typename Make>
 static Tensor in_layout_of(const Tensor& t, Make make) {
   const TensorImpl* ti = t.impl();
-  if (!ti || ti->is_contiguous()) return make(t.sizes());
+  if (!ti || Tracer::current() || ti->strides() == IntArrayRef(contiguous_strides(ti->sizes()))) return make(t.sizes());
   const std::vector<int64_t> strides = is_non_overlapping_and_dense(ti->sizes(), ti->strides())
                                            ? ti->strides().vec()
                                            : elementwise_output_strides(ti->sizes(), {ti});

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "frontend/elementwise_layout.h"
 #include "frontend/ops.h"
+#include "kiln/kiln.h"
 #include "test_support/check.h"
 
 #include <gmock/gmock.h>
@@ -122,6 +123,18 @@ TEST(ElementwiseLayout, LikeFactoriesKeepTheLayout) {
   const Tensor f = full_like(a({2, 4, 5, 3}).permute({0, 3, 1, 2}), 2.5, TensorOptions(kFloat64));
   EXPECT_TRUE(equal(f.contiguous(), full({2, 3, 4, 5}, 2.5, TensorOptions(kFloat64))));
   EXPECT_TRUE(rand_like(a({3, 4}).t()).is_contiguous());
+  // A dense tensor's own strides, those of its size-1 dims included (row-major for PyTorch's
+  // is_contiguous, but not its strides).
+  EXPECT_EQ(ones_like(a({4, 1}).t()).strides().vec(), (Ints{1, 1}));
+}
+
+// Inside a trace, a *_like of a captured transposed tensor records a factory like any other.
+TEST(ElementwiseLayout, LikeFactoriesOfCapturedTensorsTrace) {
+  const Tensor w = a({3, 4}).t();
+  auto f = compile([&](const Tensor& x) { return x + zeros_like(w) + full_like(w, 2.0) + exp(w); });
+  const Tensor x = a({4, 3});
+  const Tensor got = f(x);
+  EXPECT_TRUE(allclose(got, x + 2.0 + exp(w.contiguous())));
 }
 
 // The rule on its own, on layouts no op above makes.
