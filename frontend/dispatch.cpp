@@ -10,9 +10,6 @@
 #include "frontend/dispatch.h"
 
 #include "base/error.h"
-
-#include <algorithm>
-#include <optional>
 #include "frontend/autograd_record.h"
 #include "frontend/grad_mode.h"
 #include "frontend/ops_view.h"
@@ -21,6 +18,9 @@
 #include "frontend/custom_op.h"
 #include "frontend/decompositions.h"
 #include "frontend/elementwise_layout.h"
+
+#include <algorithm>
+#include <optional>
 
 namespace kiln {
 
