@@ -79,19 +79,14 @@ std::vector<Tensor> dispatch(OpCall call) {
 
 namespace {
 
-// The shape the inputs broadcast to; empty when they do not (the op's shape function then
-// names the mismatch).
-std::optional<std::vector<int64_t>> broadcast_sizes(const std::vector<Tensor>& inputs) {
+// The shape the inputs broadcast to (ops_view.h's broadcast_shapes); nullopt when they do not:
+// the op's shape function then names the mismatch.
+std::optional<std::vector<int64_t>> broadcast_sizes(const OpCall& call) {
   std::vector<int64_t> shape;
-  for (const Tensor& t : inputs) {
-    const IntArrayRef s = t.impl()->sizes();
-    if (s.size() > shape.size()) shape.insert(shape.begin(), s.size() - shape.size(), 1);
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = shape[shape.size() - s.size() + i];
-      if (s[i] == o || s[i] == 1) continue;
-      if (o != 1) return std::nullopt;
-      o = s[i];
-    }
+  try {
+    for (const Tensor& t : call.inputs) shape = broadcast_shapes(ir::op_name(call.op), shape, t.impl()->sizes());
+  } catch (const Error&) {
+    return std::nullopt;
   }
   return shape;
 }
@@ -113,7 +108,7 @@ std::optional<std::vector<Tensor>> run_in_input_layout(const OpCall& call) {
     impls.push_back(ti);
   }
   if (row_major) return std::nullopt;
-  const std::optional<std::vector<int64_t>> shape = broadcast_sizes(call.inputs);
+  const std::optional<std::vector<int64_t>> shape = broadcast_sizes(call);
   if (!shape) return std::nullopt;
   const std::vector<int64_t> strides = elementwise_output_strides(*shape, impls);
   if (strides.empty()) return std::nullopt;
